@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs kvaudit's build and test dependencies from Debian 12 packages.
+# Nothing else is downloaded at build or run time. Why each package: docs/dependencies.md.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config
+      libopenblas-dev        # sgemm for batched prefill
+      libpcre2-dev           # Unicode regexes for BPE pre-tokenizers
+      nlohmann-json3-dev     # config.json, tokenizer.json, results.json
+      libcli11-dev           # CLI flags and --help
+      libgtest-dev libgmock-dev googletest
+      clang libclang-rt-14-dev)  # libFuzzer targets
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

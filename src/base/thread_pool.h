@@ -1,0 +1,46 @@
+// A fixed pool of worker threads with static, deterministic work splitting.
+// Determinism rule (house style): a task's result must not depend on the thread count, so work is
+// split into index ranges whose per-element arithmetic is the same whichever thread runs it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kvaudit {
+
+class ThreadPool {
+ public:
+  // n_threads >= 1; the calling thread is worker 0, so n_threads - 1 threads are started.
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn(thread_index) once on every worker (0..size()-1) and waits for all of them.
+  void RunOnAll(const std::function<void(int)>& fn);
+
+  // Splits [0, n) into size() contiguous chunks (aligned to `grain`) and runs
+  // fn(begin, end) on each; chunk boundaries depend on the thread count, so fn must compute each
+  // index independently of where its chunk starts.
+  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void WorkerLoop(int index);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  const std::function<void(int)>* job_ = nullptr;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace kvaudit

@@ -1,0 +1,18 @@
+// Conversion of stored tensor rows to f32. Scalar reference implementations of ggml's
+// dequantize_row_* (ggml/src/ggml-quants.c), bit-exact; used at load time only.
+#pragma once
+
+#include <cstdint>
+
+#include "io/tensor_view.h"
+
+namespace kvaudit {
+
+// n must be a multiple of the type's block size (checked).
+void DequantizeRow(DType type, const uint8_t* src, float* dst, int64_t n);
+
+// The whole tensor into out [numel]; error naming the tensor if its dtype cannot be converted
+// or its byte count does not match its shape.
+Status DequantizeToF32(const TensorView& t, float* out);
+
+}  // namespace kvaudit

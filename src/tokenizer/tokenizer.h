@@ -1,0 +1,44 @@
+// Tokenizers taken from the model files:
+//  - byte-level BPE (GPT-2 style) from tokenizer.json or from GGUF with tokenizer.ggml.model = "gpt2",
+//    pre-tokenized by the model's split regex (gpt2, llama-bpe/llama3, qwen2 ...; PCRE2 with UTF/UCP);
+//  - SentencePiece-style BPE from GGUF with tokenizer.ggml.model = "llama" (merge by score, "▁" for
+//    spaces, <0xNN> byte fallback).
+// Special tokens in the text are matched as whole tokens when parse_special is true.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvaudit {
+
+class GgufFile;
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  // dir holds tokenizer.json (and optionally tokenizer_config.json for add_bos/bos/eos).
+  static Expected<std::unique_ptr<Tokenizer>> FromHfDir(const std::string& dir);
+  static Expected<std::unique_ptr<Tokenizer>> FromGguf(const GgufFile& gguf);
+
+  // Text -> ids. add_bos: prepend BOS (callers pass add_bos_default() for the model's convention).
+  virtual std::vector<int32_t> Encode(std::string_view text, bool add_bos, bool parse_special = true) const = 0;
+  // Ids -> text (byte-level tokens decoded to bytes, ▁ to space, <0xNN> to the byte). Special tokens
+  // are rendered as their text when render_special is true, else skipped.
+  virtual std::string Decode(std::span<const int32_t> ids, bool render_special = false) const = 0;
+  // The raw vocabulary string of one id (as stored in the file).
+  virtual const std::string& TokenString(int32_t id) const = 0;
+
+  virtual int32_t vocab_size() const = 0;
+  virtual int32_t bos_id() const = 0;  // -1 if none
+  virtual int32_t eos_id() const = 0;  // -1 if none
+  virtual bool add_bos_default() const = 0;
+};
+
+}  // namespace kvaudit

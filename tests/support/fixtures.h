@@ -1,0 +1,19 @@
+// Where tests find their inputs. Fixtures come from KVAUDIT_FIXTURES (default ../shared beside the
+// repository); a missing fixture is a test failure, never a skip (CI must not pass on nothing).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace kvaudit::testing {
+
+std::filesystem::path RepoDir();       // the source tree
+std::filesystem::path FixturesDir();   // KVAUDIT_FIXTURES or RepoDir()/../shared
+std::filesystem::path BundledModelDir();  // RepoDir()/models/kvq-code-16m
+std::filesystem::path KvauditBinary();    // the built CLI, for end-to-end tests
+// Returns FixturesDir()/relative and records a gtest failure (ADD_FAILURE) if it is missing.
+std::filesystem::path Fixture(const std::string& relative);
+// A fresh empty directory under the system temp dir, unique per call.
+std::filesystem::path MakeTempDir(const std::string& tag);
+
+}  // namespace kvaudit::testing
