@@ -8,11 +8,16 @@
 
 namespace kvaudit {
 
-// n must be a multiple of the type's block size (checked).
+// n must be a multiple of the type's block size (checked), and the type float_convertible
+// (checked). src may be unaligned. Reads ByteSize(type, n) bytes of src, writes dst [n].
 void DequantizeRow(DType type, const uint8_t* src, float* dst, int64_t n);
 
 // The whole tensor into out [numel]; error naming the tensor if its dtype cannot be converted
 // or its byte count does not match its shape.
 Status DequantizeToF32(const TensorView& t, float* out);
+
+// Rows [first_row, first_row + n_rows) of t (rows of cols() elements, e.g. token embeddings)
+// into out [n_rows, cols]; error naming the tensor if out of range or not convertible.
+Status DequantizeRowsToF32(const TensorView& t, int64_t first_row, int64_t n_rows, float* out);
 
 }  // namespace kvaudit

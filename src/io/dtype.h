@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "base/status.h"
@@ -22,7 +23,11 @@ struct DTypeInfo {
   bool float_convertible;  // DequantizeRow supports it
 };
 
+inline constexpr int kNumDTypes = 18;
+
 const DTypeInfo& GetDTypeInfo(DType t);
+// The DType spelled `name` ("BF16", "Q4_K", ...), exact case; nullopt if unknown.
+std::optional<DType> DTypeFromName(std::string_view name);
 // Bytes of n elements; error when n is not a multiple of the block size.
 Expected<uint64_t> ByteSize(DType t, int64_t n_elements);
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ enum class GgufType : uint32_t {
   kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
   kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
 };
+
+// u8..i64 (not bool, not float).
+bool IsGgufIntType(GgufType t);
 
 struct GgufValue {
   GgufType type = GgufType::kU8;
@@ -34,6 +38,13 @@ struct GgufValue {
   std::vector<std::string> strings;
 };
 
+// ggml tensor type ids (ggml/include/ggml.h enum ggml_type: F32 = 0, F16 = 1, Q4_0 = 2, ... BF16 = 30)
+// to DType and back; nullopt / -1 where the other side has no equivalent.
+std::optional<DType> DTypeFromGgmlType(uint32_t ggml_type);
+int GgmlTypeOf(DType t);
+
+// Tensor data is aligned to alignment() within the file (gguf.md); GGUF weights are rows of
+// ne[0] = cols() elements, whole blocks per row: use DequantizeToF32 / DequantizeRowsToF32.
 class GgufFile {
  public:
   static Expected<GgufFile> Open(const std::string& path);
@@ -41,6 +52,7 @@ class GgufFile {
   static Expected<GgufFile> Parse(const uint8_t* data, uint64_t size, const std::string& label);
 
   uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }  // general.alignment, default 32
   const std::string& label() const { return label_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* FindTensor(const std::string& name) const;
@@ -62,8 +74,10 @@ class GgufFile {
   std::shared_ptr<MappedFile> file_;
   std::string label_;
   uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
   std::map<std::string, GgufValue> kv_;
-  std::vector<TensorView> tensors_;
+  std::vector<TensorView> tensors_;  // in file order
+  std::map<std::string, size_t> tensor_index_;  // name -> position in tensors_
 };
 
 }  // namespace kvaudit

@@ -25,10 +25,13 @@ class SafetensorsFile {
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* Find(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }  // "__metadata__"
+  // Tensor data is NOT necessarily aligned (offsets are arbitrary): read it with memcpy or
+  // DequantizeToF32, never through a reinterpret_cast<const float*>.
 
  private:
-  std::shared_ptr<MappedFile> file_;
+  std::shared_ptr<MappedFile> file_;  // null for Parse(): the caller owns the bytes
   std::vector<TensorView> tensors_;
+  std::map<std::string, size_t> index_;  // name -> position in tensors_
   std::map<std::string, std::string> metadata_;
 };
 
@@ -37,6 +40,13 @@ class SafetensorsFile {
 class SafetensorsSet {
  public:
   static Expected<SafetensorsSet> OpenDir(const std::string& dir);
+  // Not copyable: by_name_ points into files_.
+  SafetensorsSet() = default;
+  SafetensorsSet(const SafetensorsSet&) = delete;
+  SafetensorsSet& operator=(const SafetensorsSet&) = delete;
+  SafetensorsSet(SafetensorsSet&&) = default;
+  SafetensorsSet& operator=(SafetensorsSet&&) = default;
+
   const TensorView* Find(const std::string& name) const;
   std::vector<std::string> names() const;
 

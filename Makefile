@@ -1,0 +1,34 @@
+# Entry points. `make demo` and `make test` work on a fresh Debian 12 machine (they install the
+# Debian packages they need via scripts/setup.sh first).
+JOBS ?= 2
+BIN := build/release/kvaudit
+MODEL := models/kvq-code-16m
+
+.PHONY: setup build test demo asan fuzz clean
+
+setup:
+	bash scripts/setup.sh
+
+build: setup
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+test: build
+	ctest --preset release -j $(JOBS)
+
+demo: build
+	$(BIN) info --model $(MODEL)
+	$(BIN) generate --model $(MODEL) --prompt "def fibonacci(n):" --max-tokens 64 --temp 0
+	$(BIN) score --model $(MODEL) --text-file data/eval-docs.jsonl --ctx 1024
+
+asan: setup
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
+
+fuzz: setup
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+
+clean:
+	rm -rf build

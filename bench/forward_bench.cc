@@ -1,0 +1,68 @@
+// Forward-pass speed on a model (default: the bundled kvq-code-16m), f32 KV cache.
+//   forward_bench [model] [threads] [prefill_tokens] [decode_depth]
+// Prints the median of 3 runs of: prefill of N tokens (one sequence, last-token logits, as
+// llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg / -d D).
+// Token ids are deterministic pseudo-random; speed does not depend on them.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "kv/f32_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+
+using namespace kvaudit;
+
+namespace {
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double Median3(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string path = argc > 1 ? argv[1] : KVAUDIT_BUNDLED_MODEL;
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  const int n_prefill = argc > 3 ? std::atoi(argv[3]) : 4096;
+  const int depth = argc > 4 ? std::atoi(argv[4]) : 4096;
+  const int n_decode = 128;
+  auto model = Model::Load(path);
+  if (!model.ok()) {
+    std::fprintf(stderr, "kvaudit: %s\n", model.error().message.c_str());
+    return model.error().exit_code();
+  }
+  const ModelConfig& c = (*model)->config();
+  ThreadPool pool(threads);
+  auto cache = MakeF32Cache(c, std::max(n_prefill, depth + n_decode));
+  Forward fwd(**model, *cache, pool);
+  std::vector<int32_t> ids(std::max(n_prefill, depth + n_decode));
+  uint32_t s = 12345;
+  for (int32_t& t : ids) t = static_cast<int32_t>((s = s * 1664525u + 1013904223u) >> 8) % c.vocab_size;
+  std::vector<float> logits(c.vocab_size);
+
+  std::vector<double> pp, tg0, tgd;
+  for (int rep = 0; rep < 3; ++rep) {
+    cache->Reset();
+    double t = Now();
+    fwd.Run(std::span<const int32_t>(ids.data(), n_prefill), 0, logits.data(), false);
+    pp.push_back(n_prefill / (Now() - t));
+
+    cache->Reset();
+    t = Now();
+    for (int i = 0; i < n_decode; ++i) fwd.Run(std::span<const int32_t>(&ids[i], 1), i, logits.data(), false);
+    tg0.push_back(n_decode / (Now() - t));
+
+    if (depth > 0) {
+      cache->Reset();
+      fwd.Run(std::span<const int32_t>(ids.data(), depth), 0, logits.data(), false);
+      t = Now();
+      for (int i = 0; i < n_decode; ++i) fwd.Run(std::span<const int32_t>(&ids[depth + i], 1), depth + i, logits.data(), false);
+      tgd.push_back(n_decode / (Now() - t));
+    }
+  }
+  std::printf("model %s, %d threads, f32 KV cache, median of 3\n", path.c_str(), threads);
+  std::printf("prefill %d tokens: %.0f tokens/s\n", n_prefill, Median3(pp));
+  std::printf("decode %d tokens at depth 0: %.0f tokens/s\n", n_decode, Median3(tg0));
+  if (depth > 0) std::printf("decode %d tokens at depth %d: %.0f tokens/s\n", n_decode, depth, Median3(tgd));
+  return 0;
+}

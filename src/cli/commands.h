@@ -1,0 +1,18 @@
+// Subcommand registry: each subcommand file declares its flags on a CLI11 sub-app and returns the
+// function that runs it once flags are parsed.
+#pragma once
+
+#include <functional>
+
+namespace CLI { class App; }
+
+namespace kvaudit::cli {
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner AddInfoCommand(CLI::App& app);
+CommandRunner AddTokenizeCommand(CLI::App& app);
+CommandRunner AddGenerateCommand(CLI::App& app);
+CommandRunner AddScoreCommand(CLI::App& app);
+
+}  // namespace kvaudit::cli

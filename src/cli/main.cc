@@ -1,0 +1,40 @@
+// kvaudit: is quantizing the KV cache of your model safe for your workload?
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <vector>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace kvaudit::cli;
+  CLI::App app{"kvaudit: measure what KV-cache quantization changes in your model"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "help for every subcommand");
+  struct Entry { CLI::App* sub; CommandRunner run; };
+  std::vector<Entry> entries;
+  auto add = [&](const char* name, const char* what, CommandRunner (*adder)(CLI::App&)) {
+    CLI::App* sub = app.add_subcommand(name, what);
+    entries.push_back({sub, adder(*sub)});
+  };
+  add("info", "show a model's architecture, weights, tokenizer and cache size", AddInfoCommand);
+  add("tokenize", "turn text into token ids with the model's tokenizer", AddTokenizeCommand);
+  add("generate", "continue a prompt (greedy or sampled)", AddGenerateCommand);
+  add("score", "teacher-forced NLL / perplexity of text or token ids", AddScoreCommand);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where = "kvaudit";
+    for (CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "kvaudit: error: %s; hint: run '%s --help'\n", e.what(), where.c_str());
+    return 2;
+  }
+  for (const Entry& e : entries) {
+    if (e.sub->parsed()) return e.run();
+  }
+  return 2;
+}

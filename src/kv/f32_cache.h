@@ -1,0 +1,16 @@
+// The f32 reference KV cache: keys (after RoPE) and values stored exactly, attention computed with
+// the blocked kernels of kv/f32_attention.h. Every quantized format is measured against this one.
+#pragma once
+
+#include <memory>
+
+#include "model/config.h"
+#include "model/kv_cache.h"
+
+namespace kvaudit {
+
+// Storage: per layer K and V [n_kv_heads, max_positions, head_dim] f32, allocated up front
+// (bytes_per_token = n_layers * 2 * n_kv_heads * head_dim * 4; kvq-code-16m: 8 KiB/token, 32 MiB at 4096).
+std::unique_ptr<KvCache> MakeF32Cache(const ModelConfig& config, int max_positions);
+
+}  // namespace kvaudit

@@ -1,0 +1,319 @@
+#include "model/config.h"
+
+#include <climits>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "io/dequantize.h"
+#include "io/gguf.h"
+
+namespace kvaudit {
+
+const char* ArchName(Arch a) {
+  switch (a) {
+    case Arch::kLlama: return "llama";
+    case Arch::kMistral: return "mistral";
+    case Arch::kQwen2: return "qwen2";
+    case Arch::kQwen3: return "qwen3";
+  }
+  return "?";
+}
+
+Status ModelConfig::Validate(const std::string& src) const {
+  auto bad = [&](const std::string& what, const std::string& hint) {
+    return BadInput(src + ": " + what + "; hint: " + hint);
+  };
+  if (n_layers <= 0) return bad("n_layers must be positive", "check num_hidden_layers / block_count");
+  if (d_model <= 0) return bad("hidden size must be positive", "check hidden_size / embedding_length");
+  if (n_heads <= 0 || n_kv_heads <= 0) return bad("head counts must be positive", "check num_attention_heads / num_key_value_heads");
+  if (n_heads % n_kv_heads != 0) {
+    return bad("num_attention_heads " + std::to_string(n_heads) + " is not a multiple of num_key_value_heads " +
+                   std::to_string(n_kv_heads), "grouped-query attention needs whole groups");
+  }
+  if (head_dim <= 0 || head_dim % 2 != 0) return bad("head_dim " + std::to_string(head_dim) + " must be positive and even", "RoPE rotates pairs");
+  if (d_ff <= 0) return bad("intermediate_size must be positive", "check intermediate_size / feed_forward_length");
+  if (vocab_size <= 0) return bad("vocab_size must be positive", "check vocab_size");
+  if (max_ctx <= 0) return bad("context length must be positive", "check max_position_embeddings / context_length");
+  if (!(rms_eps > 0)) return bad("rms_norm_eps must be positive", "check rms_norm_eps");
+  if (!(rope.theta > 0) || !(rope.factor > 0)) return bad("rope theta and factor must be positive", "check rope_theta / rope scaling factor");
+  if (rope.type == RopeType::kLlama3 && !(rope.high_freq_factor > rope.low_freq_factor)) {
+    return bad("llama3 rope needs high_freq_factor > low_freq_factor", "check rope_parameters");
+  }
+  if (sliding_window < 0) return bad("sliding_window must be >= 0", "check sliding_window");
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- Hugging Face config.json
+namespace {
+using Json = nlohmann::json;
+
+struct JsonReader {
+  const Json& j;
+  const std::string& path;
+  Error Missing(const std::string& key) const {
+    return BadInput(path + ": missing key '" + key + "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3 model?");
+  }
+  Error Invalid(const std::string& key, const std::string& want) const {
+    return BadInput(path + ": key '" + key + "' must be " + want + "; hint: fix config.json");
+  }
+  bool Present(const Json& o, const std::string& key) const { return o.contains(key) && !o.at(key).is_null(); }
+  Expected<int> Int(const Json& o, const std::string& key, std::optional<int> def = std::nullopt) const {
+    if (!Present(o, key)) {
+      if (def) return *def;
+      return Missing(key);
+    }
+    const Json& v = o.at(key);
+    if (!v.is_number_integer()) return Invalid(key, "an integer");
+    const int64_t x = v.get<int64_t>();
+    if (x < INT32_MIN || x > INT32_MAX) return Invalid(key, "a 32-bit integer");
+    return static_cast<int>(x);
+  }
+  Expected<double> Num(const Json& o, const std::string& key, std::optional<double> def = std::nullopt) const {
+    if (!Present(o, key)) {
+      if (def) return *def;
+      return Missing(key);
+    }
+    const Json& v = o.at(key);
+    if (!v.is_number()) return Invalid(key, "a number");
+    return v.get<double>();
+  }
+  Expected<bool> Bool(const Json& o, const std::string& key, bool def) const {
+    if (!Present(o, key)) return def;
+    if (!o.at(key).is_boolean()) return Invalid(key, "true or false");
+    return o.at(key).get<bool>();
+  }
+  // bos/eos ids: an integer, a list (first entry), or null.
+  Expected<int> TokenId(const std::string& key) const {
+    if (!Present(j, key)) return -1;
+    const Json& v = j.at(key);
+    if (v.is_number_integer()) return static_cast<int>(v.get<int64_t>());
+    if (v.is_array() && !v.empty() && v[0].is_number_integer()) return static_cast<int>(v[0].get<int64_t>());
+    return Invalid(key, "an integer or a list of integers");
+  }
+};
+
+Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
+  std::string name;
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    name = j["model_type"].get<std::string>();
+  } else if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+             j["architectures"][0].is_string()) {
+    name = j["architectures"][0].get<std::string>();
+  } else {
+    return BadInput(path + ": missing key 'model_type' (and 'architectures'); hint: is this a transformers config.json?");
+  }
+  if (name == "llama" || name == "LlamaForCausalLM") return Arch::kLlama;
+  if (name == "mistral" || name == "MistralForCausalLM") return Arch::kMistral;
+  if (name == "qwen2" || name == "Qwen2ForCausalLM") return Arch::kQwen2;
+  if (name == "qwen3" || name == "Qwen3ForCausalLM") return Arch::kQwen3;
+  return BadInput(path + ": unsupported architecture '" + name +
+                  "'; hint: kvaudit runs llama, mistral, qwen2 and qwen3 models");
+}
+
+Status ReadRope(const JsonReader& r, ModelConfig& c) {
+  // v5: rope_parameters {rope_theta, rope_type, ...}; v4: rope_theta + rope_scaling {type|rope_type, ...}.
+  const Json* params = nullptr;
+  std::string where = "rope_parameters";
+  if (r.Present(r.j, "rope_parameters")) {
+    params = &r.j.at("rope_parameters");
+  } else if (r.Present(r.j, "rope_scaling")) {
+    params = &r.j.at("rope_scaling");
+    where = "rope_scaling";
+  }
+  if (params && !params->is_object()) return r.Invalid(where, "an object");
+  KV_ASSIGN_OR_RETURN(double theta, r.Num(r.j, "rope_theta", 10000.0));
+  std::string type = "default";
+  if (params) {
+    if (r.Present(*params, "rope_theta")) {
+      KV_ASSIGN_OR_RETURN(theta, r.Num(*params, "rope_theta"));
+    }
+    for (const char* key : {"rope_type", "type"}) {
+      if (r.Present(*params, key)) {
+        if (!params->at(key).is_string()) return r.Invalid(where + "." + key, "a string");
+        type = params->at(key).get<std::string>();
+        break;
+      }
+    }
+  }
+  c.rope.theta = theta;
+  if (type == "default") {
+    c.rope.type = RopeType::kDefault;
+    return Status::Ok();
+  }
+  if (type != "linear" && type != "llama3") {
+    return BadInput(r.path + ": unsupported rope type '" + type + "' in " + where +
+                    "; hint: kvaudit supports default, linear and llama3 RoPE");
+  }
+  KV_ASSIGN_OR_RETURN(c.rope.factor, r.Num(*params, "factor"));
+  if (type == "linear") {
+    c.rope.type = RopeType::kLinear;
+    return Status::Ok();
+  }
+  c.rope.type = RopeType::kLlama3;
+  KV_ASSIGN_OR_RETURN(c.rope.low_freq_factor, r.Num(*params, "low_freq_factor"));
+  KV_ASSIGN_OR_RETURN(c.rope.high_freq_factor, r.Num(*params, "high_freq_factor"));
+  KV_ASSIGN_OR_RETURN(c.rope.original_max_position_embeddings, r.Int(*params, "original_max_position_embeddings"));
+  return Status::Ok();
+}
+
+Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(int window, r.Int(r.j, "sliding_window", 0));
+  bool use = c.arch == Arch::kMistral;  // Mistral applies sliding_window whenever it is set
+  if (c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3) {
+    KV_ASSIGN_OR_RETURN(use, r.Bool(r.j, "use_sliding_window", false));
+  }
+  if (r.Present(r.j, "layer_types")) {
+    // transformers >= 4.53 spells the per-layer choice out; we support uniform layers only.
+    const Json& lt = r.j.at("layer_types");
+    if (!lt.is_array()) return r.Invalid("layer_types", "a list");
+    int n_sliding = 0;
+    for (const Json& t : lt) n_sliding += t.is_string() && t.get<std::string>() == "sliding_attention";
+    if (n_sliding != 0 && n_sliding != static_cast<int>(lt.size())) {
+      return BadInput(r.path + ": layer_types mixes sliding and full attention; hint: per-layer windows are not supported");
+    }
+    use = n_sliding != 0;
+  } else if (use && (c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3)) {
+    KV_ASSIGN_OR_RETURN(int max_window_layers, r.Int(r.j, "max_window_layers", c.n_layers));
+    if (max_window_layers >= c.n_layers) use = false;
+    else if (max_window_layers > 0) {
+      return BadInput(r.path + ": max_window_layers makes some layers sliding and others not; hint: per-layer windows are not supported");
+    }
+  }
+  c.sliding_window = use ? window : 0;
+  return Status::Ok();
+}
+}  // namespace
+
+Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return BadInput(path + ": cannot open; hint: a model directory must contain config.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return BadInput(path + ": not a JSON object; hint: check the file is a valid config.json");
+  const JsonReader r{j, path};
+
+  ModelConfig c;
+  KV_ASSIGN_OR_RETURN(c.arch, ArchFromHf(j, path));
+  if (r.Present(j, "hidden_act") && !(j["hidden_act"].is_string() && j["hidden_act"].get<std::string>() == "silu")) {
+    return BadInput(path + ": unsupported hidden_act " + j["hidden_act"].dump() + "; hint: only silu (SwiGLU) MLPs are supported");
+  }
+  KV_ASSIGN_OR_RETURN(bool mlp_bias, r.Bool(j, "mlp_bias", false));
+  if (mlp_bias) return BadInput(path + ": mlp_bias=true is not supported; hint: only bias-free MLPs are implemented");
+  KV_ASSIGN_OR_RETURN(c.d_model, r.Int(j, "hidden_size"));
+  KV_ASSIGN_OR_RETURN(c.n_layers, r.Int(j, "num_hidden_layers"));
+  KV_ASSIGN_OR_RETURN(c.n_heads, r.Int(j, "num_attention_heads"));
+  KV_ASSIGN_OR_RETURN(c.n_kv_heads, r.Int(j, "num_key_value_heads", c.n_heads));
+  KV_ASSIGN_OR_RETURN(c.d_ff, r.Int(j, "intermediate_size"));
+  KV_ASSIGN_OR_RETURN(c.vocab_size, r.Int(j, "vocab_size"));
+  KV_ASSIGN_OR_RETURN(c.max_ctx, r.Int(j, "max_position_embeddings", 2048));
+  KV_ASSIGN_OR_RETURN(double eps, r.Num(j, "rms_norm_eps", 1e-6));
+  c.rms_eps = static_cast<float>(eps);
+  if (c.n_heads <= 0 || c.d_model % c.n_heads != 0) {
+    if (!r.Present(j, "head_dim")) {
+      return BadInput(path + ": hidden_size " + std::to_string(c.d_model) + " is not a multiple of num_attention_heads " +
+                      std::to_string(c.n_heads) + "; hint: set head_dim explicitly");
+    }
+  }
+  KV_ASSIGN_OR_RETURN(c.head_dim, r.Int(j, "head_dim", c.n_heads > 0 ? c.d_model / c.n_heads : 0));
+  KV_ASSIGN_OR_RETURN(c.tied_embeddings, r.Bool(j, "tie_word_embeddings", false));
+  KV_ASSIGN_OR_RETURN(bool attention_bias, r.Bool(j, "attention_bias", false));
+  c.attn_qkv_bias = c.arch == Arch::kQwen2 || attention_bias;  // Qwen2Attention: q/k/v bias=True
+  c.attn_o_bias = c.arch != Arch::kQwen2 && attention_bias;    // llama/qwen3: o_proj bias=attention_bias
+  c.qk_norm = c.arch == Arch::kQwen3;
+  KV_ASSIGN_OR_RETURN(c.bos_id, r.TokenId("bos_token_id"));
+  KV_ASSIGN_OR_RETURN(c.eos_id, r.TokenId("eos_token_id"));
+  KV_RETURN_IF_ERROR(ReadRope(r, c));
+  KV_RETURN_IF_ERROR(ReadSlidingWindow(r, c));
+  KV_RETURN_IF_ERROR(c.Validate(path));
+  return c;
+}
+
+// ---------------------------------------------------------------- GGUF metadata
+Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
+  const std::string& file = g.label();
+  auto missing = [&](const std::string& key, const std::string& hint) {
+    return BadInput(file + ": missing key '" + key + "'; hint: " + hint);
+  };
+  if (!g.Has("general.architecture")) return missing("general.architecture", "is this a model GGUF (not vocabulary-only)?");
+  KV_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
+  ModelConfig c;
+  if (arch == "llama") c.arch = Arch::kLlama;
+  else if (arch == "qwen2") c.arch = Arch::kQwen2;
+  else if (arch == "qwen3") c.arch = Arch::kQwen3;
+  else return BadInput(file + ": unsupported architecture '" + arch + "'; hint: kvaudit runs llama, mistral (as llama), qwen2 and qwen3 GGUFs");
+
+  const std::string hint = "re-convert the model with llama.cpp's convert_hf_to_gguf.py";
+  auto get_int = [&](const std::string& key, int& out, std::optional<int> def) -> Status {
+    const std::string k = arch + "." + key;
+    if (!g.Has(k)) {
+      if (def) { out = *def; return Status::Ok(); }
+      return missing(k, hint);
+    }
+    KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt(k));
+    if (v < 0 || v > INT32_MAX) return BadInput(file + ": key '" + k + "' out of range; hint: " + hint);
+    out = static_cast<int>(v);
+    return Status::Ok();
+  };
+  auto get_float = [&](const std::string& key, double& out, std::optional<double> def) -> Status {
+    const std::string k = arch + "." + key;
+    if (!g.Has(k)) {
+      if (def) { out = *def; return Status::Ok(); }
+      return missing(k, hint);
+    }
+    KV_ASSIGN_OR_RETURN(out, g.GetFloat(k));
+    return Status::Ok();
+  };
+  KV_RETURN_IF_ERROR(get_int("block_count", c.n_layers, std::nullopt));
+  KV_RETURN_IF_ERROR(get_int("embedding_length", c.d_model, std::nullopt));
+  KV_RETURN_IF_ERROR(get_int("attention.head_count", c.n_heads, std::nullopt));
+  KV_RETURN_IF_ERROR(get_int("attention.head_count_kv", c.n_kv_heads, c.n_heads));
+  KV_RETURN_IF_ERROR(get_int("feed_forward_length", c.d_ff, std::nullopt));
+  KV_RETURN_IF_ERROR(get_int("context_length", c.max_ctx, std::nullopt));
+  KV_RETURN_IF_ERROR(get_int("attention.key_length", c.head_dim, c.n_heads > 0 ? c.d_model / c.n_heads : 0));
+  KV_RETURN_IF_ERROR(get_int("attention.sliding_window", c.sliding_window, 0));
+  double eps = 0;
+  KV_RETURN_IF_ERROR(get_float("attention.layer_norm_rms_epsilon", eps, std::nullopt));
+  c.rms_eps = static_cast<float>(eps);
+  KV_RETURN_IF_ERROR(get_float("rope.freq_base", c.rope.theta, 10000.0));
+
+  // Vocabulary: {arch}.vocab_size, else the embedding's row count (TensorView shape is outermost first).
+  const TensorView* embd = g.FindTensor("token_embd.weight");
+  if (!embd || embd->shape.size() != 2) return BadInput(file + ": missing tensor 'token_embd.weight'; hint: " + hint);
+  KV_RETURN_IF_ERROR(get_int("vocab_size", c.vocab_size, static_cast<int>(embd->shape[0])));
+
+  const std::string scaling_key = arch + ".rope.scaling.type";
+  if (g.Has(scaling_key)) {
+    KV_ASSIGN_OR_RETURN(std::string type, g.GetString(scaling_key));
+    if (type == "linear") {
+      c.rope.type = RopeType::kLinear;
+      KV_RETURN_IF_ERROR(get_float("rope.scaling.factor", c.rope.factor, std::nullopt));
+    } else if (type != "none") {
+      return BadInput(file + ": unsupported rope scaling '" + type + "'; hint: kvaudit supports none, linear and llama3 RoPE");
+    }
+  }
+  // llama3 RoPE: convert_hf_to_gguf.py (LlamaModel.generate_extra_tensors) stores the divisors
+  // 1/(llama3 inv_freq / default inv_freq) as rope_freqs.weight; llama.cpp divides theta by them.
+  if (const TensorView* rf = g.FindTensor("rope_freqs.weight")) {
+    if (rf->numel() != c.head_dim / 2) {
+      return BadInput(file + ": tensor 'rope_freqs.weight' has " + std::to_string(rf->numel()) + " elements, expected head_dim/2 = " +
+                      std::to_string(c.head_dim / 2) + "; hint: " + hint);
+    }
+    c.rope.freq_divisors.resize(rf->numel());
+    KV_RETURN_IF_ERROR(DequantizeToF32(*rf, c.rope.freq_divisors.data()));
+    c.rope.type = RopeType::kLlama3;
+  }
+  c.tied_embeddings = g.FindTensor("output.weight") == nullptr;
+  c.attn_qkv_bias = g.FindTensor("blk.0.attn_q.bias") != nullptr;
+  c.attn_o_bias = g.FindTensor("blk.0.attn_output.bias") != nullptr;
+  c.qk_norm = g.FindTensor("blk.0.attn_q_norm.weight") != nullptr;
+  if (g.Has("tokenizer.ggml.bos_token_id")) { KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.bos_token_id")); c.bos_id = static_cast<int>(v); }
+  if (g.Has("tokenizer.ggml.eos_token_id")) { KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.eos_token_id")); c.eos_id = static_cast<int>(v); }
+  KV_RETURN_IF_ERROR(c.Validate(file));
+  return c;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,53 @@
+// ModelConfig: the plain-data description of a decoder-only transformer, read once from a Hugging
+// Face config.json or GGUF metadata and validated there, so the rest of the engine trusts it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "ops/rope.h"
+
+namespace kvaudit {
+
+class GgufFile;
+
+// Architectures with identical dataflow up to the flags below (transformers modeling_llama.py,
+// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py).
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3 };
+const char* ArchName(Arch a);
+
+struct ModelConfig {
+  Arch arch = Arch::kLlama;
+  int n_layers = 0;
+  int d_model = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int d_ff = 0;
+  int vocab_size = 0;
+  int max_ctx = 0;            // max_position_embeddings / {arch}.context_length
+  float rms_eps = 1e-6f;
+  RopeParams rope;
+  bool attn_qkv_bias = false;  // qwen2 (always), llama/qwen3 with attention_bias: q/k/v biases
+  bool attn_o_bias = false;    // llama/qwen3 with attention_bias: o_proj bias (qwen2 never)
+  bool qk_norm = false;        // qwen3: per-head RMSNorm of q and k before RoPE
+  bool tied_embeddings = false;
+  int sliding_window = 0;      // 0 = full causal attention; else keys [p − window + 1, p]
+  int bos_id = -1;             // -1 when the model has none
+  int eos_id = -1;
+
+  int q_dim() const { return n_heads * head_dim; }
+  int kv_dim() const { return n_kv_heads * head_dim; }
+  // Checks the shape relations every kernel relies on; `source` names the file in messages.
+  Status Validate(const std::string& source) const;
+};
+
+// config.json of a Hugging Face model directory (transformers v4 rope_theta/rope_scaling and v5
+// rope_parameters). Unknown architectures and missing/invalid keys are BadInput naming the key.
+Expected<ModelConfig> ConfigFromHfJson(const std::string& path);
+
+// GGUF metadata ({arch}.block_count, ...); llama3 RoPE comes from the rope_freqs.weight tensor.
+Expected<ModelConfig> ConfigFromGguf(const GgufFile& gguf);
+
+}  // namespace kvaudit

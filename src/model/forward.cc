@@ -1,0 +1,119 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/activation.h"
+#include "ops/matmul.h"
+#include "ops/norm.h"
+
+namespace kvaudit {
+
+Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool)
+    : model_(model), c_(model.config()), cache_(cache), pool_(pool) {
+  const int64_t C = kMaxChunk;
+  x_.Resize(C * c_.d_model);
+  h_.Resize(C * c_.d_model);
+  qkv_.Resize(C * (c_.q_dim() + 2 * c_.kv_dim()));
+  q_.Resize(C * c_.q_dim());
+  k_.Resize(C * c_.kv_dim());
+  kpre_.Resize(C * c_.kv_dim());
+  v_.Resize(C * c_.kv_dim());
+  attn_.Resize(C * c_.q_dim());
+  proj_.Resize(C * c_.d_model);
+  gu_.Resize(C * 2 * c_.d_ff);
+  act_.Resize(C * c_.d_ff);
+}
+
+void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool all_logits) {
+  const int n = static_cast<int>(tokens.size());
+  KV_CHECK(n > 0 && pos0 >= 0);
+  for (int32_t t : tokens) KV_CHECK_MSG(t >= 0 && t < c_.vocab_size, "token id out of range");
+  if (rope_.max_pos() < pos0 + n) {
+    // Grow geometrically so token-by-token decoding rebuilds the table O(log n) times.
+    rope_ = RopeTable(c_.rope, c_.head_dim, std::max(pos0 + n, std::max(2 * rope_.max_pos(), 1024)));
+  }
+  for (int t0 = 0; t0 < n; t0 += kMaxChunk) {
+    const int nc = std::min(kMaxChunk, n - t0);
+    const bool last = t0 + nc == n;
+    float* out = all_logits ? logits + static_cast<int64_t>(t0) * c_.vocab_size : (last ? logits : nullptr);
+    RunChunk(tokens.data() + t0, nc, pos0 + t0, out, all_logits);
+  }
+}
+
+void Forward::RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {
+  const int d = c_.d_model;
+  const float* embed = model_.weights().embed.data();
+  for (int t = 0; t < n; ++t) std::memcpy(x_.data() + static_cast<int64_t>(t) * d, embed + static_cast<int64_t>(tokens[t]) * d, sizeof(float) * d);
+  for (int l = 0; l < c_.n_layers; ++l) Layer(l, n, pos0);
+  if (!logits) return;
+  // Final norm and LM head: every row, or only the last one.
+  const int first = all_logits ? 0 : n - 1, rows = n - first;
+  const float* xs = x_.data() + static_cast<int64_t>(first) * d;
+  RmsNorm(xs, model_.weights().final_norm.data(), h_.data(), rows, d, c_.rms_eps);
+  MatMul(h_.data(), rows, d, model_.weights().output_matrix(), c_.vocab_size, logits, pool_);
+}
+
+void Forward::Layer(int layer, int n, int pos0) {
+  const LayerWeights& w = model_.weights().layers[layer];
+  const int d = c_.d_model, hd = c_.head_dim, qd = c_.q_dim(), kvd = c_.kv_dim(), ff = c_.d_ff;
+  const int qkv_w = qd + 2 * kvd;
+  float* x = x_.data();
+  float* h = h_.data();
+
+  // --- attention block
+  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
+    RmsNorm(x + r0 * d, w.attn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
+  });
+  MatMul(h, n, d, w.wqkv.data(), qkv_w, qkv_.data(), pool_);
+  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t t = r0; t < r1; ++t) {
+      float* row = qkv_.data() + t * qkv_w;
+      if (!w.bqkv.empty()) {
+        for (int i = 0; i < qkv_w; ++i) row[i] += w.bqkv.data()[i];
+      }
+      float* q = q_.data() + t * qd;
+      float* k = k_.data() + t * kvd;
+      std::memcpy(q, row, sizeof(float) * qd);
+      std::memcpy(k, row + qd, sizeof(float) * kvd);
+      std::memcpy(v_.data() + t * kvd, row + qd + kvd, sizeof(float) * kvd);
+      if (c_.qk_norm) {  // Qwen3Attention: q_norm/k_norm over head_dim, before RoPE
+        RmsNorm(q, w.q_norm.data(), q, c_.n_heads, hd, c_.rms_eps);
+        RmsNorm(k, w.k_norm.data(), k, c_.n_kv_heads, hd, c_.rms_eps);
+      }
+      std::memcpy(kpre_.data() + t * kvd, k, sizeof(float) * kvd);
+      rope_.Apply(q, 1, c_.n_heads, pos0 + static_cast<int>(t));
+      rope_.Apply(k, 1, c_.n_kv_heads, pos0 + static_cast<int>(t));
+    }
+  });
+  if (kv_observer_) kv_observer_(layer, pos0, n, k_.data(), v_.data());
+  cache_.Append(layer, pos0, n, k_.data(), kpre_.data(), v_.data());
+  cache_.Attend(layer, pos0, n, q_.data(), attn_.data(), pool_);
+  MatMul(attn_.data(), n, qd, w.wo.data(), d, proj_.data(), pool_);
+  for (int64_t t = 0; t < n; ++t) {
+    float* xr = x + t * d;
+    const float* pr = proj_.data() + t * d;
+    if (!w.bo.empty()) {
+      for (int i = 0; i < d; ++i) xr[i] = xr[i] + (pr[i] + w.bo.data()[i]);
+    } else {
+      for (int i = 0; i < d; ++i) xr[i] = xr[i] + pr[i];
+    }
+  }
+
+  // --- MLP block
+  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
+    RmsNorm(x + r0 * d, w.ffn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
+  });
+  MatMul(h, n, d, w.w_gate_up.data(), 2 * ff, gu_.data(), pool_);
+  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t t = r0; t < r1; ++t) {
+      const float* g = gu_.data() + t * 2 * ff;
+      SiluMul(g, g + ff, act_.data() + t * ff, ff);
+    }
+  });
+  MatMul(act_.data(), n, ff, w.w_down.data(), d, proj_.data(), pool_);
+  const int64_t nd = static_cast<int64_t>(n) * d;
+  for (int64_t i = 0; i < nd; ++i) x[i] = x[i] + proj_.data()[i];
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,66 @@
+// The forward pass of a llama-family decoder (transformers modeling_llama.py LlamaDecoderLayer;
+// mistral/qwen2/qwen3 differ only by the ModelConfig flags):
+//   x = embed[tokens]
+//   per layer: h = RMSNorm(x)·w_attn;  q,k,v = h·Wqkvᵀ (+b);  [qwen3: per-head RMSNorm of q, k];
+//              RoPE(q, k);  cache ← (k, v);  x = x + Attend(q)·Woᵀ (+b)
+//              h = RMSNorm(x)·w_ffn;  x = x + (silu(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ
+//   logits = RMSNorm(x)·w_final · Wlmᵀ
+// All f32, in transformers' order of operations. Deterministic: bitwise identical results for any
+// thread count (see ops/matmul.h and kv/f32_cache.cc for how work is split).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "base/thread_pool.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "ops/aligned_buffer.h"
+#include "ops/rope.h"
+
+namespace kvaudit {
+
+class Forward {
+ public:
+  // Tokens are processed in chunks of at most this many (bounded activation memory: ~30 KiB/token
+  // for kvq-code-16m, plus vocab floats per token when all logits are requested).
+  static constexpr int kMaxChunk = 512;
+
+  Forward(const Model& model, KvCache& cache, ThreadPool& pool);
+
+  // Runs tokens at positions pos0 .. pos0+n-1 (the cache must hold positions [0, pos0) of this
+  // sequence). logits: [n, vocab] when all_logits, else [1, vocab] for the last token only.
+  // Token ids must be in [0, vocab) (callers reject bad input; checked here as an invariant).
+  void Run(std::span<const int32_t> tokens, int pos0, float* logits, bool all_logits);
+
+  // Debug hook (tests): called for every layer and chunk with k (after RoPE) and v, both
+  // [n, n_kv_heads, head_dim], for positions pos0 .. pos0+n-1.
+  using KvObserver = std::function<void(int layer, int pos0, int n, const float* k, const float* v)>;
+  void set_kv_observer(KvObserver observer) { kv_observer_ = std::move(observer); }
+
+ private:
+  void RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits);
+  void Layer(int layer, int n, int pos0);
+
+  const Model& model_;
+  const ModelConfig& c_;
+  KvCache& cache_;
+  ThreadPool& pool_;
+  RopeTable rope_;
+  KvObserver kv_observer_;
+  // Activations for one chunk (C = kMaxChunk rows):
+  AlignedBuffer x_;     // [C, d_model] residual stream
+  AlignedBuffer h_;     // [C, d_model] normed input of a sublayer
+  AlignedBuffer qkv_;   // [C, q_dim + 2*kv_dim] fused projection output
+  AlignedBuffer q_;     // [C, n_heads, head_dim]
+  AlignedBuffer k_;     // [C, n_kv_heads, head_dim] after RoPE
+  AlignedBuffer kpre_;  // [C, n_kv_heads, head_dim] before RoPE
+  AlignedBuffer v_;     // [C, n_kv_heads, head_dim]
+  AlignedBuffer attn_;  // [C, n_heads, head_dim] attention output
+  AlignedBuffer proj_;  // [C, d_model] o_proj / down_proj output
+  AlignedBuffer gu_;    // [C, 2*d_ff] gate | up
+  AlignedBuffer act_;   // [C, d_ff] silu(gate)·up
+};
+
+}  // namespace kvaudit

@@ -1,0 +1,27 @@
+// The KV-cache interface: the f32 reference (kv/f32_cache.h) and every quantized format plug in
+// here. A cache owns its storage layout AND its attention kernel, so a packed format can attend
+// directly over its packed blocks instead of materialising f32 keys (calm's design: the cache type
+// is a parameter of the attention kernel).
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+
+namespace kvaudit {
+
+class KvCache {  // one per sequence, all layers
+ public:
+  virtual ~KvCache() = default;
+  // Stores positions [pos0, pos0+n) of `layer`. k, k_pre_rope, v: [n, n_kv_heads, head_dim] (k after RoPE).
+  // k_pre_rope lets formats quantize keys before rotation (KVQuant's pre-RoPE quantization).
+  virtual void Append(int layer, int pos0, int n, const float* k, const float* k_pre_rope, const float* v) = 0;
+  // Causal attention of n queries at positions pos0..pos0+n-1 over cached positions [max(0, p-window+1), p].
+  // q: [n, n_heads, head_dim] after RoPE; out: [n, n_heads, head_dim].
+  virtual void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) = 0;
+  virtual void Reset() = 0;                 // empty, keep allocation
+  virtual uint64_t bytes_per_token() const = 0;
+  virtual uint64_t bytes_used() const = 0;
+};
+
+}  // namespace kvaudit

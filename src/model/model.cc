@@ -1,0 +1,80 @@
+#include "model/model.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/gguf.h"
+#include "io/safetensors.h"
+
+namespace kvaudit {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool HasGgufMagic(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && magic[0] == 'G' && magic[1] == 'G' && magic[2] == 'U' && magic[3] == 'F';
+}
+}  // namespace
+
+Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+  auto m = std::make_unique<Model>();
+  m->path_ = path;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    m->format_ = "safetensors";
+    KV_ASSIGN_OR_RETURN(m->config_, ConfigFromHfJson((fs::path(path) / "config.json").string()));
+    KV_ASSIGN_OR_RETURN(SafetensorsSet st, SafetensorsSet::OpenDir(path));
+    KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsHf(st, m->config_, path));
+    if (fs::exists(fs::path(path) / "tokenizer.json", ec)) {
+      KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromHfDir(path));
+    }
+  } else if (fs::is_regular_file(path, ec)) {
+    if (!HasGgufMagic(path)) {
+      return BadInput(path + ": not a model directory or a GGUF file; hint: pass a Hugging Face model directory or a .gguf file");
+    }
+    m->format_ = "gguf";
+    KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
+    KV_ASSIGN_OR_RETURN(m->config_, ConfigFromGguf(g));
+    KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsGguf(g, m->config_));
+    if (g.Has("tokenizer.ggml.model")) {
+      KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromGguf(g));
+    }
+  } else {
+    return BadInput(path + ": no such file or directory; hint: pass a Hugging Face model directory or a .gguf file");
+  }
+  if (m->tokenizer_ && m->tokenizer_->vocab_size() > m->config_.vocab_size) {
+    return BadInput(path + ": tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but the model only " +
+                    std::to_string(m->config_.vocab_size) + "; hint: the tokenizer does not belong to this model");
+  }
+  return m;
+}
+
+std::string Model::Describe() const {
+  const ModelConfig& c = config_;
+  std::string dtypes;
+  for (const auto& [name, n] : weights_.source_dtypes) {
+    dtypes += (dtypes.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  }
+  const char* rope = c.rope.type == RopeType::kDefault ? "default" : c.rope.type == RopeType::kLinear ? "linear" : "llama3";
+  char buf[1024];
+  std::snprintf(buf, sizeof(buf),
+                "model: %s\nformat: %s\narchitecture: %s\nlayers: %d  hidden: %d  heads: %d  kv_heads: %d  head_dim: %d  ffn: %d\n"
+                "vocab: %d  context: %d  rms_eps: %g  rope: %s theta %g%s%s%s%s\n"
+                "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB f32 (dequantized at load)\n"
+                "kv cache (f32): %lld bytes/token\ntokenizer: %s\n",
+                path_.c_str(), format_.c_str(), ArchName(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
+                c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.rms_eps, rope, c.rope.theta,
+                c.attn_qkv_bias ? "  qkv-bias" : "", c.qk_norm ? "  qk-norm" : "",
+                c.tied_embeddings ? "  tied-embeddings" : "", c.sliding_window ? "  sliding-window" : "",
+                static_cast<long long>(weights_.n_params), dtypes.c_str(), weights_.bytes() / 1048576.0,
+                static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4),
+                tokenizer_ ? "yes" : "none");
+  std::string s = buf;
+  if (c.sliding_window) s += "sliding window: " + std::to_string(c.sliding_window) + "\n";
+  return s;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,37 @@
+// A loaded model: config, f32 weights and (when the files carry one) its tokenizer.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "model/config.h"
+#include "model/weights.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvaudit {
+
+class Model {
+ public:
+  // `path`: a Hugging Face model directory (config.json + model.safetensors or an indexed shard
+  // set) or a .gguf file. Errors (exit 2) name the file and the key/tensor at fault.
+  static Expected<std::unique_ptr<Model>> Load(const std::string& path);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  // nullptr when the model directory has no tokenizer.json (the tiny golden models).
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  const std::string& path() const { return path_; }
+  const std::string& format() const { return format_; }  // "safetensors" or "gguf"
+
+  // Multi-line summary for `kvaudit info`: format, architecture, shapes, stored dtypes, params, memory.
+  std::string Describe() const;
+
+ private:
+  std::string path_, format_;
+  ModelConfig config_;
+  ModelWeights weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+}  // namespace kvaudit

@@ -1,0 +1,75 @@
+#include "ops/rope.h"
+
+#include <cmath>
+
+#include "base/status.h"
+
+namespace kvaudit {
+
+std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
+  const int half = head_dim / 2;
+  std::vector<float> inv(half);
+  for (int i = 0; i < half; ++i) {
+    // 1 / base ** (arange(0, dim, 2).float() / dim), each step rounded to f32 like torch.
+    const float expo = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    const float powv = static_cast<float>(std::pow(p.theta, static_cast<double>(expo)));
+    inv[i] = 1.0f / powv;
+  }
+  if (!p.freq_divisors.empty()) {
+    KV_CHECK(static_cast<int>(p.freq_divisors.size()) == half);
+    for (int i = 0; i < half; ++i) inv[i] = inv[i] / p.freq_divisors[i];
+    return inv;
+  }
+  if (p.type == RopeType::kLinear) {
+    for (float& f : inv) f = f / static_cast<float>(p.factor);
+  } else if (p.type == RopeType::kLlama3) {
+    const float factor = static_cast<float>(p.factor);
+    const float lo = static_cast<float>(p.low_freq_factor), hi = static_cast<float>(p.high_freq_factor);
+    const float old_ctx = static_cast<float>(p.original_max_position_embeddings);
+    const float low_freq_wavelen = old_ctx / lo, high_freq_wavelen = old_ctx / hi;
+    for (float& f : inv) {
+      const float wavelen = static_cast<float>(2 * M_PI) / f;
+      float g = wavelen > low_freq_wavelen ? f / factor : f;
+      if (!(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen)) {
+        const float smooth = (old_ctx / wavelen - lo) / (hi - lo);
+        g = (1 - smooth) * g / factor + smooth * g;
+      }
+      f = g;
+    }
+  }
+  return inv;
+}
+
+RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos) : head_dim_(head_dim), max_pos_(max_pos) {
+  KV_CHECK(head_dim % 2 == 0 && max_pos > 0);
+  const int half = head_dim / 2;
+  const std::vector<float> inv = RopeInvFreq(p, head_dim);
+  cos_.resize(static_cast<size_t>(max_pos) * half);
+  sin_.resize(cos_.size());
+  for (int pos = 0; pos < max_pos; ++pos) {
+    for (int i = 0; i < half; ++i) {
+      const float a = static_cast<float>(pos) * inv[i];
+      cos_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::cos(static_cast<double>(a)));
+      sin_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::sin(static_cast<double>(a)));
+    }
+  }
+}
+
+void RopeTable::Apply(float* x, int n_tok, int n_heads, int pos0) const {
+  const int half = head_dim_ / 2;
+  KV_CHECK(pos0 >= 0 && pos0 + n_tok <= max_pos_);
+  for (int t = 0; t < n_tok; ++t) {
+    const float* c = cos_.data() + static_cast<size_t>(pos0 + t) * half;
+    const float* s = sin_.data() + static_cast<size_t>(pos0 + t) * half;
+    for (int h = 0; h < n_heads; ++h) {
+      float* v = x + (static_cast<size_t>(t) * n_heads + h) * head_dim_;
+      for (int i = 0; i < half; ++i) {
+        const float x0 = v[i], x1 = v[i + half];
+        v[i] = x0 * c[i] - x1 * s[i];
+        v[i + half] = x1 * c[i] + x0 * s[i];
+      }
+    }
+  }
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,48 @@
+// Rotary position embedding in Hugging Face's rotate-half layout (modeling_llama.py
+// apply_rotary_pos_emb): for i < d/2, with angle a = pos · inv_freq[i],
+//   y[i]       = x[i]·cos a − x[i+d/2]·sin a
+//   y[i+d/2]   = x[i+d/2]·cos a + x[i]·sin a
+// GGUF 'llama' checkpoints store Q/K rows permuted for interleaved pairs; weights.cc undoes that at
+// load, so this is the only RoPE layout in the engine.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kvaudit {
+
+enum class RopeType { kDefault, kLinear, kLlama3 };
+
+struct RopeParams {
+  RopeType type = RopeType::kDefault;
+  double theta = 10000.0;
+  double factor = 1.0;             // linear and llama3
+  double low_freq_factor = 1.0;    // llama3
+  double high_freq_factor = 4.0;   // llama3
+  int original_max_position_embeddings = 8192;  // llama3
+  // GGUF llama3 checkpoints store the llama3 adjustment as per-frequency divisors
+  // (rope_freqs.weight, [head_dim/2]): inv_freq[i] = theta^(−2i/d) / divisor[i]. Empty = compute.
+  std::vector<float> freq_divisors;
+};
+
+// inv_freq [head_dim/2], as transformers' _compute_default_rope_parameters /
+// _compute_linear_scaling_rope_parameters / _compute_llama3_parameters (modeling_rope_utils.py) in f32.
+std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim);
+
+// Precomputed cos/sin for positions [0, max_pos): cos a and sin a with a = f32(pos · inv_freq[i])
+// (f32 product as in LlamaRotaryEmbedding.forward; cos/sin evaluated in double, then rounded).
+class RopeTable {
+ public:
+  RopeTable() = default;
+  RopeTable(const RopeParams& p, int head_dim, int max_pos);
+  int head_dim() const { return head_dim_; }
+  int max_pos() const { return max_pos_; }
+  // x [n_tok, n_heads, head_dim] in place; token t is at position pos0 + t.
+  void Apply(float* x, int n_tok, int n_heads, int pos0) const;
+
+ private:
+  int head_dim_ = 0, max_pos_ = 0;
+  std::vector<float> cos_, sin_;  // [max_pos, head_dim/2]
+};
+
+}  // namespace kvaudit

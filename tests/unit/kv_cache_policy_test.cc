@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "kv/cache_policy.h"
+#include "model/config.h"
+#include "support/fixtures.h"
+
+namespace kvaudit {
+namespace {
+
+ModelConfig SmallConfig(int head_dim = 64) {
+  ModelConfig c;
+  c.n_layers = 8;
+  c.n_heads = 6;
+  c.n_kv_heads = 2;
+  c.head_dim = head_dim;
+  c.d_model = 384;
+  return c;
+}
+
+CachePolicy ParseOk(const std::string& spec) {
+  auto p = CachePolicy::Parse(spec);
+  EXPECT_TRUE(p.ok()) << spec << ": " << (p.ok() ? "" : p.error().message);
+  return p.ok() ? *p : CachePolicy::F32();
+}
+
+void ExpectRejected(const std::string& spec, const std::string& needle, const ModelConfig& c = SmallConfig(),
+                    bool calib = false) {
+  auto p = CachePolicy::Parse(spec);
+  Status s = p.ok() ? p->Validate(c, calib) : Status(p.error());
+  ASSERT_FALSE(s.ok()) << spec << " was accepted";
+  EXPECT_EQ(s.error().exit_code(), 2);
+  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("hint:"), std::string::npos) << s.error().message;
+}
+
+TEST(CachePolicyTest, DefaultsAndOverridesResolvePerLayerAndHead) {
+  CachePolicy p = ParseOk("k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
+  ASSERT_TRUE(p.Validate(SmallConfig(), false).ok());
+  EXPECT_EQ(p.ForHead(0, 0).k, KvFormat::kF16);
+  EXPECT_EQ(p.ForHead(1, 1).v, KvFormat::kF16);
+  EXPECT_EQ(p.ForHead(1, 1).rot, RotationMode::kOn);  // modifiers are inherited by overrides
+  EXPECT_EQ(p.ForHead(2, 0).k, KvFormat::kQ4_0);
+  EXPECT_EQ(p.ForHead(5, 0).v, KvFormat::kQ4_0);
+  EXPECT_EQ(p.ForHead(5, 1).v, KvFormat::kQ8_0);
+  EXPECT_EQ(p.ForHead(5, 1).k, KvFormat::kQ4_0);
+  EXPECT_EQ(p.spec(), "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
+}
+
+TEST(CachePolicyTest, CanonicalSpecOrdersKeysAndExpandsKv) {
+  EXPECT_EQ(ParseOk(" v=q4_0 , k=q8_0 ").spec(), "k=q8_0,v=q4_0");
+  EXPECT_EQ(ParseOk("kv=kivi2,recent=64").spec(), "k=kivi2,v=kivi2,recent=64");
+  EXPECT_EQ(ParseOk("layers=0:k=f16").spec(), "k=f32,v=f32;layers=0:k=f16");
+  EXPECT_TRUE(ParseOk("k=f32,v=f32").IsPlainF32());
+  EXPECT_FALSE(ParseOk("k=f32,v=f16").IsPlainF32());
+}
+
+TEST(CachePolicyTest, FormatDefaults) {
+  CachePolicy p = ParseOk("k=kivi2,v=kivi2");
+  EXPECT_EQ(p.ForHead(0, 0).Recent(), 128);
+  EXPECT_EQ(p.ForHead(0, 0).KiviGroup(), 32);
+  EXPECT_EQ(ParseOk("k=int4,v=int4").ForHead(0, 0).IntGroup(), 64);
+  EXPECT_EQ(ParseOk("k=q4_0,v=q4_0").ForHead(0, 0).Recent(), 0);
+  EXPECT_EQ(ParseOk("k=q4_0,v=q4_0,engine=llama.cpp").engine(), AttentionEngine::kLlamaCpp);
+}
+
+TEST(CachePolicyTest, SyntaxErrorsAreCleanAndNameTheProblem) {
+  ExpectRejected("k=q3_0", "unknown format 'q3_0'");
+  ExpectRejected("k=q4_0,bogus=1", "unknown key 'bogus'");
+  ExpectRejected("k=q4_0,k=q8_0", "given twice");
+  ExpectRejected("k", "not key=value");
+  ExpectRejected("", "empty");
+  ExpectRejected("k=q4_0;;v=q4_0", "empty segment");
+  ExpectRejected("k=q4_0;v=q8_0", "no layers= selector");
+  ExpectRejected("k=q4_0;layers=3-1:k=f16", "bad range");
+  ExpectRejected("k=q4_0;layers=1:engine=llama.cpp", "engine is global");
+  ExpectRejected("k=q4_0,rot=2", "rot=2");
+  ExpectRejected("k=q4_0,sink=-1", "sink=-1");
+  ExpectRejected("k=int4,group=0", "group=0");
+  ExpectRejected("k=q4_0;layers=1", "no ':'");
+}
+
+TEST(CachePolicyTest, ModelDependentErrors) {
+  ExpectRejected("k=q4_0;layers=0-3:k=f16;layers=3-4:v=f16", "cover the same");
+  ExpectRejected("k=q4_0;layers=6-9:k=f16", "outside the model");
+  ExpectRejected("k=q4_0;layers=0,heads=2:k=f16", "outside the model's 2 KV heads");
+  ExpectRejected("k=q4_0", "multiple of 32", SmallConfig(48));
+  ExpectRejected("k=int4,group=48", "does not divide head_dim");
+  ExpectRejected("k=q4_0,rot=1", "power-of-two", SmallConfig(96));
+  ExpectRejected("k=kivi2,engine=llama.cpp", "llama.cpp has no kivi2");
+  ExpectRejected("k=q4_0,sink=4,engine=llama.cpp", "protection");
+  ExpectRejected("k=fp8_e4m3,scale=calib", "--kv-calib");
+  ExpectRejected("k=q4_0,outliers=64", "not below head_dim", SmallConfig(), /*calib=*/true);
+  // Same layers but disjoint heads is fine.
+  CachePolicy ok = ParseOk("k=q4_0;layers=0,heads=0:k=f16;layers=0,heads=1:k=q8_0");
+  EXPECT_TRUE(ok.Validate(SmallConfig(), false).ok());
+}
+
+TEST(CachePolicyTest, JsonFileMatchesSpecString) {
+  const auto dir = testing::MakeTempDir("policy");
+  std::ofstream(dir / "p.json") << R"({"k":"q4_0","v":"q4_0","rot":1,
+      "overrides":[{"layers":"0-1","k":"f16","v":"f16"},{"layers":5,"heads":1,"v":"q8_0"}]})";
+  auto p = CachePolicy::FromArgument("@" + (dir / "p.json").string());
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->spec(), "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
+  std::ofstream(dir / "bad.json") << "[1,2]";
+  auto bad = CachePolicy::FromArgument("@" + (dir / "bad.json").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad.json"), std::string::npos);
+  EXPECT_FALSE(CachePolicy::FromArgument("@" + (dir / "missing.json").string()).ok());
+}
+
+}  // namespace
+}  // namespace kvaudit

@@ -1,0 +1,147 @@
+// SIMD kernels against their scalar references, and thread-count independence.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ops/activation.h"
+#include "ops/matmul.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace kvaudit {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(OpsMatmul, GemvMatchesReferenceForOddShapes) {
+  for (int in : {1, 15, 16, 17, 33, 64, 384, 1000}) {
+    const int out = 37;
+    auto x = Random(in, 1), w = Random(static_cast<size_t>(out) * in, 2);
+    std::vector<float> ref(out), got(out);
+    GemvRef(x.data(), in, w.data(), 0, out, ref.data());
+    GemvRows(x.data(), in, w.data(), 0, out, got.data());
+    for (int r = 0; r < out; ++r) EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << "in " << in << " row " << r;
+    // A row's result must not depend on which rows share the call (thread splits).
+    std::vector<float> split(out);
+    GemvRows(x.data(), in, w.data(), 0, 5, split.data());
+    GemvRows(x.data(), in, w.data(), 5, out, split.data());
+    EXPECT_EQ(std::memcmp(split.data(), got.data(), out * 4), 0);
+  }
+}
+
+TEST(OpsMatmul, MatMulMatchesReferenceAndIsThreadCountIndependent) {
+  for (int n : {1, 2, 7, 64}) {
+    const int in = 96, out = 200;
+    auto x = Random(static_cast<size_t>(n) * in, 3), w = Random(static_cast<size_t>(out) * in, 4);
+    std::vector<float> ref(static_cast<size_t>(n) * out), y1(ref.size()), y2(ref.size());
+    MatMulRef(x.data(), n, in, w.data(), out, ref.data());
+    ThreadPool p1(1), p2(2);
+    MatMul(x.data(), n, in, w.data(), out, y1.data(), p1);
+    MatMul(x.data(), n, in, w.data(), out, y2.data(), p2);
+    for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y1[i], ref[i], 1e-4) << "n " << n;
+    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * 4), 0) << "n " << n;
+  }
+}
+
+TEST(OpsActivation, ExpMatchesStdExp) {
+  std::vector<float> x;
+  for (float v = -110.0f; v <= 90.0f; v += 0.0137f) x.push_back(v);
+  std::vector<float> ref(x.size()), got(x.size());
+  ExpRef(x.data(), ref.data(), x.size());
+  Exp(x.data(), got.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isinf(ref[i])) { EXPECT_TRUE(std::isinf(got[i])) << x[i]; continue; }
+    EXPECT_NEAR(got[i], ref[i], 3e-7 * ref[i] + 1e-37f) << "x = " << x[i];
+  }
+}
+
+TEST(OpsActivation, SiluMulAndSoftmaxMatchReference) {
+  for (int n : {1, 16, 29, 1024}) {
+    auto g = Random(n, 5, 4.0f), u = Random(n, 6);
+    std::vector<float> ref(n), got(n);
+    SiluMulRef(g.data(), u.data(), ref.data(), n);
+    SiluMul(g.data(), u.data(), got.data(), n);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(got[i], ref[i], 1e-6f * (1 + std::fabs(ref[i])));
+    auto s1 = Random(n, 7, 5.0f), s2 = s1;
+    SoftmaxRef(s1.data(), n);
+    Softmax(s2.data(), n);
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(s2[i], s1[i], 1e-6f * (1 + s1[i]));
+      sum += s2[i];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+}
+
+TEST(OpsNorm, RmsNormMatchesFormula) {
+  const int dim = 48;
+  auto x = Random(2 * dim, 8), w = Random(dim, 9);
+  std::vector<float> y(2 * dim);
+  RmsNorm(x.data(), w.data(), y.data(), 2, dim, 1e-5f);
+  for (int r = 0; r < 2; ++r) {
+    double ss = 0;
+    for (int i = 0; i < dim; ++i) ss += x[r * dim + i] * x[r * dim + i];
+    const double inv = 1 / std::sqrt(ss / dim + 1e-5);
+    for (int i = 0; i < dim; ++i) EXPECT_NEAR(y[r * dim + i], w[i] * x[r * dim + i] * inv, 1e-5);
+  }
+}
+
+TEST(OpsRope, InvFreqDefaultLinearLlama3) {
+  RopeParams p;
+  p.theta = 10000;
+  auto f = RopeInvFreq(p, 8);
+  EXPECT_FLOAT_EQ(f[0], 1.0f);
+  EXPECT_NEAR(f[1], std::pow(10000.0, -0.25), 1e-7);
+  p.type = RopeType::kLinear;
+  p.factor = 4;
+  EXPECT_NEAR(RopeInvFreq(p, 8)[1], std::pow(10000.0, -0.25) / 4, 1e-8);
+  // llama3: high frequencies (short wavelengths) unchanged, low ones divided by factor.
+  p = RopeParams{};
+  p.type = RopeType::kLlama3;
+  p.theta = 500000;
+  p.factor = 8;
+  p.low_freq_factor = 1;
+  p.high_freq_factor = 4;
+  p.original_max_position_embeddings = 64;
+  RopeParams d;
+  d.theta = 500000;
+  auto def = RopeInvFreq(d, 16), l3 = RopeInvFreq(p, 16);
+  EXPECT_FLOAT_EQ(l3[0], def[0]);
+  EXPECT_NEAR(l3[7], def[7] / 8, 1e-12);
+  // GGUF divisors reproduce the computed table.
+  RopeParams g;
+  g.type = RopeType::kLlama3;
+  g.theta = 500000;
+  for (int i = 0; i < 8; ++i) g.freq_divisors.push_back(def[i] / l3[i]);
+  auto gf = RopeInvFreq(g, 16);
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(gf[i], l3[i], 1e-6 * l3[i]);
+}
+
+TEST(OpsRope, RotatesHalvesAndKeepsNorm) {
+  RopeParams p;
+  RopeTable t(p, 8, 16);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8}, y = x;
+  t.Apply(y.data(), 1, 1, 3);
+  const auto inv = RopeInvFreq(p, 8);
+  for (int i = 0; i < 4; ++i) {
+    const double a = 3.0 * inv[i];
+    EXPECT_NEAR(y[i], x[i] * std::cos(a) - x[i + 4] * std::sin(a), 1e-6);
+    EXPECT_NEAR(y[i + 4], x[i + 4] * std::cos(a) + x[i] * std::sin(a), 1e-6);
+  }
+  std::vector<float> z = x;
+  t.Apply(z.data(), 1, 1, 0);  // position 0 is the identity
+  EXPECT_EQ(z, x);
+}
+
+}  // namespace
+}  // namespace kvaudit
