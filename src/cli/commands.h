@@ -14,5 +14,6 @@ CommandRunner AddInfoCommand(CLI::App& app);
 CommandRunner AddTokenizeCommand(CLI::App& app);
 CommandRunner AddGenerateCommand(CLI::App& app);
 CommandRunner AddScoreCommand(CLI::App& app);
+CommandRunner AddFormatsCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

@@ -35,6 +35,15 @@ Status CheckFormat(const std::string& spec, const std::string& where, KvFormat f
                                  " channels, which does not divide head_dim " + std::to_string(c.head_dim),
                        "set group= to a divisor of head_dim");
   }
+  if (IsKivi(f) && (p.Recent() < p.KiviGroup() || p.Recent() % p.KiviGroup() != 0)) {
+    return PolicyError(spec, where + name + " needs recent= to be a positive multiple of its group " +
+                                 std::to_string(p.KiviGroup()) + " (KIVI flushes its full-precision residual in whole groups)",
+                       "e.g. recent=128 with group=32");
+  }
+  if (p.pre_rope && p.rot == RotationMode::kOn) {
+    return PolicyError(spec, where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
+                       "use one of them");
+  }
   if (engine == AttentionEngine::kLlamaCpp && !IsFullPrecision(f) && !IsLlamaCppBlockFormat(f)) {
     return PolicyError(spec, where + "llama.cpp has no " + name + " cache type",
                        "engine=llama.cpp emulates f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl");

@@ -91,6 +91,9 @@ TEST(CachePolicyTest, ModelDependentErrors) {
   ExpectRejected("k=kivi2,engine=llama.cpp", "llama.cpp has no kivi2");
   ExpectRejected("k=q4_0,sink=4,engine=llama.cpp", "protection");
   ExpectRejected("k=fp8_e4m3,scale=calib", "--kv-calib");
+  ExpectRejected("k=kivi2,v=kivi2,recent=48", "multiple of its group");
+  ExpectRejected("k=kivi2,v=kivi2,recent=0", "multiple of its group");
+  ExpectRejected("k=q4_0,prerope=1,rot=1", "does not commute");
   ExpectRejected("k=q4_0,outliers=64", "not below head_dim", SmallConfig(), /*calib=*/true);
   // Same layers but disjoint heads is fine.
   CachePolicy ok = ParseOk("k=q4_0;layers=0,heads=0:k=f16;layers=0,heads=1:k=q8_0");

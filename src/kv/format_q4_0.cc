@@ -1,0 +1,126 @@
+// Q4_0: block = fp16 d, 16 bytes of nibbles; value = (code - 8) * d.
+#include "ops/simd.h"  // first: wraps <immintrin.h>
+
+#include "kv/format_q4_0.h"
+
+#include <cmath>
+
+#include "kv/ggml_blocks.h"
+
+namespace kvaudit {
+namespace {
+constexpr int kBytes = 18;  // sizeof(block_q4_0)
+static_assert(kBytes == sizeof(ggml::BlockQ4_0));
+}  // namespace
+
+namespace detail {
+
+// quantize_row_q4_0_ref: d = (signed value of largest |x|, first wins) / -8, codes
+// min(15, (int8_t)(x/d + 8.5f)) computed with the unrounded f32 d; d stored as fp16.
+void Q4_0Quantize(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b, x += ggml::kQK, dst += kBytes) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < ggml::kQK; ++j) {
+      if (amax < std::fabs(x[j])) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    }
+    const float d = max / -8;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    ggml::StoreF16(dst, d);
+    for (int j = 0; j < 16; ++j) {
+      const int8_t c0 = ggml::TruncF32ToI8(ggml::Rounded(x[j] * id) + 8.5f);
+      const int8_t c1 = ggml::TruncF32ToI8(ggml::Rounded(x[j + 16] * id) + 8.5f);
+      const uint8_t xi0 = static_cast<uint8_t>(c0 < 15 ? c0 : 15);
+      const uint8_t xi1 = static_cast<uint8_t>(c1 < 15 ? c1 : 15);
+      dst[2 + j] = static_cast<uint8_t>(xi0 | (xi1 << 4));
+    }
+  }
+}
+
+// dequantize_row_q4_0.
+void Q4_0Dequantize(const uint8_t* src, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b, src += kBytes, y += ggml::kQK) {
+    const float d = ggml::LoadF16(src);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = static_cast<float>((src[2 + j] & 0x0f) - 8) * d;
+      y[j + 16] = static_cast<float>((src[2 + j] >> 4) - 8) * d;
+    }
+  }
+}
+
+float Q4_0DotScalar(const uint8_t* src, const float* q, int64_t n) {
+  float v[ggml::kQK];  // [32] one dequantized block
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
+    Q4_0Dequantize(src, v, ggml::kQK);
+    for (int j = 0; j < ggml::kQK; ++j) sum += v[j] * q[i + j];
+  }
+  return sum;
+}
+
+void Q4_0AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n) {
+  float v[ggml::kQK];  // [32]
+  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
+    Q4_0Dequantize(src, v, ggml::kQK);
+    for (int j = 0; j < ggml::kQK; ++j) acc[i + j] += w * v[j];
+  }
+}
+
+#if defined(__AVX512F__)
+// Per block: the 16 code bytes widen to 16 int32 lanes; vpermps indexes a 16-entry table with the
+// lane's low 4 bits, so the low nibble needs no mask and the table absorbs the "- 8".
+// dot: Σ_j (c_j - 8)·q_j in f32 lanes, then acc += d · that (d factored out of the block).
+float Q4_0DotSimd(const uint8_t* src, const float* q, int64_t n) {
+  const __m512 lut = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
+    const __m512i bytes = ggml::LoadNibbleBytes(src + 2);
+    const __m512 lo = _mm512_permutexvar_ps(bytes, lut);
+    const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut);
+    __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(q + i));
+    t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(q + i + 16), t);
+    acc = _mm512_fmadd_ps(t, ggml::BroadcastF16(src), acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+// acc += w · ((c - 8)·d): the dequantized value is rounded exactly as dequantize_row_q4_0 rounds
+// it, then one FMA, as ggml_vec_mad_f32 does with the dequantized V row.
+void Q4_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n) {
+  const __m512 lut = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512 vw = _mm512_set1_ps(w);
+  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
+    const __m512 d = ggml::BroadcastF16(src);
+    const __m512i bytes = ggml::LoadNibbleBytes(src + 2);
+    const __m512 lo = _mm512_mul_ps(_mm512_permutexvar_ps(bytes, lut), d);
+    const __m512 hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut), d);
+    _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(lo, vw, _mm512_loadu_ps(acc + i)));
+    _mm512_storeu_ps(acc + i + 16, _mm512_fmadd_ps(hi, vw, _mm512_loadu_ps(acc + i + 16)));
+  }
+}
+#else
+float Q4_0DotSimd(const uint8_t* src, const float* q, int64_t n) { return Q4_0DotScalar(src, q, n); }
+void Q4_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n) { Q4_0AxpyScalar(src, w, acc, n); }
+#endif
+
+}  // namespace detail
+
+const RowCodec& Q4_0Codec() {
+  static const RowCodec codec = {
+      "q4_0",
+      ggml::kQK,
+      [](int64_t n, const CodecParams&) -> uint64_t { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; },
+      [](int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; },
+      [](const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q4_0Quantize(x, dst, n); },
+      [](const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q4_0Dequantize(src, y, n); },
+      [](const uint8_t* src, const float* q, int64_t n, const CodecParams&) { return detail::Q4_0DotSimd(src, q, n); },
+      [](const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
+        detail::Q4_0AxpySimd(src, w, acc, n);
+      },
+  };
+  return codec;
+}
+
+}  // namespace kvaudit

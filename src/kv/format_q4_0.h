@@ -1,0 +1,24 @@
+// llama.cpp Q4_0 (4-bit codes, symmetric, one fp16 scale per 32): 18 bytes per 32 elements = 4.5 bits per element.
+// Bytes identical to ggml-quants.c quantize_row_q4_0_ref / dequantize_row_q4_0.
+#pragma once
+
+#include <cstdint>
+
+#include "kv/row_codec.h"
+
+namespace kvaudit {
+
+const RowCodec& Q4_0Codec();
+
+// The codec's kernels, exposed so tests can hold the SIMD twins against the scalar references.
+// src/dst rows: [n / 32 blocks of 18 bytes]; x, y, q, acc: [n]; n % 32 == 0.
+namespace detail {
+void Q4_0Quantize(const float* x, uint8_t* dst, int64_t n);
+void Q4_0Dequantize(const uint8_t* src, float* y, int64_t n);
+float Q4_0DotScalar(const uint8_t* src, const float* q, int64_t n);
+float Q4_0DotSimd(const uint8_t* src, const float* q, int64_t n);  // = scalar without AVX-512
+void Q4_0AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n);
+void Q4_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n);
+}  // namespace detail
+
+}  // namespace kvaudit

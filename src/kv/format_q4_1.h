@@ -1,0 +1,24 @@
+// llama.cpp Q4_1 (4-bit codes, fp16 scale and minimum per 32): 20 bytes per 32 elements = 5.0 bits per element.
+// Bytes identical to ggml-quants.c quantize_row_q4_1_ref / dequantize_row_q4_1.
+#pragma once
+
+#include <cstdint>
+
+#include "kv/row_codec.h"
+
+namespace kvaudit {
+
+const RowCodec& Q4_1Codec();
+
+// The codec's kernels, exposed so tests can hold the SIMD twins against the scalar references.
+// src/dst rows: [n / 32 blocks of 20 bytes]; x, y, q, acc: [n]; n % 32 == 0.
+namespace detail {
+void Q4_1Quantize(const float* x, uint8_t* dst, int64_t n);
+void Q4_1Dequantize(const uint8_t* src, float* y, int64_t n);
+float Q4_1DotScalar(const uint8_t* src, const float* q, int64_t n);
+float Q4_1DotSimd(const uint8_t* src, const float* q, int64_t n);  // = scalar without AVX-512
+void Q4_1AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n);
+void Q4_1AxpySimd(const uint8_t* src, float w, float* acc, int64_t n);
+}  // namespace detail
+
+}  // namespace kvaudit

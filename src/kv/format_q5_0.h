@@ -1,0 +1,24 @@
+// llama.cpp Q5_0 (5-bit codes, symmetric, one fp16 scale per 32): 22 bytes per 32 elements = 5.5 bits per element.
+// Bytes identical to ggml-quants.c quantize_row_q5_0_ref / dequantize_row_q5_0.
+#pragma once
+
+#include <cstdint>
+
+#include "kv/row_codec.h"
+
+namespace kvaudit {
+
+const RowCodec& Q5_0Codec();
+
+// The codec's kernels, exposed so tests can hold the SIMD twins against the scalar references.
+// src/dst rows: [n / 32 blocks of 22 bytes]; x, y, q, acc: [n]; n % 32 == 0.
+namespace detail {
+void Q5_0Quantize(const float* x, uint8_t* dst, int64_t n);
+void Q5_0Dequantize(const uint8_t* src, float* y, int64_t n);
+float Q5_0DotScalar(const uint8_t* src, const float* q, int64_t n);
+float Q5_0DotSimd(const uint8_t* src, const float* q, int64_t n);  // = scalar without AVX-512
+void Q5_0AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n);
+void Q5_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n);
+}  // namespace detail
+
+}  // namespace kvaudit
