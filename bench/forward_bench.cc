@@ -1,12 +1,14 @@
 // Forward-pass speed on a model (default: the bundled kvq-code-16m), f32 KV cache.
-//   forward_bench [model] [threads] [prefill_tokens] [decode_depth]
-// Prints the median of 3 runs of: prefill of N tokens (one sequence, last-token logits, as
-// llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg / -d D).
+//   forward_bench [model] [threads] [prefill_tokens] [decode_depth] [reps] [what]
+// Prints the median of `reps` (default 5) runs of: prefill of N tokens (one sequence, last-token
+// logits, as llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg /
+// -d D). `what` (default "all") = pp | tg0 | tgd runs one of them only (for perf stat/record).
 // Token ids are deterministic pseudo-random; speed does not depend on them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "kv/f32_cache.h"
@@ -17,7 +19,7 @@ using namespace kvaudit;
 
 namespace {
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-double Median3(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+double Median(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -25,6 +27,10 @@ int main(int argc, char** argv) {
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   const int n_prefill = argc > 3 ? std::atoi(argv[3]) : 4096;
   const int depth = argc > 4 ? std::atoi(argv[4]) : 4096;
+  const int reps = argc > 5 ? std::max(1, std::atoi(argv[5])) : 5;
+  const std::string what = argc > 6 ? argv[6] : "all";
+  const bool do_pp = what == "all" || what == "pp", do_tg0 = what == "all" || what == "tg0";
+  const bool do_tgd = (what == "all" || what == "tgd") && depth > 0;
   const int n_decode = 128;
   auto model = Model::Load(path);
   if (!model.ok()) {
@@ -41,18 +47,21 @@ int main(int argc, char** argv) {
   std::vector<float> logits(c.vocab_size);
 
   std::vector<double> pp, tg0, tgd;
-  for (int rep = 0; rep < 3; ++rep) {
-    cache->Reset();
-    double t = Now();
-    fwd.Run(std::span<const int32_t>(ids.data(), n_prefill), 0, logits.data(), false);
-    pp.push_back(n_prefill / (Now() - t));
-
-    cache->Reset();
-    t = Now();
-    for (int i = 0; i < n_decode; ++i) fwd.Run(std::span<const int32_t>(&ids[i], 1), i, logits.data(), false);
-    tg0.push_back(n_decode / (Now() - t));
-
-    if (depth > 0) {
+  for (int rep = 0; rep < reps; ++rep) {
+    double t;
+    if (do_pp) {
+      cache->Reset();
+      t = Now();
+      fwd.Run(std::span<const int32_t>(ids.data(), n_prefill), 0, logits.data(), false);
+      pp.push_back(n_prefill / (Now() - t));
+    }
+    if (do_tg0) {
+      cache->Reset();
+      t = Now();
+      for (int i = 0; i < n_decode; ++i) fwd.Run(std::span<const int32_t>(&ids[i], 1), i, logits.data(), false);
+      tg0.push_back(n_decode / (Now() - t));
+    }
+    if (do_tgd) {
       cache->Reset();
       fwd.Run(std::span<const int32_t>(ids.data(), depth), 0, logits.data(), false);
       t = Now();
@@ -60,9 +69,16 @@ int main(int argc, char** argv) {
       tgd.push_back(n_decode / (Now() - t));
     }
   }
-  std::printf("model %s, %d threads, f32 KV cache, median of 3\n", path.c_str(), threads);
-  std::printf("prefill %d tokens: %.0f tokens/s\n", n_prefill, Median3(pp));
-  std::printf("decode %d tokens at depth 0: %.0f tokens/s\n", n_decode, Median3(tg0));
-  if (depth > 0) std::printf("decode %d tokens at depth %d: %.0f tokens/s\n", n_decode, depth, Median3(tgd));
+  auto all = [](const std::vector<double>& v) {
+    std::string s;
+    for (double x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x + 0.5));
+    return s;
+  };
+  std::printf("model %s, %d threads, f32 KV cache, median of %d\n", path.c_str(), threads, reps);
+  if (do_pp) std::printf("prefill %d tokens: %.0f tokens/s  [%s]\n", n_prefill, Median(pp), all(pp).c_str());
+  if (do_tg0) std::printf("decode %d tokens at depth 0: %.0f tokens/s  [%s]\n", n_decode, Median(tg0), all(tg0).c_str());
+  if (do_tgd) {
+    std::printf("decode %d tokens at depth %d: %.0f tokens/s  [%s]\n", n_decode, depth, Median(tgd), all(tgd).c_str());
+  }
   return 0;
 }

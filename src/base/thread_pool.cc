@@ -1,10 +1,45 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/status.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace kvaudit {
+
+namespace {
+// How long a waiter spins before blocking: longer than the gap between the jobs of one token
+// (a few µs) and far shorter than a scheduler tick, so a busy pool never sleeps and an idle one
+// burns at most this much CPU per wait.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+// Spins until pred() or kSpin has passed; returns pred()'s last value. After the first ~2 µs it
+// yields between checks: on an oversubscribed machine (other builds on the 2 cores) the thread we
+// wait for may be runnable but not running, and a pure spin would burn its time slice.
+template <class P>
+bool SpinFor(P&& pred) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (pred()) return true;
+    if (i < 256) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+      if (std::chrono::steady_clock::now() > deadline) return pred();
+    }
+  }
+}
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
   KV_CHECK(n_threads >= 1);
@@ -14,7 +49,7 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_release);
   }
   start_cv_.notify_all();
   for (auto& t : workers_) t.join();
@@ -23,18 +58,21 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::WorkerLoop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int)>* job;
-    {
+    auto ready = [&] {
+      return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+    };
+    if (!SpinFor(ready)) {
+      // Publishers bump generation_ under mu_, so checking under the lock cannot miss a wake-up.
       std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
+      start_cv_.wait(lock, ready);
     }
-    (*job)(index);
-    {
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
+    (*job_)(index);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Lock so the notify cannot fall between the caller's predicate check and its sleep.
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -44,17 +82,20 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& fn) {
     fn(0);
     return;
   }
+  // All workers finished the previous job (pending_ reached 0), so nobody reads job_ now.
+  job_ = &fn;
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    pending_ = n_threads_ - 1;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
   fn(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
-  job_ = nullptr;
+  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!SpinFor(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, done);
+  }
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t grain,

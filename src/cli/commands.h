@@ -15,5 +15,6 @@ CommandRunner AddTokenizeCommand(CLI::App& app);
 CommandRunner AddGenerateCommand(CLI::App& app);
 CommandRunner AddScoreCommand(CLI::App& app);
 CommandRunner AddFormatsCommand(CLI::App& app);
+CommandRunner AddEvalCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

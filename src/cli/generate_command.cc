@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "eval/sampling.h"
-#include "kv/f32_cache.h"
+#include "cli/kv_flags.h"
 #include "model/forward.h"
 #include "tokenizer/tokenizer.h"
 
@@ -17,6 +17,7 @@ namespace {
 
 struct GenerateFlags {
   ModelFlags model;
+  KvFlags kv;
   std::string prompt, prompt_file;
   int max_tokens = 128;
   int ctx = 0;
@@ -45,8 +46,9 @@ int RunGenerate(const GenerateFlags& f) {
                                 std::to_string(ctx) + "; hint: shorten the prompt or raise --ctx"));
   }
   ThreadPool pool(ResolveThreads(f.model.threads));
-  std::unique_ptr<KvCache> cache = MakeF32Cache(cfg, ctx);
-  Forward forward(model, *cache, pool);
+  auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, ctx, pool);
+  if (!built) return ReportError(built.error());
+  Forward forward(model, *built->cache, pool);
   Sampler sampler(f.sampling);
   std::vector<float> logits(static_cast<size_t>(cfg.vocab_size));  // [vocab]
 
@@ -88,6 +90,7 @@ int RunGenerate(const GenerateFlags& f) {
 CommandRunner AddGenerateCommand(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   f->model.Add(app);
+  f->kv.Add(app);
   auto* prompt = app.add_option("--prompt", f->prompt, "prompt text");
   auto* file = app.add_option("--prompt-file", f->prompt_file, "read the prompt from a file");
   prompt->excludes(file);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add("tokenize", "turn text into token ids with the model's tokenizer", AddTokenizeCommand);
   add("generate", "continue a prompt (greedy or sampled)", AddGenerateCommand);
   add("score", "teacher-forced NLL / perplexity of text or token ids", AddScoreCommand);
+  add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

@@ -11,7 +11,7 @@
 #include "eval/scorer.h"
 #include "eval/text_data.h"
 #include "eval/windows.h"
-#include "kv/f32_cache.h"
+#include "cli/kv_flags.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::cli {
@@ -19,6 +19,7 @@ namespace {
 
 struct ScoreFlags {
   ModelFlags model;
+  KvFlags kv;
   std::string text_file, ids_file, jsonl;
   int ctx = 0;
   int score_from = 0;
@@ -59,17 +60,20 @@ int RunScore(const ScoreFlags& f) {
   ThreadPool pool(ResolveThreads(f.model.threads));
   int max_len = 0;
   for (const auto& w : windows) max_len = std::max<int>(max_len, static_cast<int>(w.size()));
-  std::unique_ptr<KvCache> cache = MakeF32Cache(cfg, max_len);
+  auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, max_len, pool);
+  if (!built) return ReportError(built.error());
+  KvCache& cache = *built->cache;
   ScoreOptions options;
   options.score_from = f.score_from;
   char line[256];
-  ScoreSummary s = ScoreWindows(model, *cache, pool, windows, options, [&](const ScoredPosition& p) {
+  ScoreSummary s = ScoreWindows(model, cache, pool, windows, options, [&](const ScoredPosition& p) {
     if (!jsonl) return;
     std::snprintf(line, sizeof(line), "{\"window\":%d,\"pos\":%d,\"token\":%d,\"nll\":%.9g,\"argmax\":%d}\n",
                   p.window, p.pos, p.token, p.nll, p.argmax);
     *jsonl << line;
   });
   if (jsonl && !jsonl->flush()) return ReportError(Internal(f.jsonl + ": write failed"));
+  std::printf("kv: %s (%.1f bytes/token)\n", built->policy.spec().c_str(), static_cast<double>(cache.bytes_per_token()));
   std::printf("windows: %zu of %d tokens (last %zu)\n", windows.size(), ctx, windows.back().size());
   std::printf("{\"tokens\":%lld,\"mean_nll\":%.9g,\"ppl\":%.9g}\n", static_cast<long long>(s.tokens), s.mean_nll, s.ppl);
   return 0;
@@ -80,6 +84,7 @@ int RunScore(const ScoreFlags& f) {
 CommandRunner AddScoreCommand(CLI::App& app) {
   auto f = std::make_shared<ScoreFlags>();
   f->model.Add(app);
+  f->kv.Add(app);
   auto* text = app.add_option("--text-file", f->text_file, "text to tokenize (BOS first) and score: a file, a folder of files, or JSONL with \"text\" (documents joined by a blank line)");
   auto* ids = app.add_option("--ids-file", f->ids_file, "whitespace-separated token ids, used as they are");
   text->excludes(ids);

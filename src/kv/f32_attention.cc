@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/status.h"
 #include "ops/activation.h"
 
 
@@ -122,6 +123,39 @@ void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const
     float* orow = o + static_cast<int64_t>(r) * hd;
     for (int j = 0; j < len; ++j) Axpy(scores[j], v + static_cast<int64_t>(lo + j) * hd, orow, hd);
     part[r] = {mx, sum};
+  }
+}
+
+void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v,
+                        int k0, int k1, float* o, PartialRow* part, float* scores) {
+  constexpr int kMaxGroup = 64;  // query heads per KV head; real models use <= 16
+  const int hd = s.head_dim, G = s.group, n_keys = k1 - k0;
+  KV_CHECK(G <= kMaxGroup);
+  std::memset(o, 0, sizeof(float) * n_tok * G * hd);
+  for (int t = 0; t < n_tok; ++t) {  // rows t*G .. t*G+G-1 share position p, hence lo and hi
+    const int p = pos0 + t, r0 = t * G;
+    const int lo = std::max(FirstKey(s, p), k0), hi = std::min(p, k1 - 1);
+    if (lo > hi) {
+      for (int j = 0; j < G; ++j) part[r0 + j] = {kNegInf, 0.0f};
+      continue;
+    }
+    const int len = hi - lo + 1;
+    const float* q = qs + static_cast<int64_t>(r0) * hd;
+    for (int i = 0; i < len; ++i) {
+      const float* kr = k + static_cast<int64_t>(lo + i) * hd;
+      for (int j = 0; j < G; ++j) scores[j * n_keys + i] = Dot(q + j * hd, kr, hd);
+    }
+    float mx[kMaxGroup], sum[kMaxGroup];
+    for (int j = 0; j < G; ++j) {
+      mx[j] = MaxOf(scores + j * n_keys, len);
+      sum[j] = ExpSubSum(scores + j * n_keys, len, mx[j]);
+    }
+    float* orow = o + static_cast<int64_t>(r0) * hd;
+    for (int i = 0; i < len; ++i) {
+      const float* vr = v + static_cast<int64_t>(lo + i) * hd;
+      for (int j = 0; j < G; ++j) Axpy(scores[j * n_keys + i], vr, orow + j * hd, hd);
+    }
+    for (int j = 0; j < G; ++j) part[r0 + j] = {mx[j], sum[j]};
   }
 }
 

@@ -39,6 +39,12 @@ void AttendTile(const AttnShape& s, const float* qs, int n_tok, int pos0, const 
 void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
                  int k1, float* o, PartialRow* part, float* scores);
 
+// AttendChunk with the G rows of each token sharing every key and value load (one pass over the
+// chunk per token instead of one per row): bitwise the same results, as the per-row arithmetic is
+// unchanged (loop interchange only). scores scratch: [G, k1 - k0].
+void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v,
+                        int k0, int k1, float* o, PartialRow* part, float* scores);
+
 // Naive reference (double accumulation, full softmax per row) for tests: same contract as AttendTile.
 void AttendRef(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, float* o);
 

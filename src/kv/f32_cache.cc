@@ -132,10 +132,10 @@ class F32Cache final : public KvCache {
     dpart_o_.resize(static_cast<size_t>(n_items) * rows * hd_);     // [n_kv, n_chunks, rows, hd]
     dpart_.resize(static_cast<size_t>(n_items) * rows);             // [n_kv, n_chunks, rows]
     for (int g = 0; g < n_kv_; ++g) GatherQ(q, g, 0, n, dq_.data() + static_cast<int64_t>(g) * rows * hd_);
-    EnsureScratch(pool.size(), kKeyChunk);
+    EnsureScratch(pool.size(), static_cast<int64_t>(G) * kKeyChunk);
     ForItems(pool, n_items, [&](int item, int thread) {
       const int g = item / n_chunks, c = c_begin + item % n_chunks;
-      AttendChunk(shape_, dq_.data() + static_cast<int64_t>(g) * rows * hd_, n, pos0, K(layer, g), V(layer, g),
+      AttendChunkGrouped(shape_, dq_.data() + static_cast<int64_t>(g) * rows * hd_, n, pos0, K(layer, g), V(layer, g),
                   c * kKeyChunk, (c + 1) * kKeyChunk, dpart_o_.data() + static_cast<int64_t>(item) * rows * hd_,
                   dpart_.data() + static_cast<int64_t>(item) * rows, scratch_[thread].data());
     });

@@ -43,15 +43,15 @@ void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool
 
 void Forward::RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {
   const int d = c_.d_model;
-  const float* embed = model_.weights().embed.data();
-  for (int t = 0; t < n; ++t) std::memcpy(x_.data() + static_cast<int64_t>(t) * d, embed + static_cast<int64_t>(tokens[t]) * d, sizeof(float) * d);
+  const WeightView embed = model_.weights().embed.view();
+  for (int t = 0; t < n; ++t) WeightRowsToF32(embed, tokens[t], tokens[t] + 1, x_.data() + static_cast<int64_t>(t) * d);
   for (int l = 0; l < c_.n_layers; ++l) Layer(l, n, pos0);
   if (!logits) return;
   // Final norm and LM head: every row, or only the last one.
   const int first = all_logits ? 0 : n - 1, rows = n - first;
   const float* xs = x_.data() + static_cast<int64_t>(first) * d;
   RmsNorm(xs, model_.weights().final_norm.data(), h_.data(), rows, d, c_.rms_eps);
-  MatMul(h_.data(), rows, d, model_.weights().output_matrix(), c_.vocab_size, logits, pool_);
+  MatMul(h_.data(), rows, model_.weights().output_matrix(), logits, pool_);
 }
 
 void Forward::Layer(int layer, int n, int pos0) {
@@ -65,7 +65,7 @@ void Forward::Layer(int layer, int n, int pos0) {
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     RmsNorm(x + r0 * d, w.attn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
   });
-  MatMul(h, n, d, w.wqkv.data(), qkv_w, qkv_.data(), pool_);
+  MatMul(h, n, w.wqkv.view(), qkv_.data(), pool_);
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t t = r0; t < r1; ++t) {
       float* row = qkv_.data() + t * qkv_w;
@@ -89,7 +89,7 @@ void Forward::Layer(int layer, int n, int pos0) {
   if (kv_observer_) kv_observer_(layer, pos0, n, k_.data(), v_.data());
   cache_.Append(layer, pos0, n, k_.data(), kpre_.data(), v_.data());
   cache_.Attend(layer, pos0, n, q_.data(), attn_.data(), pool_);
-  MatMul(attn_.data(), n, qd, w.wo.data(), d, proj_.data(), pool_);
+  MatMul(attn_.data(), n, w.wo.view(), proj_.data(), pool_);
   for (int64_t t = 0; t < n; ++t) {
     float* xr = x + t * d;
     const float* pr = proj_.data() + t * d;
@@ -104,14 +104,14 @@ void Forward::Layer(int layer, int n, int pos0) {
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     RmsNorm(x + r0 * d, w.ffn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
   });
-  MatMul(h, n, d, w.w_gate_up.data(), 2 * ff, gu_.data(), pool_);
+  MatMul(h, n, w.w_gate_up.view(), gu_.data(), pool_);
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t t = r0; t < r1; ++t) {
       const float* g = gu_.data() + t * 2 * ff;
       SiluMul(g, g + ff, act_.data() + t * ff, ff);
     }
   });
-  MatMul(act_.data(), n, ff, w.w_down.data(), d, proj_.data(), pool_);
+  MatMul(act_.data(), n, w.w_down.view(), proj_.data(), pool_);
   const int64_t nd = static_cast<int64_t>(n) * d;
   for (int64_t i = 0; i < nd; ++i) x[i] = x[i] + proj_.data()[i];
 }

@@ -12,27 +12,47 @@ namespace kvaudit {
 uint64_t ModelWeights::bytes() const {
   uint64_t b = embed.bytes() + final_norm.bytes() + lm_head.bytes();
   for (const LayerWeights& l : layers) {
-    for (const AlignedBuffer* p : {&l.attn_norm, &l.wqkv, &l.bqkv, &l.q_norm, &l.k_norm, &l.wo, &l.bo, &l.ffn_norm,
-                                   &l.w_gate_up, &l.w_down}) {
-      b += p->bytes();
-    }
+    for (const AlignedBuffer* p : {&l.attn_norm, &l.bqkv, &l.q_norm, &l.k_norm, &l.bo, &l.ffn_norm}) b += p->bytes();
+    for (const WeightMatrix* p : {&l.wqkv, &l.wo, &l.w_gate_up, &l.w_down}) b += p->bytes();
   }
   return b;
 }
 
-void UnpermuteGgufQk(float* w, int n_head, int head_dim, int64_t cols) {
+std::string ModelWeights::storage_summary() const {
+  std::map<std::string, int> seen;
+  auto add = [&](const WeightMatrix& m) {
+    if (!m.empty()) seen[WeightTypeName(m.type())] = 1;
+  };
+  add(embed);
+  add(lm_head);
+  for (const LayerWeights& l : layers) {
+    for (const WeightMatrix* p : {&l.wqkv, &l.wo, &l.w_gate_up, &l.w_down}) add(*p);
+  }
+  std::string r;
+  for (const auto& [name, one] : seen) r += (r.empty() ? "" : "+") + name;
+  return r;
+}
+
+namespace {
+// Row permutation of UnpermuteGgufQk on rows of `row_bytes` bytes (any element type).
+void UnpermuteRows(uint8_t* w, int n_head, int head_dim, size_t row_bytes) {
   const int half = head_dim / 2;
-  std::vector<float> tmp(static_cast<size_t>(head_dim) * cols);  // [head_dim, cols] one head
+  std::vector<uint8_t> tmp(static_cast<size_t>(head_dim) * row_bytes);  // one head
   for (int h = 0; h < n_head; ++h) {
-    float* head = w + static_cast<int64_t>(h) * head_dim * cols;
-    std::memcpy(tmp.data(), head, tmp.size() * sizeof(float));
+    uint8_t* head = w + static_cast<size_t>(h) * head_dim * row_bytes;
+    std::memcpy(tmp.data(), head, tmp.size());
     for (int j = 0; j < half; ++j) {
       for (int t = 0; t < 2; ++t) {
-        std::memcpy(head + static_cast<int64_t>(t * half + j) * cols, tmp.data() + static_cast<int64_t>(2 * j + t) * cols,
-                    cols * sizeof(float));
+        std::memcpy(head + static_cast<size_t>(t * half + j) * row_bytes, tmp.data() + static_cast<size_t>(2 * j + t) * row_bytes,
+                    row_bytes);
       }
     }
   }
+}
+}  // namespace
+
+void UnpermuteGgufQk(float* w, int n_head, int head_dim, int64_t cols) {
+  UnpermuteRows(reinterpret_cast<uint8_t*>(w), n_head, head_dim, static_cast<size_t>(cols) * sizeof(float));
 }
 
 namespace {
@@ -47,6 +67,16 @@ class Loader {
 
   // Checks dtype and exact shape (outermost first), then dequantizes into dst.
   Status Load(const std::string& name, const std::vector<int64_t>& shape, float* dst, ModelWeights& w) const {
+    KV_RETURN_IF_ERROR(Check(name, shape));
+    const TensorView* t = find_(name);
+    KV_RETURN_IF_ERROR(DequantizeToF32(*t, dst));
+    w.source_dtypes[std::string(GetDTypeInfo(t->dtype).name)] += t->numel();
+    w.n_params += t->numel();
+    return Status::Ok();
+  }
+
+  // Presence, exact shape (outermost first) and convertibility of tensor `name`.
+  Status Check(const std::string& name, const std::vector<int64_t>& shape) const {
     const TensorView* t = find_(name);
     if (!t) return BadInput(source_ + ": missing tensor '" + name + "'; hint: " + hint_);
     if (t->shape != shape) {
@@ -58,10 +88,42 @@ class Loader {
       return BadInput(source_ + ": tensor '" + name + "' has dtype " + std::string(info.name) +
                       ", which cannot be converted to f32; hint: weights must be F32/F16/BF16 or a ggml block type");
     }
-    KV_RETURN_IF_ERROR(DequantizeToF32(*t, dst));
-    w.source_dtypes[std::string(info.name)] += t->numel();
+    return Status::Ok();
+  }
+
+  // The in-memory type of a matrix made of `names` (fused parts): their common 16-bit dtype if
+  // they all share one, else f32. Missing tensors are reported by the Load that follows.
+  WeightType MatrixType(const std::vector<std::string>& names) const {
+    const TensorView* first = find_(names[0]);
+    if (!first) return WeightType::kF32;
+    for (const std::string& n : names) {
+      const TensorView* t = find_(n);
+      if (!t || t->dtype != first->dtype) return WeightType::kF32;
+    }
+    return first->dtype == DType::kBF16 ? WeightType::kBF16 : first->dtype == DType::kF16 ? WeightType::kF16 : WeightType::kF32;
+  }
+
+  // Loads tensor `name` [rows, cols] into rows [row0, row0 + rows) of m: 16-bit bytes copied as
+  // stored when m has the tensor's dtype, else dequantized to f32.
+  Status LoadRows(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m, int64_t row0,
+                  ModelWeights& w) const {
+    if (m.type() == WeightType::kF32) return Load(name, shape, reinterpret_cast<float*>(m.mutable_row(row0)), w);
+    KV_RETURN_IF_ERROR(Check(name, shape));
+    const TensorView* t = find_(name);
+    const uint64_t want = static_cast<uint64_t>(t->numel()) * WeightTypeBytes(m.type());
+    if (t->nbytes != want) {
+      return BadInput(source_ + ": tensor '" + name + "' has " + std::to_string(t->nbytes) + " bytes, expected " +
+                      std::to_string(want) + "; hint: the file is truncated or its header is wrong");
+    }
+    std::memcpy(m.mutable_row(row0), t->data, want);
+    w.source_dtypes[std::string(GetDTypeInfo(t->dtype).name)] += t->numel();
     w.n_params += t->numel();
     return Status::Ok();
+  }
+
+  Status LoadMatrix(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m, ModelWeights& w) const {
+    m.Resize(shape[0], shape[1], MatrixType({name}));
+    return LoadRows(name, shape, m, 0, w);
   }
 
   Status LoadNew(const std::string& name, const std::vector<int64_t>& shape, AlignedBuffer& buf, ModelWeights& w) const {
@@ -91,19 +153,20 @@ struct Names {
 Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelConfig& c, bool gguf_llama) {
   ModelWeights w;
   const int64_t d = c.d_model, qd = c.q_dim(), kvd = c.kv_dim(), ff = c.d_ff, V = c.vocab_size, hd = c.head_dim;
-  KV_RETURN_IF_ERROR(ld.LoadNew(nm.embed, {V, d}, w.embed, w));
+  KV_RETURN_IF_ERROR(ld.LoadMatrix(nm.embed, {V, d}, w.embed, w));
   w.layers.resize(c.n_layers);
   for (int i = 0; i < c.n_layers; ++i) {
     LayerWeights& L = w.layers[i];
     auto name = [&](const char* role, const char* suffix) { return nm.layer(i, role) + suffix; };
     KV_RETURN_IF_ERROR(ld.LoadNew(name("attn_norm", ".weight"), {d}, L.attn_norm, w));
-    L.wqkv.Resize((qd + 2 * kvd) * d);
-    KV_RETURN_IF_ERROR(ld.Load(name("q", ".weight"), {qd, d}, L.wqkv.data(), w));
-    KV_RETURN_IF_ERROR(ld.Load(name("k", ".weight"), {kvd, d}, L.wqkv.data() + qd * d, w));
-    KV_RETURN_IF_ERROR(ld.Load(name("v", ".weight"), {kvd, d}, L.wqkv.data() + (qd + kvd) * d, w));
+    L.wqkv.Resize(qd + 2 * kvd, d, ld.MatrixType({name("q", ".weight"), name("k", ".weight"), name("v", ".weight")}));
+    KV_RETURN_IF_ERROR(ld.LoadRows(name("q", ".weight"), {qd, d}, L.wqkv, 0, w));
+    KV_RETURN_IF_ERROR(ld.LoadRows(name("k", ".weight"), {kvd, d}, L.wqkv, qd, w));
+    KV_RETURN_IF_ERROR(ld.LoadRows(name("v", ".weight"), {kvd, d}, L.wqkv, qd + kvd, w));
     if (gguf_llama) {
-      UnpermuteGgufQk(L.wqkv.data(), c.n_heads, c.head_dim, d);
-      UnpermuteGgufQk(L.wqkv.data() + qd * d, c.n_kv_heads, c.head_dim, d);
+      const size_t row_bytes = static_cast<size_t>(d) * WeightTypeBytes(L.wqkv.type());
+      UnpermuteRows(L.wqkv.mutable_row(0), c.n_heads, c.head_dim, row_bytes);
+      UnpermuteRows(L.wqkv.mutable_row(qd), c.n_kv_heads, c.head_dim, row_bytes);
     }
     if (c.attn_qkv_bias) {
       L.bqkv.Resize(qd + 2 * kvd);
@@ -119,16 +182,16 @@ Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelCon
       KV_RETURN_IF_ERROR(ld.LoadNew(name("q_norm", ".weight"), {hd}, L.q_norm, w));
       KV_RETURN_IF_ERROR(ld.LoadNew(name("k_norm", ".weight"), {hd}, L.k_norm, w));
     }
-    KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".weight"), {d, qd}, L.wo, w));
+    KV_RETURN_IF_ERROR(ld.LoadMatrix(name("o", ".weight"), {d, qd}, L.wo, w));
     if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
     KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
-    L.w_gate_up.Resize(2 * ff * d);
-    KV_RETURN_IF_ERROR(ld.Load(name("gate", ".weight"), {ff, d}, L.w_gate_up.data(), w));
-    KV_RETURN_IF_ERROR(ld.Load(name("up", ".weight"), {ff, d}, L.w_gate_up.data() + ff * d, w));
-    KV_RETURN_IF_ERROR(ld.LoadNew(name("down", ".weight"), {d, ff}, L.w_down, w));
+    L.w_gate_up.Resize(2 * ff, d, ld.MatrixType({name("gate", ".weight"), name("up", ".weight")}));
+    KV_RETURN_IF_ERROR(ld.LoadRows(name("gate", ".weight"), {ff, d}, L.w_gate_up, 0, w));
+    KV_RETURN_IF_ERROR(ld.LoadRows(name("up", ".weight"), {ff, d}, L.w_gate_up, ff, w));
+    KV_RETURN_IF_ERROR(ld.LoadMatrix(name("down", ".weight"), {d, ff}, L.w_down, w));
   }
   KV_RETURN_IF_ERROR(ld.LoadNew(nm.final_norm, {d}, w.final_norm, w));
-  if (!c.tied_embeddings && ld.Has(nm.output)) KV_RETURN_IF_ERROR(ld.LoadNew(nm.output, {V, d}, w.lm_head, w));
+  if (!c.tied_embeddings && ld.Has(nm.output)) KV_RETURN_IF_ERROR(ld.LoadMatrix(nm.output, {V, d}, w.lm_head, w));
   return w;
 }
 

@@ -1,7 +1,6 @@
 // End-to-end: every kind of bad input reaches the user as one line on stderr and exit code 2,
 // never a crash or a hang. Parser-level detail is tested in io_*_test.cc; here we check the CLI.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -10,39 +9,19 @@
 #include <string>
 
 #include "support/fixtures.h"
+#include "support/run_cli.h"
 
 namespace kvaudit {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::Fixture;
-using testing::KvauditBinary;
 using testing::MakeTempDir;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
+using RunResult = testing::CliResult;
+using testing::RunCli;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-RunResult RunCli(const std::string& args) {
-  const fs::path dir = MakeTempDir("cli");
-  const std::string cmd = "timeout 60 " + KvauditBinary().string() + " " + args + " >" + (dir / "out").string() +
-                          " 2>" + (dir / "err").string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(dir / "out");
-  r.err = Slurp(dir / "err");
-  fs::remove_all(dir);
-  return r;
-}
+std::string Slurp(const fs::path& p) { return testing::ReadFile(p.string()); }
 
 void WriteFile(const fs::path& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kv/f32_attention.h"
@@ -93,6 +94,28 @@ TEST_P(F32CacheTest, PrefillAndDecodeMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Windows, F32CacheTest, ::testing::Values(0, 100, 300));
+
+// The grouped decode kernel the f32 cache uses is a loop interchange of AttendChunk: bitwise equal.
+TEST(F32Attention, ChunkGroupedIsBitwiseAttendChunk) {
+  for (int window : {0, 50}) {
+    const AttnShape s{24, 3, window, 1.0f / std::sqrt(24.0f)};
+    const int n_keys = 300, n_tok = 3, pos0 = 297, rows = n_tok * s.group;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0, 1);
+    std::vector<float> k(static_cast<size_t>(n_keys) * s.head_dim), v(k.size()), q(static_cast<size_t>(rows) * s.head_dim);
+    for (float& x : k) x = nd(rng);
+    for (float& x : v) x = nd(rng);
+    for (float& x : q) x = nd(rng);
+    for (auto [k0, k1] : {std::pair{0, 256}, std::pair{256, 300}, std::pair{290, 298}}) {
+      std::vector<float> o1(q.size(), 7.0f), o2(q.size(), 9.0f), sc1(k1 - k0), sc2(static_cast<size_t>(s.group) * (k1 - k0));
+      std::vector<PartialRow> p1(rows), p2(rows);
+      AttendChunk(s, q.data(), n_tok, pos0, k.data(), v.data(), k0, k1, o1.data(), p1.data(), sc1.data());
+      AttendChunkGrouped(s, q.data(), n_tok, pos0, k.data(), v.data(), k0, k1, o2.data(), p2.data(), sc2.data());
+      EXPECT_EQ(std::memcmp(o1.data(), o2.data(), o1.size() * 4), 0) << "window " << window << " k0 " << k0;
+      EXPECT_EQ(std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(PartialRow)), 0) << "window " << window << " k0 " << k0;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace kvaudit

@@ -1,0 +1,33 @@
+// --kv / --kv-calib, shared by every subcommand that runs a cache configuration.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/thread_pool.h"
+#include "kv/cache_policy.h"
+#include "kv/calibration.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace CLI { class App; }
+
+namespace kvaudit::cli {
+
+struct KvFlags {
+  std::string kv = "k=f32,v=f32";
+  std::string kv_calib;  // text file for calibration (fp8 scale=calib, outliers=N)
+  void Add(CLI::App& app);
+};
+
+// Parses and validates the policy, runs the calibration pass if the policy needs one, and builds
+// the cache. Errors (exit 2) name the spec or file.
+struct BuiltCache {
+  CachePolicy policy;
+  std::unique_ptr<KvCalibration> calib;
+  std::unique_ptr<KvCache> cache;
+};
+Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
+                                int max_positions, ThreadPool& pool);
+
+}  // namespace kvaudit::cli

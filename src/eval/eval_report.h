@@ -1,0 +1,36 @@
+// Writers for `kvaudit eval` results: DIR/results.json (schema: docs/results-schema.md, whose
+// stable keys tools and CI read) and the terminal table.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "eval/fidelity_stats.h"
+
+namespace kvaudit {
+
+struct EvalRunInfo {
+  std::string model, data, baseline_spec;
+  uint64_t baseline_bytes_per_token = 0;
+  int ctx = 0, score_from = 0;
+  bool per_doc = false;
+  int n_windows = 0, windows_resumed = 0;
+  std::string tokens_hash;  // hex, of the window tokens
+  AggregateOptions aggregate;  // buckets, threshold, bootstrap settings (class tables unused here)
+  // The run block: the only part of results.json that differs between a fresh and a resumed run.
+  int threads = 0;
+  double wall_s = 0, peak_rss_mb = 0;
+};
+
+struct ConfigResult {
+  std::string spec;  // canonical
+  uint64_t bytes_per_token = 0;
+  ConfigSummary summary;
+};
+
+nlohmann::json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs);
+std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult>& configs);
+
+}  // namespace kvaudit

@@ -1,0 +1,31 @@
+// The streaming fidelity runner of `kvaudit eval`: the baseline cache and every configuration's
+// cache run teacher-forced over the same window tokens in lockstep chunks of ≤ 512 positions.
+// After each chunk every row is compared at once and the logits are dropped, so memory holds at
+// most (1 + n_configs) × [chunk, vocab] logits, never [positions × vocab] (llama.cpp instead
+// stores the base logits of every position in a file: 470 MB for 29k tokens of an 8k vocabulary).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "eval/fidelity_metrics.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace kvaudit {
+
+struct FidelityRunOptions {
+  int score_from = 0;  // only positions ≥ this (0-based predicting index) are compared and recorded
+  int chunk = 512;     // positions per forward call, ≤ Forward::kMaxChunk
+};
+
+// caches[0] is the baseline, caches[1..] the configurations (at least one). Windows with
+// skip[w] (already in the progress log) are not run. on_window receives each finished window in
+// ascending order; a non-ok Status from it stops the run and is returned.
+Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, ThreadPool& pool,
+                   const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip,
+                   const FidelityRunOptions& options, const std::function<Status(WindowRecord&&)>& on_window);
+
+}  // namespace kvaudit

@@ -1,0 +1,79 @@
+// Aggregates of per-position fidelity (fidelity_metrics.h): overall, per context bucket, per token
+// class, and the safe context length. Definitions and caveats: docs/metrics.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/bootstrap.h"
+#include "eval/buckets.h"
+#include "eval/fidelity_metrics.h"
+#include "eval/token_classes.h"
+
+namespace kvaudit {
+
+struct BootstrapOptions {
+  int replicates = 1000;
+  uint64_t seed = 1;
+};
+
+struct FidelitySummary {
+  int64_t tokens = 0;
+  double kld_mean = 0;
+  std::optional<Interval> kld_ci95;  // bootstrap over windows
+  double kld_median = 0, kld_p90 = 0, kld_p99 = 0, kld_p999 = 0, kld_max = 0;
+  double top1_agree = 0, top5_drop = 0;  // fractions in 0..1
+  double nll_base_mean = 0, nll_mean = 0;
+  double ppl_base = 0, ppl = 0, ppl_ratio = 0, delta_ppl = 0;  // ppl_ratio = exp(mean ΔNLL)
+  double dp_mean = 0, dp_p01 = 0, dp_p99 = 0, dp_rms = 0;
+};
+
+// Collects one configuration's positions over some selection (overall, one bucket).
+class FidelityCollector {
+ public:
+  explicit FidelityCollector(size_t n_windows) : win_sum_(n_windows, 0.0), win_count_(n_windows, 0.0) {}
+  void Add(size_t slot, double kld, double nll_base, double nll, double dp, bool top1, bool top5_drop);
+  FidelitySummary Summarize(const BootstrapOptions& bootstrap) const;
+
+ private:
+  std::vector<double> kld_, dp_;             // [positions] kept for exact order statistics
+  std::vector<double> win_sum_, win_count_;  // [n_windows] KLD sum and positions per window
+  double nll_base_sum_ = 0, nll_sum_ = 0, dp_sq_sum_ = 0;
+  int64_t top1_ = 0, top5_drop_ = 0;
+};
+
+struct ClassSummary {
+  std::string name;
+  int64_t tokens = 0;
+  double kld_mean = 0, top1_agree = 0;
+};
+
+struct ConfigSummary {
+  FidelitySummary overall;
+  std::vector<FidelitySummary> buckets;  // [n_buckets], matching AggregateOptions::buckets
+  std::vector<ClassSummary> classes;     // the five text classes, then "rare" (overlaps them)
+  std::optional<int> safe_context;       // context length; nullopt: never stays above threshold
+};
+
+struct AggregateOptions {
+  std::vector<Bucket> buckets;
+  const std::vector<TokenClass>* classes = nullptr;  // [vocab]; null: no class table
+  const std::vector<uint8_t>* rare = nullptr;        // [vocab]; null: no rare class
+  double kld_threshold = 0.01;
+  int smooth_width = 64;
+  BootstrapOptions bootstrap;
+};
+
+// windows must be in ascending window order (sums are order-dependent in floating point, and a
+// resumed run must reproduce a fresh one bit for bit).
+ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t config, const AggregateOptions& options);
+
+// The first context length p whose smoothed KLD exceeds `threshold` and stays above it for every
+// later length with data. Smoothed KLD at p = pooled mean over lengths [p − width/2, p + width/2)
+// across windows. sum, count: [max_len + 1] KLD sum and positions per context length.
+std::optional<int> SafeContext(const std::vector<double>& sum, const std::vector<double>& count, double threshold,
+                               int width);
+
+}  // namespace kvaudit

@@ -1,0 +1,56 @@
+// DIR/progress.jsonl: the append-only record that makes `kvaudit eval` resumable. Line 1 is a
+// header with the run's fingerprint; each later line is one finished window (a WindowRecord:
+// every per-position value, doubles printed round-trip exact), written and fsync'ed as the window
+// completes. A rerun reads the finished windows back bit for bit, so results.json comes out
+// identical; a run with another model, data or configuration refuses to mix (exit 2).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "eval/fidelity_metrics.h"
+
+namespace kvaudit {
+
+class Model;
+
+// 64-bit hashes for the fingerprint (not cryptographic: they detect accidents, not attacks).
+uint64_t HashBytes(const void* data, size_t n, uint64_t seed);
+// Config numbers, RoPE frequencies and every weight byte as loaded: any changed value changes it.
+uint64_t HashModel(const Model& model);
+uint64_t HashWindows(const std::vector<std::vector<int32_t>>& windows);
+std::string HexHash(uint64_t h);
+
+nlohmann::json WindowToJson(const WindowRecord& rec);
+// Validates shapes; n_configs is how many configuration blocks the line must hold.
+Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs);
+
+class ProgressLog {
+ public:
+  ~ProgressLog();
+  ProgressLog(const ProgressLog&) = delete;
+  ProgressLog& operator=(const ProgressLog&) = delete;
+
+  // Opens (or creates) `path`. An existing file must carry `fingerprint` (an object) in its header:
+  // otherwise BadInput naming the differing keys, with the hint to use a new --out or --restart.
+  // Finished windows with index < n_windows are returned in *done, ascending, each once (later
+  // ones stay in the file for a run with a larger --windows). A torn last
+  // line (killed mid-write) is cut off; damage anywhere else is an error.
+  static Expected<std::unique_ptr<ProgressLog>> Open(const std::string& path, const nlohmann::json& fingerprint,
+                                                     size_t n_configs, size_t n_windows,
+                                                     std::vector<WindowRecord>* done);
+  // One line, then fsync, so a window is either wholly recorded or cut off as torn.
+  Status Append(const WindowRecord& rec);
+
+ private:
+  ProgressLog(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  Status WriteLine(const std::string& line);
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace kvaudit

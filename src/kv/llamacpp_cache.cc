@@ -1,0 +1,153 @@
+// engine=llama.cpp cache: storage, write-path quantizers, rotation and dispatch (see llamacpp_cache.h).
+#include "kv/llamacpp_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "base/status.h"
+#include "kv/hadamard.h"
+#include "kv/llamacpp_attention.h"
+
+namespace kvaudit {
+namespace {
+
+using llamacpp::FaScratch;
+using llamacpp::FaShape;
+using llamacpp::HeadKv;
+
+constexpr int kQueryTile = 64;  // query tokens per work item (GGML_FA_TILE_Q)
+
+struct HeadStore {  // one (layer, KV head)
+  KvFormat fk = KvFormat::kF32, fv = KvFormat::kF32;
+  int rot_k = 0, rot_v = 0;        // Hadamard block (0 = not rotated)
+  uint64_t k_row = 0, v_row = 0;   // bytes per row
+  std::vector<uint8_t> k, v;       // [max_pos, k_row], [max_pos, v_row]
+};
+
+class LlamaCppCache final : public KvCache {
+ public:
+  LlamaCppCache(const ModelConfig& c, const CachePolicy& policy, int max_pos)
+      : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
+        len_(c.n_layers, 0), heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
+    KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
+    shape_ = {hd_, n_heads_ / n_kv_, c.sliding_window, 1.0f / std::sqrt(static_cast<float>(hd_))};
+    const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
+    for (int l = 0; l < n_layers_; ++l) {
+      for (int g = 0; g < n_kv_; ++g) {
+        const HeadPolicy hp = policy.ForHead(l, g);
+        HeadStore& h = Head(l, g);
+        h.fk = hp.k;
+        h.fv = hp.v;
+        KV_CHECK_MSG(hd_ % 32 == 0 || (IsFullPrecision(h.fk) && IsFullPrecision(h.fv)),
+                     "engine=llama.cpp: block formats need head_dim % 32 == 0");
+        const bool rot = hp.rot != RotationMode::kOff;
+        h.rot_k = rot && !IsFullPrecision(hp.k) ? rb.k : 0;  // ggml_is_quantized(type_k) && hd % 64 == 0
+        h.rot_v = rot && !IsFullPrecision(hp.v) ? rb.v : 0;
+        h.k_row = llamacpp::RowBytes(h.fk, hd_);
+        h.v_row = llamacpp::RowBytes(h.fv, hd_);
+        h.k.resize(h.k_row * max_pos_);
+        h.v.resize(h.v_row * max_pos_);
+        bytes_per_token_ += h.k_row + h.v_row;
+      }
+    }
+  }
+
+  void Append(int layer, int pos0, int n, const float* k, const float*, const float* v) override {
+    KV_CHECK(layer >= 0 && layer < n_layers_ && pos0 >= 0 && n >= 0);
+    KV_CHECK_MSG(pos0 + n <= max_pos_, "KV cache full: raise max_positions");
+    KV_CHECK_MSG(pos0 <= len_[layer], "KV cache positions must be appended without gaps");
+    std::vector<float> row(hd_);  // [hd] one (token, head) row, rotated in place
+    for (int g = 0; g < n_kv_; ++g) {
+      HeadStore& h = Head(layer, g);
+      for (int t = 0; t < n; ++t) {
+        const int64_t src = (static_cast<int64_t>(t) * n_kv_ + g) * hd_;
+        std::memcpy(row.data(), k + src, sizeof(float) * hd_);
+        if (h.rot_k) HadamardRows(row.data(), 1, hd_, h.rot_k);
+        llamacpp::WriteRow(h.fk, row.data(), hd_, h.k.data() + (pos0 + t) * h.k_row);
+        std::memcpy(row.data(), v + src, sizeof(float) * hd_);
+        if (h.rot_v) HadamardRows(row.data(), 1, hd_, h.rot_v);
+        llamacpp::WriteRow(h.fv, row.data(), hd_, h.v.data() + (pos0 + t) * h.v_row);
+      }
+    }
+    len_[layer] = pos0 + n;
+  }
+
+  void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) override {
+    KV_CHECK(layer >= 0 && layer < n_layers_ && pos0 >= 0 && n > 0);
+    KV_CHECK_MSG(pos0 + n <= len_[layer], "Attend before Append of the same positions");
+    const int n_qt = (n + kQueryTile - 1) / kQueryTile, n_items = n_kv_ * n_qt;
+    if (static_cast<int>(scratch_.size()) < pool.size()) scratch_.resize(pool.size());
+    if (static_cast<int>(qs_.size()) < pool.size()) qs_.resize(pool.size());
+    if (static_cast<int>(os_.size()) < pool.size()) os_.resize(pool.size());
+    std::atomic<int> next{0};
+    // Items = (KV head, query tile); each item's arithmetic is independent of the thread running it.
+    auto work = [&](int thread) {
+      for (int item; (item = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) {
+        const int qt = n_qt - 1 - item / n_kv_, g = item % n_kv_;  // latest (longest) tiles first
+        const int t0 = qt * kQueryTile, nt = std::min(kQueryTile, n - t0);
+        AttendItem(layer, g, pos0, n, t0, nt, q, out, thread);
+      }
+    };
+    if (pool.size() == 1 || n_items == 1) work(0);
+    else pool.RunOnAll(work);
+  }
+
+  void Reset() override { std::fill(len_.begin(), len_.end(), 0); }
+  uint64_t bytes_per_token() const override { return bytes_per_token_; }
+  uint64_t bytes_used() const override {
+    uint64_t b = 0;
+    for (int l = 0; l < n_layers_; ++l)
+      for (int g = 0; g < n_kv_; ++g) b += static_cast<uint64_t>(len_[l]) * (Head(l, g).k_row + Head(l, g).v_row);
+    return b;
+  }
+
+ private:
+  HeadStore& Head(int l, int g) { return heads_[static_cast<size_t>(l) * n_kv_ + g]; }
+  const HeadStore& Head(int l, int g) const { return heads_[static_cast<size_t>(l) * n_kv_ + g]; }
+
+  // Tokens [t0, t0+nt) of this call, the G query heads of KV head g.
+  void AttendItem(int layer, int g, int pos0, int n, int t0, int nt, const float* q, float* out, int thread) {
+    const HeadStore& h = Head(layer, g);
+    const int G = shape_.group, rows = nt * G;
+    std::vector<float>& qs = qs_[thread];  // [rows, hd] gathered (and rotated) queries
+    std::vector<float>& os = os_[thread];  // [rows, hd] outputs
+    if (qs.size() < static_cast<size_t>(rows) * hd_) qs.resize(static_cast<size_t>(rows) * hd_);
+    if (os.size() < static_cast<size_t>(rows) * hd_) os.resize(static_cast<size_t>(rows) * hd_);
+    for (int r = 0; r < rows; ++r) {
+      const float* src = q + (static_cast<int64_t>(t0 + r / G) * n_heads_ + g * G + r % G) * hd_;
+      std::memcpy(qs.data() + static_cast<int64_t>(r) * hd_, src, sizeof(float) * hd_);
+    }
+    if (h.rot_k) HadamardRows(qs.data(), rows, hd_, h.rot_k);  // Q rotated like K, after RoPE
+    const HeadKv kv{h.fk, h.fv, h.k.data(), h.v.data(), h.k_row, h.v_row};
+    // The path is chosen per ubatch (n = this call's tokens), as ggml chooses per FA op.
+    if (llamacpp::UsesTiledPath(h.fk, h.fv, n)) {
+      llamacpp::TiledRows(shape_, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
+    } else {
+      llamacpp::OneChunkRows(shape_, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
+    }
+    if (h.rot_v) HadamardRows(os.data(), rows, hd_, h.rot_v);  // rotate the output back (H = H⁻¹)
+    for (int r = 0; r < rows; ++r) {
+      float* dst = out + (static_cast<int64_t>(t0 + r / G) * n_heads_ + g * G + r % G) * hd_;
+      std::memcpy(dst, os.data() + static_cast<int64_t>(r) * hd_, sizeof(float) * hd_);
+    }
+  }
+
+  const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
+  FaShape shape_;
+  std::vector<int> len_;                 // [n_layers] positions stored
+  std::vector<HeadStore> heads_;         // [n_layers, n_kv_heads]
+  uint64_t bytes_per_token_ = 0;
+  std::vector<FaScratch> scratch_;       // [threads]
+  std::vector<std::vector<float>> qs_, os_;  // [threads] of [rows, hd]
+};
+
+}  // namespace
+
+std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CachePolicy& policy, int max_positions) {
+  return std::make_unique<LlamaCppCache>(config, policy, max_positions);
+}
+
+}  // namespace kvaudit

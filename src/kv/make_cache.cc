@@ -1,0 +1,22 @@
+#include "kv/make_cache.h"
+
+#include "kv/f32_cache.h"
+#include "kv/kivi_store.h"
+#include "kv/llamacpp_cache.h"
+#include "kv/quant_cache.h"
+#include "kv/row_store.h"
+
+namespace kvaudit {
+
+Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CachePolicy& policy,
+                                             const KvCalibration* calib, int max_positions) {
+  KV_RETURN_IF_ERROR(policy.Validate(config, calib != nullptr));
+  if (policy.IsPlainF32()) return MakeF32Cache(config, max_positions);
+  if (policy.engine() == AttentionEngine::kLlamaCpp) return MakeLlamaCppCache(config, policy, max_positions);
+  StoreFactory factory = [](const StoreSpec& spec) {
+    return IsKivi(spec.format()) ? MakeKiviStore(spec) : MakeRowStore(spec);
+  };
+  return MakeQuantCache(config, policy, calib, max_positions, factory);
+}
+
+}  // namespace kvaudit

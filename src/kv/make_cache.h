@@ -1,0 +1,19 @@
+// Builds the KV cache a policy describes: the f32 reference, the generic quantized cache (row
+// stores and KIVI stores, mixed per layer/head), or the llama.cpp attention emulation.
+#pragma once
+
+#include <memory>
+
+#include "kv/cache_policy.h"
+#include "kv/calibration.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+
+namespace kvaudit {
+
+// Validates the policy against the model first (clean error, exit 2, before any compute).
+// calib may be null when the policy needs no calibration.
+Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CachePolicy& policy,
+                                             const KvCalibration* calib, int max_positions);
+
+}  // namespace kvaudit

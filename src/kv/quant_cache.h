@@ -1,0 +1,36 @@
+// The KV cache of a cache policy: one K and one V TensorStore per (layer, KV head), built by a
+// store factory (kv/row_store.h for the row-codec formats; KIVI and others bring their own), and
+// attention computed over the stores (kv/quant_attention.h) with the same tiling, work split and
+// merge order as the f32 reference cache (kv/f32_cache.cc).
+//
+// Rotation (policy rot=1, native engine): each quantized tensor of the head is stored in the
+// Hadamard basis over the full head_dim (QuaRot arXiv 2404.00456; exllamav2 and llama.cpp PR
+// #21038 rotate the same way): K rows and the queries are rotated (q·k is unchanged), V rows are
+// rotated and the attention output rotated back (H is its own inverse). RotationMode::kAuto is off
+// in the native engine. Full-precision tensors are never rotated (modifiers do not apply to them).
+//
+// Sizes: bytes_used() = Σ_stores BytesFor(current length); bytes_per_token() =
+// ceil(Σ_stores BytesFor(max_positions) / max_positions), i.e. the average at a full cache, with
+// the fixed protections (sinks, the recent window, scales, channel lists) amortised over it.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "kv/cache_policy.h"
+#include "kv/calibration.h"
+#include "kv/store_spec.h"
+#include "kv/tensor_store.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+
+namespace kvaudit {
+
+using StoreFactory = std::function<std::unique_ptr<TensorStore>(const StoreSpec&)>;
+
+// `policy` must have passed CachePolicy::Validate for `config` (calibration given when needed).
+// The native engine only (engine=llama.cpp is a cache of its own).
+std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CachePolicy& policy,
+                                        const KvCalibration* calib, int max_positions, const StoreFactory& factory);
+
+}  // namespace kvaudit

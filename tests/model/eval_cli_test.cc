@@ -1,0 +1,111 @@
+// `kvaudit eval` end to end on the bundled model (short windows to stay fast): identical
+// configurations, resume after a crash, refusal to mix runs, and bad flags (exit 2).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/fixtures.h"
+#include "support/run_cli.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RunCli;
+
+const std::string kModel = "--model " + testing::BundledModelDir().string() + " --threads 2 ";
+
+nlohmann::json Results(const fs::path& dir) {
+  return nlohmann::json::parse(ReadFile((dir / "results.json").string()), nullptr, false);
+}
+
+TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
+  const fs::path out = testing::MakeTempDir("eval-same");
+  const auto r = RunCli("eval " + kModel + "--kv k=f32,v=f32 --ctx 256 --windows 2 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no progress bar into a pipe
+  const nlohmann::json j = Results(out);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["ctx"], 256);
+  EXPECT_EQ(j["score_from"], 0);
+  EXPECT_TRUE(j["model"].is_string());
+  ASSERT_EQ(j["configs"].size(), 1u);
+  const nlohmann::json& c = j["configs"][0];
+  EXPECT_EQ(c["spec"], "k=f32,v=f32");
+  EXPECT_EQ(c["bytes_per_token"], 8192);  // 8 layers × 2 × 2 KV heads × 64 × 4 bytes
+  const nlohmann::json& o = c["overall"];
+  EXPECT_EQ(o["tokens"], 2 * 255);
+  EXPECT_EQ(o["kld_mean"], 0.0);
+  EXPECT_EQ(o["kld_ci95"], nlohmann::json::array({0.0, 0.0}));
+  EXPECT_EQ(o["kld_p99"], 0.0);
+  EXPECT_EQ(o["top1_agree"], 1.0);
+  EXPECT_EQ(o["ppl_ratio"], 1.0);
+  EXPECT_EQ(o["delta_p_mean"], 0.0);
+  ASSERT_EQ(c["buckets"].size(), 5u);  // 1–16, 17–32, 33–64, 65–128, 129–256
+  EXPECT_EQ(c["buckets"][1]["from"], 17);
+  EXPECT_EQ(c["buckets"][1]["to"], 32);
+  EXPECT_EQ(c["buckets"][4]["tokens"], 2 * 127);  // context lengths 129..255
+  for (const auto& b : c["buckets"]) {
+    for (const char* key : {"from", "to", "tokens", "kld_mean", "kld_ci95", "top1_agree", "ppl_ratio"}) {
+      EXPECT_TRUE(b.contains(key)) << key;
+    }
+  }
+  EXPECT_TRUE(c["safe_context"].is_null());
+  EXPECT_EQ(c["attention"], nlohmann::json::array());
+  fs::remove_all(out);
+}
+
+TEST(EvalCliTest, ResumeAfterCrashGivesIdenticalResultsAndMismatchIsRefused) {
+  const fs::path a = testing::MakeTempDir("eval-full"), b = testing::MakeTempDir("eval-crash");
+  const std::string args = "eval " + kModel + "--kv k=q4_0,v=q4_0 --ctx 256 --windows 3 --score-from 128 ";
+  const auto full = RunCli(args + "--out " + a.string() + " --jsonl " + (a / "pos.jsonl").string());
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  // The crash: the header, window 0, and half of window 1's line (killed mid-write).
+  std::ifstream in(a / "progress.jsonl");
+  std::string header, w0, w1;
+  std::getline(in, header), std::getline(in, w0), std::getline(in, w1);
+  ASSERT_FALSE(w1.empty());
+  { std::ofstream(b / "progress.jsonl") << header << '\n' << w0 << '\n' << w1.substr(0, w1.size() / 2); }
+  const auto resumed = RunCli(args + "--out " + b.string() + " --jsonl " + (b / "pos.jsonl").string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  nlohmann::json ja = Results(a), jb = Results(b);
+  EXPECT_EQ(jb["run"]["windows_resumed"], 1);
+  ja.erase("run"), jb.erase("run");  // wall time and peak RSS are the only run-dependent keys
+  EXPECT_EQ(ja.dump(), jb.dump());
+  EXPECT_GT(ja["configs"][0]["overall"]["kld_mean"].get<double>(), 0.0);
+  EXPECT_EQ(ja["configs"][0]["overall"]["tokens"], 3 * 127);  // positions 128..254 of each window
+  EXPECT_EQ(ReadFile((a / "pos.jsonl").string()), ReadFile((b / "pos.jsonl").string()));
+
+  // Another configuration into the same directory: refused, the file untouched; --restart runs.
+  const std::string before = ReadFile((a / "progress.jsonl").string());
+  const std::string other = "eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 256 --windows 3 --score-from 128 --out " + a.string();
+  const auto refused = RunCli(other);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("configs"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--restart"), std::string::npos) << refused.err;
+  EXPECT_EQ(ReadFile((a / "progress.jsonl").string()), before);
+  const auto restarted = RunCli(other + " --restart");
+  EXPECT_EQ(restarted.exit_code, 0) << restarted.err;
+  fs::remove_all(a), fs::remove_all(b);
+}
+
+TEST(EvalCliTest, BadFlagsExitTwoWithHint) {
+  const fs::path out = testing::MakeTempDir("eval-bad");
+  const std::string base = "eval " + kModel + "--ctx 256 --windows 1 --out " + out.string() + " ";
+  for (const std::string& flags : {std::string("--kv k=q4_0,v=q4_0 --score-from 255"),
+                                   std::string("--kv k=q4_0,v=q4_0 --buckets 64,16"),
+                                   std::string("--kv k=q4_0,v=q4_0 --kv k=q4_0,v=q4_0"),
+                                   std::string("--kv k=q9_9"), std::string("")}) {
+    const auto r = RunCli(base + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find("hint"), std::string::npos) << flags << ": " << r.err;
+  }
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace kvaudit

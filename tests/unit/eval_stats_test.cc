@@ -1,0 +1,158 @@
+// Known answers for order statistics, the window bootstrap, aggregation and the safe context.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "eval/bootstrap.h"
+#include "eval/fidelity_stats.h"
+
+namespace kvaudit {
+namespace {
+
+TEST(QuantileTest, LinearInterpolationAtPTimesNMinusOne) {
+  const std::vector<double> v = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.5), 2.5);   // midpoint for even N, as llama.cpp's median
+  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.9), 3.7);   // at 2.7: 3 + 0.7·(4 − 3)
+  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(SortedQuantile(v, 1.0), 4.0);
+  std::vector<double> hundred(101);
+  for (int i = 0; i <= 100; ++i) hundred[static_cast<size_t>(i)] = i;
+  EXPECT_DOUBLE_EQ(SortedQuantile(hundred, 0.99), 99.0);
+  EXPECT_DOUBLE_EQ(SortedQuantile(hundred, 0.999), 99.9);
+  EXPECT_DOUBLE_EQ(SortedQuantile({7.0}, 0.99), 7.0);
+  EXPECT_TRUE(std::isnan(SortedQuantile({}, 0.5)));
+}
+
+// n windows of 100 positions; window i has mean 1.5 + sin(1.7·(i mod 10)), so 40 windows repeat
+// the first 10 four times (same mean and spread, four times the data).
+void Windows(int n, std::vector<double>* sums, std::vector<double>* counts) {
+  sums->clear();
+  counts->clear();
+  for (int i = 0; i < n; ++i) {
+    sums->push_back(100.0 * (1.5 + std::sin(1.7 * (i % 10))));
+    counts->push_back(100.0);
+  }
+}
+
+double Mean(const std::vector<double>& sums) {
+  double s = 0;
+  for (double x : sums) s += x / 100.0;
+  return s / static_cast<double>(sums.size());
+}
+
+TEST(BootstrapTest, ContainsTheMeanShrinksWithWindowsAndIsSeeded) {
+  std::vector<double> s, c;
+  Windows(10, &s, &c);
+  const double mean = Mean(s);
+  double var = 0;
+  for (double x : s) var += (x / 100.0 - mean) * (x / 100.0 - mean);
+  const double sigma = std::sqrt(var / 10.0);  // spread of the window means
+  const auto ci10 = BootstrapMeanCi(s, c, 1000, 42);
+  ASSERT_TRUE(ci10.has_value());
+  EXPECT_LT(ci10->lo, mean);
+  EXPECT_GT(ci10->hi, mean);
+  // Same seed, same interval (bitwise); another seed, another interval.
+  const auto again = BootstrapMeanCi(s, c, 1000, 42);
+  EXPECT_EQ(again->lo, ci10->lo);
+  EXPECT_EQ(again->hi, ci10->hi);
+  const auto other = BootstrapMeanCi(s, c, 1000, 43);
+  EXPECT_TRUE(other->lo != ci10->lo || other->hi != ci10->hi);
+  // Four times the windows: the standard error halves, so the interval is about half as wide.
+  Windows(40, &s, &c);
+  const auto ci40 = BootstrapMeanCi(s, c, 1000, 42);
+  EXPECT_LT(ci40->lo, mean);
+  EXPECT_GT(ci40->hi, mean);
+  const double ratio = (ci40->hi - ci40->lo) / (ci10->hi - ci10->lo);
+  EXPECT_GT(ratio, 0.35);
+  EXPECT_LT(ratio, 0.65);
+  // Normal approximation: a 95% interval of the mean of 40 windows is ±1.96·σ/√40.
+  EXPECT_NEAR(ci40->hi - ci40->lo, 2 * 1.96 * sigma / std::sqrt(40.0), 0.15 * (ci40->hi - ci40->lo));
+}
+
+TEST(BootstrapTest, DegenerateInputs) {
+  const auto one = BootstrapMeanCi({5.0}, {2.0}, 100, 1);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_DOUBLE_EQ(one->lo, 2.5);
+  EXPECT_DOUBLE_EQ(one->hi, 2.5);
+  EXPECT_FALSE(BootstrapMeanCi({}, {}, 100, 1).has_value());
+  EXPECT_FALSE(BootstrapMeanCi({0.0, 0.0}, {0.0, 0.0}, 100, 1).has_value());  // no positions at all
+}
+
+TEST(SafeContextTest, FirstLengthStayingAboveThreshold) {
+  // KLD 0.001 below length 500, 0.05 from 500 on. Smoothed over [p−32, p+32): h positions at ≥ 500
+  // give (0.001·(64−h) + 0.05·h)/64 > 0.01 ⇔ h ≥ 12 ⇔ p ≥ 480.
+  std::vector<double> sum(1025, 0.0), count(1025, 1.0);
+  count[0] = 0;  // length 0 never occurs
+  for (int p = 1; p <= 1024; ++p) sum[static_cast<size_t>(p)] = p < 500 ? 0.001 : 0.05;
+  EXPECT_EQ(SafeContext(sum, count, 0.01, 64), 480);
+  // A dip late in the context: the run that lasts to the end starts after it.
+  for (int p = 700; p < 800; ++p) sum[static_cast<size_t>(p)] = 0.0;
+  const auto after_dip = SafeContext(sum, count, 0.01, 64);
+  ASSERT_TRUE(after_dip.has_value());
+  EXPECT_GT(*after_dip, 780);
+  EXPECT_LT(*after_dip, 800);
+  // Never above, or above but back below at the end: null.
+  std::vector<double> low(1025, 0.001);
+  EXPECT_FALSE(SafeContext(low, count, 0.01, 64).has_value());
+  for (int p = 980; p <= 1024; ++p) sum[static_cast<size_t>(p)] = 0.0;
+  EXPECT_FALSE(SafeContext(sum, count, 0.01, 64).has_value());
+  // Pooling across windows: the count per length divides the sum.
+  std::vector<double> pooled(65, 0.3), two(65, 2.0);  // mean 0.15 everywhere
+  EXPECT_EQ(SafeContext(pooled, two, 0.1, 8), 0);
+  EXPECT_FALSE(SafeContext(pooled, two, 0.2, 8).has_value());
+}
+
+WindowRecord Record(int window, int first_pos, const std::vector<double>& kld, const std::vector<uint8_t>& top1) {
+  WindowRecord r;
+  r.window = window;
+  r.first_pos = first_pos;
+  const size_t n = kld.size();
+  r.tokens.assign(n, 3);
+  r.nll_base.assign(n, 1.0);
+  WindowRecord::Config c;
+  c.kld = kld;
+  c.nll.assign(n, 1.1);
+  c.dp.assign(n, -0.01);
+  c.top1 = top1;
+  c.top5_drop.assign(n, 0);
+  r.configs.push_back(c);
+  return r;
+}
+
+TEST(SummarizeTest, OverallBucketsAndClasses) {
+  // Two windows of 4 scored positions from 0-based position 14 (context lengths 15..18).
+  const std::vector<WindowRecord> w = {Record(0, 14, {0.1, 0.2, 0.3, 0.4}, {1, 1, 0, 1}),
+                                       Record(1, 14, {0.0, 0.0, 0.0, 0.8}, {1, 1, 1, 1})};
+  std::vector<TokenClass> classes(8, TokenClass::kOther);
+  classes[3] = TokenClass::kDigits;
+  std::vector<uint8_t> rare(8, 0);
+  AggregateOptions o;
+  o.buckets = DefaultBuckets(32);
+  o.classes = &classes;
+  o.rare = &rare;
+  const ConfigSummary s = SummarizeConfig(w, 0, o);
+  EXPECT_EQ(s.overall.tokens, 8);
+  EXPECT_NEAR(s.overall.kld_mean, 0.225, 1e-12);
+  EXPECT_NEAR(s.overall.kld_max, 0.8, 1e-12);
+  EXPECT_NEAR(s.overall.kld_median, 0.15, 1e-12);
+  EXPECT_DOUBLE_EQ(s.overall.top1_agree, 7.0 / 8.0);
+  EXPECT_NEAR(s.overall.ppl_ratio, std::exp(0.1), 1e-12);
+  EXPECT_NEAR(s.overall.delta_ppl, std::exp(1.1) - std::exp(1.0), 1e-12);
+  EXPECT_NEAR(s.overall.dp_mean, -0.01, 1e-12);
+  ASSERT_EQ(s.buckets.size(), 2u);  // 1–16 holds lengths 15, 16; 17–32 holds 17, 18
+  EXPECT_EQ(s.buckets[0].tokens, 4);
+  EXPECT_NEAR(s.buckets[0].kld_mean, (0.1 + 0.2 + 0.0 + 0.0) / 4, 1e-12);
+  EXPECT_NEAR(s.buckets[1].kld_mean, (0.3 + 0.4 + 0.0 + 0.8) / 4, 1e-12);
+  EXPECT_DOUBLE_EQ(s.buckets[1].top1_agree, 0.75);
+  ASSERT_EQ(s.classes.size(), 6u);
+  EXPECT_EQ(s.classes[0].name, "digits");
+  EXPECT_EQ(s.classes[0].tokens, 8);
+  EXPECT_EQ(s.classes[5].name, "rare");
+  EXPECT_EQ(s.classes[5].tokens, 0);
+  ASSERT_TRUE(s.overall.kld_ci95.has_value());
+  EXPECT_LE(s.overall.kld_ci95->lo, s.overall.kld_ci95->hi);
+}
+
+}  // namespace
+}  // namespace kvaudit

@@ -1,0 +1,234 @@
+// engine=llama.cpp emulation (kv/llamacpp_*): Q conversion and rotation hand-checked, SIMD kernels
+// against their scalar twins, scores against ggml's generic vec_dot, prefill == decode, rotation on/off.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "base/half.h"
+#include "kv/f32_cache.h"
+#include "kv/llamacpp_attention.h"
+#include "kv/llamacpp_cache.h"
+#include "kv/llamacpp_fa.h"
+#include "kv/q8_activation.h"
+
+namespace kvaudit {
+namespace {
+using namespace llamacpp;
+
+TEST(LlamaCppFa, QConversionIsTheX86Q8_0) {
+  // amax 127 -> d = 1, id = 127/127 = 1: codes are x rounded half to EVEN (the x86 from_float),
+  // where quantize_row_q8_0_ref's roundf would give 3, 4, -3.
+  float q[32] = {127.0f, 2.5f, 3.5f, -2.5f, 0.49f, -127.0f};
+  int8_t c[32];
+  float d[1], m[1];
+  ConvertQRow(KvFormat::kQ8_0, q, 32, {c, d, m});
+  EXPECT_EQ(d[0], 1.0f);
+  const int8_t want[6] = {127, 2, 4, -2, 0, -127};
+  for (int j = 0; j < 6; ++j) EXPECT_EQ(c[j], want[j]) << j;
+  for (int j = 6; j < 32; ++j) EXPECT_EQ(c[j], 0);
+  // q8_1 (for q4_1/q5_1 K): the same codes plus s = fp16(d·Σq) = 127 + 2 + 4 − 2 − 127 = 4.
+  ConvertQRow(KvFormat::kQ4_1, q, 32, {c, d, m});
+  EXPECT_EQ(c[2], 4);
+  EXPECT_EQ(m[0], 4.0f);
+}
+
+TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0, 1);
+  const int hd = 128, nb = hd / 32;
+  for (KvFormat f : {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
+                     KvFormat::kIq4Nl}) {
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<float> k(hd), q(hd);
+      for (float& v : k) v = nd(rng) * (trial % 5 == 0 ? 30 : 1);
+      for (float& v : q) v = nd(rng);
+      // K bytes through the cache's write path, read back through the expanded form.
+      std::vector<uint8_t> kb(hd * 2), qb(hd * 2);
+      WriteRow(f, k.data(), hd, kb.data());  // the cache write path (x86 q8_0, *_ref others)
+      std::vector<int8_t> kc(hd), qc(hd);
+      std::vector<float> kd(nb), km(nb), qd(nb), qm(nb);
+      ExpandKRow(f, kb.data(), hd, {kc.data(), kd.data(), km.data()});
+      ConvertQRow(f, q.data(), hd, {qc.data(), qd.data(), qm.data()});
+      const DotKind kind = DotKindOf(f);
+      const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+      const float scalar = ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+      ASSERT_EQ(FloatToBits(simd), FloatToBits(scalar));
+      // ggml_vec_dot_*_generic: the same integer block sums, another f32 order.
+      if (UsesQ8_1(f)) QuantizeQ8_1RowX86(q.data(), qb.data(), hd);
+      else QuantizeQ8_0RowX86(q.data(), qb.data(), hd);
+      float generic = 0;
+      switch (f) {
+        case KvFormat::kQ8_0: generic = VecDotQ8_0Q8_0(kb.data(), qb.data(), hd); break;
+        case KvFormat::kQ4_0: generic = VecDotQ4_0Q8_0(kb.data(), qb.data(), hd); break;
+        case KvFormat::kQ4_1: generic = VecDotQ4_1Q8_1(kb.data(), qb.data(), hd); break;
+        case KvFormat::kQ5_0: generic = VecDotQ5_0Q8_0(kb.data(), qb.data(), hd); break;
+        case KvFormat::kQ5_1: generic = VecDotQ5_1Q8_1(kb.data(), qb.data(), hd); break;
+        default: generic = VecDotIq4NlQ8_0(kb.data(), qb.data(), hd); break;
+      }
+      double mag = 0;
+      for (int i = 0; i < hd; ++i) mag += std::fabs(k[i] * q[i]);
+      ASSERT_NEAR(simd, generic, 1e-5 * mag) << KvFormatName(f);
+    }
+  }
+}
+
+TEST(LlamaCppFa, AccumulatorTwinsAreBitIdentical) {
+  std::mt19937 rng(2);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> v(64), a(64), b(64);
+  for (int trial = 0; trial < 100; ++trial) {
+    for (float& x : v) x = F16ToF32(F32ToF16(nd(rng)));
+    for (int i = 0; i < 64; ++i) a[i] = b[i] = F16ToF32(F32ToF16(nd(rng) * 10));
+    const float s = std::exp(nd(rng));
+    MadF16(a.data(), v.data(), s, 64);
+    MadF16Scalar(b.data(), v.data(), s, 64);
+    ScaleF16(a.data(), 0.7f, 64);
+    ScaleF16Scalar(b.data(), 0.7f, 64);
+    MadF32(a.data(), v.data(), s, 64);
+    MadF32Scalar(b.data(), v.data(), s, 64);
+    ScaleF32(a.data(), 0.3f, 64);
+    ScaleF32Scalar(b.data(), 0.3f, 64);
+    ASSERT_EQ(0, std::memcmp(a.data(), b.data(), 64 * sizeof(float)));
+  }
+}
+
+ModelConfig Tiny(int n_heads, int n_kv, int hd) {
+  ModelConfig c;
+  c.n_layers = 1;
+  c.n_heads = n_heads;
+  c.n_kv_heads = n_kv;
+  c.head_dim = hd;
+  c.d_model = n_heads * hd;
+  return c;
+}
+
+CachePolicy Policy(const std::string& spec) {
+  auto p = CachePolicy::Parse(spec);
+  EXPECT_TRUE(p.ok()) << spec;
+  return std::move(p).value();
+}
+
+// One token, V = e_0: the output is V as stored. Without rotation q8_0 stores e_0 in block 0 with
+// d = fp16(1/127), code 127. With rotation H·e_0 = 1/8 everywhere (Sylvester, 64×64): all codes 127,
+// d = fp16(0.125/127); rotating back gives H·(127·d·1) = 8·127·d·e_0 exactly.
+TEST(LlamaCppCache, RotationHandChecked) {
+  const ModelConfig c = Tiny(1, 1, 64);
+  ThreadPool pool(1);
+  std::vector<float> q(64, 0.1f), k(64, 0.2f), v(64, 0.0f), out(64);
+  v[0] = 1.0f;
+  for (const char* rot : {"0", "1"}) {
+    auto cache = MakeLlamaCppCache(c, Policy(std::string("k=q8_0,v=q8_0,engine=llama.cpp,rot=") + rot), 4);
+    cache->Append(0, 0, 1, k.data(), k.data(), v.data());
+    cache->Attend(0, 0, 1, q.data(), out.data(), pool);
+    const float want = rot[0] == '0' ? 127.0f * F16ToF32(F32ToF16(1.0f / 127)) : 8.0f * 127.0f * F16ToF32(F32ToF16(0.125f / 127));
+    EXPECT_EQ(out[0], want) << "rot=" << rot;
+    for (int d = 1; d < 64; ++d) EXPECT_EQ(out[d], 0.0f) << "rot=" << rot << " d=" << d;
+  }
+  // f16 is not quantized: rot=1 leaves it alone (ggml_is_quantized gate), so V = e_0 comes back exact.
+  auto f16 = MakeLlamaCppCache(c, Policy("k=f16,v=f16,engine=llama.cpp,rot=1"), 4);
+  f16->Append(0, 0, 1, k.data(), k.data(), v.data());
+  f16->Attend(0, 0, 1, q.data(), out.data(), pool);
+  EXPECT_EQ(out[0], 1.0f);
+}
+
+struct Data {
+  std::vector<float> q, k, v;
+};
+Data RandomData(const ModelConfig& c, int n, float outlier) {
+  std::mt19937 rng(4);
+  std::normal_distribution<float> nd(0, 1);
+  Data d;
+  d.q.resize(static_cast<size_t>(n) * c.n_heads * c.head_dim);
+  d.k.resize(static_cast<size_t>(n) * c.n_kv_heads * c.head_dim);
+  d.v.resize(d.k.size());
+  for (float& x : d.q) x = nd(rng);
+  for (float& x : d.k) x = nd(rng);
+  for (float& x : d.v) x = nd(rng);
+  for (size_t i = 5; i < d.k.size(); i += c.head_dim) d.k[i] *= outlier;  // one large key channel
+  return d;
+}
+
+// Runs n tokens: prefill in chunks of `chunk` (1 = token-by-token decode).
+std::vector<float> RunCache(KvCache& cache, const ModelConfig& c, const Data& d, int n, int chunk, int threads) {
+  ThreadPool pool(threads);
+  std::vector<float> out(d.q.size());
+  const size_t qr = static_cast<size_t>(c.n_heads) * c.head_dim, kr = static_cast<size_t>(c.n_kv_heads) * c.head_dim;
+  for (int p0 = 0; p0 < n; p0 += chunk) {
+    const int m = std::min(chunk, n - p0);
+    cache.Append(0, p0, m, &d.k[p0 * kr], &d.k[p0 * kr], &d.v[p0 * kr]);
+    cache.Attend(0, p0, m, &d.q[p0 * qr], &out[p0 * qr], pool);
+  }
+  return out;
+}
+
+double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+TEST(LlamaCppCache, QuantizedPrefillEqualsDecodeBitwiseAndRotationHelpsOutliers) {
+  const ModelConfig c = Tiny(6, 2, 64);
+  const int n = 200;
+  const Data d = RandomData(c, n, 20.0f);
+  auto f32 = MakeF32Cache(c, n);
+  const auto ref = RunCache(*f32, c, d, n, n, 1);
+  for (const char* fmt : {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}) {
+    double err[2];
+    for (int rot = 0; rot < 2; ++rot) {
+      const std::string spec = std::string("k=") + fmt + ",v=" + fmt + ",engine=llama.cpp,rot=" + std::to_string(rot);
+      auto a = MakeLlamaCppCache(c, Policy(spec), n);
+      auto b = MakeLlamaCppCache(c, Policy(spec), n);
+      const auto prefill = RunCache(*a, c, d, n, 128, 2);
+      const auto decode = RunCache(*b, c, d, n, 1, 1);
+      ASSERT_EQ(prefill, decode) << spec;  // _one_chunk for both: the same arithmetic per query row
+      err[rot] = RelErr(prefill, ref);
+      EXPECT_LT(err[rot], std::string(fmt) == "q8_0" ? 0.06 : 0.5) << spec;  // Q is 8-bit too
+    }
+    // A 20× key channel: rotation spreads it over the block, so 4/5-bit scores get better.
+    if (std::string(fmt) != "q8_0") {
+      EXPECT_LT(err[1], err[0]) << fmt;
+    }
+  }
+}
+
+// f16 K/V: prefill takes the tiled path (Q f32, f32 accumulation), decode the one-row path
+// (Q rounded to f16, V summed in an fp16 accumulator rounded after every key): they differ by
+// f16 rounding of the accumulator, ~ 2^-11 relative per step.
+TEST(LlamaCppCache, F16PrefillAndDecodeDifferByF16AccumulatorRounding) {
+  const ModelConfig c = Tiny(6, 2, 64);
+  const int n = 300;
+  const Data d = RandomData(c, n, 1.0f);
+  auto f32 = MakeF32Cache(c, n);
+  const auto ref = RunCache(*f32, c, d, n, n, 1);
+  auto a = MakeLlamaCppCache(c, Policy("k=f16,v=f16,engine=llama.cpp"), n);
+  auto b = MakeLlamaCppCache(c, Policy("k=f16,v=f16,engine=llama.cpp"), n);
+  const auto prefill = RunCache(*a, c, d, n, 300, 2), decode = RunCache(*b, c, d, n, 1, 2);
+  EXPECT_LT(RelErr(prefill, ref), 1e-3);
+  EXPECT_LT(RelErr(decode, ref), 3e-3);
+  EXPECT_GT(RelErr(decode, prefill), 0.0);
+  // f32 K/V through the emulation: the tiled path is f32 throughout.
+  auto e = MakeLlamaCppCache(c, Policy("k=f32,v=f32,engine=llama.cpp"), n);
+  EXPECT_LT(RelErr(RunCache(*e, c, d, n, 300, 1), ref), 1e-5);
+}
+
+TEST(LlamaCppCache, ThreadCountDoesNotChangeResults) {
+  const ModelConfig c = Tiny(6, 2, 64);
+  const int n = 150;
+  const Data d = RandomData(c, n, 1.0f);
+  for (const char* spec : {"k=q4_0,v=q8_0,engine=llama.cpp", "k=f16,v=f16,engine=llama.cpp"}) {
+    auto a = MakeLlamaCppCache(c, Policy(spec), n), b = MakeLlamaCppCache(c, Policy(spec), n);
+    EXPECT_EQ(RunCache(*a, c, d, n, 150, 1), RunCache(*b, c, d, n, 150, 2)) << spec;
+  }
+  auto q = MakeLlamaCppCache(c, Policy("k=q4_0,v=q4_0,engine=llama.cpp"), n);
+  EXPECT_EQ(q->bytes_per_token(), 2u * 2 * 36);  // 2 heads × (K + V) × 2 blocks × 18 B
+}
+
+}  // namespace
+}  // namespace kvaudit
