@@ -63,13 +63,13 @@ std::string Model::Describe() const {
   std::snprintf(buf, sizeof(buf),
                 "model: %s\nformat: %s\narchitecture: %s\nlayers: %d  hidden: %d  heads: %d  kv_heads: %d  head_dim: %d  ffn: %d\n"
                 "vocab: %d  context: %d  rms_eps: %g  rope: %s theta %g%s%s%s%s\n"
-                "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB f32 (dequantized at load)\n"
+                "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB (%s; 16-bit kept as stored, block formats dequantized to f32 at load)\n"
                 "kv cache (f32): %lld bytes/token\ntokenizer: %s\n",
                 path_.c_str(), format_.c_str(), ArchName(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
                 c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.rms_eps, rope, c.rope.theta,
                 c.attn_qkv_bias ? "  qkv-bias" : "", c.qk_norm ? "  qk-norm" : "",
                 c.tied_embeddings ? "  tied-embeddings" : "", c.sliding_window ? "  sliding-window" : "",
-                static_cast<long long>(weights_.n_params), dtypes.c_str(), weights_.bytes() / 1048576.0,
+                static_cast<long long>(weights_.n_params), dtypes.c_str(), weights_.bytes() / 1048576.0, weights_.storage_summary().c_str(),
                 static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4),
                 tokenizer_ ? "yes" : "none");
   std::string s = buf;
