@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "base/status.h"
@@ -114,6 +115,19 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     const int64_t b = c0 * grain, e = std::min(n, c1 * grain);
     if (b < e) fn(b, e);
   });
+}
+
+void ThreadPool::ForEachItem(int n_items, const std::function<void(int, int)>& fn) {
+  if (n_items <= 0) return;
+  std::atomic<int> next{0};
+  auto work = [&](int thread) {
+    for (int i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) fn(i, thread);
+  };
+  if (n_threads_ == 1 || n_items == 1) {
+    work(0);
+  } else {
+    RunOnAll(work);
+  }
 }
 
 }  // namespace kvaudit

@@ -37,6 +37,11 @@ class ThreadPool {
   // index independently of where its chunk starts.
   void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Runs fn(item, thread) for items [0, n_items), claimed dynamically (balances uneven items such
+  // as causal attention tiles). fn must compute an item the same way whichever thread runs it, so
+  // results do not depend on the thread count.
+  void ForEachItem(int n_items, const std::function<void(int item, int thread)>& fn);
+
  private:
   void WorkerLoop(int index);
 

@@ -98,36 +98,12 @@ void Iq4NlAxpyScalar(const uint8_t* src, float w, float* acc, int64_t n) {
 }
 
 #if defined(__AVX512F__)
-// Per block: the 16 code bytes widen to 16 int32 lanes; vpermps indexes the table (as f32) with
-// the lane's low 4 bits, so the low nibble needs no mask.
-// dot: Σ_j value(c_j)·q_j in f32 lanes, then acc += d · that (d factored out of the block).
+// The block layout and value rule (d · table[code]) are shared with q4_0: ggml_blocks.h.
 float Iq4NlDotSimd(const uint8_t* src, const float* q, int64_t n) {
-  const __m512 lut = _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    const __m512i bytes = ggml::LoadNibbleBytes(src + 2);
-    const __m512 lo = _mm512_permutexvar_ps(bytes, lut);
-    const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut);
-    __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(q + i));
-    t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(q + i + 16), t);
-    acc = _mm512_fmadd_ps(t, ggml::BroadcastF16(src), acc);
-  }
-  return _mm512_reduce_add_ps(acc);
+  return ggml::NibbleLutDot(src, q, n, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
 }
-
-// acc += w · (d·value(c)): rounded as dequantize_row_iq4_nl rounds it, then one FMA (as
-// ggml_vec_mad_f32 does with the dequantized V row).
 void Iq4NlAxpySimd(const uint8_t* src, float w, float* acc, int64_t n) {
-  const __m512 lut = _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-  const __m512 vw = _mm512_set1_ps(w);
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    const __m512 d = ggml::BroadcastF16(src);
-    const __m512i bytes = ggml::LoadNibbleBytes(src + 2);
-    const __m512 lo = _mm512_mul_ps(_mm512_permutexvar_ps(bytes, lut), d);
-    const __m512 hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut), d);
-    _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(lo, vw, _mm512_loadu_ps(acc + i)));
-    _mm512_storeu_ps(acc + i + 16, _mm512_fmadd_ps(hi, vw, _mm512_loadu_ps(acc + i + 16)));
-  }
+  ggml::NibbleLutAxpy(src, w, acc, n, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
 }
 #else
 float Iq4NlDotSimd(const uint8_t* src, const float* q, int64_t n) { return Iq4NlDotScalar(src, q, n); }

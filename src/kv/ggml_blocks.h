@@ -88,6 +88,37 @@ inline __m512 BroadcastF16(const uint8_t* p) {
 inline __m512i LoadNibbleBytes(const uint8_t* qs) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
 }
+
+// Fused kernels shared by the 18-byte "fp16 d + 16 nibble bytes" blocks whose value is
+// d · lut[code] (q4_0: lut = code − 8; iq4_nl: the non-linear codebook). vpermps indexes the
+// 16-entry f32 table with each lane's low 4 bits, so the low nibble needs no mask.
+// Σ_j d·lut[c_j]·q_j with d factored out of each block.
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockIq4Nl) == 18, "NibbleLut* assume 18-byte blocks");
+inline float NibbleLutDot(const uint8_t* src, const float* q, int64_t n, __m512 lut) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += kQK, src += 18) {
+    const __m512i bytes = LoadNibbleBytes(src + 2);
+    const __m512 lo = _mm512_permutexvar_ps(bytes, lut);
+    const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut);
+    __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(q + i));
+    t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(q + i + 16), t);
+    acc = _mm512_fmadd_ps(t, BroadcastF16(src), acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+// acc += w · (d·lut[c]): the value rounded exactly as the dequantizer rounds it, then one FMA
+// (as ggml_vec_mad_f32 does with a dequantized V row).
+inline void NibbleLutAxpy(const uint8_t* src, float w, float* acc, int64_t n, __m512 lut) {
+  const __m512 vw = _mm512_set1_ps(w);
+  for (int64_t i = 0; i < n; i += kQK, src += 18) {
+    const __m512 d = BroadcastF16(src);
+    const __m512i bytes = LoadNibbleBytes(src + 2);
+    const __m512 lo = _mm512_mul_ps(_mm512_permutexvar_ps(bytes, lut), d);
+    const __m512 hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut), d);
+    _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(lo, vw, _mm512_loadu_ps(acc + i)));
+    _mm512_storeu_ps(acc + i + 16, _mm512_fmadd_ps(hi, vw, _mm512_loadu_ps(acc + i + 16)));
+  }
+}
 #endif
 
 }  // namespace kvaudit::ggml

@@ -2,7 +2,6 @@
 #include "kv/llamacpp_cache.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -82,17 +81,13 @@ class LlamaCppCache final : public KvCache {
     if (static_cast<int>(scratch_.size()) < pool.size()) scratch_.resize(pool.size());
     if (static_cast<int>(qs_.size()) < pool.size()) qs_.resize(pool.size());
     if (static_cast<int>(os_.size()) < pool.size()) os_.resize(pool.size());
-    std::atomic<int> next{0};
-    // Items = (KV head, query tile); each item's arithmetic is independent of the thread running it.
-    auto work = [&](int thread) {
-      for (int item; (item = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) {
-        const int qt = n_qt - 1 - item / n_kv_, g = item % n_kv_;  // latest (longest) tiles first
-        const int t0 = qt * kQueryTile, nt = std::min(kQueryTile, n - t0);
-        AttendItem(layer, g, pos0, n, t0, nt, q, out, thread);
-      }
-    };
-    if (pool.size() == 1 || n_items == 1) work(0);
-    else pool.RunOnAll(work);
+    // Items = (KV head, query tile), latest (longest) tiles first; each item's arithmetic is
+    // independent of the thread running it.
+    pool.ForEachItem(n_items, [&](int item, int thread) {
+      const int qt = n_qt - 1 - item / n_kv_, g = item % n_kv_;
+      const int t0 = qt * kQueryTile, nt = std::min(kQueryTile, n - t0);
+      AttendItem(layer, g, pos0, n, t0, nt, q, out, thread);
+    });
   }
 
   void Reset() override { std::fill(len_.begin(), len_.end(), 0); }

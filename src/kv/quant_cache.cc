@@ -1,7 +1,6 @@
 #include "kv/quant_cache.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -174,25 +173,13 @@ class QuantCache final : public KvCache {
     }
   }
 
-  // Runs fn(item, thread) for items [0, n_items), claimed dynamically: an item's arithmetic does
-  // not depend on the thread that runs it, so results are identical for any thread count.
-  template <class F>
-  static void ForItems(ThreadPool& pool, int n_items, F&& fn) {
-    std::atomic<int> next{0};
-    auto work = [&](int thread) {
-      for (int i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) fn(i, thread);
-    };
-    if (pool.size() == 1 || n_items == 1) work(0);
-    else pool.RunOnAll(work);
-  }
-
   void AttendPrefill(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) {
     const int G = shape_.group, n_qt = (n + kQueryTile - 1) / kQueryTile;
     const int64_t rows = static_cast<int64_t>(kQueryTile) * G;
     const int64_t per_thread =
         2 * rows * hd_ + std::max(TileScratchFloats(kQueryTile, shape_), StoreTileScratchFloats(kQueryTile, shape_));
     EnsureScratch(pool.size(), per_thread);
-    ForItems(pool, n_kv_ * n_qt, [&](int item, int thread) {
+    pool.ForEachItem(n_kv_ * n_qt, [&](int item, int thread) {
       // Latest (most expensive, causal) query tiles first, for balance.
       const int qt = n_qt - 1 - item / n_kv_, g = item % n_kv_;
       const int t0 = qt * kQueryTile, nt = std::min(kQueryTile, n - t0);
@@ -218,7 +205,7 @@ class QuantCache final : public KvCache {
     dpart_.resize(static_cast<size_t>(n_items) * rows);          // [n_kv, n_chunks, rows]
     for (int g = 0; g < n_kv_; ++g) GatherQ(q, Head(layer, g), g, 0, n, dq_.data() + static_cast<int64_t>(g) * rows * hd_);
     EnsureScratch(pool.size(), static_cast<int64_t>(G) * kKeyChunk);
-    ForItems(pool, n_items, [&](int item, int thread) {
+    pool.ForEachItem(n_items, [&](int item, int thread) {
       const int g = item / n_chunks, c = c_begin + item % n_chunks;
       const HeadStores& h = Head(layer, g);
       const float* qs = dq_.data() + static_cast<int64_t>(g) * rows * hd_;

@@ -3,7 +3,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 
 #include "ops/aligned_buffer.h"
@@ -47,30 +46,22 @@ void MatMul(const float* x, int64_t n, const WeightView& w, float* y, ThreadPool
   const int64_t n_tiles = (out + kRowTile - 1) / kRowTile;
   // Tiles are claimed dynamically (all cost the same except the last); which thread computes a
   // tile never changes its sgemm arguments or values, so the result is deterministic.
-  std::atomic<int64_t> next{0};
-  auto work = [&](int) {
+  pool.ForEachItem(static_cast<int>(n_tiles), [&](int t, int) {
     // Upcast scratch for one 16-bit tile [kRowTile, in]; per thread, kept across calls.
     thread_local AlignedBuffer scratch;
-    for (int64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < n_tiles;) {
-      const int64_t r0 = t * kRowTile, nr = std::min(kRowTile, out - r0);
-      const float* wt;
-      if (w.type == WeightType::kF32) {
-        wt = reinterpret_cast<const float*>(w.row(r0));
-      } else {
-        if (scratch.size() < kRowTile * in) scratch.Resize(kRowTile * in);
-        WeightRowsToF32(w, r0, r0 + nr, scratch.data());
-        wt = scratch.data();
-      }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(nr),
-                  static_cast<int>(in), 1.0f, x, static_cast<int>(in), wt, static_cast<int>(in), 0.0f, y + r0,
-                  static_cast<int>(out));
+    const int64_t r0 = t * kRowTile, nr = std::min(kRowTile, out - r0);
+    const float* wt;
+    if (w.type == WeightType::kF32) {
+      wt = reinterpret_cast<const float*>(w.row(r0));
+    } else {
+      if (scratch.size() < kRowTile * in) scratch.Resize(kRowTile * in);
+      WeightRowsToF32(w, r0, r0 + nr, scratch.data());
+      wt = scratch.data();
     }
-  };
-  if (pool.size() == 1 || n_tiles == 1) {
-    work(0);
-  } else {
-    pool.RunOnAll(work);
-  }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(nr),
+                static_cast<int>(in), 1.0f, x, static_cast<int>(in), wt, static_cast<int>(in), 0.0f, y + r0,
+                static_cast<int>(out));
+  });
 }
 
 }  // namespace kvaudit

@@ -32,3 +32,25 @@ TEST(ThreadPoolTest, RunOnAllRunsEachWorkerOnceAndIsReusable) {
 
 }  // namespace
 }  // namespace kvaudit
+
+namespace kvaudit {
+namespace {
+
+TEST(ThreadPoolTest, ForEachItemRunsEveryItemOnceWithAValidThreadIndex) {
+  for (int threads : {1, 2, 5}) {
+    ThreadPool pool(threads);
+    for (int n : {0, 1, 3, 100}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> bad_thread{0};
+      pool.ForEachItem(n, [&](int item, int thread) {
+        hits[static_cast<size_t>(item)]++;
+        if (thread < 0 || thread >= threads) bad_thread++;
+      });
+      for (auto& h : hits) EXPECT_EQ(h.load(), 1) << "threads=" << threads << " n=" << n;
+      EXPECT_EQ(bad_thread.load(), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvaudit
