@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/kv_flags.h"
+#include "eval/attention_diag.h"
 #include "eval/eval_report.h"
 #include "eval/eval_runner.h"
 #include "eval/progress.h"
@@ -32,7 +33,7 @@ struct EvalFlags {
   ModelFlags model;
   std::vector<std::string> kv;
   std::string kv_calib, baseline = "k=f32,v=f32", data, out = "kvaudit-eval", jsonl, buckets;
-  int ctx = 0, windows = 0, score_from = 0, bootstrap = 1000;
+  int ctx = 0, windows = 0, score_from = 0, bootstrap = 1000, attn_samples = 32;
   uint64_t seed = 1;
   double kld_threshold = 0.01;
   bool per_doc = false, restart = false;
@@ -158,6 +159,16 @@ int RunEval(const EvalFlags& f) {
     }
     built.push_back(std::move(*b));
   }
+  // The attention diagnosis: one shadow cache per configuration, fed the baseline's rows.
+  std::vector<BuiltCache> shadows;  // [n_configs]
+  if (f.attn_samples > 0) {
+    for (size_t i = 1; i < built.size(); ++i) {
+      auto b = BuildCache(model, f.kv[i - 1], f.kv_calib, max_len, pool);
+      if (!b) return ReportError(b.error());
+      shadows.push_back(std::move(*b));
+    }
+  }
+  info.attn_samples = f.attn_samples;
   info.baseline_spec = built[0].policy.spec();
   info.baseline_bytes_per_token = built[0].cache->bytes_per_token();
 
@@ -165,6 +176,14 @@ int RunEval(const EvalFlags& f) {
                                 {"score_from", f.score_from}, {"per_doc", f.per_doc},
                                 {"baseline", info.baseline_spec}, {"configs", nlohmann::json::array()}};
   for (size_t i = 1; i < built.size(); ++i) fingerprint["configs"].push_back(built[i].policy.spec());
+  const int n_buckets = static_cast<int>(info.aggregate.buckets.size());
+  const size_t attn_cells = f.attn_samples > 0 ? static_cast<size_t>(cfg.n_layers) * cfg.n_kv_heads * n_buckets : 0;
+  if (f.attn_samples > 0) {
+    // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
+    nlohmann::json edges = nlohmann::json::array();
+    for (const Bucket& b : info.aggregate.buckets) edges.push_back(b.to);
+    fingerprint["attention"] = {{"samples", f.attn_samples}, {"bucket_edges", edges}};
+  }
   if (!f.kv_calib.empty()) {
     auto calib_docs = LoadDocuments(f.kv_calib);
     if (!calib_docs) return ReportError(calib_docs.error());
@@ -178,7 +197,7 @@ int RunEval(const EvalFlags& f) {
   const fs::path progress_path = fs::path(f.out) / "progress.jsonl";
   if (f.restart) fs::remove(progress_path, ec);
   std::vector<WindowRecord> records;
-  auto log = ProgressLog::Open(progress_path.string(), fingerprint, f.kv.size(), windows.size(), &records);
+  auto log = ProgressLog::Open(progress_path.string(), fingerprint, f.kv.size(), windows.size(), &records, attn_cells);
   if (!log) return ReportError(log.error());
   info.windows_resumed = static_cast<int>(records.size());
 
@@ -188,10 +207,19 @@ int RunEval(const EvalFlags& f) {
   for (size_t w = 0; w < windows.size(); ++w) todo += skip[w] ? 0 : static_cast<int64_t>(windows[w].size()) - 1;
   std::vector<KvCache*> caches;  // [1 + n_configs]
   for (BuiltCache& b : built) caches.push_back(b.cache.get());
+  std::unique_ptr<AttentionDiagnosis> diag;
+  if (f.attn_samples > 0) {
+    std::vector<KvCache*> shadow_caches;
+    for (BuiltCache& b : shadows) shadow_caches.push_back(b.cache.get());
+    diag = std::make_unique<AttentionDiagnosis>(cfg, *caches[0], shadow_caches, info.aggregate.buckets, f.attn_samples);
+    caches[0] = diag.get();
+  }
   ProgressBar bar(todo, StderrIsTerminal(), "eval");
   FidelityRunOptions run;
   run.score_from = f.score_from;
+  if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   Status st = RunFidelity(model, caches, pool, windows, skip, run, [&](WindowRecord&& rec) -> Status {
+    if (diag) rec.attention = diag->TakeWindow();
     KV_RETURN_IF_ERROR((*log)->Append(rec));
     bar.Advance(static_cast<int64_t>(windows[static_cast<size_t>(rec.window)].size()) - 1);
     records.push_back(std::move(rec));
@@ -211,7 +239,17 @@ int RunEval(const EvalFlags& f) {
   agg.rare = &rare;
   std::vector<ConfigResult> results;
   for (size_t c = 0; c + 1 < built.size(); ++c) {
-    results.push_back({built[c + 1].policy.spec(), built[c + 1].cache->bytes_per_token(), SummarizeConfig(records, c, agg)});
+    ConfigResult r{built[c + 1].policy.spec(), built[c + 1].cache->bytes_per_token(), SummarizeConfig(records, c, agg), {}};
+    if (attn_cells > 0) {
+      std::vector<AttnCell> sum(attn_cells);  // summed in ascending window order (records are sorted)
+      for (const WindowRecord& w : records) {
+        for (size_t i = 0; i < attn_cells; ++i) sum[i].Add(w.attention[c][i]);
+      }
+      std::vector<int> from;
+      for (const Bucket& b : agg.buckets) from.push_back(b.from);
+      r.attention = SummarizeAttention(sum, cfg.n_layers, cfg.n_kv_heads, from);
+    }
+    results.push_back(std::move(r));
   }
   if (!f.jsonl.empty()) {
     Status js = WritePositionsJsonl(f.jsonl, records);
@@ -250,6 +288,9 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   app.add_option("--out", f->out, "output directory (results.json, progress.jsonl)")->capture_default_str();
   app.add_flag("--restart", f->restart, "discard the windows recorded in --out and start over");
   app.add_option("--jsonl", f->jsonl, "also write one JSON line per scored position");
+  app.add_option("--attn-samples", f->attn_samples,
+                 "query positions per window sampled for the per-layer/KV-head attention diagnosis (0 = off)")
+      ->capture_default_str()->check(CLI::Range(0, 4096));
   return [f] { return RunEval(*f); };
 }
 

@@ -28,6 +28,25 @@ json OverallJson(const FidelitySummary& s) {
       {"delta_p_p99", Num(s.dp_p99)}, {"delta_p_rms", Num(s.dp_rms)}};
 }
 
+json AttentionJson(const AttnSummary& a, const std::vector<Bucket>& buckets, bool with_buckets) {
+  json j = {// stable keys
+            {"layer", a.layer}, {"kv_head", a.kv_head}, {"k_rel_err", Num(a.k_rel_err)},
+            {"v_rel_err", Num(a.v_rel_err)}, {"attn_kl", Num(a.attn_kl)}, {"out_rel_err", Num(a.out_rel_err)},
+            // extras
+            {"attn_tv", Num(a.attn_tv)}, {"sink_mass", Num(a.sink_mass)}, {"sink_moved", Num(a.sink_moved)},
+            {"queries", a.queries}, {"grows_from", a.grows_from ? json(a.grows_from) : json(nullptr)}};
+  if (with_buckets) {
+    j["buckets"] = json::array();
+    for (const AttnSummary::Bucket& b : a.buckets) {
+      j["buckets"].push_back({{"from", buckets[static_cast<size_t>(b.bucket)].from},
+                              {"to", buckets[static_cast<size_t>(b.bucket)].to}, {"queries", b.queries},
+                              {"k_rel_err", Num(b.k_rel_err)}, {"v_rel_err", Num(b.v_rel_err)},
+                              {"attn_kl", Num(b.attn_kl)}, {"out_rel_err", Num(b.out_rel_err)}});
+    }
+  }
+  return j;
+}
+
 std::string CiText(const FidelitySummary& s) {
   char buf[96];
   if (s.kld_ci95) {
@@ -51,7 +70,8 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
                {"tokens", any ? any->tokens : 0}, {"tokens_hash", info.tokens_hash}};
   j["settings"] = {{"kld_threshold", a.kld_threshold}, {"safe_context_smoothing", a.smooth_width},
                    {"bootstrap_replicates", a.bootstrap.replicates}, {"bootstrap_seed", a.bootstrap.seed},
-                   {"bucket_unit", "context length (0-based position + 1)"}};
+                   {"bucket_unit", "context length (0-based position + 1)"},
+                   {"attention_samples_per_window", info.attn_samples}};
   j["configs"] = json::array();
   for (const ConfigResult& c : configs) {
     const ConfigSummary& s = c.summary;
@@ -66,7 +86,10 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
                                {"kld_p99", Num(bs.kld_p99)}, {"delta_p_mean", Num(bs.dp_mean)}});
     }
     cj["safe_context"] = s.safe_context ? json(*s.safe_context) : json(nullptr);
-    cj["attention"] = json::array();  // attention-level diagnosis: not implemented yet (docs/metrics.md)
+    cj["attention"] = json::array();
+    for (const AttnSummary& at : c.attention) cj["attention"].push_back(AttentionJson(at, a.buckets, false));
+    cj["attention_worst"] = json::array();
+    for (const AttnSummary& at : WorstHeads(c.attention, 5)) cj["attention_worst"].push_back(AttentionJson(at, a.buckets, true));
     cj["token_classes"] = json::array();
     for (const ClassSummary& k : s.classes) {
       cj["token_classes"].push_back({{"class", k.name}, {"tokens", k.tokens},
@@ -85,7 +108,7 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
 
 std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
   std::string out;
-  char line[320];
+  char line[640];
   const AggregateOptions& a = info.aggregate;
   if (!configs.empty()) {
     const FidelitySummary& o = configs[0].summary.overall;
@@ -109,7 +132,34 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
       row("", std::to_string(a.buckets[b].from) + "-" + std::to_string(a.buckets[b].to), c.summary.buckets[b]);
     }
   }
-  out += "\nattention diagnosis (per layer / KV head): not implemented yet (docs/metrics.md)\n";
+  if (info.attn_samples > 0) {
+    std::snprintf(line, sizeof(line),
+                  "\nattention: the 5 (layer, KV head) with the largest attention-output error (baseline queries and rows,\n"
+                  "%d sampled positions per window; k/v/out: relative L2 error; sink: baseline weight on token 0 -> moved)\n",
+                  info.attn_samples);
+    out += line;
+    std::snprintf(line, sizeof(line), "%-28s %5s %4s %9s %9s %10s %9s %15s  %s\n", "config", "layer", "head", "k err",
+                  "v err", "attn KL", "out err", "sink -> moved", "out err by context (grows from)");
+    out += line;
+    for (const ConfigResult& c : configs) {
+      bool first = true;
+      for (const AttnSummary& at : WorstHeads(c.attention, 5)) {
+        std::string series;
+        for (const AttnSummary::Bucket& b : at.buckets) {
+          char cellbuf[48];
+          std::snprintf(cellbuf, sizeof(cellbuf), "%s%d:%.3g", series.empty() ? "" : " ", a.buckets[static_cast<size_t>(b.bucket)].to,
+                        b.out_rel_err);
+          series += cellbuf;
+        }
+        series += at.grows_from ? " (" + std::to_string(at.grows_from) + ")" : " (-)";
+        std::snprintf(line, sizeof(line), "%-28s %5d %4d %9.5f %9.5f %10.3g %9.5f %7.3f->%-7.4f  %s\n",
+                      first ? c.spec.c_str() : "", at.layer, at.kv_head, at.k_rel_err, at.v_rel_err, at.attn_kl,
+                      at.out_rel_err, at.sink_mass, at.sink_moved, series.c_str());
+        out += line;
+        first = false;
+      }
+    }
+  }
   out += "\nby class of the true next token: mean KLD / top-1 % (tokens)\n";
   for (const ConfigResult& c : configs) {
     out += "  " + c.spec + ":";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/attention_stats.h"
 #include "eval/fidelity_stats.h"
 
 namespace kvaudit {
@@ -17,6 +18,7 @@ struct EvalRunInfo {
   int ctx = 0, score_from = 0;
   bool per_doc = false;
   int n_windows = 0, windows_resumed = 0;
+  int attn_samples = 0;  // sampled query positions per window for the attention diagnosis (0: off)
   std::string tokens_hash;  // hex, of the window tokens
   AggregateOptions aggregate;  // buckets, threshold, bootstrap settings (class tables unused here)
   // The run block: the only part of results.json that differs between a fresh and a resumed run.
@@ -28,6 +30,7 @@ struct ConfigResult {
   std::string spec;  // canonical
   uint64_t bytes_per_token = 0;
   ConfigSummary summary;
+  std::vector<AttnSummary> attention;  // every (layer, KV head), layer-major; empty when off
 };
 
 nlohmann::json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs);

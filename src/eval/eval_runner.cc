@@ -35,6 +35,7 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
       c.kld.resize(n_scored), c.nll.resize(n_scored), c.dp.resize(n_scored);
       c.top1.resize(n_scored), c.top5_drop.resize(n_scored);
     }
+    if (options.begin_window) options.begin_window(static_cast<int>(w), n);
     for (KvCache* cache : caches) cache->Reset();
     for (int start = 0; start < n - 1; start += options.chunk) {
       // The last token of a window predicts nothing, so it is never run.

@@ -19,6 +19,9 @@ namespace kvaudit {
 struct FidelityRunOptions {
   int score_from = 0;  // only positions ≥ this (0-based predicting index) are compared and recorded
   int chunk = 512;     // positions per forward call, ≤ Forward::kMaxChunk
+  // Called before each window that runs, with its index and token count (the attention
+  // diagnosis picks its sampled positions here).
+  std::function<void(int window, int n_tokens)> begin_window;
 };
 
 // caches[0] is the baseline, caches[1..] the configurations (at least one). Windows with

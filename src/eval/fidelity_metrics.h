@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "eval/attention_stats.h"
+
 namespace kvaudit {
 
 struct PositionFidelity {
@@ -48,6 +50,9 @@ struct WindowRecord {
     std::vector<uint8_t> top1, top5_drop;   // each [n], 0/1
   };
   std::vector<Config> configs;   // [n_configs]
+  // Attention-level sums (attention_diag.h): [n_configs][n_layers, n_kv_heads, n_buckets]; empty
+  // when the diagnosis is off.
+  std::vector<std::vector<AttnCell>> attention;
 
   size_t size() const { return tokens.size(); }
 };

@@ -122,10 +122,52 @@ nlohmann::json WindowToJson(const WindowRecord& rec) {
     j["configs"].push_back({{"kld", c.kld}, {"nll", c.nll}, {"dp", c.dp},
                             {"top1", BitString(c.top1)}, {"top5_drop", BitString(c.top5_drop)}});
   }
+  if (!rec.attention.empty()) {
+    j["attention"] = nlohmann::json::array();
+    for (const std::vector<AttnCell>& cells : rec.attention) {
+      nlohmann::json jc = nlohmann::json::array();
+      for (size_t i = 0; i < cells.size(); ++i) {
+        const AttnCell& a = cells[i];
+        if (a.queries == 0) continue;
+        jc.push_back({i, a.k_err2, a.k_ref2, a.v_err2, a.v_ref2, a.out_err2, a.out_ref2, a.kl, a.tv, a.sink,
+                      a.sink_moved, a.queries});
+      }
+      j["attention"].push_back(std::move(jc));
+    }
+  }
   return j;
 }
 
-Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs) {
+namespace {
+
+bool ParseAttention(const nlohmann::json& j, size_t n_configs, size_t attn_cells, WindowRecord* rec) {
+  if (attn_cells == 0) return !j.contains("attention");
+  if (!j.contains("attention") || !j["attention"].is_array() || j["attention"].size() != n_configs) return false;
+  rec->attention.assign(n_configs, std::vector<AttnCell>(attn_cells));
+  for (size_t c = 0; c < n_configs; ++c) {
+    const nlohmann::json& jc = j["attention"][c];
+    if (!jc.is_array()) return false;
+    for (const nlohmann::json& e : jc) {
+      if (!e.is_array() || e.size() != 12 || !e[0].is_number_unsigned() || !e[11].is_number_integer()) return false;
+      for (size_t k = 1; k < 11; ++k) {
+        if (!e[k].is_number()) return false;
+      }
+      const size_t i = e[0].get<size_t>();
+      if (i >= attn_cells) return false;
+      AttnCell& a = rec->attention[c][i];
+      a.k_err2 = e[1].get<double>(), a.k_ref2 = e[2].get<double>(), a.v_err2 = e[3].get<double>();
+      a.v_ref2 = e[4].get<double>(), a.out_err2 = e[5].get<double>(), a.out_ref2 = e[6].get<double>();
+      a.kl = e[7].get<double>(), a.tv = e[8].get<double>(), a.sink = e[9].get<double>();
+      a.sink_moved = e[10].get<double>(), a.queries = e[11].get<int64_t>();
+      if (a.queries <= 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs, size_t attn_cells) {
   const Error bad = BadInput("malformed window record");
   if (!j.is_object() || !j.contains("window") || !j["window"].is_number_integer() || !j.contains("first_pos") ||
       !j["first_pos"].is_number_integer() || !j.contains("tokens") || !j["tokens"].is_array()) {
@@ -150,6 +192,7 @@ Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs)
       return bad;
     }
   }
+  if (!ParseAttention(j, n_configs, attn_cells, &rec)) return bad;
   return rec;
 }
 
@@ -173,7 +216,7 @@ Status ProgressLog::Append(const WindowRecord& rec) { return WriteLine(WindowToJ
 
 Expected<std::unique_ptr<ProgressLog>> ProgressLog::Open(const std::string& path, const nlohmann::json& fingerprint,
                                                          size_t n_configs, size_t n_windows,
-                                                         std::vector<WindowRecord>* done) {
+                                                         std::vector<WindowRecord>* done, size_t attn_cells) {
   const std::string hint = "; hint: use a new --out directory, or --restart to discard the recorded windows";
   done->clear();
   std::string content;
@@ -219,7 +262,7 @@ Expected<std::unique_ptr<ProgressLog>> ProgressLog::Open(const std::string& path
     while (std::getline(lines, line)) {
       ++line_no;
       const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      auto rec = j.is_discarded() ? Expected<WindowRecord>(BadInput("not JSON")) : WindowFromJson(j, n_configs);
+      auto rec = j.is_discarded() ? Expected<WindowRecord>(BadInput("not JSON")) : WindowFromJson(j, n_configs, attn_cells);
       if (!rec) return BadInput(path + ":" + std::to_string(line_no) + ": damaged window record" + hint);
       // Windows past n_windows belong to a run with a larger --windows over the same data: kept
       // in the file, not used now.

@@ -26,8 +26,11 @@ uint64_t HashWindows(const std::vector<std::vector<int32_t>>& windows);
 std::string HexHash(uint64_t h);
 
 nlohmann::json WindowToJson(const WindowRecord& rec);
-// Validates shapes; n_configs is how many configuration blocks the line must hold.
-Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs);
+// Validates shapes; n_configs is how many configuration blocks the line must hold, attn_cells how
+// many attention cells each block has (0: the diagnosis was off and the line must have none).
+// Attention cells are written sparsely: [index, k_err2, k_ref2, v_err2, v_ref2, out_err2,
+// out_ref2, kl, tv, sink, sink_moved, queries] for every cell with queries > 0.
+Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs, size_t attn_cells = 0);
 
 class ProgressLog {
  public:
@@ -42,7 +45,7 @@ class ProgressLog {
   // line (killed mid-write) is cut off; damage anywhere else is an error.
   static Expected<std::unique_ptr<ProgressLog>> Open(const std::string& path, const nlohmann::json& fingerprint,
                                                      size_t n_configs, size_t n_windows,
-                                                     std::vector<WindowRecord>* done);
+                                                     std::vector<WindowRecord>* done, size_t attn_cells = 0);
   // One line, then fsync, so a window is either wholly recorded or cut off as torn.
   Status Append(const WindowRecord& rec);
 

@@ -67,6 +67,14 @@ class F32Cache final : public KvCache {
     for (int l : len_) b += static_cast<uint64_t>(l) * 2 * n_kv_ * hd_ * sizeof(float);
     return b;
   }
+  bool ReadRows(int layer, int g, int p, int t0, int t1, float* k, float* v) const override {
+    KV_CHECK(layer >= 0 && layer < n_layers_ && g >= 0 && g < n_kv_ && 0 <= t0 && t0 <= t1 && t1 <= p + 1 &&
+             p < len_[layer]);
+    const size_t bytes = sizeof(float) * static_cast<size_t>(t1 - t0) * hd_;
+    std::memcpy(k, K(layer, g) + static_cast<int64_t>(t0) * hd_, bytes);
+    std::memcpy(v, V(layer, g) + static_cast<int64_t>(t0) * hd_, bytes);
+    return true;
+  }
 
  private:
   const float* K(int layer, int g) const { return k_[layer].data() + static_cast<int64_t>(g) * max_pos_ * hd_; }

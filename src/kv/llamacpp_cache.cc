@@ -74,6 +74,23 @@ class LlamaCppCache final : public KvCache {
     len_[layer] = pos0 + n;
   }
 
+  // Rows as ggml's to_float returns them, rotated back. Every query reads the same bytes (no
+  // position-dependent protections in this engine), so p only bounds the range.
+  bool ReadRows(int layer, int g, int p, int t0, int t1, float* k, float* v) const override {
+    KV_CHECK(layer >= 0 && layer < n_layers_ && g >= 0 && g < n_kv_ && 0 <= t0 && t0 <= t1 && t1 <= p + 1 &&
+             p < len_[layer]);
+    const HeadStore& h = heads_[static_cast<size_t>(layer) * n_kv_ + g];
+    for (int t = t0; t < t1; ++t) {
+      float* kr = k + static_cast<int64_t>(t - t0) * hd_;
+      float* vr = v + static_cast<int64_t>(t - t0) * hd_;
+      llamacpp::RowToF32(h.fk, h.k.data() + t * h.k_row, hd_, kr);
+      llamacpp::RowToF32(h.fv, h.v.data() + t * h.v_row, hd_, vr);
+      if (h.rot_k) HadamardRows(kr, 1, hd_, h.rot_k);
+      if (h.rot_v) HadamardRows(vr, 1, hd_, h.rot_v);
+    }
+    return true;
+  }
+
   void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) override {
     KV_CHECK(layer >= 0 && layer < n_layers_ && pos0 >= 0 && n > 0);
     KV_CHECK_MSG(pos0 + n <= len_[layer], "Attend before Append of the same positions");

@@ -131,6 +131,17 @@ class QuantCache final : public KvCache {
     for (const HeadStores& h : heads_) total += h.k->BytesFor(h.k->size()) + h.v->BytesFor(h.v->size());
     return total;
   }
+  bool ReadRows(int layer, int g, int p, int t0, int t1, float* k, float* v) const override {
+    KV_CHECK(layer >= 0 && layer < n_layers_ && g >= 0 && g < n_kv_ && 0 <= t0 && t0 <= t1 && t1 <= p + 1);
+    const HeadStores& h = heads_[static_cast<size_t>(layer) * n_kv_ + g];
+    KV_CHECK(p < std::min(h.k->size(), h.v->size()));
+    if (t1 == t0) return true;
+    h.k->Materialize(p, t0, t1, k);  // pre-RoPE key stores re-rope here
+    h.v->Materialize(p, t0, t1, v);
+    if (h.rot_k) HadamardRows(k, t1 - t0, hd_, hd_);  // H is its own inverse
+    if (h.rot_v) HadamardRows(v, t1 - t0, hd_, hd_);
+    return true;
+  }
 
  private:
   HeadStores& Head(int layer, int g) { return heads_[static_cast<size_t>(layer) * n_kv_ + g]; }

@@ -22,6 +22,14 @@ class KvCache {  // one per sequence, all layers
   virtual void Reset() = 0;                 // empty, keep allocation
   virtual uint64_t bytes_per_token() const = 0;
   virtual uint64_t bytes_used() const = 0;
+  // Diagnosis (kvaudit eval's attention report): rows [t0, t1) of K (after RoPE) and V of one
+  // (layer, KV head) exactly as the query at position p reads them, in the model's basis (rotation
+  // undone, pre-RoPE keys re-roped). k, v: [t1 - t0, head_dim]. Needs t1 <= p + 1 <= positions
+  // appended. Returns false when the cache cannot expose its rows.
+  virtual bool ReadRows(int /*layer*/, int /*kv_head*/, int /*p*/, int /*t0*/, int /*t1*/, float* /*k*/,
+                        float* /*v*/) const {
+    return false;
+  }
 };
 
 }  // namespace kvaudit
