@@ -39,6 +39,17 @@ std::vector<int> LineEndTokens(const Tokenizer& tok, const std::vector<FillerLin
 }  // namespace
 
 std::vector<int32_t> EncodePiece(const Tokenizer& tokenizer, std::string_view text) {
+  // SentencePiece vocabularies add a dummy-prefix space ("▁") to every encoded text, which would put
+  // a space at the start of each piece. There, encode "\n" + text and drop the newline's ids: the
+  // piece then reads as it would in the middle of a document.
+  const auto nl = tokenizer.Encode("\n", /*add_bos=*/false, /*parse_special=*/false);
+  const bool dummy_prefix = nl.size() > 1 && tokenizer.TokenString(nl[0]).rfind("\xE2\x96\x81", 0) == 0;
+  if (dummy_prefix && !text.empty()) {
+    const auto with_nl = tokenizer.Encode("\n" + std::string(text), false, false);
+    if (with_nl.size() > nl.size() && std::equal(nl.begin(), nl.end(), with_nl.begin())) {
+      return std::vector<int32_t>(with_nl.begin() + static_cast<std::ptrdiff_t>(nl.size()), with_nl.end());
+    }
+  }
   return tokenizer.Encode(text, /*add_bos=*/false, /*parse_special=*/false);
 }
 

@@ -100,7 +100,8 @@ struct AssembledPrompt {
 Expected<AssembledPrompt> AssemblePrompt(const Tokenizer& tokenizer, FillerStream& filler, const PromptWrap& wrap,
                                          int length, int depth, const ProbeLayout& layout, ProbeRng& rng);
 
-// Data text as ids: no BOS, special-token text kept literal.
+// Data text as ids: no BOS, special-token text kept literal, no SentencePiece dummy-prefix space
+// (the ids decode back to exactly `text` where the vocabulary allows).
 std::vector<int32_t> EncodePiece(const Tokenizer& tokenizer, std::string_view text);
 
 }  // namespace kvaudit

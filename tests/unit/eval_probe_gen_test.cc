@@ -27,6 +27,8 @@ struct Env {
   std::unique_ptr<Tokenizer> bundled;
   std::unique_ptr<GgufFile> gguf;
   std::unique_ptr<Tokenizer> llama3;
+  std::unique_ptr<GgufFile> spm_gguf;
+  std::unique_ptr<Tokenizer> spm;  // SentencePiece: every encoded text gets a dummy-prefix space
   std::unique_ptr<Haystack> haystack;
 };
 
@@ -42,6 +44,12 @@ const Env& E() {
       auto t = Tokenizer::FromGguf(*e->gguf);
       if (t.ok()) e->llama3 = std::move(*t);
     }
+    auto g2 = GgufFile::Open(testing::Fixture("tokenizers/ggml-vocab-llama-spm.gguf").string());
+    if (g2.ok()) {
+      e->spm_gguf = std::make_unique<GgufFile>(std::move(*g2));
+      auto t = Tokenizer::FromGguf(*e->spm_gguf);
+      if (t.ok()) e->spm = std::move(*t);
+    }
     auto h = Haystack::Load((testing::RepoDir() / "data" / "eval-docs.jsonl").string());
     if (h.ok()) e->haystack = std::make_unique<Haystack>(std::move(*h));
     return e;
@@ -54,6 +62,7 @@ class ProbeGenTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(E().bundled) << "bundled tokenizer did not load";
     ASSERT_TRUE(E().llama3) << "ggml-vocab-llama-bpe.gguf did not load";
+    ASSERT_TRUE(E().spm) << "ggml-vocab-llama-spm.gguf did not load";
     ASSERT_TRUE(E().haystack) << "data/eval-docs.jsonl did not load";
   }
   const Tokenizer& tok() const { return *E().bundled; }
@@ -130,6 +139,19 @@ TEST_F(ProbeGenTest, LengthWithinOnePercentOnTheBundledTokenizer) {
   EXPECT_EQ(ExpectLengths(E().bundled.get(), hay()), 0);
 }
 TEST_F(ProbeGenTest, LengthWithinOnePercentOnLlama3Bpe) { EXPECT_EQ(ExpectLengths(E().llama3.get(), hay()), 0); }
+TEST_F(ProbeGenTest, LengthWithinOnePercentOnLlamaSentencePiece) {
+  EXPECT_EQ(ExpectLengths(E().spm.get(), hay()), 0);
+  // Pieces carry no dummy-prefix space: the planted line follows the newline directly.
+  NeedleOptions o;
+  o.lengths = {512};
+  o.depths = {50};
+  auto p = MakeNeedleProbes(*E().spm, hay(), o);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const auto& ids = (*p)[0].prompt;
+  const int f = (*p)[0].fact_token;
+  const std::string around = E().spm->Decode(std::span<const int32_t>(ids.data() + f - 1, 3));
+  EXPECT_EQ(around.find("\n "), std::string::npos) << around;
+}
 
 TEST_F(ProbeGenTest, DeterministicForASeedAndCellsIndependent) {
   for (const auto& fv : Every()) {
