@@ -17,9 +17,12 @@
 //    least `min_lines` lines match the filter (a constraint must be exercised to count as kept).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -58,5 +61,20 @@ struct ProbeScore {
 // tokenizer maps a character offset of `text` back to a token index (first_wrong_token).
 ProbeScore ScoreProbe(const ProbeCheck& check, std::span<const int32_t> produced_ids, const std::string& text,
                       const Tokenizer& tokenizer);
+
+// The JSON span kJsonValid / kJsonEquals look at: from the first '{' or '[' of `text` to the
+// bracket that closes it, skipping brackets inside JSON strings (with their escapes). Brackets
+// are counted, not matched by type: a mismatch such as "{]" is left for the strict parse to
+// reject. nullopt when there is no opening bracket or it is never closed.
+struct TextSpan {
+  size_t begin = 0, end = 0;  // byte offsets, end exclusive
+};
+std::optional<TextSpan> FindFirstJsonSpan(std::string_view text);
+
+// Index of the produced token whose decoded text holds byte `offset` of
+// tokenizer.Decode(produced_ids); an offset at or past the end maps to the first token that adds
+// no text there (an end-of-sequence token), else -1. Prefix decodes, not per-token ones, so a
+// UTF-8 character split across byte-level tokens counts from the token that starts it.
+int TokenAtOffset(std::span<const int32_t> produced_ids, size_t offset, const Tokenizer& tokenizer);
 
 }  // namespace kvaudit

@@ -1,0 +1,38 @@
+// Per family × length bucket attribution of probe outcomes (issue 5). Every probe instance yields
+// a pair (baseline pass?, configuration pass?) from the same prompt, so the comparison is paired:
+// the four cells of the 2×2 table, pass rates, and the exact McNemar test on the discordant cells.
+// Definitions and wording: docs/probes.md "Attribution and statistics".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace kvaudit {
+
+struct ProbeOutcome {
+  bool baseline_pass = false;
+  bool config_pass = false;
+};
+
+struct ProbeAttribution {
+  int64_t n = 0;
+  double baseline_pass_rate = 0;  // fractions in 0..1; 0 when n = 0
+  double config_pass_rate = 0;
+  int64_t both_pass = 0;
+  int64_t cache_induced = 0;  // baseline passes, configuration fails (McNemar's b)
+  int64_t recovered = 0;      // baseline fails, configuration passes (McNemar's c)
+  int64_t both_fail = 0;      // model-limit failures: not the cache's doing
+  double mcnemar_p = 1.0;     // exact two-sided, on (cache_induced, recovered)
+  bool significant = false;   // mcnemar_p < alpha
+};
+
+inline constexpr double kProbeAlpha = 0.05;
+
+ProbeAttribution AttributeProbes(std::span<const ProbeOutcome> outcomes, double alpha = kProbeAlpha);
+
+// One plain line for reports that says outright when a difference is not significant, e.g.
+// "3 cache-induced failures, 0 recoveries: not significant (exact McNemar p = 0.25 >= 0.05)".
+std::string DescribeAttribution(const ProbeAttribution& a, double alpha = kProbeAlpha);
+
+}  // namespace kvaudit
