@@ -16,5 +16,6 @@ CommandRunner AddGenerateCommand(CLI::App& app);
 CommandRunner AddScoreCommand(CLI::App& app);
 CommandRunner AddFormatsCommand(CLI::App& app);
 CommandRunner AddEvalCommand(CLI::App& app);
+CommandRunner AddProbeCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

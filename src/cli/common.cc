@@ -1,5 +1,10 @@
 #include "cli/common.h"
 
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <CLI/CLI.hpp>
 
 #include <charconv>
@@ -61,6 +66,28 @@ int ResolveThreads(int requested) {
 void ModelFlags::Add(CLI::App& app) {
   app.add_option("--model", model, "Hugging Face model directory or .gguf file")->capture_default_str();
   app.add_option("--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
+}
+
+std::string DefaultDataPath() {
+  return (std::filesystem::path(KVAUDIT_DEFAULT_MODEL) / ".." / ".." / "data" / "eval-docs.jsonl").lexically_normal().string();
+}
+
+double PeakRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: KiB
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!(out << text) || !out.flush()) return Internal(tmp + ": write failed; hint: check free disk space");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Internal(path + ": cannot replace: " + ec.message());
+  return Status::Ok();
 }
 
 }  // namespace kvaudit::cli

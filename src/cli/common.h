@@ -20,6 +20,14 @@ Expected<std::string> ReadTextFile(const std::string& path);  // an empty file i
 // Whitespace-separated token ids; each must be an integer in [0, vocab).
 Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t vocab);
 
+// The bundled eval documents (default data of eval and probe): <repo>/data/eval-docs.jsonl, beside
+// the bundled model's folder.
+std::string DefaultDataPath();
+// Peak resident set size of this process in MB (getrusage ru_maxrss).
+double PeakRssMb();
+// Writes `text` to path.tmp, then renames it over path: readers never see half a file.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
 // Worker threads: 0 means all hardware threads.
 int ResolveThreads(int requested);
 

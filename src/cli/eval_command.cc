@@ -2,7 +2,6 @@
 // in one streaming, resumable run (issue 4; metrics in docs/metrics.md, output in
 // docs/results-schema.md).
 #include <CLI/CLI.hpp>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,11 +38,6 @@ struct EvalFlags {
   bool per_doc = false, restart = false;
 };
 
-// The bundled eval documents sit beside the bundled model: <repo>/models/<name>/../../data.
-std::string DefaultDataPath() {
-  return (fs::path(KVAUDIT_DEFAULT_MODEL) / ".." / ".." / "data" / "eval-docs.jsonl").lexically_normal().string();
-}
-
 Expected<std::vector<std::vector<int32_t>>> LoadWindows(const Tokenizer& tok, const std::string& path, int ctx,
                                                         bool per_doc) {
   KV_ASSIGN_OR_RETURN(std::vector<std::string> docs, LoadDocuments(path));
@@ -56,24 +50,6 @@ Expected<std::vector<std::vector<int32_t>>> LoadWindows(const Tokenizer& tok, co
     if (ids.size() >= 2) windows.push_back(std::move(ids));
   }
   return windows;
-}
-
-double PeakRssMb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: KiB
-}
-
-Status WriteFileAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(out << text) || !out.flush()) return Internal(tmp.string() + ": write failed; hint: check free disk space");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Internal(path.string() + ": cannot replace: " + ec.message());
-  return Status::Ok();
 }
 
 Status WritePositionsJsonl(const std::string& path, const std::vector<WindowRecord>& records) {
@@ -257,7 +233,7 @@ int RunEval(const EvalFlags& f) {
   }
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   info.peak_rss_mb = PeakRssMb();
-  Status ws = WriteFileAtomically(fs::path(f.out) / "results.json", ResultsJson(info, results).dump(2) + "\n");
+  Status ws = WriteFileAtomically((fs::path(f.out) / "results.json").string(), ResultsJson(info, results).dump(2) + "\n");
   if (!ws) return ReportError(ws.error());
   std::fputs(ResultsTable(info, results).c_str(), stdout);
   std::printf("wall %.1f s, peak RSS %.0f MB, %d of %d windows resumed; results: %s\n", info.wall_s, info.peak_rss_mb,

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   add("generate", "continue a prompt (greedy or sampled)", AddGenerateCommand);
   add("score", "teacher-forced NLL / perplexity of text or token ids", AddScoreCommand);
   add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
+  add("probe", "workload checks (needles, exactness, constraints, variance, drift, custom) per configuration",
+      AddProbeCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

@@ -196,88 +196,27 @@ Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs,
   return rec;
 }
 
-ProgressLog::~ProgressLog() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Status ProgressLog::WriteLine(const std::string& line) {
-  size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Internal(path_ + ": write failed: " + std::strerror(errno) + "; hint: check free disk space");
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd_) != 0) return Internal(path_ + ": fsync failed: " + std::strerror(errno));
-  return Status::Ok();
-}
-
-Status ProgressLog::Append(const WindowRecord& rec) { return WriteLine(WindowToJson(rec).dump() + "\n"); }
+Status ProgressLog::Append(const WindowRecord& rec) { return journal_->Append(WindowToJson(rec)); }
 
 Expected<std::unique_ptr<ProgressLog>> ProgressLog::Open(const std::string& path, const nlohmann::json& fingerprint,
                                                          size_t n_configs, size_t n_windows,
                                                          std::vector<WindowRecord>* done, size_t attn_cells) {
-  const std::string hint = "; hint: use a new --out directory, or --restart to discard the recorded windows";
   done->clear();
-  std::string content;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      content = ss.str();
-    }
-  }
-  // A write cut short by a kill leaves a last line without its newline: it is dropped (rfind
-  // gives npos when there is no newline at all, and npos + 1 wraps to 0).
-  const size_t keep = content.empty() || content.back() == '\n' ? content.size() : content.rfind('\n') + 1;
-  const bool torn = keep != content.size();
-  content.resize(keep);
-  // Everything is checked before the file is touched: a refused run leaves it as it was.
-  const nlohmann::json header = {{kHeaderKey, 1}, {"fingerprint", fingerprint}};
+  std::vector<nlohmann::json> lines;
+  KV_ASSIGN_OR_RETURN(std::unique_ptr<JsonlJournal> journal,
+                      JsonlJournal::Open(path, kHeaderKey, fingerprint, "window", &lines));
   std::map<int, WindowRecord> by_window;  // ascending, each window once
-  if (!content.empty()) {
-    std::istringstream lines(content);
-    std::string line;
-    std::getline(lines, line);
-    const auto h = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (h.is_discarded() || !h.is_object() || !h.contains(kHeaderKey) || !h.contains("fingerprint")) {
-      return BadInput(path + ": not a kvaudit eval progress file" + hint);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto rec = WindowFromJson(lines[i], n_configs, attn_cells);
+    if (!rec) {
+      return BadInput(path + ":" + std::to_string(i + 2) + ": damaged window record" + JsonlJournal::Hint("window"));
     }
-    if (h[kHeaderKey] != 1) {
-      return BadInput(path + ": written by another kvaudit version (progress format " + h[kHeaderKey].dump() + ")" + hint);
-    }
-    const nlohmann::json& old = h["fingerprint"];
-    if (old != fingerprint) {
-      std::string diff;
-      for (auto it = fingerprint.begin(); it != fingerprint.end(); ++it) {
-        if (!old.is_object() || !old.contains(it.key()) || old[it.key()] != it.value()) {
-          diff += (diff.empty() ? "" : ", ") + it.key();
-        }
-      }
-      return BadInput(path + ": the recorded windows come from a different run (" + (diff.empty() ? "fingerprint" : diff) +
-                      " changed) and would mix with this one" + hint);
-    }
-    int line_no = 1;
-    while (std::getline(lines, line)) {
-      ++line_no;
-      const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      auto rec = j.is_discarded() ? Expected<WindowRecord>(BadInput("not JSON")) : WindowFromJson(j, n_configs, attn_cells);
-      if (!rec) return BadInput(path + ":" + std::to_string(line_no) + ": damaged window record" + hint);
-      // Windows past n_windows belong to a run with a larger --windows over the same data: kept
-      // in the file, not used now.
-      if (static_cast<size_t>(rec->window) < n_windows) by_window[rec->window] = std::move(*rec);
-    }
+    // Windows past n_windows belong to a run with a larger --windows over the same data: kept
+    // in the file, not used now.
+    if (static_cast<size_t>(rec->window) < n_windows) by_window[rec->window] = std::move(*rec);
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal(path + ": cannot open: " + std::strerror(errno) + "; hint: check the --out directory");
-  std::unique_ptr<ProgressLog> log(new ProgressLog(fd, path));
-  if (torn && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) {
-    return Internal(path + ": cannot cut off a torn last line: " + std::strerror(errno));
-  }
-  if (content.empty()) KV_RETURN_IF_ERROR(log->WriteLine(header.dump() + "\n"));
   for (auto& [w, rec] : by_window) done->push_back(std::move(rec));
-  return log;
+  return std::unique_ptr<ProgressLog>(new ProgressLog(std::move(journal)));
 }
 
 }  // namespace kvaudit

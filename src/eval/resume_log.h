@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "eval/fidelity_metrics.h"
+#include "eval/jsonl_journal.h"
 
 namespace kvaudit {
 
@@ -34,7 +35,6 @@ Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs,
 
 class ProgressLog {
  public:
-  ~ProgressLog();
   ProgressLog(const ProgressLog&) = delete;
   ProgressLog& operator=(const ProgressLog&) = delete;
 
@@ -50,10 +50,8 @@ class ProgressLog {
   Status Append(const WindowRecord& rec);
 
  private:
-  ProgressLog(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  Status WriteLine(const std::string& line);
-  int fd_ = -1;
-  std::string path_;
+  explicit ProgressLog(std::unique_ptr<JsonlJournal> journal) : journal_(std::move(journal)) {}
+  std::unique_ptr<JsonlJournal> journal_;
 };
 
 }  // namespace kvaudit
