@@ -3,7 +3,6 @@
 # Nothing else is downloaded at build or run time. Why each package: docs/dependencies.md.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
-      libopenblas-dev        # sgemm for batched prefill
       libpcre2-dev           # Unicode regexes for BPE pre-tokenizers
       nlohmann-json3-dev     # config.json, tokenizer.json, results.json
       libcli11-dev           # CLI flags and --help

@@ -1,8 +1,6 @@
 #include "kv/f32_attention.h"
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
-
-#include <cblas.h>
+#include "ops/dot.h"  // first: see the note on GCC bug 105593
 
 #include <algorithm>
 #include <cmath>
@@ -19,90 +17,61 @@ namespace kvaudit {
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// y += a * x, one fma per element (acc = fma(p_t, v_t[d], acc) in ascending t across calls).
 #if defined(__AVX512F__)
-inline float Dot(const float* a, const float* b, int n) {
-  __m512 acc = _mm512_setzero_ps();
-  int i = 0;
-  for (; i + 16 <= n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
-  }
-  return _mm512_reduce_add_ps(acc);
-}
-// y += a * x
 inline void Axpy(float a, const float* x, float* y, int n) {
   const __m512 va = _mm512_set1_ps(a);
   int i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
   if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = TailMask16(n - i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
   }
 }
 #else
-inline float Dot(const float* a, const float* b, int n) {
-  float acc = 0;
-  for (int i = 0; i < n; ++i) acc += a[i] * b[i];
-  return acc;
-}
 inline void Axpy(float a, const float* x, float* y, int n) {
-  for (int i = 0; i < n; ++i) y[i] += a * x[i];
+  for (int i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
 #endif
-}  // namespace
 
-int64_t TileScratchFloats(int n_tok, const AttnShape& s) {
-  const int64_t rows = static_cast<int64_t>(n_tok) * s.group;
-  return rows * kKeyTile + 2 * rows;
-}
-
-void AttendTile(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, float* o,
-                float* scratch) {
-  const int hd = s.head_dim, G = s.group, rows = n_tok * G;
-  float* S = scratch;                                        // [rows, kKeyTile] scores, then probabilities
-  float* m = scratch + static_cast<int64_t>(rows) * kKeyTile;  // [rows] running max
-  float* l = m + rows;                                         // [rows] running sum
-  std::fill(m, m + rows, kNegInf);
-  std::fill(l, l + rows, 0.0f);
-  std::memset(o, 0, sizeof(float) * rows * hd);
-  const int k_begin = FirstKey(s, pos0), k_end = pos0 + n_tok;  // keys [k_begin, k_end)
-  for (int k0 = k_begin; k0 < k_end; k0 += kKeyTile) {
-    const int kt = std::min(kKeyTile, k_end - k0);
-    // S = Qs · K[k0:k0+kt]ᵀ  [rows, kt]
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kt, hd, 1.0f, qs, hd, k + static_cast<int64_t>(k0) * hd,
-                hd, 0.0f, S, kKeyTile);
-    for (int r = 0; r < rows; ++r) {
-      const int p = pos0 + r / G;
-      const int lo = std::max(FirstKey(s, p), k0), hi = std::min(p, k0 + kt - 1);
-      float* sr = S + static_cast<int64_t>(r) * kKeyTile;
-      if (lo > hi) {  // this row sees no key of the tile (causal or window): contributes nothing
-        std::memset(sr, 0, sizeof(float) * kt);
-        continue;
+// o_j [hd] += Σ_i p[j·p_stride + i] · v_i for heads j < G over rows v [len, hd]: Axpy's arithmetic
+// per element (fma in ascending i), with the loops turned inside out so up to 4 heads × 64 floats
+// of o stay in registers across the chunk (12-16 independent fma chains instead of
+// load-fma-store per key).
+inline void WeightedRows(const float* p, int p_stride, int G, const float* v, int len, int hd, float* o) {
+#if defined(__AVX512F__)
+  for (int j0 = 0; j0 < G; j0 += 4) {
+    const int nj = std::min(4, G - j0);
+    for (int d0 = 0; d0 < hd; d0 += 64) {
+      __mmask16 mk[4];
+      for (int u = 0; u < 4; ++u) {
+        const int left = std::clamp(hd - d0 - 16 * u, 0, 16);
+        mk[u] = left == 16 ? static_cast<__mmask16>(0xFFFF) : TailMask16(left);
       }
-      const float m_new = std::max(m[r], MaxOf(sr + (lo - k0), hi - lo + 1));
-      const float sum = ExpSubSum(sr + (lo - k0), hi - lo + 1, m_new);
-      if (lo > k0) std::memset(sr, 0, sizeof(float) * (lo - k0));
-      if (hi < k0 + kt - 1) std::memset(sr + (hi - k0 + 1), 0, sizeof(float) * (k0 + kt - 1 - hi));
-      if (m[r] != m_new) {  // rescale what earlier tiles accumulated (online softmax)
-        const float corr = std::exp(m[r] - m_new);
-        l[r] *= corr;
-        float* orow = o + static_cast<int64_t>(r) * hd;
-        for (int d = 0; d < hd; ++d) orow[d] *= corr;
+      __m512 acc[4][4];
+      for (int j = 0; j < 4; ++j) {
+        for (int u = 0; u < 4; ++u) acc[j][u] = j < nj ? _mm512_maskz_loadu_ps(mk[u], o + (j0 + j) * hd + d0 + 16 * u) : _mm512_setzero_ps();
       }
-      l[r] += sum;
-      m[r] = m_new;
+      for (int i = 0; i < len; ++i) {
+        __m512 vv[4];
+        for (int u = 0; u < 4; ++u) vv[u] = _mm512_maskz_loadu_ps(mk[u], v + static_cast<int64_t>(i) * hd + d0 + 16 * u);
+        for (int j = 0; j < nj; ++j) {
+          const __m512 pj = _mm512_set1_ps(p[(j0 + j) * p_stride + i]);
+          for (int u = 0; u < 4; ++u) acc[j][u] = _mm512_fmadd_ps(pj, vv[u], acc[j][u]);
+        }
+      }
+      for (int j = 0; j < nj; ++j) {
+        for (int u = 0; u < 4; ++u) _mm512_mask_storeu_ps(o + (j0 + j) * hd + d0 + 16 * u, mk[u], acc[j][u]);
+      }
     }
-    // O += P · V[k0:k0+kt]  [rows, hd]
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, kt, 1.0f, S, kKeyTile,
-                v + static_cast<int64_t>(k0) * hd, hd, 1.0f, o, hd);
   }
-  for (int r = 0; r < rows; ++r) {
-    const float inv = 1.0f / l[r];
-    float* orow = o + static_cast<int64_t>(r) * hd;
-    for (int d = 0; d < hd; ++d) orow[d] *= inv;
+#else
+  for (int i = 0; i < len; ++i) {
+    for (int j = 0; j < G; ++j) Axpy(p[j * p_stride + i], v + static_cast<int64_t>(i) * hd, o + j * hd, hd);
   }
+#endif
 }
+}  // namespace
 
 void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
                  int k1, float* o, PartialRow* part, float* scores) {
@@ -117,7 +86,7 @@ void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const
     }
     const float* q = qs + static_cast<int64_t>(r) * hd;
     const int len = hi - lo + 1;
-    for (int j = 0; j < len; ++j) scores[j] = Dot(q, k + static_cast<int64_t>(lo + j) * hd, hd);
+    for (int j = 0; j < len; ++j) scores[j] = DotF32(q, k + static_cast<int64_t>(lo + j) * hd, hd);
     const float mx = MaxOf(scores, len);
     const float sum = ExpSubSum(scores, len, mx);
     float* orow = o + static_cast<int64_t>(r) * hd;
@@ -141,20 +110,18 @@ void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0
     }
     const int len = hi - lo + 1;
     const float* q = qs + static_cast<int64_t>(r0) * hd;
-    for (int i = 0; i < len; ++i) {
-      const float* kr = k + static_cast<int64_t>(lo + i) * hd;
-      for (int j = 0; j < G; ++j) scores[j * n_keys + i] = Dot(q + j * hd, kr, hd);
+    for (int i = 0; i < len; i += 16) {  // 16 keys (L1-resident) against every head of the group
+      const int m = std::min(16, len - i);
+      for (int j = 0; j < G; ++j) {
+        DotRowsF32(q + j * hd, k + static_cast<int64_t>(lo + i) * hd, hd, m, hd, scores + j * n_keys + i);
+      }
     }
     float mx[kMaxGroup], sum[kMaxGroup];
     for (int j = 0; j < G; ++j) {
       mx[j] = MaxOf(scores + j * n_keys, len);
       sum[j] = ExpSubSum(scores + j * n_keys, len, mx[j]);
     }
-    float* orow = o + static_cast<int64_t>(r0) * hd;
-    for (int i = 0; i < len; ++i) {
-      const float* vr = v + static_cast<int64_t>(lo + i) * hd;
-      for (int j = 0; j < G; ++j) Axpy(scores[j * n_keys + i], vr, orow + j * hd, hd);
-    }
+    WeightedRows(scores, n_keys, G, v + static_cast<int64_t>(lo) * hd, len, hd, o + static_cast<int64_t>(r0) * hd);
     for (int j = 0; j < G; ++j) part[r0 + j] = {mx[j], sum[j]};
   }
 }

@@ -1,8 +1,14 @@
-// Attention kernels over f32 keys/values stored per KV head as [pos, head_dim] (row-major).
+// Attention chunk kernels over f32 keys/values stored per KV head as [pos, head_dim] (row-major).
 //
 // A "row" is one (query token, query head) pair of a GQA group: for KV head g the G = n_heads /
 // n_kv_heads query heads g*G .. g*G+G-1 all attend to the same keys, so their rows are stacked and
-// share every key load (and every sgemm). Row r of a group is token r / G, head r % G.
+// share every key load. Row r of a group is token r / G, head r % G.
+//
+// Batch invariance: a row's partial over a key chunk depends only on the row's query, its
+// position and the chunk — never on the other rows of the call. Scores are the canonical dot
+// (ops/dot.h), probabilities e^(s − m) come from ExpSubSum (ops/activation.h), and o accumulates
+// p_t·v_t in ascending t (fma per element). kv/chunked_attention.h cuts keys into chunks and
+// merges the partials; both prefill and decode go through it.
 #pragma once
 
 #include <cstdint>
@@ -19,23 +25,15 @@ struct AttnShape {
 // First key position visible from position p.
 inline int FirstKey(const AttnShape& s, int p) { return s.window > 0 && p - s.window + 1 > 0 ? p - s.window + 1 : 0; }
 
-// Per-row partial softmax state over a range of keys: running max m, sum l, unnormalised o.
+// Per-row partial softmax state over a range of keys: max m and sum l of the unnormalised o.
 struct PartialRow {
   float m, l;
 };
 
-// Prefill kernel (flash-attention style): rows = n_tok * G query rows qs [rows, head_dim] (already
-// scaled by s.scale), tokens at positions pos0 .. pos0+n_tok-1, over keys k/v [*, head_dim]
-// (positions index rows). Processes keys in tiles of kKeyTile with online softmax; S and P use
-// sgemm. Writes normalised outputs into o [rows, head_dim]. scratch: >= ScratchFloats(n_tok, s).
-constexpr int kKeyTile = 256;
-int64_t TileScratchFloats(int n_tok, const AttnShape& s);
-void AttendTile(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v,
-                float* o, float* scratch);
-
-// Decode kernel: the same rows against keys [k0, k1) only (a chunk of the cache); leaves the
-// unnormalised o [rows, head_dim] and per-row (m, l) for a later merge. Rows that see no key in
-// the chunk get m = -inf, l = 0, o = 0. scores scratch: [k1 - k0].
+// Rows = n_tok * G query rows qs [rows, head_dim] (already scaled by s.scale), tokens at positions
+// pos0 .., against keys [k0, k1) only (a chunk of the cache): leaves the unnormalised o
+// [rows, head_dim] and per-row (m, l) for MergeChunks. Rows that see no key in the chunk get
+// m = -inf, l = 0, o = 0. scores scratch: [k1 - k0].
 void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
                  int k1, float* o, PartialRow* part, float* scores);
 
@@ -45,7 +43,8 @@ void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const
 void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v,
                         int k0, int k1, float* o, PartialRow* part, float* scores);
 
-// Naive reference (double accumulation, full softmax per row) for tests: same contract as AttendTile.
+// Naive reference (double accumulation, full softmax per row) for tests: normalised o [rows, hd]
+// of rows = n_tok * G over every visible key.
 void AttendRef(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, float* o);
 
 }  // namespace kvaudit

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
+#include "kv/chunked_attention.h"
 #include "kv/f32_attention.h"
 #include "ops/aligned_buffer.h"
 
@@ -13,22 +13,13 @@ namespace kvaudit {
 
 namespace {
 
-// Up to this many query tokens, attention splits the keys into chunks (flash-decoding) so even a
-// single token keeps every thread busy; above it, queries are tiled and each tile runs AttendTile.
-constexpr int kDecodeMaxTokens = 4;
-constexpr int kKeyChunk = 256;    // keys per decode work item
-constexpr int kQueryTile = 64;    // query tokens per prefill work item (x G rows per sgemm)
-
 class F32Cache final : public KvCache {
  public:
   F32Cache(const ModelConfig& c, int max_pos)
       : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        len_(c.n_layers, 0), k_(c.n_layers), v_(c.n_layers) {
+        len_(c.n_layers, 0), k_(c.n_layers), v_(c.n_layers), attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
-    shape_.head_dim = hd_;
-    shape_.group = n_heads_ / n_kv_;
-    shape_.window = c.sliding_window;
-    shape_.scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+    shape_ = AttnShapeFor(c);
     for (int l = 0; l < n_layers_; ++l) {
       k_[l].Resize(static_cast<int64_t>(n_kv_) * max_pos_ * hd_);
       v_[l].Resize(static_cast<int64_t>(n_kv_) * max_pos_ * hd_);
@@ -53,11 +44,12 @@ class F32Cache final : public KvCache {
   void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) override {
     KV_CHECK(layer >= 0 && layer < n_layers_ && pos0 >= 0 && n > 0);
     KV_CHECK_MSG(pos0 + n <= len_[layer], "Attend before Append of the same positions");
-    if (n <= kDecodeMaxTokens) {
-      AttendDecode(layer, pos0, n, q, out, pool);
-    } else {
-      AttendPrefill(layer, pos0, n, q, out, pool);
-    }
+    const auto kernel = [&](int g, const float* qs, int n_tok, int p0, int k0, int k1, float* o, PartialRow* part,
+                            float* scores) {
+      AttendChunkGrouped(shape_, qs, n_tok, p0, K(layer, g), V(layer, g), k0, k1, o, part, scores);
+    };
+    const auto no_rotation = [](int) { return false; };
+    attn_.Attend(pos0, n, q, out, pool, kernel, no_rotation, no_rotation);
   }
 
   void Reset() override { std::fill(len_.begin(), len_.end(), 0); }
@@ -80,98 +72,11 @@ class F32Cache final : public KvCache {
   const float* K(int layer, int g) const { return k_[layer].data() + static_cast<int64_t>(g) * max_pos_ * hd_; }
   const float* V(int layer, int g) const { return v_[layer].data() + static_cast<int64_t>(g) * max_pos_ * hd_; }
 
-  // Copies the rows of KV group g for tokens [t0, t0+nt) into qs [nt*G, hd], scaled by 1/sqrt(hd)
-  // (transformers multiplies QKᵀ by `scaling`; scaling q first differs by rounding only).
-  void GatherQ(const float* q, int g, int t0, int nt, float* qs) const {
-    const int G = shape_.group;
-    for (int t = 0; t < nt; ++t) {
-      for (int j = 0; j < G; ++j) {
-        const float* src = q + ((static_cast<int64_t>(t0 + t) * n_heads_) + g * G + j) * hd_;
-        float* dst = qs + (static_cast<int64_t>(t) * G + j) * hd_;
-        for (int d = 0; d < hd_; ++d) dst[d] = src[d] * shape_.scale;
-      }
-    }
-  }
-  void ScatterO(const float* o, int g, int t0, int nt, float* out) const {
-    const int G = shape_.group;
-    for (int t = 0; t < nt; ++t) {
-      for (int j = 0; j < G; ++j) {
-        std::memcpy(out + ((static_cast<int64_t>(t0 + t) * n_heads_) + g * G + j) * hd_,
-                    o + (static_cast<int64_t>(t) * G + j) * hd_, sizeof(float) * hd_);
-      }
-    }
-  }
-
-  void AttendPrefill(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) {
-    const int G = shape_.group, n_qt = (n + kQueryTile - 1) / kQueryTile;
-    const int64_t rows = static_cast<int64_t>(kQueryTile) * G;
-    const int64_t per_thread = 2 * rows * hd_ + TileScratchFloats(kQueryTile, shape_);
-    EnsureScratch(pool.size(), per_thread);
-    pool.ForEachItem(n_kv_ * n_qt, [&](int item, int thread) {
-      // Latest (most expensive, causal) query tiles first, for balance.
-      const int qt = n_qt - 1 - item / n_kv_, g = item % n_kv_;
-      const int t0 = qt * kQueryTile, nt = std::min(kQueryTile, n - t0);
-      float* qs = scratch_[thread].data();  // [nt*G, hd]
-      float* o = qs + rows * hd_;           // [nt*G, hd]
-      GatherQ(q, g, t0, nt, qs);
-      AttendTile(shape_, qs, nt, pos0 + t0, K(layer, g), V(layer, g), o, o + rows * hd_);
-      ScatterO(o, g, t0, nt, out);
-    });
-  }
-
-  void AttendDecode(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) {
-    const int G = shape_.group, rows = n * G;
-    const int c_begin = FirstKey(shape_, pos0) / kKeyChunk, c_end = (pos0 + n - 1) / kKeyChunk + 1;
-    const int n_chunks = c_end - c_begin, n_items = n_kv_ * n_chunks;
-    dq_.resize(static_cast<size_t>(n_kv_) * rows * hd_);            // [n_kv, rows, hd] scaled queries
-    dpart_o_.resize(static_cast<size_t>(n_items) * rows * hd_);     // [n_kv, n_chunks, rows, hd]
-    dpart_.resize(static_cast<size_t>(n_items) * rows);             // [n_kv, n_chunks, rows]
-    for (int g = 0; g < n_kv_; ++g) GatherQ(q, g, 0, n, dq_.data() + static_cast<int64_t>(g) * rows * hd_);
-    EnsureScratch(pool.size(), static_cast<int64_t>(G) * kKeyChunk);
-    pool.ForEachItem(n_items, [&](int item, int thread) {
-      const int g = item / n_chunks, c = c_begin + item % n_chunks;
-      AttendChunkGrouped(shape_, dq_.data() + static_cast<int64_t>(g) * rows * hd_, n, pos0, K(layer, g), V(layer, g),
-                  c * kKeyChunk, (c + 1) * kKeyChunk, dpart_o_.data() + static_cast<int64_t>(item) * rows * hd_,
-                  dpart_.data() + static_cast<int64_t>(item) * rows, scratch_[thread].data());
-    });
-    // Merge the chunks in order: o = Σ_c o_c·e^(m_c−M) / Σ_c l_c·e^(m_c−M).
-    std::vector<float> acc(hd_);
-    for (int g = 0; g < n_kv_; ++g) {
-      for (int r = 0; r < rows; ++r) {
-        float M = -std::numeric_limits<float>::infinity();
-        for (int c = 0; c < n_chunks; ++c) M = std::max(M, dpart_[(static_cast<size_t>(g) * n_chunks + c) * rows + r].m);
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        float L = 0;
-        for (int c = 0; c < n_chunks; ++c) {
-          const size_t item = static_cast<size_t>(g) * n_chunks + c;
-          const PartialRow pr = dpart_[item * rows + r];
-          if (pr.l == 0) continue;
-          const float w = std::exp(pr.m - M);
-          L += pr.l * w;
-          const float* oc = dpart_o_.data() + (item * rows + r) * hd_;
-          for (int d = 0; d < hd_; ++d) acc[d] += oc[d] * w;
-        }
-        const int t = r / G, j = r % G;
-        float* dst = out + ((static_cast<int64_t>(t) * n_heads_) + g * G + j) * hd_;
-        for (int d = 0; d < hd_; ++d) dst[d] = acc[d] / L;
-      }
-    }
-  }
-
-  void EnsureScratch(int n_threads, int64_t floats) {
-    if (static_cast<int>(scratch_.size()) < n_threads) scratch_.resize(n_threads);
-    for (AlignedBuffer& b : scratch_) {
-      if (b.size() < floats) b.Resize(floats);
-    }
-  }
-
   int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
   AttnShape shape_;
   std::vector<int> len_;              // [n_layers] positions stored
   std::vector<AlignedBuffer> k_, v_;  // [n_layers] of [n_kv_heads, max_pos, head_dim]
-  std::vector<AlignedBuffer> scratch_;  // [threads] kernel scratch
-  std::vector<float> dq_, dpart_o_;
-  std::vector<PartialRow> dpart_;
+  ChunkedAttention attn_;
 };
 
 }  // namespace

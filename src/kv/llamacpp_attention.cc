@@ -1,8 +1,6 @@
 // llama.cpp CPU flash-attention paths over one (layer, KV head): see llamacpp_attention.h.
 #include "kv/llamacpp_attention.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,6 +16,7 @@
 #include "kv/format_q8_0.h"
 #include "kv/llamacpp_fa.h"
 #include "kv/q8_activation.h"
+#include "ops/dot.h"
 
 namespace kvaudit::llamacpp {
 namespace {
@@ -208,9 +207,11 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
       RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[static_cast<size_t>(j - k0) * hd]);
       RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[static_cast<size_t>(j - k0) * hd]);
     }
-    // KQ [rows, kn] = Q [rows, hd] · K_tileᵀ (Q not rounded: the tiled path copies Q as f32)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kn, hd, 1.0f, q, hd, sc.kt.data(), hd, 0.0f,
-                sc.s.data(), kTileKv);
+    // KQ [rows, kn] = Q [rows, hd] · K_tileᵀ (Q not rounded: the tiled path copies Q as f32). f32
+    // accumulation in the canonical dot order (ops/dot.h); ggml's simd_gemm order is not emulated.
+    for (int r = 0; r < rows; ++r) {
+      DotRowsF32(q + static_cast<int64_t>(r) * hd, sc.kt.data(), hd, kn, hd, &sc.s[static_cast<size_t>(r) * kTileKv]);
+    }
     for (int r = 0; r < rows; ++r) {
       const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), k0), hi = std::min(p, k1 - 1);
       float* sr = &sc.s[static_cast<size_t>(r) * kTileKv];
@@ -238,9 +239,14 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
       }
       sc.l[r] = static_cast<float>(static_cast<double>(sc.l[r]) + sum);
     }
-    // VKQ [rows, hd] += P [rows, kn] · V_tile [kn, hd]
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, kn, 1.0f, sc.s.data(), kTileKv, sc.vt.data(), hd,
-                1.0f, sc.acc.data(), hd);
+    // VKQ [rows, hd] += P [rows, kn] · V_tile [kn, hd], in ascending key order (ggml_vec_mad_f32)
+    for (int r = 0; r < rows; ++r) {
+      float* a = &sc.acc[static_cast<size_t>(r) * hd];
+      const float* pr = &sc.s[static_cast<size_t>(r) * kTileKv];
+      for (int j = 0; j < kn; ++j) {
+        if (pr[j] != 0.0f) MadF32(a, &sc.vt[static_cast<size_t>(j) * hd], pr[j], hd);
+      }
+    }
   }
   Finish(sc, rows, hd, out);
 }

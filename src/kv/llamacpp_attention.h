@@ -8,8 +8,9 @@
 //     converted to f32 (dequantize_row_*) and accumulated with ggml_vec_mad_f32 — or, for f16 V, in an
 //     fp16 accumulator rounded after every key (ggml_vec_mad_f16 / ggml_vec_scale_f16); output × 1/S.
 //   TiledRows — the tiled path (K and V both f16 or both f32, ≥ 64 query rows): Q stays f32, K/V tiles
-//     of 64 keys converted to f32, KQ by sgemm, ×scale, per-tile max / rescale / exp-sum (double),
-//     P·V by sgemm in f32, output × 1/S. (ggml uses its SIMD ggml_v_expf here; we use expf: ~1 ulp.)
+//     of 64 keys converted to f32, KQ in f32 (canonical dot order), ×scale, per-tile max / rescale /
+//     exp-sum (double), P·V in f32 (ascending keys), output × 1/S. (ggml uses its SIMD ggml_v_expf
+//     and simd_gemm here; we use expf, ~1 ulp, and ops/dot.h's order.)
 // Not emulated: split-KV decode (one token over ≥ 512 f16 keys is split into per-thread chunks whose
 // f16 partials are merged in f32; we run it as one chunk), ALiBi, softcap, sinks (no such models).
 #pragma once

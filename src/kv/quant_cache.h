@@ -1,7 +1,7 @@
 // The KV cache of a cache policy: one K and one V TensorStore per (layer, KV head), built by a
 // store factory (kv/row_store.h for the row-codec formats; KIVI and others bring their own), and
-// attention computed over the stores (kv/quant_attention.h) with the same tiling, work split and
-// merge order as the f32 reference cache (kv/f32_cache.cc).
+// attention computed over the stores (kv/quant_attention.h) through the f32 reference cache's
+// driver (kv/chunked_attention.h): the same chunking, work split and merge order.
 //
 // Rotation (policy rot=1, native engine): each quantized tensor of the head is stored in the
 // Hadamard basis over the full head_dim (QuaRot arXiv 2404.00456; exllamav2 and llama.cpp PR

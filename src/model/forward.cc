@@ -11,9 +11,6 @@ namespace kvaudit {
 
 Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool)
     : model_(model), c_(model.config()), cache_(cache), pool_(pool) {
-  // OpenBLAS must not start its own threads inside our workers: its threaded sgemm made results
-  // timing-dependent. Every cache and kernel that calls sgemm runs under a Forward.
-  InitBlasSingleThreaded();
   const int64_t C = kMaxChunk;
   x_.Resize(C * c_.d_model);
   h_.Resize(C * c_.d_model);

@@ -1,6 +1,6 @@
 #include "ops/activation.h"
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "ops/dot.h"  // first: see the note on GCC bug 105593
 
 #include <algorithm>
 #include <cmath>
@@ -103,7 +103,7 @@ float ExpSubSum(float* x, int64_t n, float mx) {
     _mm512_mask_storeu_ps(x + i, m, e);
     s = _mm512_add_ps(s, e);
   }
-  return _mm512_reduce_add_ps(s);
+  return ReduceAdd16(s);  // the canonical tree (ops/dot.h): a fixed order on every build
 }
 #else
 void Exp(const float* x, float* y, int64_t n) { ExpRef(x, y, n); }
@@ -114,9 +114,9 @@ float MaxOf(const float* x, int64_t n) {
   return m;
 }
 float ExpSubSum(float* x, int64_t n, float mx) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) s += (x[i] = std::exp(x[i] - mx));
-  return s;
+  float lanes[16] = {};  // the SIMD version's 16 lane sums and tree
+  for (int64_t i = 0; i < n; ++i) lanes[i % 16] += (x[i] = std::exp(x[i] - mx));
+  return ReduceLanesRef(lanes);
 }
 #endif
 

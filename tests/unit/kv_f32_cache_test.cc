@@ -1,4 +1,4 @@
-// The f32 cache's attention (both the tiled prefill and the chunked decode kernels) against a naive
+// The f32 cache's attention (the prefill and decode splits of kv/chunked_attention.h) against a naive
 // double-precision reference, with GQA, sliding windows, and thread-count independence.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The quantized cache on synthetic K/V/Q (no model): f32 rows are bit-identical to the f32
-// reference cache; the store kernels (tiled prefill with a moving window, chunked decode) agree
+// reference cache; the store kernels (prefill and decode splits with a moving window) agree
 // with the f32 kernels on exact rows; rotation is exact; results do not depend on thread count.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,48 @@
+// The canonical dot (order in ops/dot.h) for f32 vectors: attention scores use it, so a score is
+// the same bits in prefill and decode.
+#include "ops/dot.h"
+
+namespace kvaudit {
+
+#if defined(__AVX512F__)
+float DotF32(const float* a, const float* b, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  if (i < n) {
+    const __mmask16 m = TailMask16(n - i);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
+  }
+  return ReduceAdd16(acc);
+}
+
+void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out) {
+  const __m512i natural = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  int64_t j0 = 0;
+  for (; j0 + 16 <= m; j0 += 16) {
+    // 16 rows' accumulators; `a` is reloaded per row block from L1 (head_dim is small).
+    __m512 acc[16];
+    for (__m512& x : acc) x = _mm512_setzero_ps();
+    const float* r = rows + j0 * stride;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512 av = _mm512_loadu_ps(a + i);
+      for (int j = 0; j < 16; ++j) acc[j] = _mm512_fmadd_ps(av, _mm512_loadu_ps(r + j * stride + i), acc[j]);
+    }
+    if (i < n) {
+      const __mmask16 mk = TailMask16(n - i);
+      const __m512 av = _mm512_maskz_loadu_ps(mk, a + i);
+      for (int j = 0; j < 16; ++j) acc[j] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, r + j * stride + i), acc[j]);
+    }
+    _mm512_storeu_ps(out + j0, _mm512_permutexvar_ps(natural, ReduceAdd16x16Raw(acc)));
+  }
+  for (; j0 < m; ++j0) out[j0] = DotF32(a, rows + j0 * stride, n);
+}
+#else
+float DotF32(const float* a, const float* b, int64_t n) { return DotCanonicalScalar(a, b, n); }
+void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out) {
+  for (int64_t j = 0; j < m; ++j) out[j] = DotCanonicalScalar(a, rows + j * stride, n);
+}
+#endif
+
+}  // namespace kvaudit
