@@ -139,9 +139,9 @@ TEST(EvalAttentionDiag, ExactConfigurationReadsZeroAndFourBitReadsItsBand) {
     EXPECT_EQ(s.k_rel_err, 0.0);
     EXPECT_EQ(s.v_rel_err, 0.0);
     EXPECT_EQ(s.attn_kl, 0.0);
-    // The shadow attends decode-style, the baseline in prefill: they agree to rounding until the
-    // kernels are batch-invariant (issue 3).
-    EXPECT_LT(s.out_rel_err, 1e-6);
+    // The shadow attends decode-style, the baseline in prefill: batch-invariant kernels make
+    // them bitwise equal.
+    EXPECT_EQ(s.out_rel_err, 0.0);
     EXPECT_EQ(s.sink_moved, 0.0);
     EXPECT_GT(s.sink_mass, 0.0);
     EXPECT_EQ(s.buckets.size(), 3u);
