@@ -310,7 +310,8 @@ int RunProbe(const ProbeFlags& f) {
     if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("kind")) {
       return ReportError(BadInput(journal_path.string() + ": damaged probe record" + JsonlJournal::Hint("probe")));
     }
-    done[j["id"].get<std::string>()] = std::move(j);
+    const std::string id = j["id"].get<std::string>();  // before the move: `=` evaluates its right side first
+    done[id] = std::move(j);
   }
   auto restore = [&](const std::string& id, auto parse, auto& into) -> Status {
     auto r = parse(done.at(id), n_caches);

@@ -1,0 +1,145 @@
+// `kvaudit probe` end to end on the bundled model (short prompts to stay fast): stable result keys,
+// an identical configuration attributes nothing to the cache, resume after a crash gives identical
+// results, a changed run is refused, and malformed custom probes stop everything with exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/fixtures.h"
+#include "support/run_cli.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RunCli;
+
+const std::string kModel = "--model " + testing::BundledModelDir().string() + " --threads 2 ";
+const std::string kSmall =
+    "--lengths 256 --depths 0,100 --variant code,identifiers,prefix --samples 2 --variance-tokens 8 "
+    "--drift-tokens 8 ";
+
+nlohmann::json Results(const fs::path& dir) {
+  return nlohmann::json::parse(ReadFile((dir / "results.json").string()), nullptr, false);
+}
+
+TEST(ProbeCliTest, IdenticalConfigurationAttributesNothingToTheCache) {
+  const fs::path out = testing::MakeTempDir("probe-same");
+  const auto r = RunCli("probe " + kModel + kSmall + "--kv k=f32,v=f32 --kv k=q4_0,v=q4_0 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no progress bar into a pipe
+  const nlohmann::json j = Results(out);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema_version"], 1);
+  // needle/code at 2 depths, exact/identifiers at 2 depths (pooled: depth is a key for needles
+  // only), constraint/prefix: (2 + 1 + 1) rows per configuration.
+  ASSERT_EQ(j["probes"].size(), 8u);
+  int f32_rows = 0;
+  for (const auto& row : j["probes"]) {
+    for (const char* key : {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass",
+                            "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p"}) {
+      ASSERT_TRUE(row.contains(key)) << key;
+    }
+    EXPECT_EQ(row["length"], 256);
+    EXPECT_EQ(row["depth"].is_null(), row["family"] != "needle");
+    EXPECT_EQ(row["n"].get<int>(), row["both_pass"].get<int>() + row["cache_induced"].get<int>() +
+                                       row["recovered"].get<int>() + row["both_fail"].get<int>());
+    if (row["config"] == "k=f32,v=f32") {
+      ++f32_rows;
+      EXPECT_EQ(row["cache_induced"], 0);
+      EXPECT_EQ(row["recovered"], 0);
+      EXPECT_EQ(row["mcnemar_p"], 1.0);
+      EXPECT_EQ(row["baseline_pass"], row["config_pass"]);
+    }
+  }
+  EXPECT_EQ(f32_rows, 4);
+  // Variance and drift: the identical cache reproduces every sample and the greedy path exactly
+  // (batch-invariant engine: KL along the path is exactly 0).
+  ASSERT_EQ(j["variance"].size(), 2u);
+  EXPECT_EQ(j["variance"][0]["config"], "k=f32,v=f32");
+  EXPECT_EQ(j["variance"][0]["identical_pairs"], j["variance"][0]["pairs"]);
+  ASSERT_EQ(j["drift"].size(), 2u);
+  EXPECT_EQ(j["drift"][0]["identical"], 1);
+  EXPECT_EQ(j["drift"][0]["kl_mean"], 0.0);
+  EXPECT_GT(j["drift"][1]["kl_mean"].get<double>(), 0.0);  // q4_0 moves the distribution
+  EXPECT_NE(r.out.find("needle/code under k=q4_0,v=q4_0"), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST(ProbeCliTest, ResumeAfterCrashGivesIdenticalResultsAndMismatchIsRefused) {
+  const fs::path a = testing::MakeTempDir("probe-full"), b = testing::MakeTempDir("probe-crash");
+  const std::string args = "probe " + kModel + kSmall + "--kv k=q4_0,v=q4_0 ";
+  const auto full = RunCli(args + "--out " + a.string());
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  std::ifstream in(a / "progress.jsonl");
+  std::string header, l1, l2;
+  std::getline(in, header), std::getline(in, l1), std::getline(in, l2);
+  ASSERT_FALSE(l2.empty());
+  { std::ofstream(b / "progress.jsonl") << header << '\n' << l1 << '\n' << l2.substr(0, l2.size() / 2); }
+  const auto resumed = RunCli(args + "--out " + b.string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  nlohmann::json ja = Results(a), jb = Results(b);
+  EXPECT_EQ(jb["run"]["instances_resumed"], 1);
+  ja.erase("run"), jb.erase("run");
+  EXPECT_EQ(ja, jb);
+  const auto changed = RunCli("probe " + kModel + kSmall + "--kv k=q4_0,v=q4_0 --seed 2 --out " + b.string());
+  EXPECT_EQ(changed.exit_code, 2);
+  EXPECT_NE(changed.err.find("seed"), std::string::npos) << changed.err;
+  EXPECT_NE(changed.err.find("hint"), std::string::npos);
+  fs::remove_all(a), fs::remove_all(b);
+}
+
+TEST(ProbeCliTest, CustomProbesRunAndMalformedFilesStopBeforeAnything) {
+  const fs::path out = testing::MakeTempDir("probe-custom");
+  const fs::path good = out / "good.jsonl", bad = out / "bad.jsonl";
+  {
+    std::ofstream(good) << R"({"id": "fib", "prompt": "def fibonacci(n):\n", "contains": "return", "max_tokens": 48})"
+                        << "\n\n"
+                        << R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})"
+                        << "\n";
+    std::ofstream(bad) << R"({"id": "a", "prompt": "x", "expected": "y"})" << "\n"
+                       << R"({"id": "b", "prompt": "x", "regex": "("})" << "\n"
+                       << "not json\n";
+  }
+  const fs::path run_dir = out / "run";
+  const auto r = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --family custom --custom " + good.string() +
+                        " --out " + run_dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = Results(run_dir);
+  int n = 0;  // rows per length bucket (the prompt's length rounded up to a power of two)
+  for (const auto& row : j["probes"]) {
+    EXPECT_EQ(row["family"], "custom");
+    EXPECT_EQ(row["config"], "k=q8_0,v=q8_0");
+    n += row["n"].get<int>();
+  }
+  EXPECT_EQ(n, 2);
+  const fs::path bad_dir = out / "bad-run";
+  const auto e = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + bad.string() + " --out " + bad_dir.string());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.err.find("bad.jsonl:2:"), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("bad.jsonl:3:"), std::string::npos) << e.err;
+  EXPECT_FALSE(fs::exists(bad_dir));  // nothing ran, nothing was written
+  fs::remove_all(out);
+}
+
+TEST(ProbeCliTest, ListAndBadFlags) {
+  const auto list = RunCli("probe --list");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find("needle"), std::string::npos);
+  EXPECT_NE(list.out.find("drift"), std::string::npos);
+  for (const std::string& flags :
+       {std::string("--kv k=q4_0,v=q4_0 --family needles"), std::string("--kv k=q4_0,v=q4_0 --lengths 100000"),
+        std::string("--kv k=q4_0,v=q4_0 --lengths 512x"), std::string("--family needle"),
+        std::string("--kv k=q4_0,v=q4_0 --depths 101 --family needle"), std::string("--kv k=q9_0,v=q4_0"),
+        std::string("--kv k=q4_0,v=q4_0 --chat-template jinja2")}) {
+    const auto r = RunCli("probe " + kModel + flags + " --out " + testing::MakeTempDir("probe-bad").string());
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find("hint"), std::string::npos) << flags << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace kvaudit
