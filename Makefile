@@ -22,6 +22,8 @@ demo: build
 	$(BIN) score --model $(MODEL) --text-file data/eval-docs.jsonl --ctx 1024
 	$(BIN) formats
 	$(BIN) eval --model $(MODEL) --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --ctx 1024 --windows 4 --out build/demo-eval --restart
+	$(BIN) probe --model $(MODEL) --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --family needle,drift --variant code \
+	  --lengths 512,1024 --depths 0,50,100 --n 2 --out build/demo-probe --restart
 
 asan: setup
 	cmake --preset asan >/dev/null
