@@ -38,7 +38,7 @@ struct ProbeFlags {
   ModelFlags model;
   std::vector<std::string> kv;
   std::string kv_calib, baseline = "k=f32,v=f32", data, out = "kvaudit-probe", custom, chat = "auto";
-  std::string families = "needle,exact,constraint,variance,drift", variants, lengths, depths;
+  std::string families = "needle,exact,constraint,variance,drift", variants, lengths, depths, needle_value = "rotate";
   int n = 1, samples = 5, variance_tokens = 48, drift_tokens = 64;
   float temperature = 0.8f;
   uint64_t seed = 1;
@@ -206,6 +206,9 @@ int RunProbe(const ProbeFlags& f) {
       if (std::string(fm.name) == "needle") {
         NeedleOptions o;
         o.variant = v, o.lengths = lengths, o.per_cell = f.n, o.seed = f.seed, o.wrap = wrap;
+        auto kind = ParseNeedleValueKind(f.needle_value);
+        if (!kind) return ReportError(kind.error());
+        o.value_kind = *kind;
         if (!depths.empty()) o.depths = depths;
         st = add(MakeNeedleProbes(*tok, *haystack, o));
       } else if (std::string(fm.name) == "exact") {
@@ -386,6 +389,8 @@ CommandRunner AddProbeCommand(CLI::App& app) {
   app.add_option("--depths", f->depths, "needle/exact depths in percent, e.g. 0,50,100");
   app.add_option("--n", f->n, "instances per cell")->capture_default_str();
   app.add_option("--seed", f->seed, "seed of the generated probes")->capture_default_str();
+  app.add_option("--needle-value", f->needle_value, "needle values: rotate (number, word, hex in turn), number, word, hex, uuid")
+      ->capture_default_str();
   app.add_option("--custom", f->custom, "JSONL file of custom probes");
   app.add_option("--data", f->data, "haystack text: file, folder or JSONL with \"text\" (default: the bundled eval documents)");
   app.add_option("--samples", f->samples, "variance: samples per prompt (seeds 1..K)")->capture_default_str();

@@ -35,8 +35,8 @@ struct NeedleOptions {
   std::vector<int> depths = kDefaultNeedleDepths;      // percent, 0..100
   int per_cell = 1;                                    // instances per (length, depth)
   uint64_t seed = 0;
-  // number: 5-7 digits; word: from a list; hex: 8-12 hex chars; uuid: 8-4-4-4-12 hex;
-  // rotate: one of the four per instance, drawn from its seed.
+  // number: 5-7 digits; word: from a list; hex: 6-8 hex chars; uuid: 8-4-4-4-12 hex;
+  // rotate: number or hex per instance, drawn from its seed.
   NeedleValueKind value_kind = NeedleValueKind::kRotate;
   int distractors = 3;  // multikey: facts besides the asked one
   PromptWrap wrap;      // empty = completion style (base models)
