@@ -16,7 +16,8 @@ namespace kvaudit {
 
 // AttendChunk's contract: rows against keys [k0, k1) only, through k.Dot and
 // v.WeightedSum at each row's own query position (fused reads, no f32 row); leaves unnormalised o
-// [rows, head_dim] and per-row (m, l). scores scratch: [k1 - k0].
+// [rows, head_dim] and per-row (m, l). scores scratch: [G, k1 - k0] (the G rows of a token share
+// each V row read: TensorStore::WeightedSumMulti).
 void AttendChunkStores(const AttnShape& s, const float* qs, int n_tok, int pos0, const TensorStore& k,
                        const TensorStore& v, int k0, int k1, float* o, PartialRow* part, float* scores);
 

@@ -171,20 +171,32 @@ class RowStore final : public TensorStore, public F32RowsView {
   }
 
   void WeightedSum(const float* w, int p, int t0, int t1, float* acc) const override {
+    WeightedSumMulti(w, 0, 1, p, t0, t1, acc, 0);
+  }
+
+  // Rows outer, weight rows inner: acc_j sees the same fma sequence (ascending t) as WeightedSum,
+  // while the n_w independent chains overlap in the out-of-order window.
+  void WeightedSumMulti(const float* w, int64_t w_stride, int n_w, int p, int t0, int t1, float* acc,
+                        int64_t acc_stride) const override {
     CheckRange(p, t0, t1);
     const int n_out = static_cast<int>(channels_.size());
-    float tmp[kMaxRowStoreHeadDim];  // [hd]
+    float tmp[kMaxRowStoreHeadDim];  // [hd] one dequantized pre-RoPE key after RoPE
     for (int t = t0; t < t1; ++t) {
-      const float wt = w[t - t0];
-      if (const float* e = Exact(p, t)) {
-        f32_.axpy(reinterpret_cast<const uint8_t*>(e), wt, acc, hd_, params_);
-      } else if (rope_) {
+      const float* e = Exact(p, t);
+      if (!e && rope_) {
         Dequant(t, tmp);
-        f32_.axpy(reinterpret_cast<const uint8_t*>(tmp), wt, acc, hd_, params_);
-      } else {
-        codec_.axpy(Packed(t), wt, acc, hd_, params_);
-        const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
-        for (int j = 0; j < n_out; ++j) acc[channels_[j]] += wt * ov[j];
+        e = tmp;
+      }
+      const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
+      for (int j = 0; j < n_w; ++j) {
+        const float wt = w[j * w_stride + t - t0];
+        float* a = acc + j * acc_stride;
+        if (e) {
+          f32_.axpy(reinterpret_cast<const uint8_t*>(e), wt, a, hd_, params_);
+        } else {
+          codec_.axpy(Packed(t), wt, a, hd_, params_);
+          for (int c = 0; c < n_out; ++c) a[channels_[c]] += wt * ov[c];
+        }
       }
     }
   }

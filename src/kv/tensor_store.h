@@ -34,6 +34,15 @@ class TensorStore {
   virtual void Dot(const float* q, int p, int t0, int t1, float* out) const = 0;
   // acc[0..head_dim) += Σ_t w[t - t0] · row_t for t in [t0, t1).
   virtual void WeightedSum(const float* w, int p, int t0, int t1, float* acc) const = 0;
+  // WeightedSum for n_w weight rows at once (decode attention: the G query heads of one KV head):
+  // acc + j·acc_stride += Σ_t (w + j·w_stride)[t - t0] · row_t for j < n_w. Every accumulator gets
+  // exactly WeightedSum's arithmetic (bit-identical); a store may interleave the j so the n_w
+  // accumulation chains overlap instead of each row's store→load→fma chain running n_w times in
+  // series (issue 3 attention_bench: that chain, not memory, bounded decode over packed rows).
+  virtual void WeightedSumMulti(const float* w, int64_t w_stride, int n_w, int p, int t0, int t1, float* acc,
+                                int64_t acc_stride) const {
+    for (int j = 0; j < n_w; ++j) WeightedSum(w + j * w_stride, p, t0, t1, acc + j * acc_stride);
+  }
 
   // Bytes a deployment of this format holds for n_pos tokens (packed rows, scales, metadata, and
   // the full-precision rows its protections keep).

@@ -3,6 +3,7 @@
 // dequantization, fused Dot/WeightedSum agree with Materialize, and BytesFor is the layout.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -159,6 +160,31 @@ TEST(RowStore, FusedReadsAgreeWithMaterialize) {
     }
     st->WeightedSum(w.data(), p, 0, p + 1, acc.data());
     for (int c = 0; c < kHd; ++c) EXPECT_NEAR(acc[c], want_acc[c], 1e-4) << KvFormatName(f);
+  }
+}
+
+// Decode attention reads V through WeightedSumMulti (the G heads of a KV head interleaved per row);
+// each accumulator must get exactly WeightedSum's bits, or batch invariance and the f32 parity break.
+TEST(RowStore, WeightedSumMultiIsBitIdenticalToWeightedSumPerRow) {
+  for (KvFormat f : {KvFormat::kF32, KvFormat::kF16, KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ5_1,
+                     KvFormat::kIq4Nl, KvFormat::kInt4, KvFormat::kFp8E4M3}) {
+    for (int recent : {0, 16}) {
+      StoreSpec s = Spec(f);
+      s.policy.sink = recent > 0 ? 3 : 0;
+      s.policy.recent = recent;
+      auto st = MakeRowStore(s);
+      AppendAll(*st, Gaussian(100, 5), 33);
+      constexpr int kW = 4, kStride = 128;  // [kW, kStride] weights, [kW, kHd] accumulators
+      const auto w = Gaussian(kW * kStride / kHd + 1, 7);
+      const int p = 90, t0 = 7, t1 = p + 1;
+      std::vector<float> multi(kW * kHd, 0.5f), single(kW * kHd, 0.5f);
+      st->WeightedSumMulti(w.data(), kStride, kW, p, t0, t1, multi.data(), kHd);
+      for (int j = 0; j < kW; ++j) st->WeightedSum(w.data() + j * kStride, p, t0, t1, single.data() + j * kHd);
+      for (int i = 0; i < kW * kHd; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(multi[i]), std::bit_cast<uint32_t>(single[i]))
+            << KvFormatName(f) << " recent " << recent << " element " << i;
+      }
+    }
   }
 }
 
