@@ -19,6 +19,32 @@ using llamacpp::HeadKv;
 
 constexpr int kQueryTile = 64;  // query tokens per work item (GGML_FA_TILE_Q)
 
+// llama.cpp's channel order of a Q/K head vector. convert_hf_to_gguf.py (LlamaModel, which also
+// converts MistralForCausalLM) permutes the q_proj/k_proj rows so that llama.cpp's 'llama' graph can
+// use LLAMA_ROPE_TYPE_NORM (pairs of consecutive values, llama-model.cpp llama_model_rope_type):
+// GGUF channel 2j + t of a head holds HF channel t·hd/2 + j. kvaudit un-permutes the weights at
+// load (model/weights.cc), so its K is in HF order; llama.cpp quantizes K, converts Q to q8_0/q8_1
+// and rotates both in GGUF order, so a 32-value block there holds HF channels {j, j + hd/2} for
+// j in a run of 16 — different blocks, different block scales (issue 4). Q·K is unchanged.
+bool UsesGgufPairOrder(Arch a) { return a == Arch::kLlama || a == Arch::kMistral; }
+
+// x [hd] in HF order -> y [hd] in GGUF order.
+void ToGgufOrder(const float* x, int hd, float* y) {
+  const int half = hd / 2;
+  for (int j = 0; j < half; ++j) {
+    y[2 * j] = x[j];
+    y[2 * j + 1] = x[half + j];
+  }
+}
+// The inverse: y [hd] in GGUF order -> x [hd] in HF order.
+void FromGgufOrder(const float* y, int hd, float* x) {
+  const int half = hd / 2;
+  for (int j = 0; j < half; ++j) {
+    x[j] = y[2 * j];
+    x[half + j] = y[2 * j + 1];
+  }
+}
+
 struct HeadStore {  // one (layer, KV head)
   KvFormat fk = KvFormat::kF32, fv = KvFormat::kF32;
   int rot_k = 0, rot_v = 0;        // Hadamard block (0 = not rotated)
@@ -30,7 +56,7 @@ class LlamaCppCache final : public KvCache {
  public:
   LlamaCppCache(const ModelConfig& c, const CachePolicy& policy, int max_pos)
       : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        len_(c.n_layers, 0), heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
+        gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0), len_(c.n_layers, 0), heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     shape_ = {hd_, n_heads_ / n_kv_, c.sliding_window, 1.0f / std::sqrt(static_cast<float>(hd_))};
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
@@ -63,7 +89,11 @@ class LlamaCppCache final : public KvCache {
       HeadStore& h = Head(layer, g);
       for (int t = 0; t < n; ++t) {
         const int64_t src = (static_cast<int64_t>(t) * n_kv_ + g) * hd_;
-        std::memcpy(row.data(), k + src, sizeof(float) * hd_);
+        if (gguf_order_) {
+          ToGgufOrder(k + src, hd_, row.data());  // K is stored in llama.cpp's channel order
+        } else {
+          std::memcpy(row.data(), k + src, sizeof(float) * hd_);
+        }
         if (h.rot_k) HadamardRows(row.data(), 1, hd_, h.rot_k);
         llamacpp::WriteRow(h.fk, row.data(), hd_, h.k.data() + (pos0 + t) * h.k_row);
         std::memcpy(row.data(), v + src, sizeof(float) * hd_);
@@ -80,6 +110,7 @@ class LlamaCppCache final : public KvCache {
     KV_CHECK(layer >= 0 && layer < n_layers_ && g >= 0 && g < n_kv_ && 0 <= t0 && t0 <= t1 && t1 <= p + 1 &&
              p < len_[layer]);
     const HeadStore& h = heads_[static_cast<size_t>(layer) * n_kv_ + g];
+    std::vector<float> tmp(gguf_order_ ? hd_ : 0);  // [hd] one K row in GGUF order
     for (int t = t0; t < t1; ++t) {
       float* kr = k + static_cast<int64_t>(t - t0) * hd_;
       float* vr = v + static_cast<int64_t>(t - t0) * hd_;
@@ -87,6 +118,10 @@ class LlamaCppCache final : public KvCache {
       llamacpp::RowToF32(h.fv, h.v.data() + t * h.v_row, hd_, vr);
       if (h.rot_k) HadamardRows(kr, 1, hd_, h.rot_k);
       if (h.rot_v) HadamardRows(vr, 1, hd_, h.rot_v);
+      if (gguf_order_) {
+        std::memcpy(tmp.data(), kr, sizeof(float) * hd_);
+        FromGgufOrder(tmp.data(), hd_, kr);
+      }
     }
     return true;
   }
@@ -130,7 +165,12 @@ class LlamaCppCache final : public KvCache {
     if (os.size() < static_cast<size_t>(rows) * hd_) os.resize(static_cast<size_t>(rows) * hd_);
     for (int r = 0; r < rows; ++r) {
       const float* src = q + (static_cast<int64_t>(t0 + r / G) * n_heads_ + g * G + r % G) * hd_;
-      std::memcpy(qs.data() + static_cast<int64_t>(r) * hd_, src, sizeof(float) * hd_);
+      float* dst = qs.data() + static_cast<int64_t>(r) * hd_;
+      if (gguf_order_) {
+        ToGgufOrder(src, hd_, dst);  // Q in K's channel order: its q8 blocks are llama.cpp's too
+      } else {
+        std::memcpy(dst, src, sizeof(float) * hd_);
+      }
     }
     if (h.rot_k) HadamardRows(qs.data(), rows, hd_, h.rot_k);  // Q rotated like K, after RoPE
     const HeadKv kv{h.fk, h.fv, h.k.data(), h.v.data(), h.k_row, h.v_row};
@@ -148,6 +188,7 @@ class LlamaCppCache final : public KvCache {
   }
 
   const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
+  const bool gguf_order_;                // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
   FaShape shape_;
   std::vector<int> len_;                 // [n_layers] positions stored
   std::vector<HeadStore> heads_;         // [n_layers, n_kv_heads]

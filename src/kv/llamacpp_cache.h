@@ -6,6 +6,9 @@
 //   q8_0: the x86 quantize_row_q8_0 (127/amax, round half to even: QuantizeQ8_0RowX86);
 //   q4_0, q4_1, q5_0, q5_1, iq4_nl: the *_ref quantizers (kv/format_*.h codecs; iq4_nl ntry = -1);
 //   f16 / bf16: RNE conversion; f32: as is.
+// Channel order (issue 4): for llama/mistral, llama.cpp's GGUF has Q/K rows permuted for its
+//   interleaved (NORM) RoPE, so K is quantized, Q converted to q8 and both rotated in the order
+//   [c0, c_{hd/2}, c1, c_{hd/2+1}, ...] of kvaudit's HF-order head vector; ReadRows undoes it.
 // Rotation (llama-graph.cpp build_attn + llama-kv-cache.cpp attn_rot_k/attn_rot_v, PR #21038):
 //   rot=auto or rot=1: K rotated iff K's format is quantized and head_dim % 64 == 0 (block
 //   LlamaCppRotationBlocks(hd).k), V likewise with block .v, gated independently. Q and K are

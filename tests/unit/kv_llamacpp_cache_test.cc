@@ -218,6 +218,72 @@ TEST(LlamaCppCache, F16PrefillAndDecodeDifferByF16AccumulatorRounding) {
   EXPECT_LT(RelErr(RunCache(*e, c, d, n, 300, 1), ref), 1e-5);
 }
 
+// Issue 4: llama.cpp's GGUF of a Llama checkpoint has Q/K rows permuted for interleaved RoPE
+// (convert_hf_to_gguf.py LlamaModel.permute), so llama.cpp quantizes K in the order
+// [c0, c32, c1, c33, ...] of a 64-channel head: block 0 = HF channels 0–15 and 32–47.
+std::vector<float> ToGguf(const std::vector<float>& x, int hd) {
+  std::vector<float> y(x.size());
+  for (size_t r = 0; r < x.size() / hd; ++r)
+    for (int j = 0; j < hd / 2; ++j) {
+      y[r * hd + 2 * j] = x[r * hd + j];
+      y[r * hd + 2 * j + 1] = x[r * hd + hd / 2 + j];
+    }
+  return y;
+}
+
+TEST(LlamaCppCache, LlamaKIsQuantizedInGgufChannelOrder) {
+  ModelConfig c = Tiny(1, 1, 64);
+  // Channel 0 is 16× the rest: in HF order it shares block 0 with channels 1–31, in GGUF order
+  // with channels 1–15 and 32–47, so the two orders give different codes for channels 16–47.
+  std::vector<float> k(64), v(64, 0.0f), kq(64), vq(64);
+  for (int i = 0; i < 64; ++i) k[i] = 0.37f * std::sin(1.3f * i + 0.2f);
+  k[0] = 6.0f;
+  // Expected: permute, q4_0 write path (quantize_row_q4_0_ref), dequantize, permute back.
+  const std::vector<float> kg = ToGguf(k, 64);
+  std::vector<uint8_t> bytes(RowBytes(KvFormat::kQ4_0, 64));
+  WriteRow(KvFormat::kQ4_0, kg.data(), 64, bytes.data());
+  std::vector<float> dq(64), want(64), hf_order(64);
+  RowToF32(KvFormat::kQ4_0, bytes.data(), 64, dq.data());
+  for (int j = 0; j < 32; ++j) {
+    want[j] = dq[2 * j];
+    want[32 + j] = dq[2 * j + 1];
+  }
+  WriteRow(KvFormat::kQ4_0, k.data(), 64, bytes.data());
+  RowToF32(KvFormat::kQ4_0, bytes.data(), 64, hf_order.data());
+  ASSERT_NE(want, hf_order);  // the test discriminates between the two orders
+
+  for (const Arch arch : {Arch::kLlama, Arch::kMistral, Arch::kQwen2}) {
+    c.arch = arch;
+    auto cache = MakeLlamaCppCache(c, Policy("k=q4_0,v=q4_0,engine=llama.cpp,rot=0"), 2);
+    cache->Append(0, 0, 1, k.data(), k.data(), v.data());
+    ASSERT_TRUE(cache->ReadRows(0, 0, 0, 0, 1, kq.data(), vq.data()));
+    // qwen2/qwen3 are NEOX RoPE in llama.cpp: no permutation, HF order.
+    EXPECT_EQ(kq, arch == Arch::kQwen2 ? hf_order : want) << ArchName(arch);
+  }
+}
+
+// The whole K path (write, Q -> q8_0/q8_1 blocks, rotation): a 'llama' cache given HF-order Q/K is
+// bitwise a 'qwen2' (no permutation) cache given the same Q/K in GGUF order.
+TEST(LlamaCppCache, LlamaAttentionEqualsNeoxCacheFedGgufOrder) {
+  ModelConfig c = Tiny(6, 2, 64);
+  const int n = 96;
+  const Data d = RandomData(c, n, 20.0f);
+  Data g = d;
+  g.q = ToGguf(d.q, 64);
+  g.k = ToGguf(d.k, 64);
+  for (const char* spec : {"k=q4_0,v=q4_0,engine=llama.cpp,rot=0", "k=q4_1,v=q5_1,engine=llama.cpp,rot=0",
+                           "k=iq4_nl,v=q8_0,engine=llama.cpp,rot=1", "k=q8_0,v=q4_0,engine=llama.cpp,rot=0"}) {
+    c.arch = Arch::kLlama;
+    auto a = MakeLlamaCppCache(c, Policy(spec), n);
+    const auto llama = RunCache(*a, c, d, n, n, 2);
+    c.arch = Arch::kQwen2;
+    auto b = MakeLlamaCppCache(c, Policy(spec), n);
+    EXPECT_EQ(llama, RunCache(*b, c, g, n, n, 2)) << spec;
+    auto h = MakeLlamaCppCache(c, Policy(spec), n);
+    EXPECT_NE(llama, RunCache(*h, c, d, n, n, 2)) << spec << ": the channel order must matter";
+  }
+}
+
 TEST(LlamaCppCache, ThreadCountDoesNotChangeResults) {
   const ModelConfig c = Tiny(6, 2, 64);
   const int n = 150;
