@@ -134,7 +134,7 @@ TEST(ProbeCliTest, ListAndBadFlags) {
        {std::string("--kv k=q4_0,v=q4_0 --family needles"), std::string("--kv k=q4_0,v=q4_0 --lengths 100000"),
         std::string("--kv k=q4_0,v=q4_0 --lengths 512x"), std::string("--family needle"),
         std::string("--kv k=q4_0,v=q4_0 --depths 101 --family needle"), std::string("--kv k=q9_0,v=q4_0"),
-        std::string("--kv k=q4_0,v=q4_0 --chat-template jinja2")}) {
+        std::string("--kv k=q4_0,v=q4_0 --chat-template jinja2"), std::string("--kv k=q4_0,v=q4_0 --variant cod")}) {
     const auto r = RunCli("probe " + kModel + flags + " --out " + testing::MakeTempDir("probe-bad").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find("hint"), std::string::npos) << flags << ": " << r.err;
