@@ -32,6 +32,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Default lengths stop this far below the context: the longest answer budget (an exact span, a
+// chat-model constraint reply) must fit after the prompt.
+constexpr int kAnswerReserve = 256;
+
 const std::vector<std::string> kFamilies = {"needle", "exact", "constraint", "variance", "drift", "custom"};
 
 struct ProbeFlags {
@@ -84,7 +88,7 @@ int PrintList() {
   std::printf(
       "kvaudit probe families (default: needle,exact,constraint,variance,drift; custom runs with --custom FILE)\n"
       "  needle      fact planted at a depth, asked for at the end; variants code, multikey (default), prose, json;\n"
-      "              lengths 512,1024,2048,4096 (capped at the model's context - 64); depths 0,10,25,50,75,90,100\n"
+      "              lengths 512,1024,2048,4096 (capped at the model's context - 256); depths 0,10,25,50,75,90,100\n"
       "  exact       reproduce a code/JSON span seen earlier; variants identifiers, json_record (default), signature,\n"
       "              number;\n"
       "              depths 10,50\n"
@@ -143,7 +147,7 @@ int RunProbe(const ProbeFlags& f) {
   const Tokenizer* tok = model.tokenizer();
   if (!tok) return ReportError(BadInput(f.model.model + ": model has no tokenizer; hint: probe needs text in and out"));
 
-  std::vector<int> lengths = DefaultProbeLengths(cfg.max_ctx);
+  std::vector<int> lengths = DefaultProbeLengths(cfg.max_ctx, kAnswerReserve);
   if (!f.lengths.empty()) {
     auto l = ParseInts(f.lengths, "--lengths");
     if (!l) return ReportError(l.error());
@@ -278,7 +282,16 @@ int RunProbe(const ProbeFlags& f) {
     }
   }
   int max_pos = 0;
-  for (const ProbeInstance& i : instances) max_pos = std::max<int>(max_pos, static_cast<int>(i.prompt.size()) + i.max_tokens);
+  for (const ProbeInstance& i : instances) {
+    const int need = static_cast<int>(i.prompt.size()) + i.max_tokens;
+    if (need > cfg.max_ctx) {
+      return ReportError(BadInput(i.id + ": prompt (" + std::to_string(i.prompt.size()) + " tokens) + answer budget (" +
+                                  std::to_string(i.max_tokens) + ") exceeds the model's context " +
+                                  std::to_string(cfg.max_ctx) + "; hint: use --lengths at most " +
+                                  std::to_string(cfg.max_ctx - i.max_tokens)));
+    }
+    max_pos = std::max(max_pos, need);
+  }
   for (const Free& v : variance) max_pos = std::max<int>(max_pos, static_cast<int>(v.prompt.size()) + f.variance_tokens);
   for (const Free& d : drift) max_pos = std::max<int>(max_pos, static_cast<int>(d.prompt.size()) + f.drift_tokens);
   if (max_pos == 0) return ReportError(BadInput("nothing to run; hint: check --family and --variant"));
