@@ -64,14 +64,22 @@ int32_t Sampler::Sample(std::span<const float> logits) {
     while (n < keep && probs[n] >= threshold) ++n;
     keep = n;
   }
+  // The draw walks the survivors in token-id order, not in rank order. Two nearby distributions
+  // (a baseline and a quantized cache, sampled with the same seed by `probe`'s variance family)
+  // then map the same uniform number to the same token unless probability mass really moved
+  // across it; in rank order, any swap of two near-equal candidates would change the token and
+  // read as divergence the cache hardly caused.
+  kept_.clear();
+  for (size_t i = 0; i < keep; ++i) kept_.emplace_back(candidates_[i].second, probs[i]);
+  std::sort(kept_.begin(), kept_.end());
   double mass = 0;
-  for (size_t i = 0; i < keep; ++i) mass += probs[i];
+  for (const auto& [id, p] : kept_) mass += p;
   double r = UniformDraw() * mass;
-  for (size_t i = 0; i < keep; ++i) {
-    r -= probs[i];
-    if (r < 0) return candidates_[i].second;
+  for (const auto& [id, p] : kept_) {
+    r -= p;
+    if (r < 0) return id;
   }
-  return candidates_[keep - 1].second;
+  return kept_.back().first;
 }
 
 }  // namespace kvaudit

@@ -1,7 +1,8 @@
 // Token sampling for `generate` and the probes: greedy, temperature, top-k, top-p (nucleus) and
 // min-p, seeded and reproducible on every platform (own uniform draw from std::mt19937_64 bits,
 // because std::uniform_real_distribution is implementation-defined).
-// Filter order follows Hugging Face's logits processors: temperature, then top-k, top-p, min-p.
+// Filter order follows Hugging Face's logits processors: temperature, then top-k, top-p, min-p; the
+// final inverse-CDF draw walks the survivors in token-id order (see Sample).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ class Sampler {
   SamplingParams params_;
   std::mt19937_64 rng_;
   std::vector<std::pair<float, int32_t>> candidates_;  // [vocab] scratch: (logit/T, id)
+  std::vector<std::pair<int32_t, double>> kept_;       // [survivors] scratch: (id, probability)
 };
 
 }  // namespace kvaudit
