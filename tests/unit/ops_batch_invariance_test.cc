@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/half.h"
+#include "unit/ops_test_inputs.h"
 #include "ops/activation.h"
 #include "ops/dot.h"
 #include "ops/matmul.h"
@@ -15,32 +16,9 @@
 namespace kvaudit {
 namespace {
 
-WeightMatrix RandomWeights(int64_t rows, int64_t cols, WeightType t, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 0.5f);
-  WeightMatrix w;
-  w.Resize(rows, cols, t);
-  for (int64_t r = 0; r < rows; ++r) {
-    uint8_t* row = w.mutable_row(r);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float v = d(rng);
-      if (t == WeightType::kF32) reinterpret_cast<float*>(row)[i] = v;
-      if (t == WeightType::kBF16) reinterpret_cast<uint16_t*>(row)[i] = F32ToBF16(v);
-      if (t == WeightType::kF16) reinterpret_cast<uint16_t*>(row)[i] = F32ToF16(v);
-    }
-  }
-  return w;
-}
-
-std::vector<float> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-const WeightType kTypes[] = {WeightType::kF32, WeightType::kBF16, WeightType::kF16};
+using testing::RandomWeights;
+std::vector<float> Random(size_t n, uint32_t seed) { return testing::RandomVector(n, seed); }
+const auto& kTypes = testing::kWeightTypes;
 
 TEST(OpsBatchInvariance, MatMulRowsEqualSeparateSingleRowCalls) {
   for (WeightType t : kTypes) {
