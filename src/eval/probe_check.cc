@@ -261,7 +261,8 @@ ProbeScore ScorePrefix(const ProbeCheck& check, std::span<const int32_t> ids, co
     return score;
   }
   score.first_wrong_token = TokenAtOffset(ids, wrong_at, tokenizer);
-  score.detail = why + " (byte " + std::to_string(wrong_at) + ", token " + std::to_string(score.first_wrong_token) + ")";
+  score.detail = why + " (byte " + std::to_string(wrong_at) +
+                 (score.first_wrong_token >= 0 ? ", token " + std::to_string(score.first_wrong_token) : std::string()) + ")";
   return score;
 }
 
