@@ -8,12 +8,8 @@
 
 #include "base/half.h"
 #include "base/status.h"
-#include "kv/format_iq4_nl.h"
-#include "kv/format_q4_0.h"
-#include "kv/format_q4_1.h"
-#include "kv/format_q5_0.h"
-#include "kv/format_q5_1.h"
-#include "kv/format_q8_0.h"
+#include "kv/format_id.h"
+#include "kv/format_table.h"
 #include "kv/llamacpp_fa.h"
 #include "kv/q8_activation.h"
 #include "ops/dot.h"
@@ -26,17 +22,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int FirstKey(const FaShape& sh, int p) { return sh.window > 0 ? std::max(0, p - sh.window + 1) : 0; }
 
-const RowCodec* BlockCodec(KvFormat f) {
-  switch (f) {
-    case KvFormat::kQ8_0: return &Q8_0Codec();
-    case KvFormat::kQ4_0: return &Q4_0Codec();
-    case KvFormat::kQ4_1: return &Q4_1Codec();
-    case KvFormat::kQ5_0: return &Q5_0Codec();
-    case KvFormat::kQ5_1: return &Q5_1Codec();
-    case KvFormat::kIq4Nl: return &Iq4NlCodec();
-    default: return nullptr;
-  }
-}
+// The llama.cpp block formats' codecs are the format table's (same bytes as ggml's quantizers).
+const RowCodec* BlockCodec(KvFormat f) { return IsLlamaCppBlockFormat(f) ? CodecFor(f, HeadPolicy{}) : nullptr; }
 
 template <class T>
 void Grow(std::vector<T>& v, size_t n) {
@@ -100,12 +87,11 @@ void WriteRow(KvFormat f, const float* x, int hd, uint8_t* dst) {
       for (int i = 0; i < hd; ++i) { const uint16_t h = F32ToBF16(x[i]); std::memcpy(dst + 2 * i, &h, 2); }
       return;
     case KvFormat::kQ8_0: QuantizeQ8_0RowX86(x, dst, hd); return;  // x86 quantize_row_q8_0, not _ref
-    case KvFormat::kQ4_0: Q4_0Codec().quantize(x, dst, hd, p); return;
-    case KvFormat::kQ4_1: Q4_1Codec().quantize(x, dst, hd, p); return;
-    case KvFormat::kQ5_0: Q5_0Codec().quantize(x, dst, hd, p); return;
-    case KvFormat::kQ5_1: Q5_1Codec().quantize(x, dst, hd, p); return;
-    case KvFormat::kIq4Nl: Iq4NlCodec().quantize(x, dst, hd, p); return;
-    default: KV_CHECK_MSG(false, "engine=llama.cpp: format not supported by llama.cpp");
+    default: {
+      const RowCodec* c = BlockCodec(f);  // q4_0, q4_1, q5_0, q5_1, iq4_nl: ggml's _ref quantizers
+      KV_CHECK_MSG(c != nullptr, "engine=llama.cpp: format not supported by llama.cpp");
+      c->quantize(x, dst, hd, p);
+    }
   }
 }
 
