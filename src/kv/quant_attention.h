@@ -14,10 +14,10 @@
 
 namespace kvaudit {
 
-// AttendChunk's contract: rows against keys [k0, k1) only, through k.Dot and
-// v.WeightedSum at each row's own query position (fused reads, no f32 row); leaves unnormalised o
+// AttendChunk's contract: rows against keys [k0, k1) only, through k.DotMulti and
+// v.WeightedSumMulti at each row's own query position (fused reads, no f32 row); leaves unnormalised o
 // [rows, head_dim] and per-row (m, l). scores scratch: [G, k1 - k0] (the G rows of a token share
-// each V row read: TensorStore::WeightedSumMulti).
+// each K and V row read: TensorStore::DotMulti / WeightedSumMulti).
 void AttendChunkStores(const AttnShape& s, const float* qs, int n_tok, int pos0, const TensorStore& k,
                        const TensorStore& v, int k0, int k1, float* o, PartialRow* part, float* scores);
 

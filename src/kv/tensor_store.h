@@ -32,6 +32,13 @@ class TensorStore {
   virtual void Materialize(int p, int t0, int t1, float* out) const = 0;
   // Fused reads, no f32 row materialised: out[t - t0] = q · row_t for t in [t0, t1).
   virtual void Dot(const float* q, int p, int t0, int t1, float* out) const = 0;
+  // Dot for n_q queries at once (the G query heads of one KV head): (out + j·out_stride)[t - t0] =
+  // q_j · row_t with q_j = q + j·q_stride. Bit-identical to Dot per query; a store may decode each
+  // packed row once for all n_q queries instead of n_q times.
+  virtual void DotMulti(const float* q, int64_t q_stride, int n_q, int p, int t0, int t1, float* out,
+                        int64_t out_stride) const {
+    for (int j = 0; j < n_q; ++j) Dot(q + j * q_stride, p, t0, t1, out + j * out_stride);
+  }
   // acc[0..head_dim) += Σ_t w[t - t0] · row_t for t in [t0, t1).
   virtual void WeightedSum(const float* w, int p, int t0, int t1, float* acc) const = 0;
   // WeightedSum for n_w weight rows at once (decode attention: the G query heads of one KV head):
