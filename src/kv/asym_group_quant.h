@@ -5,7 +5,7 @@
 //
 // For one group of n values x[i·stride], with b bits and qmax = 2^b − 1:
 //   mn = f16(min x);  scale = f16((max x − mn) / qmax)
-//   q_i = clamp(round_half_even((x_i − mn) / scale), 0, qmax);   x̂_i = q_i·scale + mn
+//   q_i = clamp(round_half_even((x_i − mn) / scale), 0, qmax);   x̂_i = fma(q_i, scale, mn)
 // - scale and mn are rounded to f16 BEFORE the codes are computed (KIVI keeps them in the fp16
 //   activation dtype, transformers in the model dtype), so a store can keep them as two f16 values
 //   (32/G bits per element) and the codes are the right ones for exactly what is stored.

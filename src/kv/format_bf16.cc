@@ -33,25 +33,20 @@ inline __m512 Load16(const uint8_t* src, int64_t i) {
   const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
   return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
-constexpr auto DotSimd = FloatRowDotSimd<Load, Load16>;
-constexpr auto AxpySimd = FloatRowAxpySimd<Load, Load16>;
-#else
-constexpr auto DotSimd = FloatRowDotRef<Load>;
-constexpr auto AxpySimd = FloatRowAxpyRef<Load>;
 #endif
-constexpr auto DotRef = FloatRowDotRef<Load>;
-constexpr auto AxpyRef = FloatRowAxpyRef<Load>;
-constexpr auto Dequantize = FloatRowDequantize<Load>;
+constexpr DequantizeFn Dequantize = FloatRowDequantize<Load>;
+using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
 
 }  // namespace
 
 const RowCodec& BF16Codec() {
-  static const RowCodec codec{"bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize, DotSimd, AxpySimd};
+  static const RowCodec codec = MakeRowCodec<Kernels>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 
 const RowCodec& BF16CodecRef() {
-  static const RowCodec codec{"bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize, DotRef, AxpyRef};
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

@@ -31,25 +31,20 @@ void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) {
 inline __m512 Load16(const uint8_t* src, int64_t i) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
 }
-constexpr auto DotSimd = FloatRowDotSimd<Load, Load16>;
-constexpr auto AxpySimd = FloatRowAxpySimd<Load, Load16>;
-#else
-constexpr auto DotSimd = FloatRowDotRef<Load>;
-constexpr auto AxpySimd = FloatRowAxpyRef<Load>;
 #endif
-constexpr auto DotRef = FloatRowDotRef<Load>;
-constexpr auto AxpyRef = FloatRowAxpyRef<Load>;
-constexpr auto Dequantize = FloatRowDequantize<Load>;
+constexpr DequantizeFn Dequantize = FloatRowDequantize<Load>;
+using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
 
 }  // namespace
 
 const RowCodec& F16Codec() {
-  static const RowCodec codec{"f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize, DotSimd, AxpySimd};
+  static const RowCodec codec = MakeRowCodec<Kernels>("f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 
 const RowCodec& F16CodecRef() {
-  static const RowCodec codec{"f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize, DotRef, AxpyRef};
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

@@ -24,24 +24,19 @@ void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { s
 inline __m512 Load16(const uint8_t* src, int64_t i) {  // loadu: no alignment needed
   return _mm512_loadu_ps(reinterpret_cast<const float*>(src) + i);
 }
-constexpr auto DotSimd = FloatRowDotSimd<Load, Load16>;
-constexpr auto AxpySimd = FloatRowAxpySimd<Load, Load16>;
-#else
-constexpr auto DotSimd = FloatRowDotRef<Load>;
-constexpr auto AxpySimd = FloatRowAxpyRef<Load>;
 #endif
-constexpr auto DotRef = FloatRowDotRef<Load>;
-constexpr auto AxpyRef = FloatRowAxpyRef<Load>;
+using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
 
 }  // namespace
 
 const RowCodec& F32Codec() {
-  static const RowCodec codec{"f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize, DotSimd, AxpySimd};
+  static const RowCodec codec = MakeRowCodec<Kernels>("f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 
 const RowCodec& F32CodecRef() {
-  static const RowCodec codec{"f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize, DotRef, AxpyRef};
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

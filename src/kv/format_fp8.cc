@@ -2,6 +2,8 @@
 
 #include "kv/format_fp8.h"
 
+#include "kv/codec_kernels.h"
+
 #include <array>
 #include <cfloat>
 #include <cmath>
@@ -128,53 +130,21 @@ struct Static {
     const auto& lut = Lut(K);
     for (int64_t i = 0; i < n; ++i) y[i] = lut[src[i]] * p.scale;
   }
-  static float DotRef(const uint8_t* src, const float* q, int64_t n, const CodecParams& p) {
-    const auto& lut = Lut(K);
-    double acc = 0;
-    for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(lut[src[i]] * p.scale) * q[i];
-    return static_cast<float>(acc);
-  }
-  static void AxpyRef(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams& p) {
-    const auto& lut = Lut(K);
-    for (int64_t i = 0; i < n; ++i) acc[i] += w * (lut[src[i]] * p.scale);
-  }
 #if defined(__AVX512F__)
-  static float Dot(const uint8_t* src, const float* q, int64_t n, const CodecParams& p) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-      a0 = _mm512_fmadd_ps(Decode16<K>(src + i), _mm512_loadu_ps(q + i), a0);
-      a1 = _mm512_fmadd_ps(Decode16<K>(src + i + 16), _mm512_loadu_ps(q + i + 16), a1);
+  // kv/codec_kernels.h decoder: fp8 · scale, rounded as Dequantize rounds it.
+  struct Decoder {
+    static constexpr int kUnit = 16;
+    static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
+      v[0] = _mm512_mul_ps(Decode16<K>(row + 16 * u), _mm512_set1_ps(p.scale));
     }
-    if (i + 16 <= n) {
-      a0 = _mm512_fmadd_ps(Decode16<K>(src + i), _mm512_loadu_ps(q + i), a0);
-      i += 16;
-    }
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-    const auto& lut = Lut(K);
-    for (; i < n; ++i) s += lut[src[i]] * q[i];
-    return s * p.scale;  // the per-row scale factors out of the sum
-  }
-  static void Axpy(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams& p) {
-    const float ws = w * p.scale;
-    const __m512 vw = _mm512_set1_ps(ws);
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(vw, Decode16<K>(src + i), _mm512_loadu_ps(acc + i)));
-    }
-    const auto& lut = Lut(K);
-    for (; i < n; ++i) acc[i] += ws * lut[src[i]];
-  }
-#else
-  static constexpr auto Dot = DotRef;
-  static constexpr auto Axpy = AxpyRef;
+  };
 #endif
 };
 
 // ---- `dynamic`: src [n/32 blocks] of {f32 scale; uint8 codes[32]} ----
 constexpr int kBlock = kFp8DynamicBlock;
 constexpr int kBlockBytes = 4 + kBlock;
-static_assert(kBlock % 16 == 0, "the AVX-512 kernels decode 16 codes at a time");
+static_assert(kBlock == 32, "the AVX-512 decoder decodes a block as two 16-code halves");
 
 inline float BlockScale(const uint8_t* blk) {
   float s;
@@ -208,55 +178,31 @@ struct Dynamic {
       for (int i = 0; i < kBlock; ++i) y[b * kBlock + i] = lut[blk[4 + i]] * s;
     }
   }
-  static float DotRef(const uint8_t* src, const float* q, int64_t n, const CodecParams&) {
-    const auto& lut = Lut(K);
-    double acc = 0;
-    for (int64_t b = 0; b < n / kBlock; ++b) {
-      const uint8_t* blk = src + b * kBlockBytes;
-      const float s = BlockScale(blk);
-      for (int i = 0; i < kBlock; ++i) acc += static_cast<double>(lut[blk[4 + i]] * s) * q[b * kBlock + i];
-    }
-    return static_cast<float>(acc);
-  }
-  static void AxpyRef(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
-    const auto& lut = Lut(K);
-    for (int64_t b = 0; b < n / kBlock; ++b) {
-      const uint8_t* blk = src + b * kBlockBytes;
-      const float s = BlockScale(blk);
-      for (int i = 0; i < kBlock; ++i) acc[b * kBlock + i] += w * (lut[blk[4 + i]] * s);
-    }
-  }
 #if defined(__AVX512F__)
-  static float Dot(const uint8_t* src, const float* q, int64_t n, const CodecParams&) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    for (int64_t b = 0; b < n / kBlock; ++b) {
-      const uint8_t* blk = src + b * kBlockBytes;
+  // kv/codec_kernels.h decoder: one block, fp8 · block scale, rounded as Dequantize rounds it.
+  struct Decoder {
+    static constexpr int kUnit = kBlock;
+    static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+      const uint8_t* blk = row + u * kBlockBytes;
       const __m512 s = _mm512_set1_ps(BlockScale(blk));
-      const float* qb = q + b * kBlock;
-      a0 = _mm512_fmadd_ps(_mm512_mul_ps(Decode16<K>(blk + 4), s), _mm512_loadu_ps(qb), a0);
-      a1 = _mm512_fmadd_ps(_mm512_mul_ps(Decode16<K>(blk + 20), s), _mm512_loadu_ps(qb + 16), a1);
+      v[0] = _mm512_mul_ps(Decode16<K>(blk + 4), s);
+      v[1] = _mm512_mul_ps(Decode16<K>(blk + 20), s);
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-  }
-  static void Axpy(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
-    for (int64_t b = 0; b < n / kBlock; ++b) {
-      const uint8_t* blk = src + b * kBlockBytes;
-      const __m512 ws = _mm512_set1_ps(w * BlockScale(blk));
-      float* ab = acc + b * kBlock;
-      _mm512_storeu_ps(ab, _mm512_fmadd_ps(ws, Decode16<K>(blk + 4), _mm512_loadu_ps(ab)));
-      _mm512_storeu_ps(ab + 16, _mm512_fmadd_ps(ws, Decode16<K>(blk + 20), _mm512_loadu_ps(ab + 16)));
-    }
-  }
-#else
-  static constexpr auto Dot = DotRef;
-  static constexpr auto Axpy = AxpyRef;
+  };
 #endif
 };
 
 template <class C>
 RowCodec Make(std::string_view name, int block_elems, bool simd) {
-  return RowCodec{name, block_elems, C::RowBytes, C::Bits, C::Quantize, C::Dequantize,
-                  simd ? C::Dot : C::DotRef, simd ? C::Axpy : C::AxpyRef};
+#if defined(__AVX512F__)
+  if (simd) {
+    return MakeRowCodec<RowKernels<typename C::Decoder, C::Dequantize>>(name, block_elems, C::RowBytes, C::Bits,
+                                                                        C::Quantize, C::Dequantize);
+  }
+#else
+  (void)simd;
+#endif
+  return MakeRowCodec<RowKernelsRef<C::Dequantize>>(name, block_elems, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kv/codec_kernels.h"
 #include "kv/ggml_blocks.h"
 
 namespace kvaudit {
@@ -79,52 +80,37 @@ void Iq4NlDequantize(const uint8_t* src, float* y, int64_t n) {
   }
 }
 
-float Iq4NlDotScalar(const uint8_t* src, const float* q, int64_t n) {
-  float v[ggml::kQK];  // [32] one dequantized block
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    Iq4NlDequantize(src, v, ggml::kQK);
-    for (int j = 0; j < ggml::kQK; ++j) sum += v[j] * q[i + j];
-  }
-  return sum;
-}
-
-void Iq4NlAxpyScalar(const uint8_t* src, float w, float* acc, int64_t n) {
-  float v[ggml::kQK];  // [32]
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    Iq4NlDequantize(src, v, ggml::kQK);
-    for (int j = 0; j < ggml::kQK; ++j) acc[i + j] += w * v[j];
-  }
-}
-
-#if defined(__AVX512F__)
-// The block layout and value rule (d · table[code]) are shared with q4_0: ggml_blocks.h.
-float Iq4NlDotSimd(const uint8_t* src, const float* q, int64_t n) {
-  return ggml::NibbleLutDot(src, q, n, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
-}
-void Iq4NlAxpySimd(const uint8_t* src, float w, float* acc, int64_t n) {
-  ggml::NibbleLutAxpy(src, w, acc, n, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
-}
-#else
-float Iq4NlDotSimd(const uint8_t* src, const float* q, int64_t n) { return Iq4NlDotScalar(src, q, n); }
-void Iq4NlAxpySimd(const uint8_t* src, float w, float* acc, int64_t n) { Iq4NlAxpyScalar(src, w, acc, n); }
-#endif
-
 }  // namespace detail
 
+namespace {
+uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; }
+double BitsPerElement(int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; }
+void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Iq4NlQuantize(x, dst, n); }
+void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Iq4NlDequantize(src, y, n); }
+
+#if defined(__AVX512F__)
+// kv/codec_kernels.h decoder: one block, each value rounded exactly as Iq4NlDequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    // kvalues_iq4nl as floats (ggml_blocks.h kIq4NlValues).
+    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), v);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Dequantize);
+}  // namespace
+
 const RowCodec& Iq4NlCodec() {
-  static const RowCodec codec = {
-      "iq4_nl",
-      ggml::kQK,
-      [](int64_t n, const CodecParams&) -> uint64_t { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; },
-      [](int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; },
-      [](const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Iq4NlQuantize(x, dst, n); },
-      [](const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Iq4NlDequantize(src, y, n); },
-      [](const uint8_t* src, const float* q, int64_t n, const CodecParams&) { return detail::Iq4NlDotSimd(src, q, n); },
-      [](const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
-        detail::Iq4NlAxpySimd(src, w, acc, n);
-      },
-  };
+  static const RowCodec codec =
+      MakeRowCodec<Kernels>("iq4_nl", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  return codec;
+}
+
+const RowCodec& Iq4NlCodecRef() {
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("iq4_nl", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kv/codec_kernels.h"
 #include "kv/ggml_blocks.h"
 
 namespace kvaudit {
@@ -50,52 +51,36 @@ void Q4_0Dequantize(const uint8_t* src, float* y, int64_t n) {
   }
 }
 
-float Q4_0DotScalar(const uint8_t* src, const float* q, int64_t n) {
-  float v[ggml::kQK];  // [32] one dequantized block
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    Q4_0Dequantize(src, v, ggml::kQK);
-    for (int j = 0; j < ggml::kQK; ++j) sum += v[j] * q[i + j];
-  }
-  return sum;
-}
-
-void Q4_0AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n) {
-  float v[ggml::kQK];  // [32]
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    Q4_0Dequantize(src, v, ggml::kQK);
-    for (int j = 0; j < ggml::kQK; ++j) acc[i + j] += w * v[j];
-  }
-}
-
-#if defined(__AVX512F__)
-// The block layout and value rule (d · table[code]) are shared with iq4_nl: ggml_blocks.h.
-float Q4_0DotSimd(const uint8_t* src, const float* q, int64_t n) {
-  return ggml::NibbleLutDot(src, q, n, _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7));
-}
-void Q4_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n) {
-  ggml::NibbleLutAxpy(src, w, acc, n, _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7));
-}
-#else
-float Q4_0DotSimd(const uint8_t* src, const float* q, int64_t n) { return Q4_0DotScalar(src, q, n); }
-void Q4_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n) { Q4_0AxpyScalar(src, w, acc, n); }
-#endif
-
 }  // namespace detail
 
+namespace {
+uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; }
+double BitsPerElement(int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; }
+void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q4_0Quantize(x, dst, n); }
+void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q4_0Dequantize(src, y, n); }
+
+#if defined(__AVX512F__)
+// kv/codec_kernels.h decoder: one block, each value rounded exactly as Q4_0Dequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7), v);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Dequantize);
+}  // namespace
+
 const RowCodec& Q4_0Codec() {
-  static const RowCodec codec = {
-      "q4_0",
-      ggml::kQK,
-      [](int64_t n, const CodecParams&) -> uint64_t { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; },
-      [](int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; },
-      [](const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q4_0Quantize(x, dst, n); },
-      [](const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q4_0Dequantize(src, y, n); },
-      [](const uint8_t* src, const float* q, int64_t n, const CodecParams&) { return detail::Q4_0DotSimd(src, q, n); },
-      [](const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
-        detail::Q4_0AxpySimd(src, w, acc, n);
-      },
-  };
+  static const RowCodec codec =
+      MakeRowCodec<Kernels>("q4_0", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  return codec;
+}
+
+const RowCodec& Q4_0CodecRef() {
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("q4_0", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

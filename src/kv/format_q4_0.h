@@ -9,16 +9,13 @@
 namespace kvaudit {
 
 const RowCodec& Q4_0Codec();
+const RowCodec& Q4_0CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/codec_kernels.h)
 
-// The codec's kernels, exposed so tests can hold the SIMD twins against the scalar references.
-// src/dst rows: [n / 32 blocks of 18 bytes]; x, y, q, acc: [n]; n % 32 == 0.
+// The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
+// src/dst rows: [n / 32 blocks of 18 bytes]; x, y: [n]; n % 32 == 0.
 namespace detail {
 void Q4_0Quantize(const float* x, uint8_t* dst, int64_t n);
 void Q4_0Dequantize(const uint8_t* src, float* y, int64_t n);
-float Q4_0DotScalar(const uint8_t* src, const float* q, int64_t n);
-float Q4_0DotSimd(const uint8_t* src, const float* q, int64_t n);  // = scalar without AVX-512
-void Q4_0AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n);
-void Q4_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n);
 }  // namespace detail
 
 }  // namespace kvaudit

@@ -9,16 +9,13 @@
 namespace kvaudit {
 
 const RowCodec& Q4_1Codec();
+const RowCodec& Q4_1CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/codec_kernels.h)
 
-// The codec's kernels, exposed so tests can hold the SIMD twins against the scalar references.
-// src/dst rows: [n / 32 blocks of 20 bytes]; x, y, q, acc: [n]; n % 32 == 0.
+// The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
+// src/dst rows: [n / 32 blocks of 20 bytes]; x, y: [n]; n % 32 == 0.
 namespace detail {
 void Q4_1Quantize(const float* x, uint8_t* dst, int64_t n);
 void Q4_1Dequantize(const uint8_t* src, float* y, int64_t n);
-float Q4_1DotScalar(const uint8_t* src, const float* q, int64_t n);
-float Q4_1DotSimd(const uint8_t* src, const float* q, int64_t n);  // = scalar without AVX-512
-void Q4_1AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n);
-void Q4_1AxpySimd(const uint8_t* src, float w, float* acc, int64_t n);
 }  // namespace detail
 
 }  // namespace kvaudit

@@ -9,16 +9,13 @@
 namespace kvaudit {
 
 const RowCodec& Q5_1Codec();
+const RowCodec& Q5_1CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/codec_kernels.h)
 
-// The codec's kernels, exposed so tests can hold the SIMD twins against the scalar references.
-// src/dst rows: [n / 32 blocks of 24 bytes]; x, y, q, acc: [n]; n % 32 == 0.
+// The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
+// src/dst rows: [n / 32 blocks of 24 bytes]; x, y: [n]; n % 32 == 0.
 namespace detail {
 void Q5_1Quantize(const float* x, uint8_t* dst, int64_t n);
 void Q5_1Dequantize(const uint8_t* src, float* y, int64_t n);
-float Q5_1DotScalar(const uint8_t* src, const float* q, int64_t n);
-float Q5_1DotSimd(const uint8_t* src, const float* q, int64_t n);  // = scalar without AVX-512
-void Q5_1AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n);
-void Q5_1AxpySimd(const uint8_t* src, float w, float* acc, int64_t n);
 }  // namespace detail
 
 }  // namespace kvaudit

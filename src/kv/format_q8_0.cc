@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kv/codec_kernels.h"
 #include "kv/ggml_blocks.h"
 
 namespace kvaudit {
@@ -42,73 +43,41 @@ void Q8_0Dequantize(const uint8_t* src, float* y, int64_t n) {
   }
 }
 
-float Q8_0DotScalar(const uint8_t* src, const float* q, int64_t n) {
-  float v[ggml::kQK];  // [32] one dequantized block
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    Q8_0Dequantize(src, v, ggml::kQK);
-    for (int j = 0; j < ggml::kQK; ++j) sum += v[j] * q[i + j];
-  }
-  return sum;
-}
+}  // namespace detail
 
-void Q8_0AxpyScalar(const uint8_t* src, float w, float* acc, int64_t n) {
-  float v[ggml::kQK];  // [32]
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    Q8_0Dequantize(src, v, ggml::kQK);
-    for (int j = 0; j < ggml::kQK; ++j) acc[i + j] += w * v[j];
-  }
-}
+namespace {
+uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; }
+double BitsPerElement(int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; }
+void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q8_0Quantize(x, dst, n); }
+void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q8_0Dequantize(src, y, n); }
 
 #if defined(__AVX512F__)
-namespace {
 inline __m512 Codes16(const uint8_t* p) {  // 16 int8 -> 16 f32
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
+// kv/codec_kernels.h decoder: one block, each value rounded exactly as Q8_0Dequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    const __m512 d = ggml::BroadcastF16(blk);
+    v[0] = _mm512_mul_ps(Codes16(blk + 2), d);
+    v[1] = _mm512_mul_ps(Codes16(blk + 18), d);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Dequantize);
 }  // namespace
 
-// dot: Σ_j c_j·q_j in f32 lanes, then acc += d · that (d factored out of the block).
-float Q8_0DotSimd(const uint8_t* src, const float* q, int64_t n) {
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    __m512 t = _mm512_mul_ps(Codes16(src + 2), _mm512_loadu_ps(q + i));
-    t = _mm512_fmadd_ps(Codes16(src + 18), _mm512_loadu_ps(q + i + 16), t);
-    acc = _mm512_fmadd_ps(t, ggml::BroadcastF16(src), acc);
-  }
-  return _mm512_reduce_add_ps(acc);
-}
-
-// acc += w · (c·d): dequantized exactly as dequantize_row_q8_0, then one FMA (ggml_vec_mad_f32).
-void Q8_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n) {
-  const __m512 vw = _mm512_set1_ps(w);
-  for (int64_t i = 0; i < n; i += ggml::kQK, src += kBytes) {
-    const __m512 d = ggml::BroadcastF16(src);
-    const __m512 lo = _mm512_mul_ps(Codes16(src + 2), d);
-    const __m512 hi = _mm512_mul_ps(Codes16(src + 18), d);
-    _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(lo, vw, _mm512_loadu_ps(acc + i)));
-    _mm512_storeu_ps(acc + i + 16, _mm512_fmadd_ps(hi, vw, _mm512_loadu_ps(acc + i + 16)));
-  }
-}
-#else
-float Q8_0DotSimd(const uint8_t* src, const float* q, int64_t n) { return Q8_0DotScalar(src, q, n); }
-void Q8_0AxpySimd(const uint8_t* src, float w, float* acc, int64_t n) { Q8_0AxpyScalar(src, w, acc, n); }
-#endif
-
-}  // namespace detail
-
 const RowCodec& Q8_0Codec() {
-  static const RowCodec codec = {
-      "q8_0",
-      ggml::kQK,
-      [](int64_t n, const CodecParams&) -> uint64_t { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; },
-      [](int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; },
-      [](const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q8_0Quantize(x, dst, n); },
-      [](const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q8_0Dequantize(src, y, n); },
-      [](const uint8_t* src, const float* q, int64_t n, const CodecParams&) { return detail::Q8_0DotSimd(src, q, n); },
-      [](const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
-        detail::Q8_0AxpySimd(src, w, acc, n);
-      },
-  };
+  static const RowCodec codec =
+      MakeRowCodec<Kernels>("q8_0", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  return codec;
+}
+
+const RowCodec& Q8_0CodecRef() {
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("q8_0", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

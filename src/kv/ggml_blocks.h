@@ -73,6 +73,12 @@ inline int8_t TruncF32ToI8(float v) { return static_cast<int8_t>(static_cast<uin
 inline uint8_t TruncF32ToU8(float v) { return static_cast<uint8_t>(static_cast<uint32_t>(TruncF32ToI32(v)) & 0xffu); }
 
 #if defined(__AVX512F__)
+// Rounded() for a vector: the product stays a separate rounding before an add (no contraction).
+inline __m512 RoundedV(__m512 p) {
+  asm("" : "+v"(p));
+  return p;
+}
+
 // fp16 scale -> broadcast f32 (exact; F16C's vcvtph2ps when the build has it).
 inline __m512 BroadcastF16(const uint8_t* p) {
 #if defined(__F16C__)
@@ -89,35 +95,33 @@ inline __m512i LoadNibbleBytes(const uint8_t* qs) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
 }
 
-// Fused kernels shared by the 18-byte "fp16 d + 16 nibble bytes" blocks whose value is
-// d · lut[code] (q4_0: lut = code − 8; iq4_nl: the non-linear codebook). vpermps indexes the
-// 16-entry f32 table with each lane's low 4 bits, so the low nibble needs no mask.
-// Σ_j d·lut[c_j]·q_j with d factored out of each block.
-static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockIq4Nl) == 18, "NibbleLut* assume 18-byte blocks");
-inline float NibbleLutDot(const uint8_t* src, const float* q, int64_t n, __m512 lut) {
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += kQK, src += 18) {
-    const __m512i bytes = LoadNibbleBytes(src + 2);
-    const __m512 lo = _mm512_permutexvar_ps(bytes, lut);
-    const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut);
-    __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(q + i));
-    t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(q + i + 16), t);
-    acc = _mm512_fmadd_ps(t, BroadcastF16(src), acc);
-  }
-  return _mm512_reduce_add_ps(acc);
+// The block decoder shared by the 18-byte "fp16 d + 16 nibble bytes" blocks whose value is
+// d · lut[code] (q4_0: lut = code − 8; iq4_nl: the non-linear codebook), for kv/codec_kernels.h:
+// v[0..1] = the block's 32 values, each rounded exactly as the scalar dequantizer rounds it.
+// vpermps indexes the 16-entry f32 table with each lane's low 4 bits, so the low nibble needs no mask.
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockIq4Nl) == 18, "NibbleLutDecode assumes 18-byte blocks");
+// The table is scaled once per block (lut·d, the same products the dequantizer forms), so the 32
+// values cost two lookups and one multiply.
+inline void NibbleLutDecode(const uint8_t* blk, __m512 lut, __m512* v) {
+  const __m512 scaled = _mm512_mul_ps(lut, BroadcastF16(blk));
+  const __m512i bytes = LoadNibbleBytes(blk + 2);
+  v[0] = _mm512_permutexvar_ps(bytes, scaled);
+  v[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), scaled);
 }
-// acc += w · (d·lut[c]): the value rounded exactly as the dequantizer rounds it, then one FMA
-// (as ggml_vec_mad_f32 does with a dequantized V row).
-inline void NibbleLutAxpy(const uint8_t* src, float w, float* acc, int64_t n, __m512 lut) {
-  const __m512 vw = _mm512_set1_ps(w);
-  for (int64_t i = 0; i < n; i += kQK, src += 18) {
-    const __m512 d = BroadcastF16(src);
-    const __m512i bytes = LoadNibbleBytes(src + 2);
-    const __m512 lo = _mm512_mul_ps(_mm512_permutexvar_ps(bytes, lut), d);
-    const __m512 hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut), d);
-    _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(lo, vw, _mm512_loadu_ps(acc + i)));
-    _mm512_storeu_ps(acc + i + 16, _mm512_fmadd_ps(hi, vw, _mm512_loadu_ps(acc + i + 16)));
-  }
+
+// The 32 codes of a 5-bit block (q5_0, q5_1) looked up in a 32-entry f32 table t0 | t1: 5-bit
+// index = nibble | (qh bit j) << 4 (vpermt2ps: index bit 4 picks the table half). v[0..1]: codes
+// 0..15 and 16..31.
+inline void FiveBitLookup(const uint8_t* qh_bytes, const uint8_t* qs, __m512 t0, __m512 t1, __m512* v) {
+  const uint32_t qh = LoadU32(qh_bytes);
+  const __m512i bytes = LoadNibbleBytes(qs);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i ilo = _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f));
+  __m512i ihi = _mm512_srli_epi32(bytes, 4);
+  ilo = _mm512_mask_or_epi32(ilo, static_cast<__mmask16>(qh & 0xffffu), ilo, sixteen);
+  ihi = _mm512_mask_or_epi32(ihi, static_cast<__mmask16>(qh >> 16), ihi, sixteen);
+  v[0] = _mm512_permutex2var_ps(t0, ilo, t1);
+  v[1] = _mm512_permutex2var_ps(t0, ihi, t1);
 }
 #endif
 

@@ -3,8 +3,9 @@
 // one test (ggml's type-traits design). Stores (kv/*_store.*) decide WHICH rows get packed and
 // when (sinks, recent windows, KIVI groups); codecs only know how.
 //
-// Every codec's dot/axpy has a scalar reference and, where it matters for speed, an AVX-512 twin
-// tested against it (tests/unit/kv_*_test.cc).
+// Every codec's dot/axpy comes from kv/codec_kernels.h over the format's block decoder: the dot is
+// the canonical dot (ops/dot.h) of q with the dequantized row, the axpy one fma per element; the
+// AVX-512 kernels and their scalar twins agree bit for bit (tests/unit/kv_codec_kernels_test.cc).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,14 @@ struct RowCodec {
   float (*dot)(const uint8_t* src, const float* q, int64_t n, const CodecParams& p);
   // acc_i += w · dequant(src)_i (the weighted sum over V).
   void (*axpy)(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams& p);
+  // dot for n_rows rows (row r at src + r·row_bytes) × n_q queries (q_j = q + j·q_stride):
+  // out[j·out_stride + r], each bit-identical to dot (kv/codec_kernels.h).
+  void (*dot_rows)(const uint8_t* src, uint64_t row_bytes, int n_rows, const float* q, int64_t q_stride, int n_q,
+                   int64_t n, float* out, int64_t out_stride, const CodecParams& p);
+  // axpy of rows r = 0..n_rows-1 in ascending order into n_w accumulator rows: acc + j·acc_stride
+  // with weight w[j·w_stride + r]; bit-identical to the axpy sequence.
+  void (*axpy_rows)(const uint8_t* src, uint64_t row_bytes, int n_rows, const float* w, int64_t w_stride, int n_w,
+                    float* acc, int64_t acc_stride, int64_t n, const CodecParams& p);
 };
 
 }  // namespace kvaudit

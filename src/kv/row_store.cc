@@ -151,22 +151,38 @@ class RowStore final : public TensorStore, public F32RowsView {
     }
   }
 
-  void Dot(const float* q, int p, int t0, int t1, float* out) const override {
+  void Dot(const float* q, int p, int t0, int t1, float* out) const override { DotMulti(q, 0, 1, p, t0, t1, out, 0); }
+
+  // Exact rows one by one; each run of packed rows through the codec's dot_rows (every block
+  // decoded once for all n_q queries), bit-identical to its per-row dot.
+  void DotMulti(const float* q, int64_t q_stride, int n_q, int p, int t0, int t1, float* out,
+                int64_t out_stride) const override {
     CheckRange(p, t0, t1);
     const int n_out = static_cast<int>(channels_.size());
     float tmp[kMaxRowStoreHeadDim];  // [hd] one dequantized pre-RoPE key after RoPE
-    for (int t = t0; t < t1; ++t) {
-      float& o = out[t - t0];
+    for (int t = t0; t < t1;) {
       if (const float* e = Exact(p, t)) {
-        o = f32_.dot(reinterpret_cast<const uint8_t*>(e), q, hd_, params_);
-      } else if (rope_) {
-        Dequant(t, tmp);
-        o = f32_.dot(reinterpret_cast<const uint8_t*>(tmp), q, hd_, params_);
-      } else {
-        o = codec_.dot(Packed(t), q, hd_, params_);
-        const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
-        for (int j = 0; j < n_out; ++j) o += q[channels_[j]] * ov[j];
+        for (int j = 0; j < n_q; ++j) out[j * out_stride + t - t0] = f32_.dot(AsBytes(e), q + j * q_stride, hd_, params_);
+        ++t;
+        continue;
       }
+      if (rope_) {
+        Dequant(t, tmp);
+        for (int j = 0; j < n_q; ++j) out[j * out_stride + t - t0] = f32_.dot(AsBytes(tmp), q + j * q_stride, hd_, params_);
+        ++t;
+        continue;
+      }
+      const int end = PackedRunEnd(p, t, t1);
+      codec_.dot_rows(Packed(t), row_bytes_, end - t, q, q_stride, n_q, hd_, out + (t - t0), out_stride, params_);
+      for (; n_out > 0 && t < end; ++t) {  // the f32 outlier channels, added after the packed dot
+        const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
+        for (int j = 0; j < n_q; ++j) {
+          float& o = out[j * out_stride + t - t0];
+          const float* qj = q + j * q_stride;
+          for (int c = 0; c < n_out; ++c) o += qj[channels_[c]] * ov[c];
+        }
+      }
+      t = end;
     }
   }
 
@@ -174,15 +190,23 @@ class RowStore final : public TensorStore, public F32RowsView {
     WeightedSumMulti(w, 0, 1, p, t0, t1, acc, 0);
   }
 
-  // Rows outer, weight rows inner: acc_j sees the same fma sequence (ascending t) as WeightedSum,
-  // while the n_w independent chains overlap in the out-of-order window.
+  // Rows in ascending t, each weight row j getting WeightedSum's fma sequence: exact rows one by
+  // one, runs of packed rows through the codec's axpy_rows (accumulators kept in registers across
+  // the run, bit-identical to per-row axpy). Outlier channels (keys only) and pre-RoPE keys go
+  // row by row so their extra terms stay in place.
   void WeightedSumMulti(const float* w, int64_t w_stride, int n_w, int p, int t0, int t1, float* acc,
                         int64_t acc_stride) const override {
     CheckRange(p, t0, t1);
     const int n_out = static_cast<int>(channels_.size());
     float tmp[kMaxRowStoreHeadDim];  // [hd] one dequantized pre-RoPE key after RoPE
-    for (int t = t0; t < t1; ++t) {
+    for (int t = t0; t < t1;) {
       const float* e = Exact(p, t);
+      if (!e && !rope_ && n_out == 0) {
+        const int end = PackedRunEnd(p, t, t1);
+        codec_.axpy_rows(Packed(t), row_bytes_, end - t, w + (t - t0), w_stride, n_w, acc, acc_stride, hd_, params_);
+        t = end;
+        continue;
+      }
       if (!e && rope_) {
         Dequant(t, tmp);
         e = tmp;
@@ -192,12 +216,13 @@ class RowStore final : public TensorStore, public F32RowsView {
         const float wt = w[j * w_stride + t - t0];
         float* a = acc + j * acc_stride;
         if (e) {
-          f32_.axpy(reinterpret_cast<const uint8_t*>(e), wt, a, hd_, params_);
+          f32_.axpy(AsBytes(e), wt, a, hd_, params_);
         } else {
           codec_.axpy(Packed(t), wt, a, hd_, params_);
           for (int c = 0; c < n_out; ++c) a[channels_[c]] += wt * ov[c];
         }
       }
+      ++t;
     }
   }
 
@@ -217,6 +242,15 @@ class RowStore final : public TensorStore, public F32RowsView {
 
   void CheckRange(int p, int t0, int t1) const {
     KV_CHECK_MSG(t0 >= 0 && t0 <= t1 && t1 <= size_ && p >= 0, "store read outside the stored rows");
+  }
+
+  static const uint8_t* AsBytes(const float* x) { return reinterpret_cast<const uint8_t*>(x); }
+
+  // For a packed row t (Exact(p, t) == nullptr): the end (<= t1) of the run of packed rows from t.
+  int PackedRunEnd(int p, int t, int t1) const {
+    const int end = recent_ > 0 ? std::min(t1, p - recent_ + 1) : t1;
+    KV_CHECK(end > t);
+    return end;
   }
 
   // The exact f32 row query p reads for row t, or nullptr when it reads the packed row.

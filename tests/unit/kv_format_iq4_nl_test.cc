@@ -84,8 +84,7 @@ TEST(KvFormatIq4Nl, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatIq4Nl, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Iq4NlCodec(), detail::Iq4NlDotScalar, detail::Iq4NlDotSimd,
-                              detail::Iq4NlAxpyScalar, detail::Iq4NlAxpySimd);
+  block_test::CheckDotAndAxpy(Iq4NlCodec(), Iq4NlCodecRef());
 }
 
 }  // namespace

@@ -87,8 +87,7 @@ TEST(KvFormatQ4_0, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ4_0, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q4_0Codec(), detail::Q4_0DotScalar, detail::Q4_0DotSimd,
-                              detail::Q4_0AxpyScalar, detail::Q4_0AxpySimd);
+  block_test::CheckDotAndAxpy(Q4_0Codec(), Q4_0CodecRef());
 }
 
 }  // namespace

@@ -84,8 +84,7 @@ TEST(KvFormatQ4_1, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ4_1, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q4_1Codec(), detail::Q4_1DotScalar, detail::Q4_1DotSimd,
-                              detail::Q4_1AxpyScalar, detail::Q4_1AxpySimd);
+  block_test::CheckDotAndAxpy(Q4_1Codec(), Q4_1CodecRef());
 }
 
 }  // namespace

@@ -84,8 +84,7 @@ TEST(KvFormatQ5_0, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ5_0, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q5_0Codec(), detail::Q5_0DotScalar, detail::Q5_0DotSimd,
-                              detail::Q5_0AxpyScalar, detail::Q5_0AxpySimd);
+  block_test::CheckDotAndAxpy(Q5_0Codec(), Q5_0CodecRef());
 }
 
 }  // namespace

@@ -84,8 +84,7 @@ TEST(KvFormatQ5_1, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ5_1, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q5_1Codec(), detail::Q5_1DotScalar, detail::Q5_1DotSimd,
-                              detail::Q5_1AxpyScalar, detail::Q5_1AxpySimd);
+  block_test::CheckDotAndAxpy(Q5_1Codec(), Q5_1CodecRef());
 }
 
 }  // namespace

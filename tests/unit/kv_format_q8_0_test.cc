@@ -87,8 +87,7 @@ TEST(KvFormatQ8_0, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ8_0, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q8_0Codec(), detail::Q8_0DotScalar, detail::Q8_0DotSimd,
-                              detail::Q8_0AxpyScalar, detail::Q8_0AxpySimd);
+  block_test::CheckDotAndAxpy(Q8_0Codec(), Q8_0CodecRef());
 }
 
 }  // namespace
