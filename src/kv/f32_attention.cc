@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kv/format_f32.h"
 #include "ops/activation.h"
-
 
 namespace kvaudit {
 
@@ -34,43 +34,7 @@ inline void Axpy(float a, const float* x, float* y, int n) {
 }
 #endif
 
-// o_j [hd] += Σ_i p[j·p_stride + i] · v_i for heads j < G over rows v [len, hd]: Axpy's arithmetic
-// per element (fma in ascending i), with the loops turned inside out so up to 4 heads × 64 floats
-// of o stay in registers across the chunk (12-16 independent fma chains instead of
-// load-fma-store per key).
-inline void WeightedRows(const float* p, int p_stride, int G, const float* v, int len, int hd, float* o) {
-#if defined(__AVX512F__)
-  for (int j0 = 0; j0 < G; j0 += 4) {
-    const int nj = std::min(4, G - j0);
-    for (int d0 = 0; d0 < hd; d0 += 64) {
-      __mmask16 mk[4];
-      for (int u = 0; u < 4; ++u) {
-        const int left = std::clamp(hd - d0 - 16 * u, 0, 16);
-        mk[u] = left == 16 ? static_cast<__mmask16>(0xFFFF) : TailMask16(left);
-      }
-      __m512 acc[4][4];
-      for (int j = 0; j < 4; ++j) {
-        for (int u = 0; u < 4; ++u) acc[j][u] = j < nj ? _mm512_maskz_loadu_ps(mk[u], o + (j0 + j) * hd + d0 + 16 * u) : _mm512_setzero_ps();
-      }
-      for (int i = 0; i < len; ++i) {
-        __m512 vv[4];
-        for (int u = 0; u < 4; ++u) vv[u] = _mm512_maskz_loadu_ps(mk[u], v + static_cast<int64_t>(i) * hd + d0 + 16 * u);
-        for (int j = 0; j < nj; ++j) {
-          const __m512 pj = _mm512_set1_ps(p[(j0 + j) * p_stride + i]);
-          for (int u = 0; u < 4; ++u) acc[j][u] = _mm512_fmadd_ps(pj, vv[u], acc[j][u]);
-        }
-      }
-      for (int j = 0; j < nj; ++j) {
-        for (int u = 0; u < 4; ++u) _mm512_mask_storeu_ps(o + (j0 + j) * hd + d0 + 16 * u, mk[u], acc[j][u]);
-      }
-    }
-  }
-#else
-  for (int i = 0; i < len; ++i) {
-    for (int j = 0; j < G; ++j) Axpy(p[j * p_stride + i], v + static_cast<int64_t>(i) * hd, o + j * hd, hd);
-  }
-#endif
-}
+inline const uint8_t* AsBytes(const float* x) { return reinterpret_cast<const uint8_t*>(x); }
 }  // namespace
 
 void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
@@ -110,18 +74,19 @@ void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0
     }
     const int len = hi - lo + 1;
     const float* q = qs + static_cast<int64_t>(r0) * hd;
-    for (int i = 0; i < len; i += 16) {  // 16 keys (L1-resident) against every head of the group
-      const int m = std::min(16, len - i);
-      for (int j = 0; j < G; ++j) {
-        DotRowsF32(q + j * hd, k + static_cast<int64_t>(lo + i) * hd, hd, m, hd, scores + j * n_keys + i);
-      }
-    }
+    // The f32 row codec's multi-row kernels (kv/codec_kernels.h): each K row read once for the G
+    // heads, canonical dots (= DotF32); V accumulated with one fma per element in ascending key
+    // order (= Axpy), the accumulators held in registers across the chunk.
+    const RowCodec& f32 = F32Codec();
+    const uint64_t row_bytes = sizeof(float) * hd;
+    f32.dot_rows(AsBytes(k + static_cast<int64_t>(lo) * hd), row_bytes, len, q, hd, G, hd, scores, n_keys, {});
     float mx[kMaxGroup], sum[kMaxGroup];
     for (int j = 0; j < G; ++j) {
       mx[j] = MaxOf(scores + j * n_keys, len);
       sum[j] = ExpSubSum(scores + j * n_keys, len, mx[j]);
     }
-    WeightedRows(scores, n_keys, G, v + static_cast<int64_t>(lo) * hd, len, hd, o + static_cast<int64_t>(r0) * hd);
+    f32.axpy_rows(AsBytes(v + static_cast<int64_t>(lo) * hd), row_bytes, len, scores, n_keys, G,
+                  o + static_cast<int64_t>(r0) * hd, hd, hd, {});
     for (int j = 0; j < G; ++j) part[r0 + j] = {mx[j], sum[j]};
   }
 }
