@@ -2,6 +2,7 @@
 
 #include "kv/format_int_group.h"
 
+#include <bit>
 #include <cassert>
 #include <cstring>
 
@@ -50,28 +51,34 @@ struct IntGroup {
     }
   }
 #if defined(__AVX512F__)
-  // kv/codec_kernels.h decoder: 16 elements inside one group (group % 16 == 0), each
+  // kv/codec_kernels.h decoder: 32 elements inside one group (group % 32 == 0), each
   // fma(code, scale, min) as AsymDequantizeGroup computes it.
   struct Decoder {
-    static constexpr int kUnit = 16;
-    static bool Supports(int64_t, const CodecParams& p) { return p.group % 16 == 0; }
+    static constexpr int kUnit = 32;
+    static bool Supports(int64_t, const CodecParams& p) { return p.group % 32 == 0; }
     static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
-      const int64_t e = 16 * u, g = e / p.group, j = e % p.group;
+      const int64_t e = 32 * u;
+      const bool pow2 = (p.group & (p.group - 1)) == 0;  // the usual 32/64/128: shifts, not divides
+      const int64_t g = pow2 ? e >> std::countr_zero(static_cast<unsigned>(p.group)) : e / p.group;
+      const int64_t j = pow2 ? e & (p.group - 1) : e % p.group;
       const uint8_t* blk = row + g * GroupBytes(p.group, B);
       const uint8_t* codes = blk + kHeaderBytes + j * B / 8;
       float s, m;
       LoadHeader(blk, &s, &m);
-      __m512i c;
+      __m512i c0, c1;
       if constexpr (B == 8) {
-        c = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+        c0 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+        c1 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 16)));
       } else {
-        // 8 bytes; byte k holds element 2k (low nibble) and 2k+1 (high nibble).
-        const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
-        const __m512i dup = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), bytes);
-        const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
-        c = _mm512_and_si512(_mm512_srlv_epi32(dup, shift), _mm512_set1_epi32(15));
+        // 16 bytes; byte k holds element 2k (low nibble) and 2k+1 (high nibble): interleave back.
+        const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+        const __m512i lo = _mm512_and_si512(b, _mm512_set1_epi32(15)), hi = _mm512_srli_epi32(b, 4);
+        c0 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), hi);
+        c1 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), hi);
       }
-      v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c), _mm512_set1_ps(s), _mm512_set1_ps(m));
+      const __m512 vs = _mm512_set1_ps(s), vm = _mm512_set1_ps(m);
+      v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c0), vs, vm);
+      v[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c1), vs, vm);
     }
   };
 #endif

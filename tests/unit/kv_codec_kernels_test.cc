@@ -53,11 +53,12 @@ std::vector<Case> AllCodecs() {
       {&Q5_1Codec(), &Q5_1CodecRef(), {}, blocks},
       {&Iq4NlCodec(), &Iq4NlCodecRef(), {}, blocks},
   };
-  for (int group : {8, 16, 32, 64}) {  // 8: not a multiple of 16 (fallback path)
+  for (int group : {8, 16, 32, 64, 96}) {  // 8, 16: not multiples of 32 (fallback path); 96: not a power of 2
     CodecParams p;
     p.group = group;
-    cases.push_back({&Int8Codec(), &Int8CodecRef(), p, {64, 128, 192}});
-    cases.push_back({&Int4Codec(), &Int4CodecRef(), p, {64, 128, 192}});
+    const std::vector<int> lengths = group == 96 ? std::vector<int>{96, 192} : std::vector<int>{64, 128, 192};
+    cases.push_back({&Int8Codec(), &Int8CodecRef(), p, lengths});
+    cases.push_back({&Int4Codec(), &Int4CodecRef(), p, lengths});
   }
   return cases;
 }
