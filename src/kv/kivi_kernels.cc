@@ -66,10 +66,12 @@ namespace {
 constexpr int kMaxBatch = 8;  // queries / weight rows per register tile
 
 // A slab = 16 consecutive codes of a group (2·kBits bytes, byte aligned when G % 16 == 0), shifted
-// so that the low 4 bits of lane l start with the code of element ElemOfLane(l):
-//   2-bit: the 32-bit word >> 2l, element l (bits 2..3 hold the next code: the table masks them);
+// so that the low kBits of lane l hold the code of element ElemOfLane(l):
+//   2-bit: the 32-bit word >> 2l, element l;
 //   4-bit: the 64-bit word >> 4k per qword k, so lane 2k = element k and lane 2k+1 = element 8 + k.
-// _mm512_permutexvar_ps(shifted, table) reads table[low 4 bits]: the code's value in one step.
+// Higher bits hold later codes. Keys mask and convert them (and + cvt); values look the low 4 bits
+// up in a 16-entry table of dequantized values (_mm512_permutexvar_ps: and, cvt and fma in one
+// step; the 2-bit table repeats every 4 entries, so the next code's bits do not matter).
 template <int kBits>
 inline __m512i SlabShifted(const uint8_t* p) {
   if constexpr (kBits == 2) {
@@ -83,7 +85,7 @@ inline __m512i SlabShifted(const uint8_t* p) {
     return _mm512_srlv_epi64(_mm512_set1_epi64(static_cast<long long>(u)), _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28));
   }
 }
-// table[x] = the code in the low kBits of x, as a float.
+// table[x] = the code in the low kBits of x, as a float (ValueTable's base).
 template <int kBits>
 inline __m512 CodeTable() {
   if constexpr (kBits == 2) return _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
@@ -128,7 +130,7 @@ void KeyPrep(const uint16_t* sm, int hd, const float* q, int64_t q_stride, int n
 template <int kBits, int NQ, int NS>
 void KeySlabs(const uint8_t* codes, int64_t cb, int hd, const float* w, const float* qm, int s0, int lo, int hi,
               float* out, int64_t out_stride) {
-  const __m512 table = CodeTable<kBits>();
+  const __m512i mask = _mm512_set1_epi32((1 << kBits) - 1);
   __m512 acc[NQ][NS];
   for (auto& row : acc) {
     for (__m512& a : row) a = _mm512_setzero_ps();
@@ -136,7 +138,7 @@ void KeySlabs(const uint8_t* codes, int64_t cb, int hd, const float* w, const fl
   const uint8_t* p = codes + s0 * 2 * kBits;
   for (int c = 0; c < hd; ++c, p += cb) {
     __m512 x[NS];  // [NS] 16 codes each
-    for (int k = 0; k < NS; ++k) x[k] = _mm512_permutexvar_ps(SlabShifted<kBits>(p + k * 2 * kBits), table);
+    for (int k = 0; k < NS; ++k) x[k] = _mm512_cvtepi32_ps(_mm512_and_si512(SlabShifted<kBits>(p + k * 2 * kBits), mask));
     for (int i = 0; i < NQ; ++i) {
       const __m512 wc = _mm512_set1_ps(w[static_cast<int64_t>(i) * hd + c]);
       for (int k = 0; k < NS; ++k) acc[i][k] = _mm512_fmadd_ps(wc, x[k], acc[i][k]);
@@ -186,8 +188,8 @@ template <int kBits>
 inline __m512 ValueTable(const uint16_t* sm) {
   uint32_t pair;
   std::memcpy(&pair, sm, 4);
-  const __m512 v = _mm512_cvtph_ps(_mm256_zextsi128_si256(_mm_cvtsi32_si128(static_cast<int>(pair))));
-  const __m512 s = _mm512_permutexvar_ps(_mm512_setzero_si512(), v), m = _mm512_permutexvar_ps(_mm512_set1_epi32(1), v);
+  const __m512 v = _mm512_cvtph_ps(_mm256_set1_epi32(static_cast<int>(pair)));  // [s, m] × 8
+  const __m512 s = _mm512_moveldup_ps(v), m = _mm512_movehdup_ps(v);
   return _mm512_fmadd_ps(CodeTable<kBits>(), s, m);
 }
 
