@@ -1,39 +1,21 @@
-// KIVI store: layout and residual rule in kivi_store.h.
+// KIVI store: layout and residual rule in kivi_store.h; the fused read kernels and their arithmetic
+// in kv/kivi_kernels.h.
+#include "ops/dot.h"  // first: see the note on GCC bug 105593
+
 #include "kv/kivi_store.h"
 
 #include <algorithm>
-#include <array>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "base/half.h"
 #include "base/status.h"
 #include "kv/asym_group_quant.h"
+#include "kv/kivi_kernels.h"
 
 namespace kvaudit {
 namespace {
-
-// Byte -> its codes as floats, first code in the low bits (kv/asym_group_quant.h packing).
-template <int kBits>
-struct CodeLut {
-  static constexpr int kPer = 8 / kBits;
-  std::array<std::array<float, kPer>, 256> v{};
-  constexpr CodeLut() {
-    for (int b = 0; b < 256; ++b)
-      for (int k = 0; k < kPer; ++k) v[b][k] = static_cast<float>((b >> (kBits * k)) & ((1 << kBits) - 1));
-  }
-};
-constexpr CodeLut<2> kLut2;
-constexpr CodeLut<4> kLut4;
-
-// codes [n_bytes] -> out [n_bytes · 8/bits] floats.
-inline void UnpackCodes(const uint8_t* codes, int n_bytes, int bits, float* out) {
-  if (bits == 2) {
-    for (int i = 0; i < n_bytes; ++i) std::memcpy(out + 4 * i, kLut2.v[codes[i]].data(), 4 * sizeof(float));
-  } else {
-    for (int i = 0; i < n_bytes; ++i) std::memcpy(out + 2 * i, kLut4.v[codes[i]].data(), 2 * sizeof(float));
-  }
-}
 
 inline int FloorTo(int p, int m) { return (p / m) * m; }
 
@@ -45,6 +27,7 @@ class KiviStore final : public TensorStore {
         cb_(static_cast<int>(AsymCodeBytes(G_, bits_))) {
     KV_CHECK_MSG(IsKivi(s.format()), "MakeKiviStore: not a KIVI format");
     KV_CHECK_MSG(hd_ > 0 && G_ > 0 && hd_ % G_ == 0, "KIVI: group must divide head_dim");
+    KV_CHECK_MSG(hd_ <= kKiviMaxHeadDim, "KIVI: head_dim above kKiviMaxHeadDim");
     // KIVI flushes its key residual R tokens at a time in whole groups (llama_kivi.py asserts R % G == 0).
     KV_CHECK_MSG(R_ >= G_ && R_ % G_ == 0, "KIVI: recent must be a positive multiple of group");
     KV_CHECK(max_pos_ > 0);
@@ -85,13 +68,13 @@ class KiviStore final : public TensorStore {
     CheckRange(t0, t1);
     const int qend = std::min(t1, StableEnd(p));
     if (is_key_) {
-      std::vector<float> codes(static_cast<size_t>(cb_) * 8 / bits_);  // [G (+pad)]
       for (int j = t0 / G_; j * G_ < qend; ++j) {
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
         for (int c = 0; c < hd_; ++c) {
-          UnpackCodes(KeyCodes(j, c), cb_, bits_, codes.data());
           const float s = SmAt(j * hd_ + c, 0), m = SmAt(j * hd_ + c, 1);
-          for (int t = lo; t < hi; ++t) out[static_cast<int64_t>(t - t0) * hd_ + c] = codes[t - j * G_] * s + m;
+          for (int t = lo; t < hi; ++t) {
+            out[static_cast<int64_t>(t - t0) * hd_ + c] = static_cast<float>(AsymCode(KeyCodes(j, c), t - j * G_, bits_)) * s + m;
+          }
         }
       }
     } else {
@@ -102,59 +85,66 @@ class KiviStore final : public TensorStore {
     }
   }
 
-  void Dot(const float* q, int p, int t0, int t1, float* out) const override {
+  void Dot(const float* q, int p, int t0, int t1, float* out) const override { DotMulti(q, 0, 1, p, t0, t1, out, 0); }
+
+  // Keys: per group, every query's dots of the requested tokens from one decode of the codes
+  // (kv/kivi_kernels.h: a token's score depends on its group only); f32 rows: the canonical DotF32.
+  void DotMulti(const float* q, int64_t q_stride, int n_q, int p, int t0, int t1, float* out,
+                int64_t out_stride) const override {
     CheckRange(t0, t1);
     const int qend = std::min(t1, StableEnd(p));
     if (is_key_) {
-      // Fused per group: q·k̂_t = Σ_c (q_c·s_c)·code_ct + Σ_c q_c·m_c, accumulated for all G tokens.
-      std::vector<float> acc(G_), codes(static_cast<size_t>(cb_) * 8 / bits_);  // [G], [G (+pad)]
       for (int j = t0 / G_; j * G_ < qend; ++j) {
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        float qm = 0.0f;
-        for (int c = 0; c < hd_; ++c) {
-          UnpackCodes(KeyCodes(j, c), cb_, bits_, codes.data());
-          const float w = q[c] * SmAt(j * hd_ + c, 0);
-          qm += q[c] * SmAt(j * hd_ + c, 1);
-          for (int i = 0; i < G_; ++i) acc[i] += w * codes[i];
-        }
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
-        for (int t = lo; t < hi; ++t) out[t - t0] = acc[t - j * G_] + qm;
+        KiviKeyGroupDot(KeyCodes(j, 0), sm_.data() + static_cast<size_t>(j) * hd_ * 2, hd_, G_, bits_, q, q_stride,
+                        n_q, lo - j * G_, hi - j * G_, out + (lo - t0), out_stride);
       }
-    } else {
-      std::vector<float> row(hd_);  // [hd]
+    } else {  // not a hot path (values are summed): dequantize row by row
+      float row[kKiviMaxHeadDim];  // [hd]
       for (int t = t0; t < qend; ++t) {
-        DequantValueRow(t, row.data());
-        out[t - t0] = DotF32(q, row.data());
+        DequantValueRow(t, row);
+        for (int i = 0; i < n_q; ++i) out[i * out_stride + t - t0] = DotF32(q + i * q_stride, row, hd_);
       }
     }
-    for (int t = std::max(t0, qend); t < t1; ++t) out[t - t0] = DotF32(q, RingRowChecked(t));
+    for (int t = std::max(t0, qend); t < t1; ++t) {
+      const float* x = RingRowChecked(t);
+      for (int i = 0; i < n_q; ++i) out[i * out_stride + t - t0] = DotF32(q + i * q_stride, x, hd_);
+    }
   }
 
   void WeightedSum(const float* w, int p, int t0, int t1, float* acc) const override {
+    WeightedSumMulti(w, 0, 1, p, t0, t1, acc, 0);
+  }
+
+  // Values: the packed rows of [t0, qend) for all n_w weight rows at once, then the f32 rows; every
+  // accumulator element sees one fma per row in ascending t (kv/kivi_kernels.h).
+  void WeightedSumMulti(const float* w, int64_t w_stride, int n_w, int p, int t0, int t1, float* acc,
+                        int64_t acc_stride) const override {
     CheckRange(t0, t1);
     const int qend = std::min(t1, StableEnd(p));
-    if (is_key_) {  // not a hot path (keys are dotted): materialise group-wise
-      std::vector<float> rows(static_cast<size_t>(G_) * hd_);  // [G, hd]
-      for (int a = t0; a < qend; a += G_) {
-        const int b = std::min(qend, a + G_);
-        Materialize(p, a, b, rows.data());
-        for (int t = a; t < b; ++t) Axpy(w[t - t0], rows.data() + static_cast<int64_t>(t - a) * hd_, acc);
-      }
-    } else {
-      // Fused per (token, channel group): acc_c += (w·s)·code_c + w·m.
-      std::vector<float> codes(static_cast<size_t>(cb_) * 8 / bits_);  // [G (+pad)]
-      const int ng = hd_ / G_;
-      for (int t = t0; t < qend; ++t) {
-        const float wt = w[t - t0];
-        for (int g = 0; g < ng; ++g) {
-          UnpackCodes(codes_.data() + static_cast<size_t>(t) * VRowBytes() + g * cb_, cb_, bits_, codes.data());
-          const float ws = wt * SmAt(t * ng + g, 0), wm = wt * SmAt(t * ng + g, 1);
-          float* a = acc + g * G_;
-          for (int i = 0; i < G_; ++i) a[i] += ws * codes[i] + wm;
+    if (is_key_) {  // not a hot path (keys are dotted): per group and channel, tokens ascending
+      for (int j = t0 / G_; j * G_ < qend; ++j) {
+        const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
+        for (int c = 0; c < hd_; ++c) {
+          const float s = SmAt(j * hd_ + c, 0), m = SmAt(j * hd_ + c, 1);
+          for (int t = lo; t < hi; ++t) {
+            const float x = std::fma(static_cast<float>(AsymCode(KeyCodes(j, c), t - j * G_, bits_)), s, m);
+            for (int i = 0; i < n_w; ++i) {
+              float& a = acc[i * acc_stride + c];
+              a = std::fma(x, w[i * w_stride + t - t0], a);
+            }
+          }
         }
       }
+    } else if (qend > t0) {
+      const int ng = hd_ / G_;
+      KiviValueRowsAxpy(codes_.data() + static_cast<size_t>(t0) * VRowBytes(), sm_.data() + static_cast<size_t>(t0) * ng * 2,
+                        qend - t0, hd_, G_, bits_, w, w_stride, n_w, acc, acc_stride);
     }
-    for (int t = std::max(t0, qend); t < t1; ++t) Axpy(w[t - t0], RingRowChecked(t), acc);
+    for (int t = std::max(t0, qend); t < t1; ++t) {
+      const float* x = RingRowChecked(t);
+      for (int i = 0; i < n_w; ++i) KiviAxpyF32(w[i * w_stride + t - t0], x, acc + i * acc_stride, hd_);
+    }
   }
 
   uint64_t BytesFor(int n) const override {
@@ -178,15 +168,6 @@ class KiviStore final : public TensorStore {
     return ring_.data() + static_cast<int64_t>(t & (cap_ - 1)) * hd_;
   }
   void CheckRange(int t0, int t1) const { KV_CHECK(0 <= t0 && t0 <= t1 && t1 <= size_); }
-
-  float DotF32(const float* a, const float* b) const {
-    float s = 0.0f;
-    for (int c = 0; c < hd_; ++c) s += a[c] * b[c];
-    return s;
-  }
-  void Axpy(float w, const float* x, float* acc) const {
-    for (int c = 0; c < hd_; ++c) acc[c] += w * x[c];
-  }
 
   // Ring capacity: a power of two >= need, rows [ring_begin_, size_) kept at slot t mod capacity.
   void GrowRing(int need) {

@@ -26,6 +26,10 @@
 //   values: packed rows, written on append: codes [n][head_dim·b/8 B] + scale/min [n][head_dim/G][2] f16;
 //   both:   a bounded f32 ring [capacity][head_dim] with the rows some future query may still read
 //           in full precision (≤ R + the largest Append chunk).
+// Fused reads: keys through DotMulti (Dot = one query), values through WeightedSumMulti (WeightedSum =
+// one weight row), packed data by the kernels of kv/kivi_kernels.h, f32 rows by DotF32 / an fma axpy;
+// a score depends on its token's group only and an accumulator gets one fma per row in ascending t,
+// so multi reads equal single reads and any split of [t0, t1) gives the same bits.
 // BytesFor(n) counts what KIVI holds after n tokens: keys floor(n/R)·R packed + (n mod R) f32 rows;
 // values max(0, n − R) packed + min(n, R) f32 rows; plus the f16 scale/min pairs.
 #pragma once

@@ -2,6 +2,8 @@
 // position, bytes, fused kernels against Materialize, constant groups, chunked vs token appends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -156,9 +158,48 @@ TEST_P(KiviStoreTest, ChunkedAppendsEqualTokenAppends) {
   }
 }
 
+// Attention reads the G query heads of a KV head through DotMulti / WeightedSumMulti: every query's
+// scores and every accumulator must be bitwise what Dot / WeightedSum give for it alone (the
+// TensorStore contract), whatever the query count (kernel batches of 8) and range.
+TEST_P(KiviStoreTest, MultiReadsAreBitIdenticalToSingleReads) {
+  const Case c = GetParam();
+  const int n = 300;
+  const auto x = RandomRows(n, 12), qs = RandomRows(9, 13), ws = RandomRows(9 * 320 / kHd, 14);  // [9, kHd], [9, 320]
+  for (bool is_key : {true, false}) {
+    auto st = MakeKiviStore(Spec(is_key, c.f, c.group, c.recent));
+    st->Append(0, n, x.data(), kHd, nullptr, 0);
+    for (int p : {n - 1, 200}) {
+      for (auto [t0, t1] : {std::pair{0, p + 1}, std::pair{37, p - 5}, std::pair{p - 40, p + 1}}) {
+        for (int n_q : {1, 3, 4, 8, 9}) {
+          const int len = t1 - t0;
+          std::vector<float> multi(static_cast<size_t>(n_q) * len), single(len);
+          st->DotMulti(qs.data(), kHd, n_q, p, t0, t1, multi.data(), len);
+          std::vector<float> acc_multi(static_cast<size_t>(n_q) * kHd, 0.5f), acc_single(kHd);
+          st->WeightedSumMulti(ws.data(), 320, n_q, p, t0, t1, acc_multi.data(), kHd);
+          for (int j = 0; j < n_q; ++j) {
+            st->Dot(qs.data() + j * kHd, p, t0, t1, single.data());
+            for (int t = 0; t < len; ++t) {
+              ASSERT_EQ(std::bit_cast<uint32_t>(multi[static_cast<size_t>(j) * len + t]), std::bit_cast<uint32_t>(single[t]))
+                  << "key " << is_key << " p " << p << " [" << t0 << "," << t1 << ") n_q " << n_q << " q " << j << " t " << t0 + t;
+            }
+            std::fill(acc_single.begin(), acc_single.end(), 0.5f);
+            st->WeightedSum(ws.data() + j * 320, p, t0, t1, acc_single.data());
+            for (int d = 0; d < kHd; ++d) {
+              ASSERT_EQ(std::bit_cast<uint32_t>(acc_multi[static_cast<size_t>(j) * kHd + d]), std::bit_cast<uint32_t>(acc_single[d]))
+                  << "key " << is_key << " p " << p << " [" << t0 << "," << t1 << ") n_w " << n_q << " w " << j << " d " << d;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kivi, KiviStoreTest,
                          ::testing::Values(Case{KvFormat::kKivi2, 32, 128}, Case{KvFormat::kKivi4, 32, 128},
-                                           Case{KvFormat::kKivi2, 32, 32}, Case{KvFormat::kKivi4, 16, 64}));
+                                           Case{KvFormat::kKivi2, 32, 32}, Case{KvFormat::kKivi4, 16, 64},
+                                           Case{KvFormat::kKivi2, 64, 128}, Case{KvFormat::kKivi4, 8, 24},
+                                           Case{KvFormat::kKivi2, 2, 16}));
 
 TEST(KiviStore, BytesForIsHandComputed) {
   // head_dim 64, G 32, R 128, n 300. Keys: ⌊300/128⌋·128 = 256 tokens = 8 groups packed, each

@@ -82,7 +82,9 @@ INSTANTIATE_TEST_SUITE_P(
                       StoreCase{KvFormat::kIq4Nl, 0, 0, 0}, StoreCase{KvFormat::kInt8, 0, 0, 0},
                       StoreCase{KvFormat::kInt4, 0, 0, 32}, StoreCase{KvFormat::kQ4_0, 4, 0, 0},
                       StoreCase{KvFormat::kQ4_0, 0, 64, 0}, StoreCase{KvFormat::kKivi2, 0, 128, 32},
-                      StoreCase{KvFormat::kKivi4, 0, 64, 32}, StoreCase{KvFormat::kKivi2, 0, 48, 16}),
+                      StoreCase{KvFormat::kKivi4, 0, 64, 32}, StoreCase{KvFormat::kKivi2, 0, 48, 16},
+                      StoreCase{KvFormat::kKivi4, 0, 64, 64}, StoreCase{KvFormat::kKivi2, 0, 24, 8},
+                      StoreCase{KvFormat::kKivi4, 0, 16, 4}),
     Name);
 
 }  // namespace
