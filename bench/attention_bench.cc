@@ -92,6 +92,33 @@ float StreamSum(const float* buf, int64_t n, ThreadPool& pool) {
   return s;
 }
 
+// zmm FMAs per second of each of the pool's threads summed: 12 independent fma chains per thread
+// (enough to cover the fma latency), `iters` rounds. The arithmetic ceiling of f32 attention: a
+// decode step needs n_heads · n_keys · head_dim / 16 zmm FMAs for Q·K and as many for P·V.
+double FmaPeak(int64_t iters, ThreadPool& pool) {
+  std::vector<float> part(pool.size() * 16, 0.0f);
+  const double t0 = Now();
+  pool.RunOnAll([&](int t) {
+#if defined(__AVX512F__)
+    __m512 a[12];
+    for (int k = 0; k < 12; ++k) a[k] = _mm512_set1_ps(static_cast<float>(k + t));
+    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (int64_t i = 0; i < iters; ++i) {
+      for (__m512& x : a) x = _mm512_fmadd_ps(x, m, c);
+    }
+    __m512 s = a[0];
+    for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, a[k]);
+    part[t * 16] = _mm512_reduce_add_ps(s);
+#else
+    part[t * 16] = static_cast<float>(iters);
+#endif
+  });
+  const double dt = Now() - t0;
+  volatile float sink = part[0];
+  (void)sink;
+  return 12.0 * static_cast<double>(iters) * pool.size() / dt;
+}
+
 struct Entry {
   std::string spec;
   std::unique_ptr<KvCache> cache;
@@ -197,6 +224,15 @@ int main(int argc, char** argv) {
     std::printf("streaming read, %d thread%s: %.1f GB/s  [", t + 1, t ? "s" : "", bw[t]);
     for (size_t i = 0; i < bw_secs[t].size(); ++i) std::printf("%s%.1f", i ? " " : "", bw_floats * 4.0 / bw_secs[t][i] / 1e9);
     std::printf("]\n");
+  }
+  // fp32 arithmetic floor of one decode step at this shape: 2 · n_heads · n_keys · head_dim / 16 FMAs.
+  const double fmas = 2.0 * 32 * (depth + 1.0) * 128 / 16;
+  for (int t = 0; t < 2; ++t) {
+    std::vector<double> rates;
+    for (int r = 0; r < 5; ++r) rates.push_back(FmaPeak(int64_t{1} << 26, pools[t]));
+    const double rate = Median(rates);
+    std::printf("zmm fma peak, %d thread%s: %.2f G/s -> f32 attention floor %.2f ms (%.1f M fmas)\n", t + 1,
+                t ? "s" : "", rate / 1e9, fmas / rate * 1e3, fmas / 1e6);
   }
   const Entry* f16 = nullptr;
   for (const Entry& e : entries) {

@@ -104,15 +104,17 @@ namespace {
 // normals and subnormals alike; ×256 restores it. The NaN code S.1111.111 comes out as ±480, which
 // no finite e4m3 reaches (max 448), and is mapped back to NaN.
 template <Fp8Kind K>
-inline __m512 Decode16(const uint8_t* src) {
+inline __m512 Decode16(const uint8_t* src, __m512 scale) {
   const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
   if constexpr (K == Fp8Kind::kE5M2) {
-    return _mm512_cvtph_ps(_mm256_slli_epi16(b, 8));
+    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(b, 8)), scale);
   } else {
+    // ×256 is folded into the scale: (h·256)·s and h·(256·s) are the same single rounding, as
+    // h·256 and 256·s are exact (powers of two, far from the f32 limits for e4m3 values).
     const __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8),
                                       _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), 7));
-    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0f));
-    const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(480.0f), _CMP_EQ_OQ);
+    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_mul_ps(scale, _mm512_set1_ps(256.0f)));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
     return _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
   }
 }
@@ -135,7 +137,7 @@ struct Static {
   struct Decoder {
     static constexpr int kUnit = 16;
     static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
-      v[0] = _mm512_mul_ps(Decode16<K>(row + 16 * u), _mm512_set1_ps(p.scale));
+      v[0] = Decode16<K>(row + 16 * u, _mm512_set1_ps(p.scale));
     }
   };
 #endif
@@ -185,8 +187,8 @@ struct Dynamic {
     static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
       const uint8_t* blk = row + u * kBlockBytes;
       const __m512 s = _mm512_set1_ps(BlockScale(blk));
-      v[0] = _mm512_mul_ps(Decode16<K>(blk + 4), s);
-      v[1] = _mm512_mul_ps(Decode16<K>(blk + 20), s);
+      v[0] = Decode16<K>(blk + 4, s);
+      v[1] = Decode16<K>(blk + 20, s);
     }
   };
 #endif

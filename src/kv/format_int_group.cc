@@ -63,8 +63,10 @@ struct IntGroup {
       const int64_t j = pow2 ? e & (p.group - 1) : e % p.group;
       const uint8_t* blk = row + g * GroupBytes(p.group, B);
       const uint8_t* codes = blk + kHeaderBytes + j * B / 8;
-      float s, m;
-      LoadHeader(blk, &s, &m);
+      // (scale, min): the two f16 of the header, converted together (vcvtph2ps, exact like F16ToF32).
+      uint32_t header;
+      std::memcpy(&header, blk, 4);
+      const __m128 sm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(header)));
       __m512i c0, c1;
       if constexpr (B == 8) {
         c0 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
@@ -76,7 +78,7 @@ struct IntGroup {
         c0 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), hi);
         c1 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), hi);
       }
-      const __m512 vs = _mm512_set1_ps(s), vm = _mm512_set1_ps(m);
+      const __m512 vs = _mm512_broadcastss_ps(sm), vm = _mm512_broadcastss_ps(_mm_movehdup_ps(sm));
       v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c0), vs, vm);
       v[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c1), vs, vm);
     }
