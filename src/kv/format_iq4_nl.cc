@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "kv/codec_kernels.h"
 #include "kv/ggml_blocks.h"
 
 namespace kvaudit {
@@ -83,10 +82,7 @@ void Iq4NlDequantize(const uint8_t* src, float* y, int64_t n) {
 }  // namespace detail
 
 namespace {
-uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; }
-double BitsPerElement(int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; }
-void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Iq4NlQuantize(x, dst, n); }
-void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Iq4NlDequantize(src, y, n); }
+using Block = ggml::BlockFormat<kBytes, detail::Iq4NlQuantize, detail::Iq4NlDequantize>;
 
 #if defined(__AVX512F__)
 // kv/codec_kernels.h decoder: one block, each value rounded exactly as Iq4NlDequantize rounds it.
@@ -99,18 +95,16 @@ struct Decoder {
   }
 };
 #endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Dequantize);
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
 
 const RowCodec& Iq4NlCodec() {
-  static const RowCodec codec =
-      MakeRowCodec<Kernels>("iq4_nl", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Block::Make<Kernels>("iq4_nl");
   return codec;
 }
 
 const RowCodec& Iq4NlCodecRef() {
-  static const RowCodec codec =
-      MakeRowCodec<RowKernelsRef<Dequantize>>("iq4_nl", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Block::Make<RowKernelsRef<Block::Dequantize>>("iq4_nl");
   return codec;
 }
 

@@ -5,7 +5,6 @@
 
 #include <cfloat>
 
-#include "kv/codec_kernels.h"
 #include "kv/ggml_blocks.h"
 
 namespace kvaudit {
@@ -59,10 +58,7 @@ void Q5_1Dequantize(const uint8_t* src, float* y, int64_t n) {
 }  // namespace detail
 
 namespace {
-uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; }
-double BitsPerElement(int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; }
-void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q5_1Quantize(x, dst, n); }
-void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q5_1Dequantize(src, y, n); }
+using Block = ggml::BlockFormat<kBytes, detail::Q5_1Quantize, detail::Q5_1Dequantize>;
 
 #if defined(__AVX512F__)
 // kv/codec_kernels.h decoder: one block, each value rounded exactly as Q5_1Dequantize rounds it.
@@ -80,18 +76,16 @@ struct Decoder {
   }
 };
 #endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Dequantize);
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
 
 const RowCodec& Q5_1Codec() {
-  static const RowCodec codec =
-      MakeRowCodec<Kernels>("q5_1", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Block::Make<Kernels>("q5_1");
   return codec;
 }
 
 const RowCodec& Q5_1CodecRef() {
-  static const RowCodec codec =
-      MakeRowCodec<RowKernelsRef<Dequantize>>("q5_1", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Block::Make<RowKernelsRef<Block::Dequantize>>("q5_1");
   return codec;
 }
 

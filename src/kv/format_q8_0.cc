@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "kv/codec_kernels.h"
 #include "kv/ggml_blocks.h"
 
 namespace kvaudit {
@@ -46,10 +45,7 @@ void Q8_0Dequantize(const uint8_t* src, float* y, int64_t n) {
 }  // namespace detail
 
 namespace {
-uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / ggml::kQK) * kBytes; }
-double BitsPerElement(int64_t, const CodecParams&) { return kBytes * 8.0 / ggml::kQK; }
-void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { detail::Q8_0Quantize(x, dst, n); }
-void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { detail::Q8_0Dequantize(src, y, n); }
+using Block = ggml::BlockFormat<kBytes, detail::Q8_0Quantize, detail::Q8_0Dequantize>;
 
 #if defined(__AVX512F__)
 inline __m512 Codes16(const uint8_t* p) {  // 16 int8 -> 16 f32
@@ -66,18 +62,16 @@ struct Decoder {
   }
 };
 #endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Dequantize);
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
 
 const RowCodec& Q8_0Codec() {
-  static const RowCodec codec =
-      MakeRowCodec<Kernels>("q8_0", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Block::Make<Kernels>("q8_0");
   return codec;
 }
 
 const RowCodec& Q8_0CodecRef() {
-  static const RowCodec codec =
-      MakeRowCodec<RowKernelsRef<Dequantize>>("q8_0", ggml::kQK, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Block::Make<RowKernelsRef<Block::Dequantize>>("q8_0");
   return codec;
 }
 

@@ -8,8 +8,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "base/half.h"
+#include "kv/codec_kernels.h"
+#include "kv/row_codec.h"
 
 namespace kvaudit::ggml {
 
@@ -71,6 +74,22 @@ inline int32_t TruncF32ToI32(float v) {
 }
 inline int8_t TruncF32ToI8(float v) { return static_cast<int8_t>(static_cast<uint32_t>(TruncF32ToI32(v)) & 0xffu); }
 inline uint8_t TruncF32ToU8(float v) { return static_cast<uint8_t>(static_cast<uint32_t>(TruncF32ToI32(v)) & 0xffu); }
+
+// The RowCodec plumbing of a block format, from its byte-level quantizer and dequantizer: rows
+// of n / 32 blocks of kBlockBytes. Make<Kernels>(name) gives the codec with Kernels' dot/axpy
+// (kv/codec_kernels.h: the format's decoder, or the scalar twins).
+template <int kBlockBytes, void (*QuantizeRow)(const float*, uint8_t*, int64_t),
+          void (*DequantizeRow)(const uint8_t*, float*, int64_t)>
+struct BlockFormat {
+  static uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / kQK) * kBlockBytes; }
+  static double Bits(int64_t, const CodecParams&) { return kBlockBytes * 8.0 / kQK; }
+  static void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) { QuantizeRow(x, dst, n); }
+  static void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) { DequantizeRow(src, y, n); }
+  template <class Kernels>
+  static RowCodec Make(std::string_view name) {
+    return MakeRowCodec<Kernels>(name, kQK, RowBytes, Bits, Quantize, Dequantize);
+  }
+};
 
 #if defined(__AVX512F__)
 // Rounded() for a vector: the product stays a separate rounding before an add (no contraction).
