@@ -56,10 +56,6 @@ void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, 
   }
 }
 
-void KiviAxpyF32Ref(float w, const float* x, float* acc, int n) {
-  for (int c = 0; c < n; ++c) acc[c] = std::fma(x[c], w, acc[c]);
-}
-
 #if defined(__AVX512F__)
 namespace {
 
@@ -272,17 +268,6 @@ void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int
   KiviValueRowsAxpyRef(codes, sm, n_rows, hd, G, bits, w, w_stride, n_w, acc, acc_stride);
 }
 
-void KiviAxpyF32(float w, const float* x, float* acc, int n) {
-  const __m512 wv = _mm512_set1_ps(w);
-  int c = 0;
-  for (; c + 16 <= n; c += 16) {
-    _mm512_storeu_ps(acc + c, _mm512_fmadd_ps(_mm512_loadu_ps(x + c), wv, _mm512_loadu_ps(acc + c)));
-  }
-  if (c < n) {
-    const __mmask16 m = TailMask16(n - c);
-    _mm512_mask_storeu_ps(acc + c, m, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + c), wv, _mm512_maskz_loadu_ps(m, acc + c)));
-  }
-}
 #else
 void KiviKeyGroupDot(const uint8_t* codes, const uint16_t* sm, int hd, int G, int bits, const float* q,
                      int64_t q_stride, int n_q, int lo, int hi, float* out, int64_t out_stride) {
@@ -292,7 +277,6 @@ void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int
                        int64_t w_stride, int n_w, float* acc, int64_t acc_stride) {
   KiviValueRowsAxpyRef(codes, sm, n_rows, hd, G, bits, w, w_stride, n_w, acc, acc_stride);
 }
-void KiviAxpyF32(float w, const float* x, float* acc, int n) { KiviAxpyF32Ref(w, x, acc, n); }
 #endif
 
 }  // namespace kvaudit

@@ -1,7 +1,7 @@
 // The fused read kernels of the KIVI store (kv/kivi_store.h; KIVI: arXiv 2402.02750): key dots over
-// one packed G-token group, weighted sums over packed value rows, and the f32 axpy of the
-// full-precision rows. Each has a plain scalar reference (…Ref) that the AVX-512 kernel reproduces
-// bit for bit; the un-suffixed entry points run the SIMD kernel where it applies (G % 16 == 0 and an
+// one packed G-token group and weighted sums over packed value rows (the full-precision rows go
+// through the f32 row codec, kv/codec_kernels.h). Each has a plain scalar reference (…Ref) that
+// the AVX-512 kernel reproduces bit for bit; the un-suffixed entry points run the SIMD kernel where it applies (G % 16 == 0 and an
 // AVX-512 build) and the reference otherwise, so a store reads the same bits through every call
 // shape (Dot = DotMulti with one query, WeightedSum = WeightedSumMulti with one weight row).
 //
@@ -16,7 +16,7 @@
 //     x̂_c = code_c · s + m  (the product is exact: code < 16, s is f16, so this is fma(code, s, m)
 //            and AsymDequantizeGroup's value alike)
 //     acc_c = fma(x̂_c, w_t, acc_c), rows in ascending t, one fma per row.
-//   f32 rows: acc_c = fma(x_c, w, acc_c).
+//   f32 rows (F32Codec): acc_c = fma(x_c, w, acc_c).
 // Split invariance (tests/unit/kv_store_split_test.cc) follows: a score is a function of its token's
 // group only, and an accumulator sees one fma per row in row order.
 #pragma once
@@ -44,9 +44,5 @@ void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int
                        const float* w, int64_t w_stride, int n_w, float* acc, int64_t acc_stride);
 void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits,
                           const float* w, int64_t w_stride, int n_w, float* acc, int64_t acc_stride);
-
-// acc[c] = fma(x[c], w, acc[c]) for c < n (the full-precision rows).
-void KiviAxpyF32(float w, const float* x, float* acc, int n);
-void KiviAxpyF32Ref(float w, const float* x, float* acc, int n);
 
 }  // namespace kvaudit

@@ -12,6 +12,7 @@
 #include "base/half.h"
 #include "base/status.h"
 #include "kv/asym_group_quant.h"
+#include "kv/format_f32.h"
 #include "kv/kivi_kernels.h"
 
 namespace kvaudit {
@@ -143,7 +144,9 @@ class KiviStore final : public TensorStore {
     }
     for (int t = std::max(t0, qend); t < t1; ++t) {
       const float* x = RingRowChecked(t);
-      for (int i = 0; i < n_w; ++i) KiviAxpyF32(w[i * w_stride + t - t0], x, acc + i * acc_stride, hd_);
+      // One fma per element (the f32 row codec's axpy, kv/codec_kernels.h) for every weight row.
+      F32Codec().axpy_rows(reinterpret_cast<const uint8_t*>(x), 0, 1, w + (t - t0), w_stride, n_w, acc, acc_stride,
+                           hd_, CodecParams{});
     }
   }
 
