@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "kv/cache_policy.h"
+#include "kv/policy/cache_policy.h"
 #include "kv/make_cache.h"
 #include "model/config.h"
 #include "ops/aligned_buffer.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kv/cache_policy.h"
+#include "kv/policy/cache_policy.h"
 #include "kv/make_cache.h"
 #include "model/forward.h"
 #include "model/model.h"

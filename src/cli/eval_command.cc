@@ -15,12 +15,12 @@
 #include "cli/common.h"
 #include "cli/kv_flags.h"
 #include "eval/attention_diag.h"
-#include "eval/eval_report.h"
-#include "eval/eval_runner.h"
-#include "eval/progress.h"
+#include "eval/report.h"
+#include "eval/runner.h"
+#include "run/progress.h"
 #include "eval/resume_log.h"
-#include "eval/text_data.h"
-#include "eval/windows.h"
+#include "run/text_data.h"
+#include "run/windows.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::cli {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "kv/format_table.h"
+#include "kv/formats/format_table.h"
 
 namespace kvaudit::cli {
 

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "eval/sampling.h"
+#include "run/sampling.h"
 #include "cli/kv_flags.h"
 #include "model/forward.h"
 #include "tokenizer/tokenizer.h"

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "eval/text_data.h"
+#include "run/text_data.h"
 #include "kv/make_cache.h"
 #include "tokenizer/tokenizer.h"
 

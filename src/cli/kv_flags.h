@@ -5,8 +5,8 @@
 #include <string>
 
 #include "base/thread_pool.h"
-#include "kv/cache_policy.h"
-#include "kv/calibration.h"
+#include "kv/policy/cache_policy.h"
+#include "kv/calibrate.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 

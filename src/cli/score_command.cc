@@ -8,9 +8,9 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "eval/scorer.h"
-#include "eval/text_data.h"
-#include "eval/windows.h"
+#include "run/scorer.h"
+#include "run/text_data.h"
+#include "run/windows.h"
 #include "cli/kv_flags.h"
 #include "tokenizer/tokenizer.h"
 

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "base/status.h"
-#include "eval/log_softmax.h"
-#include "eval/sampling.h"
+#include "run/log_softmax.h"
+#include "run/sampling.h"
 
 namespace kvaudit {
 

@@ -13,18 +13,10 @@
 
 #include "base/status.h"
 #include "eval/fidelity_metrics.h"
-#include "eval/jsonl_journal.h"
+#include "run/fingerprint.h"
+#include "run/jsonl_journal.h"
 
 namespace kvaudit {
-
-class Model;
-
-// 64-bit hashes for the fingerprint (not cryptographic: they detect accidents, not attacks).
-uint64_t HashBytes(const void* data, size_t n, uint64_t seed);
-// Config numbers, RoPE frequencies and every weight byte as loaded: any changed value changes it.
-uint64_t HashModel(const Model& model);
-uint64_t HashWindows(const std::vector<std::vector<int32_t>>& windows);
-std::string HexHash(uint64_t h);
 
 nlohmann::json WindowToJson(const WindowRecord& rec);
 // Validates shapes; n_configs is how many configuration blocks the line must hold, attn_cells how

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kv/chunked_attention.h"
-#include "kv/f32_attention.h"
+#include "kv/attention/chunked_attention.h"
+#include "kv/attention/f32_attention.h"
 #include "ops/aligned_buffer.h"
 
 namespace kvaudit {

@@ -1,5 +1,5 @@
 // The f32 reference KV cache: keys (after RoPE) and values stored exactly, attention computed with
-// the blocked kernels of kv/f32_attention.h. Every quantized format is measured against this one.
+// the blocked kernels of kv/attention/f32_attention.h. Every quantized format is measured against this one.
 #pragma once
 
 #include <memory>

@@ -1,10 +1,10 @@
 #include "kv/make_cache.h"
 
 #include "kv/f32_cache.h"
-#include "kv/kivi_store.h"
-#include "kv/llamacpp_cache.h"
+#include "kv/store/kivi_store.h"
+#include "kv/llamacpp/cache.h"
 #include "kv/quant_cache.h"
-#include "kv/row_store.h"
+#include "kv/store/row_store.h"
 
 namespace kvaudit {
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "kv/cache_policy.h"
-#include "kv/calibration.h"
+#include "kv/policy/cache_policy.h"
+#include "kv/policy/calibration.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
 

@@ -6,11 +6,11 @@
 #include <limits>
 #include <vector>
 
-#include "kv/chunked_attention.h"
-#include "kv/f32_attention.h"
-#include "kv/hadamard.h"
-#include "kv/quant_attention.h"
-#include "kv/row_store.h"
+#include "kv/attention/chunked_attention.h"
+#include "kv/attention/f32_attention.h"
+#include "kv/attention/hadamard.h"
+#include "kv/attention/quant_attention.h"
+#include "kv/store/row_store.h"
 #include "model/forward.h"
 #include "ops/aligned_buffer.h"
 #include "ops/rope.h"

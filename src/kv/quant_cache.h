@@ -1,7 +1,7 @@
 // The KV cache of a cache policy: one K and one V TensorStore per (layer, KV head), built by a
-// store factory (kv/row_store.h for the row-codec formats; KIVI and others bring their own), and
-// attention computed over the stores (kv/quant_attention.h) through the f32 reference cache's
-// driver (kv/chunked_attention.h): the same chunking, work split and merge order.
+// store factory (kv/store/row_store.h for the row-codec formats; KIVI and others bring their own), and
+// attention computed over the stores (kv/attention/quant_attention.h) through the f32 reference cache's
+// driver (kv/attention/chunked_attention.h): the same chunking, work split and merge order.
 //
 // Rotation (policy rot=1, native engine): each quantized tensor of the head is stored in the
 // Hadamard basis over the full head_dim (QuaRot arXiv 2404.00456; exllamav2 and llama.cpp PR
@@ -17,10 +17,10 @@
 #include <functional>
 #include <memory>
 
-#include "kv/cache_policy.h"
-#include "kv/calibration.h"
-#include "kv/store_spec.h"
-#include "kv/tensor_store.h"
+#include "kv/policy/cache_policy.h"
+#include "kv/policy/calibration.h"
+#include "kv/store/store_spec.h"
+#include "kv/store/tensor_store.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
 

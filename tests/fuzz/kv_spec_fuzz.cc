@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kv/cache_policy.h"
+#include "kv/policy/cache_policy.h"
 #include "model/config.h"
 
 namespace {

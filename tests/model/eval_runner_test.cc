@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "eval/eval_runner.h"
-#include "eval/scorer.h"
+#include "eval/runner.h"
+#include "run/scorer.h"
 #include "support/fixtures.h"
 
 namespace kvaudit {

@@ -175,7 +175,7 @@ TEST(CacheEquivalenceF16, LlamaCppDecodeF16AccumulatorIsLooser) {
 }
 
 // End to end through Forward: the engine's matmuls and attention are batch-invariant (one
-// canonical order per output element, ops/matmul.h and kv/chunked_attention.h), so prefill and
+// canonical order per output element, ops/matmul.h and kv/attention/chunked_attention.h), so prefill and
 // decode see bitwise the same q/k/v and the caches above turn them into the same logits.
 TEST(LogitsEquivalence, EndToEndPrefillEqualsDecode) {
   for (const char* spec : {"k=f32,v=f32", "k=kivi2,v=kivi2,group=32,recent=128", "k=q4_0,v=q4_0,engine=llama.cpp"}) {

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "io/safetensors.h"
-#include "kv/calibration.h"
+#include "kv/calibrate.h"
 #include "kv/f32_cache.h"
 #include "kv/make_cache.h"
 #include "kv/quant_cache.h"
-#include "kv/row_store.h"
+#include "kv/store/row_store.h"
 #include "model/forward.h"
 #include "model/model.h"
 #include "support/fixtures.h"
@@ -200,7 +200,7 @@ TEST_P(CachePrefillEqualsDecode, AttentionOutputs) {
 INSTANTIATE_TEST_SUITE_P(Formats, CachePrefillEqualsDecode, ::testing::ValuesIn(kCases), CaseName);
 
 // End to end through the model: Forward's matmuls and attention compute every row in one
-// canonical order whatever the batch (ops/matmul.h, kv/chunked_attention.h), so K/V, and hence
+// canonical order whatever the batch (ops/matmul.h, kv/attention/chunked_attention.h), so K/V, and hence
 // every quantization decision, are the same bits in prefill and decode.
 class PrefillEqualsDecode : public ::testing::TestWithParam<Case> {};
 

@@ -12,7 +12,7 @@
 
 #include "eval/attention_diag.h"
 #include "eval/resume_log.h"
-#include "kv/cache_policy.h"
+#include "kv/policy/cache_policy.h"
 #include "kv/f32_cache.h"
 #include "kv/make_cache.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "base/half.h"
-#include "kv/asym_group_quant.h"
+#include "kv/formats/asym_group_quant.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kv/row_codec.h"
+#include "kv/formats/row_codec.h"
 
 namespace kvaudit::block_test {
 

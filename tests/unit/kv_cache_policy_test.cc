@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "kv/cache_policy.h"
+#include "kv/policy/cache_policy.h"
 #include "model/config.h"
 #include "support/fixtures.h"
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "kv/row_codec.h"
+#include "kv/formats/row_codec.h"
 
 namespace kvaudit::codec_checks {
 

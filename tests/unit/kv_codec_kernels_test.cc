@@ -1,4 +1,4 @@
-// kv/codec_kernels.h for every row codec: the AVX-512 kernels equal their scalar twins bit for bit,
+// kv/formats/codec_kernels.h for every row codec: the AVX-512 kernels equal their scalar twins bit for bit,
 // the dot is the canonical dot of q with the dequantized row, and the multi-row / multi-query forms
 // (what attention runs) equal the single-row kernels bit for bit whatever the row and query counts.
 #include <gtest/gtest.h>
@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "kv/format_bf16.h"
-#include "kv/format_f16.h"
-#include "kv/format_f32.h"
-#include "kv/format_fp8.h"
-#include "kv/format_int_group.h"
-#include "kv/format_iq4_nl.h"
-#include "kv/format_q4_0.h"
-#include "kv/format_q4_1.h"
-#include "kv/format_q5_0.h"
-#include "kv/format_q5_1.h"
-#include "kv/format_q8_0.h"
+#include "kv/formats/bf16.h"
+#include "kv/formats/f16.h"
+#include "kv/formats/f32.h"
+#include "kv/formats/fp8.h"
+#include "kv/formats/int_group.h"
+#include "kv/formats/iq4_nl.h"
+#include "kv/formats/q4_0.h"
+#include "kv/formats/q4_1.h"
+#include "kv/formats/q5_0.h"
+#include "kv/formats/q5_1.h"
+#include "kv/formats/q8_0.h"
 #include "kv_codec_checks.h"
 #include "ops/dot.h"
 

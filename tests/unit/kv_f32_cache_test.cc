@@ -1,4 +1,4 @@
-// The f32 cache's attention (the prefill and decode splits of kv/chunked_attention.h) against a naive
+// The f32 cache's attention (the prefill and decode splits of kv/attention/chunked_attention.h) against a naive
 // double-precision reference, with GQA, sliding windows, and thread-count independence.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kv/f32_attention.h"
+#include "kv/attention/f32_attention.h"
 #include "kv/f32_cache.h"
 
 namespace kvaudit {

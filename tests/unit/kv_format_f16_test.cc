@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "kv/format_bf16.h"
-#include "kv/format_f16.h"
-#include "kv/format_f32.h"
+#include "kv/formats/bf16.h"
+#include "kv/formats/f16.h"
+#include "kv/formats/f32.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "kv/format_fp8.h"
+#include "kv/formats/fp8.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

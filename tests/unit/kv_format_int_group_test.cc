@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "kv/format_int_group.h"
+#include "kv/formats/int_group.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "kv/format_q4_0.h"
+#include "kv/formats/q4_0.h"
 #include "unit/kv_block_test_util.h"
 
 namespace kvaudit {

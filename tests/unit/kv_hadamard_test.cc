@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "kv/format_int_group.h"
-#include "kv/hadamard.h"
+#include "kv/formats/int_group.h"
+#include "kv/attention/hadamard.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

@@ -1,4 +1,4 @@
-// KIVI fused kernels (kv/kivi_kernels.h): the dispatching kernels (AVX-512 where G % 16 == 0) give
+// KIVI fused kernels (kv/store/kivi_kernels.h): the dispatching kernels (AVX-512 where G % 16 == 0) give
 // bitwise their scalar references for every group size, bit width, query / weight-row count and
 // token range; both are close to a double-precision evaluation of the dequantized cache; and a
 // token's score does not depend on the range or the other queries of the call.
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "base/half.h"
-#include "kv/asym_group_quant.h"
-#include "kv/kivi_kernels.h"
+#include "kv/formats/asym_group_quant.h"
+#include "kv/store/kivi_kernels.h"
 
 namespace kvaudit {
 namespace {

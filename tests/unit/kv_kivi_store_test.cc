@@ -1,4 +1,4 @@
-// KIVI store (kv/kivi_store.h): group flush points and residual sizes as a function of the query
+// KIVI store (kv/store/kivi_store.h): group flush points and residual sizes as a function of the query
 // position, bytes, fused kernels against Materialize, constant groups, chunked vs token appends.
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "kv/asym_group_quant.h"
-#include "kv/kivi_store.h"
+#include "kv/formats/asym_group_quant.h"
+#include "kv/store/kivi_store.h"
 
 namespace kvaudit {
 namespace {

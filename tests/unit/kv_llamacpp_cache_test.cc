@@ -9,10 +9,10 @@
 
 #include "base/half.h"
 #include "kv/f32_cache.h"
-#include "kv/llamacpp_attention.h"
-#include "kv/llamacpp_cache.h"
-#include "kv/llamacpp_fa.h"
-#include "kv/q8_activation.h"
+#include "kv/llamacpp/attention.h"
+#include "kv/llamacpp/cache.h"
+#include "kv/llamacpp/flash_attn.h"
+#include "kv/llamacpp/q8_activation.h"
 
 namespace kvaudit {
 namespace {

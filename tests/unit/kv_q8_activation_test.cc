@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "base/half.h"
-#include "kv/format_iq4_nl.h"
-#include "kv/format_q4_0.h"
-#include "kv/format_q4_1.h"
-#include "kv/format_q5_0.h"
-#include "kv/format_q5_1.h"
-#include "kv/format_q8_0.h"
-#include "kv/q8_activation.h"
+#include "kv/formats/iq4_nl.h"
+#include "kv/formats/q4_0.h"
+#include "kv/formats/q4_1.h"
+#include "kv/formats/q5_0.h"
+#include "kv/formats/q5_1.h"
+#include "kv/formats/q8_0.h"
+#include "kv/llamacpp/q8_activation.h"
 #include "unit/kv_block_test_util.h"
 
 namespace kvaudit {

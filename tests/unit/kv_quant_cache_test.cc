@@ -10,7 +10,7 @@
 
 #include "kv/f32_cache.h"
 #include "kv/quant_cache.h"
-#include "kv/row_store.h"
+#include "kv/store/row_store.h"
 
 namespace kvaudit {
 namespace {

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "kv/format_fp8.h"
-#include "kv/row_store.h"
+#include "kv/formats/fp8.h"
+#include "kv/store/row_store.h"
 
 namespace kvaudit {
 namespace {

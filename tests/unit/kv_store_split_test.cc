@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kv/kivi_store.h"
-#include "kv/row_store.h"
+#include "kv/store/kivi_store.h"
+#include "kv/store/row_store.h"
 
 namespace kvaudit {
 namespace {

@@ -1,0 +1,193 @@
+#include "eval/report.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kvaudit {
+namespace {
+
+using nlohmann::json;
+
+json Ci(const std::optional<Interval>& ci) {
+  return ci ? json::array({ci->lo, ci->hi}) : json(nullptr);
+}
+
+json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+json OverallJson(const FidelitySummary& s) {
+  return {
+      // stable keys
+      {"tokens", s.tokens}, {"kld_mean", Num(s.kld_mean)}, {"kld_ci95", Ci(s.kld_ci95)},
+      {"kld_p99", Num(s.kld_p99)}, {"top1_agree", Num(s.top1_agree)}, {"ppl_ratio", Num(s.ppl_ratio)},
+      {"delta_p_mean", Num(s.dp_mean)},
+      // extras
+      {"kld_median", Num(s.kld_median)}, {"kld_p90", Num(s.kld_p90)}, {"kld_p999", Num(s.kld_p999)},
+      {"kld_max", Num(s.kld_max)}, {"top5_drop", Num(s.top5_drop)}, {"ppl", Num(s.ppl)},
+      {"ppl_base", Num(s.ppl_base)}, {"delta_ppl", Num(s.delta_ppl)},
+      {"delta_nll_mean", Num(s.nll_mean - s.nll_base_mean)}, {"delta_p_p01", Num(s.dp_p01)},
+      {"delta_p_p99", Num(s.dp_p99)}, {"delta_p_rms", Num(s.dp_rms)}};
+}
+
+json AttentionJson(const AttnSummary& a, const std::vector<Bucket>& buckets, bool with_buckets) {
+  json j = {// stable keys
+            {"layer", a.layer}, {"kv_head", a.kv_head}, {"k_rel_err", Num(a.k_rel_err)},
+            {"v_rel_err", Num(a.v_rel_err)}, {"attn_kl", Num(a.attn_kl)}, {"out_rel_err", Num(a.out_rel_err)},
+            // extras
+            {"attn_tv", Num(a.attn_tv)}, {"sink_mass", Num(a.sink_mass)}, {"sink_moved", Num(a.sink_moved)},
+            {"queries", a.queries}, {"grows_from", a.grows_from ? json(a.grows_from) : json(nullptr)}};
+  if (with_buckets) {
+    j["buckets"] = json::array();
+    for (const AttnSummary::Bucket& b : a.buckets) {
+      j["buckets"].push_back({{"from", buckets[static_cast<size_t>(b.bucket)].from},
+                              {"to", buckets[static_cast<size_t>(b.bucket)].to}, {"queries", b.queries},
+                              {"k_rel_err", Num(b.k_rel_err)}, {"v_rel_err", Num(b.v_rel_err)},
+                              {"attn_kl", Num(b.attn_kl)}, {"out_rel_err", Num(b.out_rel_err)}});
+    }
+  }
+  return j;
+}
+
+std::string CiText(const FidelitySummary& s) {
+  char buf[96];
+  if (s.kld_ci95) {
+    std::snprintf(buf, sizeof(buf), "%.6f [%.6f, %.6f]", s.kld_mean, s.kld_ci95->lo, s.kld_ci95->hi);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.6f", s.kld_mean);
+  }
+  return buf;
+}
+
+}  // namespace
+
+json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
+  const AggregateOptions& a = info.aggregate;
+  json j = {{"schema_version", 1}, {"model", info.model}, {"ctx", info.ctx}, {"score_from", info.score_from}};
+  const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
+  j["baseline"] = {{"spec", info.baseline_spec}, {"bytes_per_token", info.baseline_bytes_per_token},
+                   {"ppl", any ? Num(any->ppl_base) : json(nullptr)},
+                   {"nll_mean", any ? Num(any->nll_base_mean) : json(nullptr)}};
+  j["data"] = {{"path", info.data}, {"per_doc", info.per_doc}, {"windows", info.n_windows},
+               {"tokens", any ? any->tokens : 0}, {"tokens_hash", info.tokens_hash}};
+  j["settings"] = {{"kld_threshold", a.kld_threshold}, {"safe_context_smoothing", a.smooth_width},
+                   {"bootstrap_replicates", a.bootstrap.replicates}, {"bootstrap_seed", a.bootstrap.seed},
+                   {"bucket_unit", "context length (0-based position + 1)"},
+                   {"attention_samples_per_window", info.attn_samples}};
+  j["configs"] = json::array();
+  for (const ConfigResult& c : configs) {
+    const ConfigSummary& s = c.summary;
+    json cj = {{"spec", c.spec}, {"bytes_per_token", c.bytes_per_token}, {"overall", OverallJson(s.overall)}};
+    cj["buckets"] = json::array();
+    for (size_t b = 0; b < s.buckets.size(); ++b) {
+      const FidelitySummary& bs = s.buckets[b];
+      if (bs.tokens == 0) continue;  // e.g. buckets wholly before --score-from
+      cj["buckets"].push_back({{"from", a.buckets[b].from}, {"to", a.buckets[b].to}, {"tokens", bs.tokens},
+                               {"kld_mean", Num(bs.kld_mean)}, {"kld_ci95", Ci(bs.kld_ci95)},
+                               {"top1_agree", Num(bs.top1_agree)}, {"ppl_ratio", Num(bs.ppl_ratio)},
+                               {"kld_p99", Num(bs.kld_p99)}, {"delta_p_mean", Num(bs.dp_mean)}});
+    }
+    cj["safe_context"] = s.safe_context ? json(*s.safe_context) : json(nullptr);
+    cj["attention"] = json::array();
+    for (const AttnSummary& at : c.attention) cj["attention"].push_back(AttentionJson(at, a.buckets, false));
+    cj["attention_worst"] = json::array();
+    for (const AttnSummary& at : WorstHeads(c.attention, 5)) cj["attention_worst"].push_back(AttentionJson(at, a.buckets, true));
+    cj["token_classes"] = json::array();
+    for (const ClassSummary& k : s.classes) {
+      cj["token_classes"].push_back({{"class", k.name}, {"tokens", k.tokens},
+                                     {"kld_mean", k.tokens ? Num(k.kld_mean) : json(nullptr)},
+                                     {"top1_agree", k.tokens ? Num(k.top1_agree) : json(nullptr)}});
+    }
+    cj["bytes_vs_baseline"] = info.baseline_bytes_per_token
+                                  ? json(static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token))
+                                  : json(nullptr);
+    j["configs"].push_back(std::move(cj));
+  }
+  j["run"] = {{"wall_s", info.wall_s}, {"peak_rss_mb", info.peak_rss_mb}, {"threads", info.threads},
+              {"windows_resumed", info.windows_resumed}};
+  return j;
+}
+
+std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
+  std::string out;
+  char line[640];
+  const AggregateOptions& a = info.aggregate;
+  if (!configs.empty()) {
+    const FidelitySummary& o = configs[0].summary.overall;
+    std::snprintf(line, sizeof(line), "baseline %s: PPL %.4f over %lld tokens (%d windows of ctx %d, positions >= %d)\n",
+                  info.baseline_spec.c_str(), o.ppl_base, static_cast<long long>(o.tokens), info.n_windows, info.ctx,
+                  info.score_from);
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "%-28s %-11s %7s  %-32s %8s %10s %10s\n", "config", "context", "tokens",
+                "mean KLD [95% CI]", "top-1 %", "PPL ratio", "mean dp");
+  out += line;
+  for (const ConfigResult& c : configs) {
+    auto row = [&](const std::string& name, const std::string& range, const FidelitySummary& s) {
+      std::snprintf(line, sizeof(line), "%-28s %-11s %7lld  %-32s %8.3f %10.5f %10.6f\n", name.c_str(), range.c_str(),
+                    static_cast<long long>(s.tokens), CiText(s).c_str(), 100.0 * s.top1_agree, s.ppl_ratio, s.dp_mean);
+      out += line;
+    };
+    row(c.spec, "all", c.summary.overall);
+    for (size_t b = 0; b < c.summary.buckets.size(); ++b) {
+      if (c.summary.buckets[b].tokens == 0) continue;
+      row("", std::to_string(a.buckets[b].from) + "-" + std::to_string(a.buckets[b].to), c.summary.buckets[b]);
+    }
+  }
+  if (info.attn_samples > 0) {
+    std::snprintf(line, sizeof(line),
+                  "\nattention: the 5 (layer, KV head) with the largest attention-output error (baseline queries and rows,\n"
+                  "%d sampled positions per window; k/v/out: relative L2 error; sink: baseline weight on token 0 -> moved)\n",
+                  info.attn_samples);
+    out += line;
+    std::snprintf(line, sizeof(line), "%-28s %5s %4s %9s %9s %10s %9s %15s  %s\n", "config", "layer", "head", "k err",
+                  "v err", "attn KL", "out err", "sink -> moved", "out err by context (grows from)");
+    out += line;
+    for (const ConfigResult& c : configs) {
+      bool first = true;
+      for (const AttnSummary& at : WorstHeads(c.attention, 5)) {
+        std::string series;
+        for (const AttnSummary::Bucket& b : at.buckets) {
+          char cellbuf[48];
+          std::snprintf(cellbuf, sizeof(cellbuf), "%s%d:%.3g", series.empty() ? "" : " ", a.buckets[static_cast<size_t>(b.bucket)].to,
+                        b.out_rel_err);
+          series += cellbuf;
+        }
+        series += at.grows_from ? " (" + std::to_string(at.grows_from) + ")" : " (-)";
+        std::snprintf(line, sizeof(line), "%-28s %5d %4d %9.5f %9.5f %10.3g %9.5f %7.3f->%-7.4f  %s\n",
+                      first ? c.spec.c_str() : "", at.layer, at.kv_head, at.k_rel_err, at.v_rel_err, at.attn_kl,
+                      at.out_rel_err, at.sink_mass, at.sink_moved, series.c_str());
+        out += line;
+        first = false;
+      }
+    }
+  }
+  out += "\nby class of the true next token: mean KLD / top-1 % (tokens)\n";
+  for (const ConfigResult& c : configs) {
+    out += "  " + c.spec + ":";
+    for (const ClassSummary& k : c.summary.classes) {
+      std::snprintf(line, sizeof(line), "  %s %.6f/%.2f (%lld)", k.name.c_str(), k.kld_mean, 100.0 * k.top1_agree,
+                    static_cast<long long>(k.tokens));
+      out += line;
+    }
+    out += "\n";
+  }
+  std::snprintf(line, sizeof(line), "\n%-28s %12s %9s %10s %8s %10s %13s\n", "memory vs fidelity", "bytes/token",
+                "vs base", "mean KLD", "top-1 %", "PPL ratio", "safe context");
+  out += line;
+  for (const ConfigResult& c : configs) {
+    const FidelitySummary& o = c.summary.overall;
+    const double rel = info.baseline_bytes_per_token
+                           ? static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token)
+                           : 0.0;
+    const std::string safe = c.summary.safe_context ? std::to_string(*c.summary.safe_context) : "none";
+    std::snprintf(line, sizeof(line), "%-28s %12llu %8.3fx %10.6f %8.3f %10.5f %13s\n", c.spec.c_str(),
+                  static_cast<unsigned long long>(c.bytes_per_token), rel, o.kld_mean, 100.0 * o.top1_agree,
+                  o.ppl_ratio, safe.c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "(safe context: first context length whose KLD, smoothed over %d positions, stays above %g)\n",
+                a.smooth_width, a.kld_threshold);
+  out += line;
+  return out;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,73 @@
+#include "eval/runner.h"
+
+#include <algorithm>
+#include <memory>
+#include <span>
+
+#include "model/forward.h"
+
+namespace kvaudit {
+
+Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, ThreadPool& pool,
+                   const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip,
+                   const FidelityRunOptions& options, const std::function<Status(WindowRecord&&)>& on_window) {
+  KV_CHECK(caches.size() >= 2 && skip.size() == windows.size());
+  KV_CHECK(options.chunk >= 1 && options.chunk <= Forward::kMaxChunk);
+  const size_t n_caches = caches.size(), n_cfg = n_caches - 1;
+  const int64_t vocab = model.config().vocab_size;
+  const size_t row = static_cast<size_t>(vocab);
+  std::vector<std::unique_ptr<Forward>> forwards;  // [n_caches], one per cache (activations are per pass)
+  std::vector<std::vector<float>> logits(n_caches);  // [n_caches][chunk, vocab]
+  for (KvCache* cache : caches) forwards.push_back(std::make_unique<Forward>(model, *cache, pool));
+  for (auto& l : logits) l.resize(static_cast<size_t>(options.chunk) * row);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    if (skip[w]) continue;
+    const std::vector<int32_t>& ids = windows[w];
+    const int n = static_cast<int>(ids.size());
+    WindowRecord rec;
+    rec.window = static_cast<int>(w);
+    rec.first_pos = std::min(options.score_from, std::max(n - 1, 0));
+    const size_t n_scored = static_cast<size_t>(std::max(0, n - 1 - rec.first_pos));
+    rec.tokens.assign(ids.begin() + rec.first_pos + 1, ids.begin() + rec.first_pos + 1 + static_cast<std::ptrdiff_t>(n_scored));
+    rec.nll_base.resize(n_scored);
+    rec.configs.resize(n_cfg);
+    for (auto& c : rec.configs) {
+      c.kld.resize(n_scored), c.nll.resize(n_scored), c.dp.resize(n_scored);
+      c.top1.resize(n_scored), c.top5_drop.resize(n_scored);
+    }
+    if (options.begin_window) options.begin_window(static_cast<int>(w), n);
+    for (KvCache* cache : caches) cache->Reset();
+    for (int start = 0; start < n - 1; start += options.chunk) {
+      // The last token of a window predicts nothing, so it is never run.
+      const int len = std::min(options.chunk, n - 1 - start);
+      // Chunks wholly before score_from only fill the caches: skip the [len, vocab] output head.
+      const bool need_logits = start + len > options.score_from;
+      const std::span<const int32_t> toks(ids.data() + start, static_cast<size_t>(len));
+      for (size_t c = 0; c < n_caches; ++c) forwards[c]->Run(toks, start, logits[c].data(), need_logits);
+      if (!need_logits) continue;
+      const int r0 = std::max(0, options.score_from - start);
+      // Rows are independent: split them over the pool; each row's arithmetic is fixed, so the
+      // result does not depend on the thread count.
+      pool.ParallelFor(len - r0, 1, [&](int64_t begin, int64_t end) {
+        BaseRow base;
+        for (int64_t k = begin; k < end; ++k) {
+          const int r = r0 + static_cast<int>(k);
+          const size_t i = static_cast<size_t>(start + r - rec.first_pos);
+          const std::span<const float> b(logits[0].data() + static_cast<size_t>(r) * row, row);
+          base.Set(b, rec.tokens[i]);
+          rec.nll_base[i] = base.nll();
+          for (size_t c = 0; c < n_cfg; ++c) {
+            const PositionFidelity f = base.Compare({logits[c + 1].data() + static_cast<size_t>(r) * row, row});
+            WindowRecord::Config& out = rec.configs[c];
+            out.kld[i] = f.kld, out.nll[i] = f.nll, out.dp[i] = f.dp;
+            out.top1[i] = f.top1, out.top5_drop[i] = f.top5_drop;
+          }
+        }
+      });
+    }
+    KV_RETURN_IF_ERROR(on_window(std::move(rec)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,53 @@
+#include "kv/formats/float_row_kernels.h"  // first: includes ops/simd.h (GCC bug 105593)
+
+#include "kv/formats/bf16.h"
+
+#include <cstring>
+
+#include "base/half.h"
+
+namespace kvaudit {
+namespace {
+
+// Row layout: n little-endian bfloat16 values (the upper half of the f32 bits, rounded to nearest
+// even by F32ToBF16 as ggml's GGML_FP32_TO_BF16), 2·n bytes.
+uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n) * 2; }
+double BitsPerElement(int64_t, const CodecParams&) { return 16.0; }
+
+inline float Load(const uint8_t* src, int64_t i) {
+  uint16_t h;
+  std::memcpy(&h, src + 2 * i, 2);
+  return BF16ToF32(h);
+}
+
+void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t h = F32ToBF16(x[i]);
+    std::memcpy(dst + 2 * i, &h, 2);
+  }
+}
+
+#if defined(__AVX512F__)
+// 16 bf16 at element i -> 16 floats: widen to 32 bits and shift into the upper half (exact).
+inline __m512 Load16(const uint8_t* src, int64_t i) {
+  const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+#endif
+constexpr DequantizeFn Dequantize = FloatRowDequantize<Load>;
+using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
+
+}  // namespace
+
+const RowCodec& BF16Codec() {
+  static const RowCodec codec = MakeRowCodec<Kernels>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+  return codec;
+}
+
+const RowCodec& BF16CodecRef() {
+  static const RowCodec codec =
+      MakeRowCodec<RowKernelsRef<Dequantize>>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+  return codec;
+}
+
+}  // namespace kvaudit

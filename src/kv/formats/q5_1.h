@@ -1,0 +1,21 @@
+// llama.cpp Q5_1 (5-bit codes, fp16 scale and minimum per 32): 24 bytes per 32 elements = 6.0 bits per element.
+// Bytes identical to ggml-quants.c quantize_row_q5_1_ref / dequantize_row_q5_1.
+#pragma once
+
+#include <cstdint>
+
+#include "kv/formats/row_codec.h"
+
+namespace kvaudit {
+
+const RowCodec& Q5_1Codec();
+const RowCodec& Q5_1CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+
+// The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
+// src/dst rows: [n / 32 blocks of 24 bytes]; x, y: [n]; n % 32 == 0.
+namespace detail {
+void Q5_1Quantize(const float* x, uint8_t* dst, int64_t n);
+void Q5_1Dequantize(const uint8_t* src, float* y, int64_t n);
+}  // namespace detail
+
+}  // namespace kvaudit

@@ -1,0 +1,78 @@
+// Q8_0: block = fp16 d, 32 int8 codes; value = code * d.
+#include "ops/simd.h"  // first: wraps <immintrin.h>
+
+#include "kv/formats/q8_0.h"
+
+#include <cmath>
+
+#include "kv/formats/ggml_blocks.h"
+
+namespace kvaudit {
+namespace {
+constexpr int kBytes = 34;  // sizeof(block_q8_0)
+static_assert(kBytes == sizeof(ggml::BlockQ8_0));
+}  // namespace
+
+namespace detail {
+
+// quantize_row_q8_0_ref: d = amax / 127, id = 1/d, code = roundf(x * id) (half away from zero).
+// (The x86 ggml-cpu from_float differs: see kv/llamacpp/q8_activation.h QuantizeQ8_0RowX86.)
+void Q8_0Quantize(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b, x += ggml::kQK, dst += kBytes) {
+    float amax = 0.0f;
+    for (int j = 0; j < ggml::kQK; ++j) {
+      const float a = std::fabs(x[j]);
+      amax = amax > a ? amax : a;  // ggml's MAX macro (NaN handling included)
+    }
+    const float d = amax / 127;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    ggml::StoreF16(dst, d);
+    for (int j = 0; j < ggml::kQK; ++j) {
+      // roundf result is within [-127, 127] for finite input; the int8 store is C's conversion.
+      dst[2 + j] = static_cast<uint8_t>(ggml::TruncF32ToI8(std::round(x[j] * id)));
+    }
+  }
+}
+
+// dequantize_row_q8_0.
+void Q8_0Dequantize(const uint8_t* src, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b, src += kBytes, y += ggml::kQK) {
+    const float d = ggml::LoadF16(src);
+    for (int j = 0; j < ggml::kQK; ++j) y[j] = static_cast<float>(static_cast<int8_t>(src[2 + j])) * d;
+  }
+}
+
+}  // namespace detail
+
+namespace {
+using Block = ggml::BlockFormat<kBytes, detail::Q8_0Quantize, detail::Q8_0Dequantize>;
+
+#if defined(__AVX512F__)
+inline __m512 Codes16(const uint8_t* p) {  // 16 int8 -> 16 f32
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q8_0Dequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    const __m512 d = ggml::BroadcastF16(blk);
+    v[0] = _mm512_mul_ps(Codes16(blk + 2), d);
+    v[1] = _mm512_mul_ps(Codes16(blk + 18), d);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
+}  // namespace
+
+const RowCodec& Q8_0Codec() {
+  static const RowCodec codec = Block::Make<Kernels>("q8_0");
+  return codec;
+}
+
+const RowCodec& Q8_0CodecRef() {
+  static const RowCodec codec = Block::Make<RowKernelsRef<Block::Dequantize>>("q8_0");
+  return codec;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,240 @@
+// llama.cpp CPU flash-attention paths over one (layer, KV head): see llamacpp_attention.h.
+#include "kv/llamacpp/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "base/half.h"
+#include "base/status.h"
+#include "kv/formats/format_id.h"
+#include "kv/formats/format_table.h"
+#include "kv/llamacpp/flash_attn.h"
+#include "kv/llamacpp/q8_activation.h"
+#include "ops/dot.h"
+
+namespace kvaudit::llamacpp {
+namespace {
+
+constexpr int kTileKv = 64;  // GGML_FA_TILE_KV (ggml-cpu/common.h); also our one_chunk key batch
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+inline int FirstKey(const FaShape& sh, int p) { return sh.window > 0 ? std::max(0, p - sh.window + 1) : 0; }
+
+// The llama.cpp block formats' codecs are the format table's (same bytes as ggml's quantizers).
+const RowCodec* BlockCodec(KvFormat f) { return IsLlamaCppBlockFormat(f) ? CodecFor(f, HeadPolicy{}) : nullptr; }
+
+template <class T>
+void Grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+void PrepareScratch(FaScratch& sc, int rows, int hd) {
+  const size_t r = static_cast<size_t>(rows), nb = static_cast<size_t>(hd / 32 + 1);
+  Grow(sc.qc, r * hd);
+  Grow(sc.kc, static_cast<size_t>(kTileKv) * hd);
+  Grow(sc.qd, r * nb);
+  Grow(sc.qm, r * nb);
+  Grow(sc.kd, kTileKv * nb);
+  Grow(sc.km, kTileKv * nb);
+  Grow(sc.qf, r * hd);
+  Grow(sc.kt, static_cast<size_t>(kTileKv) * hd);
+  Grow(sc.vt, static_cast<size_t>(kTileKv) * hd);
+  Grow(sc.s, r * kTileKv);
+  Grow(sc.acc, r * hd);
+  Grow(sc.m, r);
+  Grow(sc.l, r);
+  std::fill(sc.acc.begin(), sc.acc.begin() + r * hd, 0.0f);
+  std::fill(sc.m.begin(), sc.m.begin() + rows, kNegInf);
+  std::fill(sc.l.begin(), sc.l.begin() + rows, 0.0f);
+}
+
+// out = VKQ · (S == 0 ? 0 : 1/S) (ops.cpp: S_inv, then ggml_vec_scale_f32).
+void Finish(const FaScratch& sc, int rows, int hd, float* out) {
+  for (int r = 0; r < rows; ++r) {
+    const float S = sc.l[r], inv = S == 0.0f ? 0.0f : 1.0f / S;
+    for (int d = 0; d < hd; ++d) out[static_cast<int64_t>(r) * hd + d] = sc.acc[static_cast<size_t>(r) * hd + d] * inv;
+  }
+}
+
+}  // namespace
+
+uint64_t RowBytes(KvFormat f, int hd) {
+  switch (f) {
+    case KvFormat::kF32: return 4ull * hd;
+    case KvFormat::kF16:
+    case KvFormat::kBF16: return 2ull * hd;
+    case KvFormat::kQ8_0: return static_cast<uint64_t>(hd / 32) * 34;
+    case KvFormat::kQ4_0:
+    case KvFormat::kIq4Nl: return static_cast<uint64_t>(hd / 32) * 18;
+    case KvFormat::kQ4_1: return static_cast<uint64_t>(hd / 32) * 20;
+    case KvFormat::kQ5_0: return static_cast<uint64_t>(hd / 32) * 22;
+    case KvFormat::kQ5_1: return static_cast<uint64_t>(hd / 32) * 24;
+    default: KV_CHECK_MSG(false, "engine=llama.cpp: format not supported by llama.cpp"); return 0;
+  }
+}
+
+// type_traits_cpu[f].from_float (ggml-cpu.c) on one head row x [hd] -> dst [RowBytes].
+void WriteRow(KvFormat f, const float* x, int hd, uint8_t* dst) {
+  const CodecParams p;
+  switch (f) {
+    case KvFormat::kF32: std::memcpy(dst, x, sizeof(float) * hd); return;
+    case KvFormat::kF16:
+      for (int i = 0; i < hd; ++i) { const uint16_t h = F32ToF16(x[i]); std::memcpy(dst + 2 * i, &h, 2); }
+      return;
+    case KvFormat::kBF16:
+      for (int i = 0; i < hd; ++i) { const uint16_t h = F32ToBF16(x[i]); std::memcpy(dst + 2 * i, &h, 2); }
+      return;
+    case KvFormat::kQ8_0: QuantizeQ8_0RowX86(x, dst, hd); return;  // x86 quantize_row_q8_0, not _ref
+    default: {
+      const RowCodec* c = BlockCodec(f);  // q4_0, q4_1, q5_0, q5_1, iq4_nl: ggml's _ref quantizers
+      KV_CHECK_MSG(c != nullptr, "engine=llama.cpp: format not supported by llama.cpp");
+      c->quantize(x, dst, hd, p);
+    }
+  }
+}
+
+bool UsesTiledPath(KvFormat fk, KvFormat fv, int n_tokens) {
+  return n_tokens >= 64 && fk == fv && (fk == KvFormat::kF16 || fk == KvFormat::kF32);
+}
+
+void RowToF32(KvFormat f, const uint8_t* row, int hd, float* out) {
+  switch (f) {
+    case KvFormat::kF32: std::memcpy(out, row, sizeof(float) * hd); return;
+    case KvFormat::kF16:
+      for (int i = 0; i < hd; ++i) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * i, 2);
+        out[i] = F16ToF32(h);
+      }
+      return;
+    case KvFormat::kBF16:
+      for (int i = 0; i < hd; ++i) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * i, 2);
+        out[i] = BF16ToF32(h);
+      }
+      return;
+    default: {
+      const RowCodec* c = BlockCodec(f);
+      KV_CHECK_MSG(c != nullptr, "llama.cpp emulation: unsupported cache type");
+      c->dequantize(row, out, hd, CodecParams{});  // = dequantize_row_* (ggml-quants.c)
+    }
+  }
+}
+
+void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
+  const int hd = sh.head_dim, G = sh.group, rows = nt * G, nb = hd / 32;
+  const bool kq = IsLlamaCppBlockFormat(kv.fk), v16 = kv.fv == KvFormat::kF16;
+  const DotKind kind = kq ? DotKindOf(kv.fk) : DotKind::kSym;
+  PrepareScratch(sc, rows, hd);
+  // q_to_vec_dot: Q -> K's vec_dot_type, once per row.
+  for (int r = 0; r < rows; ++r) {
+    const float* qr = q + static_cast<int64_t>(r) * hd;
+    if (kq) {
+      ConvertQRow(kv.fk, qr, hd, {&sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
+                                  &sc.qm[static_cast<size_t>(r) * nb]});
+    } else {
+      float* qf = &sc.qf[static_cast<size_t>(r) * hd];
+      std::memcpy(qf, qr, sizeof(float) * hd);
+      if (kv.fk == KvFormat::kF16) RoundToF16(qf, hd);     // fp32_to_fp16 (RNE)
+      if (kv.fk == KvFormat::kBF16) RoundToBF16(qf, hd);   // fp32_to_bf16 (RNE)
+    }
+  }
+  const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
+  for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
+    const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
+    for (int j = j0; j < k1; ++j) {  // convert the tile's K and V rows once for all query rows
+      const size_t o = static_cast<size_t>(j - k0);
+      if (kq) ExpandKRow(kv.fk, kv.k + j * kv.k_row, hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
+      else RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[o * hd]);
+      RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[o * hd]);
+    }
+    for (int r = 0; r < rows; ++r) {
+      const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), j0), hi = std::min(p, k1 - 1);
+      float M = sc.m[r], S = sc.l[r];
+      float* a = &sc.acc[static_cast<size_t>(r) * hd];
+      for (int j = lo; j <= hi; ++j) {
+        const size_t o = static_cast<size_t>(j - k0);
+        float s = kq ? ScoreQ8(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb], &sc.qc[static_cast<size_t>(r) * hd],
+                               &sc.qd[static_cast<size_t>(r) * nb], &sc.qm[static_cast<size_t>(r) * nb], nb)
+                     : DotF16Emu(&sc.qf[static_cast<size_t>(r) * hd], &sc.kt[o * hd], hd);
+        s = s * sh.scale;
+        float ms = 1.0f, vs = 1.0f;
+        if (s > M) {
+          const float m_old = M;
+          M = s;
+          ms = std::exp(m_old - M);
+          if (v16) ScaleF16(a, ms, hd);
+          else ScaleF32(a, ms, hd);
+        } else {
+          vs = std::exp(s - M);
+        }
+        if (v16) MadF16(a, &sc.vt[o * hd], vs, hd);
+        else MadF32(a, &sc.vt[o * hd], vs, hd);
+        S = std::fma(S, ms, vs);  // S = S*ms + vs, contracted by GCC on FMA targets
+      }
+      sc.m[r] = M;
+      sc.l[r] = S;
+    }
+  }
+  Finish(sc, rows, hd, out);
+}
+
+void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
+  const int hd = sh.head_dim, G = sh.group, rows = nt * G;
+  KV_CHECK(UsesTiledPath(kv.fk, kv.fv, 64));
+  PrepareScratch(sc, rows, hd);
+  const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
+  for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
+    const int k1 = std::min(k0 + kTileKv, k_hi + 1), kn = k1 - k0;
+    for (int j = k0; j < k1; ++j) {  // K/V tile f16 -> f32 (ggml_fp16_to_fp32_row), exact
+      RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[static_cast<size_t>(j - k0) * hd]);
+      RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[static_cast<size_t>(j - k0) * hd]);
+    }
+    // KQ [rows, kn] = Q [rows, hd] · K_tileᵀ (Q not rounded: the tiled path copies Q as f32). f32
+    // accumulation in the canonical dot order (ops/dot.h); ggml's simd_gemm order is not emulated.
+    for (int r = 0; r < rows; ++r) {
+      DotRowsF32(q + static_cast<int64_t>(r) * hd, sc.kt.data(), hd, kn, hd, &sc.s[static_cast<size_t>(r) * kTileKv]);
+    }
+    for (int r = 0; r < rows; ++r) {
+      const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), k0), hi = std::min(p, k1 - 1);
+      float* sr = &sc.s[static_cast<size_t>(r) * kTileKv];
+      if (lo > hi) {  // the whole tile is masked for this row
+        std::fill(sr, sr + kn, 0.0f);
+        continue;
+      }
+      float tile_max = kNegInf;
+      for (int j = 0; j < kn; ++j) {
+        sr[j] = (k0 + j >= lo && k0 + j <= hi) ? sr[j] * sh.scale : kNegInf;
+        tile_max = std::max(tile_max, sr[j]);
+      }
+      const float m_old = sc.m[r], m_new = std::max(m_old, tile_max);
+      if (m_new > m_old) {
+        const float ms = std::exp(m_old - m_new);
+        ScaleF32(&sc.acc[static_cast<size_t>(r) * hd], ms, hd);
+        sc.l[r] *= ms;
+      }
+      sc.m[r] = m_new;
+      double sum = 0.0;  // ggml_vec_soft_max_f32 returns a ggml_float (double) sum
+      for (int j = 0; j < kn; ++j) {
+        const float e = sr[j] == kNegInf ? 0.0f : std::exp(sr[j] - m_new);
+        sr[j] = e;
+        sum += e;
+      }
+      sc.l[r] = static_cast<float>(static_cast<double>(sc.l[r]) + sum);
+    }
+    // VKQ [rows, hd] += P [rows, kn] · V_tile [kn, hd], in ascending key order (ggml_vec_mad_f32)
+    for (int r = 0; r < rows; ++r) {
+      float* a = &sc.acc[static_cast<size_t>(r) * hd];
+      const float* pr = &sc.s[static_cast<size_t>(r) * kTileKv];
+      for (int j = 0; j < kn; ++j) {
+        if (pr[j] != 0.0f) MadF32(a, &sc.vt[static_cast<size_t>(j) * hd], pr[j], hd);
+      }
+    }
+  }
+  Finish(sc, rows, hd, out);
+}
+
+}  // namespace kvaudit::llamacpp

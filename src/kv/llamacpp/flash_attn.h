@@ -1,0 +1,67 @@
+// Arithmetic primitives of llama.cpp's CPU flash attention (ggml/src/ggml-cpu/ops.cpp,
+// ggml_compute_forward_flash_attn_ext_f16_one_chunk; notes §2.2), used by kv/llamacpp/cache.cc.
+// Each SIMD kernel has a scalar twin with the same operations in the same order (bit-identical;
+// tests/unit/kv_llamacpp_cache_test.cc holds them together).
+//
+// Scores against a quantized K row follow the x86 AVX2 branch of ggml-cpu/arch/x86/quants.c
+// (AVX-512 builds compile that branch): per 32-element block, 8 int32 lanes each summing 4
+// consecutive code products (mul_sum_i8_pairs_float: maddubs + madd), converted to f32 and
+// accumulated as acc = fma(fp16(d_k)·fp16(d_q), lanes, acc); the 8 lanes are reduced with
+// hsum_float_8. q4_1/q5_1 (× q8_1) add summs = Σ fma(m_k, s_q) after the reduction;
+// iq4_nl alternates two accumulators between even and odd blocks and adds them before hsum.
+// (q4_0/q8_0 text verified; q4_1/q5_x/iq4_nl structure as read from the same file's AVX2 branches.)
+#pragma once
+
+#include <cstdint>
+
+#include "kv/formats/format_id.h"
+
+namespace kvaudit::llamacpp {
+
+// How the 8 lane sums of the blocks are combined into one score (see the file comment).
+enum class DotKind { kSym, kAffine, kIq4Nl };
+DotKind DotKindOf(KvFormat k);     // k: a llama.cpp block format
+bool UsesQ8_1(KvFormat k);         // q4_1 / q5_1 K: Q is converted to q8_1, else q8_0
+
+// A 32-element-block row in "expanded" form, the common input of the score kernel:
+// codes [hd] int8 (q4_0: nibble − 8; q5_0: 5-bit − 16; q4_1/q5_1: unsigned code; q8_0: code;
+// iq4_nl: kvalues_iq4nl[nibble]), d [hd/32] = fp16(d) as f32, m [hd/32] = fp16(m) (q4_1/q5_1) or
+// fp16(s) (q8_1 Q rows), else unused.
+struct ExpandedRow {
+  int8_t* codes;
+  float* d;
+  float* m;
+};
+// K row bytes of format k (one head row, hd elements) -> expanded.
+void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ExpandedRow out);
+// f32 Q row -> q8_0 / q8_1 with the x86 from_float (kv/llamacpp/q8_activation.h QuantizeQ8_*RowX86) -> expanded.
+void ConvertQRow(KvFormat k, const float* q, int hd, ExpandedRow out);
+
+// Score (before × kq_scale) of one K row against one Q row, both expanded, nb = hd / 32 blocks.
+float ScoreQ8(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+              const float* qd, const float* qm, int nb);
+float ScoreQ8Scalar(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                    const float* qd, const float* qm, int nb);
+
+// ggml_vec_dot_f16 on AVX-512 (GGML_F16_STEP 64 = 4 accumulators × 16 lanes, FMA, reduced
+// sum[0]+sum[2], sum[1]+sum[3], then their sum, lanes tree-added; tail in double) on values that are
+// already f16-rounded floats. n % 64 != 0 handled like the scalar tail.
+float DotF16Emu(const float* a, const float* b, int n);
+
+// V accumulation (ggml_vec_mad_f32 / ggml_vec_scale_f32: acc = fma(v, s, acc) / acc *= s) and the
+// f16-accumulator twins (ggml_vec_mad_f16 / ggml_vec_scale_f16: the same, rounded to fp16 RNE after
+// every call). hd % 16 == 0 for the SIMD versions (else they defer to scalar).
+void MadF32(float* acc, const float* v, float s, int hd);
+void ScaleF32(float* acc, float s, int hd);
+void MadF16(float* acc, const float* v, float s, int hd);
+void ScaleF16(float* acc, float s, int hd);
+void MadF32Scalar(float* acc, const float* v, float s, int hd);
+void ScaleF32Scalar(float* acc, float s, int hd);
+void MadF16Scalar(float* acc, const float* v, float s, int hd);
+void ScaleF16Scalar(float* acc, float s, int hd);
+
+// Rounds x[0..n) to f16 / bf16 values in place (RNE): Q for f16 / bf16 K on the one_chunk path.
+void RoundToF16(float* x, int n);
+void RoundToBF16(float* x, int n);
+
+}  // namespace kvaudit::llamacpp

@@ -1,0 +1,155 @@
+#include "ops/simd.h"  // first: wraps <immintrin.h>
+
+#include "kv/llamacpp/q8_activation.h"
+
+#include <cmath>
+
+#include "kv/formats/q8_0.h"
+#include "kv/formats/ggml_blocks.h"
+
+namespace kvaudit {
+namespace {
+
+constexpr int kQK = ggml::kQK;
+
+float AbsMax(const float* x) {  // [32]; ggml's MAX(amax, fabsf(v)) scan
+  float amax = 0.0f;
+  for (int j = 0; j < kQK; ++j) {
+    const float a = std::fabs(x[j]);
+    amax = amax > a ? amax : a;
+  }
+  return amax;
+}
+
+// One q8 block's codes; returns Σq. x86 = 127/amax and round-half-even, ref = 1/d and roundf.
+int QuantizeCodes(const float* x, int8_t* qs, float amax, bool x86) {
+  int sum = 0;
+  if (x86) {
+    const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+    // nearbyint in the default rounding mode = _mm256_round_ps(_MM_ROUND_NEAREST) (RNE).
+    for (int j = 0; j < kQK; ++j) qs[j] = ggml::TruncF32ToI8(std::nearbyint(x[j] * id));
+  } else {
+    const float d = amax / 127;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < kQK; ++j) qs[j] = ggml::TruncF32ToI8(std::round(x[j] * id));
+  }
+  for (int j = 0; j < kQK; ++j) sum += qs[j];
+  return sum;
+}
+
+void QuantizeQ8(const float* x, uint8_t* dst, int64_t n, bool q8_1, bool x86) {
+  const int bytes = q8_1 ? 36 : 34;
+  const int qs_off = q8_1 ? 4 : 2;
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += bytes) {
+    const float amax = AbsMax(x);
+    const float d = amax / 127;  // both variants: maxScalar / 127.f
+    int8_t qs[kQK];              // [32]
+    const int sum = QuantizeCodes(x, qs, amax, x86);
+    ggml::StoreF16(dst, d);
+    if (q8_1) ggml::StoreF16(dst + 2, static_cast<float>(sum) * d);  // s = fp16(sum*d)
+    std::memcpy(dst + qs_off, qs, kQK);
+  }
+}
+
+inline int8_t Q8(const uint8_t* p, int j) { return static_cast<int8_t>(p[j]); }
+
+// Block accumulation, as the *_generic functions write it: sumf += sumi*dx*dy (q4_0: (sumi*dx)*dy;
+// q5_0/q4_1/q5_1: (dx*dy)*sumi; q8_0: sumi*(dx*dy); iq4_nl: (dy*dx)*sumi), each product rounded
+// to f32 and no FMA. The x86 AVX2 versions instead keep 8 f32 lanes of (dx*dy)·partial-int-sums
+// with FMA and add them at the end: the same exact integer sums, f32 rounding order differs.
+inline float R(float v) { return ggml::Rounded(v); }
+
+}  // namespace
+
+void QuantizeQ8_0RowRef(const float* x, uint8_t* dst, int64_t n) { detail::Q8_0Quantize(x, dst, n); }
+void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, false); }
+void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, false, true); }
+void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, true); }
+
+// ggml_vec_dot_q4_0_q8_0_generic.
+float VecDotQ4_0Q8_0(const uint8_t* x, const uint8_t* y, int64_t n) {
+  float sumf = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b, x += 18, y += 34) {
+    int sumi0 = 0, sumi1 = 0;
+    for (int j = 0; j < 16; ++j) {
+      sumi0 += ((x[2 + j] & 0x0f) - 8) * Q8(y + 2, j);
+      sumi1 += ((x[2 + j] >> 4) - 8) * Q8(y + 2, j + 16);
+    }
+    sumf += R(R(static_cast<float>(sumi0 + sumi1) * ggml::LoadF16(x)) * ggml::LoadF16(y));
+  }
+  return sumf;
+}
+
+// ggml_vec_dot_q4_1_q8_1_generic.
+float VecDotQ4_1Q8_1(const uint8_t* x, const uint8_t* y, int64_t n) {
+  float sumf = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b, x += 20, y += 36) {
+    int sumi0 = 0, sumi1 = 0;
+    for (int j = 0; j < 16; ++j) {
+      sumi0 += (x[4 + j] & 0x0f) * Q8(y + 4, j);
+      sumi1 += (x[4 + j] >> 4) * Q8(y + 4, j + 16);
+    }
+    const float dd = R(ggml::LoadF16(x) * ggml::LoadF16(y));
+    sumf += R(R(dd * static_cast<float>(sumi0 + sumi1)) + R(ggml::LoadF16(x + 2) * ggml::LoadF16(y + 2)));
+  }
+  return sumf;
+}
+
+namespace {
+inline int Q5Code(const uint8_t* qs, uint32_t qh, int j) {  // j in [0, 32)
+  return j < 16 ? ((qs[j] & 0x0f) | (((qh >> j) << 4) & 0x10)) : ((qs[j - 16] >> 4) | ((qh >> (j - 4)) & 0x10));
+}
+}  // namespace
+
+// ggml_vec_dot_q5_0_q8_0_generic.
+float VecDotQ5_0Q8_0(const uint8_t* x, const uint8_t* y, int64_t n) {
+  float sumf = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b, x += 22, y += 34) {
+    const uint32_t qh = ggml::LoadU32(x + 2);
+    int sumi = 0;
+    for (int j = 0; j < kQK; ++j) sumi += (Q5Code(x + 6, qh, j) - 16) * Q8(y + 2, j);
+    sumf += R(R(ggml::LoadF16(x) * ggml::LoadF16(y)) * static_cast<float>(sumi));
+  }
+  return sumf;
+}
+
+// ggml_vec_dot_q5_1_q8_1_generic.
+float VecDotQ5_1Q8_1(const uint8_t* x, const uint8_t* y, int64_t n) {
+  float sumf = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b, x += 24, y += 36) {
+    const uint32_t qh = ggml::LoadU32(x + 4);
+    int sumi = 0;
+    for (int j = 0; j < kQK; ++j) sumi += Q5Code(x + 8, qh, j) * Q8(y + 4, j);
+    const float dd = R(ggml::LoadF16(x) * ggml::LoadF16(y));
+    sumf += R(R(dd * static_cast<float>(sumi)) + R(ggml::LoadF16(x + 2) * ggml::LoadF16(y + 2)));
+  }
+  return sumf;
+}
+
+// ggml_vec_dot_q8_0_q8_0_generic.
+float VecDotQ8_0Q8_0(const uint8_t* x, const uint8_t* y, int64_t n) {
+  float sumf = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b, x += 34, y += 34) {
+    int sumi = 0;
+    for (int j = 0; j < kQK; ++j) sumi += Q8(x + 2, j) * Q8(y + 2, j);
+    sumf += R(static_cast<float>(sumi) * R(ggml::LoadF16(x) * ggml::LoadF16(y)));
+  }
+  return sumf;
+}
+
+// ggml_vec_dot_iq4_nl_q8_0_generic.
+float VecDotIq4NlQ8_0(const uint8_t* x, const uint8_t* y, int64_t n) {
+  float sumf = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b, x += 18, y += 34) {
+    const float d = R(ggml::LoadF16(y) * ggml::LoadF16(x));
+    int sumi1 = 0, sumi2 = 0;
+    for (int j = 0; j < 16; ++j) {
+      sumi1 += Q8(y + 2, j) * ggml::kIq4NlValues[x[2 + j] & 0x0f];
+      sumi2 += Q8(y + 2, j + 16) * ggml::kIq4NlValues[x[2 + j] >> 4];
+    }
+    sumf += R(d * static_cast<float>(sumi1 + sumi2));
+  }
+  return sumf;
+}
+
+}  // namespace kvaudit

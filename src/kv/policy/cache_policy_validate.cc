@@ -1,0 +1,180 @@
+// Model-dependent checks of a cache policy and its JSON form. Everything a later stage would
+// trip over is rejected here, before any compute (issue 3: "rejected before any compute").
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kv/policy/cache_policy.h"
+#include "model/config.h"
+
+namespace kvaudit {
+namespace {
+
+Error PolicyError(const std::string& spec, const std::string& what, const std::string& hint) {
+  return BadInput("--kv \"" + spec + "\": " + what + "; hint: " + hint);
+}
+
+bool IsPow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// Checks one tensor (K or V) of one (layer, head).
+Status CheckFormat(const std::string& spec, const std::string& where, KvFormat f, const HeadPolicy& p,
+                   const ModelConfig& c, AttentionEngine engine) {
+  const std::string name(KvFormatName(f));
+  if (FormatBlockElems(f) > 0 && c.head_dim % FormatBlockElems(f) != 0) {
+    return PolicyError(spec, where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
+                                 ", this model has " + std::to_string(c.head_dim),
+                       "pick a format without 32-element blocks (fp8_e4m3, int8, kivi4) for these layers");
+  }
+  if (IsIntGroup(f) && c.head_dim % p.IntGroup() != 0) {
+    return PolicyError(spec, where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
+                                 std::to_string(c.head_dim),
+                       "set group= to a divisor of head_dim");
+  }
+  if (IsKivi(f) && c.head_dim % p.KiviGroup() != 0) {
+    return PolicyError(spec, where + name + " groups values over " + std::to_string(p.KiviGroup()) +
+                                 " channels, which does not divide head_dim " + std::to_string(c.head_dim),
+                       "set group= to a divisor of head_dim");
+  }
+  if (IsKivi(f) && (p.Recent() < p.KiviGroup() || p.Recent() % p.KiviGroup() != 0)) {
+    return PolicyError(spec, where + name + " needs recent= to be a positive multiple of its group " +
+                                 std::to_string(p.KiviGroup()) + " (KIVI flushes its full-precision residual in whole groups)",
+                       "e.g. recent=128 with group=32");
+  }
+  if (p.pre_rope && p.rot == RotationMode::kOn) {
+    return PolicyError(spec, where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
+                       "use one of them");
+  }
+  if (engine == AttentionEngine::kLlamaCpp && !IsFullPrecision(f) && !IsLlamaCppBlockFormat(f)) {
+    return PolicyError(spec, where + "llama.cpp has no " + name + " cache type",
+                       "engine=llama.cpp emulates f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool CachePolicy::NeedsCalibration() const {
+  auto needs = [](const std::map<std::string, std::string>& s) {
+    auto scale = s.find("scale");
+    auto outliers = s.find("outliers");
+    return (scale != s.end() && scale->second == "calib") || (outliers != s.end() && outliers->second != "0");
+  };
+  if (needs(defaults_)) return true;
+  for (const Override& ov : overrides_) {
+    if (needs(ov.settings)) return true;
+  }
+  return false;
+}
+
+Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const {
+  for (size_t i = 0; i < overrides_.size(); ++i) {
+    const Override& a = overrides_[i];
+    const int a_last = a.layers.last < 0 ? c.n_layers - 1 : a.layers.last;
+    if (a.layers.first >= c.n_layers || a_last >= c.n_layers) {
+      return PolicyError(spec_, "layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
+                                    " is outside the model's " + std::to_string(c.n_layers) + " layers",
+                         "layers are numbered 0.." + std::to_string(c.n_layers - 1));
+    }
+    const int a_hlast = a.heads.last < 0 ? c.n_kv_heads - 1 : a.heads.last;
+    if (a.heads.first >= c.n_kv_heads || a_hlast >= c.n_kv_heads) {
+      return PolicyError(spec_, "heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
+                                    " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
+                         "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const Override& b = overrides_[j];
+      const int b_last = b.layers.last < 0 ? c.n_layers - 1 : b.layers.last;
+      const int b_hlast = b.heads.last < 0 ? c.n_kv_heads - 1 : b.heads.last;
+      const bool layers_meet = a.layers.first <= b_last && b.layers.first <= a_last;
+      const bool heads_meet = a.heads.first <= b_hlast && b.heads.first <= a_hlast;
+      if (layers_meet && heads_meet) {
+        return PolicyError(spec_, "overrides " + std::to_string(j + 1) + " and " + std::to_string(i + 1) +
+                                      " cover the same layers/heads",
+                           "make layer ranges disjoint");
+      }
+    }
+  }
+  if (NeedsCalibration() && !have_calibration) {
+    return PolicyError(spec_, "scale=calib and outliers= need a calibration pass",
+                       "pass --kv-calib FILE with text like your workload");
+  }
+  for (int layer = 0; layer < c.n_layers; ++layer) {
+    for (int head = 0; head < c.n_kv_heads; ++head) {
+      const HeadPolicy p = ForHead(layer, head);
+      const std::string where = "layer " + std::to_string(layer) + " head " + std::to_string(head) + ": ";
+      KV_RETURN_IF_ERROR(CheckFormat(spec_, where, p.k, p, c, engine_));
+      KV_RETURN_IF_ERROR(CheckFormat(spec_, where, p.v, p, c, engine_));
+      if (p.outliers >= c.head_dim) {
+        return PolicyError(spec_, where + "outliers=" + std::to_string(p.outliers) + " is not below head_dim " +
+                                      std::to_string(c.head_dim),
+                           "keep a few channels, e.g. outliers=4");
+      }
+      if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kNative && !IsPow2(c.head_dim)) {
+        return PolicyError(spec_, where + "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
+                                      std::to_string(c.head_dim),
+                           "use rot=0, or engine=llama.cpp for its block-wise rotation");
+      }
+      if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kLlamaCpp && c.head_dim % 64 != 0) {
+        return PolicyError(spec_, where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
+                                      std::to_string(c.head_dim) + ")",
+                           "use rot=0 or rot=auto");
+      }
+      if (engine_ == AttentionEngine::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
+        return PolicyError(spec_, where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
+                           "drop those modifiers or use engine=native");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
+  if (arg.empty() || arg[0] != '@') return Parse(arg);
+  const std::string path = arg.substr(1);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return BadInput(path + ": cannot open cache policy file; hint: --kv @FILE takes a JSON file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return BadInput(path + ": not a JSON object; hint: see docs/formats.md for the policy file format");
+  }
+  // The JSON form maps one-to-one onto the spec grammar; we build the spec and parse it once.
+  auto scalar = [&](const nlohmann::json& v, const std::string& key) -> Expected<std::string> {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return std::to_string(v.get<long long>());
+    if (v.is_boolean()) return std::string(v.get<bool>() ? "1" : "0");
+    return BadInput(path + ": key '" + key + "' must be a string, integer or boolean");
+  };
+  auto settings = [&](const nlohmann::json& obj, bool allow_selector) -> Expected<std::string> {
+    std::string out, layers, heads;
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (it.key() == "overrides") continue;
+      KV_ASSIGN_OR_RETURN(std::string value, scalar(it.value(), it.key()));
+      if (it.key() == "layers" || it.key() == "heads") {
+        if (!allow_selector) return BadInput(path + ": '" + it.key() + "' belongs inside an entry of \"overrides\"");
+        (it.key() == "layers" ? layers : heads) = value;
+        continue;
+      }
+      out += (out.empty() ? "" : ",") + it.key() + "=" + value;
+    }
+    if (allow_selector) {
+      if (layers.empty()) return BadInput(path + ": an override needs \"layers\"");
+      return "layers=" + layers + (heads.empty() ? "" : ",heads=" + heads) + ":" + out;
+    }
+    return out;
+  };
+  KV_ASSIGN_OR_RETURN(std::string spec, settings(j, false));
+  if (j.contains("overrides")) {
+    if (!j["overrides"].is_array()) return BadInput(path + ": \"overrides\" must be an array");
+    for (const auto& ov : j["overrides"]) {
+      if (!ov.is_object()) return BadInput(path + ": each override must be an object");
+      KV_ASSIGN_OR_RETURN(std::string seg, settings(ov, true));
+      spec += ";" + seg;
+    }
+  }
+  if (spec.empty()) spec = "k=f32,v=f32";
+  return Parse(spec);
+}
+
+}  // namespace kvaudit

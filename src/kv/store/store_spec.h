@@ -1,0 +1,23 @@
+// What a TensorStore factory needs to build the store of one tensor of one (layer, KV head).
+#pragma once
+
+#include "kv/policy/cache_policy.h"
+#include "kv/policy/calibration.h"
+#include "ops/rope.h"
+
+namespace kvaudit {
+
+struct StoreSpec {
+  int layer = 0;
+  int kv_head = 0;
+  bool is_key = true;         // K (dot with queries) or V (weighted sums)
+  HeadPolicy policy;          // resolved for this (layer, head); policy.k / policy.v is this tensor's format
+  int head_dim = 0;
+  int max_positions = 0;
+  const KvCalibration* calib = nullptr;  // null when the policy needs none
+  const RopeTable* rope = nullptr;       // for pre-RoPE keys: RoPE applied after dequantization
+
+  KvFormat format() const { return is_key ? policy.k : policy.v; }
+};
+
+}  // namespace kvaudit

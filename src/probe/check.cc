@@ -1,0 +1,462 @@
+#include "probe/check.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <algorithm>
+#include <memory>
+#include <variant>
+
+#include "tokenizer/tokenizer.h"
+
+namespace kvaudit {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kQuoteLimit = 60;  // bytes of text shown in a description or detail
+
+// JSON-style quoting (escapes newlines and quotes; invalid UTF-8 shown as U+FFFD), cut at a
+// character boundary after kQuoteLimit bytes.
+std::string Quote(std::string_view s, size_t limit = kQuoteLimit) {
+  bool cut = false;
+  if (s.size() > limit) {
+    size_t n = limit;
+    while (n > 0 && (static_cast<uint8_t>(s[n]) & 0xC0) == 0x80) --n;
+    s = s.substr(0, n);
+    cut = true;
+  }
+  std::string q = json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+  if (cut) q.insert(q.size() - 1, "...");
+  return q;
+}
+
+// A compiled PCRE2 pattern (UTF + UCP, as the pre-tokenizer). Model output may hold invalid
+// UTF-8 (a byte-level token cut mid-character), so MATCH_INVALID_UTF: such bytes match nothing.
+class Regex {
+ public:
+  static Expected<std::unique_ptr<Regex>> Compile(const std::string& pattern, const char* what) {
+    int err = 0;
+    PCRE2_SIZE err_offset = 0;
+    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &err_offset, nullptr);
+    if (code == nullptr) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(err, msg, sizeof(msg));
+      return BadInput(std::string(what) + " " + Quote(pattern) + " does not compile at offset " +
+                      std::to_string(err_offset) + ": " + reinterpret_cast<const char*>(msg) +
+                      "; hint: write a PCRE2 pattern (JSON strings need \\\\ for one backslash)");
+    }
+    auto re = std::unique_ptr<Regex>(new Regex());
+    re->code_ = code;
+    re->context_ = pcre2_match_context_create(nullptr);
+    // Bound the work of a pathological user pattern; hitting the bound is reported, not a pass.
+    pcre2_set_match_limit(re->context_, 1000000);
+    pcre2_set_depth_limit(re->context_, 10000);
+    re->data_ = pcre2_match_data_create_from_pattern(code, nullptr);
+    return re;
+  }
+  ~Regex() {
+    pcre2_match_data_free(data_);
+    pcre2_match_context_free(context_);
+    pcre2_code_free(code_);
+  }
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+
+  // 1 = found, 0 = not found, -1 = the matcher gave up (match or depth limit).
+  int Search(std::string_view text) const {
+    const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, data_, context_);
+    if (rc >= 0) return 1;
+    return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+  }
+
+ private:
+  Regex() = default;
+  pcre2_code* code_ = nullptr;
+  pcre2_match_context* context_ = nullptr;
+  pcre2_match_data* data_ = nullptr;
+};
+
+// One step of a JSON path. Dotted keys select object members and [i] array elements; a JSON
+// pointer token selects a member of an object or, on an array, the element its decimal index names.
+struct PathStep {
+  enum class Kind { kKey, kIndex, kPointerToken } kind = Kind::kKey;
+  std::string key;
+  size_t index = 0;
+};
+
+bool IsCanonicalIndex(std::string_view s) {
+  if (s.empty() || s.size() > 18) return false;
+  if (s.size() > 1 && s[0] == '0') return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+Expected<std::vector<PathStep>> ParsePointer(const std::string& path) {
+  std::vector<PathStep> steps;
+  size_t pos = 1;  // past the leading '/'
+  while (true) {
+    const size_t slash = path.find('/', pos);
+    const std::string raw = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    PathStep step;
+    step.kind = PathStep::Kind::kPointerToken;
+    for (size_t i = 0; i < raw.size(); ++i) {  // RFC 6901: ~1 is '/', ~0 is '~'
+      if (raw[i] != '~') {
+        step.key += raw[i];
+      } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        step.key += raw[++i] == '0' ? '~' : '/';
+      } else {
+        return BadInput("JSON pointer " + Quote(path) + " has a '~' not followed by 0 or 1; hint: write ~0 for '~' and ~1 for '/'");
+      }
+    }
+    steps.push_back(std::move(step));
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  return steps;
+}
+
+Expected<std::vector<PathStep>> ParseDotted(const std::string& path) {
+  auto bad = [&](const std::string& why) -> Error {
+    return BadInput("JSON path " + Quote(path) + " " + why +
+                    "; hint: write a.b[0].c (dotted) or /a/b/0/c (JSON pointer, for keys with . or [)");
+  };
+  std::vector<PathStep> steps;
+  size_t i = 0;
+  bool expect_key = true;  // at the start or after '.'
+  while (i < path.size()) {
+    if (path[i] == '[') {
+      const size_t close = path.find(']', i);
+      if (close == std::string::npos) return bad("has a '[' without ']'");
+      const std::string digits = path.substr(i + 1, close - i - 1);
+      if (!IsCanonicalIndex(digits)) return bad("has [" + digits + "], not an array index");
+      if (expect_key && !steps.empty()) return bad("has '.' right before '['");
+      steps.push_back({PathStep::Kind::kIndex, "", static_cast<size_t>(std::stoull(digits))});
+      i = close + 1;
+      expect_key = false;
+    } else if (path[i] == '.') {
+      if (expect_key) return bad("has an empty key");
+      expect_key = true;
+      ++i;
+    } else {
+      if (!expect_key) return bad("needs '.' between ']' and a key");
+      size_t end = i;
+      while (end < path.size() && path[end] != '.' && path[end] != '[' && path[end] != ']') ++end;
+      if (end < path.size() && path[end] == ']') return bad("has a ']' without '['");
+      steps.push_back({PathStep::Kind::kKey, path.substr(i, end - i), 0});
+      i = end;
+      expect_key = false;
+    }
+  }
+  if (expect_key && !steps.empty()) return bad("ends with '.'");
+  return steps;
+}
+
+// "" is the whole value (in both syntaxes).
+Expected<std::vector<PathStep>> ParseJsonPath(const std::string& path) {
+  if (path.empty()) return std::vector<PathStep>{};
+  if (path[0] == '/') return ParsePointer(path);
+  return ParseDotted(path);
+}
+
+// The element at `steps`, or nullptr with *why saying which step is missing.
+const json* Resolve(const json& root, const std::vector<PathStep>& steps, std::string* why) {
+  const json* cur = &root;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const PathStep& step = steps[s];
+    const std::string where = "step " + std::to_string(s + 1);
+    const bool as_index = step.kind == PathStep::Kind::kIndex ||
+                          (step.kind == PathStep::Kind::kPointerToken && cur->is_array());
+    if (as_index) {
+      size_t index = step.index;
+      if (step.kind == PathStep::Kind::kPointerToken) {
+        if (!IsCanonicalIndex(step.key)) {
+          *why = where + " " + Quote(step.key) + " is not an index into an array";
+          return nullptr;
+        }
+        index = static_cast<size_t>(std::stoull(step.key));
+      }
+      if (!cur->is_array()) {
+        *why = where + " [" + std::to_string(index) + "] needs an array, found " + cur->type_name();
+        return nullptr;
+      }
+      if (index >= cur->size()) {
+        *why = where + " [" + std::to_string(index) + "] is past the end (" + std::to_string(cur->size()) + " elements)";
+        return nullptr;
+      }
+      cur = &(*cur)[index];
+    } else {
+      if (!cur->is_object()) {
+        *why = where + " " + Quote(step.key) + " needs an object, found " + cur->type_name();
+        return nullptr;
+      }
+      const auto it = cur->find(step.key);
+      if (it == cur->end()) {
+        *why = where + ": no key " + Quote(step.key);
+        return nullptr;
+      }
+      cur = &*it;
+    }
+  }
+  return cur;
+}
+
+std::string DumpShort(const json& j) {
+  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > kQuoteLimit ? s.substr(0, kQuoteLimit) + "..." : s;
+}
+
+// Parses the first JSON span strictly (RFC 8259: no comments, no trailing commas).
+bool ParseFirstJson(const std::string& text, json* out, std::string* detail) {
+  const auto span = FindFirstJsonSpan(text);
+  if (!span) {
+    const size_t open = text.find_first_of("{[");
+    *detail = open == std::string::npos
+                  ? "no JSON object or array in the output (no '{' or '[')"
+                  : "the JSON value starting at byte " + std::to_string(open) + " is never closed";
+    return false;
+  }
+  const std::string_view body(text.data() + span->begin, span->end - span->begin);
+  try {
+    *out = json::parse(body.begin(), body.end());
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    const size_t tag_end = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101] "
+    if (what.rfind("[json.", 0) == 0 && tag_end != std::string::npos) what = what.substr(tag_end + 2);
+    *detail = "the JSON value at bytes " + std::to_string(span->begin) + ".." + std::to_string(span->end) +
+              " does not parse: " + what;
+    return false;
+  }
+  return true;
+}
+
+bool ContinuesWord(char ch) {
+  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+}
+
+// kPrefix / kExactSpan: compares text[start..] with expected; on failure names the byte and token.
+ProbeScore ScorePrefix(const ProbeCheck& check, std::span<const int32_t> ids, const std::string& text,
+                       const Tokenizer& tokenizer, bool strip) {
+  ProbeScore score;
+  size_t start = 0;
+  if (strip) {
+    while (start < text.size() && (text[start] == ' ' || text[start] == '\t')) ++start;
+  }
+  const std::string& want = check.expected;
+  size_t i = 0;
+  while (i < want.size() && start + i < text.size() && text[start + i] == want[i]) ++i;
+  size_t wrong_at;  // byte offset in text of the first byte that departs
+  std::string why;
+  if (i < want.size()) {
+    wrong_at = start + i;
+    const std::string_view got = std::string_view(text).substr(wrong_at);
+    why = got.empty() ? "the output ends after " + std::to_string(i) + " of " + std::to_string(want.size()) + " expected bytes"
+                      : "departs from " + Quote(want) + " at expected byte " + std::to_string(i) + ": got " + Quote(got, 20);
+  } else if (strip && start + i < text.size() && ContinuesWord(text[start + i])) {
+    wrong_at = start + i;
+    why = Quote(want) + " is followed by " + Quote(std::string_view(text).substr(wrong_at, 1)) +
+          ", which continues the value";
+  } else {
+    score.pass = true;
+    return score;
+  }
+  score.first_wrong_token = TokenAtOffset(ids, wrong_at, tokenizer);
+  score.detail = why + " (byte " + std::to_string(wrong_at) +
+                 (score.first_wrong_token >= 0 ? ", token " + std::to_string(score.first_wrong_token) : std::string()) + ")";
+  return score;
+}
+
+ProbeScore Fail(std::string detail) {
+  ProbeScore s;
+  s.detail = std::move(detail);
+  return s;
+}
+
+ProbeScore Pass() {
+  ProbeScore s;
+  s.pass = true;
+  return s;
+}
+
+ProbeScore ScoreEveryLine(const ProbeCheck& check, const std::string& text) {
+  auto pattern = Regex::Compile(check.pattern, "pattern");
+  if (!pattern) return Fail(pattern.error().message);
+  std::unique_ptr<Regex> filter;
+  if (!check.line_filter.empty()) {
+    auto f = Regex::Compile(check.line_filter, "line filter");
+    if (!f) return Fail(f.error().message);
+    filter = std::move(*f);
+  }
+  int checked = 0;
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {  // a final '\n' does not start another (empty) line
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++line_no;
+    pos = end + 1;
+    const int in_scope = filter ? filter->Search(line) : 1;
+    if (in_scope < 0) return Fail("line filter gave up (match limit) on line " + std::to_string(line_no));
+    if (in_scope == 0) continue;
+    ++checked;
+    const int ok = (*pattern)->Search(line);
+    if (ok < 0) return Fail("pattern gave up (match limit) on line " + std::to_string(line_no));
+    if (ok == 0) {
+      return Fail("line " + std::to_string(line_no) + " " + Quote(line, 40) + " does not match /" + check.pattern + "/");
+    }
+  }
+  if (checked < check.min_lines) {
+    return Fail(std::to_string(checked) + " line(s) in scope, fewer than the " + std::to_string(check.min_lines) +
+                " needed for the constraint to count as exercised");
+  }
+  return Pass();
+}
+
+}  // namespace
+
+std::optional<TextSpan> FindFirstJsonSpan(std::string_view text) {
+  const size_t open = text.find_first_of("{[");
+  if (open == std::string_view::npos) return std::nullopt;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = open; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') {
+        ++i;  // the escaped character cannot end the string
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      if (--depth == 0) return TextSpan{open, i + 1};
+    }
+  }
+  return std::nullopt;
+}
+
+int TokenAtOffset(std::span<const int32_t> produced_ids, size_t offset, const Tokenizer& tokenizer) {
+  // Decoded prefix lengths grow with the prefix (decoding concatenates token bytes; prefixes, not
+  // single tokens, so the SentencePiece leading-space rule applies as in the full text), so each
+  // search is a bisection over k = 0..n with O(log n) decodes.
+  const size_t n = produced_ids.size();
+  auto prefix_len = [&](size_t k) { return tokenizer.Decode(produced_ids.subspan(0, k)).size(); };
+  auto first_k = [&](size_t lo, auto&& pred) {  // smallest k in [lo, n] with pred(k), else n + 1
+    size_t hi = n + 1;
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (pred(mid)) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  };
+  // The token whose text holds byte `offset`: the first prefix reaching past it ends with it.
+  const size_t k = first_k(1, [&](size_t m) { return prefix_len(m) > offset; });
+  if (k <= n) return static_cast<int>(k - 1);
+  // The text ran out before `offset`: blame the first token that adds nothing at the end
+  // (typically end-of-sequence), where the output stopped short; -1 if the tokens just ran out.
+  const size_t e = first_k(0, [&](size_t m) { return prefix_len(m) >= offset; });
+  return e < n ? static_cast<int>(e) : -1;
+}
+
+std::string ProbeCheck::Describe() const {
+  switch (kind) {
+    case Kind::kPrefix: return "prefix " + Quote(expected);
+    case Kind::kExactSpan: return "exact span " + Quote(expected);
+    case Kind::kRegex: return "regex /" + pattern + "/";
+    case Kind::kContains: return "contains " + Quote(expected);
+    case Kind::kJsonValid: return "valid JSON";
+    case Kind::kJsonEquals:
+      return "JSON " + (json_path.empty() ? std::string("value") : json_path) + " == " + DumpShort(json_value);
+    case Kind::kEveryLine:
+      return "every line" + (line_filter.empty() ? std::string() : " matching /" + line_filter + "/") + " matches /" +
+             pattern + "/ (at least " + std::to_string(min_lines) + ")";
+  }
+  return "?";
+}
+
+Status ProbeCheck::Validate() const {
+  switch (kind) {
+    case Kind::kPrefix:
+    case Kind::kExactSpan:
+    case Kind::kContains:
+      if (expected.empty()) return BadInput("the expected text is empty; hint: give the text the output must hold");
+      return Status::Ok();
+    case Kind::kRegex: {
+      if (pattern.empty()) return BadInput("the regex is empty; hint: give a PCRE2 pattern the output must match");
+      auto re = Regex::Compile(pattern, "regex");
+      if (!re) return re.error();
+      return Status::Ok();
+    }
+    case Kind::kJsonValid:
+      return Status::Ok();
+    case Kind::kJsonEquals: {
+      auto steps = ParseJsonPath(json_path);
+      if (!steps) return steps.error();
+      if (json_value.is_discarded()) return BadInput("the JSON value to compare with is missing; hint: give \"value\"");
+      return Status::Ok();
+    }
+    case Kind::kEveryLine: {
+      if (pattern.empty()) return BadInput("the line pattern is empty; hint: give a PCRE2 pattern every line must match");
+      auto re = Regex::Compile(pattern, "line pattern");
+      if (!re) return re.error();
+      if (!line_filter.empty()) {
+        auto f = Regex::Compile(line_filter, "line filter");
+        if (!f) return f.error();
+      }
+      if (min_lines < 0) return BadInput("min_lines is negative; hint: give 0 or more");
+      return Status::Ok();
+    }
+  }
+  return Internal("unknown probe check kind");
+}
+
+ProbeScore ScoreProbe(const ProbeCheck& check, std::span<const int32_t> produced_ids, const std::string& text,
+                      const Tokenizer& tokenizer) {
+  switch (check.kind) {
+    case ProbeCheck::Kind::kPrefix: return ScorePrefix(check, produced_ids, text, tokenizer, /*strip=*/true);
+    case ProbeCheck::Kind::kExactSpan: return ScorePrefix(check, produced_ids, text, tokenizer, /*strip=*/false);
+    case ProbeCheck::Kind::kContains:
+      return text.find(check.expected) != std::string::npos ? Pass() : Fail("no " + Quote(check.expected) + " in the output");
+    case ProbeCheck::Kind::kRegex: {
+      auto re = Regex::Compile(check.pattern, "regex");
+      if (!re) return Fail(re.error().message);
+      const int found = (*re)->Search(text);
+      if (found < 0) return Fail("regex /" + check.pattern + "/ gave up (match limit)");
+      return found ? Pass() : Fail("no match for /" + check.pattern + "/ in the output");
+    }
+    case ProbeCheck::Kind::kJsonValid: {
+      json value;
+      std::string detail;
+      return ParseFirstJson(text, &value, &detail) ? Pass() : Fail(detail);
+    }
+    case ProbeCheck::Kind::kJsonEquals: {
+      auto steps = ParseJsonPath(check.json_path);
+      if (!steps) return Fail(steps.error().message);
+      json value;
+      std::string detail;
+      if (!ParseFirstJson(text, &value, &detail)) return Fail(detail);
+      std::string why;
+      const json* at = Resolve(value, *steps, &why);
+      if (at == nullptr) return Fail("JSON path " + Quote(check.json_path) + ": " + why);
+      // nlohmann's == compares numbers by value across integer and float (1 == 1.0) and never
+      // equates a number with a string ("42" != 42).
+      if (*at == check.json_value) return Pass();
+      return Fail("JSON path " + Quote(check.json_path) + ": got " + DumpShort(*at) + ", want " + DumpShort(check.json_value));
+    }
+    case ProbeCheck::Kind::kEveryLine: return ScoreEveryLine(check, text);
+  }
+  return Fail("unknown probe check kind");
+}
+
+}  // namespace kvaudit

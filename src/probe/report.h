@@ -1,0 +1,79 @@
+// Records, aggregation and output of `kvaudit probe` (issue 5): the per-instance outcomes under the
+// baseline and every configuration, the attribution rows (schema: docs/probes.md "results.json"),
+// the variance and drift summaries, and the terminal tables.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/attribution.h"
+
+namespace kvaudit {
+
+// One checked instance (needle, exact, constraint, custom) under one cache.
+struct ProbeRun {
+  bool pass = false;
+  std::string text;            // the generated continuation
+  int first_wrong_token = -1;  // ProbeScore::first_wrong_token
+  std::string detail;          // why it failed
+};
+
+struct ProbeRecord {
+  std::string id, family, variant;
+  int length = 0;  // the grid cell (custom: the prompt's length rounded up to a power of two)
+  int depth = -1;  // needle and exact: percent; else -1
+  std::string expected;           // what the check wants, in words
+  std::vector<ProbeRun> runs;     // [1 + n_configs], baseline first
+};
+
+// Repeated-run variance: K seeded samples of one prompt under each cache (same seeds).
+struct VarianceRecord {
+  std::string id;
+  int length = 0;
+  std::vector<std::vector<std::vector<int32_t>>> samples;  // [1 + n_configs][K] generated ids
+};
+
+// Free-running drift: greedy generations from one prompt; KL of each configuration along the
+// baseline's path (teacher-forced on the baseline's tokens).
+struct DriftRecord {
+  std::string id;
+  int length = 0;
+  std::vector<std::vector<int32_t>> outputs;  // [1 + n_configs] generated ids
+  std::vector<double> kl_mean, kl_max;        // [n_configs] over the baseline's path
+};
+
+nlohmann::json ToJson(const ProbeRecord& r);
+nlohmann::json ToJson(const VarianceRecord& r);
+nlohmann::json ToJson(const DriftRecord& r);
+// nullopt when the line does not have the shape (a damaged journal line).
+std::optional<ProbeRecord> ProbeRecordFromJson(const nlohmann::json& j, size_t n_caches);
+std::optional<VarianceRecord> VarianceRecordFromJson(const nlohmann::json& j, size_t n_caches);
+std::optional<DriftRecord> DriftRecordFromJson(const nlohmann::json& j, size_t n_caches);
+
+struct ProbeRunInfo {
+  std::string model, baseline_spec, data;
+  std::vector<std::string> specs;          // [n_configs] canonical
+  std::vector<uint64_t> bytes_per_token;   // [n_configs]
+  uint64_t seed = 0;
+  int instances = 0, resumed = 0, threads = 0;
+  double wall_s = 0, peak_rss_mb = 0;
+  std::string chat_format;                 // "none", "chatml", ...
+};
+
+// One attribution row per family × variant × configuration × length (× depth for needles).
+struct ProbeRow {
+  std::string family, variant, config;
+  int length = 0, depth = -1;
+  ProbeAttribution a;
+};
+std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, const std::vector<std::string>& specs);
+
+nlohmann::json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,
+                                const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift);
+std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,
+                              const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift);
+
+}  // namespace kvaudit

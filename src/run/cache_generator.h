@@ -1,0 +1,39 @@
+// Text generation under one KV cache for the probes (issue 5): prefill a prompt, then greedy or
+// seeded sampled decoding, and teacher-forced scoring of a given continuation. The same generator
+// runs the baseline and every configuration, so two runs differ only by their cache.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "run/sampling.h"
+#include "model/forward.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace kvaudit {
+
+class CacheGenerator {
+ public:
+  CacheGenerator(const Model& model, KvCache& cache, ThreadPool& pool);
+
+  // Up to max_tokens new tokens after prompt (stops before EOS). The cache must hold
+  // prompt.size() + max_tokens positions.
+  // params.temperature <= 0 is greedy. step_logits, if given, receives the logits of every
+  // generated step: [n_generated, vocab].
+  std::vector<int32_t> Generate(std::span<const int32_t> prompt, int max_tokens, const SamplingParams& params,
+                                std::vector<float>* step_logits = nullptr);
+
+  // Teacher-forced: the logits predicting continuation[i] after prompt + continuation[0..i):
+  // [continuation.size(), vocab].
+  std::vector<float> ForcedLogits(std::span<const int32_t> prompt, std::span<const int32_t> continuation);
+
+ private:
+  const Model& model_;
+  KvCache& cache_;
+  Forward forward_;
+};
+
+}  // namespace kvaudit

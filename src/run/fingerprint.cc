@@ -1,0 +1,72 @@
+#include "run/fingerprint.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "model/model.h"
+
+namespace kvaudit {
+
+uint64_t HashBytes(const void* data, size_t n, uint64_t seed) {
+  // FNV-1a over 8-byte words with a final avalanche: fast enough to hash every weight (~60 MB for
+  // the bundled model in tens of milliseconds).
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = seed ^ 0xcbf29ce484222325ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+uint64_t HashModel(const Model& model) {
+  const ModelConfig& c = model.config();
+  const int64_t numbers[] = {static_cast<int64_t>(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
+                             c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.attn_qkv_bias, c.attn_o_bias,
+                             c.qk_norm, c.tied_embeddings, c.sliding_window, c.bos_id, c.eos_id};
+  uint64_t h = HashBytes(numbers, sizeof(numbers), 1);
+  h = HashBytes(&c.rms_eps, sizeof(c.rms_eps), h);
+  const std::vector<float> inv_freq = RopeInvFreq(c.rope, c.head_dim);  // [head_dim/2]
+  h = HashBytes(inv_freq.data(), inv_freq.size() * sizeof(float), h);
+  const ModelWeights& w = model.weights();
+  // Weight bytes as held in memory (bf16/f16 kept as stored, the rest f32), plus the dtype, so a
+  // checkpoint re-saved with other dtypes but equal values still matches only if equal as loaded.
+  auto add = [&h](const void* data, uint64_t bytes, int tag) {
+    h = HashBytes(&tag, sizeof(tag), h);
+    h = HashBytes(data, bytes, h);
+  };
+  auto buf = [&add](const AlignedBuffer& b) { add(b.data(), b.bytes(), -1); };
+  auto mat = [&add](const WeightMatrix& m) { add(m.view().data, m.bytes(), static_cast<int>(m.type())); };
+  mat(w.embed);
+  buf(w.final_norm);
+  mat(w.lm_head);
+  for (const LayerWeights& l : w.layers) {
+    buf(l.attn_norm), mat(l.wqkv), buf(l.bqkv), buf(l.q_norm), buf(l.k_norm), mat(l.wo), buf(l.bo);
+    buf(l.ffn_norm), mat(l.w_gate_up), mat(l.w_down);
+  }
+  return h;
+}
+
+uint64_t HashWindows(const std::vector<std::vector<int32_t>>& windows) {
+  uint64_t h = HashBytes(nullptr, 0, windows.size());
+  for (const auto& w : windows) {
+    const uint64_t n = w.size();
+    h = HashBytes(&n, sizeof(n), h);  // window boundaries matter, not just the concatenation
+    h = HashBytes(w.data(), w.size() * sizeof(int32_t), h);
+  }
+  return h;
+}
+
+std::string HexHash(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,101 @@
+#include "run/jsonl_journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace kvaudit {
+
+JsonlJournal::~JsonlJournal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string JsonlJournal::Hint(const std::string& what) {
+  return "; hint: use a new --out directory, or --restart to discard the recorded " + what + "s";
+}
+
+Status JsonlJournal::WriteLine(const std::string& line) {
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Internal(path_ + ": write failed: " + std::strerror(errno) + "; hint: check free disk space");
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd_) != 0) return Internal(path_ + ": fsync failed: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status JsonlJournal::Append(const nlohmann::json& record) { return WriteLine(record.dump() + "\n"); }
+
+Expected<std::unique_ptr<JsonlJournal>> JsonlJournal::Open(const std::string& path, const std::string& kind,
+                                                           const nlohmann::json& fingerprint, const std::string& what,
+                                                           std::vector<nlohmann::json>* records) {
+  const std::string hint = Hint(what);
+  records->clear();
+  std::string content;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      content = ss.str();
+    }
+  }
+  // A write cut short by a kill leaves a last line without its newline: it is dropped (rfind
+  // gives npos when there is no newline at all, and npos + 1 wraps to 0).
+  const size_t keep = content.empty() || content.back() == '\n' ? content.size() : content.rfind('\n') + 1;
+  const bool torn = keep != content.size();
+  content.resize(keep);
+  // Everything is checked before the file is touched: a refused run leaves it as it was.
+  const nlohmann::json header = {{kind, 1}, {"fingerprint", fingerprint}};
+  if (!content.empty()) {
+    std::istringstream lines(content);
+    std::string line;
+    std::getline(lines, line);
+    const auto h = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (h.is_discarded() || !h.is_object() || !h.contains(kind) || !h.contains("fingerprint")) {
+      return BadInput(path + ": not a " + kind + " file" + hint);
+    }
+    if (h[kind] != 1) {
+      return BadInput(path + ": written by another kvaudit version (format " + h[kind].dump() + ")" + hint);
+    }
+    const nlohmann::json& old = h["fingerprint"];
+    if (old != fingerprint) {
+      std::string diff;
+      for (auto it = fingerprint.begin(); it != fingerprint.end(); ++it) {
+        if (!old.is_object() || !old.contains(it.key()) || old[it.key()] != it.value()) {
+          diff += (diff.empty() ? "" : ", ") + it.key();
+        }
+      }
+      if (old.is_object()) {
+        for (auto it = old.begin(); it != old.end(); ++it) {
+          if (!fingerprint.contains(it.key())) diff += (diff.empty() ? "" : ", ") + it.key();
+        }
+      }
+      return BadInput(path + ": the recorded " + what + "s come from a different run (" +
+                      (diff.empty() ? "fingerprint" : diff) + " changed) and would mix with this one" + hint);
+    }
+    int line_no = 1;
+    while (std::getline(lines, line)) {
+      ++line_no;
+      auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) return BadInput(path + ":" + std::to_string(line_no) + ": damaged " + what + " record" + hint);
+      records->push_back(std::move(j));
+    }
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Internal(path + ": cannot open: " + std::strerror(errno) + "; hint: check the --out directory");
+  std::unique_ptr<JsonlJournal> journal(new JsonlJournal(fd, path));
+  if (torn && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) {
+    return Internal(path + ": cannot cut off a torn last line: " + std::strerror(errno));
+  }
+  if (content.empty()) KV_RETURN_IF_ERROR(journal->WriteLine(header.dump() + "\n"));
+  return journal;
+}
+
+}  // namespace kvaudit
