@@ -147,9 +147,9 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
     for (int j = j0; j < k1; ++j) {  // convert the tile's K and V rows once for all query rows
       const size_t o = static_cast<size_t>(j - k0);
-      if (kq) ExpandKRow(kv.fk, kv.k + j * kv.k_row, hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
-      else RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[o * hd]);
-      RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[o * hd]);
+      if (kq) ExpandKRow(kv.fk, kv.k->Row(j), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
+      else RowToF32(kv.fk, kv.k->Row(j), hd, &sc.kt[o * hd]);
+      RowToF32(kv.fv, kv.v->Row(j), hd, &sc.vt[o * hd]);
     }
     for (int r = 0; r < rows; ++r) {
       const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), j0), hi = std::min(p, k1 - 1);
@@ -190,8 +190,8 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
   for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), kn = k1 - k0;
     for (int j = k0; j < k1; ++j) {  // K/V tile f16 -> f32 (ggml_fp16_to_fp32_row), exact
-      RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[static_cast<size_t>(j - k0) * hd]);
-      RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[static_cast<size_t>(j - k0) * hd]);
+      RowToF32(kv.fk, kv.k->Row(j), hd, &sc.kt[static_cast<size_t>(j - k0) * hd]);
+      RowToF32(kv.fv, kv.v->Row(j), hd, &sc.vt[static_cast<size_t>(j - k0) * hd]);
     }
     // KQ [rows, kn] = Q [rows, hd] · K_tileᵀ (Q not rounded: the tiled path copies Q as f32). f32
     // accumulation in the canonical dot order (ops/dot.h); ggml's simd_gemm order is not emulated.
