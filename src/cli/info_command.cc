@@ -36,7 +36,7 @@ int RunInfo(const InfoFlags& flags) {
   ThreadPool pool(ResolveThreads(f.threads));
   for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv}) {
     if (spec.empty()) continue;
-    auto built = BuildCache(model, spec, flags.kv_calib, ctx, pool);
+    auto built = BuildCache(model, spec, flags.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
     if (!built) return ReportError(built.error());
     const double per_token = static_cast<double>(built->cache->bytes_per_token());
     std::printf("kv cache %s: %.1f bytes/token (%.1f per layer); %.2f MiB at %d tokens\n",

@@ -17,7 +17,7 @@ void KvFlags::Add(CLI::App& app) {
 }
 
 Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
-                                int max_positions, ThreadPool& pool) {
+                                int max_positions, ThreadPool& pool, int reserve_positions) {
   BuiltCache built;
   KV_ASSIGN_OR_RETURN(built.policy, CachePolicy::FromArgument(spec));
   const bool needs = built.policy.NeedsCalibration();
@@ -34,6 +34,7 @@ Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, con
     built.calib = std::make_unique<KvCalibration>(std::move(calib));
   }
   KV_ASSIGN_OR_RETURN(built.cache, MakeCache(model.config(), built.policy, built.calib.get(), max_positions));
+  KV_RETURN_IF_ERROR(built.cache->Reserve(reserve_positions < 0 ? max_positions : reserve_positions));
   return built;
 }
 

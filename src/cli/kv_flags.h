@@ -21,13 +21,15 @@ struct KvFlags {
 };
 
 // Parses and validates the policy, runs the calibration pass if the policy needs one, and builds
-// the cache. Errors (exit 2) name the spec or file.
+// the cache with max_positions as its hard limit, reserving storage for reserve_positions of them
+// (-1: all; the positions the command will use, KvCache::Reserve). Errors (exit 2) name the spec or
+// file, or say that the machine cannot hold the reservation.
 struct BuiltCache {
   CachePolicy policy;
   std::unique_ptr<KvCalibration> calib;
   std::unique_ptr<KvCache> cache;
 };
 Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
-                                int max_positions, ThreadPool& pool);
+                                int max_positions, ThreadPool& pool, int reserve_positions = -1);
 
 }  // namespace kvaudit::cli
