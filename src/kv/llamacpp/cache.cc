@@ -148,8 +148,11 @@ class LlamaCppCache final : public KvCache {
   uint64_t bytes_per_token() const override { return bytes_per_token_; }
   uint64_t bytes_used() const override {
     uint64_t b = 0;
-    for (int l = 0; l < n_layers_; ++l)
-      for (int g = 0; g < n_kv_; ++g) b += static_cast<uint64_t>(len_[l]) * (Head(l, g).k.row_bytes() + Head(l, g).v.row_bytes());
+    for (int l = 0; l < n_layers_; ++l) {
+      for (int g = 0; g < n_kv_; ++g) {
+        b += static_cast<uint64_t>(len_[l]) * (Head(l, g).k.row_bytes() + Head(l, g).v.row_bytes());
+      }
+    }
     return b;
   }
   uint64_t bytes_reserved() const override {
