@@ -20,13 +20,11 @@ namespace {
 
 constexpr int kHuge = 2147483647;  // max_positions of a model with an absurd context
 
-ModelConfig Tiny() {
+ModelConfig Tiny() {  // 2 layers, GQA 6 / 2 heads, head_dim 64 (what every format's blocks divide)
   ModelConfig c;
-  c.n_layers = 2;
-  c.d_model = 64;
+  c.n_layers = c.n_kv_heads = 2;
+  c.d_model = c.head_dim = 64;
   c.n_heads = 6;
-  c.n_kv_heads = 2;
-  c.head_dim = 64;
   return c;
 }
 

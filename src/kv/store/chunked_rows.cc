@@ -1,6 +1,7 @@
 #include "kv/store/chunked_rows.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -33,8 +34,9 @@ ChunkedRows::~ChunkedRows() { Release(); }
 
 ChunkedRows::ChunkedRows(ChunkedRows&& o) noexcept
     : row_bytes_(o.row_bytes_), chunk_bytes_(o.chunk_bytes_), rows_per_chunk_(o.rows_per_chunk_), shift_(o.shift_),
-      chunks_(std::move(o.chunks_)) {
+      chunks_(std::move(o.chunks_)), slabs_(std::move(o.slabs_)) {
   o.chunks_.clear();
+  o.slabs_.clear();
 }
 
 ChunkedRows& ChunkedRows::operator=(ChunkedRows&& o) noexcept {
@@ -45,7 +47,9 @@ ChunkedRows& ChunkedRows::operator=(ChunkedRows&& o) noexcept {
     rows_per_chunk_ = o.rows_per_chunk_;
     shift_ = o.shift_;
     chunks_ = std::move(o.chunks_);
+    slabs_ = std::move(o.slabs_);
     o.chunks_.clear();
+    o.slabs_.clear();
   }
   return *this;
 }
@@ -55,31 +59,34 @@ bool ChunkedRows::Reserve(int64_t n_rows) {
   if (chunk_bytes_ == 0) return true;
   const uint64_t need = (static_cast<uint64_t>(n_rows) + rows_per_chunk_ - 1) >> shift_;
   if (need <= chunks_.size()) return true;
-  // The pointer table is the one allocation made with new: bad_alloc there is caught here, so
+  const uint64_t add = need - chunks_.size();
+  if (add > UINT64_MAX / chunk_bytes_) return false;
+  // The pointer tables are the allocations made with new: bad_alloc there is caught here, so
   // every allocation failure of a store comes back as `false` (no exception leaves the store).
   try {
     chunks_.reserve(need);
+    slabs_.reserve(slabs_.size() + 1);
   } catch (const std::bad_alloc&) {
     return false;
   }
-  while (chunks_.size() < need) {
-    auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, chunk_bytes_));
-    if (p == nullptr) return false;
+  auto* slab = static_cast<uint8_t*>(std::aligned_alloc(64, add * chunk_bytes_));
+  if (slab == nullptr) return false;
 #if defined(__SANITIZE_ADDRESS__)
-    // Sanitizer builds fill fresh chunks with 0xFF bytes (NaN as f32, f16 and bf16): a kernel that
-    // read a row never written would change results and fail the equivalence tests, where zeros
-    // (what the old zero-filled buffers held) could hide it.
-    std::memset(p, 0xFF, chunk_bytes_);
+  // Sanitizer builds fill fresh chunks with 0xFF bytes (NaN as f32, f16 and bf16): a kernel that
+  // read a row never written would change results and fail the equivalence tests, where zeros
+  // (what the old zero-filled buffers held) could hide it.
+  std::memset(slab, 0xFF, add * chunk_bytes_);
 #endif
-    chunks_.emplace_back(p);
-    g_bytes_held.fetch_add(chunk_bytes_, std::memory_order_relaxed);
-  }
+  slabs_.emplace_back(slab);
+  for (uint64_t i = 0; i < add; ++i) chunks_.push_back(slab + i * chunk_bytes_);
+  g_bytes_held.fetch_add(add * chunk_bytes_, std::memory_order_relaxed);
   return true;
 }
 
 void ChunkedRows::Release() {
   g_bytes_held.fetch_sub(bytes_reserved(), std::memory_order_relaxed);
   chunks_.clear();
+  slabs_.clear();
 }
 
 uint64_t ChunkedRows::BytesFor(int64_t n_rows) const {
