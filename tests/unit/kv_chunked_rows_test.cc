@@ -60,6 +60,16 @@ TEST(ChunkedRows, ReservationRoundsUpToWholeChunks) {
   EXPECT_EQ(rows.bytes_reserved(), 0u);
 }
 
+// The chunks one Reserve adds are one allocation: a reserved run's rows are contiguous across chunk
+// boundaries (the kernels' prefetch reads ahead into the next chunk); growth past it is not.
+TEST(ChunkedRows, OneReservationIsContiguous) {
+  ChunkedRows rows(128);  // 128 × 256 = 32 KiB chunks: no padding between them
+  ASSERT_TRUE(rows.Reserve(3 * kCacheChunk));
+  EXPECT_EQ(rows.Row(3 * kCacheChunk - 1), rows.Row(0) + 128 * (3 * kCacheChunk - 1));
+  rows.Grow(3 * kCacheChunk + 1);
+  EXPECT_EQ(rows.bytes_reserved(), 4u * 128 * kCacheChunk);
+}
+
 TEST(ChunkedRows, OtherChunkSizesAndEmptyRows) {
   ChunkedRows groups(64 * 8, 4);  // KIVI keys: 4 groups per chunk
   ASSERT_TRUE(groups.Reserve(5));
