@@ -42,12 +42,13 @@ class KiviStore final : public TensorStore {
     KV_CHECK_MSG(R_ >= G_ && R_ % G_ == 0, "KIVI: recent must be a positive multiple of group");
     KV_CHECK(max_pos_ > 0);
     // Rows of codes_ / sm_: one key group (chunks of KeyGroupsPerChunk groups) or one value token.
+    const uint64_t pair = 2 * sizeof(uint16_t);  // f16 scale, min
     if (is_key_) {
-      codes_ = ChunkedRows(static_cast<uint64_t>(hd_) * cb_, KeyGroupsPerChunk(G_));   // [n_groups][hd][cb]
-      sm_ = ChunkedRows(static_cast<uint64_t>(hd_) * 2 * sizeof(uint16_t), KeyGroupsPerChunk(G_));  // [n_groups][hd][scale, min]
+      codes_ = ChunkedRows(static_cast<uint64_t>(hd_) * cb_, KeyGroupsPerChunk(G_));  // [n_groups][hd][cb]
+      sm_ = ChunkedRows(hd_ * pair, KeyGroupsPerChunk(G_));                           // [n_groups][hd][2]
     } else {
-      codes_ = ChunkedRows(VRowBytes());                                                 // [positions][hd/G][cb]
-      sm_ = ChunkedRows(static_cast<uint64_t>(hd_ / G_) * 2 * sizeof(uint16_t));         // [positions][hd/G][scale, min]
+      codes_ = ChunkedRows(VRowBytes());                                               // [positions][hd/G][cb]
+      sm_ = ChunkedRows((hd_ / G_) * pair);                                            // [positions][hd/G][2]
     }
     // Rows some query may still read in f32: at most R_ − 1 older rows + one Append's rows.
     cap_ = 1;
@@ -89,8 +90,9 @@ class KiviStore final : public TensorStore {
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
         for (int c = 0; c < hd_; ++c) {
           const float s = KeySm(j, c, 0), m = KeySm(j, c, 1);
+          const uint8_t* codes = KeyCodes(j, c);
           for (int t = lo; t < hi; ++t) {
-            out[static_cast<int64_t>(t - t0) * hd_ + c] = static_cast<float>(AsymCode(KeyCodes(j, c), t - j * G_, bits_)) * s + m;
+            out[static_cast<int64_t>(t - t0) * hd_ + c] = static_cast<float>(AsymCode(codes, t - j * G_, bits_)) * s + m;
           }
         }
       }
@@ -144,8 +146,9 @@ class KiviStore final : public TensorStore {
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
         for (int c = 0; c < hd_; ++c) {
           const float s = KeySm(j, c, 0), m = KeySm(j, c, 1);
+          const uint8_t* codes = KeyCodes(j, c);
           for (int t = lo; t < hi; ++t) {
-            const float x = std::fma(static_cast<float>(AsymCode(KeyCodes(j, c), t - j * G_, bits_)), s, m);
+            const float x = std::fma(static_cast<float>(AsymCode(codes, t - j * G_, bits_)), s, m);
             for (int i = 0; i < n_w; ++i) {
               float& a = acc[i * acc_stride + c];
               a = std::fma(x, w[i * w_stride + t - t0], a);

@@ -16,7 +16,7 @@ std::string Needs(int n_positions, uint64_t total, const std::string& what) {
          FormatBytes(per_token) + " per token)";
 }
 
-const char kHint[] = "; hint: lower --ctx (generate: --max-tokens) or use a quantized --kv";
+const char kHint[] = "; hint: lower --ctx (or the tokens to generate) or use a quantized --kv";
 
 }  // namespace
 
