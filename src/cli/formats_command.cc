@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "kv/formats/format_table.h"
+#include "kv/policy/cache_policy.h"
 
 namespace kvaudit::cli {
 
@@ -18,8 +19,7 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
       std::printf("%-10s %9s %9s  %-78s %s\n", "format", "bits@64", "bits@128", "layout", "deployed by");
     }
     for (const FormatRow& r : FormatTable()) {
-      defaults.k = r.id;
-      const double b64 = BitsPerElement(r.id, defaults, 64), b128 = BitsPerElement(r.id, defaults, 128);
+      const double b64 = defaults.BitsPerElement(r.id, 64), b128 = defaults.BitsPerElement(r.id, 128);
       if (*json) {
         std::printf("{\"format\":\"%s\",\"bits_per_element_hd64\":%.4f,\"bits_per_element_hd128\":%.4f}\n",
                     std::string(KvFormatName(r.id)).c_str(), b64, b128);
@@ -32,7 +32,7 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
       HeadPolicy dyn;
       dyn.scale = Fp8ScaleMode::kDynamic;
       std::printf("\nfp8 scale=dynamic: %.3f bits/element (f32 scale per 32 elements)\n",
-                  BitsPerElement(KvFormat::kFp8E4M3, dyn, 128));
+                  dyn.BitsPerElement(KvFormat::kFp8E4M3, 128));
       std::printf("int8/int4 use group=64 by default (HF QuantizedCache); kivi2/kivi4 group=32, recent=128.\n"
                   "Bits exclude full-precision protections (sink=, recent=, outliers=), which `info --kv` counts.\n");
     }
