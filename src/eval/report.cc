@@ -68,7 +68,8 @@ std::string CiText(const FidelitySummary& s) {
 
 json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
   const AggregateOptions& a = info.aggregate;
-  json j = {{"schema_version", kEvalSchemaVersion}, {"model", info.model}, {"ctx", info.ctx}, {"score_from", info.score_from}};
+  json j = {{"schema_version", kEvalSchemaVersion}, {"model", info.model}, {"ctx", info.ctx},
+            {"score_from", info.score_from}};
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
   j["baseline"] = {{"spec", info.baseline_spec}, {"bytes_per_token", info.baseline_bytes_per_token},
                    {"ppl", any ? Num(any->ppl_base) : json(nullptr)},
@@ -191,8 +192,9 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
     out += line;
   }
   std::snprintf(line, sizeof(line),
-                "(safe up to: the longest measured context L such that every context bucket up to L, from the first,\n"
-                " has mean KLD <= %g; a later bucket back under it does not count; none: the first bucket exceeds it)\n",
+                "(safe up to: the longest measured context L such that every context bucket up to L, from the\n"
+                " first, has mean KLD <= %g; a later bucket back under it does not count; none: the first\n"
+                " bucket already exceeds it)\n",
                 a.kld_threshold);
   out += line;
   return out;

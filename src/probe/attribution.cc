@@ -42,7 +42,8 @@ std::string DescribeAttribution(const ProbeAttribution& a, double alpha) {
   if (a.cache_induced + a.recovered == 0) return "0 cache-induced failures, 0 recoveries: no difference";
   char buf[256];
   std::snprintf(buf, sizeof(buf),
-                "%lld cache-induced failure%s, %lld recover%s: %s (exact McNemar p = %.3g, Holm-adjusted p = %.3g %s %.2g)",
+                "%lld cache-induced failure%s, %lld recover%s: %s "
+                "(exact McNemar p = %.3g, Holm-adjusted p = %.3g %s %.2g)",
                 static_cast<long long>(a.cache_induced), a.cache_induced == 1 ? "" : "s",
                 static_cast<long long>(a.recovered), a.recovered == 1 ? "y" : "ies",
                 VerdictWords(a), a.mcnemar_p, a.mcnemar_p_holm,

@@ -95,7 +95,8 @@ std::string LengthTable(const std::vector<ProbeRow>& cells) {
   }
   out += "  (cache = cache-induced failures: baseline passes, configuration fails; recov = the reverse;\n"
          "   model = both fail, a model limit; p = exact McNemar on cache vs recov, depths pooled;\n"
-         "   adj p = Holm over the rows of one configuration with >= 2 discordant pairs; the verdict is adj p < 0.05)\n";
+         "   adj p = Holm over this table's rows of one configuration with >= 2 discordant pairs;\n"
+         "   the verdict follows adj p < 0.05)\n";
   return out;
 }
 

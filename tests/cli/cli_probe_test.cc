@@ -65,7 +65,9 @@ TEST(ProbeCliTest, IdenticalConfigurationAttributesNothingToTheCache) {
                             "mcnemar_p_holm", "significant"}) {
       ASSERT_TRUE(p.contains(key)) << key;
     }
-    if (p["config"] == "k=f32,v=f32") EXPECT_EQ(p["mcnemar_p_holm"], 1.0);
+    if (p["config"] == "k=f32,v=f32") {
+      EXPECT_EQ(p["mcnemar_p_holm"], 1.0);
+    }
   }
   // Variance and drift: the identical cache reproduces every sample and the greedy path exactly
   // (batch-invariant engine: KL along the path is exactly 0).

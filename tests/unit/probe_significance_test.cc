@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "probe/attribution_table.h"
@@ -107,11 +108,9 @@ TEST(HolmTest, CorrectionTurnsARawlySignificantCellNotSignificant) {
 TEST(PooledTest, EqualsMcNemarOnSummedCounts) {
   const std::vector<ProbeAttribution> cells = {Cell(2, 1, 3, 1), Cell(0, 0, 4, 0), Cell(5, 0, 0, 2), Cell(1, 3, 1, 1)};
   const ProbeAttribution pooled = PoolAttributions(cells);
-  EXPECT_EQ(pooled.cache_induced, 8);
-  EXPECT_EQ(pooled.recovered, 4);
-  EXPECT_EQ(pooled.both_pass, 8);
-  EXPECT_EQ(pooled.both_fail, 4);
-  EXPECT_EQ(pooled.n, 24);
+  // (n, both pass, cache-induced, recovered, both fail): the four counts summed cell by cell.
+  EXPECT_EQ(std::make_tuple(pooled.n, pooled.both_pass, pooled.cache_induced, pooled.recovered, pooled.both_fail),
+            std::make_tuple(int64_t{24}, int64_t{8}, int64_t{8}, int64_t{4}, int64_t{4}));
   EXPECT_DOUBLE_EQ(pooled.baseline_pass_rate, 16.0 / 24.0);
   EXPECT_DOUBLE_EQ(pooled.config_pass_rate, 12.0 / 24.0);
   EXPECT_EQ(pooled.mcnemar_p, McNemarExactP(8, 4));
