@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "probe/attribution.h"
+#include "probe/attribution_table.h"
 
 namespace kvaudit {
+
+// results.json's schema_version; changes: docs/probes.md "results.json".
+inline constexpr int kProbeSchemaVersion = 2;
 
 // One checked instance (needle, exact, constraint, custom) under one cache.
 struct ProbeRun {
@@ -63,12 +66,8 @@ struct ProbeRunInfo {
   std::string chat_format;                 // "none", "chatml", ...
 };
 
-// One attribution row per family × variant × configuration × length (× depth for needles).
-struct ProbeRow {
-  std::string family, variant, config;
-  int length = 0, depth = -1;
-  ProbeAttribution a;
-};
+// One attribution row per family × variant × configuration × length (× depth for needles), its
+// verdict Holm-corrected over the rows of its configuration.
 std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, const std::vector<std::string>& specs);
 
 nlohmann::json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,

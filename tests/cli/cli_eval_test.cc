@@ -29,7 +29,7 @@ TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
   EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no progress bar into a pipe
   const nlohmann::json j = Results(out);
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["ctx"], 256);
   EXPECT_EQ(j["score_from"], 0);
   EXPECT_TRUE(j["model"].is_string());
@@ -54,7 +54,9 @@ TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
       EXPECT_TRUE(b.contains(key)) << key;
     }
   }
-  EXPECT_TRUE(c["safe_context"].is_null());
+  EXPECT_EQ(c["safe_up_to"], 255);  // KLD 0 everywhere: safe at every measured context (the longest is 255)
+  EXPECT_EQ(c["safe_up_to_is_all_measured"], true);
+  EXPECT_FALSE(c.contains("safe_context"));
   // Attention diagnosis: one row per (layer, KV head) with the stable keys; an identical
   // configuration reads exactly what the baseline reads.
   ASSERT_EQ(c["attention"].size(), 16u);

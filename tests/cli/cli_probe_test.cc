@@ -33,16 +33,18 @@ TEST(ProbeCliTest, IdenticalConfigurationAttributesNothingToTheCache) {
   EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no progress bar into a pipe
   const nlohmann::json j = Results(out);
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   // needle/code at 2 depths, exact/identifiers at 2 depths (pooled: depth is a key for needles
   // only), constraint/prefix: (2 + 1 + 1) rows per configuration.
   ASSERT_EQ(j["probes"].size(), 8u);
   int f32_rows = 0;
   for (const auto& row : j["probes"]) {
     for (const char* key : {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass",
-                            "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p"}) {
+                            "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p",
+                            "mcnemar_p_holm", "significant"}) {
       ASSERT_TRUE(row.contains(key)) << key;
     }
+    EXPECT_GE(row["mcnemar_p_holm"].get<double>(), row["mcnemar_p"].get<double>());
     EXPECT_EQ(row["length"], 256);
     EXPECT_EQ(row["depth"].is_null(), row["family"] != "needle");
     EXPECT_EQ(row["n"].get<int>(), row["both_pass"].get<int>() + row["cache_induced"].get<int>() +
@@ -56,6 +58,17 @@ TEST(ProbeCliTest, IdenticalConfigurationAttributesNothingToTheCache) {
     }
   }
   EXPECT_EQ(f32_rows, 4);
+  // One pooled test per configuration × family (needle, exact, constraint).
+  ASSERT_EQ(j["pooled"].size(), 6u);
+  for (const auto& p : j["pooled"]) {
+    for (const char* key : {"config", "family", "cells", "n", "cache_induced", "recovered", "mcnemar_p",
+                            "mcnemar_p_holm", "significant"}) {
+      ASSERT_TRUE(p.contains(key)) << key;
+    }
+    if (p["config"] == "k=f32,v=f32") {
+      EXPECT_EQ(p["mcnemar_p_holm"], 1.0);
+    }
+  }
   // Variance and drift: the identical cache reproduces every sample and the greedy path exactly
   // (batch-invariant engine: KL along the path is exactly 0).
   ASSERT_EQ(j["variance"].size(), 2u);
