@@ -15,9 +15,11 @@ constexpr const char* kKvCalibHelp = "calibration text (file, folder or JSONL) f
 
 // A bundled default, used only by its relative name and only when it is there.
 Expected<std::string> Bundled(const char* flag, const char* what, const char* path, const char* hint) {
-  if (!fs::exists(path)) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    const fs::path cwd = fs::current_path(ec);
     return BadInput(std::string(flag) + " not given and " + what + " " + path + " is not in the current directory " +
-                    fs::current_path().string() + "; hint: " + hint);
+                    cwd.string() + "; hint: " + hint);
   }
   std::fprintf(stderr, "kvaudit: %s not given: using %s %s\n", flag, what, path);
   return std::string(path);
