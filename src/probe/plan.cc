@@ -239,6 +239,8 @@ Expected<int> MaxPositions(const ProbePlan& p, int max_ctx) {
 
 Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   const RunClock clock;
+  // "--family needle," or "--variant ''": empty items name nothing.
+  for (std::vector<std::string>* list : {&o.families, &o.variants}) std::erase(*list, std::string());
   KV_RETURN_IF_ERROR(CheckOptions(o));
   KV_ASSIGN_OR_RETURN(const std::set<std::string> fam, SelectFamilies(o));
   KV_ASSIGN_OR_RETURN(const auto variants, SelectVariants(o, fam));
