@@ -60,7 +60,8 @@ struct ProbeRunInfo {
   std::string model, baseline_spec, data;
   std::vector<std::string> specs;          // [n_configs] canonical
   std::vector<uint64_t> bytes_per_token;   // [n_configs]
-  uint64_t seed = 0;
+  uint64_t probe_seed = 0;                 // the generated prompts (--probe-seed)
+  uint64_t sampling_seed = 1;              // the variance samples (--seed)
   int instances = 0, resumed = 0, threads = 0;
   double wall_s = 0, peak_rss_mb = 0;
   std::string chat_format;                 // "none", "chatml", ...

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::RunCli;
 
-const std::string kModel = "--model " + testing::BundledModelDir().string() + " --threads 2 ";
+const std::string kModel = "--model " + testing::BundledModelDir().string() + " --data " +
+                           (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " --threads 2 ";
 
 nlohmann::json Results(const fs::path& dir) {
   return nlohmann::json::parse(ReadFile((dir / "results.json").string()), nullptr, false);
@@ -144,13 +145,29 @@ TEST(EvalCliTest, FormatsOrderByBitsAtTheLogitsAndInEveryLayer) {
   fs::remove_all(out);
 }
 
+// --json prints results.json on stdout (and nothing else there); the footer goes to stderr.
+TEST(EvalCliTest, JsonPrintsTheResultsDocument) {
+  const fs::path out = testing::MakeTempDir("eval-json");
+  const auto r = RunCli("eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 128 --windows 1 --attn-samples 0 --bootstrap-seed 3 --json --out " +
+                        out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j, Results(out));
+  EXPECT_EQ(j["settings"]["bootstrap_seed"], 3);
+  EXPECT_NE(r.err.find("windows resumed"), std::string::npos) << r.err;
+  fs::remove_all(out);
+}
+
 TEST(EvalCliTest, BadFlagsExitTwoWithHint) {
   const fs::path out = testing::MakeTempDir("eval-bad");
   const std::string base = "eval " + kModel + "--ctx 256 --windows 1 --out " + out.string() + " ";
   for (const std::string& flags : {std::string("--kv k=q4_0,v=q4_0 --score-from 255"),
                                    std::string("--kv k=q4_0,v=q4_0 --buckets 64,16"),
                                    std::string("--kv k=q4_0,v=q4_0 --kv k=q4_0,v=q4_0"),
-                                   std::string("--kv k=q9_9"), std::string("")}) {
+                                   std::string("--kv k=q9_9"), std::string(""),
+                                   std::string("--kv k=q4_0,v=q4_0 --seed 3"),  // eval's seed is --bootstrap-seed
+                                   std::string("--kv k=q4_0,v=q4_0 --kv-calib /nonexistent/calib.txt")}) {
     const auto r = RunCli(base + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find("hint"), std::string::npos) << flags << ": " << r.err;
