@@ -83,10 +83,11 @@ TEST(CliCacheMemoryTest, ShortRunsOnAHugeContextModelAllocateForWhatTheyUse) {
 TEST(CliCacheMemoryTest, ShortGenerateHoldsOneChunkOfCache) {
   // Bundled model, context 4096: f32 8 KiB/token, so 2 MiB for one chunk of 256 positions (32 MiB
   // for the whole context); q4_0 1152 B/token, 0.28 MiB.
-  const auto f32 = RunCli("generate --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --threads 2");
+  const std::string model = " --model " + testing::BundledModelDir().string();
+  const auto f32 = RunCli("generate" + model + " --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --threads 2");
   ASSERT_EQ(f32.exit_code, 0) << f32.err;
   EXPECT_DOUBLE_EQ(HeldMib(f32.err), 2.0) << f32.err;
-  const auto q4 = RunCli("generate --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --kv k=q4_0,v=q4_0");
+  const auto q4 = RunCli("generate" + model + " --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --kv k=q4_0,v=q4_0");
   ASSERT_EQ(q4.exit_code, 0) << q4.err;
   EXPECT_DOUBLE_EQ(HeldMib(q4.err), 0.28) << q4.err;
 }
