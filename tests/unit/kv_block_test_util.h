@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "kv/formats/row_codec.h"
+#include "support/random_rows.h"
 
 namespace kvaudit::block_test {
 
@@ -31,19 +31,9 @@ inline std::string ToHex(const uint8_t* p, size_t n) {
   return s;
 }
 
-// Standard normal samples from std::mt19937 via Box–Muller (std::normal_distribution is
-// implementation-defined, so its numbers would differ between standard libraries).
+// [n] normal samples of standard deviation sigma.
 inline std::vector<float> Gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; i += 2) {
-    const double u1 = (static_cast<double>(rng()) + 1.0) / 4294967296.0;  // (0, 1]
-    const double u2 = static_cast<double>(rng()) / 4294967296.0;
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    v[i] = static_cast<float>(sigma * r * std::cos(6.283185307179586 * u2));
-    if (i + 1 < n) v[i + 1] = static_cast<float>(sigma * r * std::sin(6.283185307179586 * u2));
-  }
-  return v;
+  return testing::NormalRows(1, static_cast<int64_t>(n), seed, sigma);
 }
 
 // [rows, dim] Gaussian rows where channels 7, 50 and 99 (mod dim) are 50x larger: the outlier

@@ -1,49 +1,22 @@
-// Shared checks for the KV row-codec tests (tests/unit/kv_format_*_test.cc): seeded Gaussian rows,
-// round-trip error, SIMD-vs-scalar agreement and fused dot/axpy against dequantize-then-compute.
+// Shared checks for the KV row-codec tests (tests/unit/kv_format_*_test.cc): seeded Gaussian rows
+// (tests/support/random_rows.h), round-trip error, SIMD-vs-scalar agreement and fused dot/axpy
+// against dequantize-then-compute.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
-#include <numbers>
-#include <random>
 #include <vector>
 
 #include "kv/formats/row_codec.h"
+#include "support/random_rows.h"
 
 namespace kvaudit::codec_checks {
 
-// Standard normals from mt19937_64 by Box–Muller: std::normal_distribution's algorithm is
-// implementation-defined, so measured error bands would move between standard libraries.
-class Gaussian {
- public:
-  explicit Gaussian(uint64_t seed) : rng_(seed) {}
-  float Next() {
-    if (have_spare_) {
-      have_spare_ = false;
-      return spare_;
-    }
-    const double u1 = (static_cast<double>(rng_() >> 11) + 1.0) * 0x1p-53;  // (0, 1]
-    const double u2 = static_cast<double>(rng_() >> 11) * 0x1p-53;          // [0, 1)
-    const double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * std::numbers::pi * u2;
-    spare_ = static_cast<float>(r * std::sin(t));
-    have_spare_ = true;
-    return static_cast<float>(r * std::cos(t));
-  }
-
- private:
-  std::mt19937_64 rng_;
-  float spare_ = 0;
-  bool have_spare_ = false;
-};
-
 // [rows, n] standard normal values.
 inline std::vector<float> GaussianRows(int64_t rows, int64_t n, uint64_t seed) {
-  Gaussian g(seed);
-  std::vector<float> x(static_cast<size_t>(rows * n));
-  for (float& v : x) v = g.Next();
-  return x;
+  return testing::NormalRows(rows, n, seed);
 }
 
 // [rows, n] standard normal values with 4 fixed channels (the same in every row, as outlier key

@@ -7,13 +7,13 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "base/half.h"
 #include "kv/formats/asym_group_quant.h"
 #include "kv/store/kivi_kernels.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -25,27 +25,18 @@ struct Packed {
   std::vector<uint16_t> sm;
 };
 Packed RandomPacked(int64_t n_bytes, int64_t n_pairs, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
+  testing::Rng rng(seed);
   Packed p;
-  p.codes.resize(n_bytes);
-  for (uint8_t& b : p.codes) b = static_cast<uint8_t>(byte(rng));
+  p.codes = testing::RandomBytes(n_bytes, seed + 1000);
   p.sm.resize(n_pairs * 2);
   for (int64_t i = 0; i < n_pairs; ++i) {
-    p.sm[2 * i] = F32ToF16(i % 11 == 5 ? 0.0f : std::fabs(nd(rng)) * 0.3f);
-    p.sm[2 * i + 1] = F32ToF16(nd(rng));
+    p.sm[2 * i] = F32ToF16(i % 11 == 5 ? 0.0f : std::fabs(rng.Normal()) * 0.3f);
+    p.sm[2 * i + 1] = F32ToF16(rng.Normal());
   }
   return p;
 }
 
-std::vector<float> Gaussian(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = nd(rng);
-  return v;
-}
+std::vector<float> Gaussian(size_t n, uint32_t seed) { return testing::NormalRows(1, static_cast<int64_t>(n), seed); }
 
 void ExpectBitwise(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "base/half.h"
+#include "support/random_rows.h"
 #include "unit/ops_test_inputs.h"
 #include "ops/activation.h"
 #include "ops/dot.h"
@@ -48,11 +48,10 @@ TEST(OpsBatchInvariance, MatMulRowsEqualSeparateSingleRowCalls) {
 }
 
 TEST(OpsBatchInvariance, ReductionTreesAgree) {
-  std::mt19937 rng(3);
-  std::normal_distribution<float> d(0.0f, 1e3f);
+  testing::Rng rng(3);
   for (int rep = 0; rep < 100; ++rep) {
     float a[16][16];
-    for (auto& row : a) for (float& v : row) v = d(rng);
+    for (auto& row : a) for (float& v : row) v = rng.Normal(1e3f);
 #if defined(__AVX512F__)
     __m512 vs[16];
     for (int j = 0; j < 16; ++j) vs[j] = _mm512_loadu_ps(a[j]);

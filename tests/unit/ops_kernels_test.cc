@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "base/half.h"
@@ -11,16 +10,13 @@
 #include "ops/matmul.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
 
 std::vector<float> Random(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+  return testing::NormalRows(1, static_cast<int64_t>(n), seed, scale);
 }
 
 TEST(OpsMatmul, GemvMatchesReferenceForOddShapes) {
