@@ -4,7 +4,7 @@ JOBS ?= 2
 BIN := build/release/kvaudit
 MODEL := models/kvq-code-16m
 
-.PHONY: setup build test test-avx2 demo asan fuzz clean
+.PHONY: setup build test test-avx2 demo asan fuzz fuzz-smoke clean
 
 setup:
 	bash scripts/setup.sh
@@ -39,7 +39,10 @@ asan: setup
 
 fuzz: setup
 	cmake --preset fuzz >/dev/null
-	cmake --build --preset fuzz -j $(JOBS)
+	cmake --build --preset fuzz -j $(JOBS) --target kvaudit_fuzz
+
+fuzz-smoke: fuzz
+	bash scripts/fuzz_smoke.sh build/fuzz
 
 clean:
 	rm -rf build
