@@ -26,7 +26,7 @@ test-avx2: setup
 demo: build
 	$(BIN) info --model $(MODEL)
 	$(BIN) generate --model $(MODEL) --prompt "def fibonacci(n):" --max-tokens 64 --temp 0
-	$(BIN) score --model $(MODEL) --text-file data/eval-docs.jsonl --ctx 1024
+	$(BIN) score --model $(MODEL) --data data/eval-docs.jsonl --ctx 1024
 	$(BIN) formats
 	$(BIN) eval --model $(MODEL) --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --ctx 1024 --windows 4 --out build/demo-eval --restart
 	$(BIN) probe --model $(MODEL) --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --family needle,drift --variant code \

@@ -1,17 +1,10 @@
 #include "cli/common.h"
 
-#include <sys/resource.h>
-
-#include <filesystem>
-#include <fstream>
-
-#include <CLI/CLI.hpp>
-
 #include <charconv>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 namespace kvaudit::cli {
 
@@ -57,37 +50,15 @@ Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t voca
   return ids;
 }
 
-int ResolveThreads(int requested) {
-  if (requested > 0) return requested;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
-
-void ModelFlags::Add(CLI::App& app) {
-  app.add_option("--model", model, "Hugging Face model directory or .gguf file")->capture_default_str();
-  app.add_option("--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
-}
-
-std::string DefaultDataPath() {
-  return (std::filesystem::path(KVAUDIT_DEFAULT_MODEL) / ".." / ".." / "data" / "eval-docs.jsonl").lexically_normal().string();
-}
-
-double PeakRssMb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: KiB
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(out << text) || !out.flush()) return Internal(tmp + ": write failed; hint: check free disk space");
+int PrintResults(const std::string& table, const nlohmann::json& results, const std::string& footer, bool json) {
+  if (json) {
+    std::fputs((results.dump(2) + "\n").c_str(), stdout);
+    std::fprintf(stderr, "kvaudit: %s", footer.c_str());
+  } else {
+    std::fputs(table.c_str(), stdout);
+    std::fputs(footer.c_str(), stdout);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Internal(path + ": cannot replace: " + ec.message());
-  return Status::Ok();
+  return 0;
 }
 
 }  // namespace kvaudit::cli

@@ -1,15 +1,13 @@
-// Shared pieces of the subcommand mains: loading inputs and reporting errors as one line.
+// Shared pieces of the subcommand mains: reading inputs, reporting errors as one line, printing a
+// job's results.
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
-#include "model/model.h"
-
-namespace CLI { class App; }
 
 namespace kvaudit::cli {
 
@@ -20,22 +18,8 @@ Expected<std::string> ReadTextFile(const std::string& path);  // an empty file i
 // Whitespace-separated token ids; each must be an integer in [0, vocab).
 Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t vocab);
 
-// The bundled eval documents (default data of eval and probe): <repo>/data/eval-docs.jsonl, beside
-// the bundled model's folder.
-std::string DefaultDataPath();
-// Peak resident set size of this process in MB (getrusage ru_maxrss).
-double PeakRssMb();
-// Writes `text` to path.tmp, then renames it over path: readers never see half a file.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
-
-// Worker threads: 0 means all hardware threads.
-int ResolveThreads(int requested);
-
-// The flags every model-running subcommand shares, declared once (house style: same flag, same meaning).
-struct ModelFlags {
-  std::string model = KVAUDIT_DEFAULT_MODEL;  // the bundled model in the source tree
-  int threads = 0;
-  void Add(CLI::App& app);
-};
+// The end of a job that wrote results.json: the table then the footer line on stdout, or with
+// --json the results document on stdout and the footer on stderr. Returns 0.
+int PrintResults(const std::string& table, const nlohmann::json& results, const std::string& footer, bool json);
 
 }  // namespace kvaudit::cli

@@ -3,36 +3,42 @@
 
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "kv/formats/format_table.h"
+#include "kv/policy/cache_policy.h"
 
 namespace kvaudit::cli {
 
 CommandRunner AddFormatsCommand(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  app.add_flag("--json", *json, "print the table as JSON lines");
+  AddJsonFlag(app, *json);
   return [json] {
     HeadPolicy defaults;  // format defaults: int group 64, KIVI group 32, fp8 per-layer scale
+    nlohmann::json rows = nlohmann::json::array();
     if (!*json) {
       std::printf("%-10s %9s %9s  %-78s %s\n", "format", "bits@64", "bits@128", "layout", "deployed by");
     }
     for (const FormatRow& r : FormatTable()) {
-      defaults.k = r.id;
-      const double b64 = BitsPerElement(r.id, defaults, 64), b128 = BitsPerElement(r.id, defaults, 128);
+      const double b64 = defaults.BitsPerElement(r.id, 64), b128 = defaults.BitsPerElement(r.id, 128);
       if (*json) {
-        std::printf("{\"format\":\"%s\",\"bits_per_element_hd64\":%.4f,\"bits_per_element_hd128\":%.4f}\n",
-                    std::string(KvFormatName(r.id)).c_str(), b64, b128);
+        rows.push_back({{"format", std::string(KvFormatName(r.id))}, {"bits_per_element_hd64", b64},
+                        {"bits_per_element_hd128", b128}, {"layout", std::string(r.layout)},
+                        {"deployed_by", std::string(r.deployed_by)}});
       } else {
         std::printf("%-10s %9.3f %9.3f  %-78s %s\n", std::string(KvFormatName(r.id)).c_str(), b64, b128,
                     std::string(r.layout).c_str(), std::string(r.deployed_by).c_str());
       }
     }
-    if (!*json) {
+    if (*json) {
+      std::printf("%s\n", nlohmann::json{{"formats", rows}}.dump(2).c_str());
+    } else {
       HeadPolicy dyn;
       dyn.scale = Fp8ScaleMode::kDynamic;
       std::printf("\nfp8 scale=dynamic: %.3f bits/element (f32 scale per 32 elements)\n",
-                  BitsPerElement(KvFormat::kFp8E4M3, dyn, 128));
+                  dyn.BitsPerElement(KvFormat::kFp8E4M3, 128));
       std::printf("int8/int4 use group=64 by default (HF QuantizedCache); kivi2/kivi4 group=32, recent=128.\n"
                   "Bits exclude full-precision protections (sink=, recent=, outliers=), which `info --kv` counts.\n");
     }

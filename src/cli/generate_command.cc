@@ -7,9 +7,11 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "run/sampling.h"
-#include "cli/kv_flags.h"
+#include "cli/flags.h"
 #include "model/forward.h"
+#include "run/engine.h"
+#include "run/kv_configs.h"
+#include "run/sampling.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::cli {
@@ -26,12 +28,14 @@ struct GenerateFlags {
 };
 
 int RunGenerate(const GenerateFlags& f) {
-  auto loaded = Model::Load(f.model.model);
+  auto model_path = f.model.Resolve();
+  if (!model_path) return ReportError(model_path.error());
+  auto loaded = Model::Load(*model_path);
   if (!loaded) return ReportError(loaded.error());
   const Model& model = **loaded;
   const ModelConfig& cfg = model.config();
   const Tokenizer* tok = model.tokenizer();
-  if (!tok) return ReportError(BadInput(f.model.model + ": model has no tokenizer; hint: generate needs text in and out"));
+  if (!tok) return ReportError(BadInput(*model_path + ": model has no tokenizer; hint: generate needs text in and out"));
   std::string prompt = f.prompt;
   if (!f.prompt_file.empty()) {
     auto text = ReadTextFile(f.prompt_file);
@@ -40,7 +44,9 @@ int RunGenerate(const GenerateFlags& f) {
   }
   std::vector<int32_t> ids = tok->Encode(prompt, tok->add_bos_default());
   if (ids.empty()) return ReportError(BadInput("the prompt is empty; hint: pass --prompt TEXT"));
-  const int ctx = f.ctx > 0 ? f.ctx : cfg.max_ctx;
+  auto resolved_ctx = ResolveContext(f.ctx, cfg, cfg.max_ctx, 1);
+  if (!resolved_ctx) return ReportError(resolved_ctx.error());
+  const int ctx = *resolved_ctx;
   if (static_cast<int>(ids.size()) >= ctx) {
     return ReportError(BadInput("prompt has " + std::to_string(ids.size()) + " tokens, not below the context " +
                                 std::to_string(ctx) + "; hint: shorten the prompt or raise --ctx"));
@@ -90,18 +96,18 @@ int RunGenerate(const GenerateFlags& f) {
 CommandRunner AddGenerateCommand(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   f->model.Add(app);
-  f->kv.Add(app);
+  f->kv.Add(app, "the cache generation runs with");
   auto* prompt = app.add_option("--prompt", f->prompt, "prompt text");
   auto* file = app.add_option("--prompt-file", f->prompt_file, "read the prompt from a file");
   prompt->excludes(file);
   file->excludes(prompt);
   app.add_option("--max-tokens", f->max_tokens, "tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--ctx", f->ctx, "context length (default: the model's)");
-  app.add_option("--temp", f->sampling.temperature, "temperature; 0 = greedy")->capture_default_str()->check(CLI::NonNegativeNumber);
+  AddCtxFlag(app, f->ctx, "prompt and continuation together (default: the model's context)");
+  AddTempFlag(app, f->sampling.temperature, "the continuation");
   app.add_option("--top-k", f->sampling.top_k, "keep the k most likely tokens (0 = off)")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--top-p", f->sampling.top_p, "nucleus sampling mass (1 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--min-p", f->sampling.min_p, "drop tokens below min-p x top probability (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  app.add_option("--seed", f->sampling.seed, "sampling seed")->capture_default_str();
+  AddSeedFlag(app, f->sampling.seed, "the continuation (with --temp > 0)");
   app.add_flag("--ignore-eos", f->ignore_eos, "keep generating after the end-of-sequence token");
   return [f] {
     if (f->prompt.empty() && f->prompt_file.empty()) {

@@ -3,10 +3,13 @@
 
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/kv_flags.h"
+#include "cli/flags.h"
+#include "run/engine.h"
+#include "run/kv_configs.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::cli {
@@ -14,35 +17,67 @@ namespace {
 
 struct InfoFlags {
   ModelFlags model;
-  std::string kv;
-  std::string kv_calib;
+  KvFlags kv{"", ""};  // none by default: only the f32 cache is reported
   int ctx = 0;
+  bool json = false;
 };
+
+// `info --json`: what Model::Describe prints, as data (docs/cli.md).
+nlohmann::json ModelJson(const Model& model) {
+  const ModelConfig& c = model.config();
+  const char* rope = c.rope.type == RopeType::kDefault ? "default" : c.rope.type == RopeType::kLinear ? "linear" : "llama3";
+  nlohmann::json dtypes = nlohmann::json::object();
+  for (const auto& [name, n] : model.weights().source_dtypes) dtypes[name] = n;
+  return {{"path", model.path()}, {"format", model.format()}, {"architecture", ArchName(c.arch)},
+          {"layers", c.n_layers}, {"hidden", c.d_model}, {"heads", c.n_heads}, {"kv_heads", c.n_kv_heads},
+          {"head_dim", c.head_dim}, {"ffn", c.d_ff}, {"vocab", c.vocab_size}, {"context", c.max_ctx},
+          {"rms_eps", c.rms_eps}, {"rope", {{"type", rope}, {"theta", c.rope.theta}}},
+          {"qkv_bias", c.attn_qkv_bias}, {"qk_norm", c.qk_norm}, {"tied_embeddings", c.tied_embeddings},
+          {"sliding_window", c.sliding_window}, {"parameters", model.weights().n_params},
+          {"stored_dtypes", dtypes}, {"weights_bytes", model.weights().bytes()}};
+}
+
+nlohmann::json TokenizerJson(const Tokenizer* tok) {
+  if (!tok) return nullptr;
+  return {{"vocab", tok->vocab_size()}, {"bos", tok->bos_id()}, {"eos", tok->eos_id()}, {"adds_bos", tok->add_bos_default()}};
+}
 
 int RunInfo(const InfoFlags& flags) {
   const ModelFlags& f = flags.model;
-  auto loaded = Model::Load(f.model);
+  auto model_path = f.Resolve();
+  if (!model_path) return ReportError(model_path.error());
+  auto loaded = Model::Load(*model_path);
   if (!loaded) return ReportError(loaded.error());
   const Model& model = **loaded;
   const ModelConfig& c = model.config();
-  std::printf("%s\n", model.Describe().c_str());
-  if (const Tokenizer* tok = model.tokenizer()) {
-    std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
-                tok->eos_id(), tok->add_bos_default() ? "yes" : "no");
-  } else {
-    std::printf("tokenizer: none (use --ids-file)\n");
+  auto resolved_ctx = ResolveContext(flags.ctx, c, c.max_ctx, 1);
+  if (!resolved_ctx) return ReportError(resolved_ctx.error());
+  const int ctx = *resolved_ctx;
+  nlohmann::json j = {{"model", ModelJson(model)}, {"tokenizer", TokenizerJson(model.tokenizer())},
+                      {"kv", nlohmann::json::array()}};
+  if (!flags.json) {
+    std::printf("%s\n", model.Describe().c_str());
+    if (const Tokenizer* tok = model.tokenizer()) {
+      std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
+                  tok->eos_id(), tok->add_bos_default() ? "yes" : "no");
+    } else {
+      std::printf("tokenizer: none (use --ids-file)\n");
+    }
   }
-  const int ctx = flags.ctx > 0 ? flags.ctx : c.max_ctx;
   ThreadPool pool(ResolveThreads(f.threads));
-  for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv}) {
+  for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv.kv}) {
     if (spec.empty()) continue;
-    auto built = BuildCache(model, spec, flags.kv_calib, ctx, pool);
+    auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool);
     if (!built) return ReportError(built.error());
     const double per_token = static_cast<double>(built->cache->bytes_per_token());
+    const double mib = per_token * ctx / (1024.0 * 1024.0);
+    j["kv"].push_back({{"spec", built->policy.spec()}, {"bytes_per_token", built->cache->bytes_per_token()},
+                       {"bytes_per_token_per_layer", per_token / c.n_layers}, {"ctx", ctx}, {"mib", mib}});
+    if (flags.json) continue;
     std::printf("kv cache %s: %.1f bytes/token (%.1f per layer); %.2f MiB at %d tokens\n",
-                built->policy.spec().c_str(), per_token, per_token / c.n_layers,
-                per_token * ctx / (1024.0 * 1024.0), ctx);
+                built->policy.spec().c_str(), per_token, per_token / c.n_layers, mib, ctx);
   }
+  if (flags.json) std::printf("%s\n", j.dump(2).c_str());
   return 0;
 }
 
@@ -51,9 +86,9 @@ int RunInfo(const InfoFlags& flags) {
 CommandRunner AddInfoCommand(CLI::App& app) {
   auto f = std::make_shared<InfoFlags>();
   f->model.Add(app);
-  app.add_option("--kv", f->kv, "also report the memory of this cache configuration");
-  app.add_option("--kv-calib", f->kv_calib, "calibration text for configurations that need it");
-  app.add_option("--ctx", f->ctx, "context length for the totals (default: the model's)");
+  f->kv.Add(app, "also report the memory of this cache configuration");
+  AddCtxFlag(app, f->ctx, "the length the totals are for (default: the model's context)");
+  AddJsonFlag(app, f->json);
   return [f] { return RunInfo(*f); };
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/flags.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::cli {
@@ -19,10 +20,12 @@ struct TokenizeFlags {
 };
 
 int RunTokenize(const TokenizeFlags& f) {
-  auto loaded = Model::Load(f.model.model);
+  auto model_path = f.model.Resolve();
+  if (!model_path) return ReportError(model_path.error());
+  auto loaded = Model::Load(*model_path);
   if (!loaded) return ReportError(loaded.error());
   const Tokenizer* tok = (*loaded)->tokenizer();
-  if (!tok) return ReportError(BadInput(f.model.model + ": model has no tokenizer; hint: use a model with tokenizer.json or a GGUF vocabulary"));
+  if (!tok) return ReportError(BadInput(*model_path + ": model has no tokenizer; hint: use a model with tokenizer.json or a GGUF vocabulary"));
   std::string text = f.text;
   if (!f.text_file.empty()) {
     auto read = ReadTextFile(f.text_file);
@@ -49,7 +52,7 @@ CommandRunner AddTokenizeCommand(CLI::App& app) {
   auto f = std::make_shared<TokenizeFlags>();
   f->model.Add(app);
   auto* text = app.add_option("--text", f->text, "text to tokenize");
-  auto* file = app.add_option("--text-file", f->text_file, "file to tokenize");
+  auto* file = app.add_option("--text-file", f->text_file, "file whose raw bytes are tokenized as they are (no document parsing)");
   text->excludes(file);
   file->excludes(text);
   app.add_flag("--no-bos", f->no_bos, "do not prepend BOS even if the model adds it");

@@ -54,25 +54,14 @@ FidelitySummary FidelityCollector::Summarize(const BootstrapOptions& bootstrap) 
   return s;
 }
 
-std::optional<int> SafeContext(const std::vector<double>& sum, const std::vector<double>& count, double threshold,
-                               int width) {
-  KV_CHECK(sum.size() == count.size() && width >= 1);
-  const int n = static_cast<int>(sum.size());
-  std::vector<double> psum(static_cast<size_t>(n) + 1, 0.0), pcount(static_cast<size_t>(n) + 1, 0.0);  // [n+1] prefix
-  for (int i = 0; i < n; ++i) {
-    psum[static_cast<size_t>(i) + 1] = psum[static_cast<size_t>(i)] + sum[static_cast<size_t>(i)];
-    pcount[static_cast<size_t>(i) + 1] = pcount[static_cast<size_t>(i)] + count[static_cast<size_t>(i)];
+SafeRange SafeUpTo(const std::vector<BucketKld>& buckets, double threshold) {
+  SafeRange r;
+  for (const BucketKld& b : buckets) {
+    if (!(b.kld_mean <= threshold)) return r;
+    r.up_to = b.last_len;
   }
-  std::optional<int> first;
-  for (int p = n - 1; p >= 0; --p) {
-    if (count[static_cast<size_t>(p)] == 0) continue;  // no data at this length (before --score-from)
-    const int a = std::max(0, p - width / 2), b = std::min(n, p + (width + 1) / 2);  // [a, b)
-    const double c = pcount[static_cast<size_t>(b)] - pcount[static_cast<size_t>(a)];
-    const double smoothed = (psum[static_cast<size_t>(b)] - psum[static_cast<size_t>(a)]) / c;
-    if (!(smoothed > threshold)) break;
-    first = p;
-  }
-  return first;
+  r.is_all_measured = r.up_to.has_value();
+  return r;
 }
 
 ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t config, const AggregateOptions& o) {
@@ -81,9 +70,7 @@ ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t c
   std::vector<FidelityCollector> buckets(o.buckets.size(), FidelityCollector(nw));
   constexpr int kClasses = kNumTokenClasses + 1;  // + rare
   double class_kld[kClasses] = {}, class_top1[kClasses] = {}, class_n[kClasses] = {};
-  int max_len = o.buckets.empty() ? 0 : o.buckets.back().to;
-  for (const WindowRecord& w : windows) max_len = std::max<int>(max_len, w.first_pos + static_cast<int>(w.size()));
-  std::vector<double> len_sum(static_cast<size_t>(max_len) + 1, 0.0), len_count(len_sum.size(), 0.0);  // [max_len+1]
+  std::vector<int> last_len(o.buckets.size(), 0);  // [n_buckets] largest context length with data
   for (size_t slot = 0; slot < nw; ++slot) {
     const WindowRecord& w = windows[slot];
     KV_CHECK(config < w.configs.size());
@@ -93,9 +80,10 @@ ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t c
       const double kld = c.kld[i];
       overall.Add(slot, kld, w.nll_base[i], c.nll[i], c.dp[i], c.top1[i], c.top5_drop[i]);
       const int b = BucketIndex(o.buckets, len);
-      if (b >= 0) buckets[static_cast<size_t>(b)].Add(slot, kld, w.nll_base[i], c.nll[i], c.dp[i], c.top1[i], c.top5_drop[i]);
-      len_sum[static_cast<size_t>(len)] += kld;
-      len_count[static_cast<size_t>(len)] += 1;
+      if (b >= 0) {
+        buckets[static_cast<size_t>(b)].Add(slot, kld, w.nll_base[i], c.nll[i], c.dp[i], c.top1[i], c.top5_drop[i]);
+        last_len[static_cast<size_t>(b)] = std::max(last_len[static_cast<size_t>(b)], len);
+      }
       const auto tok = static_cast<size_t>(w.tokens[i]);
       if (o.classes && tok < o.classes->size()) {
         const auto k = static_cast<size_t>((*o.classes)[tok]);
@@ -117,7 +105,11 @@ ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t c
     if (class_n[k] > 0) cs.kld_mean = class_kld[k] / class_n[k], cs.top1_agree = class_top1[k] / class_n[k];
     s.classes.push_back(cs);
   }
-  s.safe_context = SafeContext(len_sum, len_count, o.kld_threshold, o.smooth_width);
+  std::vector<BucketKld> measured;
+  for (size_t b = 0; b < s.buckets.size(); ++b) {
+    if (s.buckets[b].tokens > 0) measured.push_back({last_len[b], s.buckets[b].kld_mean});
+  }
+  s.safe = SafeUpTo(measured, o.kld_threshold);
   return s;
 }
 

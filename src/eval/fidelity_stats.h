@@ -50,11 +50,17 @@ struct ClassSummary {
   double kld_mean = 0, top1_agree = 0;
 };
 
+// Where the configuration meets the KLD criterion (docs/metrics.md "Safe context length").
+struct SafeRange {
+  std::optional<int> up_to;  // largest measured context length of the safe prefix; nullopt: none
+  bool is_all_measured = false;  // the criterion holds in every measured bucket (up_to = the largest measured)
+};
+
 struct ConfigSummary {
   FidelitySummary overall;
   std::vector<FidelitySummary> buckets;  // [n_buckets], matching AggregateOptions::buckets
   std::vector<ClassSummary> classes;     // the five text classes, then "rare" (overlaps them)
-  std::optional<int> safe_context;       // context length; nullopt: never stays above threshold
+  SafeRange safe;                        // by the buckets' mean KLD against kld_threshold
 };
 
 struct AggregateOptions {
@@ -62,7 +68,6 @@ struct AggregateOptions {
   const std::vector<TokenClass>* classes = nullptr;  // [vocab]; null: no class table
   const std::vector<uint8_t>* rare = nullptr;        // [vocab]; null: no rare class
   double kld_threshold = 0.01;
-  int smooth_width = 64;
   BootstrapOptions bootstrap;
 };
 
@@ -70,10 +75,17 @@ struct AggregateOptions {
 // resumed run must reproduce a fresh one bit for bit).
 ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t config, const AggregateOptions& options);
 
-// The first context length p whose smoothed KLD exceeds `threshold` and stays above it for every
-// later length with data. Smoothed KLD at p = pooled mean over lengths [p − width/2, p + width/2)
-// across windows. sum, count: [max_len + 1] KLD sum and positions per context length.
-std::optional<int> SafeContext(const std::vector<double>& sum, const std::vector<double>& count, double threshold,
-                               int width);
+// One measured context bucket (holding scored positions) for SafeUpTo, ascending by length.
+struct BucketKld {
+  int last_len = 0;  // the largest context length measured in the bucket (≤ its upper edge)
+  double kld_mean = 0;
+};
+
+// The safe prefix of a bucket series: the criterion is mean KLD ≤ threshold, and it must hold
+// in every measured bucket from the first one on. up_to = last_len of the last bucket of that
+// prefix; nullopt when the first bucket already fails. A bucket that is back under the threshold
+// after a failing one does not extend the range: a cache that fails at a shorter context is not
+// called safe at a longer one.
+SafeRange SafeUpTo(const std::vector<BucketKld>& buckets, double threshold);
 
 }  // namespace kvaudit

@@ -47,6 +47,13 @@ json AttentionJson(const AttnSummary& a, const std::vector<Bucket>& buckets, boo
   return j;
 }
 
+// "2048", "all measured (>= 4095)", "none": the words of SafeRange.
+std::string SafeText(const SafeRange& r) {
+  if (!r.up_to) return "none";
+  if (r.is_all_measured) return "all measured (>= " + std::to_string(*r.up_to) + ")";
+  return std::to_string(*r.up_to);
+}
+
 std::string CiText(const FidelitySummary& s) {
   char buf[96];
   if (s.kld_ci95) {
@@ -61,16 +68,16 @@ std::string CiText(const FidelitySummary& s) {
 
 json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
   const AggregateOptions& a = info.aggregate;
-  json j = {{"schema_version", 1}, {"model", info.model}, {"ctx", info.ctx}, {"score_from", info.score_from}};
+  json j = {{"schema_version", kEvalSchemaVersion}, {"model", info.model}, {"ctx", info.ctx},
+            {"score_from", info.score_from}};
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
   j["baseline"] = {{"spec", info.baseline_spec}, {"bytes_per_token", info.baseline_bytes_per_token},
                    {"ppl", any ? Num(any->ppl_base) : json(nullptr)},
                    {"nll_mean", any ? Num(any->nll_base_mean) : json(nullptr)}};
   j["data"] = {{"path", info.data}, {"per_doc", info.per_doc}, {"windows", info.n_windows},
                {"tokens", any ? any->tokens : 0}, {"tokens_hash", info.tokens_hash}};
-  j["settings"] = {{"kld_threshold", a.kld_threshold}, {"safe_context_smoothing", a.smooth_width},
-                   {"bootstrap_replicates", a.bootstrap.replicates}, {"bootstrap_seed", a.bootstrap.seed},
-                   {"bucket_unit", "context length (0-based position + 1)"},
+  j["settings"] = {{"kld_threshold", a.kld_threshold}, {"bootstrap_replicates", a.bootstrap.replicates},
+                   {"bootstrap_seed", a.bootstrap.seed}, {"bucket_unit", "context length (0-based position + 1)"},
                    {"attention_samples_per_window", info.attn_samples}};
   j["configs"] = json::array();
   for (const ConfigResult& c : configs) {
@@ -85,7 +92,8 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
                                {"top1_agree", Num(bs.top1_agree)}, {"ppl_ratio", Num(bs.ppl_ratio)},
                                {"kld_p99", Num(bs.kld_p99)}, {"delta_p_mean", Num(bs.dp_mean)}});
     }
-    cj["safe_context"] = s.safe_context ? json(*s.safe_context) : json(nullptr);
+    cj["safe_up_to"] = s.safe.up_to ? json(*s.safe.up_to) : json(nullptr);
+    cj["safe_up_to_is_all_measured"] = s.safe.is_all_measured;
     cj["attention"] = json::array();
     for (const AttnSummary& at : c.attention) cj["attention"].push_back(AttentionJson(at, a.buckets, false));
     cj["attention_worst"] = json::array();
@@ -170,22 +178,24 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
     }
     out += "\n";
   }
-  std::snprintf(line, sizeof(line), "\n%-28s %12s %9s %10s %8s %10s %13s\n", "memory vs fidelity", "bytes/token",
-                "vs base", "mean KLD", "top-1 %", "PPL ratio", "safe context");
+  std::snprintf(line, sizeof(line), "\n%-28s %12s %9s %10s %8s %10s  %s\n", "memory vs fidelity", "bytes/token",
+                "vs base", "mean KLD", "top-1 %", "PPL ratio", "safe up to");
   out += line;
   for (const ConfigResult& c : configs) {
     const FidelitySummary& o = c.summary.overall;
     const double rel = info.baseline_bytes_per_token
                            ? static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token)
                            : 0.0;
-    const std::string safe = c.summary.safe_context ? std::to_string(*c.summary.safe_context) : "none";
-    std::snprintf(line, sizeof(line), "%-28s %12llu %8.3fx %10.6f %8.3f %10.5f %13s\n", c.spec.c_str(),
+    std::snprintf(line, sizeof(line), "%-28s %12llu %8.3fx %10.6f %8.3f %10.5f  %s\n", c.spec.c_str(),
                   static_cast<unsigned long long>(c.bytes_per_token), rel, o.kld_mean, 100.0 * o.top1_agree,
-                  o.ppl_ratio, safe.c_str());
+                  o.ppl_ratio, SafeText(c.summary.safe).c_str());
     out += line;
   }
-  std::snprintf(line, sizeof(line), "(safe context: first context length whose KLD, smoothed over %d positions, stays above %g)\n",
-                a.smooth_width, a.kld_threshold);
+  std::snprintf(line, sizeof(line),
+                "(safe up to: the longest measured context L such that every context bucket up to L, from the\n"
+                " first, has mean KLD <= %g; a later bucket back under it does not count; none: the first\n"
+                " bucket already exceeds it)\n",
+                a.kld_threshold);
   out += line;
   return out;
 }

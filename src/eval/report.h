@@ -12,6 +12,9 @@
 
 namespace kvaudit {
 
+// results.json's schema_version; changes: docs/results-schema.md "Changes".
+inline constexpr int kEvalSchemaVersion = 2;
+
 struct EvalRunInfo {
   std::string model, data, baseline_spec;
   uint64_t baseline_bytes_per_token = 0;

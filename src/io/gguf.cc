@@ -305,13 +305,6 @@ std::optional<DType> DTypeFromGgmlType(uint32_t id) {
   }
 }
 
-int GgmlTypeOf(DType t) {
-  for (uint32_t id = 0; id <= 30; ++id) {
-    if (DTypeFromGgmlType(id) == t) return static_cast<int>(id);
-  }
-  return -1;  // U8, BOOL: no ggml tensor type
-}
-
 Expected<GgufFile> GgufFile::Open(const std::string& path) {
   KV_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
   KV_ASSIGN_OR_RETURN(GgufFile g, Parse(file->data(), file->size(), path));

@@ -39,9 +39,8 @@ struct GgufValue {
 };
 
 // ggml tensor type ids (ggml/include/ggml.h enum ggml_type: F32 = 0, F16 = 1, Q4_0 = 2, ... BF16 = 30)
-// to DType and back; nullopt / -1 where the other side has no equivalent.
+// to DType; nullopt where DType has no equivalent.
 std::optional<DType> DTypeFromGgmlType(uint32_t ggml_type);
-int GgmlTypeOf(DType t);
 
 // Tensor data is aligned to alignment() within the file (gguf.md); GGUF weights are rows of
 // ne[0] = cols() elements, whole blocks per row: use DequantizeToF32 / DequantizeRowsToF32.

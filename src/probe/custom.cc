@@ -229,4 +229,18 @@ Expected<std::vector<CustomProbe>> LoadCustomProbes(const std::string& path) {
   return ParseCustomProbes(ss.str(), path);
 }
 
+nlohmann::json CheckFields(const CustomProbe& probe) {
+  const ProbeCheck& c = probe.check;
+  nlohmann::json j = {{"max_tokens", probe.max_tokens}};
+  switch (c.kind) {
+    case ProbeCheck::Kind::kPrefix: j["expected"] = c.expected; break;
+    case ProbeCheck::Kind::kContains: j["contains"] = c.expected; break;
+    case ProbeCheck::Kind::kRegex: j["regex"] = c.pattern; break;
+    case ProbeCheck::Kind::kJsonValid: j["json_valid"] = true; break;
+    case ProbeCheck::Kind::kJsonEquals: j["json_equals"] = {{"path", c.json_path}, {"value", c.json_value}}; break;
+    default: j["check"] = c.Describe(); break;  // kinds custom probes do not take
+  }
+  return j;
+}
+
 }  // namespace kvaudit

@@ -6,6 +6,7 @@
 // problem on every line is collected, so the user fixes the file in one pass (docs/probes.md).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,5 +34,10 @@ struct CustomProbe {
 Expected<std::vector<CustomProbe>> ParseCustomProbes(std::string_view text, const std::string& label);
 // Reads `path` and parses it with the path as the label.
 Expected<std::vector<CustomProbe>> LoadCustomProbes(const std::string& path);
+
+// What decides a custom probe's verdict besides its prompt, under the file's own keys: its check
+// ("expected", "contains", "regex", "json_valid" or "json_equals") and "max_tokens". A resumed run
+// compares it, so an edited check is named, never scored with the old verdict.
+nlohmann::json CheckFields(const CustomProbe& probe);
 
 }  // namespace kvaudit

@@ -94,15 +94,6 @@ std::vector<DriftRow> DriftRows(const std::vector<DriftRecord>& recs, const std:
   return out;
 }
 
-json RowJson(const ProbeRow& r) {
-  const ProbeAttribution& a = r.a;
-  return {{"family", r.family}, {"variant", r.variant}, {"config", r.config}, {"length", r.length},
-          {"depth", r.depth >= 0 ? json(r.depth) : json(nullptr)}, {"n", a.n},
-          {"baseline_pass", a.baseline_pass_rate}, {"config_pass", a.config_pass_rate}, {"both_pass", a.both_pass},
-          {"cache_induced", a.cache_induced}, {"recovered", a.recovered}, {"both_fail", a.both_fail},
-          {"mcnemar_p", a.mcnemar_p}, {"significant", a.significant}};
-}
-
 // Cache-induced failures: the baseline passed, the configuration failed. Record order.
 struct WorstCase {
   const ProbeRecord* rec;
@@ -203,19 +194,24 @@ std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, c
                       AttributeProbes(outcomes)});
     }
   }
+  HolmCorrectPerConfig(rows);
   return rows;
 }
 
 json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,
                       const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift) {
-  json j = {{"schema_version", 1}, {"kind", "probe"}, {"model", info.model}, {"seed", info.seed},
+  json j = {{"schema_version", kProbeSchemaVersion}, {"kind", "probe"}, {"alpha", kProbeAlpha},
+            {"model", info.model}, {"probe_seed", info.probe_seed}, {"sampling_seed", info.sampling_seed},
             {"baseline", info.baseline_spec}, {"data", info.data}, {"chat_template", info.chat_format}};
   j["configs"] = json::array();
   for (size_t c = 0; c < info.specs.size(); ++c) {
     j["configs"].push_back({{"spec", info.specs[c]}, {"bytes_per_token", info.bytes_per_token[c]}});
   }
+  const std::vector<ProbeRow> rows = AttributionRows(probes, info.specs);
   j["probes"] = json::array();
-  for (const ProbeRow& r : AttributionRows(probes, info.specs)) j["probes"].push_back(RowJson(r));
+  for (const ProbeRow& r : rows) j["probes"].push_back(CellJson(r));
+  j["pooled"] = json::array();
+  for (const PooledRow& r : PooledRows(rows, info.specs)) j["pooled"].push_back(PooledJson(r));
   j["variance"] = json::array();
   for (const VarianceRow& v : VarianceRows(variance, info.specs)) {
     j["variance"].push_back({{"config", v.config}, {"length", v.length}, {"n", v.n}, {"samples", v.samples},
@@ -286,36 +282,8 @@ std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeR
       out += "  (! = at least one cache-induced failure)\n\n";
     }
   }
-  // Per family x variant x configuration x length, depths pooled for needles.
-  std::map<std::tuple<std::string, std::string, std::string, int>, std::vector<ProbeOutcome>> pooled;
-  std::vector<std::tuple<std::string, std::string, std::string, int>> order;
-  for (const ProbeRecord& r : probes) {
-    for (size_t c = 0; c < info.specs.size(); ++c) {
-      const auto key = std::make_tuple(r.family, r.variant, info.specs[c], r.length);
-      if (!pooled.count(key)) order.push_back(key);
-      pooled[key].push_back({r.runs[0].pass, r.runs[c + 1].pass});
-    }
-  }
-  std::sort(order.begin(), order.end());
-  if (!order.empty()) {
-    std::snprintf(line, sizeof(line), "%-11s %-12s %-26s %6s %4s %7s %7s %5s %5s %5s %8s  %s\n", "family", "variant",
-                  "config", "length", "n", "base %", "cfg %", "cache", "recov", "model", "p", "verdict");
-    out += line;
-    for (const auto& key : order) {
-      const ProbeAttribution a = AttributeProbes(pooled[key]);
-      std::snprintf(line, sizeof(line), "%-11s %-12s %-26s %6d %4lld %7.1f %7.1f %5lld %5lld %5lld %8.3g  %s\n",
-                    std::get<0>(key).c_str(), std::get<1>(key).c_str(), std::get<2>(key).c_str(), std::get<3>(key),
-                    static_cast<long long>(a.n), 100 * a.baseline_pass_rate, 100 * a.config_pass_rate,
-                    static_cast<long long>(a.cache_induced), static_cast<long long>(a.recovered),
-                    static_cast<long long>(a.both_fail), a.mcnemar_p,
-                    a.cache_induced + a.recovered == 0 ? "no difference"
-                    : a.significant                    ? "significant"
-                                                       : "not significant");
-      out += line;
-    }
-    out += "  (cache = cache-induced failures: baseline passes, configuration fails; recov = the reverse;\n"
-           "   model = both fail, a model limit; p = exact McNemar on cache vs recov, significant below 0.05)\n";
-  }
+  out += LengthTable(rows);
+  out += PooledTable(PooledRows(rows, info.specs));
   const auto worst = CacheInduced(probes, info.specs.size(), 10);
   if (!worst.empty()) {
     out += "\ncache-induced failures (first 10): expected | baseline output | configuration output\n";

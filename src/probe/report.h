@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "probe/attribution.h"
+#include "probe/attribution_table.h"
 
 namespace kvaudit {
+
+// results.json's schema_version; changes: docs/probes.md "results.json".
+inline constexpr int kProbeSchemaVersion = 2;
 
 // One checked instance (needle, exact, constraint, custom) under one cache.
 struct ProbeRun {
@@ -57,18 +60,15 @@ struct ProbeRunInfo {
   std::string model, baseline_spec, data;
   std::vector<std::string> specs;          // [n_configs] canonical
   std::vector<uint64_t> bytes_per_token;   // [n_configs]
-  uint64_t seed = 0;
+  uint64_t probe_seed = 0;                 // the generated prompts (--probe-seed)
+  uint64_t sampling_seed = 1;              // the variance samples (--seed)
   int instances = 0, resumed = 0, threads = 0;
   double wall_s = 0, peak_rss_mb = 0;
   std::string chat_format;                 // "none", "chatml", ...
 };
 
-// One attribution row per family × variant × configuration × length (× depth for needles).
-struct ProbeRow {
-  std::string family, variant, config;
-  int length = 0, depth = -1;
-  ProbeAttribution a;
-};
+// One attribution row per family × variant × configuration × length (× depth for needles), its
+// verdict Holm-corrected over the rows of its configuration.
 std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, const std::vector<std::string>& specs);
 
 nlohmann::json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,

@@ -32,16 +32,16 @@ ProbeRecord ProbeRunner::RunChecked(const ProbeInstance& inst) {
 }
 
 VarianceRecord ProbeRunner::RunVariance(const std::string& id, int length, std::span<const int32_t> prompt,
-                                        int samples, float temperature, int max_tokens) {
+                                        int samples, float temperature, int max_tokens, uint64_t first_seed) {
   VarianceRecord rec;
   rec.id = id, rec.length = length;
   for (KvCache* cache : caches_) {
     CacheGenerator gen(model_, *cache, pool_);
     std::vector<std::vector<int32_t>> outs;
-    for (int k = 1; k <= samples; ++k) {
+    for (int k = 0; k < samples; ++k) {
       SamplingParams p;
       p.temperature = temperature;
-      p.seed = static_cast<uint64_t>(k);
+      p.seed = first_seed + static_cast<uint64_t>(k);
       outs.push_back(gen.Generate(prompt, max_tokens, p));
     }
     rec.samples.push_back(std::move(outs));

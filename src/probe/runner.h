@@ -24,9 +24,10 @@ class ProbeRunner {
 
   // Greedy generation of instance.max_tokens under every cache, scored by instance.check.
   ProbeRecord RunChecked(const ProbeInstance& instance);
-  // K samples (seeds 1..K, temperature `temperature`) of max_tokens under every cache.
+  // K samples (seeds first_seed..first_seed+K-1, temperature `temperature`) of max_tokens under
+  // every cache: the same seeds under each, so a pair differs only because the cache does.
   VarianceRecord RunVariance(const std::string& id, int length, std::span<const int32_t> prompt, int samples,
-                             float temperature, int max_tokens);
+                             float temperature, int max_tokens, uint64_t first_seed = 1);
   // Greedy max_tokens under every cache; each configuration's KL(base ‖ cfg) along the baseline's
   // generated path (the configuration teacher-forced on the baseline's tokens).
   DriftRecord RunDrift(const std::string& id, int length, std::span<const int32_t> prompt, int max_tokens);

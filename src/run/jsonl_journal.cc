@@ -30,6 +30,41 @@ Status JsonlJournal::WriteLine(const std::string& line) {
   return Status::Ok();
 }
 
+namespace {
+
+// Dotted paths of the fingerprint entries that differ, descending into objects (so a custom
+// probe's changed check reads "custom.fib.expected"), the keys of `now` first.
+void DiffPaths(const nlohmann::json& old, const nlohmann::json& now, const std::string& prefix,
+               std::vector<std::string>* out) {
+  for (auto it = now.begin(); it != now.end(); ++it) {
+    const std::string path = prefix + it.key();
+    if (!old.contains(it.key())) {
+      out->push_back(path);
+    } else if (old[it.key()].is_object() && it.value().is_object()) {
+      DiffPaths(old[it.key()], it.value(), path + ".", out);
+    } else if (old[it.key()] != it.value()) {
+      out->push_back(path);
+    }
+  }
+  for (auto it = old.begin(); it != old.end(); ++it) {
+    if (!now.contains(it.key())) out->push_back(prefix + it.key());
+  }
+}
+
+}  // namespace
+
+std::string JsonlJournal::ChangedKeys(const nlohmann::json& old, const nlohmann::json& now) {
+  if (!old.is_object() || !now.is_object()) return "fingerprint";
+  std::vector<std::string> paths;
+  DiffPaths(old, now, "", &paths);
+  if (paths.empty()) return "fingerprint";
+  constexpr size_t kShown = 5;
+  std::string s;
+  for (size_t i = 0; i < paths.size() && i < kShown; ++i) s += (i ? ", " : "") + paths[i];
+  if (paths.size() > kShown) s += " and " + std::to_string(paths.size() - kShown) + " more";
+  return s;
+}
+
 Status JsonlJournal::Append(const nlohmann::json& record) { return WriteLine(record.dump() + "\n"); }
 
 Expected<std::unique_ptr<JsonlJournal>> JsonlJournal::Open(const std::string& path, const std::string& kind,
@@ -66,19 +101,8 @@ Expected<std::unique_ptr<JsonlJournal>> JsonlJournal::Open(const std::string& pa
     }
     const nlohmann::json& old = h["fingerprint"];
     if (old != fingerprint) {
-      std::string diff;
-      for (auto it = fingerprint.begin(); it != fingerprint.end(); ++it) {
-        if (!old.is_object() || !old.contains(it.key()) || old[it.key()] != it.value()) {
-          diff += (diff.empty() ? "" : ", ") + it.key();
-        }
-      }
-      if (old.is_object()) {
-        for (auto it = old.begin(); it != old.end(); ++it) {
-          if (!fingerprint.contains(it.key())) diff += (diff.empty() ? "" : ", ") + it.key();
-        }
-      }
-      return BadInput(path + ": the recorded " + what + "s come from a different run (" +
-                      (diff.empty() ? "fingerprint" : diff) + " changed) and would mix with this one" + hint);
+      return BadInput(path + ": the recorded " + what + "s come from a different run (" + ChangedKeys(old, fingerprint) +
+                      " changed) and would mix with this one" + hint);
     }
     int line_no = 1;
     while (std::getline(lines, line)) {

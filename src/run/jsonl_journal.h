@@ -32,6 +32,9 @@ class JsonlJournal {
 
   // The hint every refusal carries.
   static std::string Hint(const std::string& what);
+  // The fingerprint entries that differ, as dotted paths into nested objects ("custom.fib.expected"),
+  // at most 5 named: what a refusal tells the user changed.
+  static std::string ChangedKeys(const nlohmann::json& old, const nlohmann::json& now);
 
  private:
   JsonlJournal(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}

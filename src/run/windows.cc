@@ -1,6 +1,7 @@
 #include "run/windows.h"
 
-#include "base/status.h"
+#include "run/text_data.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvaudit {
 
@@ -16,6 +17,20 @@ std::vector<std::vector<int32_t>> MakeWindows(const std::vector<int32_t>& tokens
     windows.emplace_back(tokens.begin() + static_cast<std::ptrdiff_t>(start),
                          tokens.begin() + static_cast<std::ptrdiff_t>(start + static_cast<size_t>(n_ctx)));
     if (start > 0 && bos_id >= 0) windows.back()[0] = bos_id;
+  }
+  return windows;
+}
+
+Expected<std::vector<std::vector<int32_t>>> LoadTextWindows(const Tokenizer& tok, const std::string& path, int n_ctx,
+                                                            bool per_doc) {
+  KV_ASSIGN_OR_RETURN(std::vector<std::string> docs, LoadDocuments(path));
+  const bool bos = tok.add_bos_default();
+  if (!per_doc) return MakeWindows(tok.Encode(JoinDocuments(docs), bos), n_ctx, bos ? tok.bos_id() : -1);
+  std::vector<std::vector<int32_t>> windows;
+  for (const std::string& d : docs) {
+    std::vector<int32_t> ids = tok.Encode(d, bos);
+    if (ids.size() > static_cast<size_t>(n_ctx)) ids.resize(static_cast<size_t>(n_ctx));
+    if (ids.size() >= 2) windows.push_back(std::move(ids));
   }
   return windows;
 }

@@ -6,11 +6,22 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "base/status.h"
 
 namespace kvaudit {
 
+class Tokenizer;
+
 // bos_id < 0: no replacement (models without BOS).
 std::vector<std::vector<int32_t>> MakeWindows(const std::vector<int32_t>& tokens, int n_ctx, int32_t bos_id);
+
+// The windows of a text input (run/text_data: file, folder or JSONL), BOS first when the tokenizer
+// adds one. Joined (score, eval): the documents as one stream cut by MakeWindows. per_doc (eval
+// --per-doc): one window per document, truncated to n_ctx; documents under 2 tokens are skipped.
+Expected<std::vector<std::vector<int32_t>>> LoadTextWindows(const Tokenizer& tok, const std::string& path, int n_ctx,
+                                                            bool per_doc);
 
 }  // namespace kvaudit

@@ -173,7 +173,7 @@ std::string ByteLevelBpeTokenizer::Decode(std::span<const int32_t> ids, bool ren
   std::string out;
   for (int32_t id : ids) {
     if (!vocab_.Has(id)) continue;
-    if (vocab_.attrs[id] & (kAttrControl | kAttrUnknown)) {
+    if (vocab_.IsSpecial(id)) {
       if (render_special) out += vocab_.tokens[id];
       continue;
     }

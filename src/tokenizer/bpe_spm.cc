@@ -159,7 +159,7 @@ std::string SpmTokenizer::Decode(std::span<const int32_t> ids, bool render_speci
   bool strip_space = add_space_prefix_;
   for (int32_t id : ids) {
     if (!vocab_.Has(id)) continue;
-    if (vocab_.attrs[id] & (kAttrControl | kAttrUnknown)) {
+    if (vocab_.IsSpecial(id)) {
       if (render_special) out += vocab_.tokens[id];
       continue;
     }

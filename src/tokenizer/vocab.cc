@@ -57,7 +57,7 @@ std::vector<Fragment> SpecialTokenSplitter::Split(std::string_view text, bool pa
   const auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   for (int32_t id : by_length_) {
     const uint8_t attr = vocab_->attrs[id];
-    if (!parse_special && (attr & (kAttrControl | kAttrUnknown))) continue;
+    if (!parse_special && vocab_->IsSpecial(id)) continue;
     const std::string& tok = vocab_->tokens[id];
     // Cheap pre-check: most special tokens never occur in the text.
     if (text.find(tok) == std::string_view::npos) continue;

@@ -49,6 +49,7 @@ struct Vocab {
     return it == ids.end() ? -1 : it->second;
   }
   bool Has(int32_t id) const { return id >= 0 && id < size(); }
+  // Control and unknown tokens: matched in text only with parse_special, decoded only with render_special.
   bool IsSpecial(int32_t id) const { return attrs[id] & (kAttrControl | kAttrUnknown); }
   // Rebuilds `ids` from `tokens`; the first of duplicate strings wins.
   void IndexTokens();

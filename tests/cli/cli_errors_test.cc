@@ -126,7 +126,8 @@ TEST(CliErrorsTest, TokenIdOutOfRange) {
 TEST(CliErrorsTest, EmptyTextFile) {
   const fs::path dir = MakeTempDir("empty");
   WriteFile(dir / "empty.txt", "");
-  ExpectCleanError(RunCli("score --text-file " + (dir / "empty.txt").string()), "empty.txt");
+  ExpectCleanError(RunCli("score --model " + testing::BundledModelDir().string() + " --data " + (dir / "empty.txt").string()),
+                   "empty.txt");
 }
 
 TEST(CliErrorsTest, MissingModelPath) {

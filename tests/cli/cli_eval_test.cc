@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::RunCli;
 
-const std::string kModel = "--model " + testing::BundledModelDir().string() + " --threads 2 ";
+const std::string kModel = "--model " + testing::BundledModelDir().string() + " --data " +
+                           (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " --threads 2 ";
 
 nlohmann::json Results(const fs::path& dir) {
   return nlohmann::json::parse(ReadFile((dir / "results.json").string()), nullptr, false);
@@ -29,7 +30,7 @@ TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
   EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no progress bar into a pipe
   const nlohmann::json j = Results(out);
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["ctx"], 256);
   EXPECT_EQ(j["score_from"], 0);
   EXPECT_TRUE(j["model"].is_string());
@@ -54,7 +55,9 @@ TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
       EXPECT_TRUE(b.contains(key)) << key;
     }
   }
-  EXPECT_TRUE(c["safe_context"].is_null());
+  EXPECT_EQ(c["safe_up_to"], 255);  // KLD 0 everywhere: safe at every measured context (the longest is 255)
+  EXPECT_EQ(c["safe_up_to_is_all_measured"], true);
+  EXPECT_FALSE(c.contains("safe_context"));
   // Attention diagnosis: one row per (layer, KV head) with the stable keys; an identical
   // configuration reads exactly what the baseline reads.
   ASSERT_EQ(c["attention"].size(), 16u);
@@ -142,13 +145,29 @@ TEST(EvalCliTest, FormatsOrderByBitsAtTheLogitsAndInEveryLayer) {
   fs::remove_all(out);
 }
 
+// --json prints results.json on stdout (and nothing else there); the footer goes to stderr.
+TEST(EvalCliTest, JsonPrintsTheResultsDocument) {
+  const fs::path out = testing::MakeTempDir("eval-json");
+  const auto r = RunCli("eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 128 --windows 1 --attn-samples 0 --bootstrap-seed 3 --json --out " +
+                        out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j, Results(out));
+  EXPECT_EQ(j["settings"]["bootstrap_seed"], 3);
+  EXPECT_NE(r.err.find("windows resumed"), std::string::npos) << r.err;
+  fs::remove_all(out);
+}
+
 TEST(EvalCliTest, BadFlagsExitTwoWithHint) {
   const fs::path out = testing::MakeTempDir("eval-bad");
   const std::string base = "eval " + kModel + "--ctx 256 --windows 1 --out " + out.string() + " ";
   for (const std::string& flags : {std::string("--kv k=q4_0,v=q4_0 --score-from 255"),
                                    std::string("--kv k=q4_0,v=q4_0 --buckets 64,16"),
                                    std::string("--kv k=q4_0,v=q4_0 --kv k=q4_0,v=q4_0"),
-                                   std::string("--kv k=q9_9"), std::string("")}) {
+                                   std::string("--kv k=q9_9"), std::string(""),
+                                   std::string("--kv k=q4_0,v=q4_0 --seed 3"),  // eval's seed is --bootstrap-seed
+                                   std::string("--kv k=q4_0,v=q4_0 --kv-calib /nonexistent/calib.txt")}) {
     const auto r = RunCli(base + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find("hint"), std::string::npos) << flags << ": " << r.err;

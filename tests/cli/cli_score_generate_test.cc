@@ -56,8 +56,10 @@ TEST(CliScoreTest, IdsFileOnModelWithoutTokenizerWritesJsonlAndSummary) {
   EXPECT_NEAR(summary["ppl"].get<double>(), std::exp(sum / n), 1e-4);
 }
 
-TEST(CliScoreTest, TextFileWindowsAndScoreFrom) {
-  const auto r = RunCli("score --text-file " + Fixture("data/public-kld.txt").string() +
+const std::string kModel = "--model " + testing::BundledModelDir().string() + " ";
+
+TEST(CliScoreTest, DataWindowsAndScoreFrom) {
+  const auto r = RunCli("score " + kModel + "--data " + Fixture("data/public-kld.txt").string() +
                         " --ctx 512 --score-from 256 --threads 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(LastLine(r.out), nullptr, false);
@@ -72,7 +74,7 @@ TEST(CliScoreTest, TextFileWindowsAndScoreFrom) {
 }
 
 TEST(CliGenerateTest, GreedyIsIdenticalAcrossThreadCountsAndRuns) {
-  const std::string args = "generate --prompt 'def fibonacci(n):' --max-tokens 64 --temp 0";
+  const std::string args = "generate " + kModel + "--prompt 'def fibonacci(n):' --max-tokens 64 --temp 0";
   const auto one = RunCli(args + " --threads 1");
   const auto two = RunCli(args + " --threads 2");
   const auto again = RunCli(args + " --threads 2");
@@ -84,7 +86,7 @@ TEST(CliGenerateTest, GreedyIsIdenticalAcrossThreadCountsAndRuns) {
 }
 
 TEST(CliGenerateTest, SampledOutputIsReproducibleForASeed) {
-  const std::string args = "generate --prompt 'import os' --max-tokens 32 --temp 0.8 --top-p 0.95 --top-k 40";
+  const std::string args = "generate " + kModel + "--prompt 'import os' --max-tokens 32 --temp 0.8 --top-p 0.95 --top-k 40";
   const auto a = RunCli(args + " --seed 5");
   const auto b = RunCli(args + " --seed 5");
   const auto c = RunCli(args + " --seed 6");

@@ -79,28 +79,36 @@ TEST(BootstrapTest, DegenerateInputs) {
   EXPECT_FALSE(BootstrapMeanCi({0.0, 0.0}, {0.0, 0.0}, 100, 1).has_value());  // no positions at all
 }
 
-TEST(SafeContextTest, FirstLengthStayingAboveThreshold) {
-  // KLD 0.001 below length 500, 0.05 from 500 on. Smoothed over [p−32, p+32): h positions at ≥ 500
-  // give (0.001·(64−h) + 0.05·h)/64 > 0.01 ⇔ h ≥ 12 ⇔ p ≥ 480.
-  std::vector<double> sum(1025, 0.0), count(1025, 1.0);
-  count[0] = 0;  // length 0 never occurs
-  for (int p = 1; p <= 1024; ++p) sum[static_cast<size_t>(p)] = p < 500 ? 0.001 : 0.05;
-  EXPECT_EQ(SafeContext(sum, count, 0.01, 64), 480);
-  // A dip late in the context: the run that lasts to the end starts after it.
-  for (int p = 700; p < 800; ++p) sum[static_cast<size_t>(p)] = 0.0;
-  const auto after_dip = SafeContext(sum, count, 0.01, 64);
-  ASSERT_TRUE(after_dip.has_value());
-  EXPECT_GT(*after_dip, 780);
-  EXPECT_LT(*after_dip, 800);
-  // Never above, or above but back below at the end: null.
-  std::vector<double> low(1025, 0.001);
-  EXPECT_FALSE(SafeContext(low, count, 0.01, 64).has_value());
-  for (int p = 980; p <= 1024; ++p) sum[static_cast<size_t>(p)] = 0.0;
-  EXPECT_FALSE(SafeContext(sum, count, 0.01, 64).has_value());
-  // Pooling across windows: the count per length divides the sum.
-  std::vector<double> pooled(65, 0.3), two(65, 2.0);  // mean 0.15 everywhere
-  EXPECT_EQ(SafeContext(pooled, two, 0.1, 8), 0);
-  EXPECT_FALSE(SafeContext(pooled, two, 0.2, 8).has_value());
+// Bucket series (largest measured context of each bucket, mean KLD) against threshold 0.01.
+TEST(SafeUpToTest, FailsAtTheFirstBucket) {
+  const SafeRange r = SafeUpTo({{16, 0.02}, {32, 0.001}, {64, 0.001}}, 0.01);
+  EXPECT_FALSE(r.up_to.has_value());  // "none"
+  EXPECT_FALSE(r.is_all_measured);
+}
+
+TEST(SafeUpToTest, FailsInTheMiddle) {
+  const SafeRange r = SafeUpTo({{16, 0.001}, {32, 0.005}, {64, 0.02}, {128, 0.03}}, 0.01);
+  EXPECT_EQ(r.up_to, 32);
+  EXPECT_FALSE(r.is_all_measured);
+}
+
+TEST(SafeUpToTest, NeverFails) {
+  // The last bucket's largest measured context (4095 in windows of 4096), not its upper edge.
+  const SafeRange r = SafeUpTo({{2048, 0.001}, {4095, 0.01}}, 0.01);  // equal to the threshold holds
+  EXPECT_EQ(r.up_to, 4095);
+  EXPECT_TRUE(r.is_all_measured);
+}
+
+TEST(SafeUpToTest, FailsThenRecoversKeepsTheContiguousPrefix) {
+  const SafeRange r = SafeUpTo({{16, 0.001}, {32, 0.001}, {64, 0.05}, {128, 0.002}, {256, 0.001}}, 0.01);
+  EXPECT_EQ(r.up_to, 32);  // not 256: the cache already failed at 33–64
+  EXPECT_FALSE(r.is_all_measured);
+}
+
+TEST(SafeUpToTest, NoBucketsIsNotSafe) {
+  const SafeRange r = SafeUpTo({}, 0.01);
+  EXPECT_FALSE(r.up_to.has_value());
+  EXPECT_FALSE(r.is_all_measured);
 }
 
 WindowRecord Record(int window, int first_pos, const std::vector<double>& kld, const std::vector<uint8_t>& top1) {
@@ -152,6 +160,17 @@ TEST(SummarizeTest, OverallBucketsAndClasses) {
   EXPECT_EQ(s.classes[5].tokens, 0);
   ASSERT_TRUE(s.overall.kld_ci95.has_value());
   EXPECT_LE(s.overall.kld_ci95->lo, s.overall.kld_ci95->hi);
+  // Safe context from the buckets: 1–16 (mean 0.075) holds at 0.1, 17–32 (0.375) does not;
+  // at 0.5 both hold, up to the longest measured context, 18 (not the bucket's edge, 32).
+  EXPECT_FALSE(s.safe.up_to.has_value());  // default threshold 0.01: the first bucket fails
+  o.kld_threshold = 0.1;
+  const ConfigSummary part = SummarizeConfig(w, 0, o);
+  EXPECT_EQ(part.safe.up_to, std::optional<int>(16));
+  EXPECT_FALSE(part.safe.is_all_measured);
+  o.kld_threshold = 0.5;
+  const ConfigSummary all = SummarizeConfig(w, 0, o);
+  EXPECT_EQ(all.safe.up_to, std::optional<int>(18));
+  EXPECT_TRUE(all.safe.is_all_measured);
 }
 
 }  // namespace

@@ -326,7 +326,7 @@ TEST(CrossBuildBits, LlamaCppKernels) {
     qm[b] = F16ToF32(F32ToF16(rng.Uniform(-1.0f, 1.0f)));
   }
   BitHash h, hr;
-  for (DotKind kind : {DotKind::kSym, DotKind::kAffine, DotKind::kIq4Nl}) {
+  for (ggml::VecDotKind kind : {ggml::VecDotKind::kSym, ggml::VecDotKind::kAffine, ggml::VecDotKind::kIq4Nl}) {
     for (int nb : {kNb, kNb - 1}) {  // odd iq4_nl block count: the scalar tail
       h.Add(ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb));
       hr.Add(ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb));

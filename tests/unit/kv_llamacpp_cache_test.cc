@@ -11,7 +11,7 @@
 #include "kv/llamacpp/attention.h"
 #include "kv/llamacpp/cache.h"
 #include "kv/llamacpp/flash_attn.h"
-#include "kv/llamacpp/q8_activation.h"
+#include "kv/formats/q8_activation.h"
 #include "ops/simd.h"
 #include "support/random_rows.h"
 
@@ -52,7 +52,7 @@ TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
       std::vector<float> kd(nb), km(nb), qd(nb), qm(nb);
       ExpandKRow(f, kb.data(), hd, {kc.data(), kd.data(), km.data()});
       ConvertQRow(f, q.data(), hd, {qc.data(), qd.data(), qm.data()});
-      const DotKind kind = DotKindOf(f);
+      const ggml::VecDotKind kind = DotKindOf(f);
       const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
       if (kAvx2LlamaCppKernels) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
         const float scalar = ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);

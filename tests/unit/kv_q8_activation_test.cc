@@ -11,7 +11,7 @@
 #include "kv/formats/q5_0.h"
 #include "kv/formats/q5_1.h"
 #include "kv/formats/q8_0.h"
-#include "kv/llamacpp/q8_activation.h"
+#include "kv/formats/q8_activation.h"
 #include "unit/kv_block_test_util.h"
 
 namespace kvaudit {

@@ -86,9 +86,11 @@ TEST(ProbeAttributionTest, CountsRatesAndSignificance) {
   EXPECT_DOUBLE_EQ(a.baseline_pass_rate, 19.0 / 24.0);
   EXPECT_DOUBLE_EQ(a.config_pass_rate, 11.0 / 24.0);
   EXPECT_DOUBLE_EQ(a.mcnemar_p, 0.021484375);
+  EXPECT_EQ(a.mcnemar_p_holm, a.mcnemar_p);  // a test on its own is a family of one
   EXPECT_TRUE(a.significant);
   EXPECT_EQ(DescribeAttribution(a),
-            "9 cache-induced failures, 1 recovery: significant (exact McNemar p = 0.0215 < 0.05)");
+            "9 cache-induced failures, 1 recovery: significant after correction (exact McNemar p = 0.0215, "
+            "Holm-adjusted p = 0.0215 < 0.05)");
 }
 
 TEST(ProbeAttributionTest, SmallDifferenceIsSaidToBeNotSignificant) {
@@ -99,13 +101,16 @@ TEST(ProbeAttributionTest, SmallDifferenceIsSaidToBeNotSignificant) {
   EXPECT_DOUBLE_EQ(a.mcnemar_p, 0.25);
   EXPECT_FALSE(a.significant);
   EXPECT_EQ(DescribeAttribution(a),
-            "3 cache-induced failures, 0 recoveries: not significant (exact McNemar p = 0.25 >= 0.05)");
+            "3 cache-induced failures, 0 recoveries: not significant (exact McNemar p = 0.25, "
+            "Holm-adjusted p = 0.25 >= 0.05)");
   // A stricter alpha is honoured.
   EXPECT_FALSE(AttributeProbes(std::vector<ProbeOutcome>(6, ProbeOutcome{true, false}), 0.01).significant);
 }
 
 TEST(ProbeAttributionTest, EmptyListIsNeutral) {
   const ProbeAttribution a = AttributeProbes({});
+  EXPECT_EQ(DescribeAttribution(a), "0 cache-induced failures, 0 recoveries: no difference");
+  EXPECT_STREQ(VerdictWords(a), "no difference");
   EXPECT_EQ(a.n, 0);
   EXPECT_EQ(a.baseline_pass_rate, 0.0);
   EXPECT_EQ(a.mcnemar_p, 1.0);

@@ -74,16 +74,30 @@ TEST(ProbeReport, AttributionRowsPairOutcomesPerCell) {
   ProbeRunInfo info;
   info.specs = {"q4", "q8"}, info.bytes_per_token = {1, 2};
   const nlohmann::json j = ProbeResultsJson(info, recs, {}, {});
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   ASSERT_EQ(j["probes"].size(), 6u);
   for (const char* key : {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass",
-                          "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p"}) {
+                          "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p", "mcnemar_p_holm",
+                          "significant"}) {
     EXPECT_TRUE(j["probes"][0].contains(key)) << key;
   }
+  // q4's needle cells: 4/0 at depth 0 (p = 0.125) is its only testable cell, so Holm leaves it.
+  EXPECT_DOUBLE_EQ(j["probes"][0]["mcnemar_p_holm"].get<double>(), 0.125);
+  // Pooled per configuration × family: q4 needle, q4 exact, q8 needle, q8 exact.
+  ASSERT_EQ(j["pooled"].size(), 4u);
+  EXPECT_EQ(j["pooled"][0]["config"], "q4");
+  EXPECT_EQ(j["pooled"][0]["family"], "needle");
+  EXPECT_EQ(j["pooled"][0]["cells"], 2);
+  EXPECT_EQ(j["pooled"][0]["n"], 6);
+  EXPECT_EQ(j["pooled"][0]["cache_induced"], 4);
+  EXPECT_DOUBLE_EQ(j["pooled"][0]["mcnemar_p"].get<double>(), 0.125);
   EXPECT_TRUE(j["probes"][4]["depth"].is_null());
   EXPECT_EQ(j["worst_cases"].size(), 4u);  // the four cache-induced needle failures under q4
   const std::string table = ProbeResultsTable(info, recs, {}, {});
   EXPECT_NE(table.find("not significant"), std::string::npos);
+  EXPECT_NE(table.find("  q4 needle, 6 instances: 4 cache-induced failures, 0 recoveries: not significant"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("5/1!"), std::string::npos);  // grid cell: baseline passes 5, configuration 1
 }
 

@@ -50,4 +50,10 @@ const RowCodec& BF16CodecRef() {
   return codec;
 }
 
+const ggml::GgmlType& BF16Ggml() {
+  static const ggml::GgmlType type{[](const float* x, uint8_t* dst, int64_t n) { Quantize(x, dst, n, CodecParams{}); },
+                                   nullptr, ggml::VecDotKind::kFloat};
+  return type;
+}
+
 }  // namespace kvaudit

@@ -40,4 +40,10 @@ const RowCodec& F32CodecRef() {
   return codec;
 }
 
+const ggml::GgmlType& F32Ggml() {
+  static const ggml::GgmlType type{[](const float* x, uint8_t* dst, int64_t n) { Quantize(x, dst, n, CodecParams{}); },
+                                   nullptr, ggml::VecDotKind::kFloat};
+  return type;
+}
+
 }  // namespace kvaudit

@@ -18,70 +18,83 @@
 namespace kvaudit {
 namespace {
 
+using F = FormatFamily;
+
+// In KvFormat order (checked below), so a row is found by its id.
 constexpr std::array<FormatRow, 15> kTable = {{
-    {KvFormat::kF32, "f32 values", "reference (no quantization)"},
-    {KvFormat::kF16, "IEEE f16 values", "llama.cpp -ctk/-ctv f16 (default), vLLM/TRT-LLM auto"},
-    {KvFormat::kBF16, "bfloat16 values", "llama.cpp bf16, vLLM with bf16 models"},
-    {KvFormat::kFp8E4M3, "OCP e4m3fn codes of x/scale (scale per layer or head; dynamic: f32 per 32)",
+    {KvFormat::kF32, "f32", F::kFloat, 32, F32Codec, nullptr, F32Ggml, "f32 values", "reference (no quantization)"},
+    {KvFormat::kF16, "f16", F::kFloat, 16, F16Codec, nullptr, F16Ggml, "IEEE f16 values",
+     "llama.cpp -ctk/-ctv f16 (default), vLLM/TRT-LLM auto"},
+    {KvFormat::kBF16, "bf16", F::kFloat, 16, BF16Codec, nullptr, BF16Ggml, "bfloat16 values",
+     "llama.cpp bf16, vLLM with bf16 models"},
+    {KvFormat::kFp8E4M3, "fp8_e4m3", F::kFp8, 8, Fp8E4M3Codec, Fp8E4M3DynamicCodec, nullptr,
+     "OCP e4m3fn codes of x/scale (scale per layer or head; dynamic: f32 per 32)",
      "vLLM/TRT-LLM --kv-cache-dtype fp8(_e4m3)"},
-    {KvFormat::kFp8E5M2, "OCP e5m2 codes of x/scale (scale per layer or head; dynamic: f32 per 32)",
-     "vLLM --kv-cache-dtype fp8_e5m2"},
-    {KvFormat::kQ8_0, "32-elem blocks: f16 d + 32 int8", "llama.cpp/ollama -ctk q8_0 (OLLAMA_KV_CACHE_TYPE=q8_0)"},
-    {KvFormat::kQ4_0, "32-elem blocks: f16 d + 32 x 4-bit", "llama.cpp/ollama -ctk q4_0"},
-    {KvFormat::kQ4_1, "32-elem blocks: f16 d, f16 m + 32 x 4-bit", "llama.cpp -ctk q4_1"},
-    {KvFormat::kQ5_0, "32-elem blocks: f16 d + 32-bit high bits + 32 x 4-bit", "llama.cpp -ctk q5_0"},
-    {KvFormat::kQ5_1, "32-elem blocks: f16 d, f16 m + 32-bit high bits + 32 x 4-bit", "llama.cpp -ctk q5_1"},
-    {KvFormat::kIq4Nl, "32-elem blocks: f16 d + 32 x 4-bit non-linear codebook", "llama.cpp -ctk iq4_nl"},
-    {KvFormat::kKivi2, "K per channel over G tokens, V per token over G channels: 2-bit + f16 scale/min",
+    {KvFormat::kFp8E5M2, "fp8_e5m2", F::kFp8, 8, Fp8E5M2Codec, Fp8E5M2DynamicCodec, nullptr,
+     "OCP e5m2 codes of x/scale (scale per layer or head; dynamic: f32 per 32)", "vLLM --kv-cache-dtype fp8_e5m2"},
+    {KvFormat::kQ8_0, "q8_0", F::kGgmlBlock, 8, Q8_0Codec, nullptr, Q8_0Ggml, "32-elem blocks: f16 d + 32 int8",
+     "llama.cpp/ollama -ctk q8_0 (OLLAMA_KV_CACHE_TYPE=q8_0)"},
+    {KvFormat::kQ4_0, "q4_0", F::kGgmlBlock, 4, Q4_0Codec, nullptr, Q4_0Ggml, "32-elem blocks: f16 d + 32 x 4-bit",
+     "llama.cpp/ollama -ctk q4_0"},
+    {KvFormat::kQ4_1, "q4_1", F::kGgmlBlock, 4, Q4_1Codec, nullptr, Q4_1Ggml,
+     "32-elem blocks: f16 d, f16 m + 32 x 4-bit", "llama.cpp -ctk q4_1"},
+    {KvFormat::kQ5_0, "q5_0", F::kGgmlBlock, 5, Q5_0Codec, nullptr, Q5_0Ggml,
+     "32-elem blocks: f16 d + 32-bit high bits + 32 x 4-bit", "llama.cpp -ctk q5_0"},
+    {KvFormat::kQ5_1, "q5_1", F::kGgmlBlock, 5, Q5_1Codec, nullptr, Q5_1Ggml,
+     "32-elem blocks: f16 d, f16 m + 32-bit high bits + 32 x 4-bit", "llama.cpp -ctk q5_1"},
+    {KvFormat::kIq4Nl, "iq4_nl", F::kGgmlBlock, 4, Iq4NlCodec, nullptr, Iq4NlGgml,
+     "32-elem blocks: f16 d + 32 x 4-bit non-linear codebook", "llama.cpp -ctk iq4_nl"},
+    {KvFormat::kKivi2, "kivi2", F::kKivi, 2, nullptr, nullptr, nullptr,
+     "K per channel over G tokens, V per token over G channels: 2-bit + f16 scale/min",
      "KIVI (arXiv 2402.02750), HF QuantizedCache-like"},
-    {KvFormat::kKivi4, "as kivi2 with 4-bit codes", "KIVI 4-bit"},
-    {KvFormat::kInt8, "per token, groups of G: f16 scale + f16 min + 8-bit", "HF QuantizedCache nbits=8"},
-    {KvFormat::kInt4, "per token, groups of G: f16 scale + f16 min + 4-bit", "HF QuantizedCache nbits=4 (quanto)"},
+    {KvFormat::kKivi4, "kivi4", F::kKivi, 4, nullptr, nullptr, nullptr, "as kivi2 with 4-bit codes", "KIVI 4-bit"},
+    {KvFormat::kInt8, "int8", F::kIntGroup, 8, Int8Codec, nullptr, nullptr,
+     "per token, groups of G: f16 scale + f16 min + 8-bit", "HF QuantizedCache nbits=8"},
+    {KvFormat::kInt4, "int4", F::kIntGroup, 4, Int4Codec, nullptr, nullptr,
+     "per token, groups of G: f16 scale + f16 min + 4-bit", "HF QuantizedCache nbits=4 (quanto)"},
 }};
+
+constexpr bool RowsInEnumOrder() {
+  for (size_t i = 0; i < kTable.size(); ++i) {
+    if (static_cast<size_t>(kTable[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(RowsInEnumOrder(), "format table rows must follow the KvFormat enum order");
+static_assert(kTable.size() == static_cast<size_t>(KvFormat::kInt4) + 1, "one row per KvFormat");
 
 }  // namespace
 
 std::span<const FormatRow> FormatTable() { return kTable; }
 
-const FormatRow& FormatInfo(KvFormat f) {
+const FormatRow& Format(KvFormat f) {
+  const auto i = static_cast<size_t>(f);
+  KV_CHECK_MSG(i < kTable.size(), "KvFormat out of range");
+  return kTable[i];
+}
+
+std::optional<KvFormat> KvFormatFromName(std::string_view name) {
   for (const FormatRow& r : kTable) {
-    if (r.id == f) return r;
+    if (r.name == name) return r.id;
   }
-  KV_CHECK_MSG(false, "format missing from the table");
-  return kTable[0];
+  return std::nullopt;
 }
 
-const RowCodec* CodecFor(KvFormat f, const HeadPolicy& p) {
-  const bool dynamic = p.scale == Fp8ScaleMode::kDynamic;
-  switch (f) {
-    case KvFormat::kF32: return &F32Codec();
-    case KvFormat::kF16: return &F16Codec();
-    case KvFormat::kBF16: return &BF16Codec();
-    case KvFormat::kFp8E4M3: return dynamic ? &Fp8E4M3DynamicCodec() : &Fp8E4M3Codec();
-    case KvFormat::kFp8E5M2: return dynamic ? &Fp8E5M2DynamicCodec() : &Fp8E5M2Codec();
-    case KvFormat::kQ8_0: return &Q8_0Codec();
-    case KvFormat::kQ4_0: return &Q4_0Codec();
-    case KvFormat::kQ4_1: return &Q4_1Codec();
-    case KvFormat::kQ5_0: return &Q5_0Codec();
-    case KvFormat::kQ5_1: return &Q5_1Codec();
-    case KvFormat::kIq4Nl: return &Iq4NlCodec();
-    case KvFormat::kInt8: return &Int8Codec();
-    case KvFormat::kInt4: return &Int4Codec();
-    case KvFormat::kKivi2:
-    case KvFormat::kKivi4: return nullptr;
-  }
-  return nullptr;
+int FormatBlockElems(KvFormat f) { return IsLlamaCppBlockFormat(f) ? Format(f).codec().block_elems : 0; }
+
+const RowCodec* CodecFor(KvFormat f, bool fp8_dynamic) {
+  const FormatRow& r = Format(f);
+  if (fp8_dynamic && r.dynamic_codec != nullptr) return &r.dynamic_codec();
+  return r.codec != nullptr ? &r.codec() : nullptr;
 }
 
-double BitsPerElement(KvFormat f, const HeadPolicy& p, int head_dim) {
-  if (IsKivi(f)) {
-    // Every group of G elements carries an f16 scale and an f16 min (32 bits) besides its codes.
-    const int bits = f == KvFormat::kKivi2 ? 2 : 4;
-    return bits + 32.0 / p.KiviGroup();
-  }
+double BitsPerElement(KvFormat f, int group, bool fp8_dynamic, int head_dim) {
+  const FormatRow& r = Format(f);
+  // KIVI: every group of G elements carries an f16 scale and an f16 min (32 bits) besides its codes.
+  if (r.family == FormatFamily::kKivi) return r.code_bits + 32.0 / group;
   CodecParams params;
-  params.group = p.IntGroup();
-  return CodecFor(f, p)->bits_per_element(head_dim, params);
+  params.group = group;
+  return CodecFor(f, fp8_dynamic)->bits_per_element(head_dim, params);
 }
 
 }  // namespace kvaudit

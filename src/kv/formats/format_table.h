@@ -1,31 +1,70 @@
-// The table of KV formats (ggml's type-traits idea): one row per format with its codec, layout,
-// exact storage cost and who deploys it. `kvaudit formats` prints it; stores look codecs up here.
+// The table of KV formats (ggml's type-traits idea): one row per format with its name, family,
+// codec, llama.cpp type traits, layout and who deploys it. Everything that depends on the format
+// reads its row: stores take the codec from it, the llama.cpp emulation its ggml traits, policy
+// validation its block size, `kvaudit formats` prints it.
+//
+// Adding a format: its own .h/.cc under kv/formats/ (codec, and ggml traits if llama.cpp has it),
+// its enum value and row here and in format_table.cc, one test (docs/formats.md "Adding a format").
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 
-#include "kv/policy/cache_policy.h"
-#include "kv/formats/format_id.h"
+#include "kv/formats/ggml_type.h"
 #include "kv/formats/row_codec.h"
 
 namespace kvaudit {
 
+enum class KvFormat {
+  kF32, kF16, kBF16,
+  kFp8E4M3, kFp8E5M2,
+  kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kIq4Nl,
+  kKivi2, kKivi4,
+  kInt8, kInt4,
+};
+
+enum class FormatFamily {
+  kFloat,      // f32, f16, bf16: full precision, modifiers (rotation, sinks, ...) do not apply
+  kFp8,        // OCP fp8 with a per-tensor/head scale or a dynamic per-32 scale
+  kGgmlBlock,  // llama.cpp's 32-element block formats
+  kIntGroup,   // per-token asymmetric groups (HF QuantizedCache)
+  kKivi,       // keys per channel over token groups, values per token (not a per-row format)
+};
+
 struct FormatRow {
   KvFormat id;
-  std::string_view layout;       // what the bytes are
-  std::string_view deployed_by;  // the engines/flags where users meet it
+  std::string_view name;  // the --kv spelling
+  FormatFamily family;
+  int code_bits;          // bits of one element's code (scales and metadata excluded)
+  const RowCodec& (*codec)();          // nullptr for KIVI
+  const RowCodec& (*dynamic_codec)();  // fp8 `scale=dynamic` (per-32 f32 scales); else nullptr
+  const ggml::GgmlType& (*ggml)();     // llama.cpp's type traits; nullptr where llama.cpp has no such cache type
+  std::string_view layout;             // what the bytes are
+  std::string_view deployed_by;        // the engines/flags where users meet it
 };
 
 std::span<const FormatRow> FormatTable();
-const FormatRow& FormatInfo(KvFormat f);
+const FormatRow& Format(KvFormat f);
+std::optional<KvFormat> KvFormatFromName(std::string_view name);
 
-// The row codec a (format, policy) pair stores with (fp8 `dynamic` picks the dynamic codec);
-// nullptr for KIVI, which is not a per-row format.
-const RowCodec* CodecFor(KvFormat f, const HeadPolicy& p);
+inline std::string_view KvFormatName(KvFormat f) { return Format(f).name; }
+inline bool IsFullPrecision(KvFormat f) { return Format(f).family == FormatFamily::kFloat; }
+inline bool IsFp8(KvFormat f) { return Format(f).family == FormatFamily::kFp8; }
+inline bool IsKivi(KvFormat f) { return Format(f).family == FormatFamily::kKivi; }
+inline bool IsIntGroup(KvFormat f) { return Format(f).family == FormatFamily::kIntGroup; }
+inline bool IsLlamaCppBlockFormat(KvFormat f) { return Format(f).family == FormatFamily::kGgmlBlock; }
+// llama.cpp has it as a cache type (full precision or block format): engine=llama.cpp can run it.
+inline bool HasLlamaCppType(KvFormat f) { return Format(f).ggml != nullptr; }
+// Elements per block along head_dim for llama.cpp's block formats (32), else 0.
+int FormatBlockElems(KvFormat f);
 
-// Storage bits per element including scales and metadata, for rows of head_dim elements
-// (full-precision protections excluded; KIVI: packed groups only, residual excluded).
-double BitsPerElement(KvFormat f, const HeadPolicy& p, int head_dim);
+// The row codec a format stores with (fp8_dynamic: fp8's dynamic-scale codec); nullptr for KIVI.
+const RowCodec* CodecFor(KvFormat f, bool fp8_dynamic);
+
+// Storage bits per element including scales and metadata, for rows of head_dim elements. group:
+// the int8/int4 or KIVI group size in use; full-precision protections excluded (KIVI: packed
+// groups only, residual excluded).
+double BitsPerElement(KvFormat f, int group, bool fp8_dynamic, int head_dim);
 
 }  // namespace kvaudit

@@ -1,6 +1,6 @@
 // Shared pieces of llama.cpp's 32-element block formats (ggml/src/ggml-common.h layouts, the
-// arithmetic helpers ggml-quants.c relies on). Used by kv/format_{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}
-// and kv/llamacpp/q8_activation. Blocks are read and written as bytes (memcpy), never through struct
+// arithmetic helpers ggml-quants.c relies on). Used by kv/formats/{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}
+// and kv/formats/q8_activation. Blocks are read and written as bytes (memcpy), never through struct
 // pointers, so rows may start at any offset in the cache.
 #pragma once
 
@@ -47,6 +47,19 @@ inline uint32_t LoadU32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
   return v;
+}
+
+// The 32 codes of 16 nibble bytes (low nibble = element j, high = j + 16), each looked up in lut.
+inline void NibbleCodes(const uint8_t* qs, const int8_t* lut, int8_t* c) {
+  for (int j = 0; j < 16; ++j) {
+    c[j] = lut[qs[j] & 0x0f];
+    c[j + 16] = lut[qs[j] >> 4];
+  }
+}
+
+// Code j in [0, 32) of a 5-bit block (dequantize_row_q5_*): nibble | bit j of qh << 4.
+inline int Q5Code(const uint8_t* qs, uint32_t qh, int j) {
+  return j < 16 ? ((qs[j] & 0x0f) | (((qh >> j) << 4) & 0x10)) : ((qs[j - 16] >> 4) | ((qh >> (j - 4)) & 0x10));
 }
 
 // Forces `p` to be rounded to f32 before it feeds an add. ggml-base (ggml-quants.c) is compiled

@@ -108,4 +108,19 @@ const RowCodec& Iq4NlCodecRef() {
   return codec;
 }
 
+namespace {
+// {d, qs[16]}: codes index kvalues_iq4nl.
+void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b) {
+    out.d[b] = ggml::LoadF16(row + b * kBytes);
+    ggml::NibbleCodes(row + b * kBytes + 2, ggml::kIq4NlValues, out.codes + b * ggml::kQK);
+  }
+}
+}  // namespace
+
+const ggml::GgmlType& Iq4NlGgml() {
+  static const ggml::GgmlType type{detail::Iq4NlQuantize, ToCodes, ggml::VecDotKind::kIq4Nl};
+  return type;
+}
+
 }  // namespace kvaudit

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 
+#include "kv/formats/ggml_type.h"
 #include "kv/formats/row_codec.h"
 
 namespace kvaudit {
 
 const RowCodec& Iq4NlCodec();
 const RowCodec& Iq4NlCodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const ggml::GgmlType& Iq4NlGgml();  // llama.cpp's GGML_TYPE_IQ4_NL: quantize_row_iq4_nl_ref writes, × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
 // src/dst rows: [n / 32 blocks of 18 bytes]; x, y: [n]; n % 32 == 0.

@@ -78,4 +78,20 @@ const RowCodec& Q4_0CodecRef() {
   return codec;
 }
 
+namespace {
+// {d, qs[16]}: codes − 8.
+constexpr int8_t kCodes[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
+void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b) {
+    out.d[b] = ggml::LoadF16(row + b * kBytes);
+    ggml::NibbleCodes(row + b * kBytes + 2, kCodes, out.codes + b * ggml::kQK);
+  }
+}
+}  // namespace
+
+const ggml::GgmlType& Q4_0Ggml() {
+  static const ggml::GgmlType type{detail::Q4_0Quantize, ToCodes, ggml::VecDotKind::kSym};
+  return type;
+}
+
 }  // namespace kvaudit

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 
+#include "kv/formats/ggml_type.h"
 #include "kv/formats/row_codec.h"
 
 namespace kvaudit {
 
 const RowCodec& Q4_0Codec();
 const RowCodec& Q4_0CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const ggml::GgmlType& Q4_0Ggml();  // llama.cpp's GGML_TYPE_Q4_0: quantize_row_q4_0_ref writes, × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
 // src/dst rows: [n / 32 blocks of 18 bytes]; x, y: [n]; n % 32 == 0.

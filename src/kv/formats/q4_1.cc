@@ -83,4 +83,21 @@ const RowCodec& Q4_1CodecRef() {
   return codec;
 }
 
+namespace {
+// {d, m, qs[16]}: unsigned codes; the vec_dot adds m · s of the q8_1 query block.
+constexpr int8_t kCodes[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b) {
+    out.d[b] = ggml::LoadF16(row + b * kBytes);
+    out.m[b] = ggml::LoadF16(row + b * kBytes + 2);
+    ggml::NibbleCodes(row + b * kBytes + 4, kCodes, out.codes + b * ggml::kQK);
+  }
+}
+}  // namespace
+
+const ggml::GgmlType& Q4_1Ggml() {
+  static const ggml::GgmlType type{detail::Q4_1Quantize, ToCodes, ggml::VecDotKind::kAffine};
+  return type;
+}
+
 }  // namespace kvaudit

@@ -91,4 +91,21 @@ const RowCodec& Q5_0CodecRef() {
   return codec;
 }
 
+namespace {
+// {d, qh[4], qs[16]}: 5-bit codes − 16.
+void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b) {
+    const uint8_t* x = row + b * kBytes;
+    out.d[b] = ggml::LoadF16(x);
+    const uint32_t qh = ggml::LoadU32(x + 2);
+    for (int j = 0; j < ggml::kQK; ++j) out.codes[b * ggml::kQK + j] = static_cast<int8_t>(ggml::Q5Code(x + 6, qh, j) - 16);
+  }
+}
+}  // namespace
+
+const ggml::GgmlType& Q5_0Ggml() {
+  static const ggml::GgmlType type{detail::Q5_0Quantize, ToCodes, ggml::VecDotKind::kSym};
+  return type;
+}
+
 }  // namespace kvaudit

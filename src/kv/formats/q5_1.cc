@@ -89,4 +89,22 @@ const RowCodec& Q5_1CodecRef() {
   return codec;
 }
 
+namespace {
+// {d, m, qh[4], qs[16]}: unsigned 5-bit codes; the vec_dot adds m · s of the q8_1 query block.
+void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b) {
+    const uint8_t* x = row + b * kBytes;
+    out.d[b] = ggml::LoadF16(x);
+    out.m[b] = ggml::LoadF16(x + 2);
+    const uint32_t qh = ggml::LoadU32(x + 4);
+    for (int j = 0; j < ggml::kQK; ++j) out.codes[b * ggml::kQK + j] = static_cast<int8_t>(ggml::Q5Code(x + 8, qh, j));
+  }
+}
+}  // namespace
+
+const ggml::GgmlType& Q5_1Ggml() {
+  static const ggml::GgmlType type{detail::Q5_1Quantize, ToCodes, ggml::VecDotKind::kAffine};
+  return type;
+}
+
 }  // namespace kvaudit

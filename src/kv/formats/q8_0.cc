@@ -4,8 +4,10 @@
 #include "kv/formats/q8_0.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "kv/formats/ggml_blocks.h"
+#include "kv/formats/q8_activation.h"
 
 namespace kvaudit {
 namespace {
@@ -16,7 +18,7 @@ static_assert(kBytes == sizeof(ggml::BlockQ8_0));
 namespace detail {
 
 // quantize_row_q8_0_ref: d = amax / 127, id = 1/d, code = roundf(x * id) (half away from zero).
-// (The x86 ggml-cpu from_float differs: see kv/llamacpp/q8_activation.h QuantizeQ8_0RowX86.)
+// (The x86 ggml-cpu from_float differs: see kv/formats/q8_activation.h QuantizeQ8_0RowX86.)
 void Q8_0Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / ggml::kQK; ++b, x += ggml::kQK, dst += kBytes) {
     float amax = 0.0f;
@@ -73,6 +75,22 @@ const RowCodec& Q8_0Codec() {
 const RowCodec& Q8_0CodecRef() {
   static const RowCodec codec = Block::Make<RowKernelsRef<Block::Dequantize>>("q8_0");
   return codec;
+}
+
+namespace {
+// block_q8_0 {d, qs[32]}: the codes as stored.
+void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
+  for (int64_t b = 0; b < n / ggml::kQK; ++b) {
+    const uint8_t* x = row + b * kBytes;
+    out.d[b] = ggml::LoadF16(x);
+    std::memcpy(out.codes + b * ggml::kQK, x + 2, ggml::kQK);
+  }
+}
+}  // namespace
+
+const ggml::GgmlType& Q8_0Ggml() {
+  static const ggml::GgmlType type{QuantizeQ8_0RowX86, ToCodes, ggml::VecDotKind::kSym};
+  return type;
 }
 
 }  // namespace kvaudit

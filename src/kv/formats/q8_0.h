@@ -4,12 +4,14 @@
 
 #include <cstdint>
 
+#include "kv/formats/ggml_type.h"
 #include "kv/formats/row_codec.h"
 
 namespace kvaudit {
 
 const RowCodec& Q8_0Codec();
 const RowCodec& Q8_0CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const ggml::GgmlType& Q8_0Ggml();  // llama.cpp's GGML_TYPE_Q8_0: the x86 quantize_row_q8_0 writes (not _ref), × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.
 // src/dst rows: [n / 32 blocks of 34 bytes]; x, y: [n]; n % 32 == 0.

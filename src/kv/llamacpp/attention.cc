@@ -1,4 +1,4 @@
-// llama.cpp CPU flash-attention paths over one (layer, KV head): see llamacpp_attention.h.
+// llama.cpp CPU flash-attention paths over one (layer, KV head): see kv/llamacpp/attention.h.
 #include "kv/llamacpp/attention.h"
 
 #include <algorithm>
@@ -8,10 +8,9 @@
 
 #include "base/half.h"
 #include "base/status.h"
-#include "kv/formats/format_id.h"
 #include "kv/formats/format_table.h"
+#include "kv/formats/q8_activation.h"
 #include "kv/llamacpp/flash_attn.h"
-#include "kv/llamacpp/q8_activation.h"
 #include "ops/dot.h"
 
 namespace kvaudit::llamacpp {
@@ -22,8 +21,10 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int FirstKey(const FaShape& sh, int p) { return sh.window > 0 ? std::max(0, p - sh.window + 1) : 0; }
 
-// The llama.cpp block formats' codecs are the format table's (same bytes as ggml's quantizers).
-const RowCodec* BlockCodec(KvFormat f) { return IsLlamaCppBlockFormat(f) ? CodecFor(f, HeadPolicy{}) : nullptr; }
+const RowCodec& LlamaCppCodec(KvFormat f) {
+  KV_CHECK_MSG(HasLlamaCppType(f), "engine=llama.cpp: format not supported by llama.cpp");
+  return Format(f).codec();
+}
 
 template <class T>
 void Grow(std::vector<T>& v, size_t n) {
@@ -60,74 +61,27 @@ void Finish(const FaScratch& sc, int rows, int hd, float* out) {
 
 }  // namespace
 
-uint64_t RowBytes(KvFormat f, int hd) {
-  switch (f) {
-    case KvFormat::kF32: return 4ull * hd;
-    case KvFormat::kF16:
-    case KvFormat::kBF16: return 2ull * hd;
-    case KvFormat::kQ8_0: return static_cast<uint64_t>(hd / 32) * 34;
-    case KvFormat::kQ4_0:
-    case KvFormat::kIq4Nl: return static_cast<uint64_t>(hd / 32) * 18;
-    case KvFormat::kQ4_1: return static_cast<uint64_t>(hd / 32) * 20;
-    case KvFormat::kQ5_0: return static_cast<uint64_t>(hd / 32) * 22;
-    case KvFormat::kQ5_1: return static_cast<uint64_t>(hd / 32) * 24;
-    default: KV_CHECK_MSG(false, "engine=llama.cpp: format not supported by llama.cpp"); return 0;
-  }
-}
+// The llama.cpp types' bytes are the format table's codecs' (same layouts as ggml-common.h).
+uint64_t RowBytes(KvFormat f, int hd) { return LlamaCppCodec(f).row_bytes(hd, CodecParams{}); }
 
-// type_traits_cpu[f].from_float (ggml-cpu.c) on one head row x [hd] -> dst [RowBytes].
 void WriteRow(KvFormat f, const float* x, int hd, uint8_t* dst) {
-  const CodecParams p;
-  switch (f) {
-    case KvFormat::kF32: std::memcpy(dst, x, sizeof(float) * hd); return;
-    case KvFormat::kF16:
-      for (int i = 0; i < hd; ++i) { const uint16_t h = F32ToF16(x[i]); std::memcpy(dst + 2 * i, &h, 2); }
-      return;
-    case KvFormat::kBF16:
-      for (int i = 0; i < hd; ++i) { const uint16_t h = F32ToBF16(x[i]); std::memcpy(dst + 2 * i, &h, 2); }
-      return;
-    case KvFormat::kQ8_0: QuantizeQ8_0RowX86(x, dst, hd); return;  // x86 quantize_row_q8_0, not _ref
-    default: {
-      const RowCodec* c = BlockCodec(f);  // q4_0, q4_1, q5_0, q5_1, iq4_nl: ggml's _ref quantizers
-      KV_CHECK_MSG(c != nullptr, "engine=llama.cpp: format not supported by llama.cpp");
-      c->quantize(x, dst, hd, p);
-    }
-  }
+  KV_CHECK_MSG(HasLlamaCppType(f), "engine=llama.cpp: format not supported by llama.cpp");
+  Format(f).ggml().from_float(x, dst, hd);
 }
 
 bool UsesTiledPath(KvFormat fk, KvFormat fv, int n_tokens) {
   return n_tokens >= 64 && fk == fv && (fk == KvFormat::kF16 || fk == KvFormat::kF32);
 }
 
+// to_float: dequantize_row_* (ggml-quants.c), fp16 / bf16 -> f32, f32 as stored.
 void RowToF32(KvFormat f, const uint8_t* row, int hd, float* out) {
-  switch (f) {
-    case KvFormat::kF32: std::memcpy(out, row, sizeof(float) * hd); return;
-    case KvFormat::kF16:
-      for (int i = 0; i < hd; ++i) {
-        uint16_t h;
-        std::memcpy(&h, row + 2 * i, 2);
-        out[i] = F16ToF32(h);
-      }
-      return;
-    case KvFormat::kBF16:
-      for (int i = 0; i < hd; ++i) {
-        uint16_t h;
-        std::memcpy(&h, row + 2 * i, 2);
-        out[i] = BF16ToF32(h);
-      }
-      return;
-    default: {
-      const RowCodec* c = BlockCodec(f);
-      KV_CHECK_MSG(c != nullptr, "llama.cpp emulation: unsupported cache type");
-      c->dequantize(row, out, hd, CodecParams{});  // = dequantize_row_* (ggml-quants.c)
-    }
-  }
+  LlamaCppCodec(f).dequantize(row, out, hd, CodecParams{});
 }
 
 void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
   const int hd = sh.head_dim, G = sh.group, rows = nt * G, nb = hd / 32;
   const bool kq = IsLlamaCppBlockFormat(kv.fk), v16 = kv.fv == KvFormat::kF16;
-  const DotKind kind = kq ? DotKindOf(kv.fk) : DotKind::kSym;
+  const ggml::VecDotKind kind = kq ? DotKindOf(kv.fk) : ggml::VecDotKind::kSym;
   PrepareScratch(sc, rows, hd);
   // q_to_vec_dot: Q -> K's vec_dot_type, once per row.
   for (int r = 0; r < rows; ++r) {

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kv/formats/format_id.h"
+#include "kv/formats/format_table.h"
 
 namespace kvaudit::llamacpp {
 

@@ -1,4 +1,4 @@
-// engine=llama.cpp cache: storage, write-path quantizers, rotation and dispatch (see llamacpp_cache.h).
+// engine=llama.cpp cache: storage, write-path quantizers, rotation and dispatch (see kv/llamacpp/cache.h).
 #include "kv/llamacpp/cache.h"
 
 #include <algorithm>

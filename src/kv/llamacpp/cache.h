@@ -2,9 +2,10 @@
 // attends the way its CPU flash attention computes (docs/research/llamacpp-kv-notes.md §1.4, §2, §3),
 // so kvaudit's numbers can be checked against llama-perplexity's (issue 3, issue 4 "Agreement").
 //
-// Write path (llama-kv-cache.cpp cpy_k/cpy_v -> ggml_set_rows -> type_traits_cpu[type].from_float):
+// Write path (llama-kv-cache.cpp cpy_k/cpy_v -> ggml_set_rows -> type_traits_cpu[type].from_float,
+// which each format's GgmlType carries in the format table):
 //   q8_0: the x86 quantize_row_q8_0 (127/amax, round half to even: QuantizeQ8_0RowX86);
-//   q4_0, q4_1, q5_0, q5_1, iq4_nl: the *_ref quantizers (kv/format_*.h codecs; iq4_nl ntry = -1);
+//   q4_0, q4_1, q5_0, q5_1, iq4_nl: the *_ref quantizers (kv/formats/*.h codecs; iq4_nl ntry = -1);
 //   f16 / bf16: RNE conversion; f32: as is.
 // Channel order (issue 4): for llama/mistral, llama.cpp's GGUF has Q/K rows permuted for its
 //   interleaved (NORM) RoPE, so K is quantized, Q converted to q8 and both rotated in the order

@@ -1,4 +1,4 @@
-// llama.cpp CPU flash-attention primitives: see llamacpp_fa.h.
+// llama.cpp CPU flash-attention primitives: see kv/llamacpp/flash_attn.h.
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/flash_attn.h"
@@ -9,74 +9,16 @@
 #include "base/half.h"
 #include "base/status.h"
 #include "kv/formats/ggml_blocks.h"
-#include "kv/llamacpp/q8_activation.h"
+#include "kv/formats/q8_activation.h"
 
 namespace kvaudit::llamacpp {
 
-DotKind DotKindOf(KvFormat k) {
-  if (k == KvFormat::kQ4_1 || k == KvFormat::kQ5_1) return DotKind::kAffine;
-  if (k == KvFormat::kIq4Nl) return DotKind::kIq4Nl;
-  return DotKind::kSym;
-}
-bool UsesQ8_1(KvFormat k) { return k == KvFormat::kQ4_1 || k == KvFormat::kQ5_1; }
-
-namespace {
-inline int Q5Code(const uint8_t* qs, uint32_t qh, int j) {  // dequantize_row_q5_*: code j in [0, 32)
-  return j < 16 ? ((qs[j] & 0x0f) | (((qh >> j) << 4) & 0x10)) : ((qs[j - 16] >> 4) | ((qh >> (j - 4)) & 0x10));
-}
-}  // namespace
-
-void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ExpandedRow out) {
-  KV_CHECK(hd % ggml::kQK == 0);
-  const int nb = hd / ggml::kQK;
-  for (int b = 0; b < nb; ++b) {
-    int8_t* c = out.codes + b * ggml::kQK;
-    switch (k) {
-      case KvFormat::kQ8_0: {  // block_q8_0 {d, qs[32]}
-        const uint8_t* x = row + b * 34;
-        out.d[b] = ggml::LoadF16(x);
-        std::memcpy(c, x + 2, 32);
-        break;
-      }
-      case KvFormat::kQ4_0:
-      case KvFormat::kIq4Nl: {  // {d, qs[16]}: low nibble = element j, high = j + 16
-        const uint8_t* x = row + b * 18;
-        out.d[b] = ggml::LoadF16(x);
-        for (int j = 0; j < 16; ++j) {
-          const int lo = x[2 + j] & 0x0f, hi = x[2 + j] >> 4;
-          c[j] = static_cast<int8_t>(k == KvFormat::kQ4_0 ? lo - 8 : ggml::kIq4NlValues[lo]);
-          c[j + 16] = static_cast<int8_t>(k == KvFormat::kQ4_0 ? hi - 8 : ggml::kIq4NlValues[hi]);
-        }
-        break;
-      }
-      case KvFormat::kQ4_1: {  // {d, m, qs[16]}
-        const uint8_t* x = row + b * 20;
-        out.d[b] = ggml::LoadF16(x);
-        out.m[b] = ggml::LoadF16(x + 2);
-        for (int j = 0; j < 16; ++j) {
-          c[j] = static_cast<int8_t>(x[4 + j] & 0x0f);
-          c[j + 16] = static_cast<int8_t>(x[4 + j] >> 4);
-        }
-        break;
-      }
-      case KvFormat::kQ5_0:
-      case KvFormat::kQ5_1: {  // {d, [m,] qh[4], qs[16]}
-        const bool q51 = k == KvFormat::kQ5_1;
-        const uint8_t* x = row + b * (q51 ? 24 : 22);
-        out.d[b] = ggml::LoadF16(x);
-        if (q51) out.m[b] = ggml::LoadF16(x + 2);
-        const uint32_t qh = ggml::LoadU32(x + (q51 ? 4 : 2));
-        const uint8_t* qs = x + (q51 ? 8 : 6);
-        for (int j = 0; j < 32; ++j) c[j] = static_cast<int8_t>(Q5Code(qs, qh, j) - (q51 ? 0 : 16));
-        break;
-      }
-      default:
-        KV_CHECK_MSG(false, "ExpandKRow: not a llama.cpp block format");
-    }
-  }
+void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ggml::BlockCodes out) {
+  KV_CHECK_MSG(IsLlamaCppBlockFormat(k) && hd % ggml::kQK == 0, "ExpandKRow: not a llama.cpp block format row");
+  Format(k).ggml().to_codes(row, hd, out);
 }
 
-void ConvertQRow(KvFormat k, const float* q, int hd, ExpandedRow out) {
+void ConvertQRow(KvFormat k, const float* q, int hd, ggml::BlockCodes out) {
   KV_CHECK(hd % ggml::kQK == 0 && hd <= 1024);
   const int nb = hd / ggml::kQK;
   uint8_t buf[36 * 32];  // [nb blocks of q8_0 (34 B) or q8_1 (36 B)]
@@ -102,7 +44,7 @@ inline float HSum8(const float* x) {
 }
 }  // namespace
 
-float ScoreQ8Scalar(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+float ScoreQ8Scalar(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
                     const float* qd, const float* qm, int nb) {
   float acc[2][8] = {};  // [accumulator (iq4_nl: even/odd block)][lane]
   float summs = 0.0f, tail = 0.0f;
@@ -115,22 +57,22 @@ float ScoreQ8Scalar(DotKind kind, const int8_t* kc, const float* kd, const float
       lane[i] = static_cast<float>(s);
     }
     const float d = kd[b] * qd[b];
-    if (kind == DotKind::kIq4Nl && (nb % 2 == 1) && b == nb - 1) {  // odd last block: scalar tail
+    if (kind == ggml::VecDotKind::kIq4Nl && (nb % 2 == 1) && b == nb - 1) {  // odd last block: scalar tail
       float s = 0.0f;
       for (int i = 0; i < 8; ++i) s += lane[i];  // exact (integers)
       tail = d * s;
       has_tail = true;
       continue;
     }
-    float* a = acc[kind == DotKind::kIq4Nl ? (b & 1) : 0];
+    float* a = acc[kind == ggml::VecDotKind::kIq4Nl ? (b & 1) : 0];
     for (int i = 0; i < 8; ++i) a[i] = std::fma(d, lane[i], a[i]);
-    if (kind == DotKind::kAffine) summs = std::fma(km[b], qm[b], summs);
+    if (kind == ggml::VecDotKind::kAffine) summs = std::fma(km[b], qm[b], summs);
   }
-  if (kind == DotKind::kIq4Nl) {
+  if (kind == ggml::VecDotKind::kIq4Nl) {
     for (int i = 0; i < 8; ++i) acc[0][i] = acc[0][i] + acc[1][i];
   }
   float r = HSum8(acc[0]);
-  if (kind == DotKind::kAffine) r = r + summs;
+  if (kind == ggml::VecDotKind::kAffine) r = r + summs;
   if (has_tail) r = r + tail;
   return r;
 }
@@ -152,25 +94,25 @@ inline float HSum8V(__m256 x) {
 }
 }  // namespace
 
-float ScoreQ8(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
               const float* qm, int nb) {
-  if (kind == DotKind::kIq4Nl && nb % 2 == 1) return ScoreQ8Scalar(kind, kc, kd, km, qc, qd, qm, nb);
+  if (kind == ggml::VecDotKind::kIq4Nl && nb % 2 == 1) return ScoreQ8Scalar(kind, kc, kd, km, qc, qd, qm, nb);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   float summs = 0.0f;
   for (int b = 0; b < nb; ++b) {
     const __m256 l = LanesF(kc + b * 32, qc + b * 32);
     const __m256 d = _mm256_set1_ps(kd[b] * qd[b]);
-    if (kind == DotKind::kIq4Nl && (b & 1)) acc1 = _mm256_fmadd_ps(d, l, acc1);
+    if (kind == ggml::VecDotKind::kIq4Nl && (b & 1)) acc1 = _mm256_fmadd_ps(d, l, acc1);
     else acc0 = _mm256_fmadd_ps(d, l, acc0);
-    if (kind == DotKind::kAffine) summs = std::fma(km[b], qm[b], summs);
+    if (kind == ggml::VecDotKind::kAffine) summs = std::fma(km[b], qm[b], summs);
   }
-  if (kind == DotKind::kIq4Nl) acc0 = _mm256_add_ps(acc0, acc1);
+  if (kind == ggml::VecDotKind::kIq4Nl) acc0 = _mm256_add_ps(acc0, acc1);
   float r = HSum8V(acc0);
-  if (kind == DotKind::kAffine) r = r + summs;
+  if (kind == ggml::VecDotKind::kAffine) r = r + summs;
   return r;
 }
 #else
-float ScoreQ8(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
               const float* qm, int nb) {
   return ScoreQ8Scalar(kind, kc, kd, km, qc, qd, qm, nb);
 }

@@ -14,33 +14,23 @@
 
 #include <cstdint>
 
-#include "kv/formats/format_id.h"
+#include "kv/formats/format_table.h"
 
 namespace kvaudit::llamacpp {
 
-// How the 8 lane sums of the blocks are combined into one score (see the file comment).
-enum class DotKind { kSym, kAffine, kIq4Nl };
-DotKind DotKindOf(KvFormat k);     // k: a llama.cpp block format
-bool UsesQ8_1(KvFormat k);         // q4_1 / q5_1 K: Q is converted to q8_1, else q8_0
-
-// A 32-element-block row in "expanded" form, the common input of the score kernel:
-// codes [hd] int8 (q4_0: nibble − 8; q5_0: 5-bit − 16; q4_1/q5_1: unsigned code; q8_0: code;
-// iq4_nl: kvalues_iq4nl[nibble]), d [hd/32] = fp16(d) as f32, m [hd/32] = fp16(m) (q4_1/q5_1) or
-// fp16(s) (q8_1 Q rows), else unused.
-struct ExpandedRow {
-  int8_t* codes;
-  float* d;
-  float* m;
-};
-// K row bytes of format k (one head row, hd elements) -> expanded.
-void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ExpandedRow out);
-// f32 Q row -> q8_0 / q8_1 with the x86 from_float (kv/llamacpp/q8_activation.h QuantizeQ8_*RowX86) -> expanded.
-void ConvertQRow(KvFormat k, const float* q, int hd, ExpandedRow out);
+// How the 8 lane sums of the blocks are combined into one score (see the file comment), and the
+// K row's codes: both from the format's llama.cpp traits (kv/formats/format_table.h).
+inline ggml::VecDotKind DotKindOf(KvFormat k) { return Format(k).ggml().vec_dot; }  // k: a block format
+inline bool UsesQ8_1(KvFormat k) { return DotKindOf(k) == ggml::VecDotKind::kAffine; }  // else Q -> q8_0
+// K row bytes of block format k (one head row, hd elements) -> expanded codes.
+void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ggml::BlockCodes out);
+// f32 Q row -> q8_0 / q8_1 with the x86 from_float (kv/formats/q8_activation.h QuantizeQ8_*RowX86) -> expanded.
+void ConvertQRow(KvFormat k, const float* q, int hd, ggml::BlockCodes out);
 
 // Score (before × kq_scale) of one K row against one Q row, both expanded, nb = hd / 32 blocks.
-float ScoreQ8(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
               const float* qd, const float* qm, int nb);
-float ScoreQ8Scalar(DotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+float ScoreQ8Scalar(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
                     const float* qd, const float* qm, int nb);
 
 // ggml_vec_dot_f16 on AVX-512 (GGML_F16_STEP 64 = 4 accumulators × 16 lanes, FMA, reduced

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "kv/formats/format_id.h"
+#include "kv/formats/format_table.h"
 
 namespace kvaudit {
 
@@ -36,7 +36,10 @@ struct HeadPolicy {
   int KiviGroup() const { return group > 0 ? group : 32; }
   int IntGroup() const { return group > 0 ? group : 64; }
   int Recent() const { return recent >= 0 ? recent : ((IsKivi(k) || IsKivi(v)) ? 128 : 0); }
-  bool AnyQuantized() const { return !IsFullPrecision(k) || !IsFullPrecision(v); }
+  // Storage bits per element of format f (k or v) under this policy's group size and fp8 scale mode.
+  double BitsPerElement(KvFormat f, int head_dim) const {
+    return kvaudit::BitsPerElement(f, IsKivi(f) ? KiviGroup() : IntGroup(), scale == Fp8ScaleMode::kDynamic, head_dim);
+  }
 };
 
 struct InclusiveRange {

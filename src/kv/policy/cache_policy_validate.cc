@@ -44,9 +44,12 @@ Status CheckFormat(const std::string& spec, const std::string& where, KvFormat f
     return PolicyError(spec, where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
                        "use one of them");
   }
-  if (engine == AttentionEngine::kLlamaCpp && !IsFullPrecision(f) && !IsLlamaCppBlockFormat(f)) {
-    return PolicyError(spec, where + "llama.cpp has no " + name + " cache type",
-                       "engine=llama.cpp emulates f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl");
+  if (engine == AttentionEngine::kLlamaCpp && !HasLlamaCppType(f)) {
+    std::string types;
+    for (const FormatRow& r : FormatTable()) {
+      if (HasLlamaCppType(r.id)) types += (types.empty() ? "" : ", ") + std::string(r.name);
+    }
+    return PolicyError(spec, where + "llama.cpp has no " + name + " cache type", "engine=llama.cpp emulates " + types);
   }
   return Status::Ok();
 }

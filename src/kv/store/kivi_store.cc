@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "kv/formats/asym_group_quant.h"
 #include "kv/formats/f32.h"
+#include "kv/formats/format_table.h"
 #include "kv/store/kivi_kernels.h"
 
 namespace kvaudit {
@@ -24,7 +25,7 @@ class KiviStore final : public TensorStore {
  public:
   explicit KiviStore(const StoreSpec& s)
       : is_key_(s.is_key), hd_(s.head_dim), G_(s.policy.KiviGroup()), R_(s.policy.Recent()),
-        bits_(s.format() == KvFormat::kKivi2 ? 2 : 4), max_pos_(s.max_positions),
+        bits_(Format(s.format()).code_bits), max_pos_(s.max_positions),
         cb_(static_cast<int>(AsymCodeBytes(G_, bits_))) {
     KV_CHECK_MSG(IsKivi(s.format()), "MakeKiviStore: not a KIVI format");
     KV_CHECK_MSG(hd_ > 0 && G_ > 0 && hd_ % G_ == 0, "KIVI: group must divide head_dim");

@@ -4,42 +4,17 @@
 #include <cstring>
 #include <vector>
 
-#include "kv/formats/bf16.h"
-#include "kv/formats/f16.h"
 #include "kv/formats/f32.h"
+#include "kv/formats/format_table.h"
 #include "kv/formats/fp8.h"
-#include "kv/formats/int_group.h"
-#include "kv/formats/iq4_nl.h"
-#include "kv/formats/q4_0.h"
-#include "kv/formats/q4_1.h"
-#include "kv/formats/q5_0.h"
-#include "kv/formats/q5_1.h"
-#include "kv/formats/q8_0.h"
 #include "ops/aligned_buffer.h"
 
 namespace kvaudit {
 
 const RowCodec& RowCodecFor(const StoreSpec& spec) {
-  const bool dynamic = spec.policy.scale == Fp8ScaleMode::kDynamic;
-  switch (spec.format()) {
-    case KvFormat::kF32: return F32Codec();
-    case KvFormat::kF16: return F16Codec();
-    case KvFormat::kBF16: return BF16Codec();
-    case KvFormat::kFp8E4M3: return dynamic ? Fp8E4M3DynamicCodec() : Fp8E4M3Codec();
-    case KvFormat::kFp8E5M2: return dynamic ? Fp8E5M2DynamicCodec() : Fp8E5M2Codec();
-    case KvFormat::kQ8_0: return Q8_0Codec();
-    case KvFormat::kQ4_0: return Q4_0Codec();
-    case KvFormat::kQ4_1: return Q4_1Codec();
-    case KvFormat::kQ5_0: return Q5_0Codec();
-    case KvFormat::kQ5_1: return Q5_1Codec();
-    case KvFormat::kIq4Nl: return Iq4NlCodec();
-    case KvFormat::kInt8: return Int8Codec();
-    case KvFormat::kInt4: return Int4Codec();
-    case KvFormat::kKivi2:
-    case KvFormat::kKivi4: break;
-  }
-  KV_CHECK_MSG(false, "not a row-codec format (KIVI groups keys along tokens: kv/store/kivi_store.h)");
-  return F32Codec();
+  const RowCodec* codec = CodecFor(spec.format(), spec.policy.scale == Fp8ScaleMode::kDynamic);
+  KV_CHECK_MSG(codec != nullptr, "not a row-codec format (KIVI groups keys along tokens: kv/store/kivi_store.h)");
+  return *codec;
 }
 
 CodecParams RowCodecParamsFor(const StoreSpec& spec) {
@@ -81,7 +56,7 @@ class RowStore final : public TensorStore, public F32RowsView {
     const KvFormat f = spec.format();
     const HeadPolicy& pol = spec.policy;
     plain_f32_ = f == KvFormat::kF32;
-    if (!IsFullPrecision(f)) {  // modifiers apply to quantized formats only (kv/formats/format_id.h)
+    if (!IsFullPrecision(f)) {  // modifiers apply to quantized formats only (kv/formats/format_table.h)
       sink_ = std::min(pol.sink, max_pos_);
       recent_ = pol.Recent();
       if (spec.is_key && pol.outliers > 0) {

@@ -3,7 +3,7 @@
 // RowCodec (kv/formats/row_codec.h) into real bytes, [max_positions, row_bytes]; attention reads the packed
 // rows with the codec's fused dot/axpy.
 //
-// Modifiers (quantized formats only; full-precision formats ignore them, kv/formats/format_id.h), each a
+// Modifiers (quantized formats only; full-precision formats ignore them, kv/formats/format_table.h), each a
 // function of the query position p as kv/store/tensor_store.h requires:
 //   sink=S      rows t < S read in f32 by every query (attention sinks, StreamingLLM arXiv 2309.17453);
 //   recent=W    rows t > p − W read in f32 by query p (KIVI's full-precision recent window, arXiv

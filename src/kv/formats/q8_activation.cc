@@ -1,6 +1,6 @@
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
-#include "kv/llamacpp/q8_activation.h"
+#include "kv/formats/q8_activation.h"
 
 #include <cmath>
 

@@ -1,0 +1,106 @@
+#include "cli/flags.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace kvaudit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kKvHelp = "KV cache configuration, e.g. k=q8_0,v=q4_0 or @policy.json (kvaudit formats; docs/formats.md)";
+constexpr const char* kKvCalibHelp = "calibration text (file, folder or JSONL) for fp8 scale=calib and outliers=N";
+
+// A bundled default, used only by its relative name and only when it is there.
+Expected<std::string> Bundled(const char* flag, const char* what, const char* path, const char* hint) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    const fs::path cwd = fs::current_path(ec);
+    return BadInput(std::string(flag) + " not given and " + what + " " + path + " is not in the current directory " +
+                    cwd.string() + "; hint: " + hint);
+  }
+  std::fprintf(stderr, "kvaudit: %s not given: using %s %s\n", flag, what, path);
+  return std::string(path);
+}
+
+}  // namespace
+
+void ModelFlags::Add(CLI::App& app) {
+  app.add_option("--model", model,
+                 std::string("Hugging Face model directory or .gguf file (default: the bundled demo model ") +
+                     kBundledModel + ", relative to the current directory)");
+  app.add_option("--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
+}
+
+Expected<std::string> ModelFlags::Resolve() const {
+  if (!model.empty()) return model;
+  return Bundled("--model", "the bundled demo model", kBundledModel, "pass --model DIR|FILE.gguf");
+}
+
+Status ResolveJobInputs(const ModelFlags& flags, const std::string& data_flag, std::string* model, int* threads,
+                        std::string* data) {
+  KV_ASSIGN_OR_RETURN(*model, flags.Resolve());
+  KV_ASSIGN_OR_RETURN(*data, ResolveData(data_flag));
+  *threads = flags.threads;
+  return Status::Ok();
+}
+
+void KvFlags::Add(CLI::App& app, const std::string& use) {
+  auto* opt = app.add_option("--kv", kv, std::string(kKvHelp) + "; " + use);
+  if (!kv.empty()) opt->capture_default_str();
+  app.add_option("--kv-calib", kv_calib, kKvCalibHelp);
+}
+
+void AddKvCompareFlags(CLI::App& app, KvConfigOptions& kv) {
+  app.add_option("--kv", kv.kv, std::string(kKvHelp) + "; repeatable: each is compared with --baseline");
+  app.add_option("--baseline", kv.baseline, "the reference cache configuration")->capture_default_str();
+  app.add_option("--kv-calib", kv.kv_calib, kKvCalibHelp);
+}
+
+void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use) {
+  app.add_option("--ctx", ctx, "context length in tokens, at most the model's: " + use);
+}
+
+void AddDataFlag(CLI::App& app, std::string& data, const std::string& use) {
+  app.add_option("--data", data,
+                 use + ": a text file, a folder of text files, or JSONL with \"text\" (default: the bundled eval documents " +
+                     kBundledData + ", relative to the current directory)");
+}
+
+Expected<std::string> ResolveData(const std::string& data) {
+  if (!data.empty()) return data;
+  return Bundled("--data", "the bundled eval documents", kBundledData, "pass --data FILE|DIR|JSONL");
+}
+
+void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit) {
+  app.add_option("--out", out, "output directory (results.json, progress.jsonl); a rerun resumes it")->capture_default_str();
+  app.add_flag("--restart", restart, "discard the " + unit + " recorded in --out and start over");
+}
+
+void AddJsonFlag(CLI::App& app, bool& json) {
+  app.add_flag("--json", json, "print one JSON document on stdout instead of the table (docs/cli.md)");
+}
+
+void AddJsonlFlag(CLI::App& app, std::string& path) {
+  app.add_option("--jsonl", path, "also write one JSON line per position to this file (its fields: docs/cli.md)");
+}
+
+void AddSeedFlag(CLI::App& app, uint64_t& seed, const std::string& use) {
+  app.add_option("--seed", seed, "sampling seed: " + use)->capture_default_str();
+}
+
+void AddTempFlag(CLI::App& app, float& temp, const std::string& use) {
+  app.add_option("--temp", temp, "sampling temperature (0 = greedy): " + use)->capture_default_str()->check(CLI::NonNegativeNumber);
+}
+
+void AddProbeSeedFlag(CLI::App& app, uint64_t& seed) {
+  app.add_option("--probe-seed", seed, "seed of the generated probe prompts (needle values, filler, spans)")->capture_default_str();
+}
+
+void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
+  app.add_option("--bootstrap-seed", seed, "seed of the bootstrap confidence intervals")->capture_default_str();
+}
+
+}  // namespace kvaudit::cli

@@ -1,0 +1,67 @@
+// The flags subcommands share, each declared once here with one meaning and one help text (house
+// style: the same flag means the same thing everywhere). A subcommand adds the ones it takes;
+// docs/cli.md lists which takes which.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "run/kv_configs.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace kvaudit::cli {
+
+// Relative to the current directory: the repository root is where `make demo` runs.
+inline constexpr const char* kBundledModel = "models/kvq-code-16m";
+inline constexpr const char* kBundledData = "data/eval-docs.jsonl";
+
+// --model, --threads: every subcommand that runs a model.
+struct ModelFlags {
+  std::string model;  // "" = the bundled demo model, if it is there
+  int threads = 0;    // 0 = all cores
+  void Add(CLI::App& app);
+  // --model as given; without it the bundled demo model, announced in one line on stderr; BadInput
+  // with a hint to pass --model when that is not in the current directory either.
+  Expected<std::string> Resolve() const;
+};
+
+// A job over text (eval, probe): --model and --data resolved (defaults announced), --threads copied.
+Status ResolveJobInputs(const ModelFlags& flags, const std::string& data_flag, std::string* model, int* threads,
+                        std::string* data);
+
+// --kv, --kv-calib for one cache configuration (info, score, generate).
+struct KvFlags {
+  std::string kv = "k=f32,v=f32";
+  std::string kv_calib;
+  void Add(CLI::App& app, const std::string& use);
+};
+// --kv (repeatable), --baseline, --kv-calib for configurations compared with a baseline (eval,
+// probe, and the commands that build on them).
+void AddKvCompareFlags(CLI::App& app, KvConfigOptions& kv);
+
+// --ctx: the context length in tokens; never above the model's (run/engine.h ResolveContext).
+void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use);
+// --data: text as documents (a file, a folder of text files, or JSONL with "text").
+void AddDataFlag(CLI::App& app, std::string& data, const std::string& use);
+// --data as given; without it the bundled eval documents, announced on stderr, or BadInput.
+Expected<std::string> ResolveData(const std::string& data);
+// --out DIR, --restart: a resumable job's output directory (run/run_dir.h).
+void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit);
+// --json: the command's table as one JSON document on stdout instead (docs/cli.md has the shapes).
+void AddJsonFlag(CLI::App& app, bool& json);
+// --jsonl FILE: one JSON line per position (score: every predicted one; eval: the scored ones).
+void AddJsonlFlag(CLI::App& app, std::string& path);
+// --seed: the sampling seed, wherever tokens are sampled; --temp: the sampling temperature.
+void AddSeedFlag(CLI::App& app, uint64_t& seed, const std::string& use);
+void AddTempFlag(CLI::App& app, float& temp, const std::string& use);
+// --probe-seed: the seed of the generated probe prompts (probe).
+void AddProbeSeedFlag(CLI::App& app, uint64_t& seed);
+// --bootstrap-seed: the seed of the bootstrap confidence intervals (eval).
+void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed);
+
+}  // namespace kvaudit::cli

@@ -1,0 +1,208 @@
+#include "eval/session.h"
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+
+#include "eval/attention_diag.h"
+#include "eval/buckets.h"
+#include "eval/resume_log.h"
+#include "eval/runner.h"
+#include "eval/token_classes.h"
+#include "run/fingerprint.h"
+#include "run/progress.h"
+#include "run/run_dir.h"
+#include "run/windows.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvaudit {
+namespace {
+
+Status WritePositionsJsonl(const std::string& path, const std::vector<WindowRecord>& records) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return BadInput(path + ": cannot open for writing; hint: check the directory exists");
+  for (const WindowRecord& w : records) {
+    for (size_t i = 0; i < w.size(); ++i) {
+      nlohmann::json row = {{"window", w.window}, {"pos", w.first_pos + static_cast<int>(i)},
+                            {"token", w.tokens[i]}, {"nll_base", w.nll_base[i]}};
+      for (const char* key : {"kld", "nll", "dp", "top1", "top5_drop"}) row[key] = nlohmann::json::array();
+      for (const WindowRecord::Config& c : w.configs) {
+        row["kld"].push_back(c.kld[i]), row["nll"].push_back(c.nll[i]), row["dp"].push_back(c.dp[i]);
+        row["top1"].push_back(c.top1[i]), row["top5_drop"].push_back(c.top5_drop[i]);
+      }
+      out << row.dump() << '\n';
+    }
+  }
+  if (!out.flush()) return Internal(path + ": write failed");
+  return Status::Ok();
+}
+
+// The data's windows: all of them are hashed for the fingerprint (so a rerun with a larger
+// --windows reuses the windows already done), the first --windows are kept.
+Expected<std::vector<std::vector<int32_t>>> LoadEvalWindows(const Tokenizer& tok, const EvalOptions& o, int ctx,
+                                                            std::string* hash) {
+  KV_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> windows, LoadTextWindows(tok, o.data, ctx, o.per_doc));
+  if (windows.empty()) return BadInput(o.data + ": no window of at least 2 tokens; hint: pass more text");
+  *hash = HexHash(HashWindows(windows));
+  if (o.windows > 0 && static_cast<size_t>(o.windows) < windows.size()) windows.resize(static_cast<size_t>(o.windows));
+  return windows;
+}
+
+}  // namespace
+
+Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
+  const RunClock clock;
+  if (o.kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
+  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer("eval"));
+  const ModelConfig& cfg = engine.model->config();
+  KV_ASSIGN_OR_RETURN(const int ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
+  if (o.score_from > ctx - 2) {
+    return BadInput("--score-from " + std::to_string(o.score_from) + " leaves no position to score in windows of " +
+                    std::to_string(ctx) + "; hint: use at most ctx-2 (llama.cpp scores from ctx/2)");
+  }
+  std::string data_hash;
+  KV_ASSIGN_OR_RETURN(auto windows, LoadEvalWindows(*tok, o, ctx, &data_hash));
+  std::vector<Bucket> buckets = DefaultBuckets(ctx);
+  if (!o.buckets.empty()) {
+    KV_ASSIGN_OR_RETURN(buckets, ParseBuckets(o.buckets, ctx));
+  }
+  // Every spec is validated before any compute: a typo in the third --kv fails at once.
+  KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*engine.model, o.kv, *engine.pool));
+
+  EvalPlan plan(std::move(o), std::move(engine), std::move(configs));
+  plan.clock = clock;
+  plan.tokenizer = tok;
+  plan.windows = std::move(windows);
+  for (const auto& w : plan.windows) plan.max_len = std::max<int>(plan.max_len, static_cast<int>(w.size()));
+  EvalRunInfo& info = plan.info;
+  const EvalOptions& opt = plan.options;
+  info.model = opt.model, info.data = opt.data, info.ctx = ctx, info.score_from = opt.score_from;
+  info.per_doc = opt.per_doc, info.n_windows = static_cast<int>(plan.windows.size()), info.tokens_hash = data_hash;
+  info.aggregate.kld_threshold = opt.kld_threshold;
+  info.aggregate.bootstrap.replicates = opt.bootstrap;
+  info.aggregate.bootstrap.seed = opt.bootstrap_seed;
+  info.aggregate.buckets = std::move(buckets);
+  info.threads = plan.engine.pool->size();
+  info.attn_samples = opt.attn_samples;
+  info.baseline_spec = plan.configs.policy(0).spec();
+  plan.fingerprint = plan.MakeFingerprint();
+  return plan;
+}
+
+nlohmann::json EvalPlan::MakeFingerprint() const {
+  nlohmann::json fp = {{"model", HexHash(HashModel(*engine.model))}, {"data", info.tokens_hash}, {"ctx", info.ctx},
+                       {"score_from", info.score_from}, {"per_doc", info.per_doc}};
+  fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  if (options.attn_samples > 0) {
+    // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
+    nlohmann::json edges = nlohmann::json::array();
+    for (const Bucket& b : info.aggregate.buckets) edges.push_back(b.to);
+    fp["attention"] = {{"samples", options.attn_samples}, {"bucket_edges", edges}};
+  }
+  return fp;
+}
+
+size_t EvalSession::attention_cells() const {
+  const ModelConfig& cfg = plan_.engine.model->config();
+  if (plan_.options.attn_samples <= 0) return 0;
+  return static_cast<size_t>(cfg.n_layers) * cfg.n_kv_heads * plan_.info.aggregate.buckets.size();
+}
+
+Expected<EvalSessionResult> EvalSession::Run() {
+  const KvConfigs& configs = plan_.configs;
+  KV_ASSIGN_OR_RETURN(auto caches, configs.MakeCaches(plan_.max_len));  // [1 + n_configs]
+  // The attention diagnosis: one shadow cache per configuration, fed the baseline's rows.
+  std::vector<std::unique_ptr<KvCache>> shadows;  // [n_configs]
+  for (size_t i = 1; plan_.options.attn_samples > 0 && i <= configs.n_configs(); ++i) {
+    KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> s, configs.MakeCache(i, plan_.max_len));
+    shadows.push_back(std::move(s));
+  }
+  plan_.info.baseline_bytes_per_token = caches[0]->bytes_per_token();
+  std::vector<KvCache*> cache_ptrs, shadow_ptrs;
+  for (auto& c : caches) cache_ptrs.push_back(c.get());
+  for (auto& s : shadows) shadow_ptrs.push_back(s.get());
+
+  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(plan_.options.out, plan_.options.restart));
+  std::vector<WindowRecord> records;
+  KV_RETURN_IF_ERROR(RunWindows(dir, cache_ptrs, shadow_ptrs, &records));
+  EvalSessionResult out;
+  out.configs = Summarize(records, caches);
+  if (!plan_.options.jsonl.empty()) KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));
+  const RunTotals totals = plan_.clock.Stop();
+  plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
+  out.info = plan_.info;
+  out.results = ResultsJson(out.info, out.configs);
+  KV_RETURN_IF_ERROR(dir.WriteResults(out.results));
+  out.results_path = dir.results_path();
+  return out;
+}
+
+// Opens the journal, reads the recorded windows back and runs the others; *records ends in
+// ascending window order (a resumed run must sum in the same order as a fresh one).
+Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches_in,
+                               std::vector<KvCache*> shadows, std::vector<WindowRecord>* records) {
+  const auto& windows = plan_.windows;
+  KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, plan_.configs.n_configs(),
+                                                  windows.size(), records, attention_cells()));
+  plan_.info.windows_resumed = static_cast<int>(records->size());
+  std::vector<bool> skip(windows.size(), false);
+  int64_t todo = 0;
+  for (const WindowRecord& r : *records) skip[static_cast<size_t>(r.window)] = true;
+  for (size_t w = 0; w < windows.size(); ++w) todo += skip[w] ? 0 : static_cast<int64_t>(windows[w].size()) - 1;
+
+  std::vector<KvCache*> caches = caches_in;
+  std::unique_ptr<AttentionDiagnosis> diag;
+  if (!shadows.empty()) {
+    diag = std::make_unique<AttentionDiagnosis>(plan_.engine.model->config(), *caches[0], std::move(shadows),
+                                                plan_.info.aggregate.buckets, plan_.options.attn_samples);
+    caches[0] = diag.get();
+  }
+  ProgressBar bar(todo, StderrIsTerminal(), "eval");
+  FidelityRunOptions run;
+  run.score_from = plan_.options.score_from;
+  if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
+  Status st = RunFidelity(*plan_.engine.model, caches, *plan_.engine.pool, windows, skip, run,
+                          [&](WindowRecord&& rec) -> Status {
+                            if (diag) rec.attention = diag->TakeWindow();
+                            KV_RETURN_IF_ERROR(log->Append(rec));
+                            bar.Advance(static_cast<int64_t>(windows[static_cast<size_t>(rec.window)].size()) - 1);
+                            records->push_back(std::move(rec));
+                            return Status::Ok();
+                          });
+  bar.Finish();
+  KV_RETURN_IF_ERROR(st);
+  std::sort(records->begin(), records->end(),
+            [](const WindowRecord& a, const WindowRecord& b) { return a.window < b.window; });
+  return Status::Ok();
+}
+
+std::vector<ConfigResult> EvalSession::Summarize(const std::vector<WindowRecord>& records,
+                                                 const std::vector<std::unique_ptr<KvCache>>& caches) const {
+  const ModelConfig& cfg = plan_.engine.model->config();
+  std::vector<int32_t> scored_tokens;  // [scored positions]
+  for (const WindowRecord& r : records) scored_tokens.insert(scored_tokens.end(), r.tokens.begin(), r.tokens.end());
+  const std::vector<TokenClass> classes = ClassifyVocabulary(*plan_.tokenizer);
+  const std::vector<uint8_t> rare = RareTokens(scored_tokens, cfg.vocab_size);
+  AggregateOptions agg = plan_.info.aggregate;
+  agg.classes = &classes;
+  agg.rare = &rare;
+  const size_t attn_cells = attention_cells();
+  std::vector<int> from;
+  for (const Bucket& b : agg.buckets) from.push_back(b.from);
+  std::vector<ConfigResult> results;
+  for (size_t c = 0; c < plan_.configs.n_configs(); ++c) {
+    ConfigResult r{plan_.configs.policy(c + 1).spec(), caches[c + 1]->bytes_per_token(), SummarizeConfig(records, c, agg), {}};
+    if (attn_cells > 0) {
+      std::vector<AttnCell> sum(attn_cells);  // summed in ascending window order (records are sorted)
+      for (const WindowRecord& w : records) {
+        for (size_t i = 0; i < attn_cells; ++i) sum[i].Add(w.attention[c][i]);
+      }
+      r.attention = SummarizeAttention(sum, cfg.n_layers, cfg.n_kv_heads, from);
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace kvaudit

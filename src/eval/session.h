@@ -1,0 +1,85 @@
+// `kvaudit eval` as a library (issue 4; metrics in docs/metrics.md, output in
+// docs/results-schema.md): options become a validated plan (model loaded, windows cut, every --kv
+// checked, the run's fingerprint known; nothing has run), and a session runs the plan in one
+// streaming pass, resuming from DIR/progress.jsonl, and writes DIR/results.json. The CLI main only
+// parses flags, builds the plan, runs it and prints.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "eval/report.h"
+#include "run/engine.h"
+#include "run/kv_configs.h"
+#include "run/run_clock.h"
+#include "run/run_dir.h"
+
+namespace kvaudit {
+
+struct EvalOptions {
+  std::string model;       // Hugging Face directory or .gguf file
+  int threads = 0;         // 0 = all cores
+  KvConfigOptions kv;      // baseline, configurations (at least one), calibration text
+  std::string data;        // text: file, folder of text files, or JSONL with "text"
+  bool per_doc = false;    // one document per window instead of one joined stream
+  int ctx = 0;             // window length; 0 = the model's context, at most 4096
+  int windows = 0;         // use the first K windows; 0 = all
+  int score_from = 0;      // statistics use positions >= this in each window
+  std::string buckets;     // ascending upper edges of context buckets; "" = powers of two
+  double kld_threshold = 0.01;
+  int bootstrap = 1000;    // replicates for the KLD confidence intervals
+  uint64_t bootstrap_seed = 1;
+  int attn_samples = 32;   // query positions per window for the attention diagnosis; 0 = off
+  std::string out = "kvaudit-eval";
+  bool restart = false;    // discard the windows recorded in out
+  std::string jsonl;       // also write one JSON line per scored position; "" = no
+};
+
+struct EvalPlan {
+  // Loads the model and the data and checks every option before any compute but calibration.
+  static Expected<EvalPlan> Make(EvalOptions options);
+
+  EvalOptions options;
+  RunClock clock;  // started when planning began: the run's wall time includes loading
+  Engine engine;
+  const Tokenizer* tokenizer = nullptr;
+  std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the first --windows
+  KvConfigs configs;
+  EvalRunInfo info;            // the inputs half of results.json
+  nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed
+  int max_len = 0;             // longest window: the caches' size
+
+ private:
+  EvalPlan(EvalOptions o, Engine e, KvConfigs c)
+      : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
+  nlohmann::json MakeFingerprint() const;
+};
+
+struct EvalSessionResult {
+  EvalRunInfo info;
+  std::vector<ConfigResult> configs;  // [n_configs] in --kv order
+  std::string results_path;           // DIR/results.json, written
+  nlohmann::json results;             // its content
+};
+
+// Runs a plan: the windows recorded in DIR/progress.jsonl are read back, the others run (each
+// appended to the journal as it finishes), then results.json (and --jsonl) are written.
+class EvalSession {
+ public:
+  explicit EvalSession(EvalPlan& plan) : plan_(plan) {}
+  Expected<EvalSessionResult> Run();
+
+ private:
+  Status RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches, std::vector<KvCache*> shadows,
+                    std::vector<WindowRecord>* records);
+  std::vector<ConfigResult> Summarize(const std::vector<WindowRecord>& records,
+                                      const std::vector<std::unique_ptr<KvCache>>& caches) const;
+  size_t attention_cells() const;
+
+  EvalPlan& plan_;
+};
+
+}  // namespace kvaudit

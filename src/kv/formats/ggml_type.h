@@ -1,0 +1,37 @@
+// What llama.cpp's CPU backend knows of a KV cache type besides its bytes (ggml-cpu.c
+// type_traits_cpu: from_float, vec_dot, vec_dot_type), for the llama.cpp attention emulation
+// (kv/llamacpp). A format llama.cpp has as a cache type (`-ctk/-ctv`) carries one of these in its
+// row of the format table; each format's own file defines it.
+#pragma once
+
+#include <cstdint>
+
+namespace kvaudit::ggml {
+
+// A block-format row in "expanded" form, the common input of the emulated integer dot:
+// codes [n] int8 (q4_0: nibble − 8; q5_0: 5-bit − 16; q4_1/q5_1: unsigned code; q8_0: code;
+// iq4_nl: kvalues_iq4nl[nibble]), d [n/32] = fp16(d) as f32, m [n/32] = fp16(m) (q4_1/q5_1) or
+// fp16(s) (q8_1 activation rows), else unused.
+struct BlockCodes {
+  int8_t* codes;
+  float* d;
+  float* m;
+};
+
+// How the x86 vec_dot of a K block row with the quantized query combines its 8 lane sums
+// (ggml-cpu/arch/x86/quants.c; kv/llamacpp/flash_attn.h): kFloat: no integer dot (f32/f16/bf16:
+// Q is rounded to the K type and dotted in floating point); kSym: × q8_0; kAffine: × q8_1, plus
+// Σ m·s; kIq4Nl: × q8_0 with two accumulators alternating between even and odd blocks.
+enum class VecDotKind { kFloat, kSym, kAffine, kIq4Nl };
+
+struct GgmlType {
+  // type_traits_cpu[t].from_float on x86 (the cache write of ggml_set_rows): x [n] -> dst [row
+  // bytes]. The reference quantizer for most types; q8_0 uses the x86 SIMD quantizer, whose
+  // rounding differs (kv/formats/q8_activation.h).
+  void (*from_float)(const float* x, uint8_t* dst, int64_t n);
+  // Block formats: one row -> expanded codes; nullptr for f32/f16/bf16.
+  void (*to_codes)(const uint8_t* row, int64_t n, BlockCodes out);
+  VecDotKind vec_dot;
+};
+
+}  // namespace kvaudit::ggml

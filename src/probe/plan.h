@@ -1,0 +1,79 @@
+// `kvaudit probe` as a library, part 1 (issue 5; docs/probes.md): options become a validated plan.
+// In the order the user's mistakes are cheapest to report: the options, the custom probe file
+// (every malformed line listed), the model, the chat template, every --kv spec, then the probe
+// instances are generated. Nothing has run when a plan exists; probe/session.h runs it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "probe/chat_template.h"
+#include "probe/custom.h"
+#include "probe/instance.h"
+#include "run/engine.h"
+#include "run/kv_configs.h"
+#include "run/run_clock.h"
+
+namespace kvaudit {
+
+// Families with variants, then those without; "custom" runs the --custom file.
+inline const std::vector<std::string> kProbeFamilies = {"needle", "exact", "constraint", "variance", "drift", "custom"};
+inline const std::vector<std::string> kDefaultProbeFamilies = {"needle", "exact", "constraint", "variance", "drift"};
+
+struct ProbeOptions {
+  std::string model;               // Hugging Face directory or .gguf file
+  int threads = 0;                 // 0 = all cores
+  KvConfigOptions kv;              // baseline, configurations (at least one), calibration text
+  // Empty: the default families, or only the custom probes when `custom` is given. A custom file
+  // given with --family runs besides the named families.
+  std::vector<std::string> families;
+  // Empty: each family's default variants; {"all"}: every variant of the selected families. Each
+  // value must belong to a selected family.
+  std::vector<std::string> variants;
+  std::vector<int> lengths;        // empty: 512..4096 below the model's context
+  std::vector<int> depths;         // empty: each family's default depths
+  int n = 1;                       // instances per cell
+  int samples = 5;                 // variance: samples per prompt
+  int variance_tokens = 48, drift_tokens = 64;
+  float temperature = 0.8f;        // variance: sampling temperature
+  uint64_t probe_seed = 1;         // the generated prompts and needle values
+  uint64_t seed = 1;               // sampling: variance sample k (1..K) uses seed + k - 1
+  std::string needle_value = "rotate";
+  std::string custom;              // JSONL file of custom probes; "" = none
+  std::string data;                // haystack text: file, folder or JSONL
+  std::string chat = "auto";       // auto (the model's template), none, chatml, llama3, mistral, mistral-v3
+  std::string out = "kvaudit-probe";
+  bool restart = false;            // discard the probes recorded in out
+};
+
+// A variance or drift prompt: BOS, then haystack lines to exactly `length` tokens.
+struct FreePrompt {
+  std::string id;
+  int length = 0;
+  std::vector<int32_t> prompt;
+};
+
+struct ProbePlan {
+  static Expected<ProbePlan> Make(ProbeOptions options);
+
+  ProbeOptions options;
+  RunClock clock;  // started when planning began
+  Engine engine;
+  const Tokenizer* tokenizer = nullptr;
+  ChatFormat chat = ChatFormat::kNone;
+  KvConfigs configs;
+  std::vector<ProbeInstance> instances;  // the checked families (needle, exact, constraint), then custom
+  std::vector<FreePrompt> variance, drift;
+  int max_positions = 0;        // the caches' size: the longest prompt plus its budget
+  nlohmann::json fingerprint;   // what DIR/progress.jsonl must carry to be resumed
+
+ private:
+  ProbePlan(ProbeOptions o, Engine e, KvConfigs c)
+      : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
+  nlohmann::json MakeFingerprint(const std::vector<CustomProbe>& custom) const;
+};
+
+}  // namespace kvaudit

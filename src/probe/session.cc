@@ -1,0 +1,111 @@
+#include "probe/session.h"
+
+#include <map>
+
+#include "probe/runner.h"
+#include "run/jsonl_journal.h"
+#include "run/progress.h"
+#include "run/run_dir.h"
+
+namespace kvaudit {
+namespace {
+
+constexpr const char* kJournalKind = "kvaudit_probe_progress";
+
+// The recorded instances of a journal by id; each is parsed when its instance comes up.
+class Recorded {
+ public:
+  static Expected<Recorded> From(std::vector<nlohmann::json> lines, const std::string& path, size_t n_caches) {
+    Recorded r(path, n_caches);
+    for (nlohmann::json& j : lines) {
+      if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("kind")) {
+        return BadInput(path + ": damaged probe record" + JsonlJournal::Hint("probe"));
+      }
+      const std::string id = j["id"].get<std::string>();  // before the move: `=` evaluates its right side first
+      r.done_[id] = std::move(j);
+    }
+    return r;
+  }
+  bool Has(const std::string& id) const { return done_.count(id) > 0; }
+  // Parses the record of `id` into `into`; a record of the wrong shape is BadInput.
+  template <class Parse, class Records>
+  Status Restore(const std::string& id, Parse parse, Records& into) {
+    auto rec = parse(done_.at(id), n_caches_);
+    if (!rec) return BadInput(path_ + ": damaged record " + id + JsonlJournal::Hint("probe"));
+    into.push_back(std::move(*rec));
+    ++restored_;
+    return Status::Ok();
+  }
+  int restored() const { return restored_; }
+
+ private:
+  Recorded(std::string path, size_t n_caches) : path_(std::move(path)), n_caches_(n_caches) {}
+  std::string path_;
+  size_t n_caches_;
+  std::map<std::string, nlohmann::json> done_;
+  int restored_ = 0;
+};
+
+// Runs (or restores) one unit of work and journals what ran.
+template <class Parse, class Records, class RunOne>
+Status Step(Recorded& recorded, JsonlJournal& journal, const std::string& id, Parse parse, Records& into, RunOne run) {
+  if (recorded.Has(id)) return recorded.Restore(id, parse, into);
+  into.push_back(run());
+  return journal.Append(ToJson(into.back()));
+}
+
+}  // namespace
+
+ProbeRunInfo ProbeSession::Info() const {
+  const ProbeOptions& o = plan_.options;
+  ProbeRunInfo info;
+  info.model = o.model, info.baseline_spec = plan_.configs.policy(0).spec(), info.data = o.data;
+  info.probe_seed = o.probe_seed, info.sampling_seed = o.seed;
+  info.chat_format = ChatFormatName(plan_.chat);
+  info.specs = plan_.configs.config_specs();
+  info.instances = static_cast<int>(plan_.instances.size() + plan_.variance.size() + plan_.drift.size());
+  info.threads = plan_.engine.pool->size();
+  return info;
+}
+
+Expected<ProbeSessionResult> ProbeSession::Run() {
+  const ProbeOptions& o = plan_.options;
+  KV_ASSIGN_OR_RETURN(auto caches, plan_.configs.MakeCaches(plan_.max_positions));  // [1 + n_configs]
+  ProbeSessionResult out;
+  out.info = Info();
+  for (size_t i = 1; i < caches.size(); ++i) out.info.bytes_per_token.push_back(caches[i]->bytes_per_token());
+  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
+  std::vector<nlohmann::json> lines;
+  KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
+  KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), caches.size()));
+
+  std::vector<KvCache*> cache_ptrs;
+  for (auto& c : caches) cache_ptrs.push_back(c.get());
+  ProbeRunner runner(*plan_.engine.model, cache_ptrs, *plan_.engine.pool);
+  ProgressBar bar(out.info.instances, StderrIsTerminal(), "probe");
+  for (const ProbeInstance& i : plan_.instances) {
+    KV_RETURN_IF_ERROR(Step(recorded, *journal, i.id, ProbeRecordFromJson, out.probes, [&] { return runner.RunChecked(i); }));
+    bar.Advance(1);
+  }
+  for (const FreePrompt& v : plan_.variance) {
+    KV_RETURN_IF_ERROR(Step(recorded, *journal, v.id, VarianceRecordFromJson, out.variance, [&] {
+      return runner.RunVariance(v.id, v.length, v.prompt, o.samples, o.temperature, o.variance_tokens, o.seed);
+    }));
+    bar.Advance(1);
+  }
+  for (const FreePrompt& d : plan_.drift) {
+    KV_RETURN_IF_ERROR(Step(recorded, *journal, d.id, DriftRecordFromJson, out.drift,
+                            [&] { return runner.RunDrift(d.id, d.length, d.prompt, o.drift_tokens); }));
+    bar.Advance(1);
+  }
+  bar.Finish();
+  out.info.resumed = recorded.restored();
+  const RunTotals totals = plan_.clock.Stop();
+  out.info.wall_s = totals.wall_s, out.info.peak_rss_mb = totals.peak_rss_mb;
+  out.results = ProbeResultsJson(out.info, out.probes, out.variance, out.drift);
+  KV_RETURN_IF_ERROR(dir.WriteResults(out.results));
+  out.results_path = dir.results_path();
+  return out;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,84 @@
+#include "run/kv_configs.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kv/calibrate.h"
+#include "kv/make_cache.h"
+#include "run/fingerprint.h"
+#include "run/text_data.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvaudit {
+
+Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions& options, ThreadPool& pool) {
+  KvConfigs c;
+  c.model_ = &model;
+  const bool have_calib = !options.kv_calib.empty();
+  std::set<std::string> seen;
+  for (size_t i = 0; i <= options.kv.size(); ++i) {
+    const std::string& arg = i == 0 ? options.baseline : options.kv[i - 1];
+    KV_ASSIGN_OR_RETURN(CachePolicy policy, CachePolicy::FromArgument(arg));
+    KV_RETURN_IF_ERROR(policy.Validate(model.config(), have_calib));
+    if (i > 0 && !seen.insert(policy.spec()).second) {
+      return BadInput("--kv " + arg + " repeats configuration " + policy.spec() + "; hint: give each configuration once");
+    }
+    c.policies_.push_back(std::move(policy));
+  }
+  if (have_calib) {
+    KV_ASSIGN_OR_RETURN(std::vector<std::string> docs, LoadDocuments(options.kv_calib));
+    const std::string text = JoinDocuments(docs);
+    c.calib_path_ = options.kv_calib;
+    c.calib_hash_ = HexHash(HashBytes(text.data(), text.size(), 7));
+    const bool needed = std::any_of(c.policies_.begin(), c.policies_.end(),
+                                    [](const CachePolicy& p) { return p.NeedsCalibration(); });
+    if (needed) KV_RETURN_IF_ERROR(c.Calibrate(model, text, pool));
+  }
+  return c;
+}
+
+Status KvConfigs::Calibrate(const Model& model, const std::string& text, ThreadPool& pool) {
+  const Tokenizer* tok = model.tokenizer();
+  if (!tok) return BadInput(calib_path_ + ": calibration needs a model with a tokenizer; hint: drop --kv-calib and the calibrated settings");
+  const std::vector<int32_t> ids = tok->Encode(text, tok->add_bos_default());
+  KV_ASSIGN_OR_RETURN(KvCalibration calib, CalibrateKv(model, ids, std::min(model.config().max_ctx, 4096), pool));
+  calib_ = std::make_shared<const KvCalibration>(std::move(calib));
+  return Status::Ok();
+}
+
+std::vector<std::string> KvConfigs::config_specs() const {
+  std::vector<std::string> specs;
+  for (size_t i = 1; i < policies_.size(); ++i) specs.push_back(policies_[i].spec());
+  return specs;
+}
+
+Expected<std::unique_ptr<KvCache>> KvConfigs::MakeCache(size_t i, int max_positions) const {
+  return kvaudit::MakeCache(model_->config(), policies_[i], calib_.get(), max_positions);
+}
+
+Expected<std::vector<std::unique_ptr<KvCache>>> KvConfigs::MakeCaches(int max_positions) const {
+  std::vector<std::unique_ptr<KvCache>> caches;
+  for (size_t i = 0; i < policies_.size(); ++i) {
+    KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, MakeCache(i, max_positions));
+    caches.push_back(std::move(cache));
+  }
+  return caches;
+}
+
+nlohmann::json KvConfigs::Fingerprint() const {
+  nlohmann::json fp = {{"baseline", policies_[0].spec()}, {"configs", config_specs()}};
+  if (!calib_hash_.empty()) fp["calibration"] = calib_hash_;
+  return fp;
+}
+
+Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
+                                int max_positions, ThreadPool& pool) {
+  KvConfigOptions options;
+  options.baseline = spec, options.kv_calib = calib_file;
+  KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(model, options, pool));
+  BuiltCache built{configs.policy(0), configs.calibration(), nullptr};
+  KV_ASSIGN_OR_RETURN(built.cache, configs.MakeCache(0, max_positions));
+  return built;
+}
+
+}  // namespace kvaudit

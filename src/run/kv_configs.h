@@ -1,0 +1,69 @@
+// The cache configurations of a job, from its --kv flags: eval and probe compare each with a
+// baseline, and the commands after them (audit, recommend, gate, serve) do the same. Every spec is
+// parsed and checked against the model and repeats are refused before any compute, so a typo in
+// the third --kv fails at once; the calibration text (--kv-calib) is read once and the calibration
+// pass runs once, only if some policy needs it. Caches are built on demand, at the size the job
+// needs.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kv/policy/cache_policy.h"
+#include "kv/policy/calibration.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace kvaudit {
+
+struct KvConfigOptions {
+  std::string baseline = "k=f32,v=f32";  // the reference cache
+  std::vector<std::string> kv;           // [n_configs] as given, compared with the baseline
+  std::string kv_calib;                  // calibration text (file, folder or JSONL); "" = none
+};
+
+class KvConfigs {
+ public:
+  // Parses and validates the baseline and every configuration (BadInput naming the spec), refuses a
+  // configuration given twice, reads the calibration text and, if a policy needs it, calibrates.
+  static Expected<KvConfigs> Prepare(const Model& model, const KvConfigOptions& options, ThreadPool& pool);
+
+  size_t n_configs() const { return policies_.size() - 1; }
+  // i = 0: the baseline; i = 1..n_configs: the configurations in command-line order.
+  const CachePolicy& policy(size_t i) const { return policies_[i]; }
+  std::vector<std::string> config_specs() const;  // [n_configs] canonical
+  // The calibration statistics; null when no policy needs them.
+  const std::shared_ptr<const KvCalibration>& calibration() const { return calib_; }
+  // A cache for policy(i) holding max_positions positions.
+  Expected<std::unique_ptr<KvCache>> MakeCache(size_t i, int max_positions) const;
+  // [1 + n_configs] caches, baseline first.
+  Expected<std::vector<std::unique_ptr<KvCache>>> MakeCaches(int max_positions) const;
+  // What a resumable run's results depend on here: {"baseline", "configs", "calibration" (a hash
+  // of the calibration text's content, present when --kv-calib is given)}.
+  nlohmann::json Fingerprint() const;
+
+ private:
+  KvConfigs() = default;
+  Status Calibrate(const Model& model, const std::string& text, ThreadPool& pool);
+
+  const Model* model_ = nullptr;
+  std::vector<CachePolicy> policies_;  // [1 + n_configs], baseline first
+  std::string calib_path_, calib_hash_;
+  std::shared_ptr<const KvCalibration> calib_;  // null when no policy needs one
+};
+
+// One cache (score, generate, info): its policy and the cache; calibrated from calib_file when
+// the policy needs it. Errors (exit 2) name the spec or the file.
+struct BuiltCache {
+  CachePolicy policy;
+  std::shared_ptr<const KvCalibration> calib;  // kept alive for the cache
+  std::unique_ptr<KvCache> cache;
+};
+Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
+                                int max_positions, ThreadPool& pool);
+
+}  // namespace kvaudit

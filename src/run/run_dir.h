@@ -1,0 +1,31 @@
+// The output directory of a resumable job (--out, --restart): eval and probe today, the commands
+// after them tomorrow. DIR/progress.jsonl is the job's journal (run/jsonl_journal.h), DIR/results.json
+// its results, replaced atomically so a reader never sees half a file.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/status.h"
+
+namespace kvaudit {
+
+class RunDir {
+ public:
+  // Creates `dir` and its parents; with `restart`, removes the journal so the job starts over.
+  static Expected<RunDir> Prepare(const std::string& dir, bool restart);
+
+  std::string journal_path() const;  // DIR/progress.jsonl
+  std::string results_path() const;  // DIR/results.json
+  // results.json as the files have always been written: two-space indent, a final newline.
+  Status WriteResults(const nlohmann::json& results) const;
+
+ private:
+  explicit RunDir(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+// Writes `text` to path.tmp, then renames it over path: readers never see half a file.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace kvaudit
