@@ -4,7 +4,7 @@ JOBS ?= 2
 BIN := build/release/kvaudit
 MODEL := models/kvq-code-16m
 
-.PHONY: setup build test demo asan fuzz clean
+.PHONY: setup build test test-avx2 demo asan fuzz fuzz-smoke clean
 
 setup:
 	bash scripts/setup.sh
@@ -15,6 +15,13 @@ build: setup
 
 test: build
 	ctest --preset release -j $(JOBS)
+
+# The portable build (-march=x86-64-v3: AVX2, no AVX-512) and its whole suite; the same bits as
+# the native build (tests/unit/kv_cross_build_bits_test.cc).
+test-avx2: setup
+	cmake --preset avx2 >/dev/null
+	cmake --build --preset avx2 -j $(JOBS)
+	ctest --preset avx2 -j $(JOBS)
 
 demo: build
 	$(BIN) info --model $(MODEL)
@@ -32,7 +39,10 @@ asan: setup
 
 fuzz: setup
 	cmake --preset fuzz >/dev/null
-	cmake --build --preset fuzz -j $(JOBS)
+	cmake --build --preset fuzz -j $(JOBS) --target kvaudit_fuzz
+
+fuzz-smoke: fuzz
+	bash scripts/fuzz_smoke.sh build/fuzz
 
 clean:
 	rm -rf build

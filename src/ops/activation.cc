@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/half.h"
 
 namespace kvaudit {
 
@@ -29,31 +30,69 @@ void SoftmaxRef(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-#if defined(__AVX512F__)
 namespace {
 // exp(x) = 2^k · exp(r), k = round(x·log2 e), r = x − k·ln2 (ln2 split hi/lo, Cody–Waite), exp(r)
-// by a degree-6 minimax polynomial on [−ln2/2, ln2/2] (the Cephes expf coefficients); 2^k applied
-// with vscalefps, which handles underflow to 0 and overflow to inf without integer tricks.
-inline __m512 Exp16(__m512 x) {
-  const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
-  const __m512 ln2_hi = _mm512_set1_ps(0.693359375f);
-  const __m512 ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
-  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));  // exp underflows to 0 well before this
-  x = _mm512_min_ps(x, _mm512_set1_ps(89.0f));    // and overflows to inf after 88.72
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, ln2_hi, x);
-  r = _mm512_fnmadd_ps(k, ln2_lo, r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+// by a degree-6 minimax polynomial on [−ln2/2, ln2/2] (the Cephes expf coefficients), 2^k applied
+// last (vscalefps / ldexp: underflow to 0 and overflow to inf without integer tricks).
+constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+constexpr float kExpLo = -104.0f;  // exp underflows to 0 well before this
+constexpr float kExpHi = 89.0f;    // and overflows to inf after 88.72
+constexpr float kP[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                         4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
+// Exp16's arithmetic on one value, operation for operation: std::fma for each fmadd / fnmadd, the
+// clamps with max/min's rule (x unless it is beyond the bound; a NaN x gives the bound),
+// nearbyint = roundscale's round-to-nearest-even, ldexp = vscalefps (both exact or correctly
+// rounded into the subnormals). So builds without AVX-512 compute the same bits.
+inline float Exp1(float x) {
+  x = x > kExpLo ? x : kExpLo;
+  x = x < kExpHi ? x : kExpHi;
+  const float k = std::nearbyint(x * kLog2e);
+  float r = std::fma(-k, kLn2Hi, x);
+  r = std::fma(-k, kLn2Lo, r);
+  float p = kP[0];
+  for (int i = 1; i < 6; ++i) p = std::fma(p, r, kP[i]);
+  const float r2 = r * r;
+  p = std::fma(p, r2, r + 1.0f);
+  const int ki = static_cast<int>(k);
+  // p in [0.7, 1.5): for these k the product with the power of two is normal, hence exact.
+  if (ki > -126 && ki < 128) return p * BitsToFloat(static_cast<uint32_t>(ki + 127) << 23);
+  return std::ldexp(p, ki);
+}
+}  // namespace
+
+void ExpScalar(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Exp1(x[i]);
+}
+void SiluMulScalar(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + Exp1(0.0f - gate[i])) * up[i];
+}
+float MaxOfScalar(const float* x, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+float ExpSubSumScalar(float* x, int64_t n, float mx) {
+  float lanes[16] = {};  // the SIMD version's 16 lane sums and tree
+  for (int64_t i = 0; i < n; ++i) lanes[i % 16] += (x[i] = Exp1(x[i] - mx));
+  return ReduceLanesRef(lanes);
+}
+
+#if defined(__AVX512F__)
+namespace {
+inline __m512 Exp16(__m512 x) {  // the arithmetic Exp1 spells out
+  x = _mm512_max_ps(x, _mm512_set1_ps(kExpLo));
+  x = _mm512_min_ps(x, _mm512_set1_ps(kExpHi));
+  const __m512 k =
+      _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kP[0]);
+  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP[i]));
   const __m512 r2 = _mm512_mul_ps(r, r);
   p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
   return _mm512_scalef_ps(p, k);
 }
-
 inline __mmask16 TailMask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1); }
 }  // namespace
 
@@ -106,18 +145,10 @@ float ExpSubSum(float* x, int64_t n, float mx) {
   return ReduceAdd16(s);  // the canonical tree (ops/dot.h): a fixed order on every build
 }
 #else
-void Exp(const float* x, float* y, int64_t n) { ExpRef(x, y, n); }
-void SiluMul(const float* gate, const float* up, float* out, int64_t n) { SiluMulRef(gate, up, out, n); }
-float MaxOf(const float* x, int64_t n) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
-  return m;
-}
-float ExpSubSum(float* x, int64_t n, float mx) {
-  float lanes[16] = {};  // the SIMD version's 16 lane sums and tree
-  for (int64_t i = 0; i < n; ++i) lanes[i % 16] += (x[i] = std::exp(x[i] - mx));
-  return ReduceLanesRef(lanes);
-}
+void Exp(const float* x, float* y, int64_t n) { ExpScalar(x, y, n); }
+void SiluMul(const float* gate, const float* up, float* out, int64_t n) { SiluMulScalar(gate, up, out, n); }
+float MaxOf(const float* x, int64_t n) { return MaxOfScalar(x, n); }
+float ExpSubSum(float* x, int64_t n, float mx) { return ExpSubSumScalar(x, n, mx); }
 #endif
 
 void Softmax(float* x, int64_t n) {

@@ -28,10 +28,15 @@ inline float ReduceLanesRef(const float* a) {
 }
 
 // Scalar emulation of the canonical dot; b_at(i) gives b_i as f32 (exact upcasts only).
+// (The full 16-element steps carry no tail test, so compilers vectorize them across the lanes.)
 template <class BAt>
 inline float DotCanonicalScalar(const float* a, BAt b_at, int64_t n) {
   float acc[16] = {};
-  for (int64_t i0 = 0; i0 < n; i0 += 16) {
+  int64_t i0 = 0;
+  for (; i0 + 16 <= n; i0 += 16) {
+    for (int l = 0; l < 16; ++l) acc[l] = std::fma(a[i0 + l], b_at(i0 + l), acc[l]);
+  }
+  if (i0 < n) {
     for (int l = 0; l < 16; ++l) {
       const int64_t i = i0 + l;
       acc[l] = i < n ? std::fma(a[i], b_at(i), acc[l]) : std::fma(0.0f, 0.0f, acc[l]);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ops/dot.h"
+#include "ops/matmul_avx2.h"
 
 namespace kvaudit {
 
@@ -104,6 +105,10 @@ void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int6
     case WeightType::kF16: return MatMulRowsT<WeightType::kF16>(x, n, w, r0, r1, y);
   }
 }
+#elif defined(KVAUDIT_MATMUL_AVX2)
+void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
+  MatMulRowsAvx2(x, n, w, r0, r1, y);
+}
 #else
 void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
   MatMulRowsScalar(x, n, w, r0, r1, y);
@@ -119,8 +124,8 @@ void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, f
     case WeightType::kF16: return GemvRowsT<WeightType::kF16>(x, w, row0, row1, y);
   }
 #else
-  // MatMulRowsScalar writes y[t * rows + j]; with n = 1 that is y[j].
-  MatMulRowsScalar(x, 1, w, row0, row1, y);
+  // MatMulRows writes y[t * rows + j]; with n = 1 that is y[j].
+  MatMulRows(x, 1, w, row0, row1, y);
 #endif
 }
 

@@ -28,8 +28,9 @@ void MatMul(const float* x, int64_t n, int64_t in, const float* w, int64_t out, 
 void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y);
 void GemvRows(const float* x, int64_t in, const float* w, int64_t row0, int64_t row1, float* y);
 
-// Scalar emulation of the canonical order (std::fma lanes + the same tree): bitwise equal to
-// MatMul on every build. For tests, and MatMul's own fallback without AVX-512.
+// Scalar emulation of the canonical order (std::fma lanes + the same tree), one output at a time:
+// bitwise equal to MatMul on every build (whose kernels without AVX-512 are the same operations in
+// portable 4 x 4 tiles, ops/matmul.cc). For tests.
 void MatMulCanonicalRef(const float* x, int64_t n, const WeightView& w, float* y);
 
 // Double-accumulation references, for accuracy tests.

@@ -20,7 +20,7 @@ inline float WeightAt(WeightType t, const uint8_t* row, int64_t i) {
   return 0;
 }
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if defined(KVAUDIT_MATMUL_AVX512)  // ops/simd.h
 // 16 consecutive weights from element i as f32.
 template <WeightType T>
 inline __m512 LoadW16(const uint8_t* row, int64_t i) {
@@ -43,7 +43,6 @@ inline __m512 LoadW16Masked(const uint8_t* row, int64_t i, __mmask16 m) {
     else return _mm512_cvtph_ps(h);
   }
 }
-#define KVAUDIT_MATMUL_AVX512 1
 #endif
 
 }  // namespace kvaudit

@@ -1,21 +1,21 @@
-// libFuzzer target: arbitrary bytes as a custom probe JSONL file (issue 5). Parsing must either
-// fail with a BadInput error or give probes whose checks validate and describe without crashing.
+// libFuzzer target: arbitrary bytes as a custom probe JSONL file (issue 5). Parsing must keep the
+// invariants of probe_jsonl_invariants.h: a clean BadInput error, or probes whose checks validate.
+// Seeds: tests/fuzz/corpus/probe_jsonl (valid_* parse, bad_* are rejected; the ordinary suite
+// replays them, tests/unit/probe_custom_corpus_test.cc).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 
-#include "probe/custom.h"
+#include "probe_jsonl_invariants.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto probes = kvaudit::ParseCustomProbes(text, "fuzz/probes.jsonl");
-  if (!probes.ok()) {
-    if (probes.error().code != kvaudit::ErrorCode::kBadInput) __builtin_trap();
-    return 0;
-  }
-  for (const auto& p : *probes) {
-    if (!p.check.Validate().ok()) __builtin_trap();  // the parser validated every check
-    (void)p.check.Describe();
+  const std::string broken =
+      kvaudit::fuzz::ProbeJsonlViolation(kvaudit::ParseCustomProbes(text, "fuzz/probes.jsonl"), "fuzz/probes.jsonl");
+  if (!broken.empty()) {
+    std::fprintf(stderr, "probe_jsonl_fuzz: %s\n", broken.c_str());
+    __builtin_trap();
   }
   return 0;
 }

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 namespace kvaudit::testing {
 
@@ -37,6 +40,23 @@ std::filesystem::path MakeTempDir(const std::string& tag) {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
+}
+
+std::vector<std::filesystem::path> FilesIn(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  if (std::filesystem::is_directory(dir)) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.is_regular_file()) out.push_back(e.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  EXPECT_FALSE(out.empty()) << "no files in " << dir;
+  return out;
+}
+
+std::vector<uint8_t> ReadBytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace kvaudit::testing

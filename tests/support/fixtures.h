@@ -2,8 +2,10 @@
 // repository); a missing fixture is a test failure, never a skip (CI must not pass on nothing).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kvaudit::testing {
 
@@ -15,5 +17,10 @@ std::filesystem::path KvauditBinary();    // the built CLI, for end-to-end tests
 std::filesystem::path Fixture(const std::string& relative);
 // A fresh empty directory under the system temp dir, unique per call.
 std::filesystem::path MakeTempDir(const std::string& tag);
+// The regular files directly in dir, sorted by name (corpora replayed as tests); records a gtest
+// failure if there are none, so a moved corpus cannot pass as an empty one.
+std::vector<std::filesystem::path> FilesIn(const std::filesystem::path& dir);
+// A file's bytes (empty if it cannot be read).
+std::vector<uint8_t> ReadBytes(const std::filesystem::path& p);
 
 }  // namespace kvaudit::testing

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <set>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "kv/policy/cache_policy.h"
 #include "kv/f32_cache.h"
 #include "kv/make_cache.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -43,15 +43,14 @@ struct Data {
   std::vector<float> q, k, v;  // q [n, n_heads, hd]; k, v [n, n_kv, hd]
 };
 Data Random(const ModelConfig& c, int n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0, 1);
+  testing::Rng rng(seed);
   Data d;
   d.q.resize(static_cast<size_t>(n) * c.q_dim());
   d.k.resize(static_cast<size_t>(n) * c.kv_dim());
   d.v.resize(d.k.size());
-  for (float& f : d.q) f = nd(rng);
-  for (float& f : d.k) f = nd(rng);
-  for (float& f : d.v) f = nd(rng);
+  for (float& f : d.q) f = rng.Normal();
+  for (float& f : d.k) f = rng.Normal();
+  for (float& f : d.v) f = rng.Normal();
   return d;
 }
 

@@ -8,10 +8,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "base/half.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -24,10 +24,7 @@ void PutF16(uint8_t* p, float v) {
 }
 
 Bytes RandomBlocks(DType t, int n_blocks, uint32_t seed) {
-  std::mt19937 rng(seed);
-  Bytes b(static_cast<size_t>(GetDTypeInfo(t).block_bytes) * n_blocks);
-  for (auto& x : b) x = static_cast<uint8_t>(rng());
-  return b;
+  return testing::RandomBytes(static_cast<int64_t>(GetDTypeInfo(t).block_bytes) * n_blocks, seed);
 }
 
 std::vector<float> Dequant(DType t, const Bytes& b, int n_blocks) {
@@ -107,9 +104,9 @@ void PackScalesK4(const int sc[8], const int mn[8], uint8_t* q) {
 
 TEST(IoDequantize, Q4_K) {
   Bytes b = RandomBlocks(DType::kQ4_K, 1, 6);
-  std::mt19937 rng(60);
+  testing::Rng rng(60);
   int sc[8], mn[8];
-  for (int j = 0; j < 8; ++j) { sc[j] = static_cast<int>(rng() % 64); mn[j] = static_cast<int>(rng() % 64); }
+  for (int j = 0; j < 8; ++j) { sc[j] = static_cast<int>(rng.Below(64)); mn[j] = static_cast<int>(rng.Below(64)); }
   sc[7] = 63; mn[5] = 48;  // make sure the top bits of the packed pairs are exercised
   const float d = 0.03125f, dmin = 0.25f;
   PutF16(&b[0], d);
@@ -125,11 +122,11 @@ TEST(IoDequantize, Q4_K) {
 
 TEST(IoDequantize, Q5_K) {
   Bytes b = RandomBlocks(DType::kQ5_K, 2, 7);
-  std::mt19937 rng(70);
+  testing::Rng rng(70);
   for (int blk = 0; blk < 2; ++blk) {
     uint8_t* p = &b[176 * blk];
     int sc[8], mn[8];
-    for (int j = 0; j < 8; ++j) { sc[j] = static_cast<int>(rng() % 64); mn[j] = static_cast<int>(rng() % 64); }
+    for (int j = 0; j < 8; ++j) { sc[j] = static_cast<int>(rng.Below(64)); mn[j] = static_cast<int>(rng.Below(64)); }
     PutF16(p, blk ? 0.5f : 0.0078125f);
     PutF16(p + 2, blk ? 1.0f : 0.125f);
     PackScalesK4(sc, mn, p + 4);

@@ -4,10 +4,7 @@
 // named gguf_* / st_* must be rejected by that parser. Regenerate: tests/fuzz/make_corpus.py.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
@@ -19,22 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<uint8_t> ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<fs::path> FilesIn(const fs::path& dir) {
-  std::vector<fs::path> out;
-  if (fs::is_directory(dir)) {
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.is_regular_file()) out.push_back(e.path());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  EXPECT_FALSE(out.empty()) << "no files in " << dir;
-  return out;
-}
+using testing::FilesIn;
 
 void DequantizeAll(const std::vector<TensorView>& ts) {
   for (const TensorView& t : ts) {
@@ -54,7 +36,7 @@ void ExpectCleanError(const Error& e, const std::string& label) {
 
 // Runs both parsers; returns whether each accepted the bytes.
 std::pair<bool, bool> RunBoth(const fs::path& p) {
-  const std::vector<uint8_t> bytes = ReadAll(p);
+  const std::vector<uint8_t> bytes = testing::ReadBytes(p);
   const std::string label = p.filename().string();
   auto g = GgufFile::Parse(bytes.data(), bytes.size(), label);
   if (g.ok()) DequantizeAll(g->tensors());

@@ -4,12 +4,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <utility>
 #include <vector>
 
 #include "kv/attention/f32_attention.h"
 #include "kv/f32_cache.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -56,12 +56,11 @@ class F32CacheTest : public ::testing::TestWithParam<int> {};  // param: sliding
 TEST_P(F32CacheTest, PrefillAndDecodeMatchReference) {
   const ModelConfig c = TinyConfig(GetParam());
   const int n = 700, hd = c.head_dim;
-  std::mt19937 rng(11);
-  std::normal_distribution<float> nd(0, 1);
+  testing::Rng rng(11);
   std::vector<float> q(static_cast<size_t>(n) * c.n_heads * hd), k(static_cast<size_t>(n) * c.n_kv_heads * hd), v(k.size());
-  for (float& x : q) x = 2 * nd(rng);
-  for (float& x : k) x = nd(rng);
-  for (float& x : v) x = nd(rng);
+  for (float& x : q) x = rng.Normal(2.0f);
+  for (float& x : k) x = rng.Normal();
+  for (float& x : v) x = rng.Normal();
   const auto ref = Reference(c, q, k, v, n);
 
   for (int threads : {1, 2}) {
@@ -100,12 +99,11 @@ TEST(F32Attention, ChunkGroupedIsBitwiseAttendChunk) {
   for (int window : {0, 50}) {
     const AttnShape s{24, 3, window, 1.0f / std::sqrt(24.0f)};
     const int n_keys = 300, n_tok = 3, pos0 = 297, rows = n_tok * s.group;
-    std::mt19937 rng(5);
-    std::normal_distribution<float> nd(0, 1);
+    testing::Rng rng(5);
     std::vector<float> k(static_cast<size_t>(n_keys) * s.head_dim), v(k.size()), q(static_cast<size_t>(rows) * s.head_dim);
-    for (float& x : k) x = nd(rng);
-    for (float& x : v) x = nd(rng);
-    for (float& x : q) x = nd(rng);
+    for (float& x : k) x = rng.Normal();
+    for (float& x : v) x = rng.Normal();
+    for (float& x : q) x = rng.Normal();
     for (auto [k0, k1] : {std::pair{0, 256}, std::pair{256, 300}, std::pair{290, 298}}) {
       std::vector<float> o1(q.size(), 7.0f), o2(q.size(), 9.0f), sc1(k1 - k0), sc2(static_cast<size_t>(s.group) * (k1 - k0));
       std::vector<PartialRow> p1(rows), p2(rows);

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "kv/formats/fp8.h"
+#include "support/random_rows.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {
@@ -106,12 +106,12 @@ uint8_t BruteForce(float x, Fp8Kind k) {
 }
 
 TEST(KvFormatFp8, EncoderMatchesBruteForceSearch) {
-  std::mt19937_64 rng(42);
+  testing::Rng rng(42);
   for (Fp8Kind k : kKinds) {
     for (int i = 0; i < 20000; ++i) {
-      const int e = static_cast<int>(rng() % 48) - 24;  // |x| in [2^-24, 2^24): subnormals to overflow
-      const float mant = 1.0f + static_cast<float>(rng() >> 40) * 0x1p-24f;
-      const float x = ((rng() & 1) ? -1.0f : 1.0f) * std::ldexp(mant, e);
+      const int e = static_cast<int>(rng.Below(48)) - 24;  // |x| in [2^-24, 2^24): subnormals to overflow
+      const float mant = 1.0f + rng.Uniform();
+      const float x = (rng.Below(2) ? -1.0f : 1.0f) * std::ldexp(mant, e);
       ASSERT_EQ(Fp8FromF32(x, k), BruteForce(x, k)) << Name(k) << " " << x;
     }
   }

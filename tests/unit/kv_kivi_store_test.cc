@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "kv/formats/asym_group_quant.h"
 #include "kv/store/kivi_store.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -27,13 +27,7 @@ StoreSpec Spec(bool is_key, KvFormat f, int group, int recent, int max_pos = 512
   return s;
 }
 
-std::vector<float> RandomRows(int n, uint32_t seed) {  // [n, kHd]
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> x(static_cast<size_t>(n) * kHd);
-  for (float& v : x) v = nd(rng);
-  return x;
-}
+std::vector<float> RandomRows(int n, uint32_t seed) { return testing::NormalRows(n, kHd, seed); }  // [n, kHd]
 
 // Key row t of rows [n, hd] as KIVI quantizes it: per channel over the G tokens of its group.
 std::vector<float> RefKeyRow(const std::vector<float>& x, int t, int G, int bits) {

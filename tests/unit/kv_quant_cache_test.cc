@@ -5,12 +5,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "kv/f32_cache.h"
 #include "kv/quant_cache.h"
 #include "kv/store/row_store.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -30,15 +30,14 @@ struct Qkv {
   std::vector<float> q, k, v;  // q [n, n_heads, hd]; k, v [n, n_kv, hd]
 };
 Qkv Random(const ModelConfig& c, int n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0, 1);
+  testing::Rng rng(seed);
   Qkv x;
   x.q.resize(static_cast<size_t>(n) * c.n_heads * c.head_dim);
   x.k.resize(static_cast<size_t>(n) * c.n_kv_heads * c.head_dim);
   x.v.resize(x.k.size());
-  for (float& f : x.q) f = nd(rng);
-  for (float& f : x.k) f = nd(rng);
-  for (float& f : x.v) f = nd(rng);
+  for (float& f : x.q) f = rng.Normal();
+  for (float& f : x.k) f = rng.Normal();
+  for (float& f : x.v) f = rng.Normal();
   return x;
 }
 

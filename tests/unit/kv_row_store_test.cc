@@ -6,11 +6,11 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "kv/formats/fp8.h"
 #include "kv/store/row_store.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -26,10 +26,8 @@ StoreSpec Spec(KvFormat f, int max_pos = 256) {
 }
 
 std::vector<float> Gaussian(int rows, uint32_t seed, float big = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> x(static_cast<size_t>(rows) * kHd);  // [rows, hd]
-  for (size_t i = 0; i < x.size(); ++i) x[i] = nd(rng) * ((i % kHd == 17) ? big : 1.0f);
+  std::vector<float> x = testing::NormalRows(rows, kHd, seed);  // [rows, hd]
+  for (size_t i = 17; i < x.size(); i += kHd) x[i] *= big;
   return x;
 }
 

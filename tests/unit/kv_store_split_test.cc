@@ -5,25 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "kv/store/kivi_store.h"
 #include "kv/store/row_store.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
 
 constexpr int kHd = 64, kN = 300;
 
-std::vector<float> RandomRows(int n, uint32_t seed) {  // [n, kHd]
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> x(static_cast<size_t>(n) * kHd);
-  for (float& v : x) v = nd(rng);
-  return x;
-}
+std::vector<float> RandomRows(int n, uint32_t seed) { return testing::NormalRows(n, kHd, seed); }  // [n, kHd]
 
 struct StoreCase {
   KvFormat f;

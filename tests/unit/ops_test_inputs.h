@@ -2,25 +2,22 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "base/half.h"
 #include "ops/weight_matrix.h"
+#include "support/random_rows.h"
 
 namespace kvaudit::testing {
 
-// W [rows, cols] of type t with normal values (f16 also gets subnormals, inf-free).
-inline WeightMatrix RandomWeights(int64_t rows, int64_t cols, WeightType t, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 0.5f);
+// W [rows, cols] of type t holding values [rows·cols] (rounded to t).
+inline WeightMatrix WeightsFrom(int64_t rows, int64_t cols, WeightType t, const std::vector<float>& values) {
   WeightMatrix w;
   w.Resize(rows, cols, t);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* row = w.mutable_row(r);
     for (int64_t i = 0; i < cols; ++i) {
-      float v = d(rng);
-      if ((r * cols + i) % 97 == 0) v *= 1e-6f;  // subnormal in f16
+      const float v = values[static_cast<size_t>(r * cols + i)];
       if (t == WeightType::kF32) reinterpret_cast<float*>(row)[i] = v;
       if (t == WeightType::kBF16) reinterpret_cast<uint16_t*>(row)[i] = F32ToBF16(v);
       if (t == WeightType::kF16) reinterpret_cast<uint16_t*>(row)[i] = F32ToF16(v);
@@ -29,14 +26,15 @@ inline WeightMatrix RandomWeights(int64_t rows, int64_t cols, WeightType t, uint
   return w;
 }
 
-// x [n] standard normal.
-inline std::vector<float> RandomVector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+// W [rows, cols] of type t with normal values (f16 also gets subnormals, inf-free).
+inline WeightMatrix RandomWeights(int64_t rows, int64_t cols, WeightType t, uint32_t seed) {
+  std::vector<float> v = NormalRows(rows, cols, seed, 0.5f);
+  for (size_t i = 0; i < v.size(); i += 97) v[i] *= 1e-6f;  // subnormal in f16
+  return WeightsFrom(rows, cols, t, v);
 }
+
+// x [n] standard normal.
+inline std::vector<float> RandomVector(size_t n, uint32_t seed) { return NormalRows(1, static_cast<int64_t>(n), seed); }
 
 inline constexpr WeightType kWeightTypes[] = {WeightType::kF32, WeightType::kBF16, WeightType::kF16};
 

@@ -5,12 +5,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "base/half.h"
 #include "unit/ops_test_inputs.h"
 #include "ops/matmul.h"
+#include "ops/simd.h"
 #include "ops/weight_matrix.h"
 
 namespace kvaudit {
@@ -25,9 +25,19 @@ TEST(OpsWeightMatrix, UpcastIsExactAndMatchesScalar) {
     for (int cols : {1, 15, 16, 17, 40, 384}) {
       const WeightMatrix w = RandomWeights(9, cols, t, 11);
       std::vector<float> ref(9 * cols), got(9 * cols, -1.0f);
-      WeightRowsToF32Ref(w.view(), 2, 9, ref.data());
       WeightRowsToF32(w.view(), 2, 9, got.data());
-      EXPECT_EQ(std::memcmp(ref.data(), got.data(), 7 * cols * sizeof(float)), 0) << WeightTypeName(t) << " " << cols;
+      if (kAvx512MatmulKernels) {  // else WeightRowsToF32 is the scalar loop
+        WeightRowsToF32Ref(w.view(), 2, 9, ref.data());
+        EXPECT_EQ(std::memcmp(ref.data(), got.data(), 7 * cols * sizeof(float)), 0) << WeightTypeName(t) << " " << cols;
+      }
+      for (int i = 0; i < 7 * cols; ++i) {  // exact: every upcast value is the stored one
+        const uint8_t* row = w.view().row(2 + i / cols);
+        const float stored = t == WeightType::kF32 ? reinterpret_cast<const float*>(row)[i % cols]
+                             : t == WeightType::kBF16 ? BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols])
+                                                      : F16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols]);
+        ASSERT_EQ(FloatToBits(got[i]), FloatToBits(stored)) << WeightTypeName(t) << " " << cols << " " << i;
+      }
+      EXPECT_EQ(got[7 * cols], -1.0f) << "wrote past the rows asked for";
       if (t == WeightType::kBF16) {  // bf16 -> f32 is the 16-bit shift
         const uint16_t b = reinterpret_cast<const uint16_t*>(w.view().row(2))[0];
         EXPECT_EQ(FloatToBits(got[0]), static_cast<uint32_t>(b) << 16);

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <numeric>
-#include <random>
 #include <tuple>
 #include <vector>
 
 #include "probe/attribution_table.h"
 #include "probe/mcnemar.h"
 #include "probe/significance.h"
+#include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
@@ -47,12 +47,12 @@ TEST(HolmTest, EdgeCases) {
 }
 
 TEST(HolmTest, AdjustedValuesAreMonotoneAndBounded) {
-  std::mt19937_64 rng(7);
+  testing::Rng rng(7);
   for (int trial = 0; trial < 200; ++trial) {
-    const size_t m = 1 + rng() % 40;
+    const size_t m = 1 + rng.Below(40);
     std::vector<double> p(m);
     // Some exact ties and some p = 1, as McNemar gives on small tables.
-    for (double& x : p) x = rng() % 5 == 0 ? 1.0 : static_cast<double>(rng() % 64) / 256.0;
+    for (double& x : p) x = rng.Below(5) == 0 ? 1.0 : static_cast<double>(rng.Below(64)) / 256.0;
     const std::vector<double> adj = HolmAdjust(p);
     for (size_t i = 0; i < m; ++i) {
       EXPECT_GE(adj[i], p[i]);

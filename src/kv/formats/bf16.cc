@@ -35,7 +35,7 @@ inline __m512 Load16(const uint8_t* src, int64_t i) {
 }
 #endif
 constexpr DequantizeFn Dequantize = FloatRowDequantize<Load>;
-using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
 
 }  // namespace
 
@@ -46,7 +46,7 @@ const RowCodec& BF16Codec() {
 
 const RowCodec& BF16CodecRef() {
   static const RowCodec codec =
-      MakeRowCodec<RowKernelsRef<Dequantize>>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+      MakeRowCodec<FloatRowKernelsRef<Load>>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

@@ -33,7 +33,7 @@ inline __m512 Load16(const uint8_t* src, int64_t i) {
 }
 #endif
 constexpr DequantizeFn Dequantize = FloatRowDequantize<Load>;
-using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
 
 }  // namespace
 
@@ -44,7 +44,7 @@ const RowCodec& F16Codec() {
 
 const RowCodec& F16CodecRef() {
   static const RowCodec codec =
-      MakeRowCodec<RowKernelsRef<Dequantize>>("f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+      MakeRowCodec<FloatRowKernelsRef<Load>>("f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

@@ -25,7 +25,7 @@ inline __m512 Load16(const uint8_t* src, int64_t i) {  // loadu: no alignment ne
   return _mm512_loadu_ps(reinterpret_cast<const float*>(src) + i);
 }
 #endif
-using Kernels = KVAUDIT_ROW_KERNELS(FloatDecoder<Load16>, Dequantize);
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
 
 }  // namespace
 
@@ -36,7 +36,7 @@ const RowCodec& F32Codec() {
 
 const RowCodec& F32CodecRef() {
   static const RowCodec codec =
-      MakeRowCodec<RowKernelsRef<Dequantize>>("f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+      MakeRowCodec<FloatRowKernelsRef<Load>>("f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
   return codec;
 }
 

@@ -5,10 +5,12 @@
 
 #include "ops/simd.h"  // first: see the note on GCC bug 105593
 
+#include <cmath>
 #include <cstdint>
 
 #include "kv/formats/codec_kernels.h"
 #include "kv/formats/row_codec.h"
+#include "ops/dot.h"
 
 namespace kvaudit {
 
@@ -19,6 +21,18 @@ void FloatRowDequantize(const uint8_t* src, float* y, int64_t n, const CodecPara
   for (int64_t i = 0; i < n; ++i) y[i] = Load(src, i);
 }
 
+// The float formats' scalar twins read each stored value in place: RowKernelsRef's operations on
+// the same values (so the same bits) without a row buffer, hence no bound on n.
+template <FloatLoad Load>
+struct FloatRowKernelsRef : RowKernelsRefRows<FloatRowKernelsRef<Load>> {
+  static float Dot(const uint8_t* src, const float* q, int64_t n, const CodecParams&) {
+    return DotCanonicalScalar(q, [src](int64_t i) { return Load(src, i); }, n);
+  }
+  static void Axpy(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
+    for (int64_t i = 0; i < n; ++i) acc[i] = std::fma(Load(src, i), w, acc[i]);
+  }
+};
+
 #if defined(__AVX512F__)
 using FloatLoad16 = __m512 (*)(const uint8_t* src, int64_t i);
 
@@ -28,6 +42,14 @@ struct FloatDecoder {
   static constexpr int kUnit = 16;
   static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) { v[0] = Load16(row, 16 * u); }
 };
+#endif
+
+// A float format's kernel slots: the AVX-512 kernels over Load16 where the build has them, else
+// the in-place scalar twins over Load.
+#if defined(__AVX512F__)
+#define KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize) RowKernels<FloatDecoder<Load16>, Dequantize>
+#else
+#define KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize) FloatRowKernelsRef<Load>
 #endif
 
 }  // namespace kvaudit

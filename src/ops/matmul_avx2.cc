@@ -1,0 +1,120 @@
+// The canonical matmul order (ops/dot.h) on AVX2: the 16 lanes of a canonical dot are two ymm
+// (lanes 0-7 and 8-15), every lane does one fma per 16-element step of k in ascending order, the
+// tail is zero-padded into the same lanes, and the lanes are reduced by ReduceLanesRef's tree
+// (i+8, i+4, i+2, i+1). Per output element these are the operations of MatMulCanonicalRef, so the
+// bits are its bits and the AVX-512 tiles' (tests/unit/ops_batch_invariance_test.cc in this
+// build; tests/unit/kv_cross_build_bits_test.cc across builds).
+#include "ops/matmul_avx2.h"  // first: includes ops/simd.h
+
+#if defined(KVAUDIT_MATMUL_AVX2)
+#include <algorithm>
+#include <cstring>
+
+namespace kvaudit {
+namespace {
+
+// 8 consecutive weights from element i as f32 (exact upcasts, as ops/weight_load.h).
+template <WeightType T>
+inline __m256 LoadW8(const uint8_t* row, int64_t i) {
+  if constexpr (T == WeightType::kF32) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  } else {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i));
+    if constexpr (T == WeightType::kBF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    else return _mm256_cvtph_ps(h);
+  }
+}
+
+// ReduceLanesRef over lanes lo (0-7) and hi (8-15).
+inline float Reduce16(__m256 lo, __m256 hi) {
+  const __m256 b = _mm256_add_ps(lo, hi);                                                // a_i + a_{i+8}
+  const __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));  // b_i + b_{i+4}
+  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));                                   // c_i + c_{i+2}
+  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));                               // d_0 + d_1
+}
+
+// One 16-element step of k for the MR x NR pairs: acc[h][a][b] holds lanes 8h .. 8h + 7.
+template <WeightType T, int MR, int NR>
+inline void Step(const float* const* x, const uint8_t* const* w, int64_t k, __m256 (&acc)[2][MR][NR]) {
+  for (int h = 0; h < 2; ++h) {
+    __m256 xv[MR];
+    for (int a = 0; a < MR; ++a) xv[a] = _mm256_loadu_ps(x[a] + k + 8 * h);
+    for (int b = 0; b < NR; ++b) {
+      const __m256 wv = LoadW8<T>(w[b], k + 8 * h);
+      for (int a = 0; a < MR; ++a) acc[h][a][b] = _mm256_fmadd_ps(xv[a], wv, acc[h][a][b]);
+    }
+  }
+}
+
+// out[a · NR + b] = the canonical dot of x[a] and W row w[b], over `in` elements.
+template <WeightType T, int MR, int NR>
+void Tile(const float* const* x, const uint8_t* const* w, int64_t in, float* out) {
+  __m256 acc[2][MR][NR];
+  for (auto& half : acc) {
+    for (auto& row : half) {
+      for (__m256& v : row) v = _mm256_setzero_ps();
+    }
+  }
+  int64_t k = 0;
+  for (; k + 16 <= in; k += 16) Step<T, MR, NR>(x, w, k, acc);
+  if (k < in) {  // the tail through zeroed copies: padded lanes get fma(0, 0, acc) as in the scalar order
+    constexpr int kBytes = T == WeightType::kF32 ? 4 : 2;
+    const int64_t len = in - k;
+    alignas(32) float xt[MR][16] = {};
+    alignas(32) uint8_t wt[NR][16 * kBytes] = {};
+    const float* xp[MR];
+    const uint8_t* wp[NR];
+    for (int a = 0; a < MR; ++a) {
+      std::memcpy(xt[a], x[a] + k, sizeof(float) * len);
+      xp[a] = xt[a];
+    }
+    for (int b = 0; b < NR; ++b) {
+      std::memcpy(wt[b], w[b] + k * kBytes, kBytes * len);
+      wp[b] = wt[b];
+    }
+    Step<T, MR, NR>(xp, wp, 0, acc);
+  }
+  for (int a = 0; a < MR; ++a) {
+    for (int b = 0; b < NR; ++b) out[a * NR + b] = Reduce16(acc[0][a][b], acc[1][a][b]);
+  }
+}
+
+// Tiles of MR x rows × NR W rows; tails repeat the last valid row (one kernel; only valid outputs
+// are stored), as the AVX-512 tiles do. 2 × 3 (prefill) and 1 × 6 (decode) keep the 12
+// accumulators plus the operands within AVX2's 16 registers.
+template <WeightType T, int MR, int NR>
+void RowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
+  const int64_t in = w.cols, out = w.rows;
+  for (int64_t t0 = 0; t0 < n; t0 += MR) {
+    const float* xr[MR];
+    for (int a = 0; a < MR; ++a) xr[a] = x + std::min<int64_t>(t0 + a, n - 1) * in;
+    for (int64_t j0 = r0; j0 < r1; j0 += NR) {
+      const uint8_t* wr[NR];
+      for (int b = 0; b < NR; ++b) wr[b] = w.row(std::min<int64_t>(j0 + b, r1 - 1));
+      float tile[MR * NR];
+      Tile<T, MR, NR>(xr, wr, in, tile);
+      for (int a = 0; a < MR && t0 + a < n; ++a) {
+        for (int b = 0; b < NR && j0 + b < r1; ++b) y[(t0 + a) * out + j0 + b] = tile[a * NR + b];
+      }
+    }
+  }
+}
+
+template <WeightType T>
+void Rows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
+  if (n == 1) return RowsT<T, 1, 6>(x, n, w, r0, r1, y);
+  RowsT<T, 2, 3>(x, n, w, r0, r1, y);
+}
+
+}  // namespace
+
+void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
+  switch (w.type) {
+    case WeightType::kF32: return Rows<WeightType::kF32>(x, n, w, r0, r1, y);
+    case WeightType::kBF16: return Rows<WeightType::kBF16>(x, n, w, r0, r1, y);
+    case WeightType::kF16: return Rows<WeightType::kF16>(x, n, w, r0, r1, y);
+  }
+}
+
+}  // namespace kvaudit
+#endif
