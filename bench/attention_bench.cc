@@ -173,6 +173,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "attention_bench: %s\n", cache.error().message.c_str());
       return 2;
     }
+    if (const Status s = (*cache)->Reserve(n_pos); !s.ok()) {  // as every kvaudit command does
+      std::fprintf(stderr, "attention_bench: %s\n", s.error().message.c_str());
+      return 2;
+    }
     const double t0 = Now();
     for (int p = 0; p < n_pos; p += 512) {
       const int n = std::min(512, n_pos - p);

@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "decode_kv_bench: %s\n", cache.error().message.c_str());
         return 2;
       }
+      if (const Status st = (*cache)->Reserve(max_pos); !st.ok()) {  // as every kvaudit command does
+        std::fprintf(stderr, "decode_kv_bench: %s\n", st.error().message.c_str());
+        return 2;
+      }
       Run r;
       r.spec = spec;
       r.threads = t;

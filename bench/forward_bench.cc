@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   const ModelConfig& c = (*model)->config();
   ThreadPool pool(threads);
   auto cache = MakeF32Cache(c, std::max(n_prefill, depth + n_decode));
+  KV_CHECK(cache->Reserve(std::max(n_prefill, depth + n_decode)).ok());  // as every kvaudit command does
   Forward fwd(**model, *cache, pool);
   std::vector<int32_t> ids(std::max(n_prefill, depth + n_decode));
   uint32_t s = 12345;

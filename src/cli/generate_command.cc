@@ -1,6 +1,7 @@
 // kvaudit generate: continue a prompt with the model (greedy by default), streaming the text.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -52,7 +53,9 @@ int RunGenerate(const GenerateFlags& f) {
                                 std::to_string(ctx) + "; hint: shorten the prompt or raise --ctx"));
   }
   ThreadPool pool(ResolveThreads(f.model.threads));
-  auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, ctx, pool);
+  // Storage for the positions this run can reach, not the whole context (issue 10).
+  const int run_positions = static_cast<int>(std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()) + f.max_tokens));
+  auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, ctx, pool, run_positions);
   if (!built) return ReportError(built.error());
   Forward forward(model, *built->cache, pool);
   Sampler sampler(f.sampling);
@@ -85,9 +88,12 @@ int RunGenerate(const GenerateFlags& f) {
   std::printf("\n");
   const double prefill_s = std::chrono::duration<double>(t1 - t0).count();
   const double decode_s = std::chrono::duration<double>(t2 - t1).count();
-  std::fprintf(stderr, "kvaudit: prompt %zu tokens (%.1f tok/s), generated %zu tokens (%.1f tok/s), %d threads\n",
+  std::fprintf(stderr,
+               "kvaudit: prompt %zu tokens (%.1f tok/s), generated %zu tokens (%.1f tok/s), %d threads, "
+               "KV cache %.2f MiB held\n",
                ids.size(), static_cast<double>(ids.size()) / prefill_s, generated.size(),
-               generated.empty() ? 0.0 : static_cast<double>(generated.size()) / decode_s, pool.size());
+               generated.empty() ? 0.0 : static_cast<double>(generated.size()) / decode_s, pool.size(),
+               static_cast<double>(built->cache->bytes_reserved()) / (1024.0 * 1024.0));
   return 0;
 }
 

@@ -67,7 +67,7 @@ int RunInfo(const InfoFlags& flags) {
   ThreadPool pool(ResolveThreads(f.threads));
   for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv.kv}) {
     if (spec.empty()) continue;
-    auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool);
+    auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
     if (!built) return ReportError(built.error());
     const double per_token = static_cast<double>(built->cache->bytes_per_token());
     const double mib = per_token * ctx / (1024.0 * 1024.0);

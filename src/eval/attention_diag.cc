@@ -68,6 +68,12 @@ void AttentionDiagnosis::Reset() {
   for (KvCache* s : shadows_) s->Reset();
 }
 
+Status AttentionDiagnosis::Reserve(int n_positions) {
+  KV_RETURN_IF_ERROR(baseline_.Reserve(n_positions));
+  for (KvCache* s : shadows_) KV_RETURN_IF_ERROR(s->Reserve(n_positions));
+  return Status::Ok();
+}
+
 void AttentionDiagnosis::Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) {
   baseline_.Attend(layer, pos0, n, q, out, pool);
   const auto lo = std::lower_bound(sampled_.begin(), sampled_.end(), pos0);

@@ -42,8 +42,11 @@ class AttentionDiagnosis final : public KvCache {
   void Append(int layer, int pos0, int n, const float* k, const float* k_pre_rope, const float* v) override;
   void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) override;
   void Reset() override;
+  // Reserves the baseline and every shadow (Append writes all of them); the sizes are the baseline's.
+  Status Reserve(int n_positions) override;
   uint64_t bytes_per_token() const override { return baseline_.bytes_per_token(); }
   uint64_t bytes_used() const override { return baseline_.bytes_used(); }
+  uint64_t bytes_reserved() const override { return baseline_.bytes_reserved(); }
   bool ReadRows(int layer, int g, int p, int t0, int t1, float* k, float* v) const override {
     return baseline_.ReadRows(layer, g, p, t0, t1, k, v);
   }

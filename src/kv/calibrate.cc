@@ -43,8 +43,10 @@ class RecordingCache final : public KvCache {
     inner_.Attend(layer, pos0, n, q, out, pool);
   }
   void Reset() override { inner_.Reset(); }
+  Status Reserve(int n_positions) override { return inner_.Reserve(n_positions); }
   uint64_t bytes_per_token() const override { return inner_.bytes_per_token(); }
   uint64_t bytes_used() const override { return inner_.bytes_used(); }
+  uint64_t bytes_reserved() const override { return inner_.bytes_reserved(); }
 
  private:
   KvCache& inner_;
@@ -76,6 +78,7 @@ Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_
   const int n = static_cast<int>(tokens.size()), window = std::min(ctx, n);
   auto f32 = MakeF32Cache(c, window);
   RecordingCache rec(*f32, cal);
+  KV_RETURN_IF_ERROR(rec.Reserve(window));
   Forward fwd(model, rec, pool);
   std::vector<float> logits(c.vocab_size);  // [1, vocab] (unused: only the cache writes matter)
   for (int w0 = 0; w0 < n; w0 += window) {

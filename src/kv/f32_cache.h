@@ -9,8 +9,10 @@
 
 namespace kvaudit {
 
-// Storage: per layer K and V [n_kv_heads, max_positions, head_dim] f32, allocated up front
-// (bytes_per_token = n_layers * 2 * n_kv_heads * head_dim * 4; kvq-code-16m: 8 KiB/token, 32 MiB at 4096).
+// Storage: per (layer, KV head) K and V rows [positions, head_dim] f32 in chunks of kCacheChunk
+// positions (kv/store/chunked_rows.h), allocated as the cache fills or by Reserve; max_positions
+// is the hard limit (bytes_per_token = n_layers * 2 * n_kv_heads * head_dim * 4; kvq-code-16m:
+// 8 KiB/token, 2 MiB per chunk of 256 positions, 32 MiB at 4096).
 std::unique_ptr<KvCache> MakeF32Cache(const ModelConfig& config, int max_positions);
 
 }  // namespace kvaudit

@@ -4,12 +4,16 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "kv/attention/chunked_attention.h"
 #include "kv/attention/f32_attention.h"
 #include "kv/attention/hadamard.h"
 #include "kv/attention/quant_attention.h"
+#include "kv/store/chunked_rows.h"
+#include "kv/store/reservation.h"
 #include "kv/store/row_store.h"
 #include "model/forward.h"
 #include "ops/aligned_buffer.h"
@@ -20,11 +24,13 @@ namespace kvaudit {
 namespace {
 
 static_assert(Forward::kMaxChunk <= kMaxAppendRows, "row stores keep a recent ring of W + kMaxAppendRows rows");
+// A kernel call covers keys [c·kKeyChunk, (c+1)·kKeyChunk): it must lie inside one storage chunk.
+static_assert(kCacheChunk % kKeyChunk == 0, "an attention key chunk must lie in one storage chunk");
 
 struct HeadStores {
   std::unique_ptr<TensorStore> k, v;
-  const float* k_f32 = nullptr;  // non-null when both stores are exact f32 rows (F32RowsView)
-  const float* v_f32 = nullptr;
+  const F32RowsView* k_f32 = nullptr;  // non-null when both stores are exact f32 rows
+  const F32RowsView* v_f32 = nullptr;
   bool rot_k = false, rot_v = false;
 };
 
@@ -33,11 +39,15 @@ class QuantCache final : public KvCache {
   QuantCache(const ModelConfig& c, const CachePolicy& policy, const KvCalibration* calib, int max_pos,
              const StoreFactory& factory)
       : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads), attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
+        spec_(policy.spec()), rope_params_(c.rope), heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
+        attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     KV_CHECK_MSG(policy.engine() == AttentionEngine::kNative, "engine=llama.cpp is not the native quantized cache");
     shape_ = AttnShapeFor(c);
-    rope_ = RopeTable(c.rope, hd_, max_pos);
+    for (int l = 0; l < n_layers_; ++l) {
+      for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || policy.ForHead(l, g).pre_rope;
+    }
+    if (pre_rope_) rope_ = RopeTable(rope_params_, hd_, 1);  // grows with the positions (EnsureRope)
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) {
         StoreSpec spec;
@@ -56,9 +66,9 @@ class QuantCache final : public KvCache {
         KV_CHECK(h.k && h.v);
         const auto* kf = dynamic_cast<const F32RowsView*>(h.k.get());
         const auto* vf = dynamic_cast<const F32RowsView*>(h.v.get());
-        if (kf && vf && kf->f32_rows() && vf->f32_rows()) {
-          h.k_f32 = kf->f32_rows();
-          h.v_f32 = vf->f32_rows();
+        if (kf && vf && kf->exact_f32() && vf->exact_f32()) {
+          h.k_f32 = kf;
+          h.v_f32 = vf;
         }
         const bool rot = spec.policy.rot == RotationMode::kOn;
         h.rot_k = rot && !IsFullPrecision(spec.policy.k);
@@ -73,6 +83,7 @@ class QuantCache final : public KvCache {
     KV_CHECK(layer >= 0 && layer < n_layers_ && pos0 >= 0 && n >= 0);
     KV_CHECK_MSG(pos0 + n <= max_pos_, "KV cache full: raise max_positions");
     const int64_t kvd = static_cast<int64_t>(n_kv_) * hd_;
+    if (pre_rope_) EnsureRope(pos0 + n);
     for (int g = 0; g < n_kv_; ++g) {
       HeadStores& h = Head(layer, g);
       KV_CHECK_MSG(pos0 <= h.k->size(), "KV cache positions must be appended without gaps");
@@ -96,12 +107,14 @@ class QuantCache final : public KvCache {
       KV_CHECK_MSG(pos0 + n <= std::min(Head(layer, g).k->size(), Head(layer, g).v->size()),
                    "Attend before Append of the same positions");
     }
-    // The f32 cache's driver and kernel for exact f32 rows, so `k=f32,v=f32` is bit-identical to it.
+    // The f32 cache's driver and kernel for exact f32 rows, so `k=f32,v=f32` is bit-identical to it
+    // (each call covers one key chunk [k0, k1), k0 below the stored length: one storage chunk).
     const auto kernel = [&](int g, const float* qs, int n_tok, int p0, int k0, int k1, float* o, PartialRow* part,
                             float* scores) {
       const HeadStores& h = Head(layer, g);
       if (h.k_f32) {
-        AttendChunkGrouped(shape_, qs, n_tok, p0, h.k_f32, h.v_f32, k0, k1, o, part, scores);
+        AttendChunkGrouped(shape_, qs, n_tok, p0, h.k_f32->f32_rows_from(k0), h.v_f32->f32_rows_from(k0), k0, k1, o,
+                           part, scores);
       } else {
         AttendChunkStores(shape_, qs, n_tok, p0, *h.k, *h.v, k0, k1, o, part, scores);
       }
@@ -127,6 +140,32 @@ class QuantCache final : public KvCache {
     for (const HeadStores& h : heads_) total += h.k->BytesFor(h.k->size()) + h.v->BytesFor(h.v->size());
     return total;
   }
+  uint64_t bytes_reserved() const override {
+    uint64_t total = RopeBytes(rope_.max_pos());
+    for (const HeadStores& h : heads_) total += h.k->bytes_reserved() + h.v->bytes_reserved();
+    return total;
+  }
+
+  Status Reserve(int n_pos) override {
+    KV_CHECK(n_pos >= 0 && n_pos <= max_pos_);
+    uint64_t total = RopeBytes(std::max(RopePositionsFor(n_pos), rope_.max_pos()));
+    for (const HeadStores& h : heads_) total += h.k->StorageFor(n_pos) + h.v->StorageFor(n_pos);
+    const std::string what = spec_ + ": " + std::to_string(n_layers_) + " layers × " + std::to_string(n_kv_) + " KV heads";
+    return ReserveKvStorage(n_pos, total, bytes_reserved(), what, [&] {
+      for (HeadStores& h : heads_) {
+        if (!h.k->Reserve(n_pos) || !h.v->Reserve(n_pos)) return false;
+      }
+      if (!pre_rope_) return true;
+      // The RoPE table is a std::vector: its bad_alloc is caught here, the one allocation of this
+      // cache that reports failure by exception, so that it comes back as Reserve's error.
+      try {
+        EnsureRope(n_pos);
+      } catch (const std::bad_alloc&) {
+        return false;
+      }
+      return true;
+    });
+  }
   bool ReadRows(int layer, int g, int p, int t0, int t1, float* k, float* v) const override {
     KV_CHECK(layer >= 0 && layer < n_layers_ && g >= 0 && g < n_kv_ && 0 <= t0 && t0 <= t1 && t1 <= p + 1);
     const HeadStores& h = heads_[static_cast<size_t>(layer) * n_kv_ + g];
@@ -142,6 +181,17 @@ class QuantCache final : public KvCache {
  private:
   HeadStores& Head(int layer, int g) { return heads_[static_cast<size_t>(layer) * n_kv_ + g]; }
 
+  // Pre-RoPE key stores re-rope positions < rope_.max_pos(): extended to n positions in whole
+  // chunks, like the stores' rows (row t's values do not depend on the table's size).
+  void EnsureRope(int n) {
+    if (rope_.max_pos() < n) rope_.Extend(RopePositionsFor(n));
+  }
+  int RopePositionsFor(int n) const {
+    const int64_t chunked = (static_cast<int64_t>(n) + kCacheChunk - 1) / kCacheChunk * kCacheChunk;
+    return static_cast<int>(std::min<int64_t>(chunked, max_pos_));
+  }
+  uint64_t RopeBytes(int n_pos) const { return pre_rope_ ? static_cast<uint64_t>(n_pos) * hd_ * sizeof(float) : 0; }
+
   // Copies n rows of one KV head (row stride `stride`) into rot_ and rotates them: [n, hd].
   const float* Rotated(const float* src, int n, int64_t stride) {
     if (rot_.size() < static_cast<int64_t>(n) * hd_) rot_.Resize(static_cast<int64_t>(n) * hd_);
@@ -151,8 +201,11 @@ class QuantCache final : public KvCache {
   }
 
   int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
+  std::string spec_;               // the policy's canonical spec, for Reserve's error
   AttnShape shape_;
-  RopeTable rope_;                 // [max_pos] for pre-RoPE key stores
+  bool pre_rope_ = false;          // some key store is pre-RoPE (prerope=1)
+  RopeParams rope_params_;
+  RopeTable rope_;                 // [positions, head_dim/2] cos and sin for pre-RoPE key stores
   std::vector<HeadStores> heads_;  // [n_layers, n_kv_heads]
   AlignedBuffer rot_;              // [n, hd] rotated rows of one head during Append
   ChunkedAttention attn_;

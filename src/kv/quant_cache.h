@@ -11,7 +11,9 @@
 //
 // Sizes: bytes_used() = Σ_stores BytesFor(current length); bytes_per_token() =
 // ceil(Σ_stores BytesFor(max_positions) / max_positions), i.e. the average at a full cache, with
-// the fixed protections (sinks, the recent window, scales, channel lists) amortised over it.
+// the fixed protections (sinks, the recent window, scales, channel lists) amortised over it;
+// bytes_reserved() = Σ_stores bytes_reserved (their chunks, rings and sink rows) + the RoPE table
+// of pre-RoPE keys, which grows with the positions like the stores (kv/store/chunked_rows.h).
 #pragma once
 
 #include <functional>

@@ -40,19 +40,26 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
   return inv;
 }
 
-RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos) : head_dim_(head_dim), max_pos_(max_pos) {
+RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos) : head_dim_(head_dim) {
   KV_CHECK(head_dim % 2 == 0 && max_pos > 0);
-  const int half = head_dim / 2;
-  const std::vector<float> inv = RopeInvFreq(p, head_dim);
+  inv_ = RopeInvFreq(p, head_dim);
+  Extend(max_pos);
+}
+
+void RopeTable::Extend(int max_pos) {
+  KV_CHECK(head_dim_ > 0);
+  if (max_pos <= max_pos_) return;
+  const int half = head_dim_ / 2;
   cos_.resize(static_cast<size_t>(max_pos) * half);
   sin_.resize(cos_.size());
-  for (int pos = 0; pos < max_pos; ++pos) {
+  for (int pos = max_pos_; pos < max_pos; ++pos) {
     for (int i = 0; i < half; ++i) {
-      const float a = static_cast<float>(pos) * inv[i];
+      const float a = static_cast<float>(pos) * inv_[i];
       cos_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::cos(static_cast<double>(a)));
       sin_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::sin(static_cast<double>(a)));
     }
   }
+  max_pos_ = max_pos;
 }
 
 void RopeTable::Apply(float* x, int n_tok, int n_heads, int pos0) const {

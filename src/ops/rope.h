@@ -37,11 +37,14 @@ class RopeTable {
   RopeTable(const RopeParams& p, int head_dim, int max_pos);
   int head_dim() const { return head_dim_; }
   int max_pos() const { return max_pos_; }
+  // Adds positions [max_pos(), max_pos) (their values do not depend on the table's size).
+  void Extend(int max_pos);
   // x [n_tok, n_heads, head_dim] in place; token t is at position pos0 + t.
   void Apply(float* x, int n_tok, int n_heads, int pos0) const;
 
  private:
   int head_dim_ = 0, max_pos_ = 0;
+  std::vector<float> inv_;        // [head_dim/2] inverse frequencies
   std::vector<float> cos_, sin_;  // [max_pos, head_dim/2]
 };
 

@@ -52,8 +52,11 @@ std::vector<std::string> KvConfigs::config_specs() const {
   return specs;
 }
 
-Expected<std::unique_ptr<KvCache>> KvConfigs::MakeCache(size_t i, int max_positions) const {
-  return kvaudit::MakeCache(model_->config(), policies_[i], calib_.get(), max_positions);
+Expected<std::unique_ptr<KvCache>> KvConfigs::MakeCache(size_t i, int max_positions, int reserve_positions) const {
+  KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
+                      kvaudit::MakeCache(model_->config(), policies_[i], calib_.get(), max_positions));
+  KV_RETURN_IF_ERROR(cache->Reserve(reserve_positions < 0 ? max_positions : reserve_positions));
+  return cache;
 }
 
 Expected<std::vector<std::unique_ptr<KvCache>>> KvConfigs::MakeCaches(int max_positions) const {
@@ -72,12 +75,12 @@ nlohmann::json KvConfigs::Fingerprint() const {
 }
 
 Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
-                                int max_positions, ThreadPool& pool) {
+                                int max_positions, ThreadPool& pool, int reserve_positions) {
   KvConfigOptions options;
   options.baseline = spec, options.kv_calib = calib_file;
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(model, options, pool));
   BuiltCache built{configs.policy(0), configs.calibration(), nullptr};
-  KV_ASSIGN_OR_RETURN(built.cache, configs.MakeCache(0, max_positions));
+  KV_ASSIGN_OR_RETURN(built.cache, configs.MakeCache(0, max_positions, reserve_positions));
   return built;
 }
 

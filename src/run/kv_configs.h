@@ -38,9 +38,11 @@ class KvConfigs {
   std::vector<std::string> config_specs() const;  // [n_configs] canonical
   // The calibration statistics; null when no policy needs them.
   const std::shared_ptr<const KvCalibration>& calibration() const { return calib_; }
-  // A cache for policy(i) holding max_positions positions.
-  Expected<std::unique_ptr<KvCache>> MakeCache(size_t i, int max_positions) const;
-  // [1 + n_configs] caches, baseline first.
+  // A cache for policy(i) holding at most max_positions positions, with storage reserved for
+  // reserve_positions of them (-1: all; KvCache::Reserve): a job reserves the positions it will
+  // use, so a machine that cannot hold them is one error here, before any compute.
+  Expected<std::unique_ptr<KvCache>> MakeCache(size_t i, int max_positions, int reserve_positions = -1) const;
+  // [1 + n_configs] caches, baseline first, each reserved for max_positions.
   Expected<std::vector<std::unique_ptr<KvCache>>> MakeCaches(int max_positions) const;
   // What a resumable run's results depend on here: {"baseline", "configs", "calibration" (a hash
   // of the calibration text's content, present when --kv-calib is given)}.
@@ -57,13 +59,15 @@ class KvConfigs {
 };
 
 // One cache (score, generate, info): its policy and the cache; calibrated from calib_file when
-// the policy needs it. Errors (exit 2) name the spec or the file.
+// the policy needs it; storage reserved as KvConfigs::MakeCache does (info: 0, generate: the
+// positions it can reach). Errors (exit 2) name the spec or the file, or say that the machine
+// cannot hold the reservation.
 struct BuiltCache {
   CachePolicy policy;
   std::shared_ptr<const KvCalibration> calib;  // kept alive for the cache
   std::unique_ptr<KvCache> cache;
 };
 Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
-                                int max_positions, ThreadPool& pool);
+                                int max_positions, ThreadPool& pool, int reserve_positions = -1);
 
 }  // namespace kvaudit

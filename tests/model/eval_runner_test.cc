@@ -63,8 +63,10 @@ class NaiveCache : public KvCache {
     }
   }
   void Reset() override {}
+  Status Reserve(int) override { return Status::Ok(); }  // allocated whole at construction
   uint64_t bytes_per_token() const override { return c_.n_layers * row_ * 8; }
   uint64_t bytes_used() const override { return 0; }
+  uint64_t bytes_reserved() const override { return 2 * k_.size() * k_[0].size() * sizeof(float); }
 
  private:
   const ModelConfig& c_;

@@ -104,8 +104,10 @@ class Recorder final : public KvCache {
     inner_->Attend(layer, pos0, n, q, out, pool);
   }
   void Reset() override {}
+  Status Reserve(int n) override { return inner_->Reserve(n); }
   uint64_t bytes_per_token() const override { return 0; }
   uint64_t bytes_used() const override { return 0; }
+  uint64_t bytes_reserved() const override { return inner_->bytes_reserved(); }
   const ModelConfig& c_;
   std::unique_ptr<KvCache> inner_;
   std::vector<std::vector<float>> k_, v_, q_;  // [layer] of [kN, kv_dim] / [kN, q_dim]

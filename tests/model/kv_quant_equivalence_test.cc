@@ -136,8 +136,10 @@ class Recorder final : public KvCache {
     inner_.Attend(layer, pos0, n, q, out, pool);
   }
   void Reset() override { inner_.Reset(); }
+  Status Reserve(int n) override { return inner_.Reserve(n); }
   uint64_t bytes_per_token() const override { return inner_.bytes_per_token(); }
   uint64_t bytes_used() const override { return inner_.bytes_used(); }
+  uint64_t bytes_reserved() const override { return inner_.bytes_reserved(); }
 
  private:
   KvCache& inner_;

@@ -269,8 +269,10 @@ TEST(CrossBuildBits, F32AttentionChunk) {
   for (auto [k0, k1] : {std::pair{0, 256}, std::pair{256, 300}}) {
     std::vector<float> o1(q.size()), o2(q.size()), sc1(k1 - k0), sc2(2 * (k1 - k0));
     std::vector<PartialRow> p1(kRows), p2(kRows);
-    AttendChunk(s, q.data(), kTok, kPos0, k.data(), v.data(), k0, k1, o1.data(), p1.data(), sc1.data());
-    AttendChunkGrouped(s, q.data(), kTok, kPos0, k.data(), v.data(), k0, k1, o2.data(), p2.data(), sc2.data());
+    const float* kc = k.data() + static_cast<int64_t>(k0) * 64;  // the chunk's rows, from k0
+    const float* vc = v.data() + static_cast<int64_t>(k0) * 64;
+    AttendChunk(s, q.data(), kTok, kPos0, kc, vc, k0, k1, o1.data(), p1.data(), sc1.data());
+    AttendChunkGrouped(s, q.data(), kTok, kPos0, kc, vc, k0, k1, o2.data(), p2.data(), sc2.data());
     h1.Add(o1);
     h1.Add(p1);
     h2.Add(o2);

@@ -107,8 +107,10 @@ TEST(F32Attention, ChunkGroupedIsBitwiseAttendChunk) {
     for (auto [k0, k1] : {std::pair{0, 256}, std::pair{256, 300}, std::pair{290, 298}}) {
       std::vector<float> o1(q.size(), 7.0f), o2(q.size(), 9.0f), sc1(k1 - k0), sc2(static_cast<size_t>(s.group) * (k1 - k0));
       std::vector<PartialRow> p1(rows), p2(rows);
-      AttendChunk(s, q.data(), n_tok, pos0, k.data(), v.data(), k0, k1, o1.data(), p1.data(), sc1.data());
-      AttendChunkGrouped(s, q.data(), n_tok, pos0, k.data(), v.data(), k0, k1, o2.data(), p2.data(), sc2.data());
+      const float* kc = k.data() + static_cast<int64_t>(k0) * s.head_dim;  // the chunk's rows, from k0
+      const float* vc = v.data() + static_cast<int64_t>(k0) * s.head_dim;
+      AttendChunk(s, q.data(), n_tok, pos0, kc, vc, k0, k1, o1.data(), p1.data(), sc1.data());
+      AttendChunkGrouped(s, q.data(), n_tok, pos0, kc, vc, k0, k1, o2.data(), p2.data(), sc2.data());
       EXPECT_EQ(std::memcmp(o1.data(), o2.data(), o1.size() * 4), 0) << "window " << window << " k0 " << k0;
       EXPECT_EQ(std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(PartialRow)), 0) << "window " << window << " k0 " << k0;
     }

@@ -90,6 +90,9 @@ class Opaque final : public TensorStore {
     s_->WeightedSum(w, p, t0, t1, acc);
   }
   uint64_t BytesFor(int n) const override { return s_->BytesFor(n); }
+  bool Reserve(int n) override { return s_->Reserve(n); }
+  uint64_t bytes_reserved() const override { return s_->bytes_reserved(); }
+  uint64_t StorageFor(int n) const override { return s_->StorageFor(n); }
 
  private:
   std::unique_ptr<TensorStore> s_;

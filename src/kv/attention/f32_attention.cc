@@ -50,11 +50,11 @@ void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const
     }
     const float* q = qs + static_cast<int64_t>(r) * hd;
     const int len = hi - lo + 1;
-    for (int j = 0; j < len; ++j) scores[j] = DotF32(q, k + static_cast<int64_t>(lo + j) * hd, hd);
+    for (int j = 0; j < len; ++j) scores[j] = DotF32(q, k + static_cast<int64_t>(lo - k0 + j) * hd, hd);
     const float mx = MaxOf(scores, len);
     const float sum = ExpSubSum(scores, len, mx);
     float* orow = o + static_cast<int64_t>(r) * hd;
-    for (int j = 0; j < len; ++j) Axpy(scores[j], v + static_cast<int64_t>(lo + j) * hd, orow, hd);
+    for (int j = 0; j < len; ++j) Axpy(scores[j], v + static_cast<int64_t>(lo - k0 + j) * hd, orow, hd);
     part[r] = {mx, sum};
   }
 }
@@ -79,13 +79,13 @@ void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0
     // order (= Axpy), the accumulators held in registers across the chunk.
     const RowCodec& f32 = F32Codec();
     const uint64_t row_bytes = sizeof(float) * hd;
-    f32.dot_rows(AsBytes(k + static_cast<int64_t>(lo) * hd), row_bytes, len, q, hd, G, hd, scores, n_keys, {});
+    f32.dot_rows(AsBytes(k + static_cast<int64_t>(lo - k0) * hd), row_bytes, len, q, hd, G, hd, scores, n_keys, {});
     float mx[kMaxGroup], sum[kMaxGroup];
     for (int j = 0; j < G; ++j) {
       mx[j] = MaxOf(scores + j * n_keys, len);
       sum[j] = ExpSubSum(scores + j * n_keys, len, mx[j]);
     }
-    f32.axpy_rows(AsBytes(v + static_cast<int64_t>(lo) * hd), row_bytes, len, scores, n_keys, G,
+    f32.axpy_rows(AsBytes(v + static_cast<int64_t>(lo - k0) * hd), row_bytes, len, scores, n_keys, G,
                   o + static_cast<int64_t>(r0) * hd, hd, hd, {});
     for (int j = 0; j < G; ++j) part[r0 + j] = {mx[j], sum[j]};
   }

@@ -33,7 +33,9 @@ struct PartialRow {
 // Rows = n_tok * G query rows qs [rows, head_dim] (already scaled by s.scale), tokens at positions
 // pos0 .., against keys [k0, k1) only (a chunk of the cache): leaves the unnormalised o
 // [rows, head_dim] and per-row (m, l) for MergeChunks. Rows that see no key in the chunk get
-// m = -inf, l = 0, o = 0. scores scratch: [k1 - k0].
+// m = -inf, l = 0, o = 0. k, v: the chunk's rows [k1 - k0, head_dim], row 0 = position k0 (caches
+// store positions in chunks, kv/store/chunked_rows.h; only rows up to the last query are read).
+// scores scratch: [k1 - k0].
 void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
                  int k1, float* o, PartialRow* part, float* scores);
 

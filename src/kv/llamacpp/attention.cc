@@ -17,6 +17,19 @@ namespace kvaudit::llamacpp {
 namespace {
 
 constexpr int kTileKv = 64;  // GGML_FA_TILE_KV (ggml-cpu/common.h); also our one_chunk key batch
+static_assert(kCacheChunk % kTileKv == 0, "a key tile must lie in one storage chunk");
+
+// The K and V rows of the tile starting at position k0 (a multiple of kTileKv): one storage chunk,
+// so contiguous, looked up once per tile; row i of the tile is position k0 + i.
+struct TileRows {
+  TileRows(const HeadKv& kv, int k0)
+      : k(kv.k->Row(k0)), v(kv.v->Row(k0)), k_row(kv.k->row_bytes()), v_row(kv.v->row_bytes()) {}
+  const uint8_t* K(int i) const { return k + static_cast<uint64_t>(i) * k_row; }
+  const uint8_t* V(int i) const { return v + static_cast<uint64_t>(i) * v_row; }
+  const uint8_t *k, *v;
+  uint64_t k_row, v_row;
+};
+
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int FirstKey(const FaShape& sh, int p) { return sh.window > 0 ? std::max(0, p - sh.window + 1) : 0; }
@@ -99,11 +112,12 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
   const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
   for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
+    const TileRows tile(kv, k0);
     for (int j = j0; j < k1; ++j) {  // convert the tile's K and V rows once for all query rows
       const size_t o = static_cast<size_t>(j - k0);
-      if (kq) ExpandKRow(kv.fk, kv.k + j * kv.k_row, hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
-      else RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[o * hd]);
-      RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[o * hd]);
+      if (kq) ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
+      else RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
+      RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[o * hd]);
     }
     for (int r = 0; r < rows; ++r) {
       const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), j0), hi = std::min(p, k1 - 1);
@@ -143,9 +157,10 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
   const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
   for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), kn = k1 - k0;
+    const TileRows tile(kv, k0);
     for (int j = k0; j < k1; ++j) {  // K/V tile f16 -> f32 (ggml_fp16_to_fp32_row), exact
-      RowToF32(kv.fk, kv.k + j * kv.k_row, hd, &sc.kt[static_cast<size_t>(j - k0) * hd]);
-      RowToF32(kv.fv, kv.v + j * kv.v_row, hd, &sc.vt[static_cast<size_t>(j - k0) * hd]);
+      RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[static_cast<size_t>(j - k0) * hd]);
+      RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[static_cast<size_t>(j - k0) * hd]);
     }
     // KQ [rows, kn] = Q [rows, hd] · K_tileᵀ (Q not rounded: the tiled path copies Q as f32). f32
     // accumulation in the canonical dot order (ops/dot.h); ggml's simd_gemm order is not emulated.

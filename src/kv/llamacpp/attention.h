@@ -19,14 +19,14 @@
 #include <vector>
 
 #include "kv/formats/format_table.h"
+#include "kv/store/chunked_rows.h"
 
 namespace kvaudit::llamacpp {
 
 struct HeadKv {  // the cache rows of one (layer, KV head)
   KvFormat fk, fv;
-  const uint8_t* k;  // [positions, k_row bytes]
-  const uint8_t* v;  // [positions, v_row bytes]
-  uint64_t k_row, v_row;
+  const ChunkedRows* k;  // [positions, RowBytes(fk, hd)] in chunks (kv/store/chunked_rows.h)
+  const ChunkedRows* v;  // [positions, RowBytes(fv, hd)]
 };
 
 struct FaShape {

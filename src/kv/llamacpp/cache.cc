@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "kv/attention/hadamard.h"
 #include "kv/llamacpp/attention.h"
+#include "kv/store/reservation.h"
 
 namespace kvaudit {
 namespace {
@@ -48,15 +50,15 @@ void FromGgufOrder(const float* y, int hd, float* x) {
 struct HeadStore {  // one (layer, KV head)
   KvFormat fk = KvFormat::kF32, fv = KvFormat::kF32;
   int rot_k = 0, rot_v = 0;        // Hadamard block (0 = not rotated)
-  uint64_t k_row = 0, v_row = 0;   // bytes per row
-  std::vector<uint8_t> k, v;       // [max_pos, k_row], [max_pos, v_row]
+  ChunkedRows k, v;                // [positions, k row bytes], [positions, v row bytes], in chunks
 };
 
 class LlamaCppCache final : public KvCache {
  public:
   LlamaCppCache(const ModelConfig& c, const CachePolicy& policy, int max_pos)
       : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0), len_(c.n_layers, 0), heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
+        gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0), spec_(policy.spec()), len_(c.n_layers, 0),
+        heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     shape_ = {hd_, n_heads_ / n_kv_, c.sliding_window, 1.0f / std::sqrt(static_cast<float>(hd_))};
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
@@ -71,11 +73,9 @@ class LlamaCppCache final : public KvCache {
         const bool rot = hp.rot != RotationMode::kOff;
         h.rot_k = rot && !IsFullPrecision(hp.k) ? rb.k : 0;  // ggml_is_quantized(type_k) && hd % 64 == 0
         h.rot_v = rot && !IsFullPrecision(hp.v) ? rb.v : 0;
-        h.k_row = llamacpp::RowBytes(h.fk, hd_);
-        h.v_row = llamacpp::RowBytes(h.fv, hd_);
-        h.k.resize(h.k_row * max_pos_);
-        h.v.resize(h.v_row * max_pos_);
-        bytes_per_token_ += h.k_row + h.v_row;
+        h.k = ChunkedRows(llamacpp::RowBytes(h.fk, hd_));
+        h.v = ChunkedRows(llamacpp::RowBytes(h.fv, hd_));
+        bytes_per_token_ += h.k.row_bytes() + h.v.row_bytes();
       }
     }
   }
@@ -87,6 +87,8 @@ class LlamaCppCache final : public KvCache {
     std::vector<float> row(hd_);  // [hd] one (token, head) row, rotated in place
     for (int g = 0; g < n_kv_; ++g) {
       HeadStore& h = Head(layer, g);
+      h.k.Grow(pos0 + n);
+      h.v.Grow(pos0 + n);
       for (int t = 0; t < n; ++t) {
         const int64_t src = (static_cast<int64_t>(t) * n_kv_ + g) * hd_;
         if (gguf_order_) {
@@ -95,10 +97,10 @@ class LlamaCppCache final : public KvCache {
           std::memcpy(row.data(), k + src, sizeof(float) * hd_);
         }
         if (h.rot_k) HadamardRows(row.data(), 1, hd_, h.rot_k);
-        llamacpp::WriteRow(h.fk, row.data(), hd_, h.k.data() + (pos0 + t) * h.k_row);
+        llamacpp::WriteRow(h.fk, row.data(), hd_, h.k.Row(pos0 + t));
         std::memcpy(row.data(), v + src, sizeof(float) * hd_);
         if (h.rot_v) HadamardRows(row.data(), 1, hd_, h.rot_v);
-        llamacpp::WriteRow(h.fv, row.data(), hd_, h.v.data() + (pos0 + t) * h.v_row);
+        llamacpp::WriteRow(h.fv, row.data(), hd_, h.v.Row(pos0 + t));
       }
     }
     len_[layer] = pos0 + n;
@@ -114,8 +116,8 @@ class LlamaCppCache final : public KvCache {
     for (int t = t0; t < t1; ++t) {
       float* kr = k + static_cast<int64_t>(t - t0) * hd_;
       float* vr = v + static_cast<int64_t>(t - t0) * hd_;
-      llamacpp::RowToF32(h.fk, h.k.data() + t * h.k_row, hd_, kr);
-      llamacpp::RowToF32(h.fv, h.v.data() + t * h.v_row, hd_, vr);
+      llamacpp::RowToF32(h.fk, h.k.Row(t), hd_, kr);
+      llamacpp::RowToF32(h.fv, h.v.Row(t), hd_, vr);
       if (h.rot_k) HadamardRows(kr, 1, hd_, h.rot_k);
       if (h.rot_v) HadamardRows(vr, 1, hd_, h.rot_v);
       if (gguf_order_) {
@@ -146,9 +148,29 @@ class LlamaCppCache final : public KvCache {
   uint64_t bytes_per_token() const override { return bytes_per_token_; }
   uint64_t bytes_used() const override {
     uint64_t b = 0;
-    for (int l = 0; l < n_layers_; ++l)
-      for (int g = 0; g < n_kv_; ++g) b += static_cast<uint64_t>(len_[l]) * (Head(l, g).k_row + Head(l, g).v_row);
+    for (int l = 0; l < n_layers_; ++l) {
+      for (int g = 0; g < n_kv_; ++g) {
+        b += static_cast<uint64_t>(len_[l]) * (Head(l, g).k.row_bytes() + Head(l, g).v.row_bytes());
+      }
+    }
     return b;
+  }
+  uint64_t bytes_reserved() const override {
+    uint64_t b = 0;
+    for (const HeadStore& h : heads_) b += h.k.bytes_reserved() + h.v.bytes_reserved();
+    return b;
+  }
+  Status Reserve(int n_pos) override {
+    KV_CHECK(n_pos >= 0 && n_pos <= max_pos_);
+    uint64_t total = 0;
+    for (const HeadStore& h : heads_) total += h.k.BytesFor(n_pos) + h.v.BytesFor(n_pos);
+    const std::string what = spec_ + ": " + std::to_string(n_layers_) + " layers × " + std::to_string(n_kv_) + " KV heads";
+    return ReserveKvStorage(n_pos, total, bytes_reserved(), what, [&] {
+      for (HeadStore& h : heads_) {
+        if (!h.k.Reserve(n_pos) || !h.v.Reserve(n_pos)) return false;
+      }
+      return true;
+    });
   }
 
  private:
@@ -173,7 +195,7 @@ class LlamaCppCache final : public KvCache {
       }
     }
     if (h.rot_k) HadamardRows(qs.data(), rows, hd_, h.rot_k);  // Q rotated like K, after RoPE
-    const HeadKv kv{h.fk, h.fv, h.k.data(), h.v.data(), h.k_row, h.v_row};
+    const HeadKv kv{h.fk, h.fv, &h.k, &h.v};
     // The path is chosen per ubatch (n = this call's tokens), as ggml chooses per FA op.
     if (llamacpp::UsesTiledPath(h.fk, h.fv, n)) {
       llamacpp::TiledRows(shape_, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
@@ -189,6 +211,7 @@ class LlamaCppCache final : public KvCache {
 
   const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
   const bool gguf_order_;                // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
+  const std::string spec_;               // the policy's canonical spec, for Reserve's error
   FaShape shape_;
   std::vector<int> len_;                 // [n_layers] positions stored
   std::vector<HeadStore> heads_;         // [n_layers, n_kv_heads]

@@ -32,8 +32,10 @@
 
 namespace kvaudit {
 
-// Storage: per (layer, KV head) K and V rows [max_positions, row bytes of the format] in llama.cpp's
-// block layout (q8_0 34 B / 32 elements, ..., f16 2 B / element).
+// Storage: per (layer, KV head) K and V rows [positions, row bytes of the format] in llama.cpp's
+// block layout (q8_0 34 B / 32 elements, ..., f16 2 B / element), in chunks of kCacheChunk
+// positions allocated as the cache fills or by Reserve (kv/store/chunked_rows.h); max_positions is
+// the hard limit.
 std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CachePolicy& policy, int max_positions);
 
 }  // namespace kvaudit

@@ -14,12 +14,21 @@
 #include "kv/formats/asym_group_quant.h"
 #include "kv/formats/f32.h"
 #include "kv/formats/format_table.h"
+#include "kv/store/chunked_rows.h"
 #include "kv/store/kivi_kernels.h"
+#include "kv/store/row_store.h"  // kMaxAppendRows
 
 namespace kvaudit {
 namespace {
 
 inline int FloorTo(int p, int m) { return (p / m) * m; }
+
+// Key groups per storage chunk: a power of two (ChunkedRows) of about kCacheChunk positions.
+int KeyGroupsPerChunk(int G) {
+  int n = 1;
+  while (2 * n * G <= kCacheChunk) n *= 2;
+  return n;
+}
 
 class KiviStore final : public TensorStore {
  public:
@@ -33,22 +42,30 @@ class KiviStore final : public TensorStore {
     // KIVI flushes its key residual R tokens at a time in whole groups (llama_kivi.py asserts R % G == 0).
     KV_CHECK_MSG(R_ >= G_ && R_ % G_ == 0, "KIVI: recent must be a positive multiple of group");
     KV_CHECK(max_pos_ > 0);
+    // Rows of codes_ / sm_: one key group (chunks of KeyGroupsPerChunk groups) or one value token.
+    const uint64_t pair = 2 * sizeof(uint16_t);  // f16 scale, min
     if (is_key_) {
-      const int n_groups = max_pos_ / G_;
-      codes_.resize(static_cast<size_t>(n_groups) * hd_ * cb_);  // [n_groups][hd][cb]
-      sm_.resize(static_cast<size_t>(n_groups) * hd_ * 2);        // [n_groups][hd][scale, min]
+      codes_ = ChunkedRows(static_cast<uint64_t>(hd_) * cb_, KeyGroupsPerChunk(G_));  // [n_groups][hd][cb]
+      sm_ = ChunkedRows(hd_ * pair, KeyGroupsPerChunk(G_));                           // [n_groups][hd][2]
     } else {
-      codes_.resize(static_cast<size_t>(max_pos_) * VRowBytes());  // [max_pos][hd/G][cb]
-      sm_.resize(static_cast<size_t>(max_pos_) * (hd_ / G_) * 2);  // [max_pos][hd/G][scale, min]
+      codes_ = ChunkedRows(VRowBytes());                                               // [positions][hd/G][cb]
+      sm_ = ChunkedRows((hd_ / G_) * pair);                                            // [positions][hd/G][2]
     }
-    GrowRing(R_ + 64);
+    // Rows some query may still read in f32: at most R_ − 1 older rows + one Append's rows.
+    cap_ = 1;
+    while (cap_ < R_ + kMaxAppendRows) cap_ *= 2;
+    ring_ = ChunkedRows(static_cast<uint64_t>(hd_) * sizeof(float));  // [cap_, hd], slots used as rows arrive
   }
 
   void Append(int pos0, int n, const float* rows, int64_t stride, const float*, int64_t) override {
     KV_CHECK_MSG(pos0 == size_ && n >= 0 && pos0 + n <= max_pos_, "KIVI store: append out of order or past max");
+    KV_CHECK_MSG(n <= kMaxAppendRows, "KIVI store: append at most kMaxAppendRows rows per call");
     // Queries from now on are at positions >= pos0: drop f32 rows none of them reads.
     ring_begin_ = std::max(ring_begin_, StableEnd(pos0));
-    if (pos0 + n - ring_begin_ > cap_) GrowRing(pos0 + n - ring_begin_);
+    KV_CHECK(pos0 + n - ring_begin_ <= cap_);
+    ring_.Grow(std::min(cap_, pos0 + n));
+    codes_.Grow(Rows(pos0 + n));
+    sm_.Grow(Rows(pos0 + n));
     for (int i = 0; i < n; ++i) {
       const int t = pos0 + i;
       std::memcpy(RingRow(t), rows + i * stride, sizeof(float) * hd_);
@@ -73,9 +90,10 @@ class KiviStore final : public TensorStore {
       for (int j = t0 / G_; j * G_ < qend; ++j) {
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
         for (int c = 0; c < hd_; ++c) {
-          const float s = SmAt(j * hd_ + c, 0), m = SmAt(j * hd_ + c, 1);
+          const float s = KeySm(j, c, 0), m = KeySm(j, c, 1);
+          const uint8_t* codes = KeyCodes(j, c);
           for (int t = lo; t < hi; ++t) {
-            out[static_cast<int64_t>(t - t0) * hd_ + c] = static_cast<float>(AsymCode(KeyCodes(j, c), t - j * G_, bits_)) * s + m;
+            out[static_cast<int64_t>(t - t0) * hd_ + c] = static_cast<float>(AsymCode(codes, t - j * G_, bits_)) * s + m;
           }
         }
       }
@@ -98,8 +116,8 @@ class KiviStore final : public TensorStore {
     if (is_key_) {
       for (int j = t0 / G_; j * G_ < qend; ++j) {
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
-        KiviKeyGroupDot(KeyCodes(j, 0), sm_.data() + static_cast<size_t>(j) * hd_ * 2, hd_, G_, bits_, q, q_stride,
-                        n_q, lo - j * G_, hi - j * G_, out + (lo - t0), out_stride);
+        KiviKeyGroupDot(KeyCodes(j, 0), KeySmRow(j), hd_, G_, bits_, q, q_stride, n_q, lo - j * G_, hi - j * G_,
+                        out + (lo - t0), out_stride);
       }
     } else {  // not a hot path (values are summed): dequantize row by row
       float row[kKiviMaxHeadDim];  // [hd]
@@ -128,9 +146,10 @@ class KiviStore final : public TensorStore {
       for (int j = t0 / G_; j * G_ < qend; ++j) {
         const int lo = std::max(t0, j * G_), hi = std::min(qend, (j + 1) * G_);
         for (int c = 0; c < hd_; ++c) {
-          const float s = SmAt(j * hd_ + c, 0), m = SmAt(j * hd_ + c, 1);
+          const float s = KeySm(j, c, 0), m = KeySm(j, c, 1);
+          const uint8_t* codes = KeyCodes(j, c);
           for (int t = lo; t < hi; ++t) {
-            const float x = std::fma(static_cast<float>(AsymCode(KeyCodes(j, c), t - j * G_, bits_)), s, m);
+            const float x = std::fma(static_cast<float>(AsymCode(codes, t - j * G_, bits_)), s, m);
             for (int i = 0; i < n_w; ++i) {
               float& a = acc[i * acc_stride + c];
               a = std::fma(x, w[i * w_stride + t - t0], a);
@@ -138,10 +157,14 @@ class KiviStore final : public TensorStore {
           }
         }
       }
-    } else if (qend > t0) {
-      const int ng = hd_ / G_;
-      KiviValueRowsAxpy(codes_.data() + static_cast<size_t>(t0) * VRowBytes(), sm_.data() + static_cast<size_t>(t0) * ng * 2,
-                        qend - t0, hd_, G_, bits_, w, w_stride, n_w, acc, acc_stride);
+    } else {
+      // One kernel call per chunk of rows (one fma per row in ascending t either way: same bits).
+      for (int t = t0; t < qend;) {
+        const int end = static_cast<int>(codes_.RunEnd(t, qend));
+        KiviValueRowsAxpy(codes_.Row(t), ValueSmRow(t), end - t, hd_, G_, bits_, w + (t - t0), w_stride, n_w, acc,
+                          acc_stride);
+        t = end;
+      }
     }
     for (int t = std::max(t0, qend); t < t1; ++t) {
       const float* x = RingRowChecked(t);
@@ -162,29 +185,32 @@ class KiviStore final : public TensorStore {
     return (n - nf) * (VRowBytes() + static_cast<uint64_t>(hd_ / G_) * 4) + nf * f32_row;
   }
 
+  // Keys hold complete groups only (the residual sits in the ring).
+  bool Reserve(int n) override {
+    KV_CHECK(n >= 0 && n <= max_pos_);
+    return codes_.Reserve(Rows(n)) && sm_.Reserve(Rows(n)) && ring_.Reserve(std::min(cap_, n));
+  }
+  uint64_t bytes_reserved() const override { return StorageFor(0); }
+  uint64_t StorageFor(int n) const override {
+    return codes_.BytesFor(Rows(n)) + sm_.BytesFor(Rows(n)) + ring_.BytesFor(std::min(cap_, n));
+  }
+
  private:
   uint64_t VRowBytes() const { return static_cast<uint64_t>(hd_ / G_) * cb_; }
-  const uint8_t* KeyCodes(int j, int c) const { return codes_.data() + (static_cast<size_t>(j) * hd_ + c) * cb_; }
-  float SmAt(int idx, int which) const { return F16ToF32(sm_[static_cast<size_t>(idx) * 2 + which]); }
-  float* RingRow(int t) { return ring_.data() + static_cast<int64_t>(t & (cap_ - 1)) * hd_; }
+  int Rows(int n_pos) const { return is_key_ ? n_pos / G_ : n_pos; }  // rows of codes_ / sm_ for n_pos positions
+  uint8_t* KeyCodes(int j, int c) { return codes_.Row(j) + static_cast<size_t>(c) * cb_; }
+  const uint8_t* KeyCodes(int j, int c) const { return codes_.Row(j) + static_cast<size_t>(c) * cb_; }
+  // f16 (scale, min) pairs: key group j [hd][2], value row t [hd/G][2].
+  uint16_t* SmRow(int row) { return reinterpret_cast<uint16_t*>(sm_.Row(row)); }
+  const uint16_t* KeySmRow(int j) const { return reinterpret_cast<const uint16_t*>(sm_.Row(j)); }
+  const uint16_t* ValueSmRow(int t) const { return reinterpret_cast<const uint16_t*>(sm_.Row(t)); }
+  float KeySm(int j, int c, int which) const { return F16ToF32(KeySmRow(j)[c * 2 + which]); }
+  float* RingRow(int t) { return reinterpret_cast<float*>(ring_.Row(t & (cap_ - 1))); }
   const float* RingRowChecked(int t) const {
     KV_CHECK_MSG(t >= ring_begin_ && t < size_, "KIVI store: full-precision row no longer held (query out of order)");
-    return ring_.data() + static_cast<int64_t>(t & (cap_ - 1)) * hd_;
+    return reinterpret_cast<const float*>(ring_.Row(t & (cap_ - 1)));
   }
   void CheckRange(int t0, int t1) const { KV_CHECK(0 <= t0 && t0 <= t1 && t1 <= size_); }
-
-  // Ring capacity: a power of two >= need, rows [ring_begin_, size_) kept at slot t mod capacity.
-  void GrowRing(int need) {
-    int cap = 1;
-    while (cap < need) cap *= 2;
-    if (cap <= cap_) return;
-    std::vector<float> next(static_cast<size_t>(cap) * hd_);  // [cap, hd]
-    for (int t = ring_begin_; t < size_; ++t) {
-      std::memcpy(next.data() + static_cast<int64_t>(t & (cap - 1)) * hd_, RingRow(t), sizeof(float) * hd_);
-    }
-    ring_.swap(next);
-    cap_ = cap;
-  }
 
   // Key group j = tokens [jG, jG+G): per channel min/max over the G tokens.
   void QuantizeKeyGroup(int j) {
@@ -192,8 +218,8 @@ class KiviStore final : public TensorStore {
     for (int i = 0; i < G_; ++i) std::memcpy(x.data() + static_cast<int64_t>(i) * hd_, RingRow(j * G_ + i), sizeof(float) * hd_);
     for (int c = 0; c < hd_; ++c) {
       float s, m;
-      AsymQuantizeGroup(x.data() + c, G_, hd_, bits_, codes_.data() + (static_cast<size_t>(j) * hd_ + c) * cb_, &s, &m);
-      SetSm(j * hd_ + c, s, m);
+      AsymQuantizeGroup(x.data() + c, G_, hd_, bits_, KeyCodes(j, c), &s, &m);
+      SetSm(SmRow(j) + c * 2, s, m);
     }
   }
   // Value row t: per group of G channels.
@@ -202,29 +228,31 @@ class KiviStore final : public TensorStore {
     const float* x = RingRow(t);
     for (int g = 0; g < ng; ++g) {
       float s, m;
-      AsymQuantizeGroup(x + g * G_, G_, 1, bits_, codes_.data() + static_cast<size_t>(t) * VRowBytes() + g * cb_, &s, &m);
-      SetSm(t * ng + g, s, m);
+      AsymQuantizeGroup(x + g * G_, G_, 1, bits_, codes_.Row(t) + static_cast<size_t>(g) * cb_, &s, &m);
+      SetSm(SmRow(t) + g * 2, s, m);
     }
   }
   void DequantValueRow(int t, float* y) const {
     const int ng = hd_ / G_;
+    const uint16_t* sm = ValueSmRow(t);
     for (int g = 0; g < ng; ++g) {
-      AsymDequantizeGroup(codes_.data() + static_cast<size_t>(t) * VRowBytes() + g * cb_, G_, bits_,
-                          SmAt(t * ng + g, 0), SmAt(t * ng + g, 1), y + g * G_, 1);
+      AsymDequantizeGroup(codes_.Row(t) + static_cast<size_t>(g) * cb_, G_, bits_, F16ToF32(sm[g * 2]),
+                          F16ToF32(sm[g * 2 + 1]), y + g * G_, 1);
     }
   }
-  void SetSm(int idx, float s, float m) {
-    sm_[static_cast<size_t>(idx) * 2] = F32ToF16(s);  // exact: AsymQuantizeGroup returns f16 values
-    sm_[static_cast<size_t>(idx) * 2 + 1] = F32ToF16(m);
+  static void SetSm(uint16_t* pair, float s, float m) {
+    pair[0] = F32ToF16(s);  // exact: AsymQuantizeGroup returns f16 values
+    pair[1] = F32ToF16(m);
   }
 
   const bool is_key_;
   const int hd_, G_, R_, bits_, max_pos_;
   const int cb_;                 // code bytes of one G-element group
-  std::vector<uint8_t> codes_;   // keys [max_pos/G][hd][cb]; values [max_pos][hd/G][cb]
-  std::vector<uint16_t> sm_;     // f16 (scale, min) pairs, indexed like the groups of codes_
-  std::vector<float> ring_;      // [cap_, hd] f32 rows [ring_begin_, size_) at slot t mod cap_
-  int cap_ = 0, ring_begin_ = 0, size_ = 0, n_groups_ = 0;
+  ChunkedRows codes_;            // keys [n_groups][hd][cb]; values [positions][hd/G][cb]; in chunks
+  ChunkedRows sm_;               // f16 (scale, min) pairs, rows like codes_: [..][hd or hd/G][2]
+  ChunkedRows ring_;             // [cap_, hd] f32 rows [ring_begin_, size_) at slot t mod cap_, in chunks
+  int cap_ = 0;                  // a power of two >= R + kMaxAppendRows
+  int ring_begin_ = 0, size_ = 0, n_groups_ = 0;
 };
 
 }  // namespace

@@ -19,13 +19,15 @@
 // Not handled here: sink / outlier / pre-RoPE modifiers (the cache factory must not combine them
 // with KIVI, or must wrap this store).
 //
-// Storage (per layer × KV head × tensor):
+// Storage (per layer × KV head × tensor), in chunks of about kCacheChunk positions allocated as the
+// store fills (kv/store/chunked_rows.h; a key chunk holds a power of two of whole groups):
 //   keys:   packed groups, appended as each G-token group completes:
 //           codes [n_groups][head_dim][G·b/8 B] (channel c's G codes contiguous, first token in the
 //           low bits) + scale/min [n_groups][head_dim][2] f16;
 //   values: packed rows, written on append: codes [n][head_dim·b/8 B] + scale/min [n][head_dim/G][2] f16;
 //   both:   a bounded f32 ring [capacity][head_dim] with the rows some future query may still read
-//           in full precision (≤ R + the largest Append chunk).
+//           in full precision (capacity: a power of two ≥ R + kMaxAppendRows, the largest Append;
+//           its slots are allocated in chunks as positions first reach them).
 // Fused reads: keys through DotMulti (Dot = one query), values through WeightedSumMulti (WeightedSum =
 // one weight row), packed data by the kernels of kv/store/kivi_kernels.h, f32 rows by DotF32 / an fma axpy;
 // a score depends on its token's group only and an accumulator gets one fma per row in ascending t,

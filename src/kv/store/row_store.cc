@@ -7,6 +7,7 @@
 #include "kv/formats/f32.h"
 #include "kv/formats/format_table.h"
 #include "kv/formats/fp8.h"
+#include "kv/store/chunked_rows.h"
 #include "ops/aligned_buffer.h"
 
 namespace kvaudit {
@@ -64,8 +65,8 @@ class RowStore final : public TensorStore, public F32RowsView {
         channels_ = spec.calib->TopKeyChannels(spec.layer, spec.kv_head, pol.outliers, pol.pre_rope);
       }
       if (spec.is_key && pol.pre_rope) {
-        KV_CHECK_MSG(spec.rope != nullptr && spec.rope->max_pos() >= max_pos_ && spec.rope->head_dim() == hd_,
-                     "pre-RoPE keys need a RoPE table covering max_positions");
+        // The cache grows the table with its positions (RopeTable::Apply checks the position).
+        KV_CHECK_MSG(spec.rope != nullptr && spec.rope->head_dim() == hd_, "pre-RoPE keys need a RoPE table");
         rope_ = spec.rope;
       }
       // fp8 unit/calib: one f32 scale per layer or per head (vLLM's k_scale/v_scale); a per-layer
@@ -76,14 +77,18 @@ class RowStore final : public TensorStore, public F32RowsView {
       }
       fixed_bytes_ += channels_.size() * sizeof(int32_t);  // the channel index list
     }
-    packed_.Resize(static_cast<int64_t>((row_bytes_ * max_pos_ + 3) / 4));  // [max_pos, row_bytes] bytes
-    sink_rows_.Resize(static_cast<int64_t>(sink_) * hd_);                  // [sink, hd]
+    packed_ = ChunkedRows(row_bytes_);                                    // [positions, row_bytes] bytes
+    outlier_vals_ = ChunkedRows(channels_.size() * sizeof(float));       // [positions, n_outliers] f32
+    sink_rows_.Resize(static_cast<int64_t>(sink_) * hd_);  // [sink, hd]: bounded by the policy, held up front
     ring_cap_ = recent_ > 0 ? std::min(max_pos_, recent_ + kMaxAppendRows) : 0;
-    ring_.Resize(static_cast<int64_t>(ring_cap_) * hd_);                   // [ring_cap, hd], row t at t % ring_cap
-    outlier_vals_.Resize(static_cast<int64_t>(max_pos_) * channels_.size());  // [max_pos, n_outliers]
+    ring_ = ChunkedRows(ring_cap_ > 0 ? sizeof(float) * hd_ : 0);  // [ring_cap, hd], row t at slot t % ring_cap
   }
 
-  const float* f32_rows() const override { return plain_f32_ ? packed_.data() : nullptr; }
+  bool exact_f32() const override { return plain_f32_; }
+  const float* f32_rows_from(int t) const override {
+    KV_CHECK(plain_f32_);
+    return reinterpret_cast<const float*>(packed_.Row(t));
+  }
 
   void Append(int pos0, int n, const float* rows, int64_t stride, const float* pre_rope, int64_t pre_stride) override {
     KV_CHECK(pos0 >= 0 && n >= 0 && pos0 <= size_);
@@ -92,12 +97,15 @@ class RowStore final : public TensorStore, public F32RowsView {
     KV_CHECK_MSG(rope_ == nullptr || pre_rope != nullptr, "pre-RoPE keys need the pre-RoPE rows");
     float tmp[kMaxRowStoreHeadDim];  // [hd] the row as packed
     const int n_out = static_cast<int>(channels_.size());
+    packed_.Grow(pos0 + n);
+    outlier_vals_.Grow(pos0 + n);
+    ring_.Grow(std::min(ring_cap_, pos0 + n));  // slots are used in order: the first ring_cap_ positions fill them
     for (int i = 0; i < n; ++i) {
       const int t = pos0 + i;
       const float* x = rows + i * stride;
       std::memcpy(tmp, rope_ ? pre_rope + i * pre_stride : x, sizeof(float) * hd_);
       for (int j = 0; j < n_out; ++j) {
-        outlier_vals_.data()[static_cast<int64_t>(t) * n_out + j] = tmp[channels_[j]];
+        OutlierVals(t)[j] = tmp[channels_[j]];
         tmp[channels_[j]] = 0.0f;  // so the channel does not set its block's scale
       }
       codec_.quantize(tmp, Packed(t), hd_, params_);
@@ -150,7 +158,7 @@ class RowStore final : public TensorStore, public F32RowsView {
       const int end = PackedRunEnd(p, t, t1);
       codec_.dot_rows(Packed(t), row_bytes_, end - t, q, q_stride, n_q, hd_, out + (t - t0), out_stride, params_);
       for (; n_out > 0 && t < end; ++t) {  // the f32 outlier channels, added after the packed dot
-        const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
+        const float* ov = OutlierVals(t);
         for (int j = 0; j < n_q; ++j) {
           float& o = out[j * out_stride + t - t0];
           const float* qj = q + j * q_stride;
@@ -186,7 +194,7 @@ class RowStore final : public TensorStore, public F32RowsView {
         Dequant(t, tmp);
         e = tmp;
       }
-      const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
+      const float* ov = n_out > 0 ? OutlierVals(t) : nullptr;
       for (int j = 0; j < n_w; ++j) {
         const float wt = w[j * w_stride + t - t0];
         float* a = acc + j * acc_stride;
@@ -210,10 +218,22 @@ class RowStore final : public TensorStore, public F32RowsView {
            n_packed * (row_bytes_ + channels_.size() * sizeof(float));
   }
 
+  bool Reserve(int n_pos) override {
+    KV_CHECK(n_pos >= 0 && n_pos <= max_pos_);
+    return packed_.Reserve(n_pos) && outlier_vals_.Reserve(n_pos) && ring_.Reserve(std::min(ring_cap_, n_pos));
+  }
+  uint64_t bytes_reserved() const override { return StorageFor(0); }
+  uint64_t StorageFor(int n_pos) const override {
+    return packed_.BytesFor(n_pos) + outlier_vals_.BytesFor(n_pos) + ring_.BytesFor(std::min(ring_cap_, n_pos)) +
+           sink_rows_.bytes();
+  }
+
  private:
-  uint8_t* Packed(int t) { return reinterpret_cast<uint8_t*>(packed_.data()) + row_bytes_ * t; }
-  const uint8_t* Packed(int t) const { return reinterpret_cast<const uint8_t*>(packed_.data()) + row_bytes_ * t; }
-  float* Ring(int t) { return ring_.data() + static_cast<int64_t>(t % ring_cap_) * hd_; }
+  uint8_t* Packed(int t) { return packed_.Row(t); }
+  const uint8_t* Packed(int t) const { return packed_.Row(t); }
+  float* OutlierVals(int t) { return reinterpret_cast<float*>(outlier_vals_.Row(t)); }  // [n_outliers]
+  const float* OutlierVals(int t) const { return reinterpret_cast<const float*>(outlier_vals_.Row(t)); }
+  float* Ring(int t) { return reinterpret_cast<float*>(ring_.Row(t % ring_cap_)); }
 
   void CheckRange(int p, int t0, int t1) const {
     KV_CHECK_MSG(t0 >= 0 && t0 <= t1 && t1 <= size_ && p >= 0, "store read outside the stored rows");
@@ -221,9 +241,11 @@ class RowStore final : public TensorStore, public F32RowsView {
 
   static const uint8_t* AsBytes(const float* x) { return reinterpret_cast<const uint8_t*>(x); }
 
-  // For a packed row t (Exact(p, t) == nullptr): the end (<= t1) of the run of packed rows from t.
+  // For a packed row t (Exact(p, t) == nullptr): the end (<= t1) of the run of packed rows from t,
+  // cut at t's chunk end (runs are contiguous; attention's calls never span two chunks anyway).
   int PackedRunEnd(int p, int t, int t1) const {
-    const int end = recent_ > 0 ? std::min(t1, p - recent_ + 1) : t1;
+    const int in_chunk = static_cast<int>(packed_.RunEnd(t, t1));
+    const int end = recent_ > 0 ? std::min(in_chunk, p - recent_ + 1) : in_chunk;
     KV_CHECK(end > t);
     return end;
   }
@@ -233,7 +255,7 @@ class RowStore final : public TensorStore, public F32RowsView {
     if (t < sink_) return sink_rows_.data() + static_cast<int64_t>(t) * hd_;
     if (recent_ > 0 && t > p - recent_) {
       KV_CHECK_MSG(t >= size_ - ring_cap_, "recent row no longer in the ring (query older than the last append window)");
-      return ring_.data() + static_cast<int64_t>(t % ring_cap_) * hd_;
+      return reinterpret_cast<const float*>(ring_.Row(t % ring_cap_));
     }
     return nullptr;
   }
@@ -242,7 +264,7 @@ class RowStore final : public TensorStore, public F32RowsView {
   void Dequant(int t, float* y) const {
     codec_.dequantize(Packed(t), y, hd_, params_);
     const int n_out = static_cast<int>(channels_.size());
-    const float* ov = outlier_vals_.data() + static_cast<int64_t>(t) * n_out;
+    const float* ov = n_out > 0 ? OutlierVals(t) : nullptr;
     for (int j = 0; j < n_out; ++j) y[channels_[j]] = ov[j];
     if (rope_) rope_->Apply(y, 1, 1, t);
   }
@@ -257,10 +279,10 @@ class RowStore final : public TensorStore, public F32RowsView {
   std::vector<int> channels_;      // [n_outliers] ascending channel indices kept in f32 (keys)
   const RopeTable* rope_ = nullptr;  // set for pre-RoPE keys
   uint64_t fixed_bytes_ = 0;       // scales and channel indices, independent of n_pos
-  AlignedBuffer packed_;           // [max_pos, row_bytes_] bytes (rounded up to whole floats)
+  ChunkedRows packed_;             // [positions, row_bytes_] bytes, in chunks
+  ChunkedRows outlier_vals_;       // [positions, n_outliers] exact outlier channel values (f32), in chunks
   AlignedBuffer sink_rows_;        // [sink, hd] exact rows (after RoPE)
-  AlignedBuffer ring_;             // [ring_cap, hd] exact rows of the newest positions (after RoPE)
-  AlignedBuffer outlier_vals_;     // [max_pos, n_outliers] exact outlier channel values
+  ChunkedRows ring_;               // [ring_cap, hd] exact rows of the newest positions (after RoPE), in chunks
 };
 
 }  // namespace

@@ -5,7 +5,8 @@
 // group is quantized only once it is complete. Defining every read as a function of p makes a
 // teacher-forced prefill compute exactly what token-by-token decode computes.
 //
-// Stores hold real packed bytes (BytesFor reports what a deployment of the format holds).
+// Stores hold real packed bytes (BytesFor reports what a deployment of the format holds;
+// bytes_reserved what the store itself has allocated, chunk-rounded).
 // Rotation (Hadamard) is applied by the attention layer around the store, so stores see rows
 // already in the rotated basis.
 #pragma once
@@ -54,6 +55,14 @@ class TensorStore {
   // Bytes a deployment of this format holds for n_pos tokens (packed rows, scales, metadata, and
   // the full-precision rows its protections keep).
   virtual uint64_t BytesFor(int n_pos) const = 0;
+
+  // The store's own memory (issue 10): rows live in chunks of positions (kv/store/chunked_rows.h)
+  // allocated by Append as it needs them, or up front by Reserve (false when an allocation
+  // failed); Reset keeps them. bytes_reserved: held now, chunks and fixed buffers (rings, sink
+  // rows); StorageFor(n): held once positions [0, n) are reserved (at least bytes_reserved()).
+  virtual bool Reserve(int n_pos) = 0;
+  virtual uint64_t bytes_reserved() const = 0;
+  virtual uint64_t StorageFor(int n_pos) const = 0;
 };
 
 }  // namespace kvaudit
