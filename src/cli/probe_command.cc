@@ -43,7 +43,13 @@ int PrintList() {
 
 Expected<ProbeSessionResult> RunProbe(ProbeFlags& f) {
   ProbeOptions& o = f.options;
-  KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
+  KV_ASSIGN_OR_RETURN(const bool needs_haystack, NeedsHaystack(o));
+  if (needs_haystack) {
+    KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
+  } else {  // custom probes only: --data is not read, so neither asked for nor defaulted
+    KV_ASSIGN_OR_RETURN(o.model, f.model.Resolve());
+    o.threads = f.model.threads;
+  }
   KV_ASSIGN_OR_RETURN(ProbePlan plan, ProbePlan::Make(f.options));
   return ProbeSession(plan).Run();
 }

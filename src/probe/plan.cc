@@ -70,6 +70,15 @@ Expected<std::set<std::string>> SelectFamilies(const ProbeOptions& o) {
   return fam;
 }
 
+}  // namespace
+
+Expected<bool> NeedsHaystack(const ProbeOptions& o) {
+  KV_ASSIGN_OR_RETURN(const std::set<std::string> fam, SelectFamilies(o));
+  return fam.size() > fam.count("custom");
+}
+
+namespace {
+
 // The variants each selected family runs. A value must belong to a selected family; a family the
 // user named in --family must get at least one (with the default families, --variant narrows).
 using FamilyVariants = std::vector<std::pair<std::string, std::vector<std::string>>>;  // in VariantFamilies order
@@ -254,7 +263,13 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   const ModelConfig& cfg = engine.model->config();
   KV_ASSIGN_OR_RETURN(std::vector<int> lengths, ProbeLengths(o, cfg));
   KV_ASSIGN_OR_RETURN(const ChatFormat chat, ResolveChatFormat(o.model, o.chat));
-  KV_ASSIGN_OR_RETURN(const Haystack haystack, Haystack::Load(o.data));
+  // A custom-only run reads no documents: its haystack stays empty and its data "" (null in results).
+  const bool needs_haystack = fam.size() > fam.count("custom");
+  if (!needs_haystack) o.data.clear();
+  Haystack haystack;
+  if (needs_haystack) {
+    KV_ASSIGN_OR_RETURN(haystack, Haystack::Load(o.data));
+  }
 
   const Generation g{*tok, haystack, o, std::move(lengths), WrapFor(chat)};
   std::vector<ProbeInstance> instances;

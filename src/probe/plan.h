@@ -43,7 +43,7 @@ struct ProbeOptions {
   uint64_t seed = 1;               // sampling: variance sample k (1..K) uses seed + k - 1
   std::string needle_value = "rotate";
   std::string custom;              // JSONL file of custom probes; "" = none
-  std::string data;                // haystack text: file, folder or JSONL
+  std::string data;                // haystack text: file, folder or JSONL; "" when no family needs one
   std::string chat = "auto";       // auto (the model's template), none, chatml, llama3, mistral, mistral-v3
   std::string out = "kvaudit-probe";
   bool restart = false;            // discard the probes recorded in out
@@ -55,6 +55,11 @@ struct FreePrompt {
   int length = 0;
   std::vector<int32_t> prompt;
 };
+
+// Whether the selected families read the haystack (--data): every family but custom does; custom
+// probes bring their own prompts, so a custom-only run needs no documents. Errors as ProbePlan::Make
+// reports them for --family/--custom.
+Expected<bool> NeedsHaystack(const ProbeOptions& options);
 
 struct ProbePlan {
   static Expected<ProbePlan> Make(ProbeOptions options);

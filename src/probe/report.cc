@@ -202,7 +202,8 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
                       const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift) {
   json j = {{"schema_version", kProbeSchemaVersion}, {"kind", "probe"}, {"alpha", kProbeAlpha},
             {"model", info.model}, {"probe_seed", info.probe_seed}, {"sampling_seed", info.sampling_seed},
-            {"baseline", info.baseline_spec}, {"data", info.data}, {"chat_template", info.chat_format}};
+            {"baseline", info.baseline_spec}, {"chat_template", info.chat_format}};
+  j["data"] = info.data.empty() ? json(nullptr) : json(info.data);  // null: custom probes only, no haystack
   j["configs"] = json::array();
   for (size_t c = 0; c < info.specs.size(); ++c) {
     j["configs"].push_back({{"spec", info.specs[c]}, {"bytes_per_token", info.bytes_per_token[c]}});

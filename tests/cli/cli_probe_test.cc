@@ -212,6 +212,27 @@ TEST(ProbeCliTest, CustomFileAloneRunsOnlyTheCustomProbes) {
   fs::remove_all(dir);
 }
 
+// Custom probes bring their own prompts: a custom-only run needs no haystack, so it neither asks for
+// --data nor falls back to the bundled documents (run from a directory that has none).
+TEST(ProbeCliTest, CustomOnlyRunNeedsNoHaystack) {
+  const fs::path dir = testing::MakeTempDir("probe-custom-nodata");
+  Write(dir / "p.jsonl", R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})" "\n");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir);
+  const auto r = RunCli("probe --model " + testing::BundledModelDir().string() + " --threads 2 --kv k=q8_0,v=q8_0 --custom p.jsonl --out run");
+  const auto needs = RunCli("probe --model " + testing::BundledModelDir().string() + " --kv k=q8_0,v=q8_0 --family needle --out run2");
+  fs::current_path(before);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("--data not given"), std::string::npos) << r.err;
+  const nlohmann::json j = Results(dir / "run");
+  EXPECT_TRUE(j["data"].is_null()) << j["data"];
+  EXPECT_EQ(j["run"]["instances"], 1);
+  // A generated family still needs its haystack: without data/ here that is one line, exit 2.
+  EXPECT_EQ(needs.exit_code, 2) << needs.err;
+  EXPECT_NE(needs.err.find("--data not given"), std::string::npos) << needs.err;
+  fs::remove_all(dir);
+}
+
 // A --variant that belongs to no selected family is an error naming the value and its family;
 // so is a family named in --family that gets none of the variants.
 TEST(ProbeCliTest, VariantOutsideTheSelectedFamiliesIsAnError) {
