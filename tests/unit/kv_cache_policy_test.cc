@@ -114,5 +114,30 @@ TEST(CachePolicyTest, JsonFileMatchesSpecString) {
   EXPECT_FALSE(CachePolicy::FromArgument("@" + (dir / "missing.json").string()).ok());
 }
 
+// Every malformed policy file is one message naming the file and the problem, with a hint.
+TEST(CachePolicyTest, JsonFileErrorsNameTheFileAndGiveAHint) {
+  const auto dir = testing::MakeTempDir("policy-errors");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"k":[1]})", "'k' must be a string, integer or boolean"},
+      {R"({"layers":"0-1","k":"f16"})", "'layers' belongs inside an entry of \"overrides\""},
+      {R"({"k":"q4_0","overrides":[{"k":"f16"}]})", "an override needs \"layers\""},
+      {R"({"k":"q4_0","overrides":{"layers":"0"}})", "\"overrides\" must be an array"},
+      {R"({"k":"q4_0","overrides":[3]})", "each override must be an object"},
+      {"{", "not a JSON object"},
+      {R"({"k":"q3_x","v":"q4_0"})", "q3_x"},  // the spec's own error, prefixed with the file
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto file = dir / ("p" + std::to_string(i) + ".json");
+    std::ofstream(file) << cases[i].first;
+    const auto r = CachePolicy::FromArgument("@" + file.string());
+    ASSERT_FALSE(r.ok()) << cases[i].first;
+    const std::string& m = r.error().message;
+    EXPECT_EQ(m.rfind(file.string() + ": ", 0), 0u) << m;
+    EXPECT_NE(m.find(cases[i].second), std::string::npos) << m;
+    EXPECT_NE(m.find("; hint: "), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace kvaudit

@@ -147,7 +147,7 @@ Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
     if (v.is_boolean()) return std::string(v.get<bool>() ? "1" : "0");
-    return BadInput(path + ": key '" + key + "' must be a string, integer or boolean");
+    return BadInput(path + ": key '" + key + "' must be a string, integer or boolean; hint: e.g. \"k\": \"q4_0\", \"rot\": 1 (docs/formats.md)");
   };
   auto settings = [&](const nlohmann::json& obj, bool allow_selector) -> Expected<std::string> {
     std::string out, layers, heads;
@@ -155,29 +155,34 @@ Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
       if (it.key() == "overrides") continue;
       KV_ASSIGN_OR_RETURN(std::string value, scalar(it.value(), it.key()));
       if (it.key() == "layers" || it.key() == "heads") {
-        if (!allow_selector) return BadInput(path + ": '" + it.key() + "' belongs inside an entry of \"overrides\"");
+        if (!allow_selector) {
+          return BadInput(path + ": '" + it.key() + "' belongs inside an entry of \"overrides\"; hint: \"overrides\": [{\"layers\": \"0-1\", \"k\": \"f16\"}]");
+        }
         (it.key() == "layers" ? layers : heads) = value;
         continue;
       }
       out += (out.empty() ? "" : ",") + it.key() + "=" + value;
     }
     if (allow_selector) {
-      if (layers.empty()) return BadInput(path + ": an override needs \"layers\"");
+      if (layers.empty()) return BadInput(path + ": an override needs \"layers\"; hint: e.g. {\"layers\": \"0-1\", \"k\": \"f16\"} (a layer, a range or a comma list)");
       return "layers=" + layers + (heads.empty() ? "" : ",heads=" + heads) + ":" + out;
     }
     return out;
   };
   KV_ASSIGN_OR_RETURN(std::string spec, settings(j, false));
   if (j.contains("overrides")) {
-    if (!j["overrides"].is_array()) return BadInput(path + ": \"overrides\" must be an array");
+    if (!j["overrides"].is_array()) return BadInput(path + ": \"overrides\" must be an array; hint: \"overrides\": [{\"layers\": \"0\", ...}, ...]");
     for (const auto& ov : j["overrides"]) {
-      if (!ov.is_object()) return BadInput(path + ": each override must be an object");
+      if (!ov.is_object()) return BadInput(path + ": each override must be an object; hint: {\"layers\": \"0-1\", \"k\": \"f16\", \"v\": \"f16\"}");
       KV_ASSIGN_OR_RETURN(std::string seg, settings(ov, true));
       spec += ";" + seg;
     }
   }
   if (spec.empty()) spec = "k=f32,v=f32";
-  return Parse(spec);
+  // The spec's own error (an unknown format, a bad value) says what; the file says where.
+  auto policy = Parse(spec);
+  if (!policy.ok()) return BadInput(path + ": " + policy.error().message);
+  return policy;
 }
 
 }  // namespace kvaudit
