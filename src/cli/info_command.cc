@@ -55,29 +55,34 @@ int RunInfo(const InfoFlags& flags) {
   const int ctx = *resolved_ctx;
   nlohmann::json j = {{"model", ModelJson(model)}, {"tokenizer", TokenizerJson(model.tokenizer())},
                       {"kv", nlohmann::json::array()}};
-  if (!flags.json) {
-    std::printf("%s\n", model.Describe().c_str());
-    if (const Tokenizer* tok = model.tokenizer()) {
-      std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
-                  tok->eos_id(), tok->add_bos_default() ? "yes" : "no");
-    } else {
-      std::printf("tokenizer: none (use --ids-file)\n");
-    }
-  }
+  // Every cache is built (its spec validated) before anything is printed: a bad --kv is one line
+  // on stderr and nothing on stdout.
   ThreadPool pool(ResolveThreads(f.threads));
   for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv.kv}) {
     if (spec.empty()) continue;
     auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
     if (!built) return ReportError(built.error());
     const double per_token = static_cast<double>(built->cache->bytes_per_token());
-    const double mib = per_token * ctx / (1024.0 * 1024.0);
     j["kv"].push_back({{"spec", built->policy.spec()}, {"bytes_per_token", built->cache->bytes_per_token()},
-                       {"bytes_per_token_per_layer", per_token / c.n_layers}, {"ctx", ctx}, {"mib", mib}});
-    if (flags.json) continue;
-    std::printf("kv cache %s: %.1f bytes/token (%.1f per layer); %.2f MiB at %d tokens\n",
-                built->policy.spec().c_str(), per_token, per_token / c.n_layers, mib, ctx);
+                       {"bytes_per_token_per_layer", per_token / c.n_layers}, {"ctx", ctx},
+                       {"mib", per_token * ctx / (1024.0 * 1024.0)}});
   }
-  if (flags.json) std::printf("%s\n", j.dump(2).c_str());
+  if (flags.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s\n", model.Describe().c_str());
+  if (const Tokenizer* tok = model.tokenizer()) {
+    std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
+                tok->eos_id(), tok->add_bos_default() ? "yes" : "no");
+  } else {
+    std::printf("tokenizer: none (use --ids-file)\n");
+  }
+  for (const nlohmann::json& kv : j["kv"]) {
+    std::printf("kv cache %s: %.1f bytes/token (%.1f per layer); %.2f MiB at %d tokens\n",
+                kv["spec"].get<std::string>().c_str(), kv["bytes_per_token"].get<double>(),
+                kv["bytes_per_token_per_layer"].get<double>(), kv["mib"].get<double>(), ctx);
+  }
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -74,6 +75,24 @@ TEST(CliFlagsTest, CtxAboveTheModelsContextIsRefusedByScore) {
 TEST(CliFlagsTest, CtxAboveTheModelsContextIsRefusedByEval) {
   ExpectCtxRefused("eval " + kModel + "--kv k=q8_0,v=q8_0 --data " + testing::Fixture("data/public-kld.txt").string() +
                    " --out " + testing::MakeTempDir("eval-ctx").string());
+}
+
+// A --kv the command cannot use (an unknown format, a malformed policy file) is refused before
+// anything is printed: one line on stderr, nothing on stdout, in every command that takes --kv.
+TEST(CliFlagsTest, BadKvIsOneLineAndNothingOnStdout) {
+  const fs::path dir = testing::MakeTempDir("bad-kv");
+  std::ofstream(dir / "bad.json") << R"({"k":"q3_x","v":"q4_0"})";
+  const std::string data = " --data " + testing::Fixture("data/public-kld.txt").string();
+  for (const std::string& kv : std::vector<std::string>{"k=q3_x,v=q4_0", "@" + (dir / "bad.json").string()}) {
+    for (const std::string& cmd : std::vector<std::string>{"info " + kModel, "generate " + kModel + "--prompt 'def f(x):' --max-tokens 4",
+                                  "score " + kModel + data, "eval " + kModel + data + " --out " + (dir / "e").string(),
+                                  "probe " + kModel + data + " --out " + (dir / "p").string()}) {
+      const CliResult r = RunCli(cmd + " --kv " + kv);
+      ExpectOneLineError(r, {"unknown format 'q3_x'"});
+      EXPECT_TRUE(r.out.empty()) << cmd << " --kv " << kv << " printed: " << r.out;
+    }
+  }
+  fs::remove_all(dir);
 }
 
 TEST(CliFlagsTest, JsonIsOneDocumentForInfoAndFormats) {
