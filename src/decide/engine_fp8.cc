@@ -217,27 +217,30 @@ void TrtRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSetting
   out.memory = PagedCacheMemory(v.layers, c, ctx, TrtCaps().block_tokens, 0);
 }
 
-std::vector<std::string> VllmAnalyze(const PolicyView& v, const ModelConfig&) { return Reasons(v, VllmCaps(), nullptr); }
-std::vector<std::string> SglangAnalyze(const PolicyView& v, const ModelConfig&) { return Reasons(v, SglangCaps(), nullptr); }
-std::vector<std::string> TrtAnalyze(const PolicyView& v, const ModelConfig&) { return Reasons(v, TrtCaps(), nullptr); }
-std::vector<std::string> VllmCandidates(const PolicyView& v, const ModelConfig&) { return Candidates(v, VllmCaps()); }
-std::vector<std::string> SglangCandidates(const PolicyView& v, const ModelConfig&) { return Candidates(v, SglangCaps()); }
-std::vector<std::string> TrtCandidates(const PolicyView& v, const ModelConfig&) { return Candidates(v, TrtCaps()); }
+template <const Caps& (*C)()>
+std::vector<std::string> AnalyzeWith(const PolicyView& v, const ModelConfig&) {
+  return Reasons(v, C(), nullptr);
+}
+
+template <const Caps& (*C)()>
+std::vector<std::string> CandidatesWith(const PolicyView& v, const ModelConfig&) {
+  return Candidates(v, C());
+}
 
 }  // namespace
 
 const EngineImpl& VllmEngine() {
-  static const EngineImpl impl{InferenceEngine::kVllm, VllmAnalyze, VllmCandidates, VllmRender};
+  static const EngineImpl impl{InferenceEngine::kVllm, AnalyzeWith<VllmCaps>, CandidatesWith<VllmCaps>, VllmRender};
   return impl;
 }
 
 const EngineImpl& SglangEngine() {
-  static const EngineImpl impl{InferenceEngine::kSglang, SglangAnalyze, SglangCandidates, SglangRender};
+  static const EngineImpl impl{InferenceEngine::kSglang, AnalyzeWith<SglangCaps>, CandidatesWith<SglangCaps>, SglangRender};
   return impl;
 }
 
 const EngineImpl& TensorRtLlmEngine() {
-  static const EngineImpl impl{InferenceEngine::kTensorRtLlm, TrtAnalyze, TrtCandidates, TrtRender};
+  static const EngineImpl impl{InferenceEngine::kTensorRtLlm, AnalyzeWith<TrtCaps>, CandidatesWith<TrtCaps>, TrtRender};
   return impl;
 }
 

@@ -138,12 +138,15 @@ void CommonNotes(const PolicyView& v, const ModelConfig& c, std::vector<std::str
   }
 }
 
-std::vector<std::string> LlamaCppAnalyze(const PolicyView& v, const ModelConfig&) {
-  return GgmlReasons(v, "llama.cpp", LlamaCppCacheTypes(), /*same_kv=*/false);
+// llama.cpp takes K and V types apart from its whole type list; ollama one of three for both.
+template <bool kOllama>
+std::vector<std::string> GgmlAnalyze(const PolicyView& v, const ModelConfig&) {
+  return kOllama ? GgmlReasons(v, "ollama", OllamaTypes(), true) : GgmlReasons(v, "llama.cpp", LlamaCppCacheTypes(), false);
 }
 
-std::vector<std::string> LlamaCppCandidates(const PolicyView& v, const ModelConfig&) {
-  return GgmlCandidates(v, LlamaCppCacheTypes(), false);
+template <bool kOllama>
+std::vector<std::string> GgmlCandidatesOf(const PolicyView& v, const ModelConfig&) {
+  return kOllama ? GgmlCandidates(v, OllamaTypes(), true) : GgmlCandidates(v, LlamaCppCacheTypes(), false);
 }
 
 void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
@@ -167,14 +170,6 @@ void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSe
   out.notes.push_back("memory is for one sequence; -np N slots share the -c cells");
   out.applies_to = "llama.cpp master, common/arg.cpp @145b6280; rotation since PR #21038 (merged 2026-04-01)";
   out.memory = GgmlCacheMemory(v.layers, c, ctx, kCellPadding);
-}
-
-std::vector<std::string> OllamaAnalyze(const PolicyView& v, const ModelConfig&) {
-  return GgmlReasons(v, "ollama", OllamaTypes(), /*same_kv=*/true);
-}
-
-std::vector<std::string> OllamaCandidates(const PolicyView& v, const ModelConfig&) {
-  return GgmlCandidates(v, OllamaTypes(), true);
 }
 
 void OllamaRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
@@ -218,12 +213,12 @@ std::string PermutedKNote() {
 }
 
 const EngineImpl& LlamaCppEngine() {
-  static const EngineImpl impl{InferenceEngine::kLlamaCpp, LlamaCppAnalyze, LlamaCppCandidates, LlamaCppRender};
+  static const EngineImpl impl{InferenceEngine::kLlamaCpp, GgmlAnalyze<false>, GgmlCandidatesOf<false>, LlamaCppRender};
   return impl;
 }
 
 const EngineImpl& OllamaEngine() {
-  static const EngineImpl impl{InferenceEngine::kOllama, OllamaAnalyze, OllamaCandidates, OllamaRender};
+  static const EngineImpl impl{InferenceEngine::kOllama, GgmlAnalyze<true>, GgmlCandidatesOf<true>, OllamaRender};
   return impl;
 }
 

@@ -13,7 +13,9 @@ using E = InferenceEngine;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// Memory is checked for specs the engine runs exactly, so it is the spec's own.
 void ExpectMemory(const EngineSettings& s, uint64_t per_token, uint64_t at_target) {
+  EXPECT_TRUE(s.exact) << testing::Dump(s);
   EXPECT_EQ(s.memory.bytes_per_token, per_token) << testing::Dump(s) << "\n" << s.memory.layout;
   EXPECT_EQ(s.memory.bytes_at_target, at_target) << s.memory.layout;
   EXPECT_DOUBLE_EQ(s.memory.gib_at_target, static_cast<double>(at_target) / kGiB);
@@ -55,9 +57,7 @@ TEST(DecideKvMemoryTest, LlamaCppPadsTheCacheTo256Cells) {
 TEST(DecideKvMemoryTest, IkLlamaCppCountsEachLayersOwnTypes) {
   // Layer 0 keeps f16 K (2048 B) and q8_0 V (1088 B); layers 1-31 q8_0 for both (2176 B):
   // 3136 + 31 x 2176 = 70592 B per token; x 32768 = 2313158656 B.
-  const EngineSettings s = SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q8_0;layers=0:k=f16");
-  ASSERT_TRUE(s.exact) << testing::Dump(s);
-  ExpectMemory(s, 70592, 2313158656ull);
+  ExpectMemory(SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q8_0;layers=0:k=f16"), 70592, 2313158656ull);
 }
 
 TEST(DecideKvMemoryTest, VllmFp8At32k) {
@@ -76,10 +76,8 @@ TEST(DecideKvMemoryTest, VllmPerHeadScalesAndSkippedLayers) {
   // Layers 0-1 stay f16 (4096 B each), 30 layers fp8 (2048 B): 8192 + 61440 = 69632 B per token;
   // per-head scales of the 30 fp8 layers: 2 x 8 heads x 4 B x 30 = 1920 B.
   // 69632 x 32768 + 1920 = 2281703296 B.
-  const EngineSettings s =
-      SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head;layers=0-1:k=f16,v=f16");
-  ASSERT_TRUE(s.exact) << testing::Dump(s);
-  ExpectMemory(s, 69632, 2281703296ull);
+  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head;layers=0-1:k=f16,v=f16"), 69632,
+               2281703296ull);
 }
 
 TEST(DecideKvMemoryTest, SglangPagesOfOneTokenAndTensorRtLlmBlocksOf32) {
@@ -93,9 +91,7 @@ TEST(DecideKvMemoryTest, TransformersQuantoInt4) {
   // One token's K (or V) row of one head: 128 x 4 bits = 64 B of codes + 2 groups of 64 x
   // (2 B scale + 2 B zero-point) = 72 B; 2 x 32 x 8 = 512 rows -> 36864 B per token; with
   // residual_length=1 nothing stays in full precision between steps: x 32768 = 1207959552 B.
-  const EngineSettings s = SettingsOf(E::kTransformers, "k=int4,v=int4,recent=1");
-  ASSERT_TRUE(s.exact) << testing::Dump(s);
-  ExpectMemory(s, 36864, 1207959552ull);
+  ExpectMemory(SettingsOf(E::kTransformers, "k=int4,v=int4,recent=1"), 36864, 1207959552ull);
 }
 
 TEST(DecideKvMemoryTest, TransformersDynamicCacheInTheModelDtype) {

@@ -13,31 +13,20 @@
 
 namespace kvaudit::testing {
 
-// Llama-3-8B's attention shape: 32 layers, 32 query heads, 8 KV heads, head_dim 128.
-inline ModelConfig Llama3_8B() {
+// A llama-architecture model of this attention shape (d_model = n_heads x head_dim).
+inline ModelConfig AttentionShape(int n_layers, int n_heads, int n_kv_heads, int head_dim, int max_ctx) {
   ModelConfig c;
   c.arch = Arch::kLlama;
-  c.n_layers = 32;
-  c.n_heads = 32;
-  c.n_kv_heads = 8;
-  c.head_dim = 128;
-  c.d_model = 4096;
-  c.max_ctx = 131072;
+  c.n_layers = n_layers, c.n_heads = n_heads, c.n_kv_heads = n_kv_heads, c.head_dim = head_dim;
+  c.d_model = n_heads * head_dim;
+  c.max_ctx = max_ctx;
   return c;
 }
 
-// The bundled model's shape (kvq-code-16m): 8 layers, 2 KV heads, head_dim 64.
-inline ModelConfig Small64() {
-  ModelConfig c;
-  c.arch = Arch::kLlama;
-  c.n_layers = 8;
-  c.n_heads = 6;
-  c.n_kv_heads = 2;
-  c.head_dim = 64;
-  c.d_model = 384;
-  c.max_ctx = 4096;
-  return c;
-}
+// Llama-3-8B's attention: 32 layers, 32 query heads, 8 KV heads, head_dim 128.
+inline ModelConfig Llama3_8B() { return AttentionShape(32, 32, 8, 128, 131072); }
+// The bundled model's (kvq-code-16m): 8 layers, 6 query heads, 2 KV heads, head_dim 64.
+inline ModelConfig Small64() { return AttentionShape(8, 6, 2, 64, 4096); }
 
 inline EngineSettings SettingsOf(InferenceEngine e, const std::string& spec, const ModelConfig& c = Llama3_8B(),
                                  int ctx = 32768) {
