@@ -27,10 +27,14 @@ Expected<std::string> Bundled(const char* flag, const char* what, const char* pa
 
 }  // namespace
 
-void ModelFlags::Add(CLI::App& app) {
+void ModelFlags::AddModelOnly(CLI::App& app) {
   app.add_option("--model", model,
                  std::string("Hugging Face model directory or .gguf file (default: the bundled demo model ") +
                      kBundledModel + ", relative to the current directory)");
+}
+
+void ModelFlags::Add(CLI::App& app) {
+  AddModelOnly(app);
   app.add_option("--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
 }
 
@@ -47,9 +51,13 @@ Status ResolveJobInputs(const ModelFlags& flags, const std::string& data_flag, s
   return Status::Ok();
 }
 
-void KvFlags::Add(CLI::App& app, const std::string& use) {
+void AddKvFlag(CLI::App& app, std::string& kv, const std::string& use) {
   auto* opt = app.add_option("--kv", kv, std::string(kKvHelp) + "; " + use);
   if (!kv.empty()) opt->capture_default_str();
+}
+
+void KvFlags::Add(CLI::App& app, const std::string& use) {
+  AddKvFlag(app, kv, use);
   app.add_option("--kv-calib", kv_calib, kKvCalibHelp);
 }
 

@@ -25,6 +25,7 @@ struct ModelFlags {
   std::string model;  // "" = the bundled demo model, if it is there
   int threads = 0;    // 0 = all cores
   void Add(CLI::App& app);
+  void AddModelOnly(CLI::App& app);  // --model without --threads (commands that run nothing: deploy)
   // --model as given; without it the bundled demo model, announced in one line on stderr; BadInput
   // with a hint to pass --model when that is not in the current directory either.
   Expected<std::string> Resolve() const;
@@ -34,6 +35,8 @@ struct ModelFlags {
 Status ResolveJobInputs(const ModelFlags& flags, const std::string& data_flag, std::string* model, int* threads,
                         std::string* data);
 
+// --kv alone: one cache configuration that is not run (deploy).
+void AddKvFlag(CLI::App& app, std::string& kv, const std::string& use);
 // --kv, --kv-calib for one cache configuration (info, score, generate).
 struct KvFlags {
   std::string kv = "k=f32,v=f32";

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
   add("probe", "workload checks (needles, exactness, constraints, variance, drift, custom) per configuration",
       AddProbeCommand);
+  add("deploy", "the settings of a KV cache configuration in llama.cpp, ollama, vLLM, SGLang, TensorRT-LLM, "
+      "transformers, and its memory there", AddDeployCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

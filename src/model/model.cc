@@ -17,13 +17,36 @@ bool HasGgufMagic(const std::string& path) {
   char magic[4] = {};
   return f.read(magic, 4) && magic[0] == 'G' && magic[1] == 'G' && magic[2] == 'U' && magic[3] == 'F';
 }
+
+enum class ModelPathKind { kHfDir, kGguf };
+
+// What `path` names: a Hugging Face model directory or a GGUF file; anything else is BadInput.
+Expected<ModelPathKind> ClassifyModelPath(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return ModelPathKind::kHfDir;
+  if (!fs::is_regular_file(path, ec)) {
+    return BadInput(path + ": no such file or directory; hint: pass a Hugging Face model directory or a .gguf file");
+  }
+  if (!HasGgufMagic(path)) {
+    return BadInput(path + ": not a model directory or a GGUF file; hint: pass a Hugging Face model directory or a .gguf file");
+  }
+  return ModelPathKind::kGguf;
+}
 }  // namespace
+
+Expected<ModelConfig> LoadModelConfig(const std::string& path) {
+  KV_ASSIGN_OR_RETURN(ModelPathKind kind, ClassifyModelPath(path));
+  if (kind == ModelPathKind::kHfDir) return ConfigFromHfJson((fs::path(path) / "config.json").string());
+  KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
+  return ConfigFromGguf(g);
+}
 
 Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   auto m = std::make_unique<Model>();
   m->path_ = path;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
+  KV_ASSIGN_OR_RETURN(ModelPathKind kind, ClassifyModelPath(path));
+  if (kind == ModelPathKind::kHfDir) {
     m->format_ = "safetensors";
     KV_ASSIGN_OR_RETURN(m->config_, ConfigFromHfJson((fs::path(path) / "config.json").string()));
     KV_ASSIGN_OR_RETURN(SafetensorsSet st, SafetensorsSet::OpenDir(path));
@@ -31,10 +54,7 @@ Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
     if (fs::exists(fs::path(path) / "tokenizer.json", ec)) {
       KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromHfDir(path));
     }
-  } else if (fs::is_regular_file(path, ec)) {
-    if (!HasGgufMagic(path)) {
-      return BadInput(path + ": not a model directory or a GGUF file; hint: pass a Hugging Face model directory or a .gguf file");
-    }
+  } else {
     m->format_ = "gguf";
     KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
     KV_ASSIGN_OR_RETURN(m->config_, ConfigFromGguf(g));
@@ -42,8 +62,6 @@ Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
     if (g.Has("tokenizer.ggml.model")) {
       KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromGguf(g));
     }
-  } else {
-    return BadInput(path + ": no such file or directory; hint: pass a Hugging Face model directory or a .gguf file");
   }
   if (m->tokenizer_ && m->tokenizer_->vocab_size() > m->config_.vocab_size) {
     return BadInput(path + ": tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but the model only " +

@@ -34,4 +34,8 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
 };
 
+// The config alone (config.json, or a GGUF file's metadata), without reading any weights: for
+// commands that only need the shapes (`kvaudit deploy`). Errors as Model::Load's.
+Expected<ModelConfig> LoadModelConfig(const std::string& path);
+
 }  // namespace kvaudit

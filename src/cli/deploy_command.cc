@@ -1,0 +1,59 @@
+// kvaudit deploy: how to run one cache configuration in each inference engine, and the KV memory it
+// takes there for this model (src/decide/engine_settings.h, docs/deployment.md). Reads the model's
+// config only; computes nothing.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "decide/deploy_report.h"
+#include "decide/engine_settings.h"
+#include "model/model.h"
+#include "run/engine.h"
+
+namespace kvaudit::cli {
+namespace {
+
+struct DeployFlags {
+  ModelFlags model;
+  std::string kv;
+  int ctx = 0;
+  bool json = false;
+};
+
+int RunDeploy(const DeployFlags& f) {
+  if (f.kv.empty()) return ReportError(BadInput("deploy needs --kv SPEC; hint: e.g. kvaudit deploy --kv k=q8_0,v=q4_0"));
+  auto policy = CachePolicy::FromArgument(f.kv);
+  if (!policy) return ReportError(policy.error());
+  auto path = f.model.Resolve();
+  if (!path) return ReportError(path.error());
+  auto config = LoadModelConfig(*path);
+  if (!config) return ReportError(config.error());
+  auto ctx = ResolveContext(f.ctx, *config, config->max_ctx, 1);
+  if (!ctx) return ReportError(ctx.error());
+  auto settings = SettingsFor(*policy, *config, *ctx);
+  if (!settings) return ReportError(settings.error());
+  const DeployContext d{policy->spec(), *path, &*config, *ctx};
+  if (f.json) {
+    std::printf("%s\n", DeployJson(d, *settings).dump(2).c_str());
+  } else {
+    std::fputs(DeployText(d, *settings).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddDeployCommand(CLI::App& app) {
+  auto f = std::make_shared<DeployFlags>();
+  f->model.AddModelOnly(app);
+  AddKvFlag(app, f->kv, "the configuration to deploy (required)");
+  AddCtxFlag(app, f->ctx, "the target context the memory is for (default: the model's context)");
+  AddJsonFlag(app, f->json);
+  return [f] { return RunDeploy(*f); };
+}
+
+}  // namespace kvaudit::cli

@@ -1,0 +1,192 @@
+// Engine settings of kvaudit specs (src/decide/engine_settings.h, docs/deployment.md): which
+// engine runs which spec exactly, with which flags, and what it offers instead.
+#include <gtest/gtest.h>
+
+#include "decide_test_util.h"
+
+namespace kvaudit {
+namespace {
+
+using testing::Dump;
+using testing::Has;
+using testing::SettingsOf;
+using E = InferenceEngine;
+
+void ExpectExact(const EngineSettings& s, const std::vector<std::string>& flags) {
+  EXPECT_TRUE(s.exact) << Dump(s);
+  EXPECT_TRUE(s.why_not.empty()) << Dump(s);
+  EXPECT_TRUE(s.approximations.empty()) << Dump(s);
+  EXPECT_EQ(s.flags, flags) << Dump(s);
+}
+
+void ExpectNotExact(const EngineSettings& s, const std::string& why, const std::string& first_approx) {
+  EXPECT_FALSE(s.exact) << Dump(s);
+  EXPECT_NE(s.why_not.find(why), std::string::npos) << Dump(s);
+  ASSERT_FALSE(s.approximations.empty()) << Dump(s);
+  EXPECT_EQ(s.approximations.front(), first_approx) << Dump(s);
+  EXPECT_EQ(s.settings_for, first_approx);
+  EXPECT_FALSE(s.flags.empty());
+}
+
+// llama.cpp rotates quantized caches by default (PR #21038); a native spec measured them
+// unrotated, so its exact settings switch the rotation off.
+TEST(DecideEngineSettingsTest, LlamaCppUniformTypes) {
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0"), {"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q4_0"), {"-ctk q8_0", "-ctv q4_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=f16,v=f16"), {"-ctk f16", "-ctv f16"});
+  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0");
+  EXPECT_EQ(s.measure_spec, "k=q4_0,v=q4_0,rot=0,engine=llama.cpp");
+  EXPECT_EQ(s.command_example, "LLAMA_ATTN_ROT_DISABLE=1 llama-server -m model.gguf -c 32768 -ctk q4_0 -ctv q4_0 -fa on");
+}
+
+TEST(DecideEngineSettingsTest, LlamaCppRotationIsItsDefaultUnderEngineLlamaCpp) {
+  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,engine=llama.cpp");
+  ExpectExact(s, {"-ctk q4_0", "-ctv q4_0", "-fa on"});
+  EXPECT_EQ(s.measure_spec, "k=q4_0,v=q4_0,engine=llama.cpp");
+  // Native rot=1 rotates the whole head: llama.cpp's K blocks are the head (128), its V blocks 64.
+  ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,rot=1"), "64-element", "k=q4_0,v=q4_0,engine=llama.cpp");
+  // At head_dim 64 both are the whole head: exact, with rotation left on.
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,rot=1", testing::Small64(), 4096), {"-ctk q4_0", "-ctv q4_0", "-fa on"});
+  // Rotation of K only: V stays f16.
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=f16,rot=1"), {"-ctk q8_0", "-ctv f16", "-fa on"});
+}
+
+TEST(DecideEngineSettingsTest, LlamaCppLacksFp8IntGroupAndKivi) {
+  ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3"), "fp8_e4m3 is not a cache type of llama.cpp",
+                 "k=q8_0,v=q8_0");
+  ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=int4,v=int4"), "int4", "k=q4_0,v=q4_0");
+  ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=kivi2,v=kivi2"), "kivi2", "k=q4_0,v=q4_0");
+  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3");
+  EXPECT_EQ(s.flags, (std::vector<std::string>{"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"}));
+  EXPECT_TRUE(Has(s.approximations, "k=q8_0,v=q8_0,engine=llama.cpp")) << Dump(s);  // llama.cpp's default, rotated
+}
+
+// The brief's mix: layer 0's K in f16, everything else q8_0.
+TEST(DecideEngineSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
+  const std::string mix = "k=q8_0,v=q8_0;layers=0:k=f16";
+  const EngineSettings l = SettingsOf(E::kLlamaCpp, mix);
+  ExpectNotExact(l, "one K type and one V type for all layers", "k=q8_0,v=q8_0");
+  EXPECT_TRUE(Has(l.approximations, "k=f16,v=q8_0")) << Dump(l);  // never less precise than the mix
+  ExpectExact(SettingsOf(E::kIkLlamaCpp, mix), {"-ctk q8_0", "-ctk-first f16,1", "-ctv q8_0", "-fa on"});
+  ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q4_0;layers=30-31:k=f16,v=q8_0"),
+              {"-ctk q8_0", "-ctk-last f16,2", "-ctv q4_0", "-ctv-last q8_0,2", "-fa on"});
+  // Five runs of K types: more than first/default/last can say.
+  const EngineSettings ik = SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q8_0;layers=5:k=f16;layers=10:k=f16");
+  ExpectNotExact(ik, "first N and the last M layers", "k=q8_0,v=q8_0");
+  EXPECT_FALSE(SettingsOf(E::kVllm, mix).exact);
+  EXPECT_FALSE(SettingsOf(E::kOllama, mix).exact);
+}
+
+TEST(DecideEngineSettingsTest, IkLlamaCppHadamardFlags) {
+  ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0"), {"-ctk q4_0", "-ctv q4_0", "-fa on"});
+  ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,rot=1"), {"-ctk q4_0", "-ctv q4_0", "-fa on", "-khad", "-vhad"});
+  ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=f16,rot=1"), {"-ctk q4_0", "-ctv f16", "-fa on", "-khad"});
+  // Mainline's 64-element V blocks are not ik_llama.cpp's whole-head transform at head_dim 128.
+  EXPECT_FALSE(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,engine=llama.cpp").exact);
+  // ik_llama.cpp turns -khad off when the default K type is f16.
+  EXPECT_FALSE(SettingsOf(E::kIkLlamaCpp, "k=f16,v=f16,rot=1;layers=0:k=q4_0").exact);
+}
+
+TEST(DecideEngineSettingsTest, OllamaHasOneTypeForKeysAndValues) {
+  ExpectExact(SettingsOf(E::kOllama, "k=q8_0,v=q8_0"), {"OLLAMA_KV_CACHE_TYPE=q8_0", "OLLAMA_FLASH_ATTENTION=1",
+                                                        "OLLAMA_CONTEXT_LENGTH=32768", "LLAMA_ATTN_ROT_DISABLE=1"});
+  ExpectExact(SettingsOf(E::kOllama, "k=f16,v=f16"), {"OLLAMA_KV_CACHE_TYPE=f16", "OLLAMA_CONTEXT_LENGTH=32768"});
+  const EngineSettings s = SettingsOf(E::kOllama, "k=q8_0,v=q4_0");
+  ExpectNotExact(s, "one type for K and V", "k=q8_0,v=q8_0");
+  EXPECT_TRUE(Has(s.approximations, "k=q4_0,v=q4_0")) << Dump(s);
+  ExpectNotExact(SettingsOf(E::kOllama, "k=q5_1,v=q5_1"), "f16, q8_0, q4_0", "k=q4_0,v=q4_0");
+  ExpectNotExact(SettingsOf(E::kOllama, "k=fp8_e4m3,v=fp8_e4m3"), "fp8_e4m3", "k=q8_0,v=q8_0");
+}
+
+TEST(DecideEngineSettingsTest, VllmDtypesScalesAndSkippedLayers) {
+  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e5m2,v=fp8_e5m2"), {"--kv-cache-dtype fp8_e5m2", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=f16,v=f16"), {"--kv-cache-dtype auto", "--dtype float16", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"), {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3;layers=0-1:k=bf16,v=bf16"),
+              {"--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype-skip-layers 0 1", "--dtype bfloat16", "--max-model-len 32768"});
+  ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0"), "q8_0 is not a vLLM KV cache dtype", "k=fp8_e4m3,v=fp8_e4m3");
+  ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=dynamic"), "scale=dynamic",
+                 "k=fp8_e4m3,v=fp8_e4m3,scale=calib");
+  ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=f16"), "one dtype", "k=f16,v=f16");
+  // The brief's mix keeps layer 0 unquantized where vLLM can: a skipped layer.
+  ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0;layers=0:k=f16"), "one dtype",
+                 "k=fp8_e4m3,v=fp8_e4m3;layers=0:k=f16,v=f16");
+}
+
+TEST(DecideEngineSettingsTest, SglangAndTensorRtLlm) {
+  ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--context-length 32768"});
+  ExpectExact(SettingsOf(E::kSglang, "k=bf16,v=bf16"), {"--kv-cache-dtype bf16", "--context-length 32768"});
+  ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"),
+              {"--kv-cache-dtype fp8_e4m3", "--quantization-param-path kv_cache_scales.json", "--context-length 32768"});
+  EXPECT_NE(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head").why_not.find("per-tensor"),
+            std::string::npos);
+  EXPECT_NE(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3;layers=0:k=f16,v=f16").why_not.find("every layer or of none"),
+            std::string::npos);
+  ExpectExact(SettingsOf(E::kTensorRtLlm, "k=f16,v=f16"), {"kv_cache_config=KvCacheConfig(dtype=\"auto\")"});
+  ExpectNotExact(SettingsOf(E::kTensorRtLlm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"), "quantize the weights", "k=f16,v=f16");
+}
+
+TEST(DecideEngineSettingsTest, TransformersQuantizedCache) {
+  const EngineSettings s = SettingsOf(E::kTransformers, "k=int4,v=int4,recent=1");
+  ExpectExact(s, {"cache_implementation=\"quantized\"",
+                  "cache_config={\"backend\": \"quanto\", \"nbits\": 4, \"axis_key\": 0, \"axis_value\": 0, "
+                  "\"q_group_size\": 64, \"residual_length\": 1}"});
+  ExpectExact(SettingsOf(E::kTransformers, "k=f16,v=f16"), {"torch_dtype=torch.float16"});
+  ExpectNotExact(SettingsOf(E::kTransformers, "k=int4,v=int4"), "newest token", "k=int4,v=int4,recent=1");
+  ExpectNotExact(SettingsOf(E::kTransformers, "k=int4,v=int4,group=32,recent=64"), "cycles",
+                 "k=int4,v=int4,group=32,recent=1");
+  ExpectNotExact(SettingsOf(E::kTransformers, "k=kivi2,v=kivi2"), "kivi2", "k=int4,v=int4,recent=1");
+  ExpectNotExact(SettingsOf(E::kTransformers, "k=int8,v=int8"), "hqq", "k=int4,v=int4,recent=1");
+  ExpectNotExact(SettingsOf(E::kTransformers, "k=q4_0,v=q4_0"), "q4_0", "k=int4,v=int4,recent=1");
+}
+
+TEST(DecideEngineSettingsTest, KvauditProtectionsAreInNoEngine) {
+  for (const char* spec : {"k=q4_0,v=q4_0,sink=4", "k=q4_0,v=q4_0,recent=128", "k=q8_0,v=q8_0,outliers=8",
+                           "k=fp8_e4m3,v=fp8_e4m3,sink=4", "k=int4,v=int4,recent=1,sink=4"}) {
+    for (InferenceEngine e : AllEngines()) {
+      const EngineSettings s = SettingsOf(e, spec);
+      EXPECT_FALSE(s.exact) << spec << "\n" << Dump(s);
+      EXPECT_FALSE(s.approximations.empty()) << spec << "\n" << Dump(s);
+    }
+  }
+  ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,sink=4"), "sink=4: sinks", "k=q4_0,v=q4_0");
+  ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,recent=128"), "recent=128", "k=q4_0,v=q4_0");
+  ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,outliers=8"), "outliers=8", "k=fp8_e4m3,v=fp8_e4m3");
+  EXPECT_FALSE(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,rot=1").exact);
+}
+
+// Every approximation is a spec the engine runs exactly, and none is the spec itself.
+TEST(DecideEngineSettingsTest, ApproximationsAreExactInTheirEngine) {
+  for (const char* spec : {"k=q8_0,v=q4_0,sink=4", "k=kivi4,v=kivi4", "k=int8,v=q5_0;layers=3-4:k=f16,v=f16",
+                           "k=fp8_e5m2,v=fp8_e4m3,scale=dynamic", "k=q4_1,v=iq4_nl,rot=1,outliers=4"}) {
+    const std::string canonical = CachePolicy::Parse(spec)->spec();
+    for (InferenceEngine e : AllEngines()) {
+      const EngineSettings s = SettingsOf(e, spec);
+      for (const std::string& a : s.approximations) {
+        EXPECT_NE(a, canonical);
+        EXPECT_TRUE(SettingsOf(e, a).exact) << spec << " -> " << a << "\n" << Dump(SettingsOf(e, a));
+      }
+    }
+  }
+}
+
+TEST(DecideEngineSettingsTest, SettingsForCoversEveryEngineAndRejectsBadInput) {
+  auto p = CachePolicy::Parse("k=q8_0,v=q4_0");
+  ASSERT_TRUE(p.ok());
+  auto all = SettingsFor(*p, testing::Llama3_8B(), 32768);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), AllEngines().size());
+  for (size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].engine, AllEngines()[i]);
+  auto bad_ctx = SettingsFor(*p, testing::Llama3_8B(), 0);
+  ASSERT_FALSE(bad_ctx.ok());
+  EXPECT_NE(bad_ctx.error().message.find("hint:"), std::string::npos);
+  ModelConfig odd = testing::Llama3_8B();
+  odd.head_dim = 48;  // q8_0's 32-element blocks do not divide it
+  auto bad_spec = SettingsFor(*p, odd, 32768);
+  ASSERT_FALSE(bad_spec.ok());
+  EXPECT_EQ(bad_spec.error().exit_code(), 2);
+}
+
+}  // namespace
+}  // namespace kvaudit

@@ -1,0 +1,53 @@
+// Shared by the decide/ unit tests: model shapes and one engine's settings for a spec.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "decide/engine_settings.h"
+#include "kv/policy/cache_policy.h"
+#include "model/config.h"
+
+namespace kvaudit::testing {
+
+// A llama-architecture model of this attention shape (d_model = n_heads x head_dim).
+inline ModelConfig AttentionShape(int n_layers, int n_heads, int n_kv_heads, int head_dim, int max_ctx) {
+  ModelConfig c;
+  c.arch = Arch::kLlama;
+  c.n_layers = n_layers, c.n_heads = n_heads, c.n_kv_heads = n_kv_heads, c.head_dim = head_dim;
+  c.d_model = n_heads * head_dim;
+  c.max_ctx = max_ctx;
+  return c;
+}
+
+// Llama-3-8B's attention: 32 layers, 32 query heads, 8 KV heads, head_dim 128.
+inline ModelConfig Llama3_8B() { return AttentionShape(32, 32, 8, 128, 131072); }
+// The bundled model's (kvq-code-16m): 8 layers, 6 query heads, 2 KV heads, head_dim 64.
+inline ModelConfig Small64() { return AttentionShape(8, 6, 2, 64, 4096); }
+
+inline EngineSettings SettingsOf(InferenceEngine e, const std::string& spec, const ModelConfig& c = Llama3_8B(),
+                                 int ctx = 32768) {
+  auto p = CachePolicy::Parse(spec);
+  EXPECT_TRUE(p.ok()) << spec;
+  if (!p.ok()) return {};
+  EXPECT_TRUE(p->Validate(c, /*have_calibration=*/true).ok()) << spec;
+  return SettingsForEngine(e, *p, c, ctx);
+}
+
+inline bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+inline std::string Dump(const EngineSettings& s) {
+  std::string out = std::string(EngineName(s.engine)) + (s.exact ? " exact" : " not exact: " + s.why_not) + "\n  for " +
+                    s.settings_for + "\n  flags:";
+  for (const std::string& f : s.flags) out += " [" + f + "]";
+  out += "\n  approximations:";
+  for (const std::string& a : s.approximations) out += " [" + a + "]";
+  return out;
+}
+
+}  // namespace kvaudit::testing
