@@ -24,12 +24,12 @@ using F = FormatFamily;
 constexpr std::array<FormatRow, 15> kTable = {{
     {KvFormat::kF32, "f32", F::kFloat, 32, F32Codec, nullptr, F32Ggml, "f32 values", "reference (no quantization)"},
     {KvFormat::kF16, "f16", F::kFloat, 16, F16Codec, nullptr, F16Ggml, "IEEE f16 values",
-     "llama.cpp -ctk/-ctv f16 (default), vLLM/TRT-LLM auto"},
+     "llama.cpp -ctk/-ctv f16 (default), vLLM/SGLang --kv-cache-dtype auto, TRT-LLM KvCacheConfig dtype auto"},
     {KvFormat::kBF16, "bf16", F::kFloat, 16, BF16Codec, nullptr, BF16Ggml, "bfloat16 values",
      "llama.cpp bf16, vLLM with bf16 models"},
     {KvFormat::kFp8E4M3, "fp8_e4m3", F::kFp8, 8, Fp8E4M3Codec, Fp8E4M3DynamicCodec, nullptr,
      "OCP e4m3fn codes of x/scale (scale per layer or head; dynamic: f32 per 32)",
-     "vLLM/TRT-LLM --kv-cache-dtype fp8(_e4m3)"},
+     "vLLM/SGLang --kv-cache-dtype fp8(_e4m3)"},
     {KvFormat::kFp8E5M2, "fp8_e5m2", F::kFp8, 8, Fp8E5M2Codec, Fp8E5M2DynamicCodec, nullptr,
      "OCP e5m2 codes of x/scale (scale per layer or head; dynamic: f32 per 32)", "vLLM --kv-cache-dtype fp8_e5m2"},
     {KvFormat::kQ8_0, "q8_0", F::kGgmlBlock, 8, Q8_0Codec, nullptr, Q8_0Ggml, "32-elem blocks: f16 d + 32 int8",
@@ -49,7 +49,7 @@ constexpr std::array<FormatRow, 15> kTable = {{
      "KIVI (arXiv 2402.02750), HF QuantizedCache-like"},
     {KvFormat::kKivi4, "kivi4", F::kKivi, 4, nullptr, nullptr, nullptr, "as kivi2 with 4-bit codes", "KIVI 4-bit"},
     {KvFormat::kInt8, "int8", F::kIntGroup, 8, Int8Codec, nullptr, nullptr,
-     "per token, groups of G: f16 scale + f16 min + 8-bit", "HF QuantizedCache nbits=8"},
+     "per token, groups of G: f16 scale + f16 min + 8-bit", "kvaudit grid (HF 8-bit exists only via HQQ, another fit)"},
     {KvFormat::kInt4, "int4", F::kIntGroup, 4, Int4Codec, nullptr, nullptr,
      "per token, groups of G: f16 scale + f16 min + 4-bit", "HF QuantizedCache nbits=4 (quanto)"},
 }};
