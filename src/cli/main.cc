@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
   add("probe", "workload checks (needles, exactness, constraints, variance, drift, custom) per configuration",
       AddProbeCommand);
+  add("gate", "judge eval and probe results by an acceptance policy: exit 0 pass, 1 fail, 2 bad input",
+      AddGateCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);
