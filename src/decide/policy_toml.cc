@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/edit_distance.h"
+#include "decide/policy_text.h"
 
 namespace kvaudit {
 namespace {
@@ -359,7 +360,8 @@ std::string OneLine(std::string_view s) {
 }  // namespace
 
 Expected<AcceptancePolicy> ReadPolicyToml(std::string_view text, const std::string& source) {
-  toml::parse_result parsed = toml::parse(text, source);
+  KV_ASSIGN_OR_RETURN(const std::string ascii, AsciiPolicyText(text, source));
+  toml::parse_result parsed = toml::parse(ascii, source);
   if (!parsed) {
     const toml::parse_error& e = parsed.error();
     const toml::source_position p = e.source().begin;

@@ -113,6 +113,27 @@ TEST(DecidePolicy, UnknownExtendsHintsThePreset) {
   ExpectError("extends = \"paranoid\"\n", {"the presets are strict, balanced"});
 }
 
+// toml++ 3.3.0 has undefined behaviour for some non-ASCII code points where it looks for
+// whitespace (decide/policy_text.h); it is only ever given ASCII.
+TEST(DecidePolicy, NonAsciiOnlyInComments) {
+  // The crash the fuzzer found: U+FEF7 at the start of the file.
+  ExpectError("\xEF\xBB\xB7[fidelity]\nkld_mean_max = 0.1\n", {"non-ASCII character U+FEF7 outside a comment, policy.toml:1:1"});
+  // toml++ issue 190: U+00A7 after a line-ending backslash of a multi-line string.
+  ExpectError("[fidelity]\nkld_mean_max = 0.1\nx = \"\"\"\\\n\xC2\xA7\"\"\"\n", {"U+00A7 outside a comment, policy.toml:4:1"});
+  ExpectError("extends = \"bal\xC3\xA9\"\n", {"U+00E9 outside a comment, policy.toml:1:15"});
+  ExpectError("[fidelity] # \xFF\nkld_mean_max = 0.1\n", {"invalid UTF-8 (byte 0xFF), policy.toml:1:14"});
+  ExpectError("[fidelity] # \xC0\xAF overlong\nkld_mean_max = 0.1\n", {"invalid UTF-8 (byte 0xC0)"});
+  // In comments anything goes (the brief's own example comment has a Delta and a <=), '#' inside a
+  // string does not start one, and a byte-order mark is dropped: positions stay the editor's.
+  const auto p = ParsePolicy("\xEF\xBB\xBF# caf\xC3\xA9 \xCE\x94PPL \xE2\x89\xA4 +0.5 %\n[fidelity]\n"
+                             "kld_mean_max = 0.005 # \xC2\xA7 \xEF\xBB\xB7\n",
+                             "policy.toml");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->fidelity[FidelityMetric::kKldMean], 0.005);
+  ExpectError("extends = \"a#\xC3\xA9\"\n", {"U+00E9 outside a comment, policy.toml:1:14"});
+  ExpectError("# \xC3\xA9\n[fidelity]\nkld_mean_mx = 0.1\n", {"unknown key fidelity.kld_mean_mx, policy.toml:3:1"});
+}
+
 TEST(DecidePolicy, PolicyWithoutCriterionIsRefused) {
   ExpectError("# nothing\n", {"the policy sets no criterion"});
   ExpectError("target_context = 4096\n[probes]\nalpha = 0.05\n", {"the policy sets no criterion"});
