@@ -24,29 +24,29 @@ ConfigInputs& Slot(std::vector<ConfigInputs>& all, const std::string& spec) {
   return all.back();
 }
 
+// Adds every configuration of one job's files (eval or probe) to `all`; a configuration in two
+// files of the same job is ambiguous.
+template <class Input, class Config>
+Status AddJob(const std::vector<Input>& files, const char* job, const Config* ConfigInputs::*result,
+              const Input* ConfigInputs::*file, std::vector<ConfigInputs>* all) {
+  for (const Input& f : files) {
+    for (const Config& c : f.configs) {
+      ConfigInputs& s = Slot(*all, c.spec);
+      if (s.*result) {
+        return BadInput(c.spec + " has " + job + " results in two files, " + (s.*file)->path + " and " + f.path +
+                        "; hint: pass one --results per configuration and job");
+      }
+      s.*result = &c, s.*file = &f;
+    }
+  }
+  return Status::Ok();
+}
+
 // Every configuration in the order the results list it; one eval and one probe result at most each.
 Expected<std::vector<ConfigInputs>> Configurations(const GateInputs& in) {
   std::vector<ConfigInputs> all;
-  for (const EvalInput& e : in.evals) {
-    for (const EvalConfigResult& c : e.configs) {
-      ConfigInputs& s = Slot(all, c.spec);
-      if (s.eval) {
-        return BadInput(c.spec + " has eval results in two files, " + s.eval_file->path + " and " + e.path +
-                        "; hint: pass one --results per configuration and job");
-      }
-      s.eval = &c, s.eval_file = &e;
-    }
-  }
-  for (const ProbeInput& p : in.probes) {
-    for (const ProbeConfigResult& c : p.configs) {
-      ConfigInputs& s = Slot(all, c.spec);
-      if (s.probe) {
-        return BadInput(c.spec + " has probe results in two files, " + s.probe_file->path + " and " + p.path +
-                        "; hint: pass one --results per configuration and job");
-      }
-      s.probe = &c, s.probe_file = &p;
-    }
-  }
+  KV_RETURN_IF_ERROR(AddJob(in.evals, "eval", &ConfigInputs::eval, &ConfigInputs::eval_file, &all));
+  KV_RETURN_IF_ERROR(AddJob(in.probes, "probe", &ConfigInputs::probe, &ConfigInputs::probe_file, &all));
   if (all.empty()) return BadInput("the results hold no configuration; hint: run eval or probe with --kv SPEC");
   return all;
 }

@@ -139,27 +139,6 @@ ProbeConfigResult& ConfigOf(ProbeInput& in, const std::string& spec) {
   return in.configs.back();
 }
 
-Status ReadPooled(const ResultsReader& r, const json& j, ProbeInput* in) {
-  KV_ASSIGN_OR_RETURN(const json* pooled, r.Array(j, "", "pooled"));
-  for (size_t i = 0; i < pooled->size(); ++i) {
-    const json& p = (*pooled)[i];
-    const std::string at = At("pooled", i);
-    PooledFamilyRow row;
-    KV_ASSIGN_OR_RETURN(const std::string config, r.String(p, at, "config"));
-    KV_ASSIGN_OR_RETURN(row.family, r.String(p, at, "family"));
-    KV_ASSIGN_OR_RETURN(const int64_t n, r.Int(p, at, "n"));
-    KV_ASSIGN_OR_RETURN(const int64_t induced, r.Int(p, at, "cache_induced"));
-    KV_ASSIGN_OR_RETURN(const int64_t recovered, r.Int(p, at, "recovered"));
-    KV_ASSIGN_OR_RETURN(const std::optional<double> p_holm, r.NumberOrNull(p, at, "mcnemar_p_holm"));
-    KV_ASSIGN_OR_RETURN(row.significant, r.Bool(p, at, "significant"));
-    row.n = static_cast<int>(n), row.cache_induced = static_cast<int>(induced), row.recovered = static_cast<int>(recovered);
-    row.p_holm = p_holm.value_or(1.0);
-    if (row.n <= 0) return r.Bad(at + ".n", "is not positive");
-    ConfigOf(*in, config).pooled.push_back(row);
-  }
-  return Status::Ok();
-}
-
 // variance[] and drift[] are not stable keys (docs/probes.md): read when there, and a family the
 // run did not have is simply absent.
 const json& OptionalArray(const json& j, const char* key) {
@@ -167,27 +146,49 @@ const json& OptionalArray(const json& j, const char* key) {
   return j.contains(key) && j[key].is_array() ? j[key] : kEmpty;
 }
 
-Status ReadVarianceDrift(const ResultsReader& r, const json& j, ProbeInput* in) {
-  const json& variance = OptionalArray(j, "variance");
-  for (size_t i = 0; i < variance.size(); ++i) {
-    const json& v = variance[i];
-    const std::string at = At("variance", i);
-    KV_ASSIGN_OR_RETURN(const std::string config, r.String(v, at, "config"));
-    KV_ASSIGN_OR_RETURN(const int64_t pairs, r.Int(v, at, "pairs"));
-    KV_ASSIGN_OR_RETURN(const int64_t identical, r.Int(v, at, "identical_pairs"));
-    ProbeConfigResult& c = ConfigOf(*in, config);
-    c.variance_rows += 1, c.variance_pairs += static_cast<int>(pairs), c.variance_identical += static_cast<int>(identical);
+// Calls f(r, row, its key path, the configuration it names) for each row of the array `key`; a
+// required array that is missing is an error, an optional one has no rows.
+template <class F>
+Status ForEachConfigRow(const ResultsReader& r, const json& j, const char* key, bool required, ProbeInput* in, F&& f) {
+  const json* rows = &OptionalArray(j, key);
+  if (required) {
+    KV_ASSIGN_OR_RETURN(rows, r.Array(j, "", key));
   }
-  const json& drift = OptionalArray(j, "drift");
-  for (size_t i = 0; i < drift.size(); ++i) {
-    const json& d = drift[i];
-    const std::string at = At("drift", i);
-    KV_ASSIGN_OR_RETURN(const std::string config, r.String(d, at, "config"));
-    KV_ASSIGN_OR_RETURN(const int64_t length, r.Int(d, at, "length"));
-    KV_ASSIGN_OR_RETURN(const std::optional<double> kl, r.NumberOrNull(d, at, "kl_mean"));
-    if (!kl) return r.Bad(at + ".kl_mean", "is null");
-    ConfigOf(*in, config).drift_kl_mean.push_back({static_cast<int>(length), *kl});
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const std::string at = At(key, i);
+    KV_ASSIGN_OR_RETURN(const std::string config, r.String((*rows)[i], at, "config"));
+    KV_RETURN_IF_ERROR(f(r, (*rows)[i], at, ConfigOf(*in, config)));
   }
+  return Status::Ok();
+}
+
+Status ReadPooled(const ResultsReader& r, const json& p, const std::string& at, ProbeConfigResult& c) {
+  PooledFamilyRow row;
+  KV_ASSIGN_OR_RETURN(row.family, r.String(p, at, "family"));
+  KV_ASSIGN_OR_RETURN(const int64_t n, r.Int(p, at, "n"));
+  KV_ASSIGN_OR_RETURN(const int64_t induced, r.Int(p, at, "cache_induced"));
+  KV_ASSIGN_OR_RETURN(const int64_t recovered, r.Int(p, at, "recovered"));
+  KV_ASSIGN_OR_RETURN(const std::optional<double> p_holm, r.NumberOrNull(p, at, "mcnemar_p_holm"));
+  KV_ASSIGN_OR_RETURN(row.significant, r.Bool(p, at, "significant"));
+  row.n = static_cast<int>(n), row.cache_induced = static_cast<int>(induced), row.recovered = static_cast<int>(recovered);
+  row.p_holm = p_holm.value_or(1.0);
+  if (row.n <= 0) return r.Bad(at + ".n", "is not positive");
+  c.pooled.push_back(row);
+  return Status::Ok();
+}
+
+Status ReadVariance(const ResultsReader& r, const json& v, const std::string& at, ProbeConfigResult& c) {
+  KV_ASSIGN_OR_RETURN(const int64_t pairs, r.Int(v, at, "pairs"));
+  KV_ASSIGN_OR_RETURN(const int64_t identical, r.Int(v, at, "identical_pairs"));
+  c.variance_rows += 1, c.variance_pairs += static_cast<int>(pairs), c.variance_identical += static_cast<int>(identical);
+  return Status::Ok();
+}
+
+Status ReadDrift(const ResultsReader& r, const json& d, const std::string& at, ProbeConfigResult& c) {
+  KV_ASSIGN_OR_RETURN(const int64_t length, r.Int(d, at, "length"));
+  KV_ASSIGN_OR_RETURN(const std::optional<double> kl, r.NumberOrNull(d, at, "kl_mean"));
+  if (!kl) return r.Bad(at + ".kl_mean", "is null");
+  c.drift_kl_mean.push_back({static_cast<int>(length), *kl});
   return Status::Ok();
 }
 
@@ -200,8 +201,9 @@ Expected<ProbeInput> ReadProbe(const ResultsReader& r, const json& j) {
     KV_ASSIGN_OR_RETURN(const std::string spec, r.String((*configs)[c], At("configs", c), "spec"));
     ConfigOf(in, spec);
   }
-  KV_RETURN_IF_ERROR(ReadPooled(r, j, &in));
-  KV_RETURN_IF_ERROR(ReadVarianceDrift(r, j, &in));
+  KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "pooled", true, &in, ReadPooled));
+  KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "variance", false, &in, ReadVariance));
+  KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "drift", false, &in, ReadDrift));
   return in;
 }
 

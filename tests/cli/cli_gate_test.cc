@@ -23,15 +23,15 @@ constexpr const char* kPolicy =
     "[fidelity]\nkld_mean_max = 0.005\n[probes.needle]\nrequired = true\ncache_induced_rate_max = 0.1\n";
 
 std::vector<testing::SyntheticBucket> Buckets(double kld) { return {{1, 16, kld}, {17, 32, kld}}; }
-testing::SyntheticProbeConfig Needle(const std::string& spec, int induced) {
-  return {spec, {{"needle", 10, induced, 0, 1.0, false}}, 0, 0, {}};
+ProbeConfigResult Needle(const std::string& spec, int induced) {
+  return {spec, {{"needle", 10, induced, 0, 1.0, false}}, 0, 0, 0, {}};
 }
 
 // An eval and a probe directory with q8_0 (within the policy) and, with `fail`, q4_0 (not).
 fs::path Results(bool fail, const std::string& model_hash = testing::kSyntheticModelHash) {
   const fs::path dir = testing::MakeTempDir("gate-cli");
   std::vector<testing::SyntheticEvalConfig> eval = {{"k=q8_0,v=q8_0", Buckets(0.0002)}};
-  std::vector<testing::SyntheticProbeConfig> probe = {Needle("k=q8_0,v=q8_0", 0)};
+  std::vector<ProbeConfigResult> probe = {Needle("k=q8_0,v=q8_0", 0)};
   if (fail) eval.push_back({"k=q4_0,v=q4_0", Buckets(0.05)}), probe.push_back(Needle("k=q4_0,v=q4_0", 3));
   testing::WriteResults(dir / "eval", testing::SyntheticEvalResults(eval, model_hash));
   testing::WriteResults(dir / "probe", testing::SyntheticProbeResults(probe, model_hash));
@@ -108,7 +108,7 @@ TEST(GateCliTest, BadInputIsOneLineAndExitTwo) {
                             " --policy " + (dir / "policy.toml").string()),
                      "are from different models");
   // A required family the probe run does not have.
-  testing::WriteResults(dir / "noneedle", testing::SyntheticProbeResults({{"k=q8_0,v=q8_0", {}, 0, 0, {}}}));
+  testing::WriteResults(dir / "noneedle", testing::SyntheticProbeResults({{"k=q8_0,v=q8_0", {}, 0, 0, 0, {}}}));
   ExpectOneLineError(RunCli("gate --results " + (dir / "eval").string() + " --results " + (dir / "noneedle").string() +
                             " --policy " + (dir / "policy.toml").string()),
                      "requires the probe family needle");

@@ -22,13 +22,13 @@ json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs, const
   return j;
 }
 
-json SyntheticProbeResults(const std::vector<SyntheticProbeConfig>& configs, const std::string& model_hash) {
+json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs, const std::string& model_hash) {
   json j = {{"schema_version", 2}, {"kind", "probe"}, {"alpha", 0.05}, {"model", "synthetic"},
             {"model_hash", model_hash}, {"baseline", "k=f32,v=f32"}, {"probes", json::array()}};
   j["configs"] = json::array(), j["pooled"] = json::array(), j["variance"] = json::array(), j["drift"] = json::array();
-  for (const SyntheticProbeConfig& c : configs) {
+  for (const ProbeConfigResult& c : configs) {
     j["configs"].push_back({{"spec", c.spec}, {"bytes_per_token", 1}});
-    for (const SyntheticFamily& f : c.pooled) {
+    for (const PooledFamilyRow& f : c.pooled) {
       j["pooled"].push_back({{"config", c.spec}, {"family", f.family}, {"cells", 1}, {"n", f.n},
                              {"cache_induced", f.cache_induced}, {"recovered", f.recovered},
                              {"mcnemar_p", f.p_holm}, {"mcnemar_p_holm", f.p_holm}, {"significant", f.significant}});
@@ -37,7 +37,7 @@ json SyntheticProbeResults(const std::vector<SyntheticProbeConfig>& configs, con
       j["variance"].push_back({{"config", c.spec}, {"length", 512}, {"n", 1}, {"samples", c.variance_pairs},
                                {"pairs", c.variance_pairs}, {"identical_pairs", c.variance_identical}});
     }
-    for (const auto& [length, kl] : c.drift) {
+    for (const auto& [length, kl] : c.drift_kl_mean) {
       j["drift"].push_back({{"config", c.spec}, {"length", length}, {"n", 1}, {"kl_mean", kl}, {"kl_max", kl}});
     }
   }

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "decide/gate_inputs.h"
+
 namespace kvaudit::testing {
 
 struct SyntheticBucket {
@@ -22,25 +24,13 @@ struct SyntheticEvalConfig {
   std::vector<SyntheticBucket> buckets;
 };
 
-struct SyntheticFamily {
-  std::string family;
-  int n = 0, cache_induced = 0, recovered = 0;
-  double p_holm = 1;
-  bool significant = false;
-};
-
-struct SyntheticProbeConfig {
-  std::string spec;
-  std::vector<SyntheticFamily> pooled;
-  int variance_pairs = 0, variance_identical = 0;  // one variance[] row when pairs > 0
-  std::vector<std::pair<int, double>> drift;        // drift[] rows: (length, kl_mean)
-};
-
 inline constexpr const char* kSyntheticModelHash = "0123456789abcdef";
 
 nlohmann::json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs,
                                     const std::string& model_hash = kSyntheticModelHash);
-nlohmann::json SyntheticProbeResults(const std::vector<SyntheticProbeConfig>& configs,
+// Probe results hold what the gate reads back (decide/gate_inputs.h): the pooled rows, one variance[]
+// row with the summed pairs when variance_pairs > 0, a drift[] row per (length, kl_mean).
+nlohmann::json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs,
                                      const std::string& model_hash = kSyntheticModelHash);
 // Writes dir/results.json (creating dir); returns dir.
 std::filesystem::path WriteResults(const std::filesystem::path& dir, const nlohmann::json& results);

@@ -38,8 +38,8 @@ AcceptancePolicy Policy(const std::string& text = kPolicy) {
   return *p;
 }
 
-testing::SyntheticProbeConfig GoodProbes(const std::string& spec) {
-  return {spec, {{"needle", 20, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}}, 10, 8, {{512, 0.001}, {1024, 0.002}}};
+ProbeConfigResult GoodProbes(const std::string& spec) {
+  return {spec, {{"needle", 20, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}}, 1, 10, 8, {{512, 0.001}, {1024, 0.002}}};
 }
 
 GateInputs Load(const std::vector<fs::path>& dirs) {
@@ -52,7 +52,7 @@ GateInputs Load(const std::vector<fs::path>& dirs) {
 
 // Writes an eval and a probe result of the same configurations and judges them.
 Expected<GateReport> Gate(const std::vector<testing::SyntheticEvalConfig>& eval,
-                          const std::vector<testing::SyntheticProbeConfig>& probe, const std::string& policy = kPolicy) {
+                          const std::vector<ProbeConfigResult>& probe, const std::string& policy = kPolicy) {
   const fs::path dir = testing::MakeTempDir("gate");
   const GateInputs in = Load({testing::WriteResults(dir / "eval", testing::SyntheticEvalResults(eval)),
                               testing::WriteResults(dir / "probe", testing::SyntheticProbeResults(probe))});
@@ -91,10 +91,10 @@ TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   b[2].top1_agree = 0.9;    // 33-64
   b[3].ppl_ratio = 1.02;    // 65-128
   b[3].kld_p99 = 0.5;       // 65-128
-  testing::SyntheticProbeConfig p = GoodProbes("k=q4_0,v=q4_0");
+  ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
   p.pooled[0] = {"needle", 20, 6, 0, 0.03, true};  // rate 0.3 and significant
   p.variance_identical = 2;                        // 8 of 10 differ
-  p.drift = {{512, 0.004}, {1024, 0.2}};
+  p.drift_kl_mean = {{512, 0.004}, {1024, 0.2}};
   const auto r = Gate({{"k=q4_0,v=q4_0", b}}, {p});
   ASSERT_TRUE(r.ok()) << r.error().message;
   const ConfigVerdict& v = r->configs[0];
@@ -133,7 +133,7 @@ TEST(DecideGate, SafeUpToIsNoneWhenTheFirstBucketFails) {
 }
 
 TEST(DecideGate, SignificantTowardTheConfigurationIsNoLoss) {
-  testing::SyntheticProbeConfig p = GoodProbes("k=q8_0,v=q8_0");
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
   p.pooled[0] = {"needle", 20, 0, 8, 0.008, true};
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -179,7 +179,7 @@ TEST(DecideGate, TooFewTokensInAJudgedBucketIsBadInput) {
 }
 
 TEST(DecideGate, ARequiredFamilyMissingIsBadInput) {
-  testing::SyntheticProbeConfig p = GoodProbes("k=q8_0,v=q8_0");
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
   p.pooled.erase(p.pooled.begin());  // no needle
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
   ASSERT_FALSE(r.ok());
@@ -189,8 +189,8 @@ TEST(DecideGate, ARequiredFamilyMissingIsBadInput) {
 }
 
 TEST(DecideGate, AFamilyNotRequiredAndMissingIsNotJudged) {
-  testing::SyntheticProbeConfig p = GoodProbes("k=q8_0,v=q8_0");
-  p.variance_pairs = 0, p.drift.clear();
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
+  p.variance_rows = 0, p.variance_pairs = 0, p.drift_kl_mean.clear();
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->configs[0].pass);
