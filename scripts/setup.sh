@@ -6,6 +6,8 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libpcre2-dev           # Unicode regexes for BPE pre-tokenizers
       nlohmann-json3-dev     # config.json, tokenizer.json, results.json
       libcli11-dev           # CLI flags and --help
+      libtomlplusplus-dev    # the acceptance policy file (TOML, kvaudit gate)
+      libtinyxml2-dev        # tests only: the gate's JUnit XML parsed back
       libgtest-dev libgmock-dev googletest
       clang libclang-rt-14-dev)  # libFuzzer targets
 missing=()

@@ -18,5 +18,6 @@ CommandRunner AddFormatsCommand(CLI::App& app);
 CommandRunner AddEvalCommand(CLI::App& app);
 CommandRunner AddProbeCommand(CLI::App& app);
 CommandRunner AddDeployCommand(CLI::App& app);
+CommandRunner AddGateCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

@@ -10,6 +10,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr const char* kModelHelp = "Hugging Face model directory or .gguf file";
 constexpr const char* kKvHelp = "KV cache configuration, e.g. k=q8_0,v=q4_0 or @policy.json (kvaudit formats; docs/formats.md)";
 constexpr const char* kKvCalibHelp = "calibration text (file, folder or JSONL) for fp8 scale=calib and outliers=N";
 
@@ -29,13 +30,19 @@ Expected<std::string> Bundled(const char* flag, const char* what, const char* pa
 
 void ModelFlags::AddModelOnly(CLI::App& app) {
   app.add_option("--model", model,
-                 std::string("Hugging Face model directory or .gguf file (default: the bundled demo model ") +
-                     kBundledModel + ", relative to the current directory)");
+                 std::string(kModelHelp) + " (default: the bundled demo model " + kBundledModel +
+                     ", relative to the current directory)");
 }
 
 void ModelFlags::Add(CLI::App& app) {
   AddModelOnly(app);
   app.add_option("--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
+}
+
+void AddModelCheckFlag(CLI::App& app, std::string& model) {
+  app.add_option("--model", model,
+                 std::string(kModelHelp) + ": the model the results must come from, checked by its content hash "
+                 "(default: not checked)");
 }
 
 Expected<std::string> ModelFlags::Resolve() const {
@@ -109,6 +116,25 @@ void AddProbeSeedFlag(CLI::App& app, uint64_t& seed) {
 
 void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
   app.add_option("--bootstrap-seed", seed, "seed of the bootstrap confidence intervals")->capture_default_str();
+}
+
+void AddPolicyFlag(CLI::App& app, std::string& policy) {
+  app.add_option("--policy", policy, "acceptance policy: a preset (strict, balanced) or a TOML file (docs/decision.md)")
+      ->required();
+}
+
+void AddResultsFlag(CLI::App& app, std::vector<std::string>& dirs) {
+  app.add_option("--results", dirs,
+                 "repeatable: an eval, probe or audit output directory (results.json, or eval/ and probe/ below it)")
+      ->required();
+}
+
+void AddJunitFlag(CLI::App& app, std::string& path) {
+  app.add_option("--junit", path, "also write the cases as JUnit XML to this file (one test case per criterion)");
+}
+
+void AddMarkdownFlag(CLI::App& app, std::string& path) {
+  app.add_option("--markdown", path, "also write a markdown summary for a pull-request comment to this file");
 }
 
 }  // namespace kvaudit::cli

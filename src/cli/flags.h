@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "run/kv_configs.h"
@@ -30,6 +31,10 @@ struct ModelFlags {
   // with a hint to pass --model when that is not in the current directory either.
   Expected<std::string> Resolve() const;
 };
+
+// --model for a command that reads results rather than running the model (gate): the model the
+// results must come from, checked by its content hash; "" = not checked (no bundled default).
+void AddModelCheckFlag(CLI::App& app, std::string& model);
 
 // A job over text (eval, probe): --model and --data resolved (defaults announced), --threads copied.
 Status ResolveJobInputs(const ModelFlags& flags, const std::string& data_flag, std::string* model, int* threads,
@@ -66,5 +71,13 @@ void AddTempFlag(CLI::App& app, float& temp, const std::string& use);
 void AddProbeSeedFlag(CLI::App& app, uint64_t& seed);
 // --bootstrap-seed: the seed of the bootstrap confidence intervals (eval).
 void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed);
+
+// --policy: the acceptance policy, a preset (strict, balanced) or a TOML file (gate; docs/decision.md).
+void AddPolicyFlag(CLI::App& app, std::string& policy);
+// --results DIR (repeatable, required): eval, probe or audit output directories to judge (gate).
+void AddResultsFlag(CLI::App& app, std::vector<std::string>& dirs);
+// --junit FILE, --markdown FILE: the gate's report as JUnit XML and as a pull-request comment.
+void AddJunitFlag(CLI::App& app, std::string& path);
+void AddMarkdownFlag(CLI::App& app, std::string& path);
 
 }  // namespace kvaudit::cli

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       AddProbeCommand);
   add("deploy", "the settings of a KV cache configuration in llama.cpp, ollama, vLLM, SGLang, TensorRT-LLM, "
       "transformers, and its memory there", AddDeployCommand);
+  add("gate", "judge eval and probe results by an acceptance policy: exit 0 pass, 1 fail, 2 bad input",
+      AddGateCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

@@ -109,6 +109,7 @@ ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t c
   for (size_t b = 0; b < s.buckets.size(); ++b) {
     if (s.buckets[b].tokens > 0) measured.push_back({last_len[b], s.buckets[b].kld_mean});
   }
+  s.bucket_last_len = std::move(last_len);
   s.safe = SafeUpTo(measured, o.kld_threshold);
   return s;
 }

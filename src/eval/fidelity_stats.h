@@ -59,6 +59,7 @@ struct SafeRange {
 struct ConfigSummary {
   FidelitySummary overall;
   std::vector<FidelitySummary> buckets;  // [n_buckets], matching AggregateOptions::buckets
+  std::vector<int> bucket_last_len;      // [n_buckets] largest context length with data (0: none)
   std::vector<ClassSummary> classes;     // the five text classes, then "rare" (overlaps them)
   SafeRange safe;                        // by the buckets' mean KLD against kld_threshold
 };

@@ -68,8 +68,8 @@ std::string CiText(const FidelitySummary& s) {
 
 json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
   const AggregateOptions& a = info.aggregate;
-  json j = {{"schema_version", kEvalSchemaVersion}, {"model", info.model}, {"ctx", info.ctx},
-            {"score_from", info.score_from}};
+  json j = {{"schema_version", kEvalSchemaVersion}, {"kind", "eval"}, {"model", info.model},
+            {"model_hash", info.model_hash}, {"ctx", info.ctx}, {"score_from", info.score_from}};
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
   j["baseline"] = {{"spec", info.baseline_spec}, {"bytes_per_token", info.baseline_bytes_per_token},
                    {"ppl", any ? Num(any->ppl_base) : json(nullptr)},
@@ -90,7 +90,8 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
       cj["buckets"].push_back({{"from", a.buckets[b].from}, {"to", a.buckets[b].to}, {"tokens", bs.tokens},
                                {"kld_mean", Num(bs.kld_mean)}, {"kld_ci95", Ci(bs.kld_ci95)},
                                {"top1_agree", Num(bs.top1_agree)}, {"ppl_ratio", Num(bs.ppl_ratio)},
-                               {"kld_p99", Num(bs.kld_p99)}, {"delta_p_mean", Num(bs.dp_mean)}});
+                               {"kld_p99", Num(bs.kld_p99)}, {"delta_p_mean", Num(bs.dp_mean)},
+                               {"measured_to", b < s.bucket_last_len.size() ? json(s.bucket_last_len[b]) : json(nullptr)}});
     }
     cj["safe_up_to"] = s.safe.up_to ? json(*s.safe.up_to) : json(nullptr);
     cj["safe_up_to_is_all_measured"] = s.safe.is_all_measured;

@@ -17,6 +17,7 @@ inline constexpr int kEvalSchemaVersion = 2;
 
 struct EvalRunInfo {
   std::string model, data, baseline_spec;
+  std::string model_hash;  // hex, run/fingerprint.h HashModel: the same in the resume fingerprint
   uint64_t baseline_bytes_per_token = 0;
   int ctx = 0, score_from = 0;
   bool per_doc = false;

@@ -78,6 +78,7 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   EvalRunInfo& info = plan.info;
   const EvalOptions& opt = plan.options;
   info.model = opt.model, info.data = opt.data, info.ctx = ctx, info.score_from = opt.score_from;
+  info.model_hash = HexHash(HashModel(*plan.engine.model));
   info.per_doc = opt.per_doc, info.n_windows = static_cast<int>(plan.windows.size()), info.tokens_hash = data_hash;
   info.aggregate.kld_threshold = opt.kld_threshold;
   info.aggregate.bootstrap.replicates = opt.bootstrap;
@@ -91,7 +92,7 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
 }
 
 nlohmann::json EvalPlan::MakeFingerprint() const {
-  nlohmann::json fp = {{"model", HexHash(HashModel(*engine.model))}, {"data", info.tokens_hash}, {"ctx", info.ctx},
+  nlohmann::json fp = {{"model", info.model_hash}, {"data", info.tokens_hash}, {"ctx", info.ctx},
                        {"score_from", info.score_from}, {"per_doc", info.per_doc}};
   fp.update(configs.Fingerprint());  // baseline, configs, calibration
   if (options.attn_samples > 0) {

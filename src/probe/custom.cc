@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "base/edit_distance.h"
+
 namespace kvaudit {
 namespace {
 
@@ -15,21 +17,6 @@ constexpr const char* kKeysHint = "keys are id, prompt, expected, contains, rege
 constexpr const char* kCheckKeys[] = {"expected", "contains", "regex", "json_valid", "json_equals"};
 constexpr const char* kAllKeys[] = {"id", "prompt", "expected", "contains", "regex", "json_valid", "json_equals",
                                     "max_tokens"};
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // "a string", "an array", ... for messages.
 std::string AType(const json& j) {

@@ -296,6 +296,7 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   plan.tokenizer = tok, plan.chat = chat;
   plan.instances = std::move(instances), plan.variance = std::move(variance), plan.drift = std::move(drift);
   KV_ASSIGN_OR_RETURN(plan.max_positions, MaxPositions(plan, cfg.max_ctx));
+  plan.model_hash = HexHash(HashModel(*plan.engine.model));
   plan.fingerprint = plan.MakeFingerprint(custom);
   return plan;
 }
@@ -306,7 +307,7 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
 // "expected" is named when the run is refused.
 nlohmann::json ProbePlan::MakeFingerprint(const std::vector<CustomProbe>& custom) const {
   const ProbeOptions& o = options;
-  nlohmann::json fp = {{"model", HexHash(HashModel(*engine.model))}, {"probe_seed", o.probe_seed}, {"seed", o.seed},
+  nlohmann::json fp = {{"model", model_hash}, {"probe_seed", o.probe_seed}, {"seed", o.seed},
                        {"data", o.data}, {"chat", ChatFormatName(chat)}, {"samples", o.samples},
                        {"temperature", o.temperature}, {"variance_tokens", o.variance_tokens},
                        {"drift_tokens", o.drift_tokens}};

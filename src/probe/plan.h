@@ -73,6 +73,7 @@ struct ProbePlan {
   std::vector<ProbeInstance> instances;  // the checked families (needle, exact, constraint), then custom
   std::vector<FreePrompt> variance, drift;
   int max_positions = 0;        // the caches' size: the longest prompt plus its budget
+  std::string model_hash;       // hex, run/fingerprint.h HashModel: results.json and the fingerprint
   nlohmann::json fingerprint;   // what DIR/progress.jsonl must carry to be resumed
 
  private:

@@ -58,6 +58,7 @@ std::optional<DriftRecord> DriftRecordFromJson(const nlohmann::json& j, size_t n
 
 struct ProbeRunInfo {
   std::string model, baseline_spec, data;
+  std::string model_hash;                  // hex, run/fingerprint.h HashModel (as in the fingerprint)
   std::vector<std::string> specs;          // [n_configs] canonical
   std::vector<uint64_t> bytes_per_token;   // [n_configs]
   uint64_t probe_seed = 0;                 // the generated prompts (--probe-seed)

@@ -59,7 +59,7 @@ Status Step(Recorded& recorded, JsonlJournal& journal, const std::string& id, Pa
 ProbeRunInfo ProbeSession::Info() const {
   const ProbeOptions& o = plan_.options;
   ProbeRunInfo info;
-  info.model = o.model, info.baseline_spec = plan_.configs.policy(0).spec(), info.data = o.data;
+  info.model = o.model, info.model_hash = plan_.model_hash, info.baseline_spec = plan_.configs.policy(0).spec(), info.data = o.data;
   info.probe_seed = o.probe_seed, info.sampling_seed = o.seed;
   info.chat_format = ChatFormatName(plan_.chat);
   info.specs = plan_.configs.config_specs();

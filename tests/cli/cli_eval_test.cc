@@ -34,6 +34,12 @@ TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
   EXPECT_EQ(j["ctx"], 256);
   EXPECT_EQ(j["score_from"], 0);
   EXPECT_TRUE(j["model"].is_string());
+  EXPECT_EQ(j["kind"], "eval");
+  // model_hash is the resume fingerprint's model hash (what kvaudit gate compares).
+  const std::string journal = ReadFile((out / "progress.jsonl").string());
+  const nlohmann::json header = nlohmann::json::parse(journal.substr(0, journal.find('\n')));
+  EXPECT_EQ(j["model_hash"], header["fingerprint"]["model"]);
+  EXPECT_EQ(j["model_hash"].get<std::string>().size(), 16u);
   ASSERT_EQ(j["configs"].size(), 1u);
   const nlohmann::json& c = j["configs"][0];
   EXPECT_EQ(c["spec"], "k=f32,v=f32");
@@ -50,6 +56,8 @@ TEST(EvalCliTest, IdenticalConfigurationGivesZeroKldAndStableKeys) {
   EXPECT_EQ(c["buckets"][1]["from"], 17);
   EXPECT_EQ(c["buckets"][1]["to"], 32);
   EXPECT_EQ(c["buckets"][4]["tokens"], 2 * 127);  // context lengths 129..255
+  EXPECT_EQ(c["buckets"][4]["measured_to"], 255);
+  EXPECT_EQ(c["buckets"][1]["measured_to"], 32);
   for (const auto& b : c["buckets"]) {
     for (const char* key : {"from", "to", "tokens", "kld_mean", "kld_ci95", "top1_agree", "ppl_ratio"}) {
       EXPECT_TRUE(b.contains(key)) << key;

@@ -48,6 +48,8 @@ TEST(ProbeCliTest, IdenticalConfigurationAttributesNothingToTheCache) {
   const nlohmann::json j = Results(out);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["kind"], "probe");
+  EXPECT_EQ(j["model_hash"].get<std::string>().size(), 16u);
   // needle/code at 2 depths, exact/identifiers at 2 depths (pooled: depth is a key for needles
   // only), constraint/prefix: (2 + 1 + 1) rows per configuration.
   ASSERT_EQ(j["probes"].size(), 8u);

@@ -59,4 +59,18 @@ std::vector<uint8_t> ReadBytes(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+void ReplayCorpus(const std::filesystem::path& dir, const CorpusParse& parse) {
+  int accepted = 0, rejected = 0;
+  for (const auto& p : FilesIn(dir)) {
+    const std::string name = p.filename().string();
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> bytes = ReadBytes(p);
+    const auto [ok, what] = parse(name, std::string(bytes.begin(), bytes.end()));
+    EXPECT_EQ(ok, name.rfind("bad_", 0) != 0) << (ok ? "accepted: " : "rejected: ") << what;
+    ++(ok ? accepted : rejected);
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(rejected, 0);
+}
+
 }  // namespace kvaudit::testing

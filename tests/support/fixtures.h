@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvaudit::testing {
@@ -22,5 +24,11 @@ std::filesystem::path MakeTempDir(const std::string& tag);
 std::vector<std::filesystem::path> FilesIn(const std::filesystem::path& dir);
 // A file's bytes (empty if it cannot be read).
 std::vector<uint8_t> ReadBytes(const std::filesystem::path& p);
+// Replays a fuzz corpus of seeds and bad_* inputs: parse(name, text) checks one file's invariants
+// and returns whether the parser accepted it, with what it made of it (the error, or a summary).
+// Every bad_* file must be rejected, every other one accepted, and the corpus must hold both kinds
+// (gtest failures otherwise, under the file's name).
+using CorpusParse = std::function<std::pair<bool, std::string>(const std::string& name, const std::string& text)>;
+void ReplayCorpus(const std::filesystem::path& dir, const CorpusParse& parse);
 
 }  // namespace kvaudit::testing

@@ -1,0 +1,284 @@
+// The gate's evaluation on synthetic results.json files written here (decide/gate.h,
+// docs/decision.md "Gate"): one failing case per violated criterion, the first failure and
+// safe_up_to, target_context, the audit layout, and what is bad input (a required family missing,
+// another model, another schema_version, a metric the policy needs but the results lack).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "decide/gate.h"
+#include "decide/gate_inputs.h"
+#include "decide/policy.h"
+#include "support/fixtures.h"
+#include "support/gate_results.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::SyntheticBucket;
+
+// Four default-style buckets; `bad` makes one bucket violate one metric.
+std::vector<SyntheticBucket> Buckets(double kld = 0.001) {
+  return {{1, 16, kld, 0.01, 0.995, 1.001}, {17, 32, kld, 0.01, 0.995, 1.001},
+          {33, 64, kld, 0.01, 0.995, 1.001}, {65, 128, kld, 0.01, 0.995, 1.001}};
+}
+
+constexpr const char* kPolicy =
+    "[fidelity]\nkld_mean_max = 0.005\nkld_p99_max = 0.05\ntop1_agree_min = 0.98\nppl_ratio_max = 1.005\n"
+    "[probes]\nfail_on_significant = true\n"
+    "[probes.needle]\nrequired = true\ncache_induced_rate_max = 0.1\n"
+    "[probes.variance]\nsame_seed_divergence_max = 0.5\n"
+    "[probes.drift]\nkl_mean_max = 0.01\n";
+
+AcceptancePolicy Policy(const std::string& text = kPolicy) {
+  auto p = ParsePolicy(text, "test.toml");
+  KV_CHECK_MSG(p.ok(), p.ok() ? "" : p.error().message.c_str());
+  return *p;
+}
+
+ProbeConfigResult GoodProbes(const std::string& spec) {
+  return {spec, {{"needle", 20, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}}, 1, 10, 8, {{512, 0.001}, {1024, 0.002}}};
+}
+
+GateInputs Load(const std::vector<fs::path>& dirs) {
+  std::vector<std::string> d;
+  for (const fs::path& p : dirs) d.push_back(p.string());
+  auto in = LoadGateInputs(d);
+  KV_CHECK_MSG(in.ok(), in.ok() ? "" : in.error().message.c_str());
+  return *in;
+}
+
+// Writes an eval and a probe result of the same configurations and judges them.
+Expected<GateReport> Gate(const std::vector<testing::SyntheticEvalConfig>& eval,
+                          const std::vector<ProbeConfigResult>& probe, const std::string& policy = kPolicy) {
+  const fs::path dir = testing::MakeTempDir("gate");
+  const GateInputs in = Load({testing::WriteResults(dir / "eval", testing::SyntheticEvalResults(eval)),
+                              testing::WriteResults(dir / "probe", testing::SyntheticProbeResults(probe))});
+  return EvaluateGate(Policy(policy), in);
+}
+
+std::vector<std::string> FailingCriteria(const ConfigVerdict& v) {
+  std::vector<std::string> out;
+  for (const GateCase& c : v.cases) {
+    if (!c.pass) out.push_back(c.criterion + " @ " + c.scope);
+  }
+  return out;
+}
+
+TEST(DecideGate, AConfigurationWithinEveryThresholdPasses) {
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->configs.size(), 1u);
+  const ConfigVerdict& v = r->configs[0];
+  EXPECT_TRUE(v.pass);
+  EXPECT_EQ(r->exit_code(), 0);
+  // 4 buckets × 4 metrics, needle rate + needle significance + exact significance, variance, drift.
+  EXPECT_EQ(v.cases.size(), 16u + 3u + 1u + 1u);
+  EXPECT_FALSE(v.first_failure.has_value());
+  EXPECT_EQ(v.safe_up_to, 128);
+  EXPECT_TRUE(v.safe_up_to_is_all_measured);
+  EXPECT_EQ(SafeUpToText(v), "all measured (>= 128)");
+  // [probes] fail_on_significant reaches every checked family; the two the run did not have are listed.
+  ASSERT_EQ(v.not_judged.size(), 1u);
+  EXPECT_EQ(v.not_judged[0].rfind("constraint, custom: not in ", 0), 0u) << v.not_judged[0];
+}
+
+TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
+  std::vector<SyntheticBucket> b = Buckets();
+  b[1].kld_mean = 0.02;     // 17-32
+  b[2].top1_agree = 0.9;    // 33-64
+  b[3].ppl_ratio = 1.02;    // 65-128
+  b[3].kld_p99 = 0.5;       // 65-128
+  ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
+  p.pooled[0] = {"needle", 20, 6, 0, 0.03, true};  // rate 0.3 and significant
+  p.variance_identical = 2;                        // 8 of 10 differ
+  p.drift_kl_mean = {{512, 0.004}, {1024, 0.2}};
+  const auto r = Gate({{"k=q4_0,v=q4_0", b}}, {p});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ConfigVerdict& v = r->configs[0];
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(r->exit_code(), 1);
+  EXPECT_EQ(FailingCriteria(v), (std::vector<std::string>{
+                                    "kld_mean_max @ context 17-32", "top1_agree_min @ context 33-64",
+                                    "kld_p99_max @ context 65-128", "ppl_ratio_max @ context 65-128",
+                                    "needle.cache_induced_rate_max @ family needle",
+                                    "needle.fail_on_significant @ family needle",
+                                    "variance.same_seed_divergence_max @ family variance",
+                                    "drift.kl_mean_max @ family drift"}));
+  // The first failure: the smallest bucket, then the policy's criterion order.
+  ASSERT_TRUE(v.first_failure.has_value());
+  const GateCase& first = v.cases[*v.first_failure];
+  EXPECT_EQ(first.criterion, "kld_mean_max");
+  EXPECT_EQ(first.from, 17);
+  EXPECT_EQ(first.measured, 0.02);
+  EXPECT_EQ(first.threshold, 0.005);
+  EXPECT_EQ(first.text, "kld_mean 0.02 > 0.005 (kld_mean_max), context 17-32: 100 tokens");
+  EXPECT_EQ(v.safe_up_to, 16);
+  EXPECT_FALSE(v.safe_up_to_is_all_measured);
+  const auto drift = std::find_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.family == "drift"; });
+  ASSERT_NE(drift, v.cases.end());
+  EXPECT_EQ(drift->measured, 0.2);  // the worst length
+  EXPECT_NE(drift->text.find("at length 1024"), std::string::npos) << drift->text;
+}
+
+TEST(DecideGate, SafeUpToIsNoneWhenTheFirstBucketFails) {
+  std::vector<SyntheticBucket> b = Buckets();
+  b[0].kld_mean = 0.5;
+  const auto r = Gate({{"k=q4_0,v=q4_0", b}}, {GoodProbes("k=q4_0,v=q4_0")});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->configs[0].safe_up_to.has_value());
+  EXPECT_EQ(SafeUpToText(r->configs[0]), "none");
+}
+
+TEST(DecideGate, SignificantTowardTheConfigurationIsNoLoss) {
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
+  p.pooled[0] = {"needle", 20, 0, 8, 0.008, true};
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->configs[0].pass);
+}
+
+TEST(DecideGate, TargetContextLimitsTheJudgedBuckets) {
+  std::vector<SyntheticBucket> b = Buckets();
+  b[3].kld_mean = 0.5;  // 65-128 fails, beyond the target
+  const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")},
+                      std::string("target_context = 64\n") + kPolicy);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->configs[0].pass);
+  for (const GateCase& c : r->configs[0].cases) EXPECT_LE(c.from, 64) << c.scope;
+  EXPECT_EQ(r->configs[0].safe_up_to, 64);  // the safe range still reads every bucket
+  EXPECT_FALSE(r->configs[0].safe_up_to_is_all_measured);
+}
+
+TEST(DecideGate, TargetContextBeyondTheMeasuredBucketsIsBadInput) {
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")},
+                      std::string("target_context = 4096\n") + kPolicy);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code(), 2);
+  EXPECT_NE(r.error().message.find("target_context 4096 is beyond the longest context eval measured"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("--ctx 4096"), std::string::npos) << r.error().message;
+}
+
+TEST(DecideGate, TooFewTokensInAJudgedBucketIsBadInput) {
+  std::vector<SyntheticBucket> b = Buckets();
+  b[0].tokens = 32;
+  std::string policy = kPolicy;
+  policy.insert(policy.find('\n') + 1, "min_bucket_tokens = 100\n");  // into [fidelity]
+  const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("context 1-16 of k=q8_0,v=q8_0 has 32 scored tokens, fewer than "
+                                   "fidelity.min_bucket_tokens = 100"),
+            std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--windows"), std::string::npos) << r.error().message;
+  // The same bucket beyond target_context is not judged, so its size does not matter.
+  b[0] = {1, 16, 0.001, 0.01, 0.995, 1.001, 100}, b[3].tokens = 32;
+  EXPECT_TRUE(Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, "target_context = 64\n" + policy).ok());
+}
+
+TEST(DecideGate, ARequiredFamilyMissingIsBadInput) {
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
+  p.pooled.erase(p.pooled.begin());  // no needle
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("the policy requires the probe family needle but k=q8_0,v=q8_0 has none in"),
+            std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--family needle"), std::string::npos) << r.error().message;
+}
+
+TEST(DecideGate, AFamilyNotRequiredAndMissingIsNotJudged) {
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
+  p.variance_rows = 0, p.variance_pairs = 0, p.drift_kl_mean.clear();
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->configs[0].pass);
+  ASSERT_EQ(r->configs[0].not_judged.size(), 1u);
+  EXPECT_EQ(r->configs[0].not_judged[0].rfind("constraint, custom, variance, drift: not in ", 0), 0u)
+      << r->configs[0].not_judged[0];
+}
+
+TEST(DecideGate, AMetricThePolicyNeedsButTheResultsLackIsBadInput) {
+  const fs::path dir = testing::MakeTempDir("gate-p99");
+  nlohmann::json eval = testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}});
+  eval["configs"][0]["buckets"][1].erase("kld_p99");
+  const GateInputs in = Load({testing::WriteResults(dir / "eval", eval),
+                              testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}))});
+  const auto r = EvaluateGate(Policy(), in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("k=q8_0,v=q8_0 has no kld_p99 for context 17-32"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(DecideGate, AConfigurationWithoutEvalResultsIsBadInputWhenFidelityIsJudged) {
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0"), GoodProbes("k=q4_0,v=q4_0")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("k=q4_0,v=q4_0 has no eval results"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("kvaudit eval --kv k=q4_0,v=q4_0"), std::string::npos) << r.error().message;
+}
+
+TEST(DecideGate, AlphaMustBeTheProbeRunsAlpha) {
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")},
+                      std::string(kPolicy) + "[probes.exact]\ncache_induced_rate_max = 0.5\n" );
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto bad = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")},
+                        "[probes]\nalpha = 0.01\nfail_on_significant = true\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("probes.alpha = 0.01 in test.toml but the probe run used alpha 0.05"),
+            std::string::npos) << bad.error().message;
+}
+
+TEST(DecideGate, AnAuditDirectoryHoldsEvalAndProbe) {
+  const fs::path dir = testing::MakeTempDir("gate-audit");
+  testing::WriteResults(dir / "eval", testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}}));
+  testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}));
+  const GateInputs in = Load({dir});
+  EXPECT_EQ(in.evals.size(), 1u);
+  EXPECT_EQ(in.probes.size(), 1u);
+  const auto r = EvaluateGate(Policy(), in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->inputs.size(), 2u);
+}
+
+TEST(DecideGate, ResultsOfAnotherSchemaOrNoResultsAreBadInput) {
+  const fs::path dir = testing::MakeTempDir("gate-schema");
+  nlohmann::json eval = testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}});
+  eval["schema_version"] = 3;
+  testing::WriteResults(dir / "v3", eval);
+  const auto r = LoadGateInputs({(dir / "v3").string()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema_version 3 is not the 2 this gate reads, " + (dir / "v3" / "results.json").string()),
+            std::string::npos) << r.error().message;
+  fs::create_directories(dir / "empty");
+  const auto none = LoadGateInputs({(dir / "empty").string()});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("holds no eval or probe results.json"), std::string::npos) << none.error().message;
+  eval["schema_version"] = 2;
+  eval["configs"][0].erase("spec");
+  testing::WriteResults(dir / "nospec", eval);
+  const auto nospec = LoadGateInputs({(dir / "nospec").string()});
+  ASSERT_FALSE(nospec.ok());
+  EXPECT_NE(nospec.error().message.find("configs[0].spec is missing"), std::string::npos) << nospec.error().message;
+}
+
+TEST(DecideGate, ResultsOfAnotherModelAreBadInput) {
+  const fs::path dir = testing::MakeTempDir("gate-model");
+  testing::WriteResults(dir / "eval", testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}}, "aaaa"));
+  testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}, "bbbb"));
+  const GateInputs in = Load({dir});
+  const Status two = CheckOneModel(in, "", "");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.error().message.find("are from different models (model_hash bbbb vs aaaa)"), std::string::npos)
+      << two.error().message;
+  const GateInputs one = Load({dir / "eval"});
+  EXPECT_TRUE(CheckOneModel(one, "", "").ok());
+  const Status other = CheckOneModel(one, "cccc", "models/x");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("is from another model (model_hash aaaa, --model models/x is cccc)"),
+            std::string::npos) << other.error().message;
+  EXPECT_TRUE(CheckOneModel(one, "aaaa", "models/x").ok());
+}
+
+}  // namespace
+}  // namespace kvaudit

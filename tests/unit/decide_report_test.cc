@@ -1,0 +1,141 @@
+// The gate's outputs (decide/junit.h, decide/gate_markdown.h, decide/gate_text.h): the JUnit XML
+// parses back (tinyxml2) with counts that match the cases and one <failure> per violated
+// criterion giving measured value, threshold and bucket; escaping; the markdown table; --json.
+#include <gtest/gtest.h>
+#include <tinyxml2.h>
+
+#include <string>
+
+#include "decide/gate.h"
+#include "decide/gate_markdown.h"
+#include "decide/gate_text.h"
+#include "decide/junit.h"
+
+namespace kvaudit {
+namespace {
+
+GateCase Fidelity(const std::string& key, const std::string& measure, int from, int to, double measured, double threshold,
+                  bool pass) {
+  GateCase c;
+  c.criterion = key, c.scope = "context " + std::to_string(from) + "-" + std::to_string(to), c.from = from, c.to = to;
+  c.measure = measure, c.measured = measured, c.threshold = threshold, c.pass = pass;
+  c.text = measure + " " + GateNumber(measured) + (pass ? " <= " : " > ") + GateNumber(threshold) + " (" + key + "), " + c.scope;
+  return c;
+}
+
+// Two configurations: one passing every case, one failing two fidelity cases and one probe case.
+GateReport Report() {
+  GateReport r;
+  r.policy = "p<&>\"'.toml";
+  r.inputs = {"eval/results.json (eval)", "probe/results.json (probe)"};
+  ConfigVerdict good;
+  good.config = "k=q8_0,v=q8_0", good.pass = true, good.judged_fidelity = true;
+  good.safe_up_to = 4095, good.safe_up_to_is_all_measured = true;
+  good.cases = {Fidelity("kld_mean_max", "kld_mean", 1, 16, 0.0002, 0.005, true),
+                Fidelity("kld_mean_max", "kld_mean", 17, 32, 0.0003, 0.005, true)};
+  ConfigVerdict bad;
+  bad.config = "k=q4_0,v=q4_0", bad.pass = false, bad.judged_fidelity = true;
+  bad.cases = {Fidelity("kld_mean_max", "kld_mean", 1, 16, 0.05, 0.005, false),
+               Fidelity("kld_mean_max", "kld_mean", 17, 32, 0.004, 0.005, true),
+               Fidelity("ppl_ratio_max", "ppl_ratio", 17, 32, 1.02, 1.005, false)};
+  GateCase needle;
+  needle.criterion = "needle.cache_induced_rate_max", needle.scope = "family needle", needle.family = "needle";
+  needle.measure = "cache-induced rate", needle.measured = 0.25, needle.threshold = 0.1, needle.pass = false;
+  needle.text = "cache-induced rate 0.25 > 0.1 (needle.cache_induced_rate_max), family needle: 5 of 20 <lost> & \x01";
+  bad.cases.push_back(needle);
+  bad.first_failure = 0;
+  bad.not_judged = {"variance: no probe results (not required)"};
+  r.configs = {good, bad};
+  return r;
+}
+
+int IntAttr(const tinyxml2::XMLElement* e, const char* name) {
+  int v = -1;
+  EXPECT_EQ(e->QueryIntAttribute(name, &v), tinyxml2::XML_SUCCESS) << name;
+  return v;
+}
+
+TEST(DecideReport, JunitParsesBackWithMatchingCounts) {
+  const GateReport r = Report();
+  const std::string xml = GateJunitXml(r);
+  tinyxml2::XMLDocument doc;
+  ASSERT_EQ(doc.Parse(xml.c_str(), xml.size()), tinyxml2::XML_SUCCESS) << doc.ErrorStr() << "\n" << xml;
+  const tinyxml2::XMLElement* root = doc.FirstChildElement("testsuites");
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(IntAttr(root, "tests"), 6);
+  EXPECT_EQ(IntAttr(root, "failures"), 3);
+  EXPECT_STREQ(root->Attribute("name"), "kvaudit gate, policy p<&>\"'.toml");  // escaped and read back
+  int suites = 0, failures_seen = 0;
+  for (const auto* suite = root->FirstChildElement("testsuite"); suite; suite = suite->NextSiblingElement("testsuite")) {
+    const ConfigVerdict& v = r.configs[static_cast<size_t>(suites++)];
+    EXPECT_STREQ(suite->Attribute("name"), v.config.c_str());
+    int cases = 0, failures = 0;
+    for (const auto* tc = suite->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase")) {
+      const GateCase& c = v.cases[static_cast<size_t>(cases++)];
+      EXPECT_EQ(std::string(tc->Attribute("name")), c.criterion + " " + c.scope);
+      const auto* failure = tc->FirstChildElement("failure");
+      ASSERT_EQ(failure != nullptr, !c.pass) << c.criterion;
+      if (!failure) continue;
+      ++failures;
+      const std::string message = failure->Attribute("message");
+      EXPECT_NE(message.find(GateNumber(c.measured)), std::string::npos) << message;
+      EXPECT_NE(message.find(GateNumber(c.threshold)), std::string::npos) << message;
+      EXPECT_NE(message.find(c.scope), std::string::npos) << message;
+    }
+    EXPECT_EQ(IntAttr(suite, "tests"), cases);
+    EXPECT_EQ(IntAttr(suite, "failures"), failures);
+    EXPECT_EQ(static_cast<size_t>(cases), v.cases.size());
+    failures_seen += failures;
+  }
+  EXPECT_EQ(suites, 2);
+  EXPECT_EQ(failures_seen, 3);
+  // A control character cannot appear in XML 1.0; it became U+FFFD.
+  EXPECT_NE(xml.find("&lt;lost&gt; &amp; \xEF\xBF\xBD"), std::string::npos);
+}
+
+TEST(DecideReport, XmlEscapeKeepsTextAndReplacesWhatXmlCannotHold) {
+  EXPECT_EQ(XmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(XmlEscape("tab\there\nnew"), "tab\there\nnew");
+  EXPECT_EQ(XmlEscape("caf\xC3\xA9"), "caf\xC3\xA9");
+  EXPECT_EQ(XmlEscape(std::string("x\0y", 3)), "x\xEF\xBF\xBDy");
+  EXPECT_EQ(XmlEscape("bad \xFF byte"), "bad \xEF\xBF\xBD byte");
+}
+
+TEST(DecideReport, MarkdownLeadsWithTheVerdictTable) {
+  const std::string md = GateMarkdown(Report());
+  EXPECT_EQ(md.rfind("## kvaudit gate: FAIL\n", 0), 0u) << md;
+  const size_t table = md.find("| configuration | verdict | safe up to | first failure |");
+  const size_t failing = md.find("### Failing cases");
+  ASSERT_NE(table, std::string::npos) << md;
+  ASSERT_NE(failing, std::string::npos) << md;
+  EXPECT_LT(table, failing);
+  EXPECT_NE(md.find("| `k=q8_0,v=q8_0` | **PASS** | all measured (>= 4095) | – |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `k=q4_0,v=q4_0` | **FAIL** | none | kld_mean 0.05 > 0.005"), std::string::npos) << md;
+  // One row per failing case, after the table.
+  size_t rows = 0;
+  for (size_t at = md.find("| `k=q4_0,v=q4_0` | `", failing); at != std::string::npos; at = md.find("| `k=q4_0,v=q4_0` | `", at + 1)) ++rows;
+  EXPECT_EQ(rows, 3u);
+  EXPECT_NE(md.find("### Not judged"), std::string::npos);
+}
+
+TEST(DecideReport, TerminalBlockAndJsonCarryTheVerdicts) {
+  const GateReport r = Report();
+  const std::string text = GateVerdictText(r);
+  EXPECT_NE(text.find("k=q4_0,v=q4_0  FAIL     none"), std::string::npos) << text;
+  EXPECT_NE(text.find("failing cases (3):"), std::string::npos) << text;
+  EXPECT_NE(text.find("gate: FAIL: 1 of 2 configurations fail (6 cases, 3 failing)"), std::string::npos) << text;
+  const nlohmann::json j = GateJson(r);
+  EXPECT_EQ(j["pass"], false);
+  EXPECT_EQ(j["failed"], 1);
+  ASSERT_EQ(j["configs"].size(), 2u);
+  EXPECT_EQ(j["configs"][0]["verdict"], "PASS");
+  EXPECT_EQ(j["configs"][0]["safe_up_to"], 4095);
+  EXPECT_EQ(j["configs"][1]["safe_up_to"], nullptr);
+  EXPECT_EQ(j["configs"][1]["first_failure"]["criterion"], "kld_mean_max");
+  EXPECT_EQ(j["configs"][1]["cases"].size(), 4u);
+  EXPECT_EQ(j["configs"][1]["cases"][3]["family"], "needle");
+  EXPECT_EQ(j["configs"][1]["cases"][3]["from"], nullptr);
+}
+
+}  // namespace
+}  // namespace kvaudit
