@@ -100,20 +100,73 @@ std::string Text(const GateCase& c, bool is_min, const std::string& detail) {
          "), " + c.scope + ": " + detail;
 }
 
-// Too few tokens to judge is bad input, not a pass or a fail (fidelity.min_bucket_tokens).
-Status CheckTokens(const AcceptancePolicy& policy, const ConfigInputs& in, const EvalBucketRow& b) {
-  if (!policy.min_bucket_tokens || b.tokens >= *policy.min_bucket_tokens) return Status::Ok();
-  return BadInput("context " + Range(b.from, b.to) + " of " + in.spec + " has " + std::to_string(b.tokens) +
-                  " scored tokens, fewer than fidelity.min_bucket_tokens = " + std::to_string(*policy.min_bucket_tokens) +
-                  " of " + policy.name + ", " + in.eval_file->path + "; hint: run kvaudit eval with more --windows, or "
-                  "coarser --buckets (e.g. --buckets 256,1024)");
+// One metric over a pool of buckets (PoolSmallBuckets says how); none when a part lacks it.
+std::optional<double> PooledValue(FidelityMetric m, const std::vector<const EvalBucketRow*>& pool, int64_t tokens) {
+  double acc = 0;
+  for (const EvalBucketRow* b : pool) {
+    const std::optional<double>& x = b->value[static_cast<size_t>(m)];
+    if (!x) return std::nullopt;  // a part without the metric: the pool has none
+    const double w = static_cast<double>(b->tokens) / static_cast<double>(tokens);
+    if (m == FidelityMetric::kKldP99) {
+      acc = std::max(acc, *x);
+    } else if (m == FidelityMetric::kPplRatio) {
+      acc += w * std::log(*x);
+    } else {
+      acc += w * *x;
+    }
+  }
+  return m == FidelityMetric::kPplRatio ? std::exp(acc) : acc;
+}
+
+// Buckets with fewer than fidelity.min_bucket_tokens scored tokens are judged together with the
+// buckets after them until the pool holds enough (a short last pool joins the one before), so a
+// small eval is judged on coarser ranges instead of on a few tokens. Pooled exactly where the
+// schema allows: mean KLD and top-1 weighted by tokens, the PPL ratio as exp of the weighted mean
+// log ratio (ppl_ratio = exp(mean ΔNLL)); the p99 of a pool is at most the largest p99 of its
+// parts (each part has ≥ 99% of its tokens at or below its own), so that bound is judged.
+// Fewer tokens than the minimum in all is bad input: nothing can be judged.
+Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& policy, const ConfigInputs& in) {
+  const std::vector<EvalBucketRow>& buckets = in.eval->buckets;
+  if (!policy.min_bucket_tokens) return buckets;
+  const int64_t min = *policy.min_bucket_tokens;
+  std::vector<std::vector<const EvalBucketRow*>> pools(1);
+  int64_t total = 0, pooled = 0;
+  for (const EvalBucketRow& b : buckets) {
+    if (pooled >= min) pools.emplace_back(), pooled = 0;
+    pools.back().push_back(&b);
+    pooled += b.tokens, total += b.tokens;
+  }
+  if (total < min) {
+    return BadInput("context " + Range(buckets.front().from, buckets.back().to) + " of " + in.spec + " has " +
+                    std::to_string(total) + " scored tokens in all, fewer than fidelity.min_bucket_tokens = " +
+                    std::to_string(min) + " of " + policy.name + ", " + in.eval_file->path +
+                    "; hint: run kvaudit eval with more --windows");
+  }
+  if (pooled < min && pools.size() > 1) {  // the short tail joins the pool before it
+    std::vector<const EvalBucketRow*> tail = std::move(pools.back());
+    pools.pop_back();
+    pools.back().insert(pools.back().end(), tail.begin(), tail.end());
+  }
+  std::vector<EvalBucketRow> out;
+  for (const auto& pool : pools) {
+    EvalBucketRow r = *pool.front();
+    r.to = pool.back()->to, r.measured_to = pool.back()->measured_to, r.tokens = 0;
+    for (const EvalBucketRow* b : pool) r.tokens += b->tokens;
+    if (pool.size() == 1) {  // unchanged, to the bit
+      out.push_back(r);
+      continue;
+    }
+    for (size_t m = 0; m < kNumFidelityMetrics; ++m) r.value[m] = PooledValue(static_cast<FidelityMetric>(m), pool, r.tokens);
+    out.push_back(r);
+  }
+  return out;
 }
 
 // One case per (bucket with from <= target, criterion) and the safe prefix over every bucket.
 Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, ConfigVerdict* v) {
-  const std::vector<EvalBucketRow>& buckets = in.eval->buckets;
   const std::string& path = in.eval_file->path;
-  if (buckets.empty()) return BadInput(in.spec + " has no measured bucket, " + path + "; hint: rerun kvaudit eval");
+  if (in.eval->buckets.empty()) return BadInput(in.spec + " has no measured bucket, " + path + "; hint: rerun kvaudit eval");
+  KV_ASSIGN_OR_RETURN(const std::vector<EvalBucketRow> buckets, PoolSmallBuckets(policy, in));
   if (policy.target_context && *policy.target_context > buckets.back().to) {
     return BadInput("target_context " + std::to_string(*policy.target_context) + " is beyond the longest context eval measured for " +
                     in.spec + " (" + std::to_string(buckets.back().to) + "), " + path + "; hint: rerun kvaudit eval with --ctx " +
@@ -123,7 +176,6 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
   v->judged_fidelity = true;
   bool prefix = true;
   for (const EvalBucketRow& b : buckets) {
-    if (b.from <= target) KV_RETURN_IF_ERROR(CheckTokens(policy, in, b));
     const FidelityLimits limits = policy.LimitsFor(b.from, b.to);
     bool bucket_pass = true;
     for (size_t m = 0; m < kNumFidelityMetrics; ++m) {

@@ -4,8 +4,12 @@
 // another model, another schema_version, a metric the policy needs but the results lack).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "decide/gate.h"
 #include "decide/gate_inputs.h"
@@ -162,20 +166,49 @@ TEST(DecideGate, TargetContextBeyondTheMeasuredBucketsIsBadInput) {
   EXPECT_NE(r.error().message.find("--ctx 4096"), std::string::npos) << r.error().message;
 }
 
-TEST(DecideGate, TooFewTokensInAJudgedBucketIsBadInput) {
+// A bucket with fewer than min_bucket_tokens is judged together with the buckets after it until
+// the pool has enough: token-weighted mean KLD and top-1, the PPL ratio from the weighted mean
+// ΔNLL, and the largest p99 of the parts (an upper bound of the pooled p99).
+TEST(DecideGate, SmallBucketsArePooledWithTheNextUntilTheyHoldEnoughTokens) {
   std::vector<SyntheticBucket> b = Buckets();
-  b[0].tokens = 32;
+  b[0] = {1, 16, 0.004, 0.02, 0.97, 1.002, 32};    // alone: fails top1_agree_min 0.98
+  b[1] = {17, 32, 0.001, 0.04, 0.995, 1.004, 96};  // pooled 1-32: 128 tokens
   std::string policy = kPolicy;
   policy.insert(policy.find('\n') + 1, "min_bucket_tokens = 100\n");  // into [fidelity]
   const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("context 1-16 of k=q8_0,v=q8_0 has 32 scored tokens, fewer than "
-                                   "fidelity.min_bucket_tokens = 100"),
-            std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("--windows"), std::string::npos) << r.error().message;
-  // The same bucket beyond target_context is not judged, so its size does not matter.
-  b[0] = {1, 16, 0.001, 0.01, 0.995, 1.001, 100}, b[3].tokens = 32;
-  EXPECT_TRUE(Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, "target_context = 64\n" + policy).ok());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ConfigVerdict& v = r->configs[0];
+  std::map<std::string, const GateCase*> first_bucket;
+  for (const GateCase& c : v.cases) {
+    if (c.from == 1) first_bucket[c.criterion] = &c;
+  }
+  ASSERT_EQ(first_bucket.size(), 4u);
+  for (const auto& [criterion, c] : first_bucket) {
+    EXPECT_EQ(c->scope, "context 1-32") << criterion;
+    EXPECT_EQ(c->to, 32) << criterion;
+  }
+  EXPECT_DOUBLE_EQ(first_bucket["kld_mean_max"]->measured, (32 * 0.004 + 96 * 0.001) / 128);
+  EXPECT_DOUBLE_EQ(first_bucket["top1_agree_min"]->measured, (32 * 0.97 + 96 * 0.995) / 128);
+  EXPECT_DOUBLE_EQ(first_bucket["kld_p99_max"]->measured, 0.04);
+  EXPECT_NEAR(first_bucket["ppl_ratio_max"]->measured,
+              std::exp((32 * std::log(1.002) + 96 * std::log(1.004)) / 128), 1e-15);
+  EXPECT_TRUE(v.pass);                                  // pooled top-1 0.98875 >= 0.98
+  EXPECT_EQ(v.cases.size(), 12u + 3u + 1u + 1u);         // 3 judged ranges × 4 metrics, then the probes
+  // A short last bucket joins the range before it; a run with too few tokens in all is bad input.
+  b[3].tokens = 20;
+  const auto tail = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
+  ASSERT_TRUE(tail.ok()) << tail.error().message;
+  bool saw_33_128 = false;
+  for (const GateCase& c : tail->configs[0].cases) saw_33_128 = saw_33_128 || c.scope == "context 33-128";
+  EXPECT_TRUE(saw_33_128);
+  for (SyntheticBucket& x : b) x.tokens = 16;
+  const auto few = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
+  ASSERT_FALSE(few.ok());
+  EXPECT_EQ(few.error().exit_code(), 2);
+  EXPECT_NE(few.error().message.find("context 1-128 of k=q8_0,v=q8_0 has 64 scored tokens in all, fewer than "
+                                     "fidelity.min_bucket_tokens = 100"),
+            std::string::npos) << few.error().message;
+  EXPECT_NE(few.error().message.find("--windows"), std::string::npos) << few.error().message;
 }
 
 TEST(DecideGate, ARequiredFamilyMissingIsBadInput) {
