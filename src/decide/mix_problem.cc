@@ -19,7 +19,9 @@ void CheckCoverage(const std::vector<Part>& parts) {
     KV_CHECK_MSG(p.tensor == 'k' || p.tensor == 'v', ("part tensor must be 'k' or 'v': " + PartName(p)).c_str());
     KV_CHECK_MSG(p.layer >= 0 && p.layer < n_layers,
                  (PartName(p) + ": the parts must cover layers 0.." + std::to_string(n_layers - 1)).c_str());
-    KV_CHECK_MSG(++seen[MixProblem::Index(p.layer, p.tensor)] == 1, (PartName(p) + " is given twice").c_str());
+    int& times = seen[MixProblem::Index(p.layer, p.tensor)];
+    ++times;
+    KV_CHECK_MSG(times == 1, (PartName(p) + " is given twice").c_str());
   }
 }
 
@@ -73,6 +75,7 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
     }
   }
   m.engine_ = engine.value_or(AttentionEngine::kNative);
+  if (m.engine_ == AttentionEngine::kLlamaCpp) m.CheckLlamaCppChoices();
   // Whether two candidates share a layer depends on their texts only: one ShareLayer per pair.
   std::map<std::pair<std::string, std::string>, bool> shares;
   for (int l = 0; l < m.n_layers(); ++l) {
@@ -90,6 +93,21 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
                  ("layer " + std::to_string(l) + ": no K choice can share the layer with any V choice").c_str());
   }
   return m;
+}
+
+// Under engine=llama.cpp the grammar accepts only llama.cpp's cache types and no kvaudit-only
+// protection (kv/policy/cache_policy_validate.cc), whatever the model: a choice set that breaks
+// this would render specs that no cache accepts.
+void MixProblem::CheckLlamaCppChoices() const {
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    for (const Candidate& c : cands_[i]) {
+      const TensorStorage s = StorageOf(c, parts_[i].tensor, engine_);
+      KV_CHECK_MSG(HasLlamaCppType(c.format) && s.sink == 0 && s.recent == 0 && s.outliers == 0 && !s.pre_rope,
+                   (PartName(parts_[i]) + " " + c.text +
+                    ": engine=llama.cpp has no such cache type or protection (sink, recent, outliers, prerope)")
+                       .c_str());
+    }
+  }
 }
 
 bool MixProblem::Compatible(int layer, int k_choice, int v_choice) const {

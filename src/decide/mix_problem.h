@@ -37,7 +37,8 @@ class MixProblem {
   // Invariants (KV_CHECK, one message each): the parts cover layers 0..n-1 with one K and one V
   // part each; every part has 1..kMaxChoices choices with distinct, parseable candidates, finite
   // costs and bytes below 2^40; no two candidates name different engines (engine= is whole-cache);
-  // every layer has a K and a V choice that can share it (ShareLayer). Parts may come in any order.
+  // every layer has a K and a V choice that can share it (ShareLayer); under engine=llama.cpp only
+  // llama.cpp's cache types without kvaudit-only protections. Parts may come in any order.
   static MixProblem FromPartsOrDie(std::vector<Part> parts);
 
   int n_layers() const { return static_cast<int>(parts_.size() / 2); }
@@ -57,6 +58,8 @@ class MixProblem {
   static int Index(int layer, char tensor) { return 2 * layer + (tensor == 'v' ? 1 : 0); }
 
  private:
+  void CheckLlamaCppChoices() const;
+
   std::vector<Part> parts_;                   // [2 · n_layers] in Index order
   std::vector<std::vector<Candidate>> cands_;  // [2 · n_layers][n_choices]
   std::vector<std::vector<int64_t>> fixed_;    // [2 · n_layers][n_choices] costs in units of quantum_

@@ -44,33 +44,36 @@ std::map<std::string, std::string> AloneSettings(const Candidate& c, char tensor
   return s;
 }
 
-// Builds the candidate from its items after the format; "" when every key is known and allowed.
-std::string ReadModifiers(const std::vector<std::string>& items, char tensor, Candidate& c, std::string& hint) {
+// Reads the items after the format into c; the error (with its hint) of the first bad one.
+std::optional<Error> ReadModifiers(std::string_view text, const std::vector<std::string>& items, char tensor,
+                                   Candidate& c) {
   for (size_t i = 1; i < items.size(); ++i) {
     const size_t eq = items[i].find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == items[i].size()) {
-      hint = "modifiers are key=value, e.g. q4_0,rot=1";
-      return "'" + items[i] + "' is not key=value";
+      return CandidateError(text, "'" + items[i] + "' is not key=value", "modifiers are key=value, e.g. q4_0,rot=1");
     }
     const std::string key = items[i].substr(0, eq), value = items[i].substr(eq + 1);
     if (key == "engine") {
-      if (value == "native") c.engine = AttentionEngine::kNative;
-      else if (value == "llama.cpp") c.engine = AttentionEngine::kLlamaCpp;
-      else return hint = "use engine=native or engine=llama.cpp", "engine=" + value + " is not known";
+      if (value != "native" && value != "llama.cpp") {
+        return CandidateError(text, "engine=" + value + " is not known", "use engine=native or engine=llama.cpp");
+      }
+      c.engine = value == "native" ? AttentionEngine::kNative : AttentionEngine::kLlamaCpp;
       continue;
     }
     if (std::find(std::begin(kModifierKeys), std::end(kModifierKeys), key) == std::end(kModifierKeys)) {
-      hint = "a candidate is one tensor's format and modifiers: scale, scale_by, group, recent, sink, rot, outliers, "
-             "prerope, engine";
-      return "'" + key + "' is not a modifier";
+      return CandidateError(text, "'" + key + "' is not a modifier",
+                            "a candidate is one tensor's format and modifiers: scale, scale_by, group, recent, sink, "
+                            "rot, outliers, prerope, engine");
     }
     if (tensor == 'v' && (key == "outliers" || key == "prerope")) {
-      hint = "give it to the K candidate of the layer";
-      return key + "= acts on keys only, so a V candidate cannot carry it";
+      return CandidateError(text, key + "= acts on keys only, so a V candidate cannot carry it",
+                            "give it to the K candidate of the layer");
     }
-    if (!c.settings.emplace(key, value).second) return hint = "give each key once", "key '" + key + "' given twice";
+    if (!c.settings.emplace(key, value).second) {
+      return CandidateError(text, "key '" + key + "' given twice", "give each key once");
+    }
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -93,13 +96,12 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
                           "a candidate starts with a format name (kvaudit formats), e.g. q4_0,rot=1");
   }
   c.format = *format;
-  std::string hint;
-  if (std::string what = ReadModifiers(items, tensor, c, hint); !what.empty()) return CandidateError(text, what, hint);
+  if (auto error = ReadModifiers(text, items, tensor, c)) return *error;
   // The values are checked by the --kv grammar itself; its canonical spec orders the keys.
   auto policy = CachePolicy::Parse("k=" + items[0] + (c.settings.empty() ? "" : "," + Join(c.settings)));
   if (!policy.ok()) return CandidateError(text, policy.error().message, "the modifiers follow docs/formats.md");
   c.text = policy->spec().substr(2);  // "k=q4_0,rot=1" -> "q4_0,rot=1"
-  if (c.engine) c.text += EngineSuffix(*c.engine).empty() ? ",engine=native" : EngineSuffix(*c.engine);
+  if (c.engine) c.text += *c.engine == AttentionEngine::kNative ? ",engine=native" : ",engine=llama.cpp";
   return c;
 }
 

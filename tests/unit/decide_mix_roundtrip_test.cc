@@ -6,6 +6,7 @@
 
 #include "decide/mix_search.h"
 #include "decide_test_util.h"
+#include "model/config.h"
 #include "kv/make_cache.h"
 #include "support/random_rows.h"
 
@@ -94,45 +95,49 @@ uint64_t RoundTrip(const MixProblem& m, const MixPoint& point, const ModelConfig
 
 class DecideMixRoundTripTest : public ::testing::TestWithParam<int> {
  protected:
-  ModelConfig Config() const { return GetParam() == 0 ? testing::Small64() : testing::Llama3_8B(); }
+  // `trials` random points of the problem over `pool` (every part offers all of it), each parsed
+  // back and checked per (layer, head, tensor): check(problem, point, the cache's bytes per token).
+  template <class Check>
+  void RoundTrips(const std::vector<std::string>& pool, uint64_t seed, int trials, Check check) {
+    ModelConfig c = testing::Llama3_8B();
+    if (GetParam() == 0) {  // the config alone (no weights are read)
+      auto bundled = ConfigFromHfJson(std::string(KVAUDIT_SOURCE_DIR) + "/models/kvq-code-16m/config.json");
+      ASSERT_TRUE(bundled.ok()) << bundled.error().message;
+      c = *bundled;
+      ASSERT_EQ(c.n_layers, 8);
+      ASSERT_EQ(c.n_kv_heads, 2);
+      ASSERT_EQ(c.head_dim, 64);
+    }
+    const KvCalibration calib = FakeCalibration(c);
+    testing::Rng rng(seed + GetParam());
+    const MixProblem m = ProblemOver(c, pool, calib);
+    for (int trial = 0; trial < trials; ++trial) {
+      const MixPoint p = Draw(rng, m, c);
+      check(m, p, RoundTrip(m, p, c, calib));
+    }
+  }
 };
 
 TEST_P(DecideMixRoundTripTest, WholeFormatsHoldExactlyTheSummedBytes) {
-  const ModelConfig c = Config();
-  const KvCalibration calib = FakeCalibration(c);
-  testing::Rng rng(100 + GetParam());
-  const MixProblem m = ProblemOver(c, kWhole, calib);
-  for (int trial = 0; trial < 6; ++trial) {
-    const MixPoint p = Draw(rng, m, c);
-    EXPECT_EQ(RoundTrip(m, p, c, calib), p.bytes_per_token) << m.Spec(p);
-  }
+  RoundTrips(kWhole, 100, 6, [](const MixProblem& m, const MixPoint& p, uint64_t held) {
+    EXPECT_EQ(held, p.bytes_per_token) << m.Spec(p);
+  });
 }
 
 TEST_P(DecideMixRoundTripTest, ProtectionsRoundTripAndBytesAreNeverUnderstated) {
-  const ModelConfig c = Config();
-  const KvCalibration calib = FakeCalibration(c);
-  testing::Rng rng(200 + GetParam());
-  const MixProblem m = ProblemOver(c, kProtected, calib);
-  for (int trial = 0; trial < 6; ++trial) {
-    const MixPoint p = Draw(rng, m, c);
-    const uint64_t held = RoundTrip(m, p, c, calib);
+  RoundTrips(kProtected, 200, 6, [](const MixProblem& m, const MixPoint& p, uint64_t held) {
     // Σ⌈P_i / ctx⌉ >= ⌈Σ P_i / ctx⌉ > Σ⌈P_i / ctx⌉ - n_parts.
     EXPECT_GE(p.bytes_per_token, held) << m.Spec(p);
-    EXPECT_LT(p.bytes_per_token, held + 2 * c.n_layers) << m.Spec(p);
-  }
+    EXPECT_LT(p.bytes_per_token, held + 2 * m.n_layers()) << m.Spec(p);
+  });
 }
 
 TEST_P(DecideMixRoundTripTest, LlamaCppEngineRoundTrips) {
-  const ModelConfig c = Config();
-  const KvCalibration calib = FakeCalibration(c);
-  testing::Rng rng(300 + GetParam());
   const std::vector<std::string> pool = {"f16", "q8_0,engine=llama.cpp", "q4_0", "q5_1", "iq4_nl", "q4_0,rot=0"};
-  const MixProblem m = ProblemOver(c, pool, calib);
-  ASSERT_EQ(m.engine(), AttentionEngine::kLlamaCpp);
-  for (int trial = 0; trial < 4; ++trial) {
-    const MixPoint p = Draw(rng, m, c);
-    EXPECT_EQ(RoundTrip(m, p, c, calib), p.bytes_per_token) << m.Spec(p);
-  }
+  RoundTrips(pool, 300, 4, [](const MixProblem& m, const MixPoint& p, uint64_t held) {
+    EXPECT_EQ(m.engine(), AttentionEngine::kLlamaCpp);
+    EXPECT_EQ(held, p.bytes_per_token) << m.Spec(p);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, DecideMixRoundTripTest, ::testing::Values(0, 1),

@@ -278,6 +278,15 @@ TEST(DecideMixSearchDeathTest, InvariantsAreChecked) {
                })),
                "engine= is whole-cache");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) {
+                 p[0].choices.push_back({"q4_0,sink=4", 0, 73});
+                 p[1].choices.push_back({"q8_0,engine=llama.cpp", 0, 136});
+               })),
+               "engine=llama.cpp has no such cache type or protection");
+  EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) {
+                 p[0].choices.push_back({"kivi4,engine=llama.cpp", 0, 80});
+               })),
+               "engine=llama.cpp has no such cache type or protection");
+  EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) {
                  p[0].choices = {{"q4_0,rot=1", 0, 72}};
                  p[1].choices = {{"q8_0", 0, 136}};
                })),
