@@ -76,23 +76,27 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
   }
   m.engine_ = engine.value_or(AttentionEngine::kNative);
   if (m.engine_ == AttentionEngine::kLlamaCpp) m.CheckLlamaCppChoices();
-  // Whether two candidates share a layer depends on their texts only: one ShareLayer per pair.
+  m.BuildCompat();
+  return m;
+}
+
+// Whether two candidates share a layer depends on their texts only: one ShareLayer per pair.
+void MixProblem::BuildCompat() {
   std::map<std::pair<std::string, std::string>, bool> shares;
-  for (int l = 0; l < m.n_layers(); ++l) {
-    const auto& ks = m.cands_[Index(l, 'k')];
-    const auto& vs = m.cands_[Index(l, 'v')];
-    std::vector<uint8_t>& row = m.compat_.emplace_back(ks.size() * vs.size(), 0);
+  for (int l = 0; l < n_layers(); ++l) {
+    const auto& ks = cands_[Index(l, 'k')];
+    const auto& vs = cands_[Index(l, 'v')];
+    std::vector<uint8_t>& row = compat_.emplace_back(ks.size() * vs.size(), 0);
     for (size_t a = 0; a < ks.size(); ++a) {
       for (size_t b = 0; b < vs.size(); ++b) {
         auto [it, added] = shares.try_emplace({ks[a].text, vs[b].text}, false);
-        if (added) it->second = ShareLayer(ks[a], vs[b], m.engine_).has_value();
+        if (added) it->second = ShareLayer(ks[a], vs[b], engine_).has_value();
         row[a * vs.size() + b] = it->second;
       }
     }
     KV_CHECK_MSG(std::find(row.begin(), row.end(), 1) != row.end(),
                  ("layer " + std::to_string(l) + ": no K choice can share the layer with any V choice").c_str());
   }
-  return m;
 }
 
 // Under engine=llama.cpp the grammar accepts only llama.cpp's cache types and no kvaudit-only

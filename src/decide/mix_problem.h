@@ -59,6 +59,7 @@ class MixProblem {
 
  private:
   void CheckLlamaCppChoices() const;
+  void BuildCompat();
 
   std::vector<Part> parts_;                   // [2 · n_layers] in Index order
   std::vector<std::vector<Candidate>> cands_;  // [2 · n_layers][n_choices]

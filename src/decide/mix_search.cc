@@ -105,53 +105,80 @@ void Relax(const int64_t* src, int64_t n, int64_t c, int64_t* dst, uint8_t* arg,
 
 // Multiple-choice knapsack by bytes, over layers from the last to the first, so that rebuilding
 // an assignment from layer 0 forward picks at each layer the earliest option that is optimal for
-// what remains: the lexicographically smallest optimal assignment.
-MixFront PerLayerFront(const MixProblem& m) {
-  const int L = m.n_layers();
-  std::vector<std::vector<LayerOption>> options(L);  // [n_layers][options]
-  std::vector<uint64_t> lo(L), hi(L);                // [n_layers] fewest and most bytes of a layer
-  uint64_t g = 0, base = 0;
-  for (int l = 0; l < L; ++l) {
-    options[l] = LayerOptions(m, l);
-    lo[l] = hi[l] = options[l].front().bytes;
-    for (const LayerOption& o : options[l]) lo[l] = std::min(lo[l], o.bytes), hi[l] = std::max(hi[l], o.bytes);
-    for (const LayerOption& o : options[l]) g = std::gcd(g, o.bytes - lo[l]);
-    base += lo[l];
-  }
-  if (g == 0) g = 1;  // every layer has one size
-  std::vector<int64_t> width(L + 1, 0);  // [n_layers + 1] bins of the suffix l..L-1, minus one
-  std::vector<size_t> row(L + 1, 0);     // [n_layers + 1] where layer l's back-pointers start
-  for (int l = L - 1; l >= 0; --l) width[l] = width[l + 1] + static_cast<int64_t>((hi[l] - lo[l]) / g);
-  for (int l = 0; l < L; ++l) row[l + 1] = row[l] + static_cast<size_t>(width[l] + 1);
-  std::vector<uint8_t> arg(row[L]);  // [n_layers][width_l + 1] the option of layer l for the suffix's bytes
-  std::vector<int64_t> cur(width[0] + 1, kInf), next(width[0] + 1);  // [width_0 + 1] min suffix cost by bins
-  cur[0] = 0;  // the empty suffix
-  for (int l = L - 1; l >= 0; --l) {
-    std::fill(next.begin(), next.begin() + width[l] + 1, kInf);
-    for (size_t p = 0; p < options[l].size(); ++p) {
-      const LayerOption& o = options[l][p];
-      const int64_t e = static_cast<int64_t>((o.bytes - lo[l]) / g);
-      Relax(cur.data(), width[l + 1] + 1, o.cost, next.data() + e, arg.data() + row[l] + e, static_cast<uint8_t>(p));
+// what remains: the lexicographically smallest optimal assignment (docs/decision.md, "Search").
+class PerLayerDp {
+ public:
+  explicit PerLayerDp(const MixProblem& m) : m_(m), L_(m.n_layers()), options_(L_), lo_(L_), hi_(L_) {
+    for (int l = 0; l < L_; ++l) {
+      options_[l] = LayerOptions(m, l);
+      lo_[l] = hi_[l] = options_[l].front().bytes;
+      for (const LayerOption& o : options_[l]) lo_[l] = std::min(lo_[l], o.bytes), hi_[l] = std::max(hi_[l], o.bytes);
+      for (const LayerOption& o : options_[l]) g_ = std::gcd(g_, o.bytes - lo_[l]);
+      base_ += lo_[l];
     }
-    std::swap(cur, next);
+    if (g_ == 0) g_ = 1;  // every layer has one size
+    width_.assign(L_ + 1, 0);
+    row_.assign(L_ + 1, 0);
+    for (int l = L_ - 1; l >= 0; --l) width_[l] = width_[l + 1] + static_cast<int64_t>((hi_[l] - lo_[l]) / g_);
+    for (int l = 0; l < L_; ++l) row_[l + 1] = row_[l] + static_cast<size_t>(width_[l] + 1);
   }
-  MixFront front;
-  int64_t best = kReachable;
-  for (int64_t b = 0; b <= width[0]; ++b) {
-    if (cur[b] >= best) continue;
-    best = cur[b];
-    std::vector<uint8_t> choice(2 * L);  // [2 · n_layers]
+
+  // D_l[b] = min over options o of layer l: cost(o) + D_{l+1}[b − bins(o)], for l = L−1 .. 0.
+  // Returns D_0 and fills the back-pointers.
+  std::vector<int64_t> Fill() {
+    arg_.assign(row_[L_], 0);
+    std::vector<int64_t> cur(width_[0] + 1, kInf), next(width_[0] + 1);  // [width_0 + 1] min suffix cost by bin
+    cur[0] = 0;  // the empty suffix
+    for (int l = L_ - 1; l >= 0; --l) {
+      std::fill(next.begin(), next.begin() + width_[l] + 1, kInf);
+      for (size_t p = 0; p < options_[l].size(); ++p) {
+        const int64_t e = Bins(l, options_[l][p]);
+        Relax(cur.data(), width_[l + 1] + 1, options_[l][p].cost, next.data() + e, arg_.data() + row_[l] + e,
+              static_cast<uint8_t>(p));
+      }
+      std::swap(cur, next);
+    }
+    return cur;
+  }
+
+  // The assignment of bin b of D_0, from layer 0 forward; checked against the table's sums.
+  MixPoint Rebuild(int64_t b, int64_t cost) const {
+    std::vector<uint8_t> choice(2 * L_);  // [2 · n_layers]
     int64_t rem = b;
-    for (int l = 0; l < L; ++l) {
-      const LayerOption& o = options[l][arg[row[l] + rem]];
+    for (int l = 0; l < L_; ++l) {
+      const LayerOption& o = options_[l][arg_[row_[l] + rem]];
       choice[MixProblem::Index(l, 'k')] = o.k;
       choice[MixProblem::Index(l, 'v')] = o.v;
-      rem -= static_cast<int64_t>((o.bytes - lo[l]) / g);
+      rem -= Bins(l, o);
     }
     KV_CHECK(rem == 0);
-    MixPoint p = m.Evaluate(std::move(choice));
-    KV_CHECK(p.bytes_per_token == base + static_cast<uint64_t>(b) * g && p.cost == static_cast<double>(best) * m.quantum());
-    front.push_back(std::move(p));
+    MixPoint p = m_.Evaluate(std::move(choice));
+    KV_CHECK(p.bytes_per_token == base_ + static_cast<uint64_t>(b) * g_ && p.cost == static_cast<double>(cost) * m_.quantum());
+    return p;
+  }
+
+ private:
+  int64_t Bins(int l, const LayerOption& o) const { return static_cast<int64_t>((o.bytes - lo_[l]) / g_); }
+
+  const MixProblem& m_;
+  int L_;
+  std::vector<std::vector<LayerOption>> options_;  // [n_layers][options]
+  std::vector<uint64_t> lo_, hi_;                  // [n_layers] fewest and most bytes of a layer
+  uint64_t g_ = 0, base_ = 0;                      // bin size; Σ lo
+  std::vector<int64_t> width_;                     // [n_layers + 1] bins of the suffix l..L-1, minus one
+  std::vector<size_t> row_;                        // [n_layers + 1] where layer l's back-pointers start
+  std::vector<uint8_t> arg_;                       // [n_layers][width_l + 1] layer l's option by suffix bin
+};
+
+MixFront PerLayerFront(const MixProblem& m) {
+  PerLayerDp dp(m);
+  const std::vector<int64_t> cost = dp.Fill();  // [bins] least cost by bytes above the minimum
+  MixFront front;
+  int64_t best = kReachable;
+  for (int64_t b = 0; b < static_cast<int64_t>(cost.size()); ++b) {
+    if (cost[b] >= best) continue;
+    best = cost[b];
+    front.push_back(dp.Rebuild(b, best));
   }
   return front;
 }

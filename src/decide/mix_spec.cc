@@ -1,6 +1,8 @@
 #include "decide/mix_spec.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 
 #include "kv/make_cache.h"
 
@@ -97,9 +99,15 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
   }
   c.format = *format;
   if (auto error = ReadModifiers(text, items, tensor, c)) return *error;
-  // The values are checked by the --kv grammar itself; its canonical spec orders the keys.
-  auto policy = CachePolicy::Parse("k=" + items[0] + (c.settings.empty() ? "" : "," + Join(c.settings)));
-  if (!policy.ok()) return CandidateError(text, policy.error().message, "the modifiers follow docs/formats.md");
+  // The values are checked by the --kv grammar itself (its message, which has its own hint, is
+  // given for the candidate); its canonical spec orders the keys.
+  const std::string spec = "k=" + items[0] + (c.settings.empty() ? "" : "," + Join(c.settings));
+  auto policy = CachePolicy::Parse(spec);
+  if (!policy.ok()) {
+    const std::string& m = policy.error().message;
+    const std::string prefix = "--kv \"" + spec + "\": ";
+    return BadInput("candidate \"" + std::string(text) + "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+  }
   c.text = policy->spec().substr(2);  // "k=q4_0,rot=1" -> "q4_0,rot=1"
   if (c.engine) c.text += *c.engine == AttentionEngine::kNative ? ",engine=native" : ",engine=llama.cpp";
   return c;

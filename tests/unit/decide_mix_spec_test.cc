@@ -52,7 +52,9 @@ TEST(DecideMixSpecTest, EveryCandidateErrorIsOneLineWithAHint) {
     EXPECT_EQ(c.error().code, ErrorCode::kBadInput);
     EXPECT_NE(c.error().message.find(what), std::string::npos) << text << ": " << c.error().message;
     EXPECT_EQ(c.error().message.rfind("candidate \"" + text + "\": ", 0), 0u) << c.error().message;
-    EXPECT_NE(c.error().message.find("hint: "), std::string::npos) << c.error().message;
+    const std::string& msg = c.error().message;
+    EXPECT_NE(msg.find("; hint: "), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("; hint: "), msg.rfind("; hint: ")) << "one hint: " << msg;
     EXPECT_EQ(c.error().message.find('\n'), std::string::npos) << c.error().message;
   }
 }
