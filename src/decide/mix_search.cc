@@ -108,6 +108,8 @@ void Relax(const int64_t* src, int64_t n, int64_t c, int64_t* dst, uint8_t* arg,
 // what remains: the lexicographically smallest optimal assignment (docs/decision.md, "Search").
 class PerLayerDp {
  public:
+  static constexpr size_t kMaxTableBytes = size_t{1} << 31;
+
   explicit PerLayerDp(const MixProblem& m) : m_(m), L_(m.n_layers()), options_(L_), lo_(L_), hi_(L_) {
     for (int l = 0; l < L_; ++l) {
       options_[l] = LayerOptions(m, l);
@@ -121,6 +123,11 @@ class PerLayerDp {
     row_.assign(L_ + 1, 0);
     for (int l = L_ - 1; l >= 0; --l) width_[l] = width_[l + 1] + static_cast<int64_t>((hi_[l] - lo_[l]) / g_);
     for (int l = 0; l < L_; ++l) row_[l + 1] = row_[l] + static_cast<size_t>(width_[l] + 1);
+    // Real caches need megabytes (BENCHMARKS.md, "Mix search"); beyond this the bytes were not
+    // per-token figures of one model.
+    KV_CHECK_MSG(row_[L_] <= kMaxTableBytes, ("per-layer search: the back-pointer table would take " +
+                                              std::to_string(row_[L_]) + " bytes; part bytes this spread and "
+                                              "this fine-grained are not a KV cache's per-token bytes").c_str());
   }
 
   // D_l[b] = min over options o of layer l: cost(o) + D_{l+1}[b − bins(o)], for l = L−1 .. 0.

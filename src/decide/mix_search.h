@@ -36,7 +36,8 @@ std::string_view MixShapeName(MixShape shape);  // "uniform", "first/last", "per
 // The exact front of one shape. Time and memory (docs/decision.md): per-layer, a dynamic program
 // over layers and bytes in units of g, the GCD of the byte differences within layers:
 // O(Σ_layers P_l · W) time and W · n_layers bytes of back-pointers, P_l the (K, V) pairs of layer l
-// left after removing pairs another pair of that layer dominates, W = Σ_l (max_l − min_l)/g + 1.
+// left after removing pairs another pair of that layer dominates, W = Σ_l (max_l − min_l)/g + 1
+// (at most 2 GiB of back-pointers: KV_CHECK).
 // uniform: O(pairs · n_layers). first/last: O(T³ · L²) per tensor for T choices common to all
 // layers, then the product of the two tensors' fronts. uniform and first/last consider only the
 // candidates every layer offers (compared by canonical text); a front is empty when there is none.

@@ -291,6 +291,9 @@ TEST(DecideMixSearchDeathTest, InvariantsAreChecked) {
                  p[1].choices = {{"q8_0", 0, 136}};
                })),
                "no K choice can share the layer");
+  const std::vector<Part> spread = {{0, 'k', {{"f16", 0, 1}, {"q8_0", 0, 2}, {"q4_0", 0, uint64_t{1} << 39}}},
+                                    {0, 'v', {{"f16", 0, 1}}}};
+  EXPECT_DEATH(SearchFront(MixProblem::FromPartsOrDie(spread), MixShape::kPerLayer), "back-pointer table would take");
   const std::vector<Part> coupled = {{0, 'k', {{"f16", 0, 256}, {"q4_0,rot=1", 0, 72}}},
                                      {0, 'v', {{"f16", 0, 256}, {"q8_0", 0, 136}}}};
   EXPECT_DEATH(SearchFront(MixProblem::FromPartsOrDie(coupled), MixShape::kFirstLast), "cannot share a layer");
