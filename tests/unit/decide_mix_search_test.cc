@@ -291,7 +291,8 @@ TEST(DecideMixSearchDeathTest, InvariantsAreChecked) {
                  p[1].choices = {{"q8_0", 0, 136}};
                })),
                "no K choice can share the layer");
-  const std::vector<Part> spread = {{0, 'k', {{"f16", 0, 1}, {"q8_0", 0, 2}, {"q4_0", 0, uint64_t{1} << 39}}},
+  // Three options none of which dominates another, with byte differences 1 and 2^39 - 1 (g = 1).
+  const std::vector<Part> spread = {{0, 'k', {{"f16", 1, 1}, {"q8_0", 0.5, 2}, {"q4_0", 0, uint64_t{1} << 39}}},
                                     {0, 'v', {{"f16", 0, 1}}}};
   EXPECT_DEATH(SearchFront(MixProblem::FromPartsOrDie(spread), MixShape::kPerLayer), "back-pointer table would take");
   const std::vector<Part> coupled = {{0, 'k', {{"f16", 0, 256}, {"q4_0,rot=1", 0, 72}}},
