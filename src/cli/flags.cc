@@ -55,8 +55,25 @@ void KvFlags::Add(CLI::App& app, const std::string& use) {
 
 void AddKvCompareFlags(CLI::App& app, KvConfigOptions& kv) {
   app.add_option("--kv", kv.kv, std::string(kKvHelp) + "; repeatable: each is compared with --baseline");
+  AddBaselineFlags(app, kv);
+}
+
+void AddBaselineFlags(CLI::App& app, KvConfigOptions& kv) {
   app.add_option("--baseline", kv.baseline, "the reference cache configuration")->capture_default_str();
   app.add_option("--kv-calib", kv.kv_calib, kKvCalibHelp);
+}
+
+void AddWindowFlags(CLI::App& app, int& windows, int& first_window) {
+  app.add_option("--windows", windows, "use K windows of the data, from --first-window on (0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--first-window", first_window,
+                 "the first window used (0-based): windows [F, F + --windows) of the data, e.g. to hold out windows")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+}
+
+void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use) {
+  app.add_option("--attn-samples", samples, "query positions per window sampled for the attention diagnosis: " + use)
+      ->capture_default_str()->check(CLI::Range(0, 4096));
 }
 
 void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use) {
