@@ -17,5 +17,6 @@ CommandRunner AddScoreCommand(CLI::App& app);
 CommandRunner AddFormatsCommand(CLI::App& app);
 CommandRunner AddEvalCommand(CLI::App& app);
 CommandRunner AddProbeCommand(CLI::App& app);
+CommandRunner AddSensitivityCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

@@ -91,6 +91,17 @@ Expected<std::string> ResolveData(const std::string& data) {
   return Bundled("--data", "the bundled eval documents", kBundledData, "pass --data FILE|DIR|JSONL");
 }
 
+void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use) {
+  app.add_option("--formats", formats,
+                 "candidate formats, comma-separated; key=value after a format is its protection (q8_0,q4_0,rot=1,kivi2): " + use);
+}
+
+void AddStageFlag(CLI::App& app, std::string& stage) {
+  app.add_option("--stage", stage,
+                 "proxy: attention diagnosis only; full: every part end to end; auto: the proxy's top parts end to end")
+      ->capture_default_str();
+}
+
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit) {
   app.add_option("--out", out, "output directory (results.json, progress.jsonl); a rerun resumes it")->capture_default_str();
   app.add_flag("--restart", restart, "discard the " + unit + " recorded in --out and start over");

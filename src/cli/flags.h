@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "run/kv_configs.h"
@@ -56,6 +57,10 @@ Expected<std::string> ResolveData(const std::string& data);
 void AddWindowFlags(CLI::App& app, int& windows, int& first_window);
 // --attn-samples S: query positions per window for the attention diagnosis (eval/attention_diag.h).
 void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use);
+// --formats LIST (repeatable): candidate formats with optional protections, e.g. q8_0,q4_0,rot=1
+// (decide/sensitivity_specs.h ParseCandidates); --stage proxy|full|auto (decide/sensitivity.h).
+void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use);
+void AddStageFlag(CLI::App& app, std::string& stage);
 // --out DIR, --restart: a resumable job's output directory (run/run_dir.h).
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit);
 // --json: the command's table as one JSON document on stdout instead (docs/cli.md has the shapes).

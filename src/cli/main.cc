@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
   add("probe", "workload checks (needles, exactness, constraints, variance, drift, custom) per configuration",
       AddProbeCommand);
+  add("sensitivity", "how much each layer's K and V contributes to a format's error (one at a time, leave one out, proxy)",
+      AddSensitivityCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

@@ -54,14 +54,20 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   const RunClock clock;
   if (o.kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
   KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
-  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer("eval"));
+  KV_ASSIGN_OR_RETURN(auto windows, CutWindows(engine, "eval", o));
+  KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
+  plan.clock = clock;
+  return plan;
+}
+
+Expected<std::vector<std::vector<int32_t>>> EvalPlan::CutWindows(const Engine& engine, const std::string& job,
+                                                                 EvalOptions& o) {
+  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer(job));
   const ModelConfig& cfg = engine.model->config();
   KV_ASSIGN_OR_RETURN(o.ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
   KV_ASSIGN_OR_RETURN(auto windows, LoadTextWindows(*tok, o.data, o.ctx, o.per_doc));
   if (windows.empty()) return BadInput(o.data + ": no window of at least 2 tokens; hint: pass more text");
-  KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
-  plan.clock = clock;
-  return plan;
+  return windows;
 }
 
 Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vector<std::vector<int32_t>> all) {

@@ -46,6 +46,11 @@ struct EvalPlan {
   // and --windows select): for a caller holding token ids, not text (a model without a
   // tokenizer; the planted-sensitivity test). options.data only names the source in results;
   // token classes are reported when the model has a tokenizer.
+  // The windows of options.data for a job over text (`job` names it in the error when the model
+  // has no tokenizer): options.ctx resolved (0: the model's context, at most 4096), the text cut
+  // as eval cuts it (joined, or --per-doc), every window of the data before any selection.
+  static Expected<std::vector<std::vector<int32_t>>> CutWindows(const Engine& engine, const std::string& job,
+                                                                EvalOptions& options);
   static Expected<EvalPlan> FromWindows(EvalOptions options, Engine engine, std::vector<std::vector<int32_t>> all_windows);
   // The same model and windows under other configurations, diagnosis samples and output
   // directory: a job that runs eval in stages (decide/sensitivity) plans each stage on one

@@ -38,6 +38,7 @@ const std::vector<std::string>& LayerOrder() {
       "run",           // driving the engine: scoring, sampling, generation, text, journals
       "eval",          // fidelity: metrics, buckets, CIs, attention diagnosis, eval results
       "probe",         // probe generators, checks, attribution, McNemar, chat templates
+      "decide",        // the deployment decision: acceptance policy, gate, sensitivity, recommendation
       "cli",           // thin subcommand mains
   };
   return order;
