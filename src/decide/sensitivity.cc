@@ -142,7 +142,7 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   SensitivityResult r;
   r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash;
   KV_ASSIGN_OR_RETURN(EvalSessionResult proxy, EvalSession(plan_.eval).Run());  // planned for this stage
-  r.eval = proxy.info, r.proxy_results = proxy.results_path, r.windows_resumed_proxy = proxy.info.windows_resumed;
+  r.eval = proxy.info, r.proxy_results = "proxy/results.json", r.windows_resumed_proxy = proxy.info.windows_resumed;
   const int n_layers = plan_.eval.engine.model->config().n_layers;
   std::vector<std::vector<double>> scores;  // [n_candidates][n_parts] by kProxyQuantity
   for (size_t c = 0; c < plan_.candidates.size(); ++c) {
@@ -159,7 +159,7 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   }
   if (!part_specs.empty()) {
     KV_ASSIGN_OR_RETURN(EvalSessionResult parts, RunStage(part_specs, 0, SubDir(plan_.options.out, StageName(plan_.stage))));
-    r.parts_results = parts.results_path, r.windows_resumed_parts = parts.info.windows_resumed;
+    r.parts_results = StageName(plan_.stage) + "/results.json", r.windows_resumed_parts = parts.info.windows_resumed;
     size_t next = 0;
     for (size_t c = 0; c < picked.size(); ++c) {
       for (int i : picked[c]) {

@@ -85,7 +85,7 @@ struct SensitivityResult {
   SensitivityStage stage = SensitivityStage::kAuto;
   int top_k = 0;                           // parts measured end to end per candidate
   int windows_resumed_proxy = 0, windows_resumed_parts = 0;
-  std::string proxy_results, parts_results;  // the stages' eval results.json ("" when the stage did not run)
+  std::string proxy_results, parts_results;  // the stages' eval results.json, relative to DIR ("": did not run)
   std::vector<CandidateResult> candidates;
   double wall_s = 0, peak_rss_mb = 0;
   std::string results_path;  // DIR/results.json, written
