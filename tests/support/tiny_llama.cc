@@ -45,7 +45,34 @@ nlohmann::json Config(const TinyLlamaShape& s) {
           {"attention_bias", false}, {"mlp_bias", false}, {"bos_token_id", 0}, {"eos_token_id", 0}, {"dtype", "float32"}};
 }
 
+uint64_t Elements(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
 }  // namespace
+
+void WriteF32Safetensors(const fs::path& file, const std::vector<F32Tensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t off = 0;
+  for (const F32Tensor& t : tensors) {
+    const uint64_t n = Elements(t.shape);
+    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {off, off + 4 * n}}};
+    off += 4 * n;
+  }
+  std::string h = header.dump();
+  while (h.size() % 8) h += ' ';
+  std::ofstream f(file, std::ios::binary);
+  const uint64_t len = h.size();
+  f.write(reinterpret_cast<const char*>(&len), 8);
+  f << h;
+  for (const F32Tensor& t : tensors) {
+    const std::vector<float> zeros(t.values.empty() ? Elements(t.shape) : 0, 0.0f);
+    const std::vector<float>& v = t.values.empty() ? zeros : t.values;
+    f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(4 * v.size()));
+  }
+}
 
 fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape, const std::function<void(TinyTensors&)>& edit) {
   fs::create_directories(dir);
@@ -62,23 +89,9 @@ fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape, const 
                                : NormalRows(rows, cols, seed++ * 0x9e3779b97f4a7c15ULL, sigma);
   }
   if (edit) edit(values);
-  nlohmann::json header = nlohmann::json::object();
-  uint64_t off = 0;
-  for (const Spec& t : specs) {
-    const uint64_t bytes = 4 * values.at(t.name).size();
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {off, off + bytes}}};
-    off += bytes;
-  }
-  std::string h = header.dump();
-  while (h.size() % 8) h += ' ';
-  std::ofstream f(dir / "model.safetensors", std::ios::binary);
-  const uint64_t len = h.size();
-  f.write(reinterpret_cast<const char*>(&len), 8);
-  f << h;
-  for (const Spec& t : specs) {
-    const std::vector<float>& v = values.at(t.name);
-    f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(4 * v.size()));
-  }
+  std::vector<F32Tensor> tensors;
+  for (const Spec& t : specs) tensors.push_back({t.name, t.shape, std::move(values.at(t.name))});
+  WriteF32Safetensors(dir / "model.safetensors", tensors);
   return dir;
 }
 

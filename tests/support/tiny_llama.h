@@ -25,6 +25,15 @@ struct TinyLlamaShape {
 // name -> [rows, cols] row-major f32 values (1-D tensors: one row).
 using TinyTensors = std::map<std::string, std::vector<float>>;
 
+// One f32 tensor of a safetensors file; values empty: zeros of the shape.
+struct F32Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+// A safetensors file of f32 tensors in the given order (header padded to 8 bytes, as the writers do).
+void WriteF32Safetensors(const std::filesystem::path& file, const std::vector<F32Tensor>& tensors);
+
 // Writes the model into `dir` (created) and returns it. `edit` sees every tensor by its Hugging
 // Face name (model.layers.N.self_attn.k_proj.weight: [kv_heads * head_dim, hidden]).
 std::filesystem::path WriteTinyLlama(const std::filesystem::path& dir, const TinyLlamaShape& shape,
