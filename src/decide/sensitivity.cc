@@ -33,6 +33,20 @@ Status ValidateAll(const CandidateSpecs& s, const Candidate& c, const ModelConfi
   return Status::Ok();
 }
 
+// Every proxy quantity against the measured one-at-a-time KLDs, the chosen quantity first.
+std::vector<ProxyAgreement> Agreement(const CandidateResult& c, int n_layers) {
+  std::vector<std::optional<double>> e2e;  // [n_parts] one-at-a-time mean KLD where measured
+  for (const PartResult& p : c.parts) {
+    e2e.push_back(p.one_at_a_time ? std::optional<double>(p.one_at_a_time->summary.overall.kld_mean) : std::nullopt);
+  }
+  std::vector<ProxyAgreement> out;
+  for (ProxyQuantity q : kAllProxyQuantities) {
+    const ProxyAgreement a = MeasureProxy(ProxyScores(c.k_only, c.v_only, n_layers, q), e2e, q);
+    q == kProxyQuantity ? (void)out.insert(out.begin(), a) : out.push_back(a);
+  }
+  return out;
+}
+
 std::string SubDir(const std::string& out, const std::string& name) {
   return (std::filesystem::path(out) / name).string();
 }
@@ -155,7 +169,10 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   const std::vector<std::vector<int>> picked = SelectParts(scores, &r.top_k);
   std::vector<std::string> part_specs;  // [Σ picked × 2] one at a time, leave one out, per picked part
   for (size_t c = 0; c < picked.size(); ++c) {
-    for (int i : picked[c]) part_specs.push_back(plan_.specs[c].one_at_a_time[i]), part_specs.push_back(plan_.specs[c].leave_one_out[i]);
+    for (int i : picked[c]) {
+      part_specs.push_back(plan_.specs[c].one_at_a_time[i]);
+      part_specs.push_back(plan_.specs[c].leave_one_out[i]);
+    }
   }
   if (!part_specs.empty()) {
     KV_ASSIGN_OR_RETURN(EvalSessionResult parts, RunStage(part_specs, 0, SubDir(plan_.options.out, StageName(plan_.stage))));
@@ -168,16 +185,7 @@ Expected<SensitivityResult> SensitivitySession::Run() {
       }
     }
   }
-  for (CandidateResult& cr : r.candidates) {
-    std::vector<std::optional<double>> e2e;  // [n_parts] one-at-a-time mean KLD where measured
-    for (const PartResult& p : cr.parts) {
-      e2e.push_back(p.one_at_a_time ? std::optional<double>(p.one_at_a_time->summary.overall.kld_mean) : std::nullopt);
-    }
-    for (ProxyQuantity q : kAllProxyQuantities) {
-      const ProxyAgreement a = MeasureProxy(ProxyScores(cr.k_only, cr.v_only, n_layers, q), e2e, q);
-      q == kProxyQuantity ? (void)cr.agreement.insert(cr.agreement.begin(), a) : cr.agreement.push_back(a);
-    }
-  }
+  for (CandidateResult& cr : r.candidates) cr.agreement = Agreement(cr, n_layers);
   const RunTotals totals = plan_.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
   r.results = SensitivityJson(r);

@@ -3,6 +3,7 @@
 // --threads, and bad input (one line, exit 2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -126,7 +127,8 @@ TEST(SensitivityCliTest, FullStageIsTheSameForAnyThreadCount) {
 
 TEST(SensitivityCliTest, BadInputIsOneLineAndExitTwo) {
   const fs::path out = testing::MakeTempDir("sens-bad");
-  const std::string base = "sensitivity --model " + testing::BundledModelDir().string() + " --ctx 128 --windows 1 --out " +
+  const std::string base = "sensitivity --model " + testing::BundledModelDir().string() + " --data " +
+                           (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " --ctx 128 --windows 1 --out " +
                            out.string() + " ";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--formats q4_0,q9_0", "--formats: unknown format 'q9_0'"},
@@ -144,9 +146,8 @@ TEST(SensitivityCliTest, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find(needle), std::string::npos) << flags << ": " << r.err;
     EXPECT_NE(r.err.find("hint: "), std::string::npos) << flags << ": " << r.err;
-    // One line (the "--data not given" notice comes before it on its own line when it applies).
-    const std::string last = r.err.substr(r.err.rfind("kvaudit: error:"));
-    EXPECT_EQ(std::count(last.begin(), last.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("kvaudit: error: ", 0), 0u) << r.err;  // stderr is the error line alone
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(r.out.empty()) << flags << ": " << r.out;
   }
   fs::remove_all(out);

@@ -39,11 +39,18 @@ TEST(SensitivitySpecs, FormatsErrorsAreOneLineNamingTheFlag) {
   ExpectFormatsError({}, "no candidate format");
 }
 
+// The specs of one valid candidate (a failure is recorded and gives empty specs).
+CandidateSpecs SpecsFor(const std::string& candidate, const std::string& baseline, int n_layers) {
+  auto c = ParseCandidates({candidate});
+  EXPECT_TRUE(c.ok()) << candidate;
+  auto s = c.ok() ? MakeCandidateSpecs(baseline, (*c)[0], n_layers) : Expected<CandidateSpecs>(c.error());
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return s.ok() ? *s : CandidateSpecs{};
+}
+
 TEST(SensitivitySpecs, OneAtATimeAndLeaveOneOutPerLayerAndTensor) {
-  auto c = ParseCandidates({"q4_0"});
-  ASSERT_TRUE(c.ok());
-  auto s = MakeCandidateSpecs("k=f32,v=f32", (*c)[0], 4);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  const CandidateSpecs specs = SpecsFor("q4_0", "k=f32,v=f32", 4);
+  const CandidateSpecs* s = &specs;
   EXPECT_EQ(s->all_quantized, "k=q4_0,v=q4_0");
   EXPECT_EQ(s->k_only, "k=q4_0,v=f32");
   EXPECT_EQ(s->v_only, "k=f32,v=q4_0");
@@ -73,10 +80,9 @@ TEST(SensitivitySpecs, OneAtATimeAndLeaveOneOutPerLayerAndTensor) {
 }
 
 TEST(SensitivitySpecs, ProtectionsGoWithTheQuantizedPartAndTheBaselineFormatIsRestored) {
-  auto c = ParseCandidates({"q4_0,rot=1,sink=4"});
-  ASSERT_TRUE(c.ok());
-  auto s = MakeCandidateSpecs("k=f16,v=f16", (*c)[0], 2);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  const CandidateSpecs specs = SpecsFor("q4_0,rot=1,sink=4", "k=f16,v=f16", 2);
+  const CandidateSpecs* s = &specs;
+  ASSERT_EQ(s->leave_one_out.size(), 4u);
   EXPECT_EQ(s->all_quantized, "k=q4_0,v=q4_0,sink=4,rot=1");
   EXPECT_EQ(s->k_only, "k=q4_0,v=f16,sink=4,rot=1");
   EXPECT_EQ(s->one_at_a_time[2], "k=f16,v=f16;layers=1:k=q4_0,sink=4,rot=1");
