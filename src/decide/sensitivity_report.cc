@@ -147,7 +147,7 @@ std::string SensitivityTable(const SensitivityResult& r) {
   for (const CandidateResult& c : r.candidates) {
     const std::vector<int> one = RankOneAtATime(c), proxy = RankProxy(c);
     const std::vector<int> rank_proxy = RankOf(c.parts.size(), proxy);
-    std::snprintf(line, sizeof line, "\nsensitivity of %s against %s: stage %s, %zu of %zu parts end to end, %d windows x %d tokens\n",
+    std::snprintf(line, sizeof line, "\nsensitivity of %s against %s: stage %s, %zu of %zu parts end to end, windows %d x %d tokens\n",
                   c.candidate.name().c_str(), r.eval.baseline_spec.c_str(), StageName(r.stage).c_str(), one.size(),
                   c.parts.size(), r.eval.n_windows, r.eval.ctx);
     out += line;
