@@ -19,5 +19,6 @@ CommandRunner AddEvalCommand(CLI::App& app);
 CommandRunner AddProbeCommand(CLI::App& app);
 CommandRunner AddDeployCommand(CLI::App& app);
 CommandRunner AddGateCommand(CLI::App& app);
+CommandRunner AddSensitivityCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

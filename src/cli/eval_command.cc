@@ -35,7 +35,7 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   AddDataFlag(app, o.data, "the text to evaluate");
   app.add_flag("--per-doc", o.per_doc, "one document per window (truncated to --ctx) instead of one joined stream");
   AddCtxFlag(app, o.ctx, "the window length (default: the model's context, at most 4096)");
-  app.add_option("--windows", o.windows, "use only the first K windows (0 = all)")->check(CLI::NonNegativeNumber);
+  AddWindowFlags(app, o.windows, o.first_window);
   app.add_option("--score-from", o.score_from, "statistics use only positions >= this in each window (llama.cpp: ctx/2)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--buckets", o.buckets, "ascending upper edges of context-length buckets, e.g. 16,64,256 (default powers of two)");
@@ -45,9 +45,7 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   AddBootstrapSeedFlag(app, o.bootstrap_seed);
   AddOutFlags(app, o.out, o.restart, "windows");
   AddJsonlFlag(app, o.jsonl);
-  app.add_option("--attn-samples", o.attn_samples,
-                 "query positions per window sampled for the per-layer/KV-head attention diagnosis (0 = off)")
-      ->capture_default_str()->check(CLI::Range(0, 4096));
+  AddAttnSamplesFlag(app, o.attn_samples, "per layer and KV head (0 = off)");
   AddJsonFlag(app, f->json);
   return [f] {
     auto done = RunEval(*f);

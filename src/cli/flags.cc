@@ -70,8 +70,25 @@ void KvFlags::Add(CLI::App& app, const std::string& use) {
 
 void AddKvCompareFlags(CLI::App& app, KvConfigOptions& kv) {
   app.add_option("--kv", kv.kv, std::string(kKvHelp) + "; repeatable: each is compared with --baseline");
+  AddBaselineFlags(app, kv);
+}
+
+void AddBaselineFlags(CLI::App& app, KvConfigOptions& kv) {
   app.add_option("--baseline", kv.baseline, "the reference cache configuration")->capture_default_str();
   app.add_option("--kv-calib", kv.kv_calib, kKvCalibHelp);
+}
+
+void AddWindowFlags(CLI::App& app, int& windows, int& first_window) {
+  app.add_option("--windows", windows, "use K windows of the data, from --first-window on (0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--first-window", first_window,
+                 "the first window used (0-based): windows [F, F + --windows) of the data, e.g. to hold out windows")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+}
+
+void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use) {
+  app.add_option("--attn-samples", samples, "query positions per window sampled for the attention diagnosis: " + use)
+      ->capture_default_str()->check(CLI::Range(0, 4096));
 }
 
 void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use) {
@@ -87,6 +104,17 @@ void AddDataFlag(CLI::App& app, std::string& data, const std::string& use) {
 Expected<std::string> ResolveData(const std::string& data) {
   if (!data.empty()) return data;
   return Bundled("--data", "the bundled eval documents", kBundledData, "pass --data FILE|DIR|JSONL");
+}
+
+void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use) {
+  app.add_option("--formats", formats,
+                 "candidate formats, comma-separated; key=value after a format is its protection (q8_0,q4_0,rot=1,kivi2): " + use);
+}
+
+void AddStageFlag(CLI::App& app, std::string& stage) {
+  app.add_option("--stage", stage,
+                 "proxy: attention diagnosis only; full: every part end to end; auto: the proxy's top parts end to end")
+      ->capture_default_str();
 }
 
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit) {

@@ -51,6 +51,8 @@ struct KvFlags {
 // --kv (repeatable), --baseline, --kv-calib for configurations compared with a baseline (eval,
 // probe, and the commands that build on them).
 void AddKvCompareFlags(CLI::App& app, KvConfigOptions& kv);
+// --baseline, --kv-calib without --kv: a job that makes its configurations itself (sensitivity).
+void AddBaselineFlags(CLI::App& app, KvConfigOptions& kv);
 
 // --ctx: the context length in tokens; never above the model's (run/engine.h ResolveContext).
 void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use);
@@ -58,6 +60,14 @@ void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use);
 void AddDataFlag(CLI::App& app, std::string& data, const std::string& use);
 // --data as given; without it the bundled eval documents, announced on stderr, or BadInput.
 Expected<std::string> ResolveData(const std::string& data);
+// --windows K, --first-window F: windows [F, F + K) of the data's (run/windows.h SelectWindows).
+void AddWindowFlags(CLI::App& app, int& windows, int& first_window);
+// --attn-samples S: query positions per window for the attention diagnosis (eval/attention_diag.h).
+void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use);
+// --formats LIST (repeatable): candidate formats with optional protections, e.g. q8_0,q4_0,rot=1
+// (decide/sensitivity_specs.h ParseCandidates); --stage proxy|full|auto (decide/sensitivity.h).
+void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use);
+void AddStageFlag(CLI::App& app, std::string& stage);
 // --out DIR, --restart: a resumable job's output directory (run/run_dir.h).
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit);
 // --json: the command's table as one JSON document on stdout instead (docs/cli.md has the shapes).

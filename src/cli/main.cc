@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
       "transformers, and its memory there", AddDeployCommand);
   add("gate", "judge eval and probe results by an acceptance policy: exit 0 pass, 1 fail, 2 bad input",
       AddGateCommand);
+  add("sensitivity", "how much each layer's K and V contributes to a format's error (one at a time, leave one out, proxy)",
+      AddSensitivityCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

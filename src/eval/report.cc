@@ -74,7 +74,7 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
   j["baseline"] = {{"spec", info.baseline_spec}, {"bytes_per_token", info.baseline_bytes_per_token},
                    {"ppl", any ? Num(any->ppl_base) : json(nullptr)},
                    {"nll_mean", any ? Num(any->nll_base_mean) : json(nullptr)}};
-  j["data"] = {{"path", info.data}, {"per_doc", info.per_doc}, {"windows", info.n_windows},
+  j["data"] = {{"path", info.data}, {"per_doc", info.per_doc}, {"windows", info.n_windows}, {"first_window", info.first_window},
                {"tokens", any ? any->tokens : 0}, {"tokens_hash", info.tokens_hash}};
   j["settings"] = {{"kld_threshold", a.kld_threshold}, {"bootstrap_replicates", a.bootstrap.replicates},
                    {"bootstrap_seed", a.bootstrap.seed}, {"bucket_unit", "context length (0-based position + 1)"},

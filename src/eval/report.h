@@ -22,6 +22,7 @@ struct EvalRunInfo {
   int ctx = 0, score_from = 0;
   bool per_doc = false;
   int n_windows = 0, windows_resumed = 0;
+  int first_window = 0;  // the data's window the selection starts at (--first-window)
   int attn_samples = 0;  // sampled query positions per window for the attention diagnosis (0: off)
   std::string tokens_hash;  // hex, of the window tokens
   AggregateOptions aggregate;  // buckets, threshold, bootstrap settings (class tables unused here)

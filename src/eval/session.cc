@@ -9,6 +9,7 @@
 #include "eval/resume_log.h"
 #include "eval/runner.h"
 #include "eval/token_classes.h"
+#include "model/forward.h"
 #include "run/fingerprint.h"
 #include "run/progress.h"
 #include "run/run_dir.h"
@@ -37,15 +38,14 @@ Status WritePositionsJsonl(const std::string& path, const std::vector<WindowReco
   return Status::Ok();
 }
 
-// The data's windows: all of them are hashed for the fingerprint (so a rerun with a larger
-// --windows reuses the windows already done), the first --windows are kept.
-Expected<std::vector<std::vector<int32_t>>> LoadEvalWindows(const Tokenizer& tok, const EvalOptions& o, int ctx,
-                                                            std::string* hash) {
-  KV_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> windows, LoadTextWindows(tok, o.data, ctx, o.per_doc));
-  if (windows.empty()) return BadInput(o.data + ": no window of at least 2 tokens; hint: pass more text");
-  *hash = HexHash(HashWindows(windows));
-  if (o.windows > 0 && static_cast<size_t>(o.windows) < windows.size()) windows.resize(static_cast<size_t>(o.windows));
-  return windows;
+// Positions per lockstep chunk: the runner holds [chunk, vocab] f32 logits per cache, so a job
+// with many configurations (sensitivity runs 2 per layer and tensor) takes shorter chunks to keep
+// them under 1 GiB. The logits do not depend on the chunking (batch invariance,
+// docs/architecture.md), so neither do the results.
+int LogitsChunk(size_t n_caches, int64_t vocab) {
+  constexpr int64_t kLogitsBudget = int64_t{1} << 30;
+  const int64_t fit = kLogitsBudget / (static_cast<int64_t>(n_caches) * vocab * 4);
+  return static_cast<int>(std::clamp<int64_t>(fit / 64 * 64, 64, Forward::kMaxChunk));
 }
 
 }  // namespace
@@ -54,15 +54,37 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   const RunClock clock;
   if (o.kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
   KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
-  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer("eval"));
+  KV_ASSIGN_OR_RETURN(auto windows, CutWindows(engine, "eval", o));
+  KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
+  plan.clock = clock;
+  return plan;
+}
+
+Expected<std::vector<std::vector<int32_t>>> EvalPlan::CutWindows(const Engine& engine, const std::string& job,
+                                                                 EvalOptions& o) {
+  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer(job));
+  const ModelConfig& cfg = engine.model->config();
+  KV_ASSIGN_OR_RETURN(o.ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
+  KV_ASSIGN_OR_RETURN(auto windows, LoadTextWindows(*tok, o.data, o.ctx, o.per_doc));
+  if (windows.empty()) return BadInput(o.data + ": no window of at least 2 tokens; hint: pass more text");
+  return windows;
+}
+
+Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vector<std::vector<int32_t>> all) {
+  const RunClock clock;
+  if (o.kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
   const ModelConfig& cfg = engine.model->config();
   KV_ASSIGN_OR_RETURN(const int ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
   if (o.score_from > ctx - 2) {
     return BadInput("--score-from " + std::to_string(o.score_from) + " leaves no position to score in windows of " +
                     std::to_string(ctx) + "; hint: use at most ctx-2 (llama.cpp scores from ctx/2)");
   }
-  std::string data_hash;
-  KV_ASSIGN_OR_RETURN(auto windows, LoadEvalWindows(*tok, o, ctx, &data_hash));
+  for (const auto& w : all) KV_CHECK(w.size() >= 2 && w.size() <= static_cast<size_t>(ctx));
+  if (all.empty()) return BadInput(o.data + ": no window of at least 2 tokens; hint: pass more text");
+  // Every window of the data is hashed for the fingerprint, so a rerun with a larger --windows
+  // reuses the windows already done; --first-window and --windows then select.
+  const std::string data_hash = HexHash(HashWindows(all));
+  KV_ASSIGN_OR_RETURN(auto windows, SelectWindows(std::move(all), o.first_window, o.windows));
   std::vector<Bucket> buckets = DefaultBuckets(ctx);
   if (!o.buckets.empty()) {
     KV_ASSIGN_OR_RETURN(buckets, ParseBuckets(o.buckets, ctx));
@@ -72,14 +94,14 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
 
   EvalPlan plan(std::move(o), std::move(engine), std::move(configs));
   plan.clock = clock;
-  plan.tokenizer = tok;
+  plan.tokenizer = plan.engine.model->tokenizer();
   plan.windows = std::move(windows);
   for (const auto& w : plan.windows) plan.max_len = std::max<int>(plan.max_len, static_cast<int>(w.size()));
   EvalRunInfo& info = plan.info;
   const EvalOptions& opt = plan.options;
   info.model = opt.model, info.data = opt.data, info.ctx = ctx, info.score_from = opt.score_from;
-  info.model_hash = HexHash(HashModel(*plan.engine.model));
   info.per_doc = opt.per_doc, info.n_windows = static_cast<int>(plan.windows.size()), info.tokens_hash = data_hash;
+  info.first_window = opt.first_window;
   info.aggregate.kld_threshold = opt.kld_threshold;
   info.aggregate.bootstrap.replicates = opt.bootstrap;
   info.aggregate.bootstrap.seed = opt.bootstrap_seed;
@@ -87,13 +109,30 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   info.threads = plan.engine.pool->size();
   info.attn_samples = opt.attn_samples;
   info.baseline_spec = plan.configs.policy(0).spec();
+  plan.model_hash = HexHash(HashModel(*plan.engine.model));  // once: it reads every weight byte
+  info.model_hash = plan.model_hash;
   plan.fingerprint = plan.MakeFingerprint();
   return plan;
 }
 
+Status EvalPlan::Reconfigure(const KvConfigOptions& kv, int attn_samples, const std::string& out) {
+  if (kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  KV_ASSIGN_OR_RETURN(configs, KvConfigs::Prepare(*engine.model, kv, *engine.pool));
+  options.kv = kv, options.attn_samples = attn_samples, options.out = out;
+  info.attn_samples = attn_samples;
+  info.baseline_spec = configs.policy(0).spec();
+  info.windows_resumed = 0;
+  clock = RunClock();  // each stage reports its own wall time
+  fingerprint = MakeFingerprint();
+  return Status::Ok();
+}
+
 nlohmann::json EvalPlan::MakeFingerprint() const {
-  nlohmann::json fp = {{"model", info.model_hash}, {"data", info.tokens_hash}, {"ctx", info.ctx},
+  nlohmann::json fp = {{"model", model_hash}, {"data", info.tokens_hash}, {"ctx", info.ctx},
                        {"score_from", info.score_from}, {"per_doc", info.per_doc}};
+  // The journal numbers windows from the first selected one: another start cannot be mixed in.
+  // (Absent at 0, so journals written before --first-window existed still resume.)
+  if (options.first_window > 0) fp["first_window"] = options.first_window;
   fp.update(configs.Fingerprint());  // baseline, configs, calibration
   if (options.attn_samples > 0) {
     // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
@@ -162,6 +201,7 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   ProgressBar bar(todo, StderrIsTerminal(), "eval");
   FidelityRunOptions run;
   run.score_from = plan_.options.score_from;
+  run.chunk = LogitsChunk(caches.size(), plan_.engine.model->config().vocab_size);
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   Status st = RunFidelity(*plan_.engine.model, caches, *plan_.engine.pool, windows, skip, run,
                           [&](WindowRecord&& rec) -> Status {
@@ -183,11 +223,12 @@ std::vector<ConfigResult> EvalSession::Summarize(const std::vector<WindowRecord>
   const ModelConfig& cfg = plan_.engine.model->config();
   std::vector<int32_t> scored_tokens;  // [scored positions]
   for (const WindowRecord& r : records) scored_tokens.insert(scored_tokens.end(), r.tokens.begin(), r.tokens.end());
-  const std::vector<TokenClass> classes = ClassifyVocabulary(*plan_.tokenizer);
+  // Token classes need the decoded text of each token: none without a tokenizer.
+  const std::vector<TokenClass> classes = plan_.tokenizer ? ClassifyVocabulary(*plan_.tokenizer) : std::vector<TokenClass>{};
   const std::vector<uint8_t> rare = RareTokens(scored_tokens, cfg.vocab_size);
   AggregateOptions agg = plan_.info.aggregate;
-  agg.classes = &classes;
-  agg.rare = &rare;
+  agg.classes = plan_.tokenizer ? &classes : nullptr;
+  agg.rare = plan_.tokenizer ? &rare : nullptr;
   const size_t attn_cells = attention_cells();
   std::vector<int> from;
   for (const Bucket& b : agg.buckets) from.push_back(b.from);

@@ -26,7 +26,8 @@ struct EvalOptions {
   std::string data;        // text: file, folder of text files, or JSONL with "text"
   bool per_doc = false;    // one document per window instead of one joined stream
   int ctx = 0;             // window length; 0 = the model's context, at most 4096
-  int windows = 0;         // use the first K windows; 0 = all
+  int windows = 0;         // use K windows; 0 = all from first_window on
+  int first_window = 0;    // the first of them: windows [first_window, first_window + K) of the data
   int score_from = 0;      // statistics use positions >= this in each window
   std::string buckets;     // ascending upper edges of context buckets; "" = powers of two
   double kld_threshold = 0.01;
@@ -41,15 +42,30 @@ struct EvalOptions {
 struct EvalPlan {
   // Loads the model and the data and checks every option before any compute but calibration.
   static Expected<EvalPlan> Make(EvalOptions options);
+  // A plan over windows already cut at options.ctx (all the data's windows, before --first-window
+  // and --windows select): for a caller holding token ids, not text (a model without a
+  // tokenizer; the planted-sensitivity test). options.data only names the source in results;
+  // token classes are reported when the model has a tokenizer.
+  // The windows of options.data for a job over text (`job` names it in the error when the model
+  // has no tokenizer): options.ctx resolved (0: the model's context, at most 4096), the text cut
+  // as eval cuts it (joined, or --per-doc), every window of the data before any selection.
+  static Expected<std::vector<std::vector<int32_t>>> CutWindows(const Engine& engine, const std::string& job,
+                                                                EvalOptions& options);
+  static Expected<EvalPlan> FromWindows(EvalOptions options, Engine engine, std::vector<std::vector<int32_t>> all_windows);
+  // The same model and windows under other configurations, diagnosis samples and output
+  // directory: a job that runs eval in stages (decide/sensitivity) plans each stage on one
+  // loaded model. Every spec is validated before any compute; the fingerprint follows.
+  Status Reconfigure(const KvConfigOptions& kv, int attn_samples, const std::string& out);
 
   EvalOptions options;
   RunClock clock;  // started when planning began: the run's wall time includes loading
   Engine engine;
-  const Tokenizer* tokenizer = nullptr;
-  std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the first --windows
+  const Tokenizer* tokenizer = nullptr;      // null: no token classes
+  std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the selected windows
   KvConfigs configs;
   EvalRunInfo info;            // the inputs half of results.json
   nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed
+  std::string model_hash;      // hex HashModel (run/fingerprint.h), computed once: it reads every weight byte
   int max_len = 0;             // longest window: the caches' size
 
  private:

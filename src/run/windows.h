@@ -24,4 +24,11 @@ std::vector<std::vector<int32_t>> MakeWindows(const std::vector<int32_t>& tokens
 Expected<std::vector<std::vector<int32_t>>> LoadTextWindows(const Tokenizer& tok, const std::string& path, int n_ctx,
                                                             bool per_doc);
 
+// The windows a job evaluates: [first, first + count) of the data's windows (count 0: all from
+// first on), the one meaning of --first-window and --windows everywhere. Disjoint ranges are
+// disjoint text, so a selection can be checked on windows another one did not see. `first` at or
+// past the last window is BadInput.
+Expected<std::vector<std::vector<int32_t>>> SelectWindows(std::vector<std::vector<int32_t>> windows, int first,
+                                                          int count);
+
 }  // namespace kvaudit

@@ -167,6 +167,38 @@ TEST(EvalCliTest, JsonPrintsTheResultsDocument) {
   fs::remove_all(out);
 }
 
+// --first-window F: the run sees the data's windows from F on, the same tokens a longer run sees
+// there (so the same KLD), says so in results.json, and a resume with another start is refused.
+TEST(EvalCliTest, FirstWindowSelectsLaterWindowsAndIsPartOfTheFingerprint) {
+  const fs::path two = testing::MakeTempDir("eval-two"), one = testing::MakeTempDir("eval-from1");
+  const std::string args = "eval " + kModel + "--kv k=q4_0,v=q4_0 --ctx 128 --attn-samples 0 ";
+  const auto r2 = RunCli(args + "--windows 2 --jsonl " + (two / "pos.jsonl").string() + " --out " + two.string());
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  const auto r1 = RunCli(args + "--windows 1 --first-window 1 --out " + one.string());
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  const nlohmann::json j = Results(one);
+  EXPECT_EQ(j["data"]["first_window"], 1);
+  EXPECT_EQ(j["data"]["windows"], 1);
+  EXPECT_EQ(Results(two)["data"]["first_window"], 0);
+  double sum = 0;
+  int n = 0;
+  std::ifstream lines(two / "pos.jsonl");
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json p = nlohmann::json::parse(line);
+    if (p["window"] == 1) sum += p["kld"][0].get<double>(), ++n;
+  }
+  ASSERT_EQ(n, 127);
+  EXPECT_EQ(j["configs"][0]["overall"]["tokens"], n);
+  EXPECT_NEAR(j["configs"][0]["overall"]["kld_mean"].get<double>(), sum / n, 1e-12 * (sum / n));
+  const auto moved = RunCli(args + "--windows 1 --first-window 2 --out " + one.string());
+  EXPECT_EQ(moved.exit_code, 2);
+  EXPECT_NE(moved.err.find("first_window"), std::string::npos) << moved.err;
+  const auto past = RunCli(args + "--first-window 100000 --out " + one.string());
+  EXPECT_EQ(past.exit_code, 2);
+  EXPECT_NE(past.err.find("--first-window 100000 is past the data's"), std::string::npos) << past.err;
+  fs::remove_all(two), fs::remove_all(one);
+}
+
 TEST(EvalCliTest, BadFlagsExitTwoWithHint) {
   const fs::path out = testing::MakeTempDir("eval-bad");
   const std::string base = "eval " + kModel + "--ctx 256 --windows 1 --out " + out.string() + " ";

@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "model/weights.h"
 #include "support/fixtures.h"
+#include "support/tiny_llama.h"
 
 namespace kvaudit {
 using ::kvaudit::testing::Fixture;
@@ -29,22 +30,9 @@ Json GoldenLlamaConfig() {
 fs::path WriteModel(const std::string& tag, const Json& config, const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors) {
   const fs::path dir = MakeTempDir(tag);
   std::ofstream(dir / "config.json") << config.dump();
-  Json header = Json::object();
-  uint64_t off = 0;
-  for (const auto& [name, shape] : tensors) {
-    uint64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    header[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {off, off + 4 * n}}};
-    off += 4 * n;
-  }
-  std::string h = header.dump();
-  while (h.size() % 8) h += ' ';
-  std::ofstream f(dir / "model.safetensors", std::ios::binary);
-  const uint64_t len = h.size();
-  f.write(reinterpret_cast<const char*>(&len), 8);
-  f << h;
-  std::vector<char> zeros(off, 0);
-  f.write(zeros.data(), zeros.size());
+  std::vector<testing::F32Tensor> zeros;
+  for (const auto& [name, shape] : tensors) zeros.push_back({name, shape, {}});
+  testing::WriteF32Safetensors(dir / "model.safetensors", zeros);
   return dir;
 }
 

@@ -56,5 +56,26 @@ TEST(TextDataTest, JsonlFolderAndErrors) {
   EXPECT_FALSE(LoadDocuments((dir / "missing.txt").string()).ok());
 }
 
+// --first-window F --windows K: windows [F, F + K) of the data; K = 0 runs to the end; a start at
+// or past the last window is one line of bad input.
+TEST(WindowsTest, SelectWindowsTakesARangeFromTheFirstWindow) {
+  const std::vector<std::vector<int32_t>> all = {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}};
+  auto mid = SelectWindows(all, 1, 2);
+  ASSERT_TRUE(mid.ok());
+  EXPECT_EQ(*mid, (std::vector<std::vector<int32_t>>{{0, 2}, {0, 3}}));
+  auto tail = SelectWindows(all, 3, 0);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(*tail, (std::vector<std::vector<int32_t>>{{0, 4}, {0, 5}}));
+  auto clipped = SelectWindows(all, 4, 10);
+  ASSERT_TRUE(clipped.ok());
+  EXPECT_EQ(clipped->size(), 1u);
+  auto past = SelectWindows(all, 5, 1);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().exit_code(), 2);
+  EXPECT_NE(past.error().message.find("--first-window 5 is past the data's 5 windows"), std::string::npos)
+      << past.error().message;
+  EXPECT_EQ(past.error().message.find('\n'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvaudit

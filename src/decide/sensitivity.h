@@ -1,0 +1,108 @@
+// `kvaudit sensitivity` as a library (issue 11, scope 2; docs/decision.md "Sensitivity"): how much
+// each cache part (a layer's K or V) of a model contributes to a candidate format's error. It is
+// eval underneath, in two stages on one loaded model and one set of calibration windows:
+//   proxy  one eval run of the all-quantized, K-only and V-only configurations with the attention
+//          diagnosis on: the all-quantized reference end to end, and a proxy score per part
+//          (decide/sensitivity_proxy.h) from the diagnosis, which shadows the baseline;
+//   parts  one eval run, in lockstep with the baseline, of the one-at-a-time and leave-one-out
+//          configurations of the parts measured end to end: all of them (--stage full), the top
+//          AutoTopK by proxy (--stage auto), none (--stage proxy).
+// Each stage is an ordinary resumable eval run in DIR/proxy and DIR/<stage> (its own results.json
+// and progress.jsonl); DIR/progress.jsonl holds the sensitivity run's fingerprint, so a changed
+// input is refused naming it before anything runs. DIR/results.json: docs/results-schema.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "decide/sensitivity_proxy.h"
+#include "decide/sensitivity_specs.h"
+#include "eval/session.h"
+
+namespace kvaudit {
+
+inline constexpr int kSensitivitySchemaVersion = 1;
+
+enum class SensitivityStage { kProxy, kFull, kAuto };
+Expected<SensitivityStage> ParseStage(const std::string& name);  // "proxy", "full", "auto"
+std::string StageName(SensitivityStage stage);
+
+struct SensitivityOptions {
+  std::string model;
+  int threads = 0;
+  KvConfigOptions kv;                // baseline and calibration text; kv.kv is unused
+  std::vector<std::string> formats;  // --formats values (ParseCandidates)
+  std::string stage = "auto";
+  std::string data;                  // the calibration text
+  int ctx = 0, windows = 0, first_window = 0;  // as eval's
+  int attn_samples = 32;             // the proxy's diagnosis samples per window (eval --attn-samples)
+  std::string out = "kvaudit-sensitivity";
+  bool restart = false;
+};
+
+struct SensitivityPlan {
+  // Loads the model and the data; checks every option and every spec of every candidate (all
+  // parts, whatever the stage will select) before any compute.
+  static Expected<SensitivityPlan> Make(SensitivityOptions options);
+  // Over windows already cut at options.ctx (all the data's; --first-window and --windows select):
+  // for token ids without a tokenizer (EvalPlan::FromWindows).
+  static Expected<SensitivityPlan> FromWindows(SensitivityOptions options, Engine engine,
+                                               std::vector<std::vector<int32_t>> all_windows);
+
+  SensitivityOptions options;
+  SensitivityStage stage = SensitivityStage::kAuto;
+  RunClock clock;
+  std::vector<Candidate> candidates;
+  std::vector<CandidateSpecs> specs;  // [n_candidates]
+  EvalPlan eval;                      // configured for the proxy stage
+  nlohmann::json fingerprint;         // what DIR/progress.jsonl must carry
+
+ private:
+  explicit SensitivityPlan(EvalPlan e) : eval(std::move(e)) {}
+};
+
+// End-to-end numbers of one configuration: the eval summary (overall and per context bucket).
+struct PartResult {
+  CachePart part;
+  double proxy = 0;                            // kProxyQuantity's score
+  std::optional<ConfigResult> one_at_a_time;   // nullopt: not measured end to end
+  std::optional<ConfigResult> leave_one_out;
+};
+
+struct CandidateResult {
+  Candidate candidate;
+  ConfigResult all_quantized, k_only, v_only;  // the proxy stage's configurations, end to end
+  std::vector<PartResult> parts;               // [n_parts] in AllParts order
+  std::vector<ProxyAgreement> agreement;       // every ProxyQuantity against the one-at-a-time KLD, the chosen one first
+};
+
+struct SensitivityResult {
+  EvalRunInfo eval;        // the calibration inputs (model, data, windows, ctx, buckets, threads)
+  std::string model_hash;  // run/fingerprint HashModel, as eval's fingerprint has it
+  SensitivityStage stage = SensitivityStage::kAuto;
+  int top_k = 0;                           // parts measured end to end per candidate
+  int windows_resumed_proxy = 0, windows_resumed_parts = 0;
+  std::string proxy_results, parts_results;  // the stages' eval results.json, relative to DIR ("": did not run)
+  std::vector<CandidateResult> candidates;
+  double wall_s = 0, peak_rss_mb = 0;
+  std::string results_path;  // DIR/results.json, written
+  nlohmann::json results;    // its content
+};
+
+class SensitivitySession {
+ public:
+  explicit SensitivitySession(SensitivityPlan& plan) : plan_(plan) {}
+  Expected<SensitivityResult> Run();
+
+ private:
+  Expected<EvalSessionResult> RunStage(const std::vector<std::string>& specs, int attn_samples, const std::string& dir);
+  // The parts each candidate measures end to end, by this stage's rule, from the proxy scores.
+  std::vector<std::vector<int>> SelectParts(const std::vector<std::vector<double>>& proxy, int* top_k) const;
+
+  SensitivityPlan& plan_;
+};
+
+}  // namespace kvaudit

@@ -1,0 +1,103 @@
+// The planted-sensitivity test of issue 11: a tiny random-weight Llama written by the test, in
+// which layer 2's keys carry four channels ~50× larger than the rest (rows of its k_proj scaled).
+// Under q4_0 a 32-channel block takes its scale from its largest value, so the planted channels
+// flatten the rest of their blocks — and the planted layer's scores are ~50× larger, so what error
+// remains moves its attention most. Sensitivity must rank that layer's K first end to end; the
+// proxy must rank it first too, and the auto stage must therefore measure it. (A model test, not
+// a unit test: it runs three sensitivity passes of a real forward pass, about 2 s.)
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "decide/sensitivity.h"
+#include "decide/sensitivity_report.h"
+#include "support/fixtures.h"
+#include "support/random_rows.h"
+#include "support/tiny_llama.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kPlantedLayer = 2;
+constexpr int kPlantedPart = 2 * kPlantedLayer;  // AllParts order: L2.K
+constexpr float kOutlierScale = 50.0f;
+
+fs::path WriteModel(const std::string& tag, bool planted) {
+  testing::TinyLlamaShape shape;  // 4 layers, hidden 128, 2 heads = 2 KV heads × head_dim 64
+  // Residual-dominated, as trained models are: unit embeddings, and the matrices that write into
+  // the residual stream small. With every weight at std 0.1 instead, layer 0's attention writes
+  // ~10x the embeddings into the stream, and any error there dominates the logits (measured: L0.K
+  // one at a time 0.089 against the planted L2.K's 0.022), which plants a second, accidental
+  // sensitivity.
+  shape.embed_std = 1.0f, shape.branch_std = 0.05f;
+  return testing::WriteTinyLlama(testing::MakeTempDir(tag), shape, [&](testing::TinyTensors& t) {
+    if (!planted) return;
+    std::vector<float>& k = t.at("model.layers." + std::to_string(kPlantedLayer) + ".self_attn.k_proj.weight");
+    // Channels 5 and 20 and their RoPE partners (+32), in both KV heads: [kv_heads * 64, hidden].
+    for (int g = 0; g < shape.kv_heads; ++g) {
+      for (int c : {5, 37, 20, 52}) {
+        for (int i = 0; i < shape.hidden; ++i) k[static_cast<size_t>((g * shape.head_dim + c) * shape.hidden + i)] *= kOutlierScale;
+      }
+    }
+  });
+}
+
+// Random token ids: the model has no tokenizer, and a random model has no preferred text.
+std::vector<std::vector<int32_t>> Windows(int n, int len) {
+  testing::Rng rng(7);
+  std::vector<std::vector<int32_t>> w(static_cast<size_t>(n));
+  for (auto& ids : w) {
+    for (int i = 0; i < len; ++i) ids.push_back(static_cast<int32_t>(rng.Below(256)));
+  }
+  return w;
+}
+
+SensitivityResult RunSensitivity(const fs::path& model, const std::string& stage, const fs::path& out) {
+  auto engine = Engine::Load(model.string(), 2);
+  EXPECT_TRUE(engine.ok()) << engine.error().message;
+  SensitivityOptions o;
+  o.model = model.string(), o.data = "random token ids", o.formats = {"q4_0"}, o.stage = stage;
+  o.ctx = 256, o.attn_samples = 32, o.out = out.string();
+  auto plan = SensitivityPlan::FromWindows(o, std::move(*engine), Windows(4, 256));
+  EXPECT_TRUE(plan.ok()) << plan.error().message;
+  auto r = SensitivitySession(*plan).Run();
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return std::move(*r);
+}
+
+TEST(SensitivityPlanted, OutlierKeysOfOneLayerRankFirstEndToEndAndByProxy) {
+  const fs::path planted = WriteModel("planted", true), plain = WriteModel("plain", false);
+  const fs::path out = testing::MakeTempDir("planted-out");
+  const SensitivityResult full = RunSensitivity(planted, "full", out / "full");
+  ASSERT_EQ(full.candidates.size(), 1u);
+  const CandidateResult& c = full.candidates[0];
+  std::printf("%s", SensitivityTable(full).c_str());
+  const std::vector<int> one = RankOneAtATime(c), proxy = RankProxy(c);
+  ASSERT_EQ(one.size(), 8u);  // full: every part end to end
+  EXPECT_EQ(c.parts[one[0]].part.name(), "L2.K");
+  EXPECT_EQ(c.parts[proxy[0]].part.name(), "L2.K");
+
+  // The planting is the cause: the same model without it gives that part a fraction of the error.
+  const SensitivityResult control = RunSensitivity(plain, "full", out / "plain");
+  const double kld = c.parts[kPlantedPart].one_at_a_time->summary.overall.kld_mean;
+  const double kld_plain = control.candidates[0].parts[kPlantedPart].one_at_a_time->summary.overall.kld_mean;
+  std::printf("[planted] L2.K one-at-a-time KLD %.4g planted, %.4g without\n", kld, kld_plain);
+  EXPECT_GT(kld, 10 * kld_plain);
+
+  // Auto measures the proxy's top AutoTopK(8) = 4 parts, so it measures L2.K, with the same numbers.
+  const SensitivityResult autos = RunSensitivity(planted, "auto", out / "full");  // same DIR: the proxy stage resumes
+  const CandidateResult& a = autos.candidates[0];
+  EXPECT_EQ(autos.windows_resumed_proxy, 4);
+  EXPECT_EQ(autos.top_k, 4);
+  EXPECT_EQ(RankOneAtATime(a).size(), 4u);
+  ASSERT_TRUE(a.parts[kPlantedPart].one_at_a_time.has_value());
+  EXPECT_EQ(a.parts[kPlantedPart].one_at_a_time->summary.overall.kld_mean, kld);
+  EXPECT_EQ(a.parts[RankOneAtATime(a)[0]].part.name(), "L2.K");
+  fs::remove_all(out), fs::remove_all(planted), fs::remove_all(plain);
+}
+
+}  // namespace
+}  // namespace kvaudit
