@@ -1,9 +1,9 @@
 // The paged-cache servers: vLLM, SGLang and TensorRT-LLM. Each stores K and V of a layer in one
 // dtype: the model's (auto) or an fp8 type with per-tensor (vLLM also per-KV-head) scales; vLLM
 // alone keeps chosen layers unquantized (--kv-cache-dtype-skip-layers). Sources (docs/deployment.md):
-// vLLM docs/features/quantization/quantized_kvcache.md @0609ba15, vllm/config/cache.py @002f10e0,
-// PRs #33695, #37201, #49389; SGLang docs/advanced_features/server_arguments.md @004813e1 and
-// quantized_kv_cache.md @03cd2ec4; TensorRT-LLM docs/source/features/kvcache.md @0076e939 and
+// vllm-project/vllm:docs/features/quantization/quantized_kvcache.md @0609ba15, vllm/config/cache.py @002f10e0,
+// PRs #33695, #37201, #49389; sgl-project/sglang:docs/advanced_features/server_arguments.md @004813e1 and
+// quantized_kv_cache.md @03cd2ec4; NVIDIA/TensorRT-LLM:docs/source/features/kvcache.md @0076e939 and
 // the KvCacheConfig reference (1.3.0rc27).
 #include <algorithm>
 #include <optional>

@@ -1,7 +1,7 @@
 // llama.cpp (llama-server, llama-cli) and ollama, which runs the upstream llama-server with one
 // type for K and V. Sources (docs/deployment.md): llama.cpp common/arg.cpp @145b6280 (-ctk, -ctv,
 // the allowed types, -fa), src/llama-kv-cache.cpp (automatic Hadamard rotation, PR #21038, and
-// LLAMA_ATTN_ROT_DISABLE), PR #17046 (cache padded to 256 cells); ollama @fb307609 docs/faq.mdx,
+// LLAMA_ATTN_ROT_DISABLE), PR #17046 (cache padded to 256 cells); ollama/ollama@fb307609: docs/faq.mdx,
 // fs/ggml/ggml.go SupportsKVCacheType, llm/llama_server.go, LLAMA_CPP_VERSION (b10488).
 #include <algorithm>
 
@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kCellPadding = 256;  // llama.cpp PR #17046: the cache size is padded to 256 cells
 
-const std::vector<KvFormat>& OllamaTypes() {  // ollama fs/ggml/ggml.go SupportsKVCacheType, docs/faq.mdx
+const std::vector<KvFormat>& OllamaTypes() {  // ollama/ollama: fs/ggml/ggml.go SupportsKVCacheType, docs/faq.mdx
   static const std::vector<KvFormat> types = {KvFormat::kF16, KvFormat::kQ8_0, KvFormat::kQ4_0};
   return types;
 }

@@ -1,6 +1,6 @@
 // Hugging Face transformers: DynamicCache in the model dtype, or QuantizedCache (backend quanto or
 // hqq) with one nbits for K and V, q_group_size and a cycling full-precision residual. Sources
-// (docs/deployment.md): huggingface/transformers docs/source/en/kv_cache.md @04d5adf3
+// (docs/deployment.md): huggingface/transformers:docs/source/en/kv_cache.md @04d5adf3
 // (cache_implementation="quantized", cache_config), src/transformers/cache_utils.py @004999d9
 // (QuantizedCache, QuantizedLayer.update, QuantoQuantizedLayer: nbits 2 or 4, axis 0 or -1,
 // MaxOptimizer; HQQQuantizedLayer: nbits 1, 2, 3, 4, 8).

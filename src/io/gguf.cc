@@ -1,4 +1,4 @@
-// GGUF parsing. Layout (ggml/docs/gguf.md, GGUF v2/v3, little-endian):
+// GGUF parsing. Layout (ggml-org/ggml:docs/gguf.md, GGUF v2/v3, little-endian):
 //   u32 magic "GGUF" | u32 version | u64 n_tensors | u64 n_kv
 //   n_kv x { string key | u32 value_type | value }       string = u64 length + bytes
 //   n_tensors x { string name | u32 n_dims | u64 ne[n_dims] | u32 ggml_type | u64 offset }

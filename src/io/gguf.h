@@ -1,4 +1,4 @@
-// GGUF v3 reader (spec: ggml/docs/gguf.md): header, typed metadata key/values (including arrays),
+// GGUF v3 reader (spec: ggml-org/ggml:docs/gguf.md): header, typed metadata key/values (including arrays),
 // tensor infos, aligned data section. Everything is bounds-checked; a malformed file is an error
 // naming the file and the key or tensor at fault, never a crash.
 #pragma once

@@ -2,7 +2,7 @@
 """Writes the fuzz seed corpus (small valid files) and tests/data/malformed (small invalid ones).
 
 Run from anywhere: python3 tests/fuzz/make_corpus.py. Deterministic; every file < 64 KB.
-Layouts: GGUF per ggml/docs/gguf.md (v3, little-endian), safetensors per huggingface/safetensors.
+Layouts: GGUF per ggml-org/ggml:docs/gguf.md (v3, little-endian), safetensors per huggingface/safetensors.
 """
 import json
 import os

@@ -281,18 +281,10 @@ struct RowKernels {
     return DotF32(q, y, n);
   }
 
+  // Rows the tiles do not take: the scalar twin's multi-row Axpy (the same fma per element).
   static void AxpyFallback(const uint8_t* rows, uint64_t row_bytes, int n_rows, const float* w, int64_t w_stride,
                            int n_w, float* acc, int64_t acc_stride, int64_t n, const CodecParams& p) {
-    KV_CHECK_MSG(n <= kCodecMaxRowElems, "row too long for the codec kernels");
-    alignas(64) float y[kCodecMaxRowElems];  // [n]
-    for (int r = 0; r < n_rows; ++r) {
-      Dequantize(rows + r * row_bytes, y, n, p);
-      for (int j = 0; j < n_w; ++j) {
-        float* a = acc + j * acc_stride;
-        const float wt = w[j * w_stride + r];
-        for (int64_t i = 0; i < n; ++i) a[i] = std::fma(y[i], wt, a[i]);
-      }
-    }
+    RowKernelsRef<Dequantize>::AxpyRows(rows, row_bytes, n_rows, w, w_stride, n_w, acc, acc_stride, n, p);
   }
 };
 #endif
