@@ -7,6 +7,7 @@
 
 #include "base/edit_distance.h"
 #include "decide/policy_presets.h"
+#include "decide/policy_text.h"
 #include "decide/policy_toml.h"
 
 namespace kvaudit {
@@ -163,7 +164,9 @@ FidelityLimits AcceptancePolicy::LimitsFor(int from, int to) const {
   return out;
 }
 
-Expected<AcceptancePolicy> ParsePolicy(std::string_view text, const std::string& source) {
+namespace {
+
+Expected<AcceptancePolicy> ParsePolicyText(std::string_view text, const std::string& source) {
   KV_ASSIGN_OR_RETURN(AcceptancePolicy file, ReadPolicyToml(text, source));
   AcceptancePolicy p = file;
   if (!file.extends.empty()) {
@@ -178,6 +181,14 @@ Expected<AcceptancePolicy> ParsePolicy(std::string_view text, const std::string&
   }
   KV_RETURN_IF_ERROR(Validate(p));
   return p;
+}
+
+}  // namespace
+
+Expected<AcceptancePolicy> ParsePolicy(std::string_view text, const std::string& source) {
+  auto parsed = ParsePolicyText(text, source);
+  if (!parsed.ok()) return BadInput(EscapeControlChars(parsed.error().message));  // keys and strings quoted as written
+  return parsed;
 }
 
 Expected<AcceptancePolicy> LoadPolicy(const std::string& name_or_path) {

@@ -18,4 +18,8 @@ namespace kvaudit {
 // file:line:col for invalid UTF-8 or non-ASCII text outside a comment.
 Expected<std::string> AsciiPolicyText(std::string_view text, const std::string& source);
 
+// A message with every control character written as an escape (\n, \t, \xNN): TOML strings and
+// quoted keys may hold "\n" or "\u0007", and an error that quotes them must stay one line.
+std::string EscapeControlChars(std::string_view message);
+
 }  // namespace kvaudit

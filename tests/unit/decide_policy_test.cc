@@ -42,6 +42,18 @@ TEST(DecidePolicy, UnknownKeyHintsTheNearestKey) {
   ExpectError("[probes.variance]\nkl_mean_max = 0.1\n", {"unknown key probes.variance.kl_mean_max"});
 }
 
+// TOML strings and quoted keys may hold escaped control characters; an error quoting them stays
+// one line, with each written as an escape (found by policy_fuzz: extends = "par\noid").
+TEST(DecidePolicy, ControlCharactersInQuotedTextAreEscapedInErrors) {
+  const auto ext = ParsePolicy("extends = \"par\\noid\"\n", "policy.toml");
+  ASSERT_FALSE(ext.ok());
+  EXPECT_EQ(ext.error().message, "extends = \"par\\noid\" names no preset, policy.toml:1:11; hint: the presets are strict, balanced");
+  const auto key = ParsePolicy("[probes.\"nee\\u0007dle\"]\nrequired = true\n", "policy.toml");
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.error().message.find("unknown key probes.nee\\x07dle"), std::string::npos) << key.error().message;
+  EXPECT_EQ(key.error().exit_code(), 2);
+}
+
 TEST(DecidePolicy, WrongTypeNamesKeyAndType) {
   ExpectError("[fidelity]\nkld_mean_max = \"0.005\"\n", {"fidelity.kld_mean_max must be a number, not a string",
                                                          "policy.toml:2:16"});
