@@ -18,16 +18,13 @@
 #include "kv/make_cache.h"
 #include "model/forward.h"
 #include "model/model.h"
+#include "run/decode_speed.h"
 
 using namespace kvaudit;
 
 namespace {
-double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double Now() { return SteadySeconds(); }
+double Median(std::vector<double> v) { return MedianOf(std::move(v)); }
 
 struct Run {
   std::string spec;

@@ -20,5 +20,7 @@ CommandRunner AddProbeCommand(CLI::App& app);
 CommandRunner AddDeployCommand(CLI::App& app);
 CommandRunner AddGateCommand(CLI::App& app);
 CommandRunner AddSensitivityCommand(CLI::App& app);
+CommandRunner AddRecommendCommand(CLI::App& app);
+CommandRunner AddAuditCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

@@ -86,6 +86,12 @@ void AddWindowFlags(CLI::App& app, int& windows, int& first_window) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
 }
 
+void AddCalibWindowsFlag(CLI::App& app, int& windows) {
+  app.add_option("--calib-windows", windows,
+                 "windows of the data the sensitivity run calibrates on (default: 4096 tokens' worth, at least 2)")
+      ->check(CLI::PositiveNumber);
+}
+
 void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use) {
   app.add_option("--attn-samples", samples, "query positions per window sampled for the attention diagnosis: " + use)
       ->capture_default_str()->check(CLI::Range(0, 4096));
@@ -147,8 +153,21 @@ void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
 }
 
 void AddPolicyFlag(CLI::App& app, std::string& policy) {
-  app.add_option("--policy", policy, "acceptance policy: a preset (strict, balanced) or a TOML file (docs/decision.md)")
-      ->required();
+  CLI::Option* o =
+      app.add_option("--policy", policy, "acceptance policy: a preset (strict, balanced) or a TOML file (docs/decision.md)");
+  if (policy.empty()) {
+    o->required();
+  } else {
+    o->capture_default_str();
+  }
+}
+
+void AddBudgetFlag(CLI::App& app, std::string& budget, bool required) {
+  CLI::Option* o = app.add_option(
+      "--budget", budget,
+      "KV memory budget: bytes per token (1800), the whole cache at the target context (2.5GiB, 700MiB) or a fraction "
+      "of f16 (0.5xf16)");
+  if (required) o->required();
 }
 
 void AddResultsFlag(CLI::App& app, std::vector<std::string>& dirs) {

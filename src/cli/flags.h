@@ -62,6 +62,8 @@ void AddDataFlag(CLI::App& app, std::string& data, const std::string& use);
 Expected<std::string> ResolveData(const std::string& data);
 // --windows K, --first-window F: windows [F, F + K) of the data's (run/windows.h SelectWindows).
 void AddWindowFlags(CLI::App& app, int& windows, int& first_window);
+// --calib-windows C: the calibration windows of a recommendation (recommend, audit).
+void AddCalibWindowsFlag(CLI::App& app, int& windows);
 // --attn-samples S: query positions per window for the attention diagnosis (eval/attention_diag.h).
 void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use);
 // --formats LIST (repeatable): candidate formats with optional protections, e.g. q8_0,q4_0,rot=1
@@ -83,7 +85,10 @@ void AddProbeSeedFlag(CLI::App& app, uint64_t& seed);
 void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed);
 
 // --policy: the acceptance policy, a preset (strict, balanced) or a TOML file (gate; docs/decision.md).
+// Required when `policy` is empty; else that is its default (recommend, audit).
 void AddPolicyFlag(CLI::App& app, std::string& policy);
+// --budget: the KV memory budget of a recommendation (decide/budget.h; recommend, audit).
+void AddBudgetFlag(CLI::App& app, std::string& budget, bool required);
 // --results DIR (repeatable, required): eval, probe or audit output directories to judge (gate).
 void AddResultsFlag(CLI::App& app, std::vector<std::string>& dirs);
 // --junit FILE, --markdown FILE: the gate's report as JUnit XML and as a pull-request comment.

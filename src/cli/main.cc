@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(name, what);
     entries.push_back({sub, adder(*sub)});
   };
+  add("audit", "the main job: is each KV cache configuration safe for this model and workload, up to which context, "
+      "and what to deploy (eval, probes, recommendation, policy verdict)", AddAuditCommand);
   add("info", "show a model's architecture, weights, tokenizer and cache size", AddInfoCommand);
   add("tokenize", "turn text into token ids with the model's tokenizer", AddTokenizeCommand);
   add("generate", "continue a prompt (greedy or sampled)", AddGenerateCommand);
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
       AddGateCommand);
   add("sensitivity", "how much each layer's K and V contributes to a format's error (one at a time, leave one out, proxy)",
       AddSensitivityCommand);
+  add("recommend", "under a memory budget, the cheapest cache configuration that passes a policy, verified on held-out data",
+      AddRecommendCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

@@ -2,13 +2,12 @@
 
 #include <cstdio>
 
+#include "decide/text_columns.h"
+
 namespace kvaudit {
 namespace {
 
-// Left-aligned in `width` columns (longer text is kept whole).
-std::string Pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
-}
+std::string Pad(const std::string& text, size_t width) { return PadColumn(text, width); }
 
 std::string Number(const char* fmt, double x, size_t width) {
   char buf[64];
@@ -17,11 +16,7 @@ std::string Number(const char* fmt, double x, size_t width) {
   return t.size() >= width ? t : std::string(width - t.size(), ' ') + t;
 }
 
-std::string Joined(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string s;
-  for (const std::string& p : parts) s += (s.empty() ? "" : sep) + p;
-  return s;
-}
+std::string Joined(const std::vector<std::string>& parts, const std::string& sep) { return JoinWith(parts, sep); }
 
 std::string Header(const DeployContext& d) {
   const ModelConfig& c = *d.config;
@@ -61,10 +56,14 @@ std::string Block(const EngineSettings& e) {
 
 }  // namespace
 
-std::string DeployText(const DeployContext& d, const std::vector<EngineSettings>& engines) {
-  std::string s = Header(d) + Summary(d, engines);
+std::string DeployBody(const DeployContext& d, const std::vector<EngineSettings>& engines) {
+  std::string s = Summary(d, engines);
   for (const EngineSettings& e : engines) s += Block(e);
   return s;
+}
+
+std::string DeployText(const DeployContext& d, const std::vector<EngineSettings>& engines) {
+  return Header(d) + DeployBody(d, engines);
 }
 
 nlohmann::json DeployJson(const DeployContext& d, const std::vector<EngineSettings>& engines) {

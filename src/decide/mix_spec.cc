@@ -29,7 +29,6 @@ std::string Join(const std::map<std::string, std::string>& settings) {
   return out;
 }
 
-std::string EngineSuffix(AttentionEngine engine) { return engine == AttentionEngine::kLlamaCpp ? ",engine=llama.cpp" : ""; }
 
 // The policy of one (layer, head) given as a settings map (k, v, modifiers). The map was built
 // from parsed candidates, so it parses.
@@ -279,5 +278,7 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   KV_CHECK(cache->bytes_per_token() >= rest);
   return cache->bytes_per_token() - rest;
 }
+
+std::string EngineSuffix(AttentionEngine engine) { return engine == AttentionEngine::kLlamaCpp ? ",engine=llama.cpp" : ""; }
 
 }  // namespace kvaudit

@@ -63,6 +63,10 @@ TensorStorage StorageOf(const Candidate& c, char tensor, AttentionEngine engine)
 std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
                                                              AttentionEngine engine);
 
+// ",engine=llama.cpp" for llama.cpp's attention emulation, "" for the native engine: the whole-
+// cache key a spec carries in its default segment.
+std::string EngineSuffix(AttentionEngine engine);
+
 struct LayerCandidates {
   const Candidate* k = nullptr;
   const Candidate* v = nullptr;

@@ -1,7 +1,6 @@
 #include "decide/sensitivity.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "decide/sensitivity_report.h"
 #include "kv/policy/cache_policy.h"
@@ -15,14 +14,14 @@ namespace {
 constexpr size_t kAllQuantized = 0, kKOnly = 1, kVOnly = 2, kProxyConfigs = 3;
 
 // A generated spec is checked against the model like a --kv, and its error names the candidate.
-Status ValidateSpec(const std::string& spec, const Candidate& c, const ModelConfig& cfg, bool have_calib) {
+Status ValidateSpec(const std::string& spec, const FormatCandidate& c, const ModelConfig& cfg, bool have_calib) {
   auto policy = CachePolicy::Parse(spec);
   Status st = policy.ok() ? policy->Validate(cfg, have_calib) : Status(policy.error());
   if (!st.ok()) return BadInput("--formats " + c.name() + ": " + st.error().message);
   return Status::Ok();
 }
 
-Status ValidateAll(const CandidateSpecs& s, const Candidate& c, const ModelConfig& cfg, bool have_calib) {
+Status ValidateAll(const CandidateSpecs& s, const FormatCandidate& c, const ModelConfig& cfg, bool have_calib) {
   for (const std::string* spec : {&s.all_quantized, &s.k_only, &s.v_only}) {
     KV_RETURN_IF_ERROR(ValidateSpec(*spec, c, cfg, have_calib));
   }
@@ -45,10 +44,6 @@ std::vector<ProxyAgreement> Agreement(const CandidateResult& c, int n_layers) {
     q == kProxyQuantity ? (void)out.insert(out.begin(), a) : out.push_back(a);
   }
   return out;
-}
-
-std::string SubDir(const std::string& out, const std::string& name) {
-  return (std::filesystem::path(out) / name).string();
 }
 
 }  // namespace
@@ -87,7 +82,7 @@ Expected<SensitivityPlan> SensitivityPlan::Make(SensitivityOptions o) {
 Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Engine engine,
                                                        std::vector<std::vector<int32_t>> all_windows) {
   const RunClock clock;
-  KV_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, ParseCandidates(o.formats));
+  KV_ASSIGN_OR_RETURN(std::vector<FormatCandidate> candidates, ParseCandidates(o.formats));
   KV_ASSIGN_OR_RETURN(const SensitivityStage stage, ParseStage(o.stage));
   if (o.attn_samples <= 0) {
     return BadInput("--attn-samples " + std::to_string(o.attn_samples) +
@@ -103,7 +98,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
   e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
   e.out = SubDir(o.out, "proxy"), e.restart = o.restart;
   e.kv = {baseline.spec(), {}, o.kv.kv_calib};
-  for (const Candidate& c : candidates) {
+  for (const FormatCandidate& c : candidates) {
     KV_ASSIGN_OR_RETURN(CandidateSpecs s, MakeCandidateSpecs(baseline.spec(), c, cfg.n_layers));
     // Every part's specs, not only those the stage will select: nothing fails after compute began.
     KV_RETURN_IF_ERROR(ValidateAll(s, c, cfg, have_calib));
@@ -116,7 +111,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
   plan.options = std::move(o), plan.stage = stage, plan.clock = clock;
   plan.candidates = std::move(candidates), plan.specs = std::move(specs);
   nlohmann::json names = nlohmann::json::array();
-  for (const Candidate& c : plan.candidates) names.push_back(c.name());
+  for (const FormatCandidate& c : plan.candidates) names.push_back(c.name());
   const EvalRunInfo& info = plan.eval.info;
   // --windows is in it (unlike eval's): auto's selection depends on the proxy scores of all
   // windows, so more windows can select other parts. The stage is not: each stage's end-to-end

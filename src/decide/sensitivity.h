@@ -55,7 +55,7 @@ struct SensitivityPlan {
   SensitivityOptions options;
   SensitivityStage stage = SensitivityStage::kAuto;
   RunClock clock;
-  std::vector<Candidate> candidates;
+  std::vector<FormatCandidate> candidates;
   std::vector<CandidateSpecs> specs;  // [n_candidates]
   EvalPlan eval;                      // configured for the proxy stage
   nlohmann::json fingerprint;         // what DIR/progress.jsonl must carry
@@ -73,7 +73,7 @@ struct PartResult {
 };
 
 struct CandidateResult {
-  Candidate candidate;
+  FormatCandidate candidate;
   ConfigResult all_quantized, k_only, v_only;  // the proxy stage's configurations, end to end
   std::vector<PartResult> parts;               // [n_parts] in AllParts order
   std::vector<ProxyAgreement> agreement;       // every ProxyQuantity against the one-at-a-time KLD, the chosen one first

@@ -40,7 +40,7 @@ Error FormatsError(const std::string& what, std::string_view hint) {
   return BadInput("--formats: " + what + "; hint: " + std::string(hint));
 }
 
-Status AddProtection(Candidate& c, const std::string& item) {
+Status AddProtection(FormatCandidate& c, const std::string& item) {
   const size_t eq = item.find('=');
   const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
   if (std::find(kProtectionKeys.begin(), kProtectionKeys.end(), key) == kProtectionKeys.end()) {
@@ -71,7 +71,7 @@ std::string Join(const std::map<std::string, std::string>& settings) {
 }
 
 // The spec in canonical form, or BadInput naming the candidate.
-Expected<std::string> Canonical(const std::string& spec, const Candidate& c) {
+Expected<std::string> Canonical(const std::string& spec, const FormatCandidate& c) {
   auto policy = CachePolicy::Parse(spec);
   if (!policy.ok()) return BadInput("--formats " + c.name() + ": " + policy.error().message);
   return policy->spec();
@@ -89,7 +89,7 @@ std::vector<CachePart> AllParts(int n_layers) {
   return parts;
 }
 
-std::string Candidate::name() const {
+std::string FormatCandidate::name() const {
   std::string out = format;
   for (std::string_view key : kProtectionKeys) {
     auto it = protections.find(std::string(key));
@@ -98,8 +98,8 @@ std::string Candidate::name() const {
   return out;
 }
 
-Expected<std::vector<Candidate>> ParseCandidates(const std::vector<std::string>& args) {
-  std::vector<Candidate> out;
+Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::string>& args) {
+  std::vector<FormatCandidate> out;
   for (const std::string& arg : args) {
     bool first = true;
     for (const std::string& item : SplitComma(arg)) {
@@ -120,13 +120,13 @@ Expected<std::vector<Candidate>> ParseCandidates(const std::vector<std::string>&
   }
   if (out.empty()) return FormatsError("no candidate format", kCandidateHint);
   std::set<std::string> seen;
-  for (const Candidate& c : out) {
+  for (const FormatCandidate& c : out) {
     if (!seen.insert(c.name()).second) return FormatsError("candidate " + c.name() + " given twice", "give each candidate once");
   }
   return out;
 }
 
-Expected<CandidateSpecs> MakeCandidateSpecs(const std::string& baseline_spec, const Candidate& c, int n_layers) {
+Expected<CandidateSpecs> MakeCandidateSpecs(const std::string& baseline_spec, const FormatCandidate& c, int n_layers) {
   if (baseline_spec.find(';') != std::string::npos) {
     return BadInput("--baseline \"" + baseline_spec +
                     "\" has per-layer overrides; hint: sensitivity quantizes one layer at a time against a uniform "

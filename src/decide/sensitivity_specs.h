@@ -27,7 +27,7 @@ struct CachePart {
 std::vector<CachePart> AllParts(int n_layers);
 
 // A candidate of --formats: a format and the protections that go with it, e.g. q4_0 with rot=1.
-struct Candidate {
+struct FormatCandidate {
   std::string format;                             // a format name of the table (kvaudit formats)
   std::map<std::string, std::string> protections;  // key -> value: scale, scale_by, group, recent, sink, rot, outliers, prerope
   std::string name() const;                        // "q4_0,rot=1": the format, then its protections in canonical key order
@@ -37,7 +37,7 @@ struct Candidate {
 // unknown format, a key that is not a protection (k, v, kv, engine), a key given twice, a
 // candidate given twice or no candidate at all is BadInput naming --formats. Values are checked
 // when the specs are parsed.
-Expected<std::vector<Candidate>> ParseCandidates(const std::vector<std::string>& args);
+Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::string>& args);
 
 // The specs of one candidate against a baseline, all canonical (kv/policy CachePolicy::spec).
 // A protection is a per-(layer, KV head) setting of the grammar, shared by K and V: it stays on
@@ -51,7 +51,7 @@ struct CandidateSpecs {
 };
 // baseline_spec: canonical and uniform (no per-layer override; BadInput otherwise). A candidate
 // that equals the baseline, or whose specs do not parse, is BadInput naming --formats.
-Expected<CandidateSpecs> MakeCandidateSpecs(const std::string& baseline_spec, const Candidate& candidate, int n_layers);
+Expected<CandidateSpecs> MakeCandidateSpecs(const std::string& baseline_spec, const FormatCandidate& candidate, int n_layers);
 
 // How many parts `--stage auto` measures end to end: max(4, ⌈n_parts / 4⌉), at most n_parts.
 int AutoTopK(int n_parts);

@@ -48,6 +48,10 @@ using PromptWrap =
 // The smallest prompt the generators accept; below it the haystack is too thin to mean anything.
 inline constexpr int kMinProbeLength = 128;
 
+// Default lengths stop this far below the context: the longest answer budget (an exact span, a
+// chat-model constraint reply) must fit after the prompt.
+inline constexpr int kProbeAnswerReserve = 256;
+
 // The length grid: 512, 1024, 2048, 4096 ... capped at n_ctx - reserve (room for the answer).
 std::vector<int> DefaultProbeLengths(int n_ctx, int reserve = 64);
 inline const std::vector<int> kDefaultNeedleDepths = {0, 10, 25, 50, 75, 90, 100};

@@ -16,10 +16,6 @@
 namespace kvaudit {
 namespace {
 
-// Default lengths stop this far below the context: the longest answer budget (an exact span, a
-// chat-model constraint reply) must fit after the prompt.
-constexpr int kAnswerReserve = 256;
-
 // The families with variants and their defaults: the code-shaped needles (one fact; several with
 // distractors), exact reproduction of an identifier list and a JSON record, the naming-prefix
 // constraint. --variant all runs every variant (docs/probes.md: about twice the default run).
@@ -35,6 +31,17 @@ const std::vector<VariantFamily>& VariantFamilies() {
       {"constraint", &kConstraintVariants, {"prefix"}}};
   return families;
 }
+
+}  // namespace
+
+std::vector<std::string> DefaultVariants(const std::string& family) {
+  for (const VariantFamily& f : VariantFamilies()) {
+    if (f.name == family) return f.defaults;
+  }
+  return {};
+}
+
+namespace {
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string s;
@@ -140,7 +147,7 @@ PromptWrap WrapFor(ChatFormat chat) {
 }
 
 Expected<std::vector<int>> ProbeLengths(const ProbeOptions& o, const ModelConfig& cfg) {
-  std::vector<int> lengths = o.lengths.empty() ? DefaultProbeLengths(cfg.max_ctx, kAnswerReserve) : o.lengths;
+  std::vector<int> lengths = o.lengths.empty() ? DefaultProbeLengths(cfg.max_ctx, kProbeAnswerReserve) : o.lengths;
   for (int L : lengths) {
     if (L > cfg.max_ctx - 64) {
       return BadInput("--lengths " + std::to_string(L) + " leaves under 64 tokens of the model's context " +

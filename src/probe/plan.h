@@ -49,6 +49,9 @@ struct ProbeOptions {
   bool restart = false;            // discard the probes recorded in out
 };
 
+// The variants a family runs by default ({} for a family without variants: variance, drift, custom).
+std::vector<std::string> DefaultVariants(const std::string& family);
+
 // A variance or drift prompt: BOS, then haystack lines to exactly `length` tokens.
 struct FreePrompt {
   std::string id;

@@ -25,6 +25,9 @@ class RunDir {
   std::string dir_;
 };
 
+// DIR/name: the directory of a stage inside a job's --out (sensitivity's proxy/, audit's eval/).
+std::string SubDir(const std::string& dir, const std::string& name);
+
 // Writes `text` to path.tmp, then renames it over path: readers never see half a file.
 Status WriteFileAtomically(const std::string& path, const std::string& text);
 

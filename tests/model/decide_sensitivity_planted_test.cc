@@ -13,7 +13,6 @@
 #include "decide/sensitivity.h"
 #include "decide/sensitivity_report.h"
 #include "support/fixtures.h"
-#include "support/random_rows.h"
 #include "support/tiny_llama.h"
 
 namespace kvaudit {
@@ -35,25 +34,13 @@ fs::path WriteModel(const std::string& tag, bool planted) {
   shape.embed_std = 1.0f, shape.branch_std = 0.05f;
   return testing::WriteTinyLlama(testing::MakeTempDir(tag), shape, [&](testing::TinyTensors& t) {
     if (!planted) return;
-    std::vector<float>& k = t.at("model.layers." + std::to_string(kPlantedLayer) + ".self_attn.k_proj.weight");
-    // Channels 5 and 20 and their RoPE partners (+32), in both KV heads: [kv_heads * 64, hidden].
-    for (int g = 0; g < shape.kv_heads; ++g) {
-      for (int c : {5, 37, 20, 52}) {
-        for (int i = 0; i < shape.hidden; ++i) k[static_cast<size_t>((g * shape.head_dim + c) * shape.hidden + i)] *= kOutlierScale;
-      }
-    }
+    // Channels 5 and 20 and their RoPE partners (+32), in both KV heads.
+    testing::ScaleKeyChannels(t, shape, kPlantedLayer, {5, 37, 20, 52}, kOutlierScale);
   });
 }
 
 // Random token ids: the model has no tokenizer, and a random model has no preferred text.
-std::vector<std::vector<int32_t>> Windows(int n, int len) {
-  testing::Rng rng(7);
-  std::vector<std::vector<int32_t>> w(static_cast<size_t>(n));
-  for (auto& ids : w) {
-    for (int i = 0; i < len; ++i) ids.push_back(static_cast<int32_t>(rng.Below(256)));
-  }
-  return w;
-}
+std::vector<std::vector<int32_t>> Windows(int n, int len) { return testing::RandomWindows(n, len, 256, 7); }
 
 SensitivityResult RunSensitivity(const fs::path& model, const std::string& stage, const fs::path& out) {
   auto engine = Engine::Load(model.string(), 2);

@@ -95,4 +95,24 @@ fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape, const 
   return dir;
 }
 
+void ScaleKeyChannels(TinyTensors& t, const TinyLlamaShape& shape, int layer, const std::vector<int>& channels,
+                      float scale) {
+  // [kv_heads * head_dim, hidden]
+  std::vector<float>& k = t.at("model.layers." + std::to_string(layer) + ".self_attn.k_proj.weight");
+  for (int g = 0; g < shape.kv_heads; ++g) {
+    for (int c : channels) {
+      for (int i = 0; i < shape.hidden; ++i) k[static_cast<size_t>((g * shape.head_dim + c) * shape.hidden + i)] *= scale;
+    }
+  }
+}
+
+std::vector<std::vector<int32_t>> RandomWindows(int n, int len, int vocab, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::vector<int32_t>> w(static_cast<size_t>(n));
+  for (auto& ids : w) {
+    for (int i = 0; i < len; ++i) ids.push_back(static_cast<int32_t>(rng.Below(static_cast<uint32_t>(vocab))));
+  }
+  return w;
+}
+
 }  // namespace kvaudit::testing

@@ -39,4 +39,13 @@ void WriteF32Safetensors(const std::filesystem::path& file, const std::vector<F3
 std::filesystem::path WriteTinyLlama(const std::filesystem::path& dir, const TinyLlamaShape& shape,
                                      const std::function<void(TinyTensors&)>& edit = {});
 
+// Multiplies the rows of layer `layer`'s k_proj that produce `channels` of every KV head (their
+// RoPE partners must be listed too) by `scale`: keys with a few outlier channels.
+void ScaleKeyChannels(TinyTensors& t, const TinyLlamaShape& shape, int layer, const std::vector<int>& channels,
+                      float scale);
+
+// n windows of len token ids uniform in [0, vocab) from Rng(seed): text for a model without a
+// tokenizer (a random model has no preferred text).
+std::vector<std::vector<int32_t>> RandomWindows(int n, int len, int vocab, uint64_t seed);
+
 }  // namespace kvaudit::testing

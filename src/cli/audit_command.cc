@@ -1,0 +1,73 @@
+// kvaudit audit: the main job. Is each cache configuration safe for this model and workload, up to
+// which context, and what to deploy instead (decide/audit.h; docs/audit.md). Exit 0 when every
+// configuration under test passes, 1 when any fails, 2 on bad input.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "decide/audit.h"
+#include "decide/audit_report.h"
+
+namespace kvaudit::cli {
+namespace {
+
+struct AuditFlags {
+  ModelFlags model;
+  AuditOptions options;
+  bool json = false;
+};
+
+Expected<AuditResult> RunAuditCommand(AuditFlags& f, std::unique_ptr<AuditPlan>* plan) {
+  AuditOptions& o = f.options;
+  KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
+  KV_ASSIGN_OR_RETURN(AuditPlan p, AuditPlan::Make(o));
+  *plan = std::make_unique<AuditPlan>(std::move(p));
+  return RunAudit(**plan);
+}
+
+}  // namespace
+
+CommandRunner AddAuditCommand(CLI::App& app) {
+  auto f = std::make_shared<AuditFlags>();
+  AuditOptions& o = f->options;
+  f->model.Add(app);
+  AddKvCompareFlags(app, o.kv);
+  app.add_option("--workload", o.workload, "code, retrieval or chat: the probes run and the default policy (docs/audit.md)")
+      ->capture_default_str();
+  o.policy.clear();  // "": the workload's preset
+  app.add_option("--policy", o.policy,
+                 "acceptance policy: a preset (strict, balanced) or a TOML file (default: the workload's; docs/decision.md)");
+  AddBudgetFlag(app, o.budget, false);
+  AddFormatsFlag(app, o.formats, "the recommendation's candidates under --budget (default q8_0,q4_0)");
+  AddStageFlag(app, o.stage);
+  AddDataFlag(app, o.data, "the eval text and the probes' haystack");
+  app.add_option("--custom", o.custom, "JSONL file of your own probes (docs/probes.md)");
+  AddCtxFlag(app, o.ctx, "the window length (default: the policy's target_context, else the model's, at most 4096)");
+  AddWindowFlags(app, o.windows, o.first_window);
+  AddCalibWindowsFlag(app, o.calib_windows);
+  AddAttnSamplesFlag(app, o.attn_samples, "the eval's per layer and KV head diagnosis (0 = off)");
+  app.add_option("--lengths", o.probe_lengths, "probe prompt lengths (default 512, 1024, ... up to the target context)")
+      ->delimiter(',');
+  app.add_option("--n", o.probe_n, "probe instances per cell")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_flag("--bench", o.bench, "also measure decode tokens/s per configuration (this engine's speed, not the deployment's)");
+  app.add_option("--bench-depth", o.bench_depth, "the depth of --bench's decode steps (default: the target context)")
+      ->check(CLI::NonNegativeNumber);
+  o.out = "kvaudit-audit";
+  AddOutFlags(app, o.out, o.restart, "stages");
+  AddJsonFlag(app, f->json);
+  return [f] {
+    std::unique_ptr<AuditPlan> plan;
+    auto done = RunAuditCommand(*f, &plan);
+    if (!done) return ReportError(done.error());
+    char footer[160];
+    std::snprintf(footer, sizeof(footer), "wall %.1f s, peak RSS %.0f MB; results: ", done->wall_s, done->peak_rss_mb);
+    PrintResults(AuditText(*done, *plan), done->results, footer + done->results_path + "\n", f->json);
+    return done->gate.exit_code();
+  };
+}
+
+}  // namespace kvaudit::cli

@@ -1,0 +1,70 @@
+// kvaudit recommend: under a memory budget, the cheapest cache configuration (a per-layer mix, and
+// the best uniform one) that passes an acceptance policy, verified on held-out data, with each
+// engine's settings (decide/recommend.h; docs/decision.md "Recommend"). Exit 0 with a
+// recommendation, 1 when nothing under the budget passes, 2 on bad input.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/flags.h"
+#include "decide/recommend.h"
+#include "decide/recommend_report.h"
+
+namespace kvaudit::cli {
+namespace {
+
+struct RecommendFlags {
+  ModelFlags model;
+  RecommendOptions options;
+  bool json = false;
+};
+
+void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
+  AddBudgetFlag(app, o.budget, true);
+  AddFormatsFlag(app, o.formats, "what each part may be stored as (default q8_0,q4_0)");
+  AddPolicyFlag(app, o.policy);
+  AddBaselineFlags(app, o.kv);
+  AddDataFlag(app, o.data, "the calibration and held-out text");
+  app.add_option("--custom", o.custom, "JSONL file of custom probes the verification also runs (docs/probes.md)");
+  AddCtxFlag(app, o.ctx, "the window length (default: the policy's target_context, else the model's, at most 4096)");
+  AddCalibWindowsFlag(app, o.calib_windows);
+  app.add_option("--windows", o.windows, "held-out windows where the candidates are verified, right after the calibration ones")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--first-window", o.first_window, "the first calibration window (0-based)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  AddStageFlag(app, o.stage);
+  app.add_option("--verify-points", o.verify_points, "per-layer front points verified under the budget")
+      ->capture_default_str()->check(CLI::Range(1, 16));
+  app.add_option("--lengths", o.probe_lengths, "verification probe lengths (default 512, 1024, ... up to the target)")
+      ->delimiter(',');
+  app.add_option("--n", o.probe_n, "verification probe instances per cell")->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+}  // namespace
+
+CommandRunner AddRecommendCommand(CLI::App& app) {
+  auto f = std::make_shared<RecommendFlags>();
+  RecommendOptions& o = f->options;
+  f->model.Add(app);
+  o.out = "kvaudit-recommend";
+  AddRecommendFlags(app, o);
+  AddOutFlags(app, o.out, o.restart, "stages");
+  AddJsonFlag(app, f->json);
+  return [f] {
+    RecommendOptions& o = f->options;
+    if (auto s = ResolveJobInputs(f->model, o.data, &o.model, &o.threads, &o.data); !s) return ReportError(s.error());
+    auto plan = RecommendPlan::Make(o);
+    if (!plan) return ReportError(plan.error());
+    auto done = RunRecommend(*plan);
+    if (!done) return ReportError(done.error());
+    char footer[160];
+    std::snprintf(footer, sizeof(footer), "wall %.1f s, peak RSS %.0f MB; results: ", done->wall_s, done->peak_rss_mb);
+    PrintResults(RecommendText(*done, *plan), done->results, footer + done->results_path + "\n", f->json);
+    return done->recommended ? 0 : 1;
+  };
+}
+
+}  // namespace kvaudit::cli
