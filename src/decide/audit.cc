@@ -137,11 +137,6 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
     KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
     KV_RETURN_IF_ERROR(ProbeSession(probe).Run());
   }
-  if (plan.recommend) {
-    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(*plan.recommend));
-    r.recommend_plan = std::make_unique<RecommendPlan>(std::move(rp));
-    KV_ASSIGN_OR_RETURN(r.recommend, RunRecommend(*r.recommend_plan));
-  }
   KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs({SubDir(o.out, "eval"), SubDir(o.out, "probe")}));
   KV_ASSIGN_OR_RETURN(r.gate, EvaluateGate(plan.policy, inputs));
   for (AuditConfig& c : r.configs) {
@@ -154,6 +149,14 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
     if (r.configs[i].verdict.pass && fewer) {
       r.cheapest_passing = i;
     }
+  }
+  if (plan.recommend) {
+    RecommendOptions ro = *plan.recommend;
+    // What to deploy of the configurations under test: its engines' approximations get verdicts too.
+    if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].spec};
+    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(std::move(ro)));
+    r.recommend_plan = std::make_unique<RecommendPlan>(std::move(rp));
+    KV_ASSIGN_OR_RETURN(r.recommend, RunRecommend(*r.recommend_plan));
   }
   KV_RETURN_IF_ERROR(WriteFileAtomically(SubDir(o.out, "gate.xml"), GateJunitXml(r.gate)));
   KV_RETURN_IF_ERROR(WriteFileAtomically(SubDir(o.out, "summary.md"), GateMarkdown(r.gate)));

@@ -1,6 +1,7 @@
 #include "decide/audit_report.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdio>
 
@@ -52,33 +53,14 @@ std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
 }
 
 std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, const ModelConfig& cfg,
-                           std::vector<std::string> passing);
+                           const std::map<std::string, bool>& verdicts);
 
 }  // namespace
 
-std::string EngineLines(const std::vector<EngineSettings>& engines, const std::string& indent,
-                        const std::vector<std::string>& passing) {
-  std::string s;
-  for (const EngineSettings& e : engines) {
-    s += indent + PadColumn(std::string(EngineName(e.engine)), 14);
-    if (e.exact) {
-      s += JoinWith(e.flags, " ") + "\n";
-    } else if (e.settings_for.empty()) {
-      s += "cannot run it: " + e.why_not + "\n";
-    } else {
-      const bool verified = std::find(passing.begin(), passing.end(), e.settings_for) != passing.end();
-      s += "not exact (" + e.why_not + "); closest " + e.settings_for + (verified ? " (verified, PASS)" : " (not verified)") +
-           ": " + JoinWith(e.flags, " ") + "\n";
-    }
-  }
-  return s;
-}
-
 namespace {
 
-// passing: the audited configurations that pass; the verified points that pass are added.
 std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, const ModelConfig& cfg,
-                           std::vector<std::string> passing) {
+                           const std::map<std::string, bool>& verdicts) {
   std::string s = "\nrecommendation under --budget " + rec.budget.text + " (" + std::to_string(rec.budget_bytes_per_token) +
                   " bytes/token), verified on the windows and probes above (" + std::to_string(rec.verified.size()) +
                   " candidates; recommend/results.json):\n";
@@ -96,13 +78,10 @@ std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, co
   for (const std::optional<size_t>& i : {shown, rec.best_uniform}) {
     if (i && std::find(listed.begin(), listed.end(), *i) == listed.end()) listed.push_back(*i);
   }
-  for (const VerifiedPoint& p : rec.verified) {
-    if (p.verdict.pass) passing.push_back(p.spec);
-  }
   for (size_t i : listed) {
     const std::string& spec = rec.verified[i].spec;
     if (auto engines = EnginesFor(spec, plan, cfg)) {
-      s += "  settings for " + spec + ":\n" + EngineLines(*engines, "    ", passing);
+      s += "  settings for " + spec + ":\n" + EngineLines(*engines, "    ", verdicts, cfg, plan.target_ctx);
     }
   }
   return s;
@@ -162,19 +141,18 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   }
   s += "\n" + std::to_string(r.configs.size() - r.gate.failed()) + " of " + std::to_string(r.configs.size()) +
        " configurations pass policy " + r.policy + ".\n";
-  std::vector<std::string> passing;  // the audited configurations that pass
-  for (const AuditConfig& c : r.configs) {
-    if (c.verdict.pass) passing.push_back(c.spec);
-  }
+  // Every verdict of this audit: the configurations under test, then the recommendation's points.
+  std::map<std::string, bool> verdicts = r.recommend ? VerifiedVerdicts(*r.recommend) : std::map<std::string, bool>{};
+  for (const AuditConfig& c : r.configs) verdicts[c.spec] = c.verdict.pass;
   if (r.cheapest_passing) {
     const std::string& spec = r.configs[*r.cheapest_passing].spec;
     s += "deploy " + spec + " (the fewest bytes of those that pass):\n";
-    if (auto engines = EnginesFor(spec, plan, r.config)) s += EngineLines(*engines, "  ", passing);
+    if (auto engines = EnginesFor(spec, plan, r.config)) s += EngineLines(*engines, "  ", verdicts, r.config, plan.target_ctx);
   } else {
     s += "none of the configurations tested is safe for this workload at " + std::to_string(r.target_ctx) + " tokens" +
          (r.recommend ? "" : "; hint: give --budget B to search per-layer mixes, or test k=q8_0,v=q8_0") + "\n";
   }
-  if (r.recommend) s += RecommendBlock(*r.recommend, plan, r.config, passing);
+  if (r.recommend) s += RecommendBlock(*r.recommend, plan, r.config, verdicts);
   s += "\nresults: " + r.results_path + "; JUnit " + o.out + "/gate.xml, markdown " + o.out +
        "/summary.md; the same verdicts: kvaudit gate --results " + o.out + " --policy " + r.policy + "\n";
   return s;

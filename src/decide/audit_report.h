@@ -15,10 +15,4 @@ namespace kvaudit {
 Expected<nlohmann::json> AuditJson(const AuditResult& r, const AuditPlan& plan);
 std::string AuditText(const AuditResult& r, const AuditPlan& plan);
 
-// One line per engine: "llama.cpp     -ctk q8_0 -ctv q4_0 -fa on", or what it runs instead; an
-// engine's closest configuration is marked "verified, PASS" when it is one of `passing` (specs
-// this run verified), else "not verified".
-std::string EngineLines(const std::vector<EngineSettings>& engines, const std::string& indent,
-                        const std::vector<std::string>& passing);
-
 }  // namespace kvaudit

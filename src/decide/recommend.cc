@@ -206,6 +206,15 @@ bool IsUniform(const VerifiedPoint& p) {
   return std::find(p.shapes.begin(), p.shapes.end(), MixShape::kUniform) != p.shapes.end();
 }
 
+// The choices among the points of rounds 1 and 2 (round 3 only adds verdicts for engines).
+void Pick(RecommendResult* r) {
+  const std::vector<VerifiedPoint>& v = r->verified;
+  r->recommended = FewestBytesPassing(v, [](const VerifiedPoint& p) { return p.within_budget && p.round < 3; });
+  r->best_uniform = FewestBytesPassing(v, [](const VerifiedPoint& p) { return p.within_budget && IsUniform(p); });
+  if (!r->best_uniform) r->best_uniform = FewestBytesPassing(v, IsUniform);
+  if (!r->recommended) r->cheapest_passing = FewestBytesPassing(v, [](const VerifiedPoint& p) { return p.round < 3; });
+}
+
 }  // namespace
 
 Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
@@ -233,10 +242,20 @@ Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
     r.verify_dirs.push_back(sub);
     for (VerifiedPoint& p : points) r.verified.push_back(std::move(p));
   }
-  r.recommended = FewestBytesPassing(r.verified, [](const VerifiedPoint& p) { return p.within_budget; });
-  r.best_uniform = FewestBytesPassing(r.verified, [](const VerifiedPoint& p) { return p.within_budget && IsUniform(p); });
-  if (!r.best_uniform) r.best_uniform = FewestBytesPassing(r.verified, IsUniform);
-  if (!r.recommended) r.cheapest_passing = FewestBytesPassing(r.verified, [](const VerifiedPoint&) { return true; });
+  Pick(&r);
+  // Round 3: what the engines that cannot store the choices run instead, each with a verdict.
+  std::vector<std::string> chosen = o.also_approximate;
+  for (const std::optional<size_t>& i : {r.recommended, r.cheapest_passing, r.best_uniform}) {
+    if (i) chosen.push_back(r.verified[*i].spec);
+  }
+  std::vector<VerifiedPoint> approx = EngineApproximations(chosen, r.verified, plan.sensitivity.eval.engine.model->config(),
+                                                           r.target_ctx, baseline);
+  if (!approx.empty()) {
+    std::string sub;
+    KV_RETURN_IF_ERROR(VerifyRound(plan, &approx, &sub));
+    r.verify_dirs.push_back(sub);
+    for (VerifiedPoint& p : approx) r.verified.push_back(std::move(p));
+  }
   const RunTotals totals = plan.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
   KV_ASSIGN_OR_RETURN(r.results, RecommendJson(r, plan));

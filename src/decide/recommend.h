@@ -7,7 +7,10 @@
 //   verify-1/{eval,probe}  the points chosen near the budget, on the held-out windows and probes,
 //                     judged by the policy (decide/gate.h);
 //   verify-2/...      only when nothing under the budget passed: points above it, for the cheapest
-//                     configuration that does.
+//                     configuration that does;
+//   verify-3/...      what the engines that cannot store the recommendation (or the best uniform
+//                     configuration) run instead: their approximations, so that each engine's
+//                     settings come with a verdict (docs/decision.md "Recommend", step 7).
 // DIR/results.json: docs/results-schema.md "`kvaudit recommend` results".
 #pragma once
 
@@ -52,6 +55,7 @@ struct RecommendOptions {
   int verify_points = 3;             // per-layer points verified under the budget
   std::vector<int> probe_lengths;    // empty: 512, 1024, ... up to the target context
   int probe_n = 1;                   // probe instances per cell
+  std::vector<std::string> also_approximate;  // specs whose engine approximations round 3 verifies too (audit: its deploy choice)
   std::string out = "kvaudit-recommend";
   bool restart = false;
 };
@@ -59,11 +63,11 @@ struct RecommendOptions {
 // A configuration the verification ran.
 struct VerifiedPoint {
   std::string spec;                 // canonical
-  std::vector<MixShape> shapes;     // the fronts it lies on (a uniform point is on all three)
+  std::vector<MixShape> shapes;     // the fronts it lies on (a uniform point is on all three); none in round 3
   uint64_t bytes_per_token = 0;     // kvaudit's accounting at the target context
-  double predicted_kld = 0;         // the search's cost: Σ of its parts' one-at-a-time mean KLD
+  double predicted_kld = 0;         // the search's cost: Σ of its parts' one-at-a-time mean KLD (NaN in round 3)
   bool within_budget = false;
-  int round = 1;                    // 1: under the budget; 2: above it
+  int round = 1;                    // 1: under the budget; 2: above it; 3: an engine's approximation
   std::optional<ConfigResult> held_out;  // eval on the held-out windows
   ConfigVerdict verdict;            // the policy's, at the target context
 };

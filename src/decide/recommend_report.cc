@@ -85,7 +85,51 @@ json FrontsJson(const RecommendResult& r) {
 
 }  // namespace
 
+std::string EngineLines(const std::vector<EngineSettings>& engines, const std::string& indent,
+                        const std::map<std::string, bool>& verdicts, const ModelConfig& config, int target_ctx) {
+  std::string s;
+  for (const EngineSettings& e : engines) {
+    s += indent + PadColumn(std::string(EngineName(e.engine)), 14);
+    if (e.exact) {
+      s += JoinWith(e.flags, " ") + "\n";
+      continue;
+    }
+    s += "not exact (" + e.why_not + "); ";
+    std::vector<std::string> failed;
+    std::optional<std::string> passing;
+    for (const std::string& a : e.approximations) {
+      auto policy = CachePolicy::Parse(a);
+      const auto it = policy ? verdicts.find(policy->spec()) : verdicts.end();
+      if (it == verdicts.end()) continue;
+      if (!it->second) {
+        failed.push_back(a);
+        continue;
+      }
+      passing = a;
+      break;
+    }
+    if (passing) {
+      const EngineSettings p = SettingsForEngine(e.engine, *CachePolicy::Parse(*passing), config, target_ctx);
+      s += "closest that passes " + *passing + " (verified): " + JoinWith(p.flags, " ") + "\n";
+    } else if (!failed.empty()) {
+      s += "none of its closest configurations passes (verified: " + JoinWith(failed, ", ") + ")\n";
+    } else if (e.settings_for.empty()) {
+      s += "it can run nothing close\n";
+    } else {
+      s += "closest " + e.settings_for + " (not verified): " + JoinWith(e.flags, " ") + "\n";
+    }
+  }
+  return s;
+}
+
+std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r) {
+  std::map<std::string, bool> out;
+  for (const VerifiedPoint& p : r.verified) out[p.spec] = p.verdict.pass;
+  return out;
+}
+
 std::string ShapesText(const std::vector<MixShape>& shapes) {
+  if (shapes.empty()) return "engine approximation";
   std::string s;
   for (MixShape m : shapes) s += (s.empty() ? "" : ",") + std::string(MixShapeName(m));
   return s;
@@ -138,10 +182,11 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   s += "\n\n" + PadColumn("verified on held-out data", 44) + PadColumn("shape", 20) + "bytes/tok  predicted  KLD mean  verdict\n";
   for (const VerifiedPoint& p : r.verified) {
     s += PadColumn(p.spec, 44) + PadColumn(ShapesText(p.shapes), 20) + PadColumn(std::to_string(p.bytes_per_token) + (p.within_budget ? "" : "*"), 11) +
-         PadColumn(FormatNumber("%.5f", p.predicted_kld), 11) + PadColumn(p.held_out ? FormatNumber("%.5f", p.held_out->summary.overall.kld_mean) : "-", 10) +
+         PadColumn(std::isfinite(p.predicted_kld) ? FormatNumber("%.5f", p.predicted_kld) : "-", 11) + PadColumn(p.held_out ? FormatNumber("%.5f", p.held_out->summary.overall.kld_mean) : "-", 10) +
          VerdictLine(p.verdict) + "\n";
   }
-  s += "(* above the budget; predicted = the sum of the parts' one-at-a-time KLD on the calibration windows)\n\n";
+  s += "(* above the budget; predicted = the sum of the parts' one-at-a-time KLD on the calibration windows; an engine\n"
+       "approximation is what an engine that cannot store a choice runs instead)\n\n";
   auto line = [&](const char* what, const std::optional<size_t>& i) {
     if (!i) return std::string(what) + ": none of the verified configurations passes\n";
     const VerifiedPoint& p = r.verified[*i];
@@ -161,14 +206,15 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   for (const std::optional<size_t>& i : {r.recommended ? r.recommended : r.cheapest_passing, r.best_uniform}) {
     if (i && std::find(shown.begin(), shown.end(), *i) == shown.end()) shown.push_back(*i);
   }
+  const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
   for (size_t i : shown) {
     const VerifiedPoint& p = r.verified[i];
     auto policy = CachePolicy::Parse(p.spec);
     if (!policy) continue;
     auto engines = SettingsFor(*policy, Config(plan), r.target_ctx);
     if (!engines) continue;
-    s += "\nengine settings for " + p.spec + ":\n" +
-         DeployBody({p.spec, plan.options.model, &Config(plan), r.target_ctx}, *engines);
+    s += "\nengine settings for " + p.spec + " (the full settings and memory: kvaudit deploy --kv \"" + p.spec + "\"):\n" +
+         EngineLines(*engines, "  ", verdicts, Config(plan), r.target_ctx);
   }
   return s;
 }

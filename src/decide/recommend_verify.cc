@@ -1,8 +1,9 @@
 #include "decide/recommend_verify.h"
 
 #include <algorithm>
-#include <map>
+#include <limits>
 
+#include "decide/engine_settings.h"
 #include "decide/gate_inputs.h"
 #include "probe/session.h"
 #include "run/fingerprint.h"
@@ -32,8 +33,8 @@ struct Window {
   std::optional<size_t> lo, hi;  // inclusive range of front indices to pick from
 };
 
-// Round 1: from the best point under the budget down to the first predicted to pass with margin.
-// Round 2: from the first point above the budget up to that point.
+// Round 1: from the best point under the budget down to the fewest-bytes point predicted to pass.
+// Round 2: from the first point above the budget up to the first predicted to pass.
 Window RangeOf(const MixProblem& problem, const MixFront& front, uint64_t budget, std::optional<double> kld_max,
                int round, const std::string& baseline) {
   auto usable = [&](size_t i) { return Canonical(problem.Spec(front[i])) != baseline; };
@@ -126,6 +127,34 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
   return out;
 }
 
+std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& specs,
+                                                const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
+                                                int target_ctx, const std::string& baseline_spec) {
+  const std::string baseline = Canonical(baseline_spec);
+  std::vector<VerifiedPoint> out;
+  auto known = [&](const std::string& spec) {
+    auto same = [&](const VerifiedPoint& p) { return p.spec == spec; };
+    return spec == baseline || std::any_of(verified.begin(), verified.end(), same) ||
+           std::any_of(out.begin(), out.end(), same);
+  };
+  for (const std::string& spec : specs) {
+    auto policy = CachePolicy::Parse(spec);
+    if (!policy) continue;
+    auto engines = SettingsFor(*policy, config, target_ctx);
+    if (!engines) continue;
+    for (const EngineSettings& e : *engines) {
+      for (const std::string& a : e.exact ? std::vector<std::string>{} : e.approximations) {
+        const std::string c = Canonical(a);
+        if (known(c)) continue;
+        VerifiedPoint v;
+        v.spec = c, v.round = 3, v.predicted_kld = std::numeric_limits<double>::quiet_NaN();
+        out.push_back(std::move(v));
+      }
+    }
+  }
+  return out;
+}
+
 Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir) {
   const RecommendOptions& o = plan.options;
   std::vector<std::string> specs;
@@ -147,7 +176,14 @@ Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std:
   auto eval = EvalSession(*eval_plan).Run();
   engine = std::move(eval_plan->engine);  // handed back for the next round
   if (!eval) return eval.error();
-  for (size_t i = 0; i < points->size(); ++i) (*points)[i].held_out = eval->configs[i];
+  for (size_t i = 0; i < points->size(); ++i) {
+    VerifiedPoint& p = (*points)[i];
+    p.held_out = eval->configs[i];
+    if (p.round == 3) {  // not from a front: its bytes are the eval's (the same accounting)
+      p.bytes_per_token = p.held_out->bytes_per_token;
+      p.within_budget = p.bytes_per_token <= plan.budget_bytes_per_token;
+    }
+  }
 
   std::vector<std::string> judged = {SubDir(base, "eval")};
   if (!plan.probe_families.empty()) {

@@ -36,6 +36,13 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
                                         std::optional<double> kld_mean_max, int per_layer_points, int round,
                                         const std::string& baseline_spec);
 
+// Round 3: every approximation (decide/engine_settings.h, closest first) that an engine which
+// cannot store one of `specs` exactly runs instead, not verified yet and not the baseline, as
+// points with no shape; their bytes come from the verification's eval.
+std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& specs,
+                                                const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
+                                                int target_ctx, const std::string& baseline_spec);
+
 // Runs the round in DIR/verify-<round>-<hash of its specs> (so another budget gets new runs and
 // keeps the sensitivity run): eval on the held-out windows, the policy's probe families, then the
 // gate's verdict for every point. The model is lent from plan.sensitivity and handed back.

@@ -59,6 +59,32 @@ TEST(RecommendCliTest, VerifiedPointsHeldOutNumbersAndTheRecommendation) {
   } else {
     EXPECT_NE(r.out.find("nothing under the budget passes"), std::string::npos) << r.out;
   }
+  // Every engine that cannot store the choice has its approximations verified (round 3), so each
+  // engine's settings come with a verdict.
+  const nlohmann::json& chosen = found ? j["recommended"] : j["cheapest_passing"];
+  ASSERT_TRUE(chosen.is_object()) << j.dump();
+  auto verified = [&](const std::string& spec) {
+    for (const nlohmann::json& v : j["verified"]) {
+      if (v["spec"] == spec) return true;
+    }
+    return spec == "k=f32,v=f32";
+  };
+  int approximations = 0;
+  for (const nlohmann::json& e : chosen["deploy"]["engines"]) {
+    if (e["exact"].get<bool>()) continue;
+    for (const nlohmann::json& a : e["approximations"]) {
+      ++approximations;
+      EXPECT_TRUE(verified(a.get<std::string>())) << e["engine"] << ": " << a;
+    }
+  }
+  EXPECT_GT(approximations, 0);  // vLLM, SGLang, TensorRT-LLM and transformers store no q4_0
+  for (const nlohmann::json& v : j["verified"]) {
+    if (v["round"] == 3) {
+      EXPECT_TRUE(v["shapes"].empty()) << v.dump();
+    }
+  }
+  EXPECT_NE(r.out.find("(verified)"), std::string::npos) << r.out;
+
   // Another budget: the sensitivity stage resumes (its fingerprint holds no budget).
   const auto again = RunCli(kArgs + "--calib-windows 2 --policy balanced --budget 2000 --out " + out.string(), 600);
   ASSERT_TRUE(again.exit_code == 0 || again.exit_code == 1) << again.err;
