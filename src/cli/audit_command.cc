@@ -63,9 +63,8 @@ CommandRunner AddAuditCommand(CLI::App& app) {
     std::unique_ptr<AuditPlan> plan;
     auto done = RunAuditCommand(*f, &plan);
     if (!done) return ReportError(done.error());
-    char footer[160];
-    std::snprintf(footer, sizeof(footer), "wall %.1f s, peak RSS %.0f MB; results: ", done->wall_s, done->peak_rss_mb);
-    PrintResults(AuditText(*done, *plan), done->results, footer + done->results_path + "\n", f->json);
+    const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);
+    PrintResults(AuditText(*done, *plan), done->results, footer, f->json);
     return done->gate.exit_code();
   };
 }

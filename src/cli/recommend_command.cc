@@ -60,9 +60,8 @@ CommandRunner AddRecommendCommand(CLI::App& app) {
     if (!plan) return ReportError(plan.error());
     auto done = RunRecommend(*plan);
     if (!done) return ReportError(done.error());
-    char footer[160];
-    std::snprintf(footer, sizeof(footer), "wall %.1f s, peak RSS %.0f MB; results: ", done->wall_s, done->peak_rss_mb);
-    PrintResults(RecommendText(*done, *plan), done->results, footer + done->results_path + "\n", f->json);
+    const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);
+    PrintResults(RecommendText(*done, *plan), done->results, footer, f->json);
     return done->recommended ? 0 : 1;
   };
 }

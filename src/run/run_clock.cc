@@ -24,4 +24,10 @@ std::string RunFooter(const RunTotals& totals, int resumed, int total, const std
   return line + results_path + "\n";
 }
 
+std::string RunFooter(const RunTotals& totals, const std::string& results_path) {
+  char line[96];
+  std::snprintf(line, sizeof(line), "wall %.1f s, peak RSS %.0f MB; results: ", totals.wall_s, totals.peak_rss_mb);
+  return line + results_path + "\n";
+}
+
 }  // namespace kvaudit

@@ -28,5 +28,8 @@ double PeakRssMb();
 // unit: what the job's work is counted in ("windows", "instances").
 std::string RunFooter(const RunTotals& totals, int resumed, int total, const std::string& unit,
                       const std::string& results_path);
+// "wall 12.3 s, peak RSS 85 MB; results: DIR/results.json": a job of stages that each resume
+// on their own (recommend, audit), so no one count of resumed units applies.
+std::string RunFooter(const RunTotals& totals, const std::string& results_path);
 
 }  // namespace kvaudit
