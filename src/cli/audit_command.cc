@@ -45,14 +45,12 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   AddFormatsFlag(app, o.formats, "the recommendation's candidates under --budget (default q8_0,q4_0)");
   AddStageFlag(app, o.stage);
   AddDataFlag(app, o.data, "the eval text and the probes' haystack");
-  app.add_option("--custom", o.custom, "JSONL file of your own probes (docs/probes.md)");
+  AddCustomFlag(app, o.custom, "they run beside the workload's families and in the recommendation's verification");
   AddCtxFlag(app, o.ctx, "the window length (default: the policy's target_context, else the model's, at most 4096)");
   AddWindowFlags(app, o.windows, o.first_window);
   AddCalibWindowsFlag(app, o.calib_windows);
   AddAttnSamplesFlag(app, o.attn_samples, "the eval's per layer and KV head diagnosis (0 = off)");
-  app.add_option("--lengths", o.probe_lengths, "probe prompt lengths (default 512, 1024, ... up to the target context)")
-      ->delimiter(',');
-  app.add_option("--n", o.probe_n, "probe instances per cell")->capture_default_str()->check(CLI::PositiveNumber);
+  AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
   app.add_flag("--bench", o.bench, "also measure decode tokens/s per configuration (this engine's speed, not the deployment's)");
   app.add_option("--bench-depth", o.bench_depth, "the depth of --bench's decode steps (default: the target context)")
       ->check(CLI::NonNegativeNumber);

@@ -89,7 +89,7 @@ void AddWindowFlags(CLI::App& app, int& windows, int& first_window) {
 void AddCalibWindowsFlag(CLI::App& app, int& windows) {
   app.add_option("--calib-windows", windows,
                  "windows of the data the sensitivity run calibrates on (default: 4096 tokens' worth, at least 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 20));
 }
 
 void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use) {
@@ -160,6 +160,16 @@ void AddPolicyFlag(CLI::App& app, std::string& policy) {
   } else {
     o->capture_default_str();
   }
+}
+
+void AddCustomFlag(CLI::App& app, std::string& path, const std::string& use) {
+  app.add_option("--custom", path, "JSONL file of your own probes (docs/probes.md): " + use);
+}
+
+void AddProbeSizeFlags(CLI::App& app, std::vector<int>& lengths, int& n, const std::string& default_lengths) {
+  app.add_option("--lengths", lengths, "probe prompt lengths in tokens, e.g. 1024,2048 (default " + default_lengths + ")")
+      ->delimiter(',');
+  app.add_option("--n", n, "probe instances per cell")->capture_default_str()->check(CLI::Range(1, 1 << 20));
 }
 
 void AddBudgetFlag(CLI::App& app, std::string& budget, bool required) {

@@ -87,6 +87,11 @@ void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed);
 // --policy: the acceptance policy, a preset (strict, balanced) or a TOML file (gate; docs/decision.md).
 // Required when `policy` is empty; else that is its default (recommend, audit).
 void AddPolicyFlag(CLI::App& app, std::string& policy);
+// --custom FILE: JSONL of the user's own probes (docs/probes.md "Custom probes"; probe, recommend, audit).
+void AddCustomFlag(CLI::App& app, std::string& path, const std::string& use);
+// --lengths L,...: probe prompt lengths in tokens; --n N: probe instances per cell (at least 1).
+void AddProbeSizeFlags(CLI::App& app, std::vector<int>& lengths, int& n, const std::string& default_lengths);
+
 // --budget: the KV memory budget of a recommendation (decide/budget.h; recommend, audit).
 void AddBudgetFlag(CLI::App& app, std::string& budget, bool required);
 // --results DIR (repeatable, required): eval, probe or audit output directories to judge (gate).

@@ -64,14 +64,12 @@ void AddProbeFlags(CLI::App& app, ProbeOptions& o) {
                  "variants to run (comma-separated), e.g. code,json, or all (default: needle code,multikey; exact "
                  "identifiers,json_record; constraint prefix); each must belong to a selected family")
       ->delimiter(',');
-  app.add_option("--lengths", o.lengths, "prompt lengths in tokens, e.g. 1024,2048 (default 512..4096 within context)")
-      ->delimiter(',');
+  AddProbeSizeFlags(app, o.lengths, o.n, "512..4096 within context");
   app.add_option("--depths", o.depths, "needle/exact depths in percent, e.g. 0,50,100")->delimiter(',');
-  app.add_option("--n", o.n, "instances per cell")->capture_default_str();
   AddProbeSeedFlag(app, o.probe_seed);
   app.add_option("--needle-value", o.needle_value, "needle values: rotate (number, word, hex in turn), number, word, hex, uuid")
       ->capture_default_str();
-  app.add_option("--custom", o.custom, "JSONL file of custom probes; without --family only these run");
+  AddCustomFlag(app, o.custom, "without --family only these run");
   AddDataFlag(app, o.data, "the haystack text");
   app.add_option("--samples", o.samples, "variance: samples per prompt")->capture_default_str();
   AddSeedFlag(app, o.seed, "variance sample k (1..K) uses seed + k - 1, the same under every cache");

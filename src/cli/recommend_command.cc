@@ -28,19 +28,17 @@ void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
   AddPolicyFlag(app, o.policy);
   AddBaselineFlags(app, o.kv);
   AddDataFlag(app, o.data, "the calibration and held-out text");
-  app.add_option("--custom", o.custom, "JSONL file of custom probes the verification also runs (docs/probes.md)");
+  AddCustomFlag(app, o.custom, "the verification runs them too");
   AddCtxFlag(app, o.ctx, "the window length (default: the policy's target_context, else the model's, at most 4096)");
   AddCalibWindowsFlag(app, o.calib_windows);
   app.add_option("--windows", o.windows, "held-out windows where the candidates are verified, right after the calibration ones")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   app.add_option("--first-window", o.first_window, "the first calibration window (0-based)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   AddStageFlag(app, o.stage);
   app.add_option("--verify-points", o.verify_points, "per-layer front points verified under the budget")
       ->capture_default_str()->check(CLI::Range(1, 16));
-  app.add_option("--lengths", o.probe_lengths, "verification probe lengths (default 512, 1024, ... up to the target)")
-      ->delimiter(',');
-  app.add_option("--n", o.probe_n, "verification probe instances per cell")->capture_default_str()->check(CLI::PositiveNumber);
+  AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
 }
 
 }  // namespace
