@@ -39,6 +39,7 @@ const std::vector<std::string>& LayerOrder() {
       "eval",          // fidelity: metrics, buckets, CIs, attention diagnosis, eval results
       "probe",         // probe generators, checks, attribution, McNemar, chat templates
       "decide",        // the deployment decision: acceptance policy, gate, sensitivity, recommendation
+      "report",        // the HTML/markdown report of result directories
       "cli",           // thin subcommand mains
   };
   return order;
