@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "report/number_format.h"
 #include "report/svg_doc.h"
@@ -9,13 +10,17 @@
 namespace kvaudit::report {
 namespace {
 
-// 10^e exactly for |e| <= 22 (the powers of ten a double holds exactly), so m * 10^e and
-// m / 10^-e are correctly rounded.
+// 10^e, exactly for |e| <= 22 (the powers of ten a double holds exactly), so m * 10^e and
+// m / 10^-e are correctly rounded; beyond that std::pow, which also reaches the subnormals.
 double Pow10(int e) {
+  if (std::abs(e) > 22) return std::pow(10.0, e);
   double p = 1;
   for (int i = 0; i < std::abs(e); ++i) p *= 10;
   return e < 0 ? 1 / p : p;
 }
+
+// hi - lo, at most DBL_MAX: the span of [-1e308, 1e308] overflows.
+double Span(double lo, double hi) { return std::min(hi - lo, std::numeric_limits<double>::max()); }
 
 // A 1-2-5 step: m in {1, 2, 5} times 10^e.
 struct Step {
@@ -67,18 +72,19 @@ std::vector<Tick> Labelled(ScaleKind kind, const std::vector<double>& values) {
 
 double Scale::Map(double v) const {
   double f = 0;
+  // Halves and logs, not v - lo and v / lo: neither overflows for any finite domain.
   if (kind == ScaleKind::kLinear) {
-    f = (v - lo) / (hi - lo);
+    f = (v / 2 - lo / 2) / (hi / 2 - lo / 2);
   } else {
     if (!(v > 0)) return px_lo;
-    f = std::log(v / lo) / std::log(hi / lo);
+    f = (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));
   }
   return px_lo + f * (px_hi - px_lo);
 }
 
 std::vector<double> LinearTicks(double lo, double hi, int target) {
   if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) return {};
-  const Step step = NiceStep(hi - lo, target);
+  const Step step = NiceStep(Span(lo, hi), target);
   const auto [i0, i1] = MultiplesInside(lo, hi, step.value());
   std::vector<double> out;
   for (long i = i0; i <= i1; ++i) out.push_back(step.At(i) == 0 ? 0.0 : step.At(i));
@@ -121,18 +127,21 @@ std::string TickLabel(ScaleKind kind, double v) {
 
 Domain NiceDomain(ScaleKind kind, double lo, double hi, bool include_zero) {
   if (kind != ScaleKind::kLinear) {
-    if (hi <= lo) return kind == ScaleKind::kLog2 ? Domain{lo / 2, hi * 2} : Domain{lo / std::sqrt(10.0), hi * std::sqrt(10.0)};
-    const double pad = std::pow(hi / lo, 0.04);
-    return {lo / pad, hi * pad};
+    // Padded in log space and kept inside the positive doubles, so extreme ranges stay finite.
+    const double l0 = std::log(lo), l1 = std::log(hi);
+    const double pad = hi <= lo ? (kind == ScaleKind::kLog2 ? std::log(2.0) : std::log(10.0) / 2) : 0.04 * (l1 - l0);
+    return {std::max(std::exp(l0 - pad), std::numeric_limits<double>::denorm_min()),
+            std::min(std::exp(l1 + pad), std::numeric_limits<double>::max())};
   }
   if (include_zero) lo = std::min(lo, 0.0), hi = std::max(hi, 0.0);
   if (hi <= lo) {
     const double half = lo == 0 ? 1 : std::fabs(lo) / 2;
     lo -= half, hi += half;
   }
-  const Step step = NiceStep(hi - lo, 5);
-  const double v = step.value();
-  return {step.At(static_cast<long>(std::floor(lo / v + 1e-9))), step.At(static_cast<long>(std::ceil(hi / v - 1e-9)))};
+  const Step step = NiceStep(Span(lo, hi), 5);
+  const double v = step.value(), big = std::numeric_limits<double>::max();
+  return {std::max(step.At(static_cast<long>(std::floor(lo / v + 1e-9))), -big),
+          std::min(step.At(static_cast<long>(std::ceil(hi / v - 1e-9))), big)};
 }
 
 double MaxTickWidth(const std::vector<Tick>& ticks) {

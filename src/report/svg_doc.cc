@@ -1,6 +1,7 @@
 #include "report/svg_doc.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "report/html_escape.h"
@@ -9,6 +10,10 @@
 namespace kvaudit::report {
 
 std::string Px(double v) {
+  // Every coordinate attribute must be a number: NaN draws at 0, and a value far outside its
+  // domain (a point beyond an extreme axis) is clamped to ±1e6 px, well off the canvas.
+  if (std::isnan(v)) v = 0;
+  v = std::clamp(v, -1e6, 1e6);
   std::string s = FormatFixed(v, 2);
   if (s.find('.') == std::string::npos) return s;
   while (s.back() == '0') s.pop_back();

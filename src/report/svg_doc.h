@@ -15,7 +15,8 @@ inline constexpr const char* kInk = "#222222";   // text and axes
 inline constexpr const char* kGrid = "#e4e4e4";  // grid lines
 inline constexpr const char* kMuted = "#666666";  // notes, reference lines
 
-// A pixel coordinate: 2 decimals, trailing zeros dropped ("12.5", "3", never "-0").
+// A pixel coordinate: 2 decimals, trailing zeros dropped ("12.5", "3", never "-0"); NaN as 0 and
+// anything beyond ±1e6 clamped, so an attribute is always a number.
 std::string Px(double v);
 
 // ` name="value"` with the value escaped (EscapeHtml).

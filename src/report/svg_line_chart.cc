@@ -43,7 +43,7 @@ std::vector<size_t> InXOrder(const LineSeries& s, bool log_x, int* skipped_x) {
 struct Plan {
   std::vector<std::vector<size_t>> points;
   Range x, y;
-  int skipped_x = 0, clipped_y = 0;
+  int skipped_x = 0, clipped_y = 0, infinite_y = 0;  // infinite_y: drawn as gaps, noted
   size_t total = 0;
 };
 
@@ -52,7 +52,10 @@ Plan MakePlan(const LineChart& c, bool log_x) {
   for (const LineSeries& s : c.series) {
     p.points.push_back(InXOrder(s, log_x, &p.skipped_x));
     for (size_t i : p.points.back()) {
-      if (!std::isfinite(s.y[i])) continue;
+      if (!std::isfinite(s.y[i])) {
+        p.infinite_y += std::isinf(s.y[i]);
+        continue;
+      }
       ++p.total;
       p.x.Add(s.x[i]), p.y.Add(s.y[i]);
       p.clipped_y += s.y[i] <= 0;
@@ -135,7 +138,8 @@ std::string RenderLineChart(const LineChart& c) {
   const YPlan yp = PlanY(c.log_y, p.y, p.clipped_y);
   std::vector<std::string> notes;
   if (!yp.note.empty()) notes.push_back(yp.note);
-  if (p.skipped_x > 0) notes.push_back(std::to_string(p.skipped_x) + " points with x \u2264 0 not drawn (log x scale)");
+  if (p.skipped_x > 0) notes.push_back(Counted(p.skipped_x, "point", "points") + " with x \u2264 0 not drawn (log x scale)");
+  if (p.infinite_y > 0) notes.push_back(Counted(p.infinite_y, "point", "points") + " with an infinite y not drawn");
   std::vector<LegendItem> legend;
   for (const LineSeries& s : c.series) legend.push_back({s.name, Swatch(SeriesColor(s.color)), s.name});
 

@@ -24,6 +24,8 @@ void Range::Add(double v) {
   if (v > 0) min_positive = std::min(min_positive, v);
 }
 
+std::string Counted(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
 YPlan PlanY(bool log_y, const Range& r, int clipped) {
   YPlan plan;
   if (!log_y) return plan;
@@ -34,7 +36,7 @@ YPlan PlanY(bool log_y, const Range& r, int clipped) {
   plan.kind = ScaleKind::kLog10;
   plan.floor = r.min_positive;
   if (clipped > 0) {
-    plan.note = std::to_string(clipped) + (clipped == 1 ? " value" : " values") + " \u2264 0 drawn at " +
+    plan.note = Counted(clipped, "value", "values") + " \u2264 0 drawn at " +
                 FormatSig(r.min_positive) + " (log scale)";
   }
   return plan;

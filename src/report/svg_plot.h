@@ -31,6 +31,9 @@ struct YPlan {
 // clipped: how many values <= 0 a log axis will draw at the floor.
 YPlan PlanY(bool log_y, const Range& r, int clipped);
 
+// "1 point", "3 points": the count and the noun that agrees with it.
+std::string Counted(int n, const char* one, const char* many);
+
 // The domain of a range on a scale (NiceDomain), log ranges read from their positive part.
 Domain DomainOf(ScaleKind kind, const Range& r, double floor, bool include_zero);
 

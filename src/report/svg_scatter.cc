@@ -125,11 +125,12 @@ const char* MarkName(Mark m) {
 
 std::string RenderScatter(const Scatter& plot) {
   Range xr, yr;
-  int clipped = 0, skipped_x = 0;
+  int clipped = 0, skipped_x = 0, infinite = 0;  // infinite: a coordinate is ±inf, noted
   for (const ScatterSeries& s : plot.series) {
     for (const ScatterPoint& p : s.points) {
       if (!Drawable(p, plot.log_x)) {
         skipped_x += std::isfinite(p.x) && std::isfinite(p.y);
+        infinite += std::isinf(p.x) || std::isinf(p.y);
         continue;
       }
       xr.Add(p.x), yr.Add(p.y), clipped += p.y <= 0;
@@ -142,7 +143,8 @@ std::string RenderScatter(const Scatter& plot) {
   const ScaleKind x_kind = plot.log_x ? ScaleKind::kLog10 : ScaleKind::kLinear;
   std::vector<std::string> notes;
   if (!yp.note.empty()) notes.push_back(yp.note);
-  if (skipped_x > 0) notes.push_back(std::to_string(skipped_x) + " points with x \u2264 0 not drawn (log x scale)");
+  if (skipped_x > 0) notes.push_back(Counted(skipped_x, "point", "points") + " with x \u2264 0 not drawn (log x scale)");
+  if (infinite > 0) notes.push_back(Counted(infinite, "point", "points") + " with an infinite coordinate not drawn");
   const std::vector<LegendItem> legend = Legend(plot, plot.log_x);
 
   XySpec spec;

@@ -133,6 +133,17 @@ TEST(ReportLineChart, LogYClipsNonPositiveValuesAndSaysSo) {
   EXPECT_TRUE(HasText(root, "1 value \u2264 0 drawn at 0.0001 (log scale)"));
 }
 
+TEST(ReportLineChart, AnInfiniteValueIsAGapThatIsNoted) {
+  LineChart c;
+  c.id = "inf";
+  c.series = {{"s", 0, {512, 1024, 2048}, {0.01, INFINITY, 0.02}, {}, {}}};
+  tinyxml2::XMLDocument doc;
+  const Element* root = ParseChart(RenderLineChart(c), &doc);
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(All(root, "circle", "data-y").size(), 2u);
+  EXPECT_TRUE(HasText(root, "1 point with an infinite y not drawn"));
+}
+
 TEST(ReportLineChart, NoFinitePointIsNoData) {
   LineChart empty;
   empty.id = "empty", empty.title = "nothing yet";
