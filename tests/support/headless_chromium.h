@@ -13,7 +13,8 @@
 // call waits at most its timeout (30 s unless given); events read while waiting are kept
 // (Events()) and the problems among them recorded (support/cdp_recorder.h).
 // The destructor sends Browser.close, waits up to 5 s, then SIGKILLs Chromium's process group
-// and reaps it, and removes the temp dir: nothing of the browser outlives the object.
+// and its crash handlers (which leave the group) and reaps them all, and removes the temp dir:
+// nothing of the browser outlives the object, not even a zombie.
 #pragma once
 
 #include <sys/types.h>
