@@ -8,6 +8,8 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libcli11-dev           # CLI flags and --help
       libtomlplusplus-dev    # the acceptance policy file (TOML, kvaudit gate)
       libtinyxml2-dev        # tests only: the gate's JUnit XML parsed back
+      libgumbo-dev           # tests only: the report's strict HTML5 parse (tests/support/html_strict.h)
+      chromium               # tests only: the report's browser test (tests/support/headless_chromium.h)
       libgtest-dev libgmock-dev googletest
       clang libclang-rt-14-dev)  # libFuzzer targets
 missing=()
