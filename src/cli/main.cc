@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "run/provenance.h"
 
 int main(int argc, char** argv) {
   using namespace kvaudit::cli;
+  kvaudit::RecordCommandLine(argc, argv);  // the run block of every results.json
   CLI::App app{"kvaudit: measure what KV-cache quantization changes in your model"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
       AddSensitivityCommand);
   add("recommend", "under a memory budget, the cheapest cache configuration that passes a policy, verified on held-out data",
       AddRecommendCommand);
+  add("report", "one self-contained HTML page (or markdown) from audit, eval, probe or recommend results",
+      AddReportCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 
 #include "decide/recommend_report.h"
 #include "decide/text_columns.h"
+#include "run/provenance.h"
 
 namespace kvaudit {
 namespace {
@@ -104,7 +105,7 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                  {"best_uniform", spec(rec.best_uniform)}, {"nothing_under_budget", !rec.recommended.has_value()},
                  {"cheapest_passing", spec(rec.cheapest_passing)}};
   }
-  return json{{"kind", "audit"}, {"schema_version", kAuditSchemaVersion}, {"model", o.model},
+  json j = json{{"kind", "audit"}, {"schema_version", kAuditSchemaVersion}, {"model", o.model},
               {"model_hash", r.model_hash}, {"workload", r.workload.name}, {"policy", r.policy},
               {"target_context", r.target_ctx}, {"baseline", r.baseline}, {"f16_bytes_per_token", r.f16_bytes_per_token},
               {"data", o.data}, {"ctx", o.ctx}, {"first_window", o.first_window}, {"windows", o.windows},
@@ -113,6 +114,8 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
               {"passed", static_cast<int>(r.configs.size()) - r.gate.failed()}, {"failed", r.gate.failed()},
               {"deploy", deploy}, {"recommend", recommend}, {"bench", BenchJson(r)},
               {"run", {{"threads", r.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
+  j["run"].update(ProvenanceJson());
+  return j;
 }
 
 std::string AuditText(const AuditResult& r, const AuditPlan& plan) {

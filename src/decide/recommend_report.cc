@@ -7,6 +7,7 @@
 #include "decide/deploy_report.h"
 #include "decide/engine_settings.h"
 #include "decide/text_columns.h"
+#include "run/provenance.h"
 
 namespace kvaudit {
 namespace {
@@ -148,7 +149,7 @@ Expected<json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan
   KV_ASSIGN_OR_RETURN(json recommended, Choice(r.recommended, r, plan));
   KV_ASSIGN_OR_RETURN(json uniform, Choice(r.best_uniform, r, plan));
   KV_ASSIGN_OR_RETURN(json cheapest, Choice(r.cheapest_passing, r, plan));
-  return json{
+  json j = json{
       {"kind", "recommend"}, {"schema_version", kRecommendSchemaVersion}, {"model", e.model},
       {"model_hash", r.sensitivity.model_hash}, {"baseline", e.baseline_spec}, {"policy", r.policy},
       {"target_context", r.target_ctx},
@@ -164,6 +165,8 @@ Expected<json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan
       {"recommended", recommended}, {"best_uniform", uniform},
       {"nothing_under_budget", !r.recommended.has_value()}, {"cheapest_passing", cheapest},
       {"run", {{"threads", e.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
+  j["run"].update(ProvenanceJson());
+  return j;
 }
 
 std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {

@@ -1,4 +1,5 @@
 #include "decide/sensitivity_report.h"
+#include "run/provenance.h"
 
 #include <algorithm>
 #include <cmath>
@@ -138,6 +139,7 @@ json SensitivityJson(const SensitivityResult& r) {
   j["stages"] = {{"proxy", r.proxy_results}, {"parts", r.parts_results.empty() ? json(nullptr) : json(r.parts_results)}};
   j["run"] = {{"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}, {"threads", e.threads},
               {"windows_resumed", {{"proxy", r.windows_resumed_proxy}, {"parts", r.windows_resumed_parts}}}};
+  j["run"].update(ProvenanceJson());
   return j;
 }
 

@@ -1,4 +1,5 @@
 #include "eval/report.h"
+#include "run/provenance.h"
 
 #include <cmath>
 #include <cstdio>
@@ -112,6 +113,9 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
   }
   j["run"] = {{"wall_s", info.wall_s}, {"peak_rss_mb", info.peak_rss_mb}, {"threads", info.threads},
               {"windows_resumed", info.windows_resumed}};
+  j["run"].update(ProvenanceJson());
+  j["model_info"] = {{"architecture", info.model_architecture}, {"layers", info.n_layers},
+                     {"kv_heads", info.n_kv_heads}, {"head_dim", info.head_dim}};
   return j;
 }
 

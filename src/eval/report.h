@@ -18,6 +18,8 @@ inline constexpr int kEvalSchemaVersion = 2;
 struct EvalRunInfo {
   std::string model, data, baseline_spec;
   std::string model_hash;  // hex, run/fingerprint.h HashModel: the same in the resume fingerprint
+  std::string model_architecture;  // ArchName: llama, mistral, qwen2, qwen3
+  int n_layers = 0, n_kv_heads = 0, head_dim = 0;  // the shape of the attention diagnosis
   uint64_t baseline_bytes_per_token = 0;
   int ctx = 0, score_from = 0;
   bool per_doc = false;

@@ -111,6 +111,9 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   info.baseline_spec = plan.configs.policy(0).spec();
   plan.model_hash = HexHash(HashModel(*plan.engine.model));  // once: it reads every weight byte
   info.model_hash = plan.model_hash;
+  const ModelConfig& mc = plan.engine.model->config();
+  info.model_architecture = ArchName(mc.arch);
+  info.n_layers = mc.n_layers, info.n_kv_heads = mc.n_kv_heads, info.head_dim = mc.head_dim;
   plan.fingerprint = plan.MakeFingerprint();
   return plan;
 }

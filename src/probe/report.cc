@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "probe/sequences.h"
+#include "run/provenance.h"
 
 namespace kvaudit {
 namespace {
@@ -240,6 +241,7 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
   }
   j["run"] = {{"wall_s", info.wall_s}, {"peak_rss_mb", info.peak_rss_mb}, {"threads", info.threads},
               {"instances", info.instances}, {"instances_resumed", info.resumed}};
+  j["run"].update(ProvenanceJson());
   return j;
 }
 
