@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
@@ -11,6 +12,7 @@
 #include "cli/flags.h"
 #include "decide/audit.h"
 #include "decide/audit_report.h"
+#include "report/report.h"
 
 namespace kvaudit::cli {
 namespace {
@@ -61,7 +63,13 @@ CommandRunner AddAuditCommand(CLI::App& app) {
     std::unique_ptr<AuditPlan> plan;
     auto done = RunAuditCommand(*f, &plan);
     if (!done) return ReportError(done.error());
-    const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);
+    // The page is drawn from the files just written, by the same code as `kvaudit report DIR`.
+    const std::string page = (std::filesystem::path(f->options.out) / "report.html").string();
+    const Expected<std::string> html = report::RenderReport({{f->options.out}, report::ReportFormat::kHtml});
+    if (!html) return ReportError(html.error());
+    const Status written = report::WriteReport(*html, page);
+    if (!written) return ReportError(written.error());
+    const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path) + "report: " + page + "\n";
     PrintResults(AuditText(*done, *plan), done->results, footer, f->json);
     return done->gate.exit_code();
   };

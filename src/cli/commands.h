@@ -22,5 +22,6 @@ CommandRunner AddGateCommand(CLI::App& app);
 CommandRunner AddSensitivityCommand(CLI::App& app);
 CommandRunner AddRecommendCommand(CLI::App& app);
 CommandRunner AddAuditCommand(CLI::App& app);
+CommandRunner AddReportCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

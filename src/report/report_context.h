@@ -1,0 +1,42 @@
+// What every section of the report reads: the loaded directories and the configurations they
+// hold, each with the name and palette colour it has in every table and chart of the page.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/report_inputs.h"
+
+namespace kvaudit::report {
+
+struct ConfigView {
+  const RunDirectory* dir = nullptr;
+  int index = 0;      // in the directory's eval configs[]
+  std::string spec;   // canonical spec
+  std::string name;   // spec, or "label · spec" when several directories are compared
+  int color = 0;      // palette index, the same in every chart
+};
+
+struct ReportContext {
+  ReportContext() = default;
+  ReportContext(ReportContext&&) = default;  // moving keeps dirs' elements where they are
+  ReportContext(const ReportContext&) = delete;  // ConfigView points into dirs
+
+  std::vector<RunDirectory> dirs;
+  bool compare = false;                  // more than one directory
+  std::vector<ConfigView> eval_configs;  // directory order, then configs[] order
+
+  std::string NameOf(const RunDirectory& dir, const std::string& spec) const;
+  int ColorOf(const RunDirectory& dir, const std::string& spec) const;  // an eval config's colour, else the next free
+};
+
+ReportContext MakeContext(std::vector<RunDirectory> dirs);
+
+// <section id=...><h2>title</h2><p class="intro">how to read it</p>
+std::string SectionStart(const std::string& id, const std::string& title, const std::string& how_to_read);
+// <p class="missing">text</p>: what a section cannot show and why.
+std::string MissingNote(const std::string& text);
+// "<h3>label</h3>" when comparing several directories, else "".
+std::string DirHeading(const ReportContext& ctx, const RunDirectory& dir, const std::string& what);
+
+}  // namespace kvaudit::report

@@ -1,0 +1,152 @@
+// Section 1: the verdict. Per configuration PASS/FAIL against the policy, the context it is safe
+// up to and the first failing criterion (the audit's results.json, the gate's own words), then
+// what to deploy: the fewest bytes under test that pass and the recommendation with each engine's
+// settings (recommend/results.json recommended.deploy), ready to copy.
+#include <set>
+
+#include "report/html_escape.h"
+#include "report/sections.h"
+#include "report/value_ref.h"
+
+namespace kvaudit::report {
+namespace {
+
+using nlohmann::json;
+
+std::string SafeUpTo(const RunDirectory& d, const ResultsFile& f, const std::string& base) {
+  const json* v = Lookup(f, base + "/safe_up_to");
+  const json* all = Lookup(f, base + "/safe_up_to_is_all_measured");
+  if (!v || v->is_null()) return "<td data-sort=\"0\">none (fails from the first bucket)</td>";
+  const bool everything = all && all->is_boolean() && all->get<bool>();
+  return "<td data-sort=\"" + std::to_string(v->get<long long>()) + "\">" + (everything ? "≥ " : "") +
+         ValueSpan(d, f, base + "/safe_up_to", ValueFormat::kInt) + (everything ? " (all measured)" : "") + "</td>";
+}
+
+std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
+  const ResultsFile& a = *d.audit;
+  std::string out = "<p class=\"headline\">" + ValueSpan(d, a, "/passed", ValueFormat::kInt) + " of " +
+                    std::to_string(a.doc.value("configs", json::array()).size()) +
+                    " configurations pass policy <b>" + ValueSpan(d, a, "/policy", ValueFormat::kText) +
+                    "</b> at target context " + ValueSpan(d, a, "/target_context", ValueFormat::kInt) +
+                    " (workload " + ValueSpan(d, a, "/workload", ValueFormat::kText) + ", baseline " +
+                    ValueSpan(d, a, "/baseline", ValueFormat::kText) + ").</p>\n";
+  out += "<table class=\"sortable\" id=\"verdict-table-" + std::to_string(d.index) +
+         "\"><thead><tr><th>configuration</th><th>verdict</th><th>safe up to (tokens)</th>"
+         "<th>first failing criterion</th><th>failed criteria</th><th>bytes/token</th><th>of f16</th>"
+         "<th>KV GiB at target</th></tr></thead><tbody>\n";
+  const json& configs = a.doc.value("configs", json::array());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::string base = Pointer({"configs", std::to_string(i)});
+    const json& c = configs[i];
+    out += "<tr data-config=\"" + EscapeHtml(ctx.NameOf(d, c.value("spec", ""))) + "\">" +
+           ValueCell(d, a, base + "/spec", ValueFormat::kText) + ValueCell(d, a, base + "/pass", ValueFormat::kPassFail) +
+           SafeUpTo(d, a, base) + ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
+           ValueCell(d, a, base + "/failed_criteria", ValueFormat::kInt) +
+           ValueCell(d, a, base + "/bytes_per_token", ValueFormat::kBytes) +
+           ValueCell(d, a, base + "/f16_fraction", ValueFormat::kPercent) +
+           ValueCell(d, a, base + "/kv_gib_at_target", ValueFormat::kGib) + "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+  const json* deploy = Lookup(a, "/deploy");
+  out += deploy && !deploy->is_null()
+             ? "<p>Fewest bytes among the configurations under test that pass: <code>" +
+                   ValueSpan(d, a, "/deploy", ValueFormat::kText) + "</code>.</p>\n"
+             : "<p class=\"fail\">No configuration under test passes the policy.</p>\n";
+  return out;
+}
+
+// The first of an engine's approximations (closest first) that a round-3 verification passed.
+std::string ClosestVerified(const json& engine, const json& verified) {
+  const json& approx = engine.value("approximations", json::array());
+  if (approx.empty()) return "";
+  bool any_verified = false;
+  for (const json& spec : approx) {
+    for (const json& v : verified) {
+      if (v.value("spec", "") != spec.get<std::string>()) continue;
+      any_verified = true;
+      if (v.value("pass", false)) return "closest that passes: <code>" + EscapeHtml(spec.get<std::string>()) + "</code> (verified)";
+    }
+  }
+  return any_verified ? "none of its closest configurations passes (verified)" : "closest configurations not verified";
+}
+
+std::string EngineRows(const RunDirectory& d, const ResultsFile& r, const std::string& choice) {
+  const json* engines = Lookup(r, choice + "/deploy/engines");
+  if (!engines || !engines->is_array()) return "";
+  const json& verified = r.doc.value("verified", json::array());
+  std::string out = "<table class=\"engines\"><thead><tr><th>engine</th><th>stores it exactly</th><th>settings</th>"
+                    "<th>KV bytes/token there</th><th>otherwise</th></tr></thead><tbody>\n";
+  for (size_t i = 0; i < engines->size(); ++i) {
+    const json& e = (*engines)[i];
+    const std::string base = choice + Pointer({"deploy", "engines", std::to_string(i)});
+    const std::string why = e.value("exact", false) ? "" : EscapeHtml(e.value("why_not", "")) + "; " + ClosestVerified(e, verified);
+    out += "<tr><td>" + ValueSpan(d, r, base + "/engine", ValueFormat::kText) + "</td><td>" +
+           (e.value("exact", false) ? "yes" : "no") + "</td><td>for <code>" +
+           ValueSpan(d, r, base + "/settings_for", ValueFormat::kText) + "</code>:<pre class=\"copy\"><code>" +
+           ValueSpan(d, r, base + "/command_example", ValueFormat::kText) + "</code></pre></td><td>" +
+           ValueSpan(d, r, base + "/kv_bytes_per_token", ValueFormat::kBytes) + "</td><td>" + why + "</td></tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string Recommendation(const RunDirectory& d) {
+  const ResultsFile& r = *d.recommend;
+  std::string out = "<h4>Recommendation under the budget of " + ValueSpan(d, r, "/budget/bytes_per_token", ValueFormat::kBytes) +
+                    " per token (policy " + ValueSpan(d, r, "/policy", ValueFormat::kText) + ")</h4>\n";
+  const json* rec = Lookup(r, "/recommended");
+  std::string choice = "/recommended";
+  if (!rec || rec->is_null()) {
+    out += "<p class=\"fail\">Nothing under the budget passes.</p>\n";
+    const json* cheapest = Lookup(r, "/cheapest_passing");
+    if (!cheapest || cheapest->is_null()) return out + "<p>No verified configuration above the budget passes either.</p>\n";
+    choice = "/cheapest_passing";
+    out += "<p>The cheapest verified configuration that passes, above the budget:</p>\n";
+  }
+  out += "<p class=\"recommended\"><code>" + ValueSpan(d, r, choice + "/spec", ValueFormat::kText) + "</code>: " +
+         ValueSpan(d, r, choice + "/bytes_per_token", ValueFormat::kBytes) + " per token, " +
+         ValueSpan(d, r, choice + "/f16_fraction", ValueFormat::kPercent) + " of f16, " +
+         ValueSpan(d, r, choice + "/kv_gib_at_target", ValueFormat::kGib) + " at the target context.</p>\n";
+  const json* uniform = Lookup(r, "/best_uniform");
+  if (uniform && !uniform->is_null()) {
+    out += "<p>Best uniform configuration (one K type, one V type): <code>" +
+           ValueSpan(d, r, "/best_uniform/spec", ValueFormat::kText) + "</code>, " +
+           ValueSpan(d, r, "/best_uniform/bytes_per_token", ValueFormat::kBytes) + " per token.</p>\n";
+  }
+  return out + EngineRows(d, r, choice);
+}
+
+std::string EvalOnly(const ReportContext& ctx, const RunDirectory& d) {
+  const ResultsFile& e = *d.eval;
+  std::string out = "<p>No policy was applied (an eval run). Safe context by the eval's own KLD threshold " +
+                    ValueSpan(d, e, "/settings/kld_threshold", ValueFormat::kSig) + " nats:</p>\n";
+  out += "<table class=\"sortable\"><thead><tr><th>configuration</th><th>safe up to (tokens)</th></tr></thead><tbody>\n";
+  const json& configs = e.doc.value("configs", json::array());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::string base = Pointer({"configs", std::to_string(i)});
+    out += "<tr data-config=\"" + EscapeHtml(ctx.NameOf(d, configs[i].value("spec", ""))) + "\">" +
+           ValueCell(d, e, base + "/spec", ValueFormat::kText) + SafeUpTo(d, e, base) + "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+}  // namespace
+
+std::string RenderVerdictSection(const ReportContext& ctx) {
+  std::string out = SectionStart("verdict", "1. Verdict",
+                                 "Each configuration judged by the acceptance policy against the baseline cache. "
+                                 "Safe up to: the longest context length whose buckets, from the first, all pass. "
+                                 "The settings below are the engines' own flags for the recommended cache.");
+  for (const RunDirectory& d : ctx.dirs) {
+    out += DirHeading(ctx, d, "");
+    if (d.audit) {
+      out += AuditTable(ctx, d);
+    } else if (d.eval) {
+      out += EvalOnly(ctx, d);
+    }
+    if (d.recommend) out += Recommendation(d);
+    if (!d.audit && !d.eval && !d.recommend) out += MissingNote("No verdict: these results hold no eval, audit or recommendation.");
+  }
+  return out + "</section>\n";
+}
+
+}  // namespace kvaudit::report
