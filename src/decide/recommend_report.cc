@@ -45,16 +45,45 @@ json PointJson(const VerifiedPoint& p, const RecommendResult& r, const Recommend
           {"first_failure", v.first_failure ? json(v.cases[*v.first_failure].text) : json(nullptr)}};
 }
 
+// An engine's approximations (closest first) against the verified verdicts: the first that passed,
+// and those before it that failed (unverified ones are skipped).
+std::pair<std::optional<std::string>, std::vector<std::string>> ClosestVerified(
+    const EngineSettings& e, const std::map<std::string, bool>& verdicts) {
+  std::vector<std::string> failed;
+  for (const std::string& a : e.approximations) {
+    auto policy = CachePolicy::Parse(a);
+    const auto it = policy ? verdicts.find(policy->spec()) : verdicts.end();
+    if (it == verdicts.end()) continue;
+    if (it->second) return {a, failed};
+    failed.push_back(a);
+  }
+  return {std::nullopt, failed};
+}
+
+// What an engine should run, verified: the choice itself where the engine stores it exactly, else
+// the closest approximation that passed (with its own settings), or null when none passed.
+json VerifiedChoiceJson(const EngineSettings& e, const std::map<std::string, bool>& verdicts, const RecommendPlan& plan,
+                        const RecommendResult& r) {
+  if (e.exact) return {{"spec", e.settings_for}, {"flags", e.flags}, {"command_example", e.command_example}, {"failed", json::array()}};
+  const auto [passing, failed] = ClosestVerified(e, verdicts);
+  if (!passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", failed}};
+  const EngineSettings p = SettingsForEngine(e.engine, *CachePolicy::Parse(*passing), Config(plan), r.target_ctx);
+  return {{"spec", *passing}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", failed}};
+}
+
 Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, const RecommendPlan& plan) {
   if (!i) return json(nullptr);
   const VerifiedPoint& p = r.verified[*i];
   KV_ASSIGN_OR_RETURN(const CachePolicy policy, CachePolicy::Parse(p.spec));
   KV_ASSIGN_OR_RETURN(const auto engines, SettingsFor(policy, Config(plan), r.target_ctx));
   const DeployContext d{p.spec, plan.options.model, &Config(plan), r.target_ctx};
+  json deploy = DeployJson(d, engines);
+  const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
+  for (size_t k = 0; k < engines.size(); ++k) deploy["engines"][k]["verified_choice"] = VerifiedChoiceJson(engines[k], verdicts, plan, r);
   return json{{"spec", p.spec}, {"bytes_per_token", p.bytes_per_token},
               {"f16_fraction", Num(static_cast<double>(p.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token))},
               {"kv_gib_at_target", Num(GibAtContext(p.bytes_per_token, r.target_ctx))}, {"within_budget", p.within_budget},
-              {"deploy", DeployJson(d, engines)}};
+              {"deploy", deploy}};
 }
 
 json PartsJson(const RecommendResult& r) {
@@ -96,19 +125,7 @@ std::string EngineLines(const std::vector<EngineSettings>& engines, const std::s
       continue;
     }
     s += "not exact (" + e.why_not + "); ";
-    std::vector<std::string> failed;
-    std::optional<std::string> passing;
-    for (const std::string& a : e.approximations) {
-      auto policy = CachePolicy::Parse(a);
-      const auto it = policy ? verdicts.find(policy->spec()) : verdicts.end();
-      if (it == verdicts.end()) continue;
-      if (!it->second) {
-        failed.push_back(a);
-        continue;
-      }
-      passing = a;
-      break;
-    }
+    const auto [passing, failed] = ClosestVerified(e, verdicts);
     if (passing) {
       const EngineSettings p = SettingsForEngine(e.engine, *CachePolicy::Parse(*passing), config, target_ctx);
       s += "closest that passes " + *passing + " (verified): " + JoinWith(p.flags, " ") + "\n";

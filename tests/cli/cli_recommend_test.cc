@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "support/fixtures.h"
 #include "support/run_cli.h"
@@ -78,6 +79,44 @@ TEST(RecommendCliTest, VerifiedPointsHeldOutNumbersAndTheRecommendation) {
     }
   }
   EXPECT_GT(approximations, 0);  // vLLM, SGLang, TensorRT-LLM and transformers store no q4_0
+  // Each engine's verified choice: the spec itself when exact, else the first approximation that
+  // passed, with the approximations before it failed; its settings are that spec's own.
+  auto verdict = [&](const std::string& spec) -> std::optional<bool> {
+    for (const nlohmann::json& v : j["verified"]) {
+      if (v["spec"] == spec) return v["pass"].get<bool>();
+    }
+    return std::nullopt;
+  };
+  for (const nlohmann::json& e : chosen["deploy"]["engines"]) {
+    const nlohmann::json& c = e["verified_choice"];
+    ASSERT_TRUE(c.is_object()) << e.dump();
+    if (e["exact"].get<bool>()) {
+      EXPECT_EQ(c["spec"], chosen["spec"]);
+      EXPECT_EQ(c["flags"], e["flags"]);
+      continue;
+    }
+    std::vector<std::string> failed;
+    std::optional<std::string> first_pass;
+    for (const nlohmann::json& a : e["approximations"]) {
+      const std::optional<bool> pass = verdict(a.get<std::string>());
+      if (!pass) continue;
+      if (*pass) {
+        first_pass = a.get<std::string>();
+        break;
+      }
+      failed.push_back(a.get<std::string>());
+    }
+    EXPECT_EQ(c["failed"], nlohmann::json(failed)) << e["engine"];
+    if (first_pass) {
+      EXPECT_EQ(c["spec"], *first_pass) << e["engine"];
+      EXPECT_TRUE(c["command_example"].is_string() && !c["command_example"].get<std::string>().empty());
+      if (*first_pass == e["settings_for"]) {
+        EXPECT_EQ(c["flags"], e["flags"]) << e["engine"];
+      }
+    } else {
+      EXPECT_TRUE(c["spec"].is_null()) << e["engine"];
+    }
+  }
   for (const nlohmann::json& v : j["verified"]) {
     if (v["round"] == 3) {
       EXPECT_TRUE(v["shapes"].empty()) << v.dump();
