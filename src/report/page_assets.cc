@@ -29,6 +29,7 @@ table.sortable thead th { cursor: pointer; }
 table.sortable thead th[aria-sort="ascending"]::after { content: " ▲"; }
 table.sortable thead th[aria-sort="descending"]::after { content: " ▼"; }
 td .v { font-variant-numeric: tabular-nums; }
+td.spec, td.spec .v { white-space: nowrap; }
 .pass { color: #006d2c; font-weight: 600; }
 .fail { color: #b30000; font-weight: 600; }
 .headline { font-size: 1.05rem; }

@@ -34,6 +34,15 @@ ReportContext MakeContext(std::vector<RunDirectory> dirs) {
   return ctx;
 }
 
+std::string AuditConfigPointer(const RunDirectory& dir, const std::string& spec) {
+  if (!dir.audit) return "";
+  const nlohmann::json& configs = dir.audit->doc.value("configs", nlohmann::json::array());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (configs[i].value("spec", "") == spec) return "/configs/" + std::to_string(i);
+  }
+  return "";
+}
+
 std::string SectionStart(const std::string& id, const std::string& title, const std::string& how_to_read) {
   return "<section id=\"" + id + "\"><h2>" + EscapeHtml(title) + "</h2>\n<p class=\"intro\">" +
          EscapeHtml(how_to_read) + "</p>\n";

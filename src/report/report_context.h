@@ -32,6 +32,10 @@ struct ReportContext {
 
 ReportContext MakeContext(std::vector<RunDirectory> dirs);
 
+// The pointer of the audit's configs[] entry for spec ("/configs/2"), "" when dir has no audit or
+// the audit did not judge spec.
+std::string AuditConfigPointer(const RunDirectory& dir, const std::string& spec);
+
 // <section id=...><h2>title</h2><p class="intro">how to read it</p>
 std::string SectionStart(const std::string& id, const std::string& title, const std::string& how_to_read);
 // <p class="missing">text</p>: what a section cannot show and why.

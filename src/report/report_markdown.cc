@@ -37,12 +37,13 @@ std::string Verdicts(const RunDirectory& d) {
 std::string MemoryTable(const ReportContext& ctx) {
   if (ctx.eval_configs.empty()) return "";
   std::string out = std::string("| ") + (ctx.compare ? "run | " : "") +
-                    "configuration | bytes/token | mean KLD (nats) | 95% CI | top-1 agree | ΔPPL | safe up to (KLD) |\n|" +
+                    "configuration | bytes/token | mean KLD (nats) | 95% CI | top-1 agree | ΔPPL | safe up to |\n|" +
                     (ctx.compare ? "---|" : "") + "---|---|---|---|---|---|---|\n";
   for (const ConfigView& c : ctx.eval_configs) {
     const ResultsFile& e = *c.dir->eval;
     const std::string b = Pointer({"configs", std::to_string(c.index)});
-    const json* safe = Lookup(e, b + "/safe_up_to");
+    const std::string audit = AuditConfigPointer(*c.dir, c.spec);  // the policy's verdict where judged
+    const json* safe = audit.empty() ? Lookup(e, b + "/safe_up_to") : Lookup(*c.dir->audit, audit + "/safe_up_to");
     out += "| " + (ctx.compare ? Md(c.dir->label) + " | " : "") + "`" + Md(c.spec) + "` | " +
            Plain(e, b + "/bytes_per_token", ValueFormat::kBytes) + " | " + Plain(e, b + "/overall/kld_mean", ValueFormat::kSig) +
            " | [" + Plain(e, b + "/overall/kld_ci95/0", ValueFormat::kSig) + ", " +
@@ -75,6 +76,9 @@ std::string RenderMarkdown(const ReportContext& ctx) {
     if (!d.missing.empty()) out += "\n";
   }
   out += MemoryTable(ctx);
+  if (!ctx.eval_configs.empty()) {
+    out += "Safe up to: the policy's verdict where an audit judged the configuration, else the eval's KLD threshold.\n";
+  }
   return out.empty() ? "No results to summarise.\n" : out;
 }
 

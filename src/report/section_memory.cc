@@ -10,24 +10,14 @@ namespace {
 
 using nlohmann::json;
 
-// The audit's configs[] entry for spec, as a pointer prefix ("" when there is none).
-std::string AuditEntry(const RunDirectory& d, const std::string& spec) {
-  if (!d.audit) return "";
-  const json& configs = d.audit->doc.value("configs", json::array());
-  for (size_t i = 0; i < configs.size(); ++i) {
-    if (configs[i].value("spec", "") == spec) return Pointer({"configs", std::to_string(i)});
-  }
-  return "";
-}
-
 std::string Row(const ReportContext& ctx, const ConfigView& c) {
   const RunDirectory& d = *c.dir;
   const ResultsFile& e = *d.eval;
   const std::string base = Pointer({"configs", std::to_string(c.index)});
-  const std::string audit = AuditEntry(d, c.spec);
+  const std::string audit = AuditConfigPointer(d, c.spec);
   std::string row = "<tr data-config=\"" + EscapeHtml(c.name) + "\">";
   if (ctx.compare) row += "<td>" + EscapeHtml(d.label) + "</td>";
-  row += "<td data-sort=\"" + EscapeHtml(c.spec) + "\"><span class=\"swatch c" + std::to_string(c.color % 8) +
+  row += "<td class=\"spec\" data-sort=\"" + EscapeHtml(c.spec) + "\"><span class=\"swatch c" + std::to_string(c.color % 8) +
          "\"></span>" + ValueSpan(d, e, base + "/spec", ValueFormat::kText) + "</td>";
   row += ValueCell(d, e, base + "/bytes_per_token", ValueFormat::kBytes);
   if (!audit.empty()) {
@@ -43,14 +33,18 @@ std::string Row(const ReportContext& ctx, const ConfigView& c) {
          ValueCell(d, e, base + "/overall/top1_agree", ValueFormat::kPercent) +
          ValueCell(d, e, base + "/overall/delta_ppl", ValueFormat::kSig) +
          ValueCell(d, e, base + "/overall/ppl_ratio", ValueFormat::kSig);
-  const json* safe = Lookup(e, base + "/safe_up_to");
-  const json* all = Lookup(e, base + "/safe_up_to_is_all_measured");
+  // Where an audit judged the configuration, its safe context is the policy's (the verdict's);
+  // otherwise the eval's own, by its KLD threshold. The two differ when the thresholds do.
+  const ResultsFile& judged = audit.empty() ? e : *d.audit;
+  const std::string at = audit.empty() ? base : audit;
+  const json* safe = Lookup(judged, at + "/safe_up_to");
+  const json* all = Lookup(judged, at + "/safe_up_to_is_all_measured");
   if (!safe || safe->is_null()) {
     row += "<td data-sort=\"0\">none</td>";
   } else {
     const bool everything = all && all->is_boolean() && all->get<bool>();
     row += "<td data-sort=\"" + std::to_string(safe->get<long long>()) + "\">" + (everything ? "≥ " : "") +
-           ValueSpan(d, e, base + "/safe_up_to", ValueFormat::kInt) + "</td>";
+           ValueSpan(d, judged, at + "/safe_up_to", ValueFormat::kInt) + "</td>";
   }
   return row + "</tr>\n";
 }
@@ -70,7 +64,7 @@ std::string RenderMemorySection(const ReportContext& ctx) {
   out += "<table class=\"sortable\" id=\"memory-table\"><thead><tr>";
   if (ctx.compare) out += "<th>run</th>";
   out += "<th>configuration</th><th>bytes/token</th><th>of f16</th><th>KV GiB at target</th><th>mean KLD (nats)</th>"
-         "<th>95% CI</th><th>KLD p99</th><th>top-1 agree</th><th>ΔPPL</th><th>PPL ratio</th><th>safe up to (KLD)</th>"
+         "<th>95% CI</th><th>KLD p99</th><th>top-1 agree</th><th>ΔPPL</th><th>PPL ratio</th><th>safe up to (tokens)</th>"
          "</tr></thead><tbody>\n";
   for (const ConfigView& c : ctx.eval_configs) out += Row(ctx, c);
   out += "</tbody></table>\n";
@@ -80,8 +74,11 @@ std::string RenderMemorySection(const ReportContext& ctx) {
              ValueSpan(d, *d.eval, "/baseline/spec", ValueFormat::kText) + "</code>, PPL " +
              ValueSpan(d, *d.eval, "/baseline/ppl", ValueFormat::kSig) + "; " +
              ValueSpan(d, *d.eval, "/data/windows", ValueFormat::kInt) + " windows of " +
-             ValueSpan(d, *d.eval, "/ctx", ValueFormat::kInt) + " tokens; safe up to (KLD): every bucket from the first has mean KLD ≤ " +
-             ValueSpan(d, *d.eval, "/settings/kld_threshold", ValueFormat::kSig) + ".</p>\n";
+             ValueSpan(d, *d.eval, "/ctx", ValueFormat::kInt) + " tokens. Safe up to: " +
+             (d.audit ? std::string("the policy's verdict (section 1).")
+                      : "every bucket from the first has mean KLD ≤ " +
+                            ValueSpan(d, *d.eval, "/settings/kld_threshold", ValueFormat::kSig) + " (the eval's threshold).") +
+             "</p>\n";
     }
   }
   return out + "</section>\n";

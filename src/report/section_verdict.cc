@@ -70,21 +70,45 @@ std::string ClosestVerified(const json& engine, const json& verified) {
   return any_verified ? "none of its closest configurations passes (verified)" : "closest configurations not verified";
 }
 
+// The settings cell: what the engine should run, verified (recommend's deploy.engines[].
+// verified_choice: the choice itself when the engine stores it, else its closest approximation
+// that passed); none passed: no settings to copy, and the failed ones named. Results written
+// before verified_choice existed show the engine's closest settings with the verdicts beside them.
+std::string SettingsCell(const RunDirectory& d, const ResultsFile& r, const std::string& base, const json& e,
+                         const json& verified) {
+  const std::string why = e.value("exact", false) ? "" : EscapeHtml(e.value("why_not", "")) + "; ";
+  if (!e.contains("verified_choice")) {
+    return "<td>for <code>" + ValueSpan(d, r, base + "/settings_for", ValueFormat::kText) + "</code>:<pre class=\"copy\"><code>" +
+           ValueSpan(d, r, base + "/command_example", ValueFormat::kText) + "</code></pre></td><td>" + why +
+           ClosestVerified(e, verified) + "</td>";
+  }
+  const json& choice = e["verified_choice"];
+  if (choice["spec"].is_null()) {
+    std::string failed;
+    for (const json& f : choice.value("failed", json::array())) failed += (failed.empty() ? "" : ", ") + f.get<std::string>();
+    return "<td class=\"fail\">no verified setting: none of its closest configurations passes</td><td>" + why +
+           (failed.empty() ? std::string("none was verified") : "failed: <code>" + EscapeHtml(failed) + "</code>") + "</td>";
+  }
+  const bool exact = e.value("exact", false);
+  std::string failed;
+  for (const json& f : choice.value("failed", json::array())) failed += (failed.empty() ? "" : ", ") + f.get<std::string>();
+  if (!failed.empty()) failed = "; closer ones failed: <code>" + EscapeHtml(failed) + "</code>";
+  return "<td>for <code>" + ValueSpan(d, r, base + "/verified_choice/spec", ValueFormat::kText) +
+         "</code>:<pre class=\"copy\"><code>" + ValueSpan(d, r, base + "/verified_choice/command_example", ValueFormat::kText) +
+         "</code></pre></td><td>" + why + (exact ? std::string("") : "the closest configuration that passes (verified)" + failed) + "</td>";
+}
+
 std::string EngineRows(const RunDirectory& d, const ResultsFile& r, const std::string& choice) {
   const json* engines = Lookup(r, choice + "/deploy/engines");
   if (!engines || !engines->is_array()) return "";
   const json& verified = r.doc.value("verified", json::array());
   std::string out = "<table class=\"engines\"><thead><tr><th>engine</th><th>stores it exactly</th><th>settings</th>"
-                    "<th>KV bytes/token there</th><th>otherwise</th></tr></thead><tbody>\n";
+                    "<th>otherwise</th></tr></thead><tbody>\n";
   for (size_t i = 0; i < engines->size(); ++i) {
     const json& e = (*engines)[i];
     const std::string base = choice + Pointer({"deploy", "engines", std::to_string(i)});
-    const std::string why = e.value("exact", false) ? "" : EscapeHtml(e.value("why_not", "")) + "; " + ClosestVerified(e, verified);
     out += "<tr><td>" + ValueSpan(d, r, base + "/engine", ValueFormat::kText) + "</td><td>" +
-           (e.value("exact", false) ? "yes" : "no") + "</td><td>for <code>" +
-           ValueSpan(d, r, base + "/settings_for", ValueFormat::kText) + "</code>:<pre class=\"copy\"><code>" +
-           ValueSpan(d, r, base + "/command_example", ValueFormat::kText) + "</code></pre></td><td>" +
-           ValueSpan(d, r, base + "/kv_bytes_per_token", ValueFormat::kBytes) + "</td><td>" + why + "</td></tr>\n";
+           (e.value("exact", false) ? "yes" : "no") + "</td>" + SettingsCell(d, r, base, e, verified) + "</tr>\n";
   }
   return out + "</tbody></table>\n";
 }

@@ -204,6 +204,21 @@ TEST_F(ReportBrowserTest, SortingAndTogglesWorkAndThePageIsStrictHtml) {
   ASSERT_TRUE(hidden.ok()) << hidden.error().message;
   EXPECT_TRUE(hidden->get<bool>());
   EXPECT_TRUE(browser_->ConsoleErrors().empty()) << browser_->ConsoleErrors().front();
+  // Printed: the controls go, nothing runs off the side of the page, and a PDF comes out.
+  ASSERT_TRUE(browser_->Send("Emulation.setEmulatedMedia", {{"media", "print"}}).ok());
+  const Expected<json> printed = browser_->Evaluate(R"JS(
+    (function () {
+      document.querySelectorAll(".hidden-config").forEach(e => e.classList.remove("hidden-config"));
+      const toggles = getComputedStyle(document.querySelector("nav.toggles")).display;
+      return [toggles, document.documentElement.scrollWidth, document.querySelectorAll("svg").length, window.innerWidth];
+    })())JS");
+  ASSERT_TRUE(printed.ok()) << printed.error().message;
+  EXPECT_EQ((*printed)[0], "none");
+  EXPECT_GT((*printed)[2].get<int>(), 10);
+  EXPECT_LE((*printed)[1].get<double>(), (*printed)[3].get<double>()) << "the printed page is wider than the paper";
+  const Expected<json> pdf = browser_->Send("Page.printToPDF", {{"printBackground", true}});
+  ASSERT_TRUE(pdf.ok()) << pdf.error().message;
+  EXPECT_GT((*pdf)["data"].get<std::string>().size(), 10000u);
   const std::vector<std::string> errors = HtmlParseErrors(ReadFile(page_.string()));
   EXPECT_TRUE(errors.empty()) << errors.size() << " parse errors, first: " << errors.front();
 }

@@ -84,6 +84,14 @@ TEST(ReportCliTest, AnInterruptedAuditShowsItsFinishedStages) {
   EXPECT_NE(html.find("the audit did not finish (no results.json)"), std::string::npos);
   EXPECT_NE(html.find("probe results (probe/results.json) are not there"), std::string::npos);
   EXPECT_NE(html.find("id=\"memory-table\""), std::string::npos);
+
+  // An eval that has only its journal so far: nothing to draw yet, and the page says so.
+  const fs::path eval = Runs().root / "interrupted-eval";
+  fs::create_directories(eval);
+  fs::copy_file(Runs().eval / "progress.jsonl", eval / "progress.jsonl", fs::copy_options::overwrite_existing);
+  const std::string early = Report(eval.string(), eval / "report.html");
+  EXPECT_NE(early.find("the run did not finish (progress.jsonl but no results.json)"), std::string::npos);
+  EXPECT_NE(early.find("No eval results: no curves"), std::string::npos);
 }
 
 TEST(ReportCliTest, SeveralDirectoriesSideBySideAndMarkdown) {
