@@ -100,7 +100,8 @@ std::string Pareto(const ReportContext& ctx, const RunDirectory& d) {
   Scatter plot;
   plot.id = "pareto-" + std::to_string(d.index);
   plot.title = "Bytes per token against KLD";
-  plot.x_label = "cache bytes per token";
+  plot.x_label = "cache bytes per token (log scale)";
+  plot.log_x = true;  // the points that matter crowd near the budget, far below f32's bytes
   plot.y_label = "mean KLD (nats, log scale)";
   if (r.contains("budget") && r["budget"].contains("bytes_per_token")) {
     plot.x_marker = r["budget"]["bytes_per_token"].get<double>();
