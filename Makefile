@@ -24,7 +24,8 @@ test-avx2: setup
 	ctest --preset avx2 -j $(JOBS)
 
 # The main job on the bundled model (docs/audit.md): eval, the code workload's probes, a
-# recommendation under 1800 bytes per token, the verdict block. About 2.5 minutes on 2 threads
+# recommendation under 1800 bytes per token, the verdict block, and the page
+# build/demo-audit/report.html (docs/report.md). About 2.5 minutes on 2 threads
 # (BENCHMARKS.md "kvaudit audit"). Exit 1 is a verdict (a configuration fails the policy), not a
 # failure of the demo; exit 2 (bad input) is.
 demo: build

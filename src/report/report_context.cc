@@ -52,6 +52,15 @@ std::string MissingNote(const std::string& text) {
   return "<p class=\"missing\">" + EscapeHtml(text) + "</p>\n";
 }
 
+std::string PerDirectory(const ReportContext& ctx, const std::function<bool(const RunDirectory&)>& has,
+                         const std::function<std::string(const RunDirectory&)>& render, const std::string& missing) {
+  std::string out;
+  for (const RunDirectory& d : ctx.dirs) {
+    if (has(d)) out += render(d);
+  }
+  return out.empty() ? MissingNote(missing) : out;
+}
+
 std::string DirHeading(const ReportContext& ctx, const RunDirectory& dir, const std::string& what) {
   if (!ctx.compare) return what.empty() ? "" : "<h3>" + EscapeHtml(what) + "</h3>\n";
   return "<h3>" + EscapeHtml(dir.label) + (what.empty() ? "" : ": " + EscapeHtml(what)) + "</h3>\n";

@@ -2,6 +2,7 @@
 // hold, each with the name and palette colour it has in every table and chart of the page.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ std::string AuditConfigPointer(const RunDirectory& dir, const std::string& spec)
 std::string SectionStart(const std::string& id, const std::string& title, const std::string& how_to_read);
 // <p class="missing">text</p>: what a section cannot show and why.
 std::string MissingNote(const std::string& text);
+// The body of a section drawn per directory: render(dir) for every directory that has(dir), or
+// the missing note when none has.
+std::string PerDirectory(const ReportContext& ctx, const std::function<bool(const RunDirectory&)>& has,
+                         const std::function<std::string(const RunDirectory&)>& render, const std::string& missing);
+
 // "<h3>label</h3>" when comparing several directories, else "".
 std::string DirHeading(const ReportContext& ctx, const RunDirectory& dir, const std::string& what);
 

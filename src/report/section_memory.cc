@@ -37,15 +37,7 @@ std::string Row(const ReportContext& ctx, const ConfigView& c) {
   // otherwise the eval's own, by its KLD threshold. The two differ when the thresholds do.
   const ResultsFile& judged = audit.empty() ? e : *d.audit;
   const std::string at = audit.empty() ? base : audit;
-  const json* safe = Lookup(judged, at + "/safe_up_to");
-  const json* all = Lookup(judged, at + "/safe_up_to_is_all_measured");
-  if (!safe || safe->is_null()) {
-    row += "<td data-sort=\"0\">none</td>";
-  } else {
-    const bool everything = all && all->is_boolean() && all->get<bool>();
-    row += "<td data-sort=\"" + std::to_string(safe->get<long long>()) + "\">" + (everything ? "≥ " : "") +
-           ValueSpan(d, judged, at + "/safe_up_to", ValueFormat::kInt) + "</td>";
-  }
+  row += SafeUpToCell(d, judged, at);
   return row + "</tr>\n";
 }
 

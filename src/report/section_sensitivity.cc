@@ -160,15 +160,12 @@ std::string RenderSensitivitySection(const ReportContext& ctx) {
       "higher precision. Front: the best predicted KLD for each number of bytes per token (sum of per-part costs); "
       "squares passed the policy on held-out windows, crosses failed, the star is the recommendation; the dashed "
       "line is the budget.");
-  bool any = false;
-  for (const RunDirectory& d : ctx.dirs) {
-    if (!d.recommend && !d.sensitivity) continue;
-    any = true;
-    out += DirHeading(ctx, d, "");
-    out += d.recommend ? CostCharts(d) : OneAtATimeCharts(d);
-    if (d.recommend) out += Pareto(ctx, d) + VerifiedTable(d);
-  }
-  if (!any) out += MissingNote("No sensitivity or recommendation in these results; hint: kvaudit audit --budget B (or kvaudit recommend).");
+  out += PerDirectory(
+      ctx, [](const RunDirectory& d) { return d.recommend || d.sensitivity; },
+      [&](const RunDirectory& d) {
+        return DirHeading(ctx, d, "") + (d.recommend ? CostCharts(d) + Pareto(ctx, d) + VerifiedTable(d) : OneAtATimeCharts(d));
+      },
+      "No sensitivity or recommendation in these results; hint: kvaudit audit --budget B (or kvaudit recommend).");
   return out + "</section>\n";
 }
 

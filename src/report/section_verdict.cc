@@ -13,15 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string SafeUpTo(const RunDirectory& d, const ResultsFile& f, const std::string& base) {
-  const json* v = Lookup(f, base + "/safe_up_to");
-  const json* all = Lookup(f, base + "/safe_up_to_is_all_measured");
-  if (!v || v->is_null()) return "<td data-sort=\"0\">none (fails from the first bucket)</td>";
-  const bool everything = all && all->is_boolean() && all->get<bool>();
-  return "<td data-sort=\"" + std::to_string(v->get<long long>()) + "\">" + (everything ? "≥ " : "") +
-         ValueSpan(d, f, base + "/safe_up_to", ValueFormat::kInt) + (everything ? " (all measured)" : "") + "</td>";
-}
-
 std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
   const ResultsFile& a = *d.audit;
   std::string out = "<p class=\"headline\">" + ValueSpan(d, a, "/passed", ValueFormat::kInt) + " of " +
@@ -40,7 +31,7 @@ std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
     const json& c = configs[i];
     out += "<tr data-config=\"" + EscapeHtml(ctx.NameOf(d, c.value("spec", ""))) + "\">" +
            ValueCell(d, a, base + "/spec", ValueFormat::kText) + ValueCell(d, a, base + "/pass", ValueFormat::kPassFail) +
-           SafeUpTo(d, a, base) + ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
+           SafeUpToCell(d, a, base) + ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
            ValueCell(d, a, base + "/failed_criteria", ValueFormat::kInt) +
            ValueCell(d, a, base + "/bytes_per_token", ValueFormat::kBytes) +
            ValueCell(d, a, base + "/f16_fraction", ValueFormat::kPercent) +
@@ -148,7 +139,7 @@ std::string EvalOnly(const ReportContext& ctx, const RunDirectory& d) {
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::string base = Pointer({"configs", std::to_string(i)});
     out += "<tr data-config=\"" + EscapeHtml(ctx.NameOf(d, configs[i].value("spec", ""))) + "\">" +
-           ValueCell(d, e, base + "/spec", ValueFormat::kText) + SafeUpTo(d, e, base) + "</tr>\n";
+           ValueCell(d, e, base + "/spec", ValueFormat::kText) + SafeUpToCell(d, e, base) + "</tr>\n";
   }
   return out + "</tbody></table>\n";
 }

@@ -104,13 +104,10 @@ std::string RenderWorstCasesSection(const ReportContext& ctx) {
       "Outputs the cache broke, with the first place the configuration departs from the baseline marked. Drift: "
       "how far greedy continuations of the same prompt stay identical to the baseline's; variance: whether "
       "sampling spreads more under the configuration than under the baseline.");
-  bool any = false;
-  for (const RunDirectory& d : ctx.dirs) {
-    if (!d.probe) continue;
-    any = true;
-    out += ProbeDir(ctx, d);
-  }
-  if (!any) out += MissingNote("No probe results in these directories; hint: kvaudit probe or kvaudit audit.");
+  out += PerDirectory(
+      ctx, [](const RunDirectory& d) { return d.probe.has_value(); },
+      [&](const RunDirectory& d) { return ProbeDir(ctx, d); },
+      "No probe results in these directories; hint: kvaudit probe or kvaudit audit.");
   return out + "</section>\n";
 }
 

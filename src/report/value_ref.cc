@@ -72,6 +72,15 @@ std::string ValueCell(const RunDirectory& dir, const ResultsFile& file, const st
          ValueSpan(dir, file, pointer, format) + "</td>";
 }
 
+std::string SafeUpToCell(const RunDirectory& dir, const ResultsFile& file, const std::string& base) {
+  const json* v = Lookup(file, base + "/safe_up_to");
+  const json* all = Lookup(file, base + "/safe_up_to_is_all_measured");
+  if (!v || !v->is_number()) return "<td data-sort=\"0\">none (fails from the first bucket)</td>";
+  const bool everything = all && all->is_boolean() && all->get<bool>();
+  return "<td data-sort=\"" + std::to_string(v->get<long long>()) + "\">" + (everything ? "≥ " : "") +
+         ValueSpan(dir, file, base + "/safe_up_to", ValueFormat::kInt) + (everything ? " (all measured)" : "") + "</td>";
+}
+
 std::string Pointer(std::initializer_list<std::string> parts) {
   std::string out;
   for (const std::string& p : parts) {

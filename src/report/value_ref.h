@@ -35,6 +35,10 @@ std::string ValueSpan(const RunDirectory& dir, const ResultsFile& file, const st
 // <td data-sort="raw">span</td>: a sortable table cell (raw: the number, or the text).
 std::string ValueCell(const RunDirectory& dir, const ResultsFile& file, const std::string& pointer, ValueFormat format);
 
+// The safe context of a configuration entry at base (its safe_up_to and safe_up_to_is_all_measured,
+// eval's and audit's keys): "≥ N (all measured)", "N", or "none (fails from the first bucket)".
+std::string SafeUpToCell(const RunDirectory& dir, const ResultsFile& file, const std::string& base);
+
 // "/configs/3/overall/kld_mean" from parts.
 std::string Pointer(std::initializer_list<std::string> parts);
 
