@@ -61,6 +61,12 @@ std::string PerDirectory(const ReportContext& ctx, const std::function<bool(cons
   return out.empty() ? MissingNote(missing) : out;
 }
 
+std::string PerProbeDirectory(const ReportContext& ctx, const std::function<std::string(const RunDirectory&)>& render) {
+  return PerDirectory(
+      ctx, [](const RunDirectory& d) { return d.probe.has_value(); }, render,
+      "No probe results in these directories; hint: kvaudit probe or kvaudit audit.");
+}
+
 std::string DirHeading(const ReportContext& ctx, const RunDirectory& dir, const std::string& what) {
   if (!ctx.compare) return what.empty() ? "" : "<h3>" + EscapeHtml(what) + "</h3>\n";
   return "<h3>" + EscapeHtml(dir.label) + (what.empty() ? "" : ": " + EscapeHtml(what)) + "</h3>\n";

@@ -46,6 +46,9 @@ std::string MissingNote(const std::string& text);
 std::string PerDirectory(const ReportContext& ctx, const std::function<bool(const RunDirectory&)>& has,
                          const std::function<std::string(const RunDirectory&)>& render, const std::string& missing);
 
+// PerDirectory over the directories with probe results (sections 6 and 7).
+std::string PerProbeDirectory(const ReportContext& ctx, const std::function<std::string(const RunDirectory&)>& render);
+
 // "<h3>label</h3>" when comparing several directories, else "".
 std::string DirHeading(const ReportContext& ctx, const RunDirectory& dir, const std::string& what);
 

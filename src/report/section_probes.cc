@@ -136,11 +136,7 @@ std::string RenderProbesSection(const ReportContext& ctx) {
       "prompts. A failure counts against the cache only when the baseline passed the same instance (cache-induced); "
       "when both fail it is the model's limit. McNemar's exact test compares the paired outcomes; Holm's correction "
       "accounts for the many cells.");
-  out += PerDirectory(
-      ctx, [](const RunDirectory& d) { return d.probe.has_value(); },
-      [&](const RunDirectory& d) { return ProbeDir(ctx, d); },
-      "No probe results in these directories; hint: kvaudit probe or kvaudit audit.");
-  return out + "</section>\n";
+  return out + PerProbeDirectory(ctx, [&](const RunDirectory& d) { return ProbeDir(ctx, d); }) + "</section>\n";
 }
 
 }  // namespace kvaudit::report

@@ -104,11 +104,7 @@ std::string RenderWorstCasesSection(const ReportContext& ctx) {
       "Outputs the cache broke, with the first place the configuration departs from the baseline marked. Drift: "
       "how far greedy continuations of the same prompt stay identical to the baseline's; variance: whether "
       "sampling spreads more under the configuration than under the baseline.");
-  out += PerDirectory(
-      ctx, [](const RunDirectory& d) { return d.probe.has_value(); },
-      [&](const RunDirectory& d) { return ProbeDir(ctx, d); },
-      "No probe results in these directories; hint: kvaudit probe or kvaudit audit.");
-  return out + "</section>\n";
+  return out + PerProbeDirectory(ctx, [&](const RunDirectory& d) { return ProbeDir(ctx, d); }) + "</section>\n";
 }
 
 }  // namespace kvaudit::report
