@@ -26,7 +26,7 @@ std::string Bar(const BarChart& c, size_t gi, size_t si, const XyFrame& f, const
   const double x = f.area.left + group_w * (static_cast<double>(gi) + (1 - kGroupFill) / 2) + bar_w * static_cast<double>(si);
   // Bars start at 0 on a linear axis and at the axis bottom on a log one.
   const double base = yp.kind == ScaleKind::kLinear ? f.y.Map(0) : f.area.bottom();
-  // NaN is not measured (a stub); ±inf runs to the edge of the area it points at.
+  // NaN is not measured (a 3 px grey mark); ±inf runs to the edge of the area it points at.
   const bool measured = !std::isnan(v);
   const double top = !measured ? base - kStub : std::isfinite(v) ? f.y.Map(yp.Clip(v)) : v > 0 ? f.area.top : f.area.bottom();
   const std::string text = g.label + " " + c.series_names[si] + ": " + (measured ? FormatSig(v) : "not measured");

@@ -22,7 +22,7 @@ struct BarChart {
 
 // The chart's <svg>: each bar a <rect> with data-group, data-series, data-value (%.17g) and a
 // <title> ("L3 K: 0.0123"); the bars of one series in a <g class="series" data-series="NAME">,
-// coloured SeriesColor(series index). A not-measured value is a short grey stub (class
+// coloured SeriesColor(series index). A not-measured value is a short grey mark (class
 // "not-measured", data-value "NaN"). A linear axis includes 0 and bars grow from it (down for
 // negative values). No finite value: a "no data" svg.
 std::string RenderBarChart(const BarChart& chart);
