@@ -81,7 +81,8 @@ std::string RenderCurvesSection(const ReportContext& ctx) {
   std::string out = SectionStart(
       "curves", "3. Fidelity by context length",
       "Each point is a context-length bucket (positions grouped by how much context they saw), drawn at the longest "
-      "context it holds. Shaded: the 95% bootstrap interval of the bucket's mean KLD. Dashed: the policy's limit. "
+      "context it holds. Shaded: the 95% bootstrap interval of the bucket's mean KLD (eval computes no interval for "
+      "top-1 per bucket). Dashed: the policy's limit. "
       "A curve that rises with context is error the cache compounds; where it crosses the limit is where the "
       "configuration stops being safe. Hover a point for its value; the legend's checkboxes above hide lines.");
   if (ctx.eval_configs.empty()) return out + MissingNote("No eval results: no curves; hint: kvaudit eval or kvaudit audit.") + "</section>\n";

@@ -2,8 +2,6 @@
 // up to and the first failing criterion (the audit's results.json, the gate's own words), then
 // what to deploy: the fewest bytes under test that pass and the recommendation with each engine's
 // settings (recommend/results.json recommended.deploy), ready to copy.
-#include <set>
-
 #include "report/html_escape.h"
 #include "report/sections.h"
 #include "report/value_ref.h"
@@ -61,6 +59,13 @@ std::string ClosestVerified(const json& engine, const json& verified) {
   return any_verified ? "none of its closest configurations passes (verified)" : "closest configurations not verified";
 }
 
+// "a, b, c" of a JSON array of strings.
+std::string JoinSpecs(const json& specs) {
+  std::string out;
+  for (const json& s : specs) out += (out.empty() ? "" : ", ") + s.get<std::string>();
+  return out;
+}
+
 // The settings cell: what the engine should run, verified (recommend's deploy.engines[].
 // verified_choice: the choice itself when the engine stores it, else its closest approximation
 // that passed); none passed: no settings to copy, and the failed ones named. Results written
@@ -74,15 +79,12 @@ std::string SettingsCell(const RunDirectory& d, const ResultsFile& r, const std:
            ClosestVerified(e, verified) + "</td>";
   }
   const json& choice = e["verified_choice"];
+  std::string failed = JoinSpecs(choice.value("failed", json::array()));
   if (choice["spec"].is_null()) {
-    std::string failed;
-    for (const json& f : choice.value("failed", json::array())) failed += (failed.empty() ? "" : ", ") + f.get<std::string>();
     return "<td class=\"fail\">no verified setting: none of its closest configurations passes</td><td>" + why +
            (failed.empty() ? std::string("none was verified") : "failed: <code>" + EscapeHtml(failed) + "</code>") + "</td>";
   }
   const bool exact = e.value("exact", false);
-  std::string failed;
-  for (const json& f : choice.value("failed", json::array())) failed += (failed.empty() ? "" : ", ") + f.get<std::string>();
   if (!failed.empty()) failed = "; closer ones failed: <code>" + EscapeHtml(failed) + "</code>";
   return "<td>for <code>" + ValueSpan(d, r, base + "/verified_choice/spec", ValueFormat::kText) +
          "</code>:<pre class=\"copy\"><code>" + ValueSpan(d, r, base + "/verified_choice/command_example", ValueFormat::kText) +
