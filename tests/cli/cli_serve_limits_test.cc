@@ -61,7 +61,7 @@ TEST(CliServeLimitsTest, ApiKeyRequiredExceptForHealthAndNeverPrinted) {
   ExpectOpenAiError(s->Get("/v1/models", {{"Authorization", key}}), 401, "invalid_api_key");
   EXPECT_EQ(s->Post("/v1/completions", req, {{"Authorization", "Bearer " + key}}).status, 200);
   EXPECT_EQ(s->Get("/health").status, 200);
-  s->child().Signal(SIGTERM);
+  s->child().Signal(SIGINT);  // Ctrl-C: the same clean stop as SIGTERM
   EXPECT_EQ(s->child().WaitExit(15'000), 0);
   EXPECT_EQ(s->child().Stderr().find(key), std::string::npos);
 }
@@ -85,6 +85,18 @@ TEST(CliServeLimitsTest, FullQueueAnswers503) {
   EXPECT_EQ(ok + full, 6);  // nothing else: no timeouts, no dropped connections
   EXPECT_GE(ok, 1);
   EXPECT_GE(full, 1);
+}
+
+TEST(CliServeLimitsTest, ACompletionPastTheRequestTimeoutIs504) {
+  auto s = ServeProcess::Start({"--request-timeout", "1"});
+  ASSERT_TRUE(s);
+  const auto t0 = std::chrono::steady_clock::now();
+  // 4000 tokens take well over a second here (each decode step attends to all before it).
+  const auto r = s->Post("/v1/completions", json{{"prompt", "def f():"}, {"max_tokens", 4000}, {"temperature", 0}});
+  ExpectOpenAiError(r, 504, "timeout");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  // The worker was released: the next request is answered.
+  EXPECT_EQ(s->Post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 2}, {"temperature", 0}}).status, 200);
 }
 
 TEST(CliServeLimitsTest, SigtermWithARequestInFlightExitsZero) {
