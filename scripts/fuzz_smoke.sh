@@ -39,6 +39,7 @@ smoke safetensors_fuzz -max_len=65536 -dict=tests/fuzz/safetensors.dict -- tests
 smoke kv_spec_fuzz -- tests/fuzz/corpus/kv_spec
 smoke probe_jsonl_fuzz -- tests/fuzz/corpus/probe_jsonl
 smoke policy_fuzz -max_len=4096 -dict=tests/fuzz/policy.dict -- tests/fuzz/corpus/policy
+smoke serve_request_fuzz -max_len=4096 -dict=tests/fuzz/serve_request.dict -- tests/fuzz/corpus/serve_request
 smoke tokenizer_json_fuzz -max_len=4096 --  # no committed seeds (a real tokenizer.json is 0.5 MB)
 # The committed corpora must come out as they went in.
 if [ "$(corpus_state)" != "$before" ]; then

@@ -7,6 +7,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       nlohmann-json3-dev     # config.json, tokenizer.json, results.json
       libcli11-dev           # CLI flags and --help
       libtomlplusplus-dev    # the acceptance policy file (TOML, kvaudit gate)
+      libcpp-httplib-dev     # kvaudit serve's HTTP server, and the client its tests use (cpp-httplib 0.11)
       libtinyxml2-dev        # tests only: the gate's JUnit XML parsed back
       libgumbo-dev           # tests only: the report's strict HTML5 parse (tests/support/html_strict.h)
       chromium               # tests only: the report's browser test (tests/support/headless_chromium.h)

@@ -23,5 +23,6 @@ CommandRunner AddSensitivityCommand(CLI::App& app);
 CommandRunner AddRecommendCommand(CLI::App& app);
 CommandRunner AddAuditCommand(CLI::App& app);
 CommandRunner AddReportCommand(CLI::App& app);
+CommandRunner AddServeCommand(CLI::App& app);
 
 }  // namespace kvaudit::cli

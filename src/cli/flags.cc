@@ -194,4 +194,19 @@ void AddMarkdownFlag(CLI::App& app, std::string& path) {
   app.add_option("--markdown", path, "also write a markdown summary for a pull-request comment to this file");
 }
 
+void ServeFlags::Add(CLI::App& app) {
+  app.add_option("--host", host, "address to listen on (another than 127.0.0.1 exposes the server to the network)")
+      ->capture_default_str();
+  app.add_option("--port", port, "TCP port (0 = a free one; the server prints the one it bound)")
+      ->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--parallel", parallel, "completions run at once, each worker with its own KV cache")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--queue", queue, "completions that may wait for a worker; beyond them the server answers 503")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--api-key-file", api_key_file,
+                 "file whose first line is the key every request but /health must send as 'Authorization: Bearer KEY'");
+  app.add_option("--request-timeout", request_timeout_s, "seconds a completion may take from arrival; later: 504")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
+}
+
 }  // namespace kvaudit::cli

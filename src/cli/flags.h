@@ -100,4 +100,16 @@ void AddResultsFlag(CLI::App& app, std::vector<std::string>& dirs);
 void AddJunitFlag(CLI::App& app, std::string& path);
 void AddMarkdownFlag(CLI::App& app, std::string& path);
 
+// serve (docs/serve.md): --host, --port, --parallel N (workers, each with its own KV cache),
+// --queue N (completions waiting for a worker; more: 503), --api-key-file F, --request-timeout S.
+struct ServeFlags {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int parallel = 1;
+  int queue = 16;
+  std::string api_key_file;
+  int request_timeout_s = 600;
+  void Add(CLI::App& app);
+};
+
 }  // namespace kvaudit::cli

@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
       AddRecommendCommand);
   add("report", "one self-contained HTML page (or markdown) from audit, eval, probe or recommend results",
       AddReportCommand);
+  add("serve", "an HTTP server speaking the OpenAI completions API (as vLLM and llama-server do), running the model "
+      "with the given KV cache", AddServeCommand);
   add("formats", "list KV-cache formats with their bits per element", AddFormatsCommand);
   try {
     app.parse(argc, argv);

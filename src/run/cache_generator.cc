@@ -11,6 +11,15 @@ CacheGenerator::CacheGenerator(const Model& model, KvCache& cache, ThreadPool& p
 
 std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, int max_tokens,
                                               const SamplingParams& params, std::vector<float>* step_logits) {
+  if (step_logits) step_logits->clear();
+  return Generate(prompt, max_tokens, params, [step_logits](std::span<const float> logits, int32_t) {
+    if (step_logits) step_logits->insert(step_logits->end(), logits.begin(), logits.end());
+    return true;
+  });
+}
+
+std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, int max_tokens,
+                                              const SamplingParams& params, const StepFn& on_step) {
   KV_CHECK(!prompt.empty() && max_tokens >= 0);
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   const Tokenizer* tok = model_.tokenizer();
@@ -20,18 +29,16 @@ std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, i
   forward_.Run(prompt, 0, logits.data(), /*all_logits=*/false);
   Sampler sampler(params);
   std::vector<int32_t> out;
-  if (step_logits) step_logits->clear();
   int pos = static_cast<int>(prompt.size());
   while (static_cast<int>(out.size()) < max_tokens) {
-    if (step_logits) step_logits->insert(step_logits->end(), logits.begin(), logits.end());
     const int32_t next = sampler.Sample(logits);
     if (next == eos) break;
     out.push_back(next);
+    if (on_step && !on_step(logits, next)) break;
     if (static_cast<int>(out.size()) == max_tokens) break;  // its logits are not needed
     const int32_t one[1] = {next};
     forward_.Run(one, pos++, logits.data(), false);
   }
-  if (step_logits) step_logits->resize(out.size() * vocab);  // steps that produced a token
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,13 @@ class CacheGenerator {
   // generated step: [n_generated, vocab].
   std::vector<int32_t> Generate(std::span<const int32_t> prompt, int max_tokens, const SamplingParams& params,
                                 std::vector<float>* step_logits = nullptr);
+
+  // The same generation, with on_step called after each sampled token other than EOS: the logits
+  // it was sampled from ([vocab]) and the token. Returning false ends generation after that token
+  // (the server's stop strings, per-request timeout and shutdown: docs/serve.md).
+  using StepFn = std::function<bool(std::span<const float> logits, int32_t token)>;
+  std::vector<int32_t> Generate(std::span<const int32_t> prompt, int max_tokens, const SamplingParams& params,
+                                const StepFn& on_step);
 
   // Teacher-forced: the logits predicting continuation[i] after prompt + continuation[0..i):
   // [continuation.size(), vocab].

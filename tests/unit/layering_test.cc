@@ -40,6 +40,7 @@ const std::vector<std::string>& LayerOrder() {
       "probe",         // probe generators, checks, attribution, McNemar, chat templates
       "decide",        // the deployment decision: acceptance policy, gate, sensitivity, recommendation
       "report",        // the HTML/markdown report of result directories
+      "serve",         // the OpenAI-compatible HTTP server: requests, workers, metrics, auth
       "cli",           // thin subcommand mains
   };
   return order;

@@ -1,0 +1,23 @@
+#include "serve/api_error.h"
+
+#include <utility>
+
+namespace kvaudit::serve {
+
+nlohmann::json ApiError::ToJson() const {
+  nlohmann::json error = {{"message", message}, {"type", type}};
+  error["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
+  error["code"] = code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code);
+  return {{"error", error}};
+}
+
+ApiError BadRequest(std::string code, std::string param, std::string message) {
+  ApiError e;
+  e.status = 400;
+  e.code = std::move(code);
+  e.param = std::move(param);
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace kvaudit::serve
