@@ -9,6 +9,7 @@
 
 #include "eval/runner.h"
 #include "run/scorer.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 
 namespace kvaudit {
@@ -75,14 +76,7 @@ class NaiveCache : public KvCache {
   std::vector<std::vector<float>> k_, v_;
 };
 
-const Model& Bundled() {
-  static std::unique_ptr<Model> m = [] {
-    auto r = Model::Load(testing::BundledModelDir().string());
-    KV_CHECK_MSG(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    return std::move(r).value();
-  }();
-  return *m;
-}
+const Model& Bundled() { return testing::BundledModel(); }
 
 std::vector<std::vector<int32_t>> TwoWindows(const Model& m) {
   std::vector<std::vector<int32_t>> w(2);

@@ -22,6 +22,7 @@
 #include "kv/make_cache.h"
 #include "model/forward.h"
 #include "model/model.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 
 namespace kvaudit {
@@ -31,14 +32,7 @@ namespace {
 
 constexpr int kN = 556;  // 128 + 128 + 300
 
-const Model& Bundled() {
-  static auto* m = [] {
-    auto r = Model::Load(BundledModelDir().string());
-    KV_CHECK_MSG(r.ok(), "bundled model");
-    return std::move(r).value().release();
-  }();
-  return *m;
-}
+const Model& Bundled() { return testing::BundledModel(); }
 
 const std::vector<int32_t>& Tokens() {
   static auto* t = [] {

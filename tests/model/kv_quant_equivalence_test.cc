@@ -19,6 +19,7 @@
 #include "kv/store/row_store.h"
 #include "model/forward.h"
 #include "model/model.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 
 namespace kvaudit {
@@ -26,14 +27,7 @@ using ::kvaudit::testing::BundledModelDir;
 using ::kvaudit::testing::Fixture;
 namespace {
 
-const Model& Bundled() {
-  static const Model* m = [] {
-    auto r = Model::Load(BundledModelDir().string());
-    KV_CHECK_MSG(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    return std::move(r).value().release();
-  }();
-  return *m;
-}
+const Model& Bundled() { return testing::BundledModel(); }
 
 std::vector<int32_t> Doc(int d, size_t n) {
   static auto* ref = [] {

@@ -13,20 +13,14 @@
 #include "kv/store/chunked_rows.h"
 #include "model/model.h"
 #include "run/cache_generator.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit {
 namespace {
 
-const Model& Bundled() {
-  static auto* m = [] {
-    auto r = Model::Load(testing::BundledModelDir().string());
-    KV_CHECK_MSG(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    return std::move(r).value().release();
-  }();
-  return *m;
-}
+const Model& Bundled() { return testing::BundledModel(); }
 
 struct Generated {
   std::unique_ptr<KvCache> cache;

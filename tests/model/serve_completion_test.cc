@@ -14,20 +14,14 @@
 #include "run/kv_configs.h"
 #include "run/log_softmax.h"
 #include "serve/completion.h"
+#include "support/bundled_model.h"
 #include "support/fixtures.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::serve {
 namespace {
 
-const Model& Bundled() {
-  static auto* m = [] {
-    auto r = Model::Load(testing::BundledModelDir().string());
-    KV_CHECK_MSG(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    return std::move(r).value().release();
-  }();
-  return *m;
-}
+const Model& Bundled() { return testing::BundledModel(); }
 
 const std::string kKv = "k=q4_0,v=q4_0";
 const char* kText = "import numpy as np\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n";
