@@ -1,6 +1,7 @@
-// Runs probe instances under the baseline cache and every configuration's cache (issue 5). Each
-// instance is generated once per cache from the same prompt ids with the same decoding, so any
-// difference between a pair is the cache's doing.
+// Runs probe instances under the baseline and every configuration (issue 5). Each instance is
+// generated once per configuration from the same prompt ids with the same decoding, so any
+// difference between a pair is the configuration's doing. A configuration is a GenerationBackend
+// (run/generation_backend.h): an in-process cache or a deployed server (issue 13, endpoint/).
 #pragma once
 
 #include <cstdint>
@@ -8,34 +9,36 @@
 #include <string>
 #include <vector>
 
-#include "base/thread_pool.h"
+#include "base/status.h"
 #include "probe/check.h"
 #include "probe/instance.h"
 #include "probe/report.h"
-#include "model/kv_cache.h"
-#include "model/model.h"
+#include "run/generation_backend.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvaudit {
 
 class ProbeRunner {
  public:
-  // caches[0] is the baseline; each must hold the longest prompt plus its generation budget.
-  ProbeRunner(const Model& model, std::vector<KvCache*> caches, ThreadPool& pool);
+  // backends[0] is the baseline; an in-process one must hold the longest prompt plus its budget.
+  // vocab: the model's vocabulary size (drift's logits rows).
+  ProbeRunner(const Tokenizer& tokenizer, size_t vocab, std::vector<GenerationBackend*> backends);
 
-  // Greedy generation of instance.max_tokens under every cache, scored by instance.check.
-  ProbeRecord RunChecked(const ProbeInstance& instance);
+  // Greedy generation of instance.max_tokens under every backend, scored by instance.check.
+  Expected<ProbeRecord> RunChecked(const ProbeInstance& instance);
   // K samples (seeds first_seed..first_seed+K-1, temperature `temperature`) of max_tokens under
-  // every cache: the same seeds under each, so a pair differs only because the cache does.
-  VarianceRecord RunVariance(const std::string& id, int length, std::span<const int32_t> prompt, int samples,
-                             float temperature, int max_tokens, uint64_t first_seed = 1);
-  // Greedy max_tokens under every cache; each configuration's KL(base ‖ cfg) along the baseline's
-  // generated path (the configuration teacher-forced on the baseline's tokens).
-  DriftRecord RunDrift(const std::string& id, int length, std::span<const int32_t> prompt, int max_tokens);
+  // every backend: the same seeds under each, so a pair differs only because the cache does.
+  Expected<VarianceRecord> RunVariance(const std::string& id, int length, std::span<const int32_t> prompt, int samples,
+                                       float temperature, int max_tokens, uint64_t first_seed = 1);
+  // Greedy max_tokens under every backend; each configuration's KL(base ‖ cfg) along the baseline's
+  // generated path (the configuration teacher-forced on the baseline's tokens). Every backend must
+  // have full logits (the plan refuses drift otherwise).
+  Expected<DriftRecord> RunDrift(const std::string& id, int length, std::span<const int32_t> prompt, int max_tokens);
 
  private:
-  const Model& model_;
-  std::vector<KvCache*> caches_;
-  ThreadPool& pool_;
+  const Tokenizer& tokenizer_;
+  size_t vocab_;
+  std::vector<GenerationBackend*> backends_;
 };
 
 }  // namespace kvaudit

@@ -1,8 +1,10 @@
 #include "probe/session.h"
 
 #include <map>
+#include <memory>
 
 #include "probe/runner.h"
+#include "run/generation_backend.h"
 #include "run/jsonl_journal.h"
 #include "run/progress.h"
 #include "run/run_dir.h"
@@ -50,7 +52,9 @@ class Recorded {
 template <class Parse, class Records, class RunOne>
 Status Step(Recorded& recorded, JsonlJournal& journal, const std::string& id, Parse parse, Records& into, RunOne run) {
   if (recorded.Has(id)) return recorded.Restore(id, parse, into);
-  into.push_back(run());
+  auto record = run();
+  if (!record) return record.error();
+  into.push_back(std::move(*record));
   return journal.Append(ToJson(into.back()));
 }
 
@@ -79,9 +83,13 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
   KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), caches.size()));
 
-  std::vector<KvCache*> cache_ptrs;
-  for (auto& c : caches) cache_ptrs.push_back(c.get());
-  ProbeRunner runner(*plan_.engine.model, cache_ptrs, *plan_.engine.pool);
+  std::vector<std::unique_ptr<GenerationBackend>> local;  // [1 + n_configs], baseline first
+  std::vector<GenerationBackend*> backends;
+  for (auto& c : caches) {
+    local.push_back(std::make_unique<LocalBackend>(*plan_.engine.model, *c, *plan_.engine.pool));
+    backends.push_back(local.back().get());
+  }
+  ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
   ProgressBar bar(out.info.instances, StderrIsTerminal(), "probe");
   for (const ProbeInstance& i : plan_.instances) {
     KV_RETURN_IF_ERROR(Step(recorded, *journal, i.id, ProbeRecordFromJson, out.probes, [&] { return runner.RunChecked(i); }));
