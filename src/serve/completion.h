@@ -39,9 +39,20 @@ struct CompletionOutput {
   bool cancelled = false;                // stopped by `cancel` (timeout, shutdown): not a result
 };
 
+// What a run reports besides its output (both optional). on_token: after every generated token
+// that does not end the run, with the output so far (streaming, server.cc). served_logits: the
+// served cache's logits at every position predicting a token of prompt[1..] + generated, [prompt +
+// generated - 1, vocab]: the prefill's rows and each step's, exactly those generation computed
+// (the shadow monitor compares them with an f32 cache's, serve/shadow.h).
+struct CompletionHooks {
+  std::function<void(const CompletionOutput&)> on_token;
+  std::vector<float>* served_logits = nullptr;
+};
+
 // prompt_ids: the tokenized prompt, already checked (CheckAgainstModel). cancel is polled after
 // every generated token; true stops the run with cancelled set.
 CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, const CompletionRequest& request,
-                               std::vector<int32_t> prompt_ids, const std::function<bool()>& cancel);
+                               std::vector<int32_t> prompt_ids, const std::function<bool()>& cancel,
+                               const CompletionHooks& hooks = {});
 
 }  // namespace kvaudit::serve

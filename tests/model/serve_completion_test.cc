@@ -4,6 +4,7 @@
 // CacheGenerator::Generate produces and the logits it sampled from, under the same KV cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,6 +105,40 @@ TEST(ServeCompletionTest, CancelStopsAfterTheCurrentToken) {
   const CompletionOutput out = RunCompletion(Bundled(), gen, req, PromptIds(), [&] { return ++polls > 3; });
   EXPECT_TRUE(out.cancelled);
   EXPECT_EQ(out.generated.size(), 3u);  // poll 1 before generating, then after tokens 1, 2, 3
+}
+
+// The shadow monitor's served logits (CompletionHooks::served_logits) are exactly what serving
+// computed and what a teacher-forced pass over prompt + generated computes on the same (q4_0)
+// cache, and recording them changes no token.
+TEST(ServeCompletionTest, RecordedServedLogitsAreTheTeacherForcedOnesAndChangeNothing) {
+  ThreadPool pool(2);
+  const int ctx = 512;
+  auto served = BuildCache(Bundled(), kKv, "", ctx, pool);
+  ASSERT_TRUE(served.ok()) << served.error().message;
+  CacheGenerator gen(Bundled(), *served->cache, pool);
+  CompletionRequest req;
+  req.max_tokens = 20;
+  req.sampling.temperature = 0;
+  const std::vector<int32_t> ids = PromptIds();
+  const CompletionOutput plain = RunCompletion(Bundled(), gen, req, ids, [] { return false; });
+  std::vector<float> logits;
+  CompletionHooks hooks;
+  hooks.served_logits = &logits;
+  const CompletionOutput recorded = RunCompletion(Bundled(), gen, req, ids, [] { return false; }, hooks);
+  EXPECT_EQ(recorded.generated, plain.generated);
+  ASSERT_FALSE(recorded.generated.empty());
+  const size_t vocab = static_cast<size_t>(Bundled().config().vocab_size);
+  const size_t rows = ids.size() + recorded.generated.size() - 1;
+  ASSERT_EQ(logits.size(), rows * vocab);
+  std::vector<int32_t> all = ids;
+  all.insert(all.end(), recorded.generated.begin(), recorded.generated.end());
+  const std::span<const int32_t> tokens(all);
+  const std::vector<float> forced = gen.ForcedLogits(tokens.first(1), tokens.subspan(1));  // [rows, vocab]
+  ASSERT_EQ(forced.size(), logits.size());
+  for (size_t r = 0; r < rows; ++r) {
+    ASSERT_TRUE(std::equal(logits.begin() + r * vocab, logits.begin() + (r + 1) * vocab, forced.begin() + r * vocab))
+        << "row " << r << " of " << rows << " (prompt " << ids.size() << ")";
+  }
 }
 
 }  // namespace
