@@ -1,6 +1,5 @@
 #include "run/cache_generator.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "base/status.h"
@@ -21,25 +20,13 @@ std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, i
 
 std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, int max_tokens,
                                               const SamplingParams& params, const StepFn& on_step) {
-  return Generate(prompt, max_tokens, params, on_step, nullptr);
-}
-
-std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, int max_tokens,
-                                              const SamplingParams& params, const StepFn& on_step,
-                                              std::vector<float>* prompt_logits) {
   KV_CHECK(!prompt.empty() && max_tokens >= 0);
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   const Tokenizer* tok = model_.tokenizer();
   const int32_t eos = tok ? tok->eos_id() : -1;
   std::vector<float> logits(vocab);  // [vocab] of the last position
   cache_.Reset();
-  if (prompt_logits) {
-    prompt_logits->assign(prompt.size() * vocab, 0.0f);  // [prompt, vocab]
-    forward_.Run(prompt, 0, prompt_logits->data(), /*all_logits=*/true);
-    std::copy(prompt_logits->end() - static_cast<std::ptrdiff_t>(vocab), prompt_logits->end(), logits.begin());
-  } else {
-    forward_.Run(prompt, 0, logits.data(), /*all_logits=*/false);
-  }
+  forward_.Run(prompt, 0, logits.data(), /*all_logits=*/false);
   Sampler sampler(params);
   std::vector<int32_t> out;
   int pos = static_cast<int>(prompt.size());
@@ -52,6 +39,14 @@ std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, i
     const int32_t one[1] = {next};
     forward_.Run(one, pos++, logits.data(), false);
   }
+  return out;
+}
+
+std::vector<float> CacheGenerator::PrefillLogits(std::span<const int32_t> prompt) {
+  KV_CHECK(!prompt.empty());
+  std::vector<float> out(prompt.size() * static_cast<size_t>(model_.config().vocab_size));  // [prompt, vocab]
+  cache_.Reset();
+  forward_.Run(prompt, 0, out.data(), /*all_logits=*/true);
   return out;
 }
 

@@ -74,7 +74,7 @@ CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, co
   bool stopped = false;
   size_t scanned = 0;  // text bytes already searched for stop strings
   std::string text;
-  std::vector<float>* served = hooks.served_logits;
+  std::vector<float>* served = hooks.step_logits;
   out.generated = generator.Generate(out.prompt_ids, request.max_tokens, params,
                                      [&](std::span<const float> logits, int32_t token) {
     out.generated.push_back(token);  // the running copy the stop search decodes
@@ -91,13 +91,7 @@ CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, co
     if (cancel()) return out.cancelled = true, false;
     if (hooks.on_token) hooks.on_token(out);
     return true;
-  }, served);
-  // [prompt + generated, vocab] now: the prefill's last row predicts the first generated token,
-  // which step 0's row (the same logits) also does, or an EOS never served. Drop it.
-  if (served && served->size() == (out.prompt_ids.size() + out.generated.size()) * vocab) {
-    served->erase(served->begin() + static_cast<std::ptrdiff_t>((out.prompt_ids.size() - 1) * vocab),
-                  served->begin() + static_cast<std::ptrdiff_t>(out.prompt_ids.size() * vocab));
-  }
+  });
   if (!stopped && tok) text = tok->Decode(out.generated);
   out.text = std::move(text);
   out.finish_reason = stopped || static_cast<int>(out.generated.size()) < request.max_tokens ? "stop" : "length";

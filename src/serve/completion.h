@@ -40,13 +40,12 @@ struct CompletionOutput {
 };
 
 // What a run reports besides its output (both optional). on_token: after every generated token
-// that does not end the run, with the output so far (streaming, server.cc). served_logits: the
-// served cache's logits at every position predicting a token of prompt[1..] + generated, [prompt +
-// generated - 1, vocab]: the prefill's rows and each step's, exactly those generation computed
-// (the shadow monitor compares them with an f32 cache's, serve/shadow.h).
+// that does not end the run, with the output so far (streaming, serve/job.cc). step_logits: the
+// logits each generated token was sampled from, [generated, vocab] (the shadow monitor's served
+// side, serve/shadow.h).
 struct CompletionHooks {
   std::function<void(const CompletionOutput&)> on_token;
-  std::vector<float>* served_logits = nullptr;
+  std::vector<float>* step_logits = nullptr;
 };
 
 // prompt_ids: the tokenized prompt, already checked (CheckAgainstModel). cancel is polled after

@@ -83,9 +83,9 @@ void RunJob(Worker& w, Job& job, const JobContext& c) {
     return;
   }
   const bool shadowed = c.shadow && w.shadow && c.shadow->Sample();
-  std::vector<float> served;  // [prompt + generated - 1, vocab] when shadowed
+  std::vector<float> steps;  // [generated, vocab] when shadowed
   CompletionHooks hooks;
-  if (shadowed) hooks.served_logits = &served;
+  if (shadowed) hooks.step_logits = &steps;
   const auto t0 = Clock::now();
   const double cpu0 = ProcessCpuSeconds();
   CompletionOutput out = job.request.stream.stream ? RunStreamed(w, job, c, cancel, hooks)
@@ -103,7 +103,7 @@ void RunJob(Worker& w, Job& job, const JobContext& c) {
   // The answer goes first: the HTTP thread writes it while this worker runs the shadow.
   if (!job.request.stream.stream) job.done.set_value(std::move(out));
   if (!tokens.empty()) {
-    c.shadow->Run(*w.shadow, tokens, served, static_cast<size_t>(c.model.config().vocab_size), info);
+    c.shadow->Run(*w.generator, *w.shadow, tokens, steps, static_cast<size_t>(c.model.config().vocab_size), info);
   }
 }
 

@@ -49,11 +49,17 @@ bool ShadowMonitor::Sample() {
   return std::floor(static_cast<double>(i + 1) * o_.rate) > std::floor(static_cast<double>(i) * o_.rate);
 }
 
-void ShadowMonitor::Run(CacheGenerator& shadow, std::span<const int32_t> tokens, std::span<const float> served,
-                        size_t vocab, const Served& request) {
-  if (tokens.size() < 2 || served.size() != (tokens.size() - 1) * vocab) return;  // nothing predicted
+void ShadowMonitor::Run(CacheGenerator& served_gen, CacheGenerator& shadow, std::span<const int32_t> tokens,
+                        std::span<const float> step_logits, size_t vocab, const Served& request) {
+  const size_t prompt = request.prompt_tokens;
+  if (prompt == 0 || tokens.size() < 2 || step_logits.size() != (tokens.size() - prompt) * vocab) return;
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = ProcessCpuSeconds();
+  // [tokens - 1, vocab]: the prefill's rows predicting prompt[1..], then the steps'. The prefill's
+  // last row predicts the first generated token, as step 0's row does (the same logits): dropped.
+  std::vector<float> served = served_gen.PrefillLogits(tokens.first(prompt));
+  served.resize((prompt - 1) * vocab);
+  served.insert(served.end(), step_logits.begin(), step_logits.end());
   const std::vector<float> logits = shadow.ForcedLogits(tokens.first(1), tokens.subspan(1));  // [tokens - 1, vocab]
   const std::vector<ShadowMetrics::Position> positions = ComparePositions(served, logits, tokens, vocab);
   const double cpu = ProcessCpuSeconds() - cpu0;

@@ -1,7 +1,12 @@
 // Shadow fidelity monitoring (`kvaudit serve --shadow-rate R`, docs/serve.md): a sampled fraction
 // of completed requests is re-run, after its answer was handed to the HTTP thread, through a
 // full-precision cache (k=f32,v=f32, the worker's own) teacher-forced on exactly the tokens served
-// (prompt + generated). Every position ≥ 1 of both parts is compared, served against shadow, with
+// (prompt + generated). The served side: the logits each generated token was sampled from
+// (recorded while generating: a copy per step) and, for the prompt, the served cache's prefill run
+// again with every position's logits (CacheGenerator::PrefillLogits: the same computation, so the
+// same numbers, and no cost on the answer's path; keeping them during the first prefill would add
+// the output projection of every prompt row, ~25% on the bundled model, to the answer's latency).
+// Every position ≥ 1 of both parts is compared, served against shadow, with
 // eval's arithmetic (eval/fidelity_metrics.h BaseRow: KL(shadow ‖ served), top-1 agreement, NLL of
 // the served token), into ShadowMetrics (exported on /metrics) and, optionally, one JSONL line per
 // request.
@@ -52,10 +57,11 @@ class ShadowMonitor {
     double seconds = 0;         // wall time of the served run on the worker
     double cpu_seconds = 0;     // process CPU over it
   };
-  // Runs the shadow on `shadow` (the worker's f32 generator) and records it. served: the served
-  // cache's logits as RunCompletion's hooks gave them, [tokens - 1, vocab].
-  void Run(CacheGenerator& shadow, std::span<const int32_t> tokens, std::span<const float> served, size_t vocab,
-           const Served& request);
+  // Runs the served prefill again on `served` (the worker's generator) and the shadow on `shadow`
+  // (its f32 one), compares and records. tokens: prompt (the first prompt_tokens) + generated;
+  // step_logits: the generated tokens' logits (CompletionHooks), [tokens - prompt_tokens, vocab].
+  void Run(CacheGenerator& served, CacheGenerator& shadow, std::span<const int32_t> tokens,
+           std::span<const float> step_logits, size_t vocab, const Served& request);
 
   const ShadowMetrics& metrics() const { return metrics_; }
 
