@@ -207,6 +207,14 @@ void ServeFlags::Add(CLI::App& app) {
                  "file whose first line is the key every request but /health must send as 'Authorization: Bearer KEY'");
   app.add_option("--request-timeout", request_timeout_s, "seconds a completion may take from arrival; later: 504")
       ->capture_default_str()->check(CLI::Range(1, 86400));
+  app.add_option("--chat-template", chat_template,
+                 "template of /v1/chat/completions: auto (from the model), none, chatml, llama3, mistral, mistral-v3")
+      ->capture_default_str();
+  app.add_option("--shadow-rate", shadow_rate,
+                 "fraction of completions (0-1, evenly spaced) re-run on an f32 shadow cache after they are answered; "
+                 "the drift is exported on /metrics")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--shadow-log", shadow_log, "append one JSON line per shadowed completion to this file");
 }
 
 }  // namespace kvaudit::cli

@@ -109,6 +109,9 @@ struct ServeFlags {
   int queue = 16;
   std::string api_key_file;
   int request_timeout_s = 600;
+  std::string chat_template = "auto";  // /v1/chat/completions' template family (probe/chat_template.h)
+  double shadow_rate = 0;              // fraction of completions re-run on an f32 shadow cache (serve/shadow.h)
+  std::string shadow_log;              // one JSONL line per shadowed request
   void Add(CLI::App& app);
 };
 

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "probe/chat_template.h"
 #include "run/engine.h"
 #include "serve/auth.h"
 #include "serve/server.h"
@@ -47,10 +48,22 @@ int RunServe(const ServeCommandFlags& f) {
   }
   auto ctx = ResolveContext(f.ctx, model.config(), model.config().max_ctx, 2);
   if (!ctx) return ReportError(ctx.error());
+  auto chat = ResolveChatFormat(*model_path, f.serve.chat_template);
+  if (!chat) return ReportError(chat.error());
+  o.chat_format = *chat;
+  std::unique_ptr<serve::ShadowMonitor> shadow;
+  if (f.serve.shadow_rate > 0) {
+    auto monitor = serve::ShadowMonitor::Open({f.serve.shadow_rate, f.serve.shadow_log, *ctx});
+    if (!monitor) return ReportError(monitor.error());
+    shadow = std::move(*monitor);
+    o.shadow = shadow.get();
+  } else if (!f.serve.shadow_log.empty()) {
+    return ReportError(BadInput("--shadow-log without --shadow-rate logs nothing; hint: add --shadow-rate, e.g. 0.1"));
+  }
   // Before any thread starts, so every thread inherits the mask and only the watcher sees them.
   serve::BlockTerminationSignals();
   serve::WorkerPoolOptions w{f.kv.kv, f.kv.kv_calib, *ctx, f.serve.parallel, ResolveThreads(f.model.threads),
-                             static_cast<size_t>(f.serve.queue)};
+                             static_cast<size_t>(f.serve.queue), shadow != nullptr};
   auto workers = serve::WorkerPool::Start(model, w);
   if (!workers) return ReportError(workers.error());
   o.host = f.serve.host;
@@ -63,8 +76,9 @@ int RunServe(const ServeCommandFlags& f) {
   if (!port) return ReportError(port.error());
   std::printf("kvaudit serve: listening on http://%s:%d\n", o.host.c_str(), *port);
   std::fflush(stdout);
-  std::fprintf(stderr, "kvaudit: serving %s with --kv %s, %d worker(s), context %d%s\n", o.model_id.c_str(),
-               f.kv.kv.c_str(), f.serve.parallel, *ctx, o.api_key.empty() ? "" : ", API key required");
+  std::fprintf(stderr, "kvaudit: serving %s with --kv %s, %d worker(s), context %d, chat template %s%s%s\n",
+               o.model_id.c_str(), f.kv.kv.c_str(), f.serve.parallel, *ctx, ChatFormatName(*chat),
+               shadow ? ", shadow monitoring on" : "", o.api_key.empty() ? "" : ", API key required");
   serve::RunUntilSignal(server);
   (*workers)->Shutdown();  // before the server goes: queued tasks refer to it
   std::fprintf(stderr, "kvaudit: serve stopped\n");

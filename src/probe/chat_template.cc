@@ -146,4 +146,16 @@ Expected<std::string> ReadGgufChatTemplate(const GgufFile& gguf) {
   return gguf.GetString("tokenizer.chat_template");
 }
 
+Expected<ChatFormat> ResolveChatFormat(const std::string& model_path, const std::string& name) {
+  if (name != "auto") return ParseChatFormatName(name);
+  std::string jinja;
+  if (std::filesystem::is_directory(model_path)) {
+    KV_ASSIGN_OR_RETURN(jinja, ReadHfChatTemplate(model_path));
+  } else {
+    KV_ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::Open(model_path));
+    KV_ASSIGN_OR_RETURN(jinja, ReadGgufChatTemplate(gguf));
+  }
+  return DetectChatFormat(jinja);
+}
+
 }  // namespace kvaudit

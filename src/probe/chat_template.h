@@ -49,4 +49,9 @@ Expected<std::string> ChatTemplateFromTokenizerConfig(std::string_view config_js
 // GGUF metadata tokenizer.chat_template; "" when absent, an error when it is not a string.
 Expected<std::string> ReadGgufChatTemplate(const GgufFile& gguf);
 
+// The --chat-template flag of probe and serve: "auto" reads the model's own template
+// (tokenizer_config.json / chat_template.jinja beside HF weights, tokenizer.chat_template in a
+// GGUF file) and detects its family; other values name the family.
+Expected<ChatFormat> ResolveChatFormat(const std::string& model_path, const std::string& name);
+
 }  // namespace kvaudit

@@ -123,20 +123,6 @@ Expected<FamilyVariants> SelectVariants(const ProbeOptions& o, const std::set<st
   return out;
 }
 
-// --chat-template auto reads the model's own template (tokenizer_config.json / chat_template.jinja
-// beside HF weights, tokenizer.chat_template in a GGUF file); other values name the family.
-Expected<ChatFormat> ResolveChatFormat(const std::string& model_path, const std::string& name) {
-  if (name != "auto") return ParseChatFormatName(name);
-  std::string jinja;
-  if (std::filesystem::is_directory(model_path)) {
-    KV_ASSIGN_OR_RETURN(jinja, ReadHfChatTemplate(model_path));
-  } else {
-    KV_ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::Open(model_path));
-    KV_ASSIGN_OR_RETURN(jinja, ReadGgufChatTemplate(gguf));
-  }
-  return DetectChatFormat(jinja);
-}
-
 PromptWrap WrapFor(ChatFormat chat) {
   if (chat == ChatFormat::kNone) return {};
   return [chat](std::string_view body, std::string_view question, std::string_view prefix) {

@@ -42,6 +42,14 @@ std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, i
   return out;
 }
 
+std::vector<float> CacheGenerator::PrefillLogits(std::span<const int32_t> prompt) {
+  KV_CHECK(!prompt.empty());
+  std::vector<float> out(prompt.size() * static_cast<size_t>(model_.config().vocab_size));  // [prompt, vocab]
+  cache_.Reset();
+  forward_.Run(prompt, 0, out.data(), /*all_logits=*/true);
+  return out;
+}
+
 std::vector<float> CacheGenerator::ForcedLogits(std::span<const int32_t> prompt, std::span<const int32_t> continuation) {
   KV_CHECK(!prompt.empty());
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size), n = continuation.size();

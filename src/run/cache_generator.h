@@ -33,6 +33,12 @@ class CacheGenerator {
   using StepFn = std::function<bool(std::span<const float> logits, int32_t token)>;
   std::vector<int32_t> Generate(std::span<const int32_t> prompt, int max_tokens, const SamplingParams& params,
                                 const StepFn& on_step);
+  // Generate's prefill again, keeping every position's logits: [prompt.size(), vocab], row i
+  // predicting prompt[i + 1], the last the first generated token (kvaudit serve's shadow monitor,
+  // after the answer is out). The same chunks on the same freshly reset cache, so the cache goes
+  // through the same states; rows of the output projection are batch-invariant (ops/matmul.h), so
+  // every row is bitwise what that prefill computed or would have with all_logits.
+  std::vector<float> PrefillLogits(std::span<const int32_t> prompt);
 
   // Teacher-forced: the logits predicting continuation[i] after prompt + continuation[0..i):
   // [continuation.size(), vocab].

@@ -20,4 +20,13 @@ ApiError BadRequest(std::string code, std::string param, std::string message) {
   return e;
 }
 
+ApiError ServerError(int status, std::string type, std::string code, std::string message) {
+  ApiError e;
+  e.status = status;
+  e.type = std::move(type);
+  e.code = std::move(code);
+  e.message = std::move(message);
+  return e;
+}
+
 }  // namespace kvaudit::serve

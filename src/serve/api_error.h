@@ -19,5 +19,7 @@ struct ApiError {
 };
 
 ApiError BadRequest(std::string code, std::string param, std::string message);
+// Any other status (401, 503, 504, ...) with its OpenAI error type.
+ApiError ServerError(int status, std::string type, std::string code, std::string message);
 
 }  // namespace kvaudit::serve

@@ -56,7 +56,8 @@ PositionLogprobs LogprobsAt(std::span<const float> logits, int32_t token, int k)
 }
 
 CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, const CompletionRequest& request,
-                               std::vector<int32_t> prompt_ids, const std::function<bool()>& cancel) {
+                               std::vector<int32_t> prompt_ids, const std::function<bool()>& cancel,
+                               const CompletionHooks& hooks) {
   CompletionOutput out;
   out.prompt_ids = std::move(prompt_ids);
   const Tokenizer* tok = model.tokenizer();
@@ -73,9 +74,11 @@ CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, co
   bool stopped = false;
   size_t scanned = 0;  // text bytes already searched for stop strings
   std::string text;
+  std::vector<float>* served = hooks.step_logits;
   out.generated = generator.Generate(out.prompt_ids, request.max_tokens, params,
                                      [&](std::span<const float> logits, int32_t token) {
     out.generated.push_back(token);  // the running copy the stop search decodes
+    if (served) served->insert(served->end(), logits.begin(), logits.end());
     if (request.logprobs) out.generated_logprobs.push_back(LogprobsAt(logits, token, *request.logprobs));
     if (!request.stop.empty() && tok) {
       text = tok->Decode(out.generated);
@@ -86,6 +89,7 @@ CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, co
       if (at != std::string::npos) return text.resize(at), stopped = true, false;
     }
     if (cancel()) return out.cancelled = true, false;
+    if (hooks.on_token) hooks.on_token(out);
     return true;
   });
   if (!stopped && tok) text = tok->Decode(out.generated);

@@ -39,9 +39,19 @@ struct CompletionOutput {
   bool cancelled = false;                // stopped by `cancel` (timeout, shutdown): not a result
 };
 
+// What a run reports besides its output (both optional). on_token: after every generated token
+// that does not end the run, with the output so far (streaming, serve/job.cc). step_logits: the
+// logits each generated token was sampled from, [generated, vocab] (the shadow monitor's served
+// side, serve/shadow.h).
+struct CompletionHooks {
+  std::function<void(const CompletionOutput&)> on_token;
+  std::vector<float>* step_logits = nullptr;
+};
+
 // prompt_ids: the tokenized prompt, already checked (CheckAgainstModel). cancel is polled after
 // every generated token; true stops the run with cancelled set.
 CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, const CompletionRequest& request,
-                               std::vector<int32_t> prompt_ids, const std::function<bool()>& cancel);
+                               std::vector<int32_t> prompt_ids, const std::function<bool()>& cancel,
+                               const CompletionHooks& hooks = {});
 
 }  // namespace kvaudit::serve

@@ -116,10 +116,6 @@ bool RefuseUnbuilt(const json& body, ApiError* error) {
     return *error = BadRequest("unsupported_value", n && *n != 1 ? "n" : "best_of",
                                "one choice per request; hint: send the request again for another sample"), false;
   }
-  const json* stream = Field(body, "stream");
-  if (stream && *stream != false) {
-    return *error = BadRequest("unsupported_value", "stream", "streaming is not built yet; hint: omit 'stream'"), false;
-  }
   for (const char* name : {"presence_penalty", "frequency_penalty"}) {
     const json* p = Field(body, name);
     if (p && (!p->is_number() || p->get<double>() != 0.0)) {
@@ -184,7 +180,7 @@ std::optional<CompletionRequest> ParseCompletionRequest(std::string_view body, A
   }
   if (!ReadPrompt(j, &r, error) || !ReadInt(j, "max_tokens", 0, std::numeric_limits<int32_t>::max(), &r.max_tokens, error) ||
       !ReadSampling(j, &r, error) || !ReadStop(j, &r, error) || !ReadLogprobs(j, &r, error) ||
-      !RefuseUnbuilt(j, error)) {
+      !RefuseUnbuilt(j, error) || !ReadStreamOptions(j, &r.stream, error)) {
     return std::nullopt;
   }
   return r;

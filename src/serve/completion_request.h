@@ -13,6 +13,7 @@
 
 #include "run/sampling.h"
 #include "serve/api_error.h"
+#include "serve/stream_options.h"
 
 namespace kvaudit::serve {
 
@@ -34,6 +35,7 @@ struct CompletionRequest {
   std::optional<int> logprobs;        // top-k logprobs per generated token
   bool echo = false;                  // the prompt's tokens come first in text and logprobs
   std::optional<int> prompt_logprobs; // vLLM: top-k logprobs per prompt position
+  StreamOptions stream;               // stream, stream_options (serve/stream_options.h)
 };
 
 // The request, or the 400 that answers it (error->status, message, code, param). Unknown fields

@@ -35,6 +35,11 @@ void Metrics::AddTokens(int64_t prompt, int64_t completion) {
   completion_tokens_ += completion;
 }
 
+void Metrics::RecordCancel(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++cancelled_[reason];
+}
+
 std::string Metrics::Render(size_t queue_depth, size_t running) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
@@ -47,6 +52,10 @@ std::string Metrics::Render(size_t queue_depth, size_t running) const {
   out += "kvaudit_prompt_tokens_total " + std::to_string(prompt_tokens_) + "\n";
   Header(out, "kvaudit_completion_tokens_total", "counter", "Generated tokens of completed completions.");
   out += "kvaudit_completion_tokens_total " + std::to_string(completion_tokens_) + "\n";
+  Header(out, "kvaudit_completions_cancelled_total", "counter", "Completions stopped before their end, by reason.");
+  for (const auto& [reason, n] : cancelled_) {
+    out += "kvaudit_completions_cancelled_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
+  }
   Header(out, "kvaudit_queue_depth", "gauge", "Completions waiting for a worker.");
   out += "kvaudit_queue_depth " + std::to_string(queue_depth) + "\n";
   Header(out, "kvaudit_requests_running", "gauge", "Completions a worker is running.");

@@ -18,6 +18,9 @@ class Metrics {
   // in seconds (< 0: not timed, e.g. refused before routing).
   void RecordRequest(const std::string& endpoint, int status, double seconds);
   void AddTokens(int64_t prompt, int64_t completion);
+  // A completion that stopped before its end: "client_disconnect" (a stream's reader went away),
+  // "timeout" or "shutdown".
+  void RecordCancel(const std::string& reason);
   // The exposition text; queue_depth and running are sampled by the caller.
   std::string Render(size_t queue_depth, size_t running) const;
 
@@ -31,6 +34,7 @@ class Metrics {
   double duration_sum_ = 0;
   int64_t duration_count_ = 0;
   int64_t prompt_tokens_ = 0, completion_tokens_ = 0;
+  std::map<std::string, int64_t> cancelled_;  // reason -> count
 };
 
 }  // namespace kvaudit::serve

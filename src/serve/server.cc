@@ -12,15 +12,18 @@
 #include <thread>
 
 #include "serve/auth.h"
+#include "serve/chat_prompt.h"
+#include "serve/chat_request.h"
+#include "serve/chat_response.h"
 #include "serve/completion.h"
 #include "serve/completion_response.h"
+#include "serve/job.h"
 #include "serve/metrics.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::serve {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 void Reply(httplib::Response& res, const ApiError& e) {
@@ -28,18 +31,9 @@ void Reply(httplib::Response& res, const ApiError& e) {
   res.set_content(DumpJson(e.ToJson()), "application/json");
 }
 
-ApiError ServerError(int status, std::string type, std::string code, std::string message) {
-  ApiError e;
-  e.status = status;
-  e.type = std::move(type);
-  e.code = std::move(code);
-  e.message = std::move(message);
-  return e;
-}
-
 // A metrics label from a fixed set, so a client's path never becomes a label value.
 std::string EndpointOf(const std::string& path) {
-  for (const char* known : {"/v1/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/metrics"}) {
+  for (const char* known : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/metrics"}) {
     if (path == known) return known;
   }
   return "other";
@@ -49,15 +43,6 @@ std::string EndpointOf(const std::string& path) {
 // httplib routes and logs a request on one thread). Unset for requests refused before routing.
 thread_local Clock::time_point t_started;
 thread_local bool t_timed = false;
-
-// One completion between the HTTP thread that waits for it and the worker that runs it.
-struct Job {
-  CompletionRequest request;
-  std::vector<int32_t> ids;
-  Clock::time_point deadline;
-  std::atomic<bool> abandoned{false};  // the HTTP side stopped waiting (timeout)
-  std::promise<CompletionOutput> done;
-};
 
 }  // namespace
 
@@ -81,6 +66,9 @@ struct Server::Impl {
 
   void Routes();
   void Completions(const httplib::Request& req, httplib::Response& res);
+  void ChatCompletions(const httplib::Request& req, httplib::Response& res);
+  void Dispatch(StreamRoute route, CompletionRequest request, std::vector<int32_t> ids, httplib::Response& res);
+  void Stream(const std::shared_ptr<Job>& job, httplib::Response& res);
   void Tokenize(const httplib::Request& req, httplib::Response& res);
   void Detokenize(const httplib::Request& req, httplib::Response& res);
   httplib::Server::HandlerResponse Authorize(const httplib::Request& req, httplib::Response& res);
@@ -101,42 +89,87 @@ void Server::Impl::Completions(const httplib::Request& req, httplib::Response& r
   ApiError err;
   std::optional<CompletionRequest> request = ParseCompletionRequest(req.body, &err);
   if (!request) return Reply(res, err);
+  std::vector<int32_t> ids = request->prompt_is_ids ? request->prompt_ids : tok.Encode(request->prompt_text, tok.add_bos_default());
+  Dispatch(StreamRoute::kCompletions, std::move(*request), std::move(ids), res);
+}
+
+// The prompt is the conversation in the model's chat template with the generation prompt
+// appended (serve/chat_prompt.h), encoded as a /v1/completions text prompt is: so a greedy chat
+// completion is the completion of that text, token for token.
+void Server::Impl::ChatCompletions(const httplib::Request& req, httplib::Response& res) {
+  ApiError err;
+  std::optional<ChatRequest> chat = ParseChatRequest(req.body, &err);
+  if (!chat) return Reply(res, err);
+  std::optional<std::string> prompt = RenderChat(o.chat_format, chat->messages, &err);
+  if (!prompt) return Reply(res, err);
+  std::vector<int32_t> ids = tok.Encode(*prompt, tok.add_bos_default());
+  CompletionRequest r = std::move(chat->completion);
+  r.prompt_text = std::move(*prompt);
+  // No max_tokens: the rest of the context (vLLM's default for chat).
+  if (!chat->max_tokens_given) r.max_tokens = std::max(0, o.ctx - static_cast<int>(ids.size()));
+  Dispatch(StreamRoute::kChat, std::move(r), std::move(ids), res);
+}
+
+void Server::Impl::Dispatch(StreamRoute route, CompletionRequest request, std::vector<int32_t> ids,
+                            httplib::Response& res) {
+  if (auto bad = CheckAgainstModel(request, ids.size(), model.config().vocab_size, o.ctx)) return Reply(res, *bad);
   auto job = std::make_shared<Job>();
-  job->ids = request->prompt_is_ids ? request->prompt_ids : tok.Encode(request->prompt_text, tok.add_bos_default());
-  if (auto bad = CheckAgainstModel(*request, job->ids.size(), model.config().vocab_size, o.ctx)) return Reply(res, *bad);
-  job->request = std::move(*request);
+  job->route = route;
+  job->request = std::move(request);
+  job->ids = std::move(ids);
+  job->timeout_s = o.request_timeout_s;
   job->deadline = Clock::now() + std::chrono::seconds(o.request_timeout_s);
-  std::future<CompletionOutput> answer = job->done.get_future();
-  const bool queued = workers.TrySubmit([this, job](Worker& w) {
-    auto cancel = [&] { return job->abandoned.load() || aborting.load() || Clock::now() > job->deadline; };
-    if (cancel()) {
-      CompletionOutput none;
-      none.cancelled = true;
-      return job->done.set_value(std::move(none));
-    }
-    job->done.set_value(RunCompletion(model, *w.generator, job->request, job->ids, cancel));
-  });
+  char id[40];
+  std::snprintf(id, sizeof(id), route == StreamRoute::kChat ? "chatcmpl-%016llx" : "cmpl-%016llx",
+                static_cast<unsigned long long>(next_id++));
+  job->response_ids = {id, static_cast<int64_t>(std::time(nullptr)), o.model_id};
+  const bool stream = job->request.stream.stream;
+  std::future<CompletionOutput> answer;
+  if (!stream) answer = job->done.get_future();
+  const bool queued = workers.TrySubmit([this, job](Worker& w) { RunJob(w, *job, {model, metrics, o.shadow, aborting}); });
   if (!queued) {
     return Reply(res, stopping ? ServerError(503, "server_error", "shutting_down", "the server is shutting down")
                                : ServerError(503, "server_error", "queue_full",
                                              "every worker is busy and the queue is full; hint: retry later, or "
                                              "start the server with a larger --queue or --parallel"));
   }
+  if (stream) return Stream(job, res);
   // A little past the deadline: the worker notices it at its next token and answers cancelled.
   if (answer.wait_until(job->deadline + std::chrono::seconds(1)) != std::future_status::ready) job->abandoned = true;
   const CompletionOutput out = job->abandoned ? CompletionOutput{} : answer.get();
-  if (job->abandoned || out.cancelled) {
-    return Reply(res, aborting ? ServerError(503, "server_error", "shutting_down",
-                                             "the server shut down before the completion finished")
-                               : ServerError(504, "timeout_error", "timeout",
-                                             "the completion took longer than " + std::to_string(o.request_timeout_s) +
-                                                 " s; hint: lower max_tokens or raise --request-timeout"));
-  }
+  if (job->abandoned || out.cancelled) return Reply(res, CancelledError(aborting, o.request_timeout_s));
   metrics.AddTokens(static_cast<int64_t>(out.prompt_ids.size()), static_cast<int64_t>(out.generated.size()));
-  char id[32];
-  std::snprintf(id, sizeof(id), "cmpl-%016llx", static_cast<unsigned long long>(next_id++));
-  const ResponseIds ids{id, static_cast<int64_t>(std::time(nullptr)), o.model_id};
-  res.set_content(DumpJson(CompletionResponse(job->request, out, tok, ids)), "application/json");
+  const json body = route == StreamRoute::kChat ? ChatCompletionResponse(job->request, out, tok, job->response_ids)
+                                                : CompletionResponse(job->request, out, tok, job->response_ids);
+  res.set_content(DumpJson(body), "application/json");
+}
+
+// The events as the worker makes them, all in one call of the content provider: httplib checks
+// for shutdown between calls, which would cut a stream short during the shutdown grace period.
+// A failed write means the client went away: the job is abandoned, so the worker stops at its next
+// token and takes the next request.
+void Server::Impl::Stream(const std::shared_ptr<Job>& job, httplib::Response& res) {
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider("text/event-stream", [this, job](size_t, httplib::DataSink& sink) {
+    std::string event;
+    bool timed_out = false;
+    while (job->events.Pop(&event, job->deadline + std::chrono::seconds(2), &timed_out)) {
+      if (!sink.is_writable() || !sink.write(event.data(), event.size())) {
+        job->disconnected = true;
+        job->abandoned = true;
+        return false;
+      }
+    }
+    if (timed_out) {  // the worker never answered (still queued past the deadline)
+      job->abandoned = true;
+      const std::string error = SseEvent(CancelledError(aborting, o.request_timeout_s).ToJson());
+      sink.write(error.data(), error.size());
+    }
+    sink.done();
+    return true;
+  }, [job](bool success) {
+    if (!success) job->disconnected = true, job->abandoned = true;
+  });
 }
 
 void Server::Impl::Tokenize(const httplib::Request& req, httplib::Response& res) {
@@ -157,6 +190,7 @@ void Server::Impl::Detokenize(const httplib::Request& req, httplib::Response& re
 
 void Server::Impl::Routes() {
   http.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) { Completions(q, r); });
+  http.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) { ChatCompletions(q, r); });
   http.Post("/tokenize", [this](const httplib::Request& q, httplib::Response& r) { Tokenize(q, r); });
   http.Post("/detokenize", [this](const httplib::Request& q, httplib::Response& r) { Detokenize(q, r); });
   http.Get("/health", [](const httplib::Request&, httplib::Response& r) {
@@ -168,7 +202,9 @@ void Server::Impl::Routes() {
     r.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_entry})}}), "application/json");
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
-    r.set_content(metrics.Render(workers.queue_depth(), workers.running()), "text/plain; version=0.0.4");
+    std::string text = metrics.Render(workers.queue_depth(), workers.running());
+    if (o.shadow) text += o.shadow->metrics().Render();
+    r.set_content(text, "text/plain; version=0.0.4");
   });
 }
 

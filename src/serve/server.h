@@ -1,6 +1,8 @@
 // `kvaudit serve`: the HTTP server (cpp-httplib, docs/dependencies.md) in front of the worker pool.
 // Routes (docs/serve.md has every shape and the document it follows):
 //   POST /v1/completions  OpenAI legacy completions (+ vLLM's top_k, min_p, prompt_logprobs)
+//   POST /v1/chat/completions  OpenAI chat completions in the model's chat template
+//                         (both: `stream` as server-sent events, serve/stream_chunks.h)
 //   GET  /v1/models       OpenAI's model list: the one model served
 //   POST /tokenize        llama-server's {content, add_special} -> {tokens}
 //   POST /detokenize      llama-server's {tokens} -> {content}
@@ -17,6 +19,8 @@
 
 #include "base/status.h"
 #include "model/model.h"
+#include "probe/chat_template.h"
+#include "serve/shadow.h"
 #include "serve/worker_pool.h"
 
 namespace kvaudit::serve {
@@ -30,6 +34,8 @@ struct ServeOptions {
   size_t max_body_bytes = 8u << 20;  // larger bodies: 413
   int request_timeout_s = 600;     // a completion not answered by then: 504 (and cancelled)
   int shutdown_grace_s = 10;       // in-flight completions after Stop, before they are cancelled
+  ChatFormat chat_format = ChatFormat::kNone;  // --chat-template resolved; kNone: chat completions are a 400
+  ShadowMonitor* shadow = nullptr;  // --shadow-rate > 0 (owned by the caller; the workers have shadow caches)
 };
 
 class Server {

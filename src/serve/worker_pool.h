@@ -26,6 +26,10 @@ struct Worker {
   std::unique_ptr<ThreadPool> pool;
   BuiltCache cache;
   std::unique_ptr<CacheGenerator> generator;
+  // The shadow monitor's k=f32,v=f32 cache on the same compute threads (serve/shadow.h); only
+  // built with --shadow-rate > 0.
+  BuiltCache shadow_cache;
+  std::unique_ptr<CacheGenerator> shadow;
 };
 
 struct WorkerPoolOptions {
@@ -35,6 +39,7 @@ struct WorkerPoolOptions {
   int workers = 1;                  // --parallel
   int threads = 1;                  // compute threads in all (--threads, resolved), split over the workers
   size_t queue_capacity = 16;       // --queue: tasks waiting for a worker
+  bool shadow = false;              // --shadow-rate > 0: each worker also gets an f32 shadow cache
 };
 
 class WorkerPool {

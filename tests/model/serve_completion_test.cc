@@ -4,6 +4,7 @@
 // CacheGenerator::Generate produces and the logits it sampled from, under the same KV cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,6 +105,46 @@ TEST(ServeCompletionTest, CancelStopsAfterTheCurrentToken) {
   const CompletionOutput out = RunCompletion(Bundled(), gen, req, PromptIds(), [&] { return ++polls > 3; });
   EXPECT_TRUE(out.cancelled);
   EXPECT_EQ(out.generated.size(), 3u);  // poll 1 before generating, then after tokens 1, 2, 3
+}
+
+// The shadow monitor's served side (serve/shadow.h): the step logits recorded while generating
+// are those the tokens were sampled from (recording changes no token), and the prefill run again
+// with every position's logits ends in bitwise the row the first token was sampled from. On q4_0
+// its rows and the steps' are also bitwise a teacher-forced pass over prompt + generated.
+TEST(ServeCompletionTest, ShadowsServedLogitsAreExactlyWhatServingComputed) {
+  ThreadPool pool(2);
+  const int ctx = 512;
+  auto served = BuildCache(Bundled(), kKv, "", ctx, pool);
+  ASSERT_TRUE(served.ok()) << served.error().message;
+  CacheGenerator gen(Bundled(), *served->cache, pool);
+  CompletionRequest req;
+  req.max_tokens = 20;
+  req.sampling.temperature = 0;
+  req.logprobs = 0;
+  const std::vector<int32_t> ids = PromptIds();
+  const CompletionOutput plain = RunCompletion(Bundled(), gen, req, ids, [] { return false; });
+  std::vector<float> steps;
+  CompletionHooks hooks;
+  hooks.step_logits = &steps;
+  const CompletionOutput recorded = RunCompletion(Bundled(), gen, req, ids, [] { return false; }, hooks);
+  EXPECT_EQ(recorded.generated, plain.generated);
+  ASSERT_FALSE(recorded.generated.empty());
+  const size_t vocab = static_cast<size_t>(Bundled().config().vocab_size), g = recorded.generated.size();
+  ASSERT_EQ(steps.size(), g * vocab);
+  for (size_t i = 0; i < g; ++i) {  // each step's logits give the logprob the answer reported
+    const auto row = std::span<const float>(steps).subspan(i * vocab, vocab);
+    EXPECT_EQ(LogprobsAt(row, recorded.generated[i], 0).logprob, plain.generated_logprobs[i].logprob) << i;
+  }
+  const std::vector<float> prefill = gen.PrefillLogits(ids);  // [prompt, vocab]
+  ASSERT_EQ(prefill.size(), ids.size() * vocab);
+  EXPECT_TRUE(std::equal(prefill.end() - static_cast<std::ptrdiff_t>(vocab), prefill.end(), steps.begin()));
+  std::vector<int32_t> all = ids;
+  all.insert(all.end(), recorded.generated.begin(), recorded.generated.end());
+  const std::span<const int32_t> tokens(all);
+  const std::vector<float> forced = gen.ForcedLogits(tokens.first(1), tokens.subspan(1));  // [prompt + g - 1, vocab]
+  const size_t p = ids.size() - 1;  // prompt rows predicting prompt[1..]
+  EXPECT_TRUE(std::equal(prefill.begin(), prefill.begin() + static_cast<std::ptrdiff_t>(p * vocab), forced.begin()));
+  EXPECT_TRUE(std::equal(steps.begin(), steps.end(), forced.begin() + static_cast<std::ptrdiff_t>(p * vocab)));
 }
 
 }  // namespace
