@@ -34,6 +34,7 @@ struct CompletionRequest {
   std::optional<int> logprobs;        // top-k logprobs per generated token
   bool echo = false;                  // the prompt's tokens come first in text and logprobs
   std::optional<int> prompt_logprobs; // vLLM: top-k logprobs per prompt position
+  bool return_tokens_as_token_ids = false;  // vLLM: logprobs tokens (and top keys) as "token_id:<id>"
 };
 
 // The request, or the 400 that answers it (error->status, message, code, param). Unknown fields
