@@ -23,6 +23,12 @@ struct Attempt {
   double retry_after_s = 0;  // the server's Retry-After, 0 when none
 };
 
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g s", s);
+  return buf;
+}
+
 // Bytes fit for one line of an error: printable ASCII kept, the rest as \xNN.
 std::string Printable(std::string_view s, size_t max) {
   std::string out;
@@ -96,7 +102,7 @@ Attempt FromError(httplib::Error e, const HttpOptions& o, const EndpointSpec& sp
     return a;
   }
   if (e == httplib::Error::Read) {
-    a.what = "no complete response within " + std::to_string(static_cast<int>(std::ceil(o.timeout_s))) + " s";
+    a.what = "no complete response within " + Seconds(o.timeout_s);
     a.hint = "the server is slow, hung or dropped the connection; see its log";
   } else {
     a.what = "cannot connect";
@@ -167,7 +173,7 @@ Expected<std::optional<nlohmann::json>> HttpClient::Call(const std::string& path
   for (int i = 0; i < options_.max_attempts; ++i) {
     const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
     if (left <= 0) {
-      limit_note = " (call limit " + std::to_string(static_cast<int>(options_.max_total_s)) + " s)";
+      limit_note = " (call limit " + Seconds(options_.max_total_s) + ")";
       break;
     }
     SetTimeout(client, std::min(options_.timeout_s, left), std::min(options_.connect_timeout_s, left));
@@ -184,7 +190,7 @@ Expected<std::optional<nlohmann::json>> HttpClient::Call(const std::string& path
     if (last.retry_after_s > 0) wait = std::max(wait, std::min(last.retry_after_s, options_.backoff_max_s));
     const auto wake = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
     if (wake >= deadline) {
-      limit_note = " (call limit " + std::to_string(static_cast<int>(options_.max_total_s)) + " s)";
+      limit_note = " (call limit " + Seconds(options_.max_total_s) + ")";
       break;
     }
     std::this_thread::sleep_until(wake);
