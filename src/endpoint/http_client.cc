@@ -139,27 +139,36 @@ std::vector<double> BackoffSchedule(const HttpOptions& o) {
 HttpClient::HttpClient(EndpointSpec spec, std::string api_key, HttpOptions options)
     : spec_(std::move(spec)), api_key_(std::move(api_key)), options_(options) {}
 
-Expected<nlohmann::json> HttpClient::Get(const std::string& path) const {
-  KV_ASSIGN_OR_RETURN(auto j, Call(path, nullptr, false));
-  return std::move(*j);
-}
+Expected<nlohmann::json> HttpClient::Get(const std::string& path) const { return Call(path, nullptr, nullptr); }
 
 Expected<nlohmann::json> HttpClient::Post(const std::string& path, const nlohmann::json& body) const {
-  KV_ASSIGN_OR_RETURN(auto j, Call(path, &body, false));
-  return std::move(*j);
+  return Call(path, &body, nullptr);
 }
 
+namespace {
+
+Expected<std::optional<nlohmann::json>> IfPresent(Expected<nlohmann::json> r, bool missing) {
+  if (!r.ok()) return r.error();
+  if (missing) return std::optional<nlohmann::json>();
+  return std::optional<nlohmann::json>(std::move(r).value());
+}
+
+}  // namespace
+
 Expected<std::optional<nlohmann::json>> HttpClient::GetIfPresent(const std::string& path) const {
-  return Call(path, nullptr, true);
+  bool missing = false;
+  Expected<nlohmann::json> r = Call(path, nullptr, &missing);
+  return IfPresent(std::move(r), missing);
 }
 
 Expected<std::optional<nlohmann::json>> HttpClient::PostIfPresent(const std::string& path,
                                                                   const nlohmann::json& body) const {
-  return Call(path, &body, true);
+  bool missing = false;
+  Expected<nlohmann::json> r = Call(path, &body, &missing);
+  return IfPresent(std::move(r), missing);
 }
 
-Expected<std::optional<nlohmann::json>> HttpClient::Call(const std::string& path,
-                                                         const nlohmann::json* body, bool missing_ok) const {
+Expected<nlohmann::json> HttpClient::Call(const std::string& path, const nlohmann::json* body, bool* missing) const {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.max_total_s));
   const std::vector<double> waits = BackoffSchedule(options_);
@@ -181,9 +190,9 @@ Expected<std::optional<nlohmann::json>> HttpClient::Call(const std::string& path
     ++*attempts_;
     httplib::Result r = body ? client.Post(full_path.c_str(), payload, "application/json")
                              : client.Get(full_path.c_str());
-    last = r ? FromStatus(*r, path, missing_ok) : FromError(r.error(), options_, spec_);
-    if (last.kind == Attempt::kOk) return std::optional<nlohmann::json>(std::move(last.body));
-    if (last.kind == Attempt::kMissing) return std::optional<nlohmann::json>();
+    last = r ? FromStatus(*r, path, missing != nullptr) : FromError(r.error(), options_, spec_);
+    if (last.kind == Attempt::kOk) return std::move(last.body);
+    if (last.kind == Attempt::kMissing) return *missing = true, nlohmann::json();
     if (last.kind == Attempt::kFinal) break;
     if (i + 1 == options_.max_attempts) break;
     double wait = waits[static_cast<size_t>(i)];

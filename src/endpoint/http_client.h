@@ -59,8 +59,8 @@ class HttpClient {
   int64_t attempts() const { return attempts_->load(); }
 
  private:
-  Expected<std::optional<nlohmann::json>> Call(const std::string& path,
-                                               const nlohmann::json* body, bool missing_ok) const;
+  // missing: nullptr = a 404/405 is an error; else set true on a 404/405 (the value is then null).
+  Expected<nlohmann::json> Call(const std::string& path, const nlohmann::json* body, bool* missing) const;
 
   EndpointSpec spec_;
   std::string api_key_;

@@ -38,7 +38,9 @@ FaultServer::FaultServer(std::vector<FaultStep> script, FaultStep then) : script
   http_.set_keep_alive_timeout(1);  // bounds how long the destructor's stop waits on idle connections
   port_ = http_.bind_to_any_port("127.0.0.1");
   thread_ = std::thread([this] { http_.listen_after_bind(); });
-  // bind_to_any_port already listens: a client connecting before the thread accepts is queued.
+  // bind_to_any_port already listens, but stop() is a no-op until the accept loop runs (httplib
+  // checks is_running()), so wait for it (bounded: 5 s) or the destructor could wait forever.
+  for (int i = 0; i < 500 && !http_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 FaultServer::~FaultServer() {

@@ -222,8 +222,11 @@ TEST(EndpointHttpClientTest, ConcurrentCallsThroughOneClient) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 32);
-  EXPECT_EQ(s.requests(), 32);
-  EXPECT_EQ(c.attempts(), 32);
+  EXPECT_EQ(s.requests(), 32);  // each call answered once: none lost, none duplicated
+  // cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG): with 8 simultaneous
+  // connects a SYN may be dropped and its 1 s retransmit outlast the 1 s connect timeout here, so
+  // an attempt can fail before reaching the server and be retried. That is the policy at work.
+  EXPECT_GE(c.attempts(), 32);
 }
 
 }  // namespace
