@@ -69,7 +69,7 @@ Capabilities CapabilitiesOf(Dialect d) {
 Expected<Dialect> DetectDialect(const std::optional<json>& models, const std::optional<json>& props,
                                 const std::string& url, std::string* why) {
   const std::string owner = models ? OwnedBy(*models) : "";
-  if (owner == "kvaudit" || owner == "vllm" || owner == "llamacpp") {
+  if (ModelsNameTheServer(models)) {
     if (why) *why = "GET /v1/models: owned_by '" + owner + "'";
     return owner == "kvaudit" ? Dialect::kKvaudit : owner == "vllm" ? Dialect::kVllm : Dialect::kLlamaServer;
   }
@@ -82,11 +82,15 @@ Expected<Dialect> DetectDialect(const std::optional<json>& models, const std::op
                   "); hint: name it with --dialect kvaudit|vllm|llama-server|openai");
 }
 
+bool ModelsNameTheServer(const std::optional<json>& models) {
+  const std::string owner = models ? OwnedBy(*models) : "";
+  return owner == "kvaudit" || owner == "vllm" || owner == "llamacpp";
+}
+
 Expected<Dialect> DetectDialect(const HttpClient& client, std::string* why) {
   KV_ASSIGN_OR_RETURN(std::optional<json> models, client.GetIfPresent("/v1/models"));
-  const std::string owner = models ? OwnedBy(*models) : "";
   std::optional<json> props;
-  if (owner != "kvaudit" && owner != "vllm" && owner != "llamacpp") {
+  if (!ModelsNameTheServer(models)) {
     KV_ASSIGN_OR_RETURN(props, client.GetIfPresent("/props"));
   }
   return DetectDialect(models, props, client.spec().Url(""), why);

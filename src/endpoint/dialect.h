@@ -52,6 +52,9 @@ Capabilities CapabilitiesOf(Dialect d);
 Expected<Dialect> DetectDialect(const std::optional<nlohmann::json>& models, const std::optional<nlohmann::json>& props,
                                 const std::string& url, std::string* why);
 
+// Whether GET /v1/models's answer alone names the server (then /props need not be asked).
+bool ModelsNameTheServer(const std::optional<nlohmann::json>& models);
+
 // Asks the server (GET /v1/models, then GET /props only when needed).
 Expected<Dialect> DetectDialect(const HttpClient& client, std::string* why);
 

@@ -64,7 +64,11 @@ Expected<std::unique_ptr<RemoteBackend>> RemoteBackend::Connect(EndpointSpec spe
     dialect = *forced;
     why = std::string("--dialect ") + DialectName(dialect);
   } else {
-    KV_ASSIGN_OR_RETURN(dialect, DetectDialect(client, &why));
+    std::optional<json> props;  // asked only when /v1/models does not name the server
+    if (!ModelsNameTheServer(models)) {
+      KV_ASSIGN_OR_RETURN(props, client.GetIfPresent("/props"));
+    }
+    KV_ASSIGN_OR_RETURN(dialect, DetectDialect(models, props, client.spec().Url(""), &why));
   }
   return std::unique_ptr<RemoteBackend>(new RemoteBackend(std::move(client), dialect, why, model_id, tokenizer));
 }

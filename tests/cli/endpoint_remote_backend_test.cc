@@ -14,6 +14,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "endpoint/remote_backend.h"
@@ -94,16 +95,21 @@ TEST(EndpointRemoteBackendTest, GreedyAndSeededGenerationEqualTheLocalBackend) {
   filtered.top_k = 40;
   filtered.top_p = 0.9f;
   filtered.min_p = 0.05f;
+  int sampled_differs = 0;  // the seeded draws are real draws, not the greedy path again
   for (const std::string& prompt : kPrompts) {
     const std::vector<int32_t> ids = Ids(prompt);
+    std::vector<std::vector<int32_t>> outs;
     for (const SamplingParams& p : {greedy, seeded, filtered}) {
       auto want = local.backend->Generate(ids, 24, p);
       auto got = remote->Generate(ids, 24, p);
       ASSERT_TRUE(want.ok() && got.ok()) << (got.ok() ? "" : got.error().message);
       EXPECT_EQ(*got, *want) << prompt << " temperature " << p.temperature << " top_k " << p.top_k;
       EXPECT_FALSE(got->empty());
+      outs.push_back(*got);
     }
+    sampled_differs += outs[1] != outs[0];
   }
+  EXPECT_GE(sampled_differs, 2);
   EXPECT_FALSE(remote->ids_retokenized());
   auto none = remote->Generate(Ids(kPrompts[0]), 0, greedy);
   ASSERT_TRUE(none.ok());
@@ -234,6 +240,8 @@ TEST(EndpointRemoteBackendTest, EightThreadsLoseAndDuplicateNothing) {
   Local local;
   std::vector<std::vector<int32_t>> want;
   for (const auto& p : prompts) want.push_back(*local.backend->Generate(p, n, SamplingParams{}));
+  // Distinct answers, so a response delivered to the wrong caller would show.
+  EXPECT_GE(std::set<std::vector<int32_t>>(want.begin(), want.end()).size(), want.size() / 2);
   std::vector<std::vector<int32_t>> got(prompts.size());
   std::vector<std::string> errors(prompts.size());
   std::atomic<int> answered{0};
