@@ -161,7 +161,10 @@ bool ReadLogprobs(const json& body, CompletionRequest* r, ApiError* error) {
     if (!ReadInt(body, "prompt_logprobs", 0, kMaxLogprobs, &k, error)) return false;
     r->prompt_logprobs = k;
   }
-  return ReadBool(body, "echo", &r->echo, error);
+  // vLLM's return_tokens_as_token_ids (protocol.py CompletionRequest): exact ids for clients that
+  // cannot re-tokenize text (endpoint/remote_backend.h).
+  return ReadBool(body, "echo", &r->echo, error) &&
+         ReadBool(body, "return_tokens_as_token_ids", &r->return_tokens_as_token_ids, error);
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ struct CompletionRequest {
   bool echo = false;                  // the prompt's tokens come first in text and logprobs
   std::optional<int> prompt_logprobs; // vLLM: top-k logprobs per prompt position
   StreamOptions stream;               // stream, stream_options (serve/stream_options.h)
+  bool return_tokens_as_token_ids = false;  // vLLM: logprobs tokens (and top keys) as "token_id:<id>"
 };
 
 // The request, or the 400 that answers it (error->status, message, code, param). Unknown fields

@@ -12,13 +12,19 @@ std::string Piece(const Tokenizer& tok, int32_t id) {
   return tok.Decode(one, /*render_special=*/true);
 }
 
+// A logprobs token as text, or as vLLM writes it with return_tokens_as_token_ids
+// (serving_engine.py _get_decoded_token: "token_id:<id>").
+std::string Name(const Tokenizer& tok, int32_t id, bool as_ids) {
+  return as_ids ? "token_id:" + std::to_string(id) : Piece(tok, id);
+}
+
 // OpenAI's top_logprobs entry: {decoded token: logprob} over the top k and the chosen token
 // ("the API will always return the logprob of the sampled token, so there may be up to
 // logprobs+1 elements").
-json TopDict(const Tokenizer& tok, const PositionLogprobs& p, int k) {
+json TopDict(const Tokenizer& tok, const PositionLogprobs& p, int k, bool as_ids) {
   json d = json::object();
-  for (size_t i = 0; i < p.top.size() && i < static_cast<size_t>(k); ++i) d[Piece(tok, p.top[i].first)] = p.top[i].second;
-  d[Piece(tok, p.token)] = p.logprob;
+  for (size_t i = 0; i < p.top.size() && i < static_cast<size_t>(k); ++i) d[Name(tok, p.top[i].first, as_ids)] = p.top[i].second;
+  d[Name(tok, p.token, as_ids)] = p.logprob;
   return d;
 }
 
@@ -26,25 +32,26 @@ json TopDict(const Tokenizer& tok, const PositionLogprobs& p, int k) {
 // byte offset in the choice's text (its decoded prefix), as vLLM computes it.
 json LegacyLogprobs(const CompletionRequest& r, const CompletionOutput& o, const Tokenizer& tok, size_t prompt_text_len) {
   json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
+  const bool as_ids = r.return_tokens_as_token_ids;
   if (r.echo) {
     for (size_t i = 0; i < o.prompt_ids.size(); ++i) {
-      tokens.push_back(Piece(tok, o.prompt_ids[i]));
+      tokens.push_back(Name(tok, o.prompt_ids[i], as_ids));
       offsets.push_back(tok.Decode(std::span<const int32_t>(o.prompt_ids).first(i)).size());
       if (i == 0) {
         token_lps.push_back(nullptr);
         tops.push_back(nullptr);
       } else {
         token_lps.push_back(o.prompt_logprobs[i - 1].logprob);
-        tops.push_back(TopDict(tok, o.prompt_logprobs[i - 1], *r.logprobs));
+        tops.push_back(TopDict(tok, o.prompt_logprobs[i - 1], *r.logprobs, as_ids));
       }
     }
   }
   const size_t base = r.echo ? prompt_text_len : 0;
   for (size_t i = 0; i < o.generated.size(); ++i) {
-    tokens.push_back(Piece(tok, o.generated[i]));
+    tokens.push_back(Name(tok, o.generated[i], as_ids));
     offsets.push_back(base + tok.Decode(std::span<const int32_t>(o.generated).first(i)).size());
     token_lps.push_back(o.generated_logprobs[i].logprob);
-    tops.push_back(TopDict(tok, o.generated_logprobs[i], *r.logprobs));
+    tops.push_back(TopDict(tok, o.generated_logprobs[i], *r.logprobs, as_ids));
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }

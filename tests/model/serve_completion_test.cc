@@ -15,6 +15,7 @@
 #include "run/kv_configs.h"
 #include "run/log_softmax.h"
 #include "serve/completion.h"
+#include "serve/completion_response.h"
 #include "support/bundled_model.h"
 #include "support/fixtures.h"
 #include "tokenizer/tokenizer.h"
@@ -145,6 +146,32 @@ TEST(ServeCompletionTest, ShadowsServedLogitsAreExactlyWhatServingComputed) {
   const size_t p = ids.size() - 1;  // prompt rows predicting prompt[1..]
   EXPECT_TRUE(std::equal(prefill.begin(), prefill.begin() + static_cast<std::ptrdiff_t>(p * vocab), forced.begin()));
   EXPECT_TRUE(std::equal(steps.begin(), steps.end(), forced.begin() + static_cast<std::ptrdiff_t>(p * vocab)));
+}
+
+TEST(ServeCompletionTest, ReturnTokensAsTokenIdsWritesVllmsTokenIdStrings) {
+  ThreadPool pool(2);
+  auto cache = BuildCache(Bundled(), kKv, "", 512, pool);
+  ASSERT_TRUE(cache.ok());
+  CacheGenerator gen(Bundled(), *cache->cache, pool);
+  CompletionRequest req;
+  req.max_tokens = 6;
+  req.sampling.temperature = 0;
+  req.logprobs = 1;
+  req.return_tokens_as_token_ids = true;
+  const CompletionOutput out = RunCompletion(Bundled(), gen, req, PromptIds(), [] { return false; });
+  ASSERT_FALSE(out.generated.empty());
+  const nlohmann::json j = CompletionResponse(req, out, *Bundled().tokenizer(), {"cmpl-1", 0, "m"});
+  const nlohmann::json& lp = j["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), out.generated.size());
+  for (size_t i = 0; i < out.generated.size(); ++i) {
+    const std::string name = "token_id:" + std::to_string(out.generated[i]);
+    EXPECT_EQ(lp["tokens"][i], name) << i;
+    EXPECT_TRUE(lp["top_logprobs"][i].contains(name)) << lp["top_logprobs"][i].dump();
+  }
+  req.return_tokens_as_token_ids = false;  // the default: the decoded piece
+  const nlohmann::json text = CompletionResponse(req, out, *Bundled().tokenizer(), {"cmpl-2", 0, "m"});
+  const int32_t first[1] = {out.generated[0]};
+  EXPECT_EQ(text["choices"][0]["logprobs"]["tokens"][0], Bundled().tokenizer()->Decode(first, true));
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ const std::vector<std::string>& LayerOrder() {
       "kv/llamacpp",   // llama.cpp's CPU flash-attention emulation and its cache
       "kv",            // the caches (f32, quantized), MakeCache, calibration runs
       "run",           // driving the engine: scoring, sampling, generation, text, journals
+      "endpoint",      // remote servers: URL specs, API keys, the resilient HTTP client, dialects, RemoteBackend
       "eval",          // fidelity: metrics, buckets, CIs, attention diagnosis, eval results
       "probe",         // probe generators, checks, attribution, McNemar, chat templates
       "decide",        // the deployment decision: acceptance policy, gate, sensitivity, recommendation

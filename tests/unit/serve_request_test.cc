@@ -190,5 +190,14 @@ TEST(ServeRequestTest, TokenizeAndDetokenizeBodies) {
   EXPECT_EQ(e.code, "missing_field");
 }
 
+TEST(ServeRequestTest, ReturnTokensAsTokenIdsIsVllmsBoolean) {
+  EXPECT_FALSE(Parse(R"({"prompt": "x"})").return_tokens_as_token_ids);
+  EXPECT_TRUE(Parse(R"({"prompt": [1, 2], "logprobs": 0, "return_tokens_as_token_ids": true})").return_tokens_as_token_ids);
+  EXPECT_FALSE(Parse(R"({"prompt": "x", "return_tokens_as_token_ids": null})").return_tokens_as_token_ids);
+  const ApiError e = Refused(R"({"prompt": "x", "return_tokens_as_token_ids": 1})");
+  EXPECT_EQ(e.param, "return_tokens_as_token_ids");
+  EXPECT_EQ(e.code, "invalid_type");
+}
+
 }  // namespace
 }  // namespace kvaudit::serve
