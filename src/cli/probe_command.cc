@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/endpoint_flags.h"
 #include "cli/flags.h"
 #include "probe/session.h"
 
@@ -56,6 +57,7 @@ Expected<ProbeSessionResult> RunProbe(ProbeFlags& f) {
 
 void AddProbeFlags(CLI::App& app, ProbeOptions& o) {
   AddKvCompareFlags(app, o.kv);
+  AddEndpointFlags(app, o.remote);
   app.add_option("--family", o.families,
                  "comma-separated families: needle,exact,constraint,variance,drift,custom (default: the first five; "
                  "only custom when --custom is given without --family)")

@@ -29,6 +29,8 @@ class BaseRow {
 
   double nll() const { return nll_; }
   int32_t argmax() const { return argmax_; }
+  size_t vocab() const { return logp_.size(); }
+  double logp(int32_t id) const { return logp_[static_cast<size_t>(id)]; }  // log p_base(id)
 
  private:
   std::vector<double> logp_;  // [vocab] log p_base

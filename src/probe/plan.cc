@@ -52,7 +52,9 @@ std::string JoinNames(const std::vector<std::string>& names) {
 bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 Status CheckOptions(const ProbeOptions& o) {
-  if (o.kv.kv.empty()) return BadInput("probe needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  if (o.kv.kv.empty() && o.remote.endpoints.empty()) {
+    return BadInput("probe needs at least one --kv or --endpoint configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  }
   if (o.n < 1 || o.samples < 2 || o.variance_tokens < 1 || o.drift_tokens < 1) {
     return BadInput("--n must be >= 1, --samples >= 2, token budgets >= 1; hint: see kvaudit probe --list");
   }
@@ -63,6 +65,12 @@ Status CheckOptions(const ProbeOptions& o) {
 // only the custom probes when --custom is the only thing asked for.
 Expected<std::set<std::string>> SelectFamilies(const ProbeOptions& o) {
   std::set<std::string> fam;
+  // Drift compares full next-token distributions along a path; a server returns at most its top-k
+  // logprobs, so with an endpoint drift is not run (asked for by name, it is an error).
+  if (!o.remote.empty() && Has(o.families, "drift")) {
+    return BadInput("--family drift needs every configuration's full distribution, which an endpoint does not return; "
+                    "hint: drop drift from --family, or run it in-process with --kv");
+  }
   for (const std::string& f : o.families) {
     if (!Has(kProbeFamilies, f)) {
       return BadInput("--family " + f + " is not known; hint: use one of " + JoinNames(kProbeFamilies));
@@ -70,6 +78,7 @@ Expected<std::set<std::string>> SelectFamilies(const ProbeOptions& o) {
     fam.insert(f);
   }
   if (o.families.empty() && o.custom.empty()) fam.insert(kDefaultProbeFamilies.begin(), kDefaultProbeFamilies.end());
+  if (!o.remote.empty()) fam.erase("drift");
   if (!o.custom.empty()) fam.insert("custom");
   if (fam.count("custom") && o.custom.empty()) {
     return BadInput("--family custom needs --custom FILE; hint: pass the JSONL file of your probes (docs/probes.md)");
@@ -219,6 +228,15 @@ Expected<std::vector<FreePrompt>> FreePrompts(const Generation& g, const char* f
   return out;
 }
 
+// Texts for the tokenizer check against each endpoint: the first prompts of the run (decoded), and
+// a line of code and of non-ASCII text that stress byte-level merges.
+std::vector<std::string> TokenizerSamples(const Tokenizer& tok, const std::vector<ProbeInstance>& instances) {
+  std::vector<std::string> out = {"def parse_config(path: str) -> dict:\n    return {\"retries\": 3, 'name': \"x\"}",
+                                  "naïve café — 東京 ✓ \t tabs and  two  spaces"};
+  for (size_t i = 0; i < instances.size() && i < 3; ++i) out.push_back(tok.Decode(instances[i].prompt));
+  return out;
+}
+
 // The longest prompt plus its budget (plus one position), each instance checked to fit.
 Expected<int> MaxPositions(const ProbePlan& p, int max_ctx) {
   int max_pos = 0;
@@ -283,8 +301,15 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   }
   // Every --kv spec is validated (and calibrated) before any probe runs.
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*engine.model, o.kv, *engine.pool));
+  // Then every endpoint is reached and its tokenizer checked on prompts this run will send.
+  KV_ASSIGN_OR_RETURN(RemoteConfigs remote, RemoteConfigs::Connect(o.remote, *tok, TokenizerSamples(*tok, instances)));
+  std::vector<std::string> notes;
+  if (remote.any() && o.families.empty() && o.custom.empty()) {
+    notes.push_back("drift: not run, an endpoint returns no full distributions (docs/endpoints.md)");
+  }
 
-  ProbePlan plan(std::move(o), std::move(engine), std::move(configs));
+  ProbePlan plan(std::move(o), std::move(engine), std::move(configs), std::move(remote));
+  plan.notes = std::move(notes);
   plan.clock = clock;
   plan.tokenizer = tok, plan.chat = chat;
   plan.instances = std::move(instances), plan.variance = std::move(variance), plan.drift = std::move(drift);
@@ -305,6 +330,7 @@ nlohmann::json ProbePlan::MakeFingerprint(const std::vector<CustomProbe>& custom
                        {"temperature", o.temperature}, {"variance_tokens", o.variance_tokens},
                        {"drift_tokens", o.drift_tokens}};
   fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  if (remote.any()) fp["endpoints"] = remote.Fingerprint();  // absent without: older journals resume
   std::vector<int32_t> all_prompts;
   nlohmann::json checks = nlohmann::json::array();
   for (const ProbeInstance& i : instances) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "endpoint/remote_configs.h"
 #include "probe/chat_template.h"
 #include "probe/custom.h"
 #include "probe/instance.h"
@@ -26,7 +27,10 @@ inline const std::vector<std::string> kDefaultProbeFamilies = {"needle", "exact"
 struct ProbeOptions {
   std::string model;               // Hugging Face directory or .gguf file
   int threads = 0;                 // 0 = all cores
-  KvConfigOptions kv;              // baseline, configurations (at least one), calibration text
+  KvConfigOptions kv;              // baseline, in-process configurations, calibration text
+  // Deployed servers (issue 13, docs/endpoints.md): --baseline-endpoint replaces kv.baseline, each
+  // --endpoint is a configuration after the --kv ones. At least one configuration in all.
+  RemoteConfigOptions remote;
   // Empty: the default families, or only the custom probes when `custom` is given. A custom file
   // given with --family runs besides the named families.
   std::vector<std::string> families;
@@ -73,6 +77,8 @@ struct ProbePlan {
   const Tokenizer* tokenizer = nullptr;
   ChatFormat chat = ChatFormat::kNone;
   KvConfigs configs;
+  RemoteConfigs remote;                  // connected; empty without --endpoint/--baseline-endpoint
+  std::vector<std::string> notes;        // what the run leaves out and why (results.json "notes")
   std::vector<ProbeInstance> instances;  // the checked families (needle, exact, constraint), then custom
   std::vector<FreePrompt> variance, drift;
   int max_positions = 0;        // the caches' size: the longest prompt plus its budget
@@ -80,8 +86,8 @@ struct ProbePlan {
   nlohmann::json fingerprint;   // what DIR/progress.jsonl must carry to be resumed
 
  private:
-  ProbePlan(ProbeOptions o, Engine e, KvConfigs c)
-      : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
+  ProbePlan(ProbeOptions o, Engine e, KvConfigs c, RemoteConfigs r)
+      : options(std::move(o)), engine(std::move(e)), configs(std::move(c)), remote(std::move(r)) {}
   nlohmann::json MakeFingerprint(const std::vector<CustomProbe>& custom) const;
 };
 

@@ -207,8 +207,13 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
   j["data"] = info.data.empty() ? json(nullptr) : json(info.data);  // null: custom probes only, no haystack
   j["configs"] = json::array();
   for (size_t c = 0; c < info.specs.size(); ++c) {
-    j["configs"].push_back({{"spec", info.specs[c]}, {"bytes_per_token", info.bytes_per_token[c]}});
+    const bool remote = c < info.endpoints.size() && !info.endpoints[c].is_null();
+    json cj = {{"spec", info.specs[c]}, {"bytes_per_token", remote ? json(nullptr) : json(info.bytes_per_token[c])}};
+    if (remote) cj["endpoint"] = info.endpoints[c];
+    j["configs"].push_back(std::move(cj));
   }
+  if (!info.baseline_endpoint.is_null()) j["baseline_endpoint"] = info.baseline_endpoint;
+  if (!info.notes.empty()) j["notes"] = info.notes;
   const std::vector<ProbeRow> rows = AttributionRows(probes, info.specs);
   j["probes"] = json::array();
   for (const ProbeRow& r : rows) j["probes"].push_back(CellJson(r));
@@ -330,8 +335,14 @@ std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeR
   std::snprintf(line, sizeof(line), "\nmemory: baseline %s", info.baseline_spec.c_str());
   out += line;
   for (size_t c = 0; c < info.specs.size(); ++c) {
-    std::snprintf(line, sizeof(line), "; %s %llu B/token", info.specs[c].c_str(),
-                  static_cast<unsigned long long>(info.bytes_per_token[c]));
+    const bool remote = c < info.endpoints.size() && !info.endpoints[c].is_null();
+    if (remote) {
+      std::snprintf(line, sizeof(line), "; %s endpoint %s", info.specs[c].c_str(),
+                    info.endpoints[c].value("url", std::string()).c_str());
+    } else {
+      std::snprintf(line, sizeof(line), "; %s %llu B/token", info.specs[c].c_str(),
+                    static_cast<unsigned long long>(info.bytes_per_token[c]));
+    }
     out += line;
   }
   out += "\n";

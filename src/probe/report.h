@@ -60,7 +60,12 @@ struct ProbeRunInfo {
   std::string model, baseline_spec, data;
   std::string model_hash;                  // hex, run/fingerprint.h HashModel (as in the fingerprint)
   std::vector<std::string> specs;          // [n_configs] canonical
-  std::vector<uint64_t> bytes_per_token;   // [n_configs]
+  std::vector<uint64_t> bytes_per_token;   // [n_configs]; 0 for an endpoint (null in results)
+  // [n_configs]: null for an in-process configuration, else its endpoint (endpoint/remote_configs.h
+  // RemoteConfig::Describe); baseline_endpoint likewise for the baseline.
+  std::vector<nlohmann::json> endpoints;
+  nlohmann::json baseline_endpoint;
+  std::vector<std::string> notes;          // what the run left out and why
   uint64_t probe_seed = 0;                 // the generated prompts (--probe-seed)
   uint64_t sampling_seed = 1;              // the variance samples (--seed)
   int instances = 0, resumed = 0, threads = 0;

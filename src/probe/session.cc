@@ -67,6 +67,16 @@ ProbeRunInfo ProbeSession::Info() const {
   info.probe_seed = o.probe_seed, info.sampling_seed = o.seed;
   info.chat_format = ChatFormatName(plan_.chat);
   info.specs = plan_.configs.config_specs();
+  info.endpoints.assign(info.specs.size(), nlohmann::json(nullptr));
+  if (const RemoteConfig* b = plan_.remote.baseline()) {
+    info.baseline_spec = b->name;
+    info.baseline_endpoint = b->Describe();
+  }
+  for (const RemoteConfig& r : plan_.remote.configs()) {
+    info.specs.push_back(r.name);
+    info.endpoints.push_back(r.Describe());
+  }
+  info.notes = plan_.notes;
   info.instances = static_cast<int>(plan_.instances.size() + plan_.variance.size() + plan_.drift.size());
   info.threads = plan_.engine.pool->size();
   return info;
@@ -78,17 +88,22 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   ProbeSessionResult out;
   out.info = Info();
   for (size_t i = 1; i < caches.size(); ++i) out.info.bytes_per_token.push_back(caches[i]->bytes_per_token());
+  out.info.bytes_per_token.resize(out.info.specs.size(), 0);  // an endpoint's: unknown (null in results)
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
+  const size_t n_backends = caches.size() + plan_.remote.configs().size();  // baseline + every configuration
   std::vector<nlohmann::json> lines;
   KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
-  KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), caches.size()));
+  KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), n_backends));
 
-  std::vector<std::unique_ptr<GenerationBackend>> local;  // [1 + n_configs], baseline first
+  // [1 + n_configs]: the baseline (in-process or remote), the --kv caches, then the endpoints.
+  std::vector<std::unique_ptr<GenerationBackend>> local;
   std::vector<GenerationBackend*> backends;
   for (auto& c : caches) {
     local.push_back(std::make_unique<LocalBackend>(*plan_.engine.model, *c, *plan_.engine.pool));
     backends.push_back(local.back().get());
   }
+  if (const RemoteConfig* b = plan_.remote.baseline()) backends[0] = b->backend.get();
+  for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
   ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
   ProgressBar bar(out.info.instances, StderrIsTerminal(), "probe");
   for (const ProbeInstance& i : plan_.instances) {
@@ -110,6 +125,11 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   out.info.resumed = recorded.restored();
   const RunTotals totals = plan_.clock.Stop();
   out.info.wall_s = totals.wall_s, out.info.peak_rss_mb = totals.peak_rss_mb;
+  // Re-described at the end: whether any generation had to re-tokenize text is known only now.
+  if (const RemoteConfig* b = plan_.remote.baseline()) out.info.baseline_endpoint = b->Describe();
+  for (size_t r = 0; r < plan_.remote.configs().size(); ++r) {
+    out.info.endpoints[plan_.configs.n_configs() + r] = plan_.remote.configs()[r].Describe();
+  }
   out.results = ProbeResultsJson(out.info, out.probes, out.variance, out.drift);
   KV_RETURN_IF_ERROR(dir.WriteResults(out.results));
   out.results_path = dir.results_path();

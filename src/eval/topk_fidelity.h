@@ -1,0 +1,44 @@
+// Per-position fidelity when a side is known only through a server's top-k logprobs (issue 13
+// part 2; docs/metrics.md "Fidelity through an endpoint"). A server such as vLLM (prompt_logprobs)
+// or kvaudit serve returns, per prompt position, the true token's logprob and the k most likely
+// tokens' logprobs; from those:
+//   ΔNLL, Δp      exact (the true token's logprob is returned whatever its rank)
+//   top-1         exact (the top entry is the argmax, ties to the lower id)
+//   top-5 drop    exact when k >= 5 (the base argmax is in the configuration's top 5 or not)
+//   KLD           a lower bound: the categories whose probability is known on both sides, plus one
+//                 category lumping the rest, give KL(P' ‖ Q') <= KL(P ‖ Q) (log-sum inequality:
+//                 merging outcomes never raises a KL divergence). Equal to the full KL when both
+//                 sides' known tokens cover the whole vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "eval/fidelity_metrics.h"
+
+namespace kvaudit {
+
+// One position's distribution as known: the true next token's logprob and the top k (id, logprob),
+// most likely first, ties to the lower id.
+struct TopKRow {
+  int32_t token = 0;
+  double logprob = 0;
+  std::vector<std::pair<int32_t, double>> top;
+};
+
+// The fewest top logprobs per position eval asks a server for (top-5 drop needs 5).
+inline constexpr int kMinTopK = 5;
+
+// The baseline known in full (an in-process cache: base.Set was called with its logits) against a
+// configuration known by its top k. cfg.top must not be empty; cfg.token is base's true token.
+PositionFidelity CompareTopK(const BaseRow& base, const TopKRow& cfg);
+
+// Both sides known by their top k (a remote baseline). base.top and cfg.top must not be empty.
+PositionFidelity CompareTopK(const TopKRow& base, const TopKRow& cfg);
+
+// KL(P' ‖ Q') over the known categories plus the lumped rest (both given as (logp_base, logp_cfg)
+// pairs of distinct tokens): the lower bound above. Exposed for its tests.
+double LumpedKl(const std::vector<std::pair<double, double>>& known);
+
+}  // namespace kvaudit

@@ -1,0 +1,163 @@
+// `kvaudit probe` through deployed servers (issue 13 part 2, docs/endpoints.md): two `kvaudit serve`
+// processes on loopback (an f32 and a q4_0 cache, OS-chosen ports) as --baseline-endpoint and
+// --endpoint give the same outcomes as the in-process run of the same probes: every text, every
+// pass/fail, every attribution count, the variance samples. The candidate killed in the middle of
+// a run: the client says so in one line (exit 2), and the rerun against a restarted server (on
+// another port: a run is tied to the endpoint's name, not its address) resumes and finishes with
+// the uninterrupted run's results.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "support/child_process.h"
+#include "support/fixtures.h"
+#include "support/run_cli.h"
+#include "support/serve_process.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::ReadFile;
+using testing::RunCli;
+using testing::ServeProcess;
+
+const std::string kQ4 = "k=q4_0,v=q4_0";
+const std::string kCommon = "--model " + testing::BundledModelDir().string() + " --data " +
+                            (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+                            " --threads 2 --family needle,exact,constraint,variance --lengths 256,512 --depths 0,50,100 "
+                            "--samples 2 --variance-tokens 8 --restart ";
+
+std::string Url(const ServeProcess& s) { return "http://127.0.0.1:" + std::to_string(s.port()); }
+
+std::string Remote(const ServeProcess& base, const ServeProcess& q4) {
+  return "--baseline-endpoint base=" + Url(base) + " --endpoint q4=" + Url(q4) + " --retries 2 --request-timeout 60 ";
+}
+
+json Results(const fs::path& dir) { return json::parse(ReadFile((dir / "results.json").string()), nullptr, false); }
+
+// The in-process run's results with its specs renamed to the endpoints' names, so the two can be
+// compared key for key.
+json Renamed(const json& j) {
+  std::string text = j.dump();
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{kQ4, "q4"}, {"k=f32,v=f32", "base"}}) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return json::parse(text);
+}
+
+// Every outcome the probes produce, without the run's metadata (paths, timings, the configs'
+// memory/endpoint descriptions).
+void ExpectSameOutcomes(const json& in_process, const json& remote) {
+  const json a = Renamed(in_process);
+  for (const char* key : {"probes", "pooled", "variance", "worst_cases", "drift"}) {
+    EXPECT_EQ(a[key], remote[key]) << key;
+  }
+  EXPECT_EQ(remote["baseline"], "base");
+  ASSERT_EQ(remote["configs"].size(), 1u);
+  EXPECT_EQ(remote["configs"][0]["spec"], "q4");
+  EXPECT_TRUE(remote["configs"][0]["bytes_per_token"].is_null());
+  EXPECT_EQ(remote["configs"][0]["endpoint"]["dialect"], "kvaudit");
+  EXPECT_EQ(remote["configs"][0]["endpoint"]["ids_retokenized"], false);
+  EXPECT_EQ(remote["configs"][0]["endpoint"]["tokenizer_check"]["checked"], true);
+  EXPECT_EQ(remote["baseline_endpoint"]["name"], "base");
+}
+
+// The journal's records by id: each run's text and verdict under each configuration.
+std::map<std::string, json> Journal(const fs::path& dir) {
+  std::map<std::string, json> out;
+  std::istringstream in(ReadFile((dir / "progress.jsonl").string()));
+  for (std::string line; std::getline(in, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("id")) out[j["id"].get<std::string>()] = j;
+  }
+  return out;
+}
+
+class CliProbeEndpointTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    in_process_ = new fs::path(testing::MakeTempDir("probe-inproc"));
+    const auto r = RunCli("probe " + kCommon + "--kv " + kQ4 + " --out " + in_process_->string(), 600);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete in_process_; }
+  static fs::path* in_process_;
+};
+fs::path* CliProbeEndpointTest::in_process_ = nullptr;
+
+TEST_F(CliProbeEndpointTest, TwoServersGiveTheInProcessOutcomes) {
+  auto base = ServeProcess::Start({"--kv", "k=f32,v=f32"});
+  auto q4 = ServeProcess::Start({"--kv", kQ4});
+  ASSERT_TRUE(base && q4);
+  const fs::path out = testing::MakeTempDir("probe-remote");
+  const auto r = RunCli("probe " + kCommon + Remote(*base, *q4) + "--out " + out.string(), 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json local = Results(*in_process_), remote = Results(out);
+  ASSERT_FALSE(remote.is_discarded());
+  ExpectSameOutcomes(local, remote);
+  // Texts too, record by record (the results hold only the worst cases' texts).
+  const auto a = Journal(*in_process_), b = Journal(out);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [id, rec] : a) {
+    ASSERT_TRUE(b.count(id)) << id;
+    EXPECT_EQ(Renamed(rec), b.at(id)) << id;
+  }
+  // The q4_0 cache changes some output, or equal outcomes would prove little.
+  int differing = 0;
+  for (const auto& [id, rec] : b) {
+    if (rec.contains("runs") && rec["runs"].size() == 2 && rec["runs"][0] != rec["runs"][1]) ++differing;
+  }
+  EXPECT_GT(differing, 0);
+}
+
+TEST_F(CliProbeEndpointTest, KilledCandidateIsOneLineAndTheRerunResumesIdentically) {
+  auto base = ServeProcess::Start({"--kv", "k=f32,v=f32"});
+  auto q4 = ServeProcess::Start({"--kv", kQ4});
+  ASSERT_TRUE(base && q4);
+  const fs::path out = testing::MakeTempDir("probe-killed");
+  std::vector<std::string> argv = {KVAUDIT_BINARY, "probe"};
+  {
+    std::istringstream words(kCommon + Remote(*base, *q4) + "--out " + out.string());
+    for (std::string w; words >> w;) argv.push_back(w);
+  }
+  auto probe = testing::ChildProcess::Start(argv);
+  ASSERT_TRUE(probe);
+  // Wait (bounded: 300 s) until a few instances are journaled, then kill the candidate server.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(out / "progress.jsonl") && Journal(out).size() >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(Journal(out).size(), 3u);
+  q4->child().Signal(SIGKILL);
+  const std::optional<int> rc = probe->WaitExit(120000);
+  ASSERT_TRUE(rc.has_value()) << "probe did not stop after its endpoint died";
+  EXPECT_EQ(*rc, 2) << probe->Stderr();
+  const std::string err = probe->Stderr();
+  EXPECT_NE(err.find("http://127.0.0.1:" + std::to_string(q4->port())), std::string::npos) << err;
+  EXPECT_NE(err.find("attempts"), std::string::npos) << err;
+  const size_t journaled = Journal(out).size();
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+
+  auto restarted = ServeProcess::Start({"--kv", kQ4});  // port 0: another port than before
+  ASSERT_TRUE(restarted);
+  std::string again = "probe " + kCommon + Remote(*base, *restarted) + "--out " + out.string();
+  again.replace(again.find("--restart "), 10, "");  // resume, not start over
+  const auto r = RunCli(again, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json resumed = Results(out);
+  ExpectSameOutcomes(Results(*in_process_), resumed);
+  EXPECT_EQ(resumed["run"]["instances_resumed"], static_cast<int>(journaled));
+}
+
+}  // namespace
+}  // namespace kvaudit
