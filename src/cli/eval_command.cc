@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/endpoint_flags.h"
 #include "cli/flags.h"
 #include "eval/session.h"
 
@@ -32,6 +33,10 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   EvalOptions& o = f->options;
   f->model.Add(app);
   AddKvCompareFlags(app, o.kv);
+  AddEndpointFlags(app, o.remote);
+  app.add_option("--top-logprobs", o.top_logprobs,
+                 "top logprobs asked per position of an endpoint (its KLD is a lower bound from them; >= 5)")
+      ->capture_default_str();
   AddDataFlag(app, o.data, "the text to evaluate");
   app.add_flag("--per-doc", o.per_doc, "one document per window (truncated to --ctx) instead of one joined stream");
   AddCtxFlag(app, o.ctx, "the window length (default: the model's context, at most 4096)");

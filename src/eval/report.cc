@@ -72,9 +72,13 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
   json j = {{"schema_version", kEvalSchemaVersion}, {"kind", "eval"}, {"model", info.model},
             {"model_hash", info.model_hash}, {"ctx", info.ctx}, {"score_from", info.score_from}};
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
-  j["baseline"] = {{"spec", info.baseline_spec}, {"bytes_per_token", info.baseline_bytes_per_token},
+  const bool remote_base = !info.baseline_endpoint.is_null();
+  j["baseline"] = {{"spec", info.baseline_spec},
+                   {"bytes_per_token", remote_base ? json(nullptr) : json(info.baseline_bytes_per_token)},
                    {"ppl", any ? Num(any->ppl_base) : json(nullptr)},
                    {"nll_mean", any ? Num(any->nll_base_mean) : json(nullptr)}};
+  if (remote_base) j["baseline"]["endpoint"] = info.baseline_endpoint;
+  if (!info.notes.empty()) j["notes"] = info.notes;
   j["data"] = {{"path", info.data}, {"per_doc", info.per_doc}, {"windows", info.n_windows}, {"first_window", info.first_window},
                {"tokens", any ? any->tokens : 0}, {"tokens_hash", info.tokens_hash}};
   j["settings"] = {{"kld_threshold", a.kld_threshold}, {"bootstrap_replicates", a.bootstrap.replicates},
@@ -83,7 +87,13 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
   j["configs"] = json::array();
   for (const ConfigResult& c : configs) {
     const ConfigSummary& s = c.summary;
-    json cj = {{"spec", c.spec}, {"bytes_per_token", c.bytes_per_token}, {"overall", OverallJson(s.overall)}};
+    const bool remote = !c.endpoint.is_null();
+    json cj = {{"spec", c.spec}, {"bytes_per_token", remote ? json(nullptr) : json(c.bytes_per_token)},
+               {"overall", OverallJson(s.overall)}};
+    // Through an endpoint the KLD is a lower bound from the top-k logprobs (eval/topk_fidelity.h).
+    cj["kld_estimate"] = remote || remote_base ? json({{"kind", "lower_bound_from_top_k"}, {"top_logprobs", info.top_logprobs}})
+                                               : json({{"kind", "exact"}});
+    if (remote) cj["endpoint"] = c.endpoint;
     cj["buckets"] = json::array();
     for (size_t b = 0; b < s.buckets.size(); ++b) {
       const FidelitySummary& bs = s.buckets[b];
@@ -106,7 +116,7 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
                                      {"kld_mean", k.tokens ? Num(k.kld_mean) : json(nullptr)},
                                      {"top1_agree", k.tokens ? Num(k.top1_agree) : json(nullptr)}});
     }
-    cj["bytes_vs_baseline"] = info.baseline_bytes_per_token
+    cj["bytes_vs_baseline"] = info.baseline_bytes_per_token && !remote && !remote_base
                                   ? json(static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token))
                                   : json(nullptr);
     j["configs"].push_back(std::move(cj));
@@ -202,6 +212,14 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
                 " bucket already exceeds it)\n",
                 a.kld_threshold);
   out += line;
+  if (info.top_logprobs > 0) {
+    std::snprintf(line, sizeof(line),
+                  "(through an endpoint: bytes/token unknown (0); mean KLD is a lower bound from the top %d\n"
+                  " logprobs per position; top-1, top-5 drop and PPL ratio are exact: docs/metrics.md)\n",
+                  info.top_logprobs);
+    out += line;
+  }
+  for (const std::string& n : info.notes) out += "note: " + n + "\n";
   return out;
 }
 

@@ -28,6 +28,11 @@ struct EvalRunInfo {
   int attn_samples = 0;  // sampled query positions per window for the attention diagnosis (0: off)
   std::string tokens_hash;  // hex, of the window tokens
   AggregateOptions aggregate;  // buckets, threshold, bootstrap settings (class tables unused here)
+  // Endpoints (issue 13): the baseline's when it is remote (else null), the top-k asked of every
+  // server, and what the run left out and why.
+  nlohmann::json baseline_endpoint;
+  int top_logprobs = 0;  // 0: no endpoint
+  std::vector<std::string> notes;
   // The run block: the only part of results.json that differs between a fresh and a resumed run.
   int threads = 0;
   double wall_s = 0, peak_rss_mb = 0;
@@ -35,7 +40,8 @@ struct EvalRunInfo {
 
 struct ConfigResult {
   std::string spec;  // canonical
-  uint64_t bytes_per_token = 0;
+  uint64_t bytes_per_token = 0;  // 0 for an endpoint (null in results: unknown)
+  nlohmann::json endpoint;       // null in-process; an endpoint's RemoteConfig::Describe()
   ConfigSummary summary;
   std::vector<AttnSummary> attention;  // every (layer, KV head), layer-major; empty when off
 };

@@ -11,9 +11,10 @@ namespace kvaudit {
 Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, ThreadPool& pool,
                    const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip,
                    const FidelityRunOptions& options, const std::function<Status(WindowRecord&&)>& on_window) {
-  KV_CHECK(caches.size() >= 2 && skip.size() == windows.size());
+  KV_CHECK(!caches.empty() && caches.size() - 1 + options.n_topk >= 1 && skip.size() == windows.size());
+  KV_CHECK(options.n_topk == 0 || options.fetch_topk);
   KV_CHECK(options.chunk >= 1 && options.chunk <= Forward::kMaxChunk);
-  const size_t n_caches = caches.size(), n_cfg = n_caches - 1;
+  const size_t n_caches = caches.size(), n_cfg = n_caches - 1, n_topk = options.n_topk;
   const int64_t vocab = model.config().vocab_size;
   const size_t row = static_cast<size_t>(vocab);
   std::vector<std::unique_ptr<Forward>> forwards;  // [n_caches], one per cache (activations are per pass)
@@ -30,10 +31,16 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
     const size_t n_scored = static_cast<size_t>(std::max(0, n - 1 - rec.first_pos));
     rec.tokens.assign(ids.begin() + rec.first_pos + 1, ids.begin() + rec.first_pos + 1 + static_cast<std::ptrdiff_t>(n_scored));
     rec.nll_base.resize(n_scored);
-    rec.configs.resize(n_cfg);
+    rec.configs.resize(n_cfg + n_topk);
     for (auto& c : rec.configs) {
       c.kld.resize(n_scored), c.nll.resize(n_scored), c.dp.resize(n_scored);
       c.top1.resize(n_scored), c.top5_drop.resize(n_scored);
+    }
+    std::vector<std::vector<TopKRow>> topk;  // [n_topk][n - 1]
+    if (n_topk > 0) {
+      KV_ASSIGN_OR_RETURN(topk, options.fetch_topk(ids));
+      KV_CHECK(topk.size() == n_topk);
+      for (const auto& rows : topk) KV_CHECK(rows.size() == static_cast<size_t>(std::max(n - 1, 0)));
     }
     if (options.begin_window) options.begin_window(static_cast<int>(w), n);
     for (KvCache* cache : caches) cache->Reset();
@@ -59,6 +66,12 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
           for (size_t c = 0; c < n_cfg; ++c) {
             const PositionFidelity f = base.Compare({logits[c + 1].data() + static_cast<size_t>(r) * row, row});
             WindowRecord::Config& out = rec.configs[c];
+            out.kld[i] = f.kld, out.nll[i] = f.nll, out.dp[i] = f.dp;
+            out.top1[i] = f.top1, out.top5_drop[i] = f.top5_drop;
+          }
+          for (size_t t = 0; t < n_topk; ++t) {
+            const PositionFidelity f = CompareTopK(base, topk[t][static_cast<size_t>(start + r)]);
+            WindowRecord::Config& out = rec.configs[n_cfg + t];
             out.kld[i] = f.kld, out.nll[i] = f.nll, out.dp[i] = f.dp;
             out.top1[i] = f.top1, out.top5_drop[i] = f.top5_drop;
           }

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "eval/fidelity_metrics.h"
+#include "eval/topk_fidelity.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 
@@ -22,9 +24,15 @@ struct FidelityRunOptions {
   // Called before each window that runs, with its index and token count (the attention
   // diagnosis picks its sampled positions here).
   std::function<void(int window, int n_tokens)> begin_window;
+  // Configurations known only by their top-k logprobs (endpoints: eval/remote_fidelity.h), compared
+  // with the in-process baseline after the in-process configurations: WindowRecord::configs holds
+  // caches.size() - 1 + n_topk entries. fetch_topk(ids) returns [n_topk][ids.size() - 1] rows.
+  size_t n_topk = 0;
+  std::function<Expected<std::vector<std::vector<TopKRow>>>(std::span<const int32_t> ids)> fetch_topk;
 };
 
-// caches[0] is the baseline, caches[1..] the configurations (at least one). Windows with
+// caches[0] is the baseline, caches[1..] the in-process configurations (at least one configuration
+// in all, counting options.n_topk). Windows with
 // skip[w] (already in the progress log) are not run. on_window receives each finished window in
 // ascending order; a non-ok Status from it stops the run and is returned.
 Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, ThreadPool& pool,

@@ -6,6 +6,7 @@
 
 #include "eval/attention_diag.h"
 #include "eval/buckets.h"
+#include "eval/remote_fidelity.h"
 #include "eval/resume_log.h"
 #include "eval/runner.h"
 #include "eval/token_classes.h"
@@ -48,11 +49,28 @@ int LogitsChunk(size_t n_caches, int64_t vocab) {
   return static_cast<int>(std::clamp<int64_t>(fit / 64 * 64, 64, Forward::kMaxChunk));
 }
 
+Status CheckSomeConfiguration(const EvalOptions& o) {
+  if (o.kv.kv.empty() && o.remote.endpoints.empty()) {
+    return BadInput("eval needs at least one --kv or --endpoint configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  }
+  return Status::Ok();
+}
+
+// Texts for the tokenizer check against each endpoint: the start of the first windows, decoded.
+std::vector<std::string> TokenizerSamples(const Tokenizer* tok, const std::vector<std::vector<int32_t>>& windows) {
+  std::vector<std::string> out;
+  for (size_t w = 0; tok && w < windows.size() && w < 3; ++w) {
+    const size_t n = std::min<size_t>(windows[w].size(), 256);
+    out.push_back(tok->Decode(std::span<const int32_t>(windows[w]).first(n)));
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   const RunClock clock;
-  if (o.kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));
   KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
   KV_ASSIGN_OR_RETURN(auto windows, CutWindows(engine, "eval", o));
   KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
@@ -72,7 +90,7 @@ Expected<std::vector<std::vector<int32_t>>> EvalPlan::CutWindows(const Engine& e
 
 Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vector<std::vector<int32_t>> all) {
   const RunClock clock;
-  if (o.kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));
   const ModelConfig& cfg = engine.model->config();
   KV_ASSIGN_OR_RETURN(const int ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
   if (o.score_from > ctx - 2) {
@@ -91,8 +109,21 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   }
   // Every spec is validated before any compute: a typo in the third --kv fails at once.
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*engine.model, o.kv, *engine.pool));
+  // Then every endpoint is reached, its capabilities checked and its tokenizer compared with ours.
+  std::vector<std::string> notes;
+  RemoteConfigs remote;
+  if (!o.remote.empty()) {
+    const Tokenizer* tok = engine.model->tokenizer();
+    if (!tok) return BadInput(o.model + ": eval through an endpoint sends token ids, and the model has no tokenizer; hint: use a model directory with tokenizer.json");
+    KV_ASSIGN_OR_RETURN(remote, ConnectEvalEndpoints(o.remote, !o.kv.kv.empty(), o.top_logprobs, *tok, TokenizerSamples(tok, windows)));
+    if (o.attn_samples > 0) {
+      o.attn_samples = 0;  // the diagnosis reads each configuration's cache rows: none through an API
+      notes.push_back("attention diagnosis: off, an endpoint's cache rows cannot be read (docs/endpoints.md)");
+    }
+  }
 
   EvalPlan plan(std::move(o), std::move(engine), std::move(configs));
+  plan.remote = std::move(remote);
   plan.clock = clock;
   plan.tokenizer = plan.engine.model->tokenizer();
   plan.windows = std::move(windows);
@@ -109,6 +140,12 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   info.threads = plan.engine.pool->size();
   info.attn_samples = opt.attn_samples;
   info.baseline_spec = plan.configs.policy(0).spec();
+  if (const RemoteConfig* b = plan.remote.baseline()) {
+    info.baseline_spec = b->name;
+    info.baseline_endpoint = b->Describe();
+  }
+  info.top_logprobs = plan.remote.any() ? opt.top_logprobs : 0;
+  info.notes = std::move(notes);
   plan.model_hash = HexHash(HashModel(*plan.engine.model));  // once: it reads every weight byte
   info.model_hash = plan.model_hash;
   const ModelConfig& mc = plan.engine.model->config();
@@ -137,6 +174,7 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   // (Absent at 0, so journals written before --first-window existed still resume.)
   if (options.first_window > 0) fp["first_window"] = options.first_window;
   fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  if (remote.any()) fp["endpoints"] = {{"servers", remote.Fingerprint()}, {"top_logprobs", options.top_logprobs}};
   if (options.attn_samples > 0) {
     // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
     nlohmann::json edges = nlohmann::json::array();
@@ -145,6 +183,8 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   }
   return fp;
 }
+
+size_t EvalSession::n_configs() const { return plan_.configs.n_configs() + plan_.remote.configs().size(); }
 
 size_t EvalSession::attention_cells() const {
   const ModelConfig& cfg = plan_.engine.model->config();
@@ -186,7 +226,7 @@ Expected<EvalSessionResult> EvalSession::Run() {
 Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches_in,
                                std::vector<KvCache*> shadows, std::vector<WindowRecord>* records) {
   const auto& windows = plan_.windows;
-  KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, plan_.configs.n_configs(),
+  KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, n_configs(),
                                                   windows.size(), records, attention_cells()));
   plan_.info.windows_resumed = static_cast<int>(records->size());
   std::vector<bool> skip(windows.size(), false);
@@ -206,14 +246,25 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   run.score_from = plan_.options.score_from;
   run.chunk = LogitsChunk(caches.size(), plan_.engine.model->config().vocab_size);
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
-  Status st = RunFidelity(*plan_.engine.model, caches, *plan_.engine.pool, windows, skip, run,
-                          [&](WindowRecord&& rec) -> Status {
-                            if (diag) rec.attention = diag->TakeWindow();
-                            KV_RETURN_IF_ERROR(log->Append(rec));
-                            bar.Advance(static_cast<int64_t>(windows[static_cast<size_t>(rec.window)].size()) - 1);
-                            records->push_back(std::move(rec));
-                            return Status::Ok();
-                          });
+  auto on_window = [&](WindowRecord&& rec) -> Status {
+    if (diag) rec.attention = diag->TakeWindow();
+    KV_RETURN_IF_ERROR(log->Append(rec));
+    bar.Advance(static_cast<int64_t>(windows[static_cast<size_t>(rec.window)].size()) - 1);
+    records->push_back(std::move(rec));
+    return Status::Ok();
+  };
+  std::vector<RemoteBackend*> remote;  // the endpoint configurations, in --endpoint order
+  for (const RemoteConfig& r : plan_.remote.configs()) remote.push_back(r.backend.get());
+  const int k = plan_.options.top_logprobs;
+  Status st;
+  if (const RemoteConfig* b = plan_.remote.baseline()) {
+    remote.insert(remote.begin(), b->backend.get());  // every side remote: no forward pass here
+    st = RunTopKFidelity(remote, k, windows, skip, run.score_from, on_window);
+  } else {
+    run.n_topk = remote.size();
+    run.fetch_topk = [&](std::span<const int32_t> ids) { return FetchTopKRows(remote, ids, k); };
+    st = RunFidelity(*plan_.engine.model, caches, *plan_.engine.pool, windows, skip, run, on_window);
+  }
   bar.Finish();
   KV_RETURN_IF_ERROR(st);
   std::sort(records->begin(), records->end(),
@@ -236,8 +287,16 @@ std::vector<ConfigResult> EvalSession::Summarize(const std::vector<WindowRecord>
   std::vector<int> from;
   for (const Bucket& b : agg.buckets) from.push_back(b.from);
   std::vector<ConfigResult> results;
-  for (size_t c = 0; c < plan_.configs.n_configs(); ++c) {
-    ConfigResult r{plan_.configs.policy(c + 1).spec(), caches[c + 1]->bytes_per_token(), SummarizeConfig(records, c, agg), {}};
+  const size_t n_local = plan_.configs.n_configs();
+  for (size_t c = 0; c < n_configs(); ++c) {
+    ConfigResult r;
+    if (c < n_local) {
+      r.spec = plan_.configs.policy(c + 1).spec(), r.bytes_per_token = caches[c + 1]->bytes_per_token();
+    } else {
+      const RemoteConfig& e = plan_.remote.configs()[c - n_local];
+      r.spec = e.name, r.endpoint = e.Describe();
+    }
+    r.summary = SummarizeConfig(records, c, agg);
     if (attn_cells > 0) {
       std::vector<AttnCell> sum(attn_cells);  // summed in ascending window order (records are sorted)
       for (const WindowRecord& w : records) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "endpoint/remote_configs.h"
 #include "eval/report.h"
 #include "run/engine.h"
 #include "run/kv_configs.h"
@@ -22,7 +23,12 @@ namespace kvaudit {
 struct EvalOptions {
   std::string model;       // Hugging Face directory or .gguf file
   int threads = 0;         // 0 = all cores
-  KvConfigOptions kv;      // baseline, configurations (at least one), calibration text
+  KvConfigOptions kv;      // baseline, in-process configurations, calibration text
+  // Deployed servers (issue 13, docs/endpoints.md): --endpoint configurations after the --kv ones,
+  // compared through their prompt logprobs; --baseline-endpoint replaces kv.baseline (then every
+  // configuration must be an endpoint). At least one configuration in all.
+  RemoteConfigOptions remote;
+  int top_logprobs = 20;   // top-k logprobs asked per position of an endpoint (>= 5)
   std::string data;        // text: file, folder of text files, or JSONL with "text"
   bool per_doc = false;    // one document per window instead of one joined stream
   int ctx = 0;             // window length; 0 = the model's context, at most 4096
@@ -63,6 +69,7 @@ struct EvalPlan {
   const Tokenizer* tokenizer = nullptr;      // null: no token classes
   std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the selected windows
   KvConfigs configs;
+  RemoteConfigs remote;        // connected; empty without --endpoint/--baseline-endpoint
   EvalRunInfo info;            // the inputs half of results.json
   nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed
   std::string model_hash;      // hex HashModel (run/fingerprint.h), computed once: it reads every weight byte
@@ -91,6 +98,7 @@ class EvalSession {
  private:
   Status RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches, std::vector<KvCache*> shadows,
                     std::vector<WindowRecord>* records);
+  size_t n_configs() const;  // in-process + endpoints
   std::vector<ConfigResult> Summarize(const std::vector<WindowRecord>& records,
                                       const std::vector<std::unique_ptr<KvCache>>& caches) const;
   size_t attention_cells() const;

@@ -1,0 +1,108 @@
+#include "eval/remote_fidelity.h"
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include "endpoint/dialect.h"
+
+namespace kvaudit {
+namespace {
+
+TopKRow ToRow(PromptPositionLogprobs&& p) {
+  TopKRow r;
+  r.token = p.token, r.logprob = p.logprob, r.top = std::move(p.top);
+  return r;
+}
+
+Status CheckForEval(const RemoteConfig& c, int top_logprobs) {
+  const Capabilities& caps = c.backend->capabilities();
+  const std::string at = "--endpoint " + c.name + " (" + DialectName(c.backend->dialect()) + ")";
+  if (caps.prompt_logprobs != Support::kYes) {
+    return BadInput(at + " returns no prompt logprobs, which eval needs; hint: eval a vLLM or kvaudit serve "
+                    "deployment; `kvaudit probe` runs against this one (docs/endpoints.md)");
+  }
+  if (caps.max_top_logprobs > 0 && top_logprobs > caps.max_top_logprobs) {
+    return BadInput("--top-logprobs " + std::to_string(top_logprobs) + " is above what " + at + " returns (" +
+                    std::to_string(caps.max_top_logprobs) + "); hint: use at most " +
+                    std::to_string(caps.max_top_logprobs) + ", or raise the server's limit (vLLM --max-logprobs)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<RemoteConfigs> ConnectEvalEndpoints(const RemoteConfigOptions& o, bool any_in_process_config, int top_logprobs,
+                                             const Tokenizer& tokenizer, std::span<const std::string> samples) {
+  if (o.empty()) return RemoteConfigs();
+  if (!o.baseline_endpoint.empty() && any_in_process_config) {
+    return BadInput("--baseline-endpoint with an in-process --kv configuration: eval compares an in-process "
+                    "configuration only with an in-process baseline; hint: give the configurations as --endpoint, "
+                    "or drop --baseline-endpoint");
+  }
+  if (top_logprobs < kMinTopK) {
+    return BadInput("--top-logprobs " + std::to_string(top_logprobs) + " is below " + std::to_string(kMinTopK) +
+                    "; hint: top-5 drop needs 5 (the default is 20)");
+  }
+  KV_ASSIGN_OR_RETURN(RemoteConfigs remote, RemoteConfigs::Connect(o, tokenizer, samples));
+  if (const RemoteConfig* b = remote.baseline()) KV_RETURN_IF_ERROR(CheckForEval(*b, top_logprobs));
+  for (const RemoteConfig& c : remote.configs()) KV_RETURN_IF_ERROR(CheckForEval(c, top_logprobs));
+  return remote;
+}
+
+Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>& backends, std::span<const int32_t> ids,
+                                              int k) {
+  std::vector<std::optional<Expected<std::vector<PromptPositionLogprobs>>>> got(backends.size());
+  std::vector<std::thread> threads;
+  for (size_t b = 0; b < backends.size(); ++b) {
+    threads.emplace_back([&, b] { got[b].emplace(backends[b]->PromptLogprobs(ids, k)); });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<TopKRows> out(backends.size());
+  for (size_t b = 0; b < backends.size(); ++b) {  // the first failing backend in order: a stable message
+    if (!got[b]->ok()) return got[b]->error();
+    std::vector<PromptPositionLogprobs>& rows = got[b]->value();
+    KV_CHECK(rows.size() + 1 == ids.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      KV_CHECK(rows[i].token == ids[i + 1]);
+      if (rows[i].top.empty()) {
+        return BadInput(backends[b]->client().spec().Url("/v1/completions") + ": position " + std::to_string(i + 1) +
+                        " came back without top logprobs; hint: the server must honour prompt_logprobs (vLLM, kvaudit serve)");
+      }
+      out[b].push_back(ToRow(std::move(rows[i])));
+    }
+  }
+  return out;
+}
+
+Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
+                       const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip, int score_from,
+                       const std::function<Status(WindowRecord&&)>& on_window) {
+  KV_CHECK(backends.size() >= 2 && skip.size() == windows.size());
+  const size_t n_cfg = backends.size() - 1;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    if (skip[w]) continue;
+    const std::vector<int32_t>& ids = windows[w];
+    const int n = static_cast<int>(ids.size());
+    KV_ASSIGN_OR_RETURN(const std::vector<TopKRows> rows, FetchTopKRows(backends, ids, k));
+    WindowRecord rec;
+    rec.window = static_cast<int>(w);
+    rec.first_pos = std::min(score_from, std::max(n - 1, 0));
+    rec.configs.resize(n_cfg);
+    for (int i = rec.first_pos; i < n - 1; ++i) {
+      const TopKRow& base = rows[0][static_cast<size_t>(i)];
+      rec.tokens.push_back(ids[static_cast<size_t>(i) + 1]);
+      rec.nll_base.push_back(-base.logprob);
+      for (size_t c = 0; c < n_cfg; ++c) {
+        const PositionFidelity f = CompareTopK(base, rows[c + 1][static_cast<size_t>(i)]);
+        WindowRecord::Config& out = rec.configs[c];
+        out.kld.push_back(f.kld), out.nll.push_back(f.nll), out.dp.push_back(f.dp);
+        out.top1.push_back(f.top1), out.top5_drop.push_back(f.top5_drop);
+      }
+    }
+    KV_RETURN_IF_ERROR(on_window(std::move(rec)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace kvaudit
