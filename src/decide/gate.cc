@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace kvaudit {
 namespace {
@@ -191,7 +192,11 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
       }
       GateCase c = Case(info.key, "context " + Range(b.from, b.to), b.from, b.to, "", info.field, *b.value[m], *limits.limit[m]);
       c.pass = info.is_min ? c.measured >= c.threshold : c.measured <= c.threshold;
-      c.text = Text(c, info.is_min, std::to_string(b.tokens) + " tokens");
+      // Through an endpoint the KLD is a lower bound from top-k logprobs (docs/metrics.md): a pass
+      // on it is "not refuted", and the case says so.
+      const bool bound = in.eval->kld_lower_bound && std::string_view(info.field).starts_with("kld");
+      c.text = Text(c, info.is_min, std::to_string(b.tokens) + " tokens" +
+                                        (bound ? ", a lower bound from the endpoint's top-k logprobs" : ""));
       bucket_pass = bucket_pass && c.pass;
       if (b.from <= target) v->cases.push_back(std::move(c));
     }

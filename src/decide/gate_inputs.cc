@@ -121,6 +121,8 @@ Expected<EvalInput> ReadEval(const ResultsReader& r, const json& j) {
     const std::string at = At("configs", c);
     EvalConfigResult cfg;
     KV_ASSIGN_OR_RETURN(cfg.spec, r.String(cj, at, "spec"));
+    cfg.kld_lower_bound = cj.contains("kld_estimate") && cj["kld_estimate"].is_object() &&
+                          OptionalString(cj["kld_estimate"], "kind") == "lower_bound_from_top_k";
     KV_ASSIGN_OR_RETURN(const json* buckets, r.Array(cj, at, "buckets"));
     for (size_t b = 0; b < buckets->size(); ++b) {
       KV_ASSIGN_OR_RETURN(EvalBucketRow row, ReadBucket(r, (*buckets)[b], at + "." + At("buckets", b)));

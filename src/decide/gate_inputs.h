@@ -27,6 +27,7 @@ struct EvalBucketRow {
 struct EvalConfigResult {
   std::string spec;                    // canonical
   std::vector<EvalBucketRow> buckets;  // ascending
+  bool kld_lower_bound = false;        // kld_estimate.kind "lower_bound_from_top_k": through an endpoint
 };
 
 struct EvalInput {

@@ -149,7 +149,7 @@ Expected<TokenizerCheck> RemoteBackend::CheckTokenizer(const Tokenizer& tokenize
     };
     return BadInput(client_.spec().Url("/tokenize") + ": the server's tokenizer differs from the local one: sample " +
                     std::to_string(s) + " " + Quote(samples[s]) + ", token " + std::to_string(i) + ": " + local_side() +
-                    ", " + server_side() + "; hint: pass the served model's tokenizer (--tokenizer or --model)");
+                    ", " + server_side() + "; hint: pass the served model's directory or GGUF as --model");
   }
   check.checked = true;
   check.samples = static_cast<int>(samples.size());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -113,6 +114,33 @@ TEST_F(CliEvalEndpointTest, EndpointConfigurationAgainstInProcessBaseline) {
   EXPECT_NE(j["notes"][0].get<std::string>().find("attention"), std::string::npos);
 }
 
+// The gate judges an endpoint's eval, and every KLD case says it rests on a lower bound.
+TEST_F(CliEvalEndpointTest, GateMarksTheKldOfAnEndpointAsALowerBound) {
+  ASSERT_TRUE(base_ && q4_);
+  const fs::path out = *dir_ / "gated";
+  ASSERT_EQ(RunCli(kEval + "--endpoint q4=" + Url(*q4_) + " --out " + out.string(), 300).exit_code, 0);
+  std::ofstream(*dir_ / "policy.toml") << "[fidelity]\nkld_mean_max = 1.0\ntop1_agree_min = 0.5\n";
+  const auto r = RunCli("gate --results " + out.string() + " --policy " + (*dir_ / "policy.toml").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  int kld_cases = 0, top1_cases = 0;
+  for (const json& c : j["configs"][0]["cases"]) {
+    const std::string text = c["text"];
+    const bool marked = text.find("lower bound") != std::string::npos;
+    if (c["criterion"] == "kld_mean_max") {
+      ++kld_cases;
+      EXPECT_TRUE(marked) << text;
+    }
+    if (c["criterion"] == "top1_agree_min") {
+      ++top1_cases;
+      EXPECT_FALSE(marked) << text;
+    }
+  }
+  EXPECT_GT(kld_cases, 0);
+  EXPECT_EQ(kld_cases, top1_cases);
+}
+
 TEST_F(CliEvalEndpointTest, EveryPartRemote) {
   ASSERT_TRUE(base_ && q4_);
   const fs::path out = *dir_ / "both";
@@ -134,7 +162,9 @@ TEST_F(CliEvalEndpointTest, ResumedRunEqualsAFreshOne) {
   again.replace(again.find("--restart "), 10, "");
   const auto r = RunCli(again, 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json resumed = Results(out), fresh = Results(*dir_ / "remote");
+  const fs::path fresh_dir = *dir_ / "fresh";
+  ASSERT_EQ(RunCli(kEval + "--endpoint q4=" + Url(*q4_) + " --out " + fresh_dir.string(), 300).exit_code, 0);
+  json resumed = Results(out), fresh = Results(fresh_dir);
   EXPECT_EQ(resumed["run"]["windows_resumed"], 1);
   for (json* j : {&resumed, &fresh}) j->erase("run");
   EXPECT_EQ(resumed["configs"][0]["overall"], fresh["configs"][0]["overall"]);
