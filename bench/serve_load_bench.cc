@@ -37,6 +37,7 @@ ClientResult RunClient(int port, int client, int requests, int prompt_tokens, in
   httplib::Client http("127.0.0.1", port);
   http.set_read_timeout(600, 0);
   http.set_keep_alive(true);
+  http.set_tcp_nodelay(true);
   ClientResult r;
   for (int i = 0; i < requests; ++i) {
     const std::string body = Body(client, i, prompt_tokens, max_tokens);

@@ -1,0 +1,65 @@
+#include "support/fault_proxy.h"
+
+#include <chrono>
+
+namespace kvaudit::testing {
+
+FaultProxy::FaultProxy(int upstream_port, std::string faulted_path, std::vector<Step> script, Step then)
+    : upstream_port_(upstream_port), faulted_path_(std::move(faulted_path)), script_(std::move(script)), then_(std::move(then)) {
+  auto handler = [this](const httplib::Request& q, httplib::Response& r) { Handle(q, r); };
+  http_.Get(".*", handler);
+  http_.Post(".*", handler);
+  http_.set_keep_alive_timeout(1);  // bounds how long the destructor's stop waits on idle connections
+  port_ = http_.bind_to_any_port("127.0.0.1");
+  thread_ = std::thread([this] { http_.listen_after_bind(); });
+  // stop() is a no-op until the accept loop runs (support/fault_server.cc says why): wait for it.
+  for (int i = 0; i < 500 && !http_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+FaultProxy::~FaultProxy() {
+  http_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FaultProxy::Forward(const httplib::Request& req, httplib::Response& res) const {
+  httplib::Client up("127.0.0.1", upstream_port_);
+  up.set_connection_timeout(10, 0);
+  up.set_read_timeout(120, 0);
+  httplib::Headers headers;
+  if (req.has_header("Authorization")) headers.emplace("Authorization", req.get_header_value("Authorization"));
+  const auto r = req.method == "GET" ? up.Get(req.path.c_str(), headers)
+                                     : up.Post(req.path.c_str(), headers, req.body, "application/json");
+  if (!r) {
+    res.status = 502;
+    res.set_content(R"({"error": {"message": "upstream unreachable"}})", "application/json");
+    return;
+  }
+  res.status = r->status;
+  res.set_content(r->body, r->get_header_value("Content-Type").empty() ? "application/json"
+                                                                         : r->get_header_value("Content-Type").c_str());
+}
+
+void FaultProxy::Handle(const httplib::Request& req, httplib::Response& res) {
+  if (req.path != faulted_path_) return Forward(req, res);
+  const int n = faulted_++;
+  const Step& step = n < static_cast<int>(script_.size()) ? script_[static_cast<size_t>(n)] : then_;
+  if (!step) return Forward(req, res);
+  switch (step->kind) {
+    case FaultStep::kSleep:
+      std::this_thread::sleep_for(std::chrono::duration<double>(step->sleep_s));
+      return Forward(req, res);  // late: a client with a shorter timeout has given up
+    case FaultStep::kAnswer:
+    case FaultStep::kTruncated:
+      res.status = step->status;
+      res.set_content(step->body, "application/json");
+      return;
+    case FaultStep::kClose:
+      res.set_content_provider(64, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
+        sink.write("{\"ok\": t", 8);
+        return false;  // httplib drops the connection: the client reads 8 of 64 bytes
+      });
+      return;
+  }
+}
+
+}  // namespace kvaudit::testing
