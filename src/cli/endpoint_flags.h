@@ -1,6 +1,6 @@
 // The flags of a job that compares deployed servers (docs/endpoints.md): --endpoint NAME=URL
 // (repeatable), --baseline-endpoint [NAME=]URL, --dialect, --api-key-env, --api-key-file,
-// --request-timeout, --retries. Declared once, for probe now and eval after it.
+// --request-timeout, --retries, --parallel. Declared once, for probe and eval.
 #pragma once
 
 #include "endpoint/remote_configs.h"

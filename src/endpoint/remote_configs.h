@@ -25,6 +25,9 @@ struct RemoteConfigOptions {
   std::string dialect = "auto";        // --dialect: auto, kvaudit, vllm, llama-server, openai
   ApiKeySource api_key;                // --api-key-env / --api-key-file
   HttpOptions http;                    // --request-timeout, --retries
+  // --parallel: units of work (probe instances, eval windows) sent at once when every part of the
+  // run is an endpoint; results do not depend on it (journaled in order).
+  int parallel = 1;
   bool empty() const { return endpoints.empty() && baseline_endpoint.empty(); }
 };
 

@@ -40,6 +40,10 @@ Expected<RemoteConfigs> ConnectEvalEndpoints(const RemoteConfigOptions& o, bool 
                     "configuration only with an in-process baseline; hint: give the configurations as --endpoint, "
                     "or drop --baseline-endpoint");
   }
+  if (o.parallel > 1 && o.baseline_endpoint.empty()) {
+    return BadInput("--parallel " + std::to_string(o.parallel) + " needs --baseline-endpoint (an in-process baseline runs "
+                    "one window at a time; the endpoints of a window are always asked at once); hint: drop --parallel");
+  }
   if (top_logprobs < kMinTopK) {
     return BadInput("--top-logprobs " + std::to_string(top_logprobs) + " is below " + std::to_string(kMinTopK) +
                     "; hint: top-5 drop needs 5 (the default is 20)");
@@ -75,32 +79,54 @@ Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>&
   return out;
 }
 
+namespace {
+
+// One window's record from every side's rows: rows[0] the baseline, rows[1..] the configurations.
+WindowRecord RecordOf(int window, const std::vector<int32_t>& ids, const std::vector<TopKRows>& rows, int score_from) {
+  const int n = static_cast<int>(ids.size());
+  const size_t n_cfg = rows.size() - 1;
+  WindowRecord rec;
+  rec.window = window;
+  rec.first_pos = std::min(score_from, std::max(n - 1, 0));
+  rec.configs.resize(n_cfg);
+  for (int i = rec.first_pos; i < n - 1; ++i) {
+    const TopKRow& base = rows[0][static_cast<size_t>(i)];
+    rec.tokens.push_back(ids[static_cast<size_t>(i) + 1]);
+    rec.nll_base.push_back(-base.logprob);
+    for (size_t c = 0; c < n_cfg; ++c) {
+      const PositionFidelity f = CompareTopK(base, rows[c + 1][static_cast<size_t>(i)]);
+      WindowRecord::Config& out = rec.configs[c];
+      out.kld.push_back(f.kld), out.nll.push_back(f.nll), out.dp.push_back(f.dp);
+      out.top1.push_back(f.top1), out.top5_drop.push_back(f.top5_drop);
+    }
+  }
+  return rec;
+}
+
+}  // namespace
+
 Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
                        const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip, int score_from,
-                       const std::function<Status(WindowRecord&&)>& on_window) {
-  KV_CHECK(backends.size() >= 2 && skip.size() == windows.size());
-  const size_t n_cfg = backends.size() - 1;
+                       int parallel, const std::function<Status(WindowRecord&&)>& on_window) {
+  KV_CHECK(backends.size() >= 2 && skip.size() == windows.size() && parallel >= 1);
+  std::vector<size_t> todo;  // the windows to run, ascending
   for (size_t w = 0; w < windows.size(); ++w) {
-    if (skip[w]) continue;
-    const std::vector<int32_t>& ids = windows[w];
-    const int n = static_cast<int>(ids.size());
-    KV_ASSIGN_OR_RETURN(const std::vector<TopKRows> rows, FetchTopKRows(backends, ids, k));
-    WindowRecord rec;
-    rec.window = static_cast<int>(w);
-    rec.first_pos = std::min(score_from, std::max(n - 1, 0));
-    rec.configs.resize(n_cfg);
-    for (int i = rec.first_pos; i < n - 1; ++i) {
-      const TopKRow& base = rows[0][static_cast<size_t>(i)];
-      rec.tokens.push_back(ids[static_cast<size_t>(i) + 1]);
-      rec.nll_base.push_back(-base.logprob);
-      for (size_t c = 0; c < n_cfg; ++c) {
-        const PositionFidelity f = CompareTopK(base, rows[c + 1][static_cast<size_t>(i)]);
-        WindowRecord::Config& out = rec.configs[c];
-        out.kld.push_back(f.kld), out.nll.push_back(f.nll), out.dp.push_back(f.dp);
-        out.top1.push_back(f.top1), out.top5_drop.push_back(f.top5_drop);
-      }
+    if (!skip[w]) todo.push_back(w);
+  }
+  for (size_t at = 0; at < todo.size(); at += static_cast<size_t>(parallel)) {
+    // Up to `parallel` windows fetched at once; recorded in ascending order whichever answers first.
+    const size_t batch = std::min(todo.size() - at, static_cast<size_t>(parallel));
+    std::vector<std::optional<Expected<std::vector<TopKRows>>>> got(batch);
+    std::vector<std::thread> threads;
+    for (size_t b = 0; b < batch; ++b) {
+      threads.emplace_back([&, b] { got[b].emplace(FetchTopKRows(backends, windows[todo[at + b]], k)); });
     }
-    KV_RETURN_IF_ERROR(on_window(std::move(rec)));
+    for (std::thread& t : threads) t.join();
+    for (size_t b = 0; b < batch; ++b) {
+      if (!got[b]->ok()) return got[b]->error();
+      const size_t w = todo[at + b];
+      KV_RETURN_IF_ERROR(on_window(RecordOf(static_cast<int>(w), windows[w], got[b]->value(), score_from)));
+    }
   }
   return Status::Ok();
 }

@@ -34,9 +34,10 @@ Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>&
                                               int k);
 
 // backends[0] is the remote baseline, backends[1..] the configurations (at least one). Windows
-// with skip[w] are not run; on_window receives each finished window in ascending order.
+// with skip[w] are not run; up to `parallel` windows are fetched at once; on_window receives each
+// finished window in ascending order (when a window fails, those before it have been received).
 Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
                        const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip, int score_from,
-                       const std::function<Status(WindowRecord&&)>& on_window);
+                       int parallel, const std::function<Status(WindowRecord&&)>& on_window);
 
 }  // namespace kvaudit

@@ -259,7 +259,7 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   Status st;
   if (const RemoteConfig* b = plan_.remote.baseline()) {
     remote.insert(remote.begin(), b->backend.get());  // every side remote: no forward pass here
-    st = RunTopKFidelity(remote, k, windows, skip, run.score_from, on_window);
+    st = RunTopKFidelity(remote, k, windows, skip, run.score_from, plan_.options.remote.parallel, on_window);
   } else {
     run.n_topk = remote.size();
     run.fetch_topk = [&](std::span<const int32_t> ids) { return FetchTopKRows(remote, ids, k); };

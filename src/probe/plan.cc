@@ -55,6 +55,11 @@ Status CheckOptions(const ProbeOptions& o) {
   if (o.kv.kv.empty() && o.remote.endpoints.empty()) {
     return BadInput("probe needs at least one --kv or --endpoint configuration; hint: e.g. --kv k=q4_0,v=q4_0");
   }
+  if (o.remote.parallel > 1 && (o.remote.baseline_endpoint.empty() || !o.kv.kv.empty())) {
+    return BadInput("--parallel " + std::to_string(o.remote.parallel) + " needs the baseline and every configuration to be "
+                    "endpoints (an in-process cache runs one instance at a time); hint: use --baseline-endpoint and "
+                    "--endpoint only, or drop --parallel");
+  }
   if (o.n < 1 || o.samples < 2 || o.variance_tokens < 1 || o.drift_tokens < 1) {
     return BadInput("--n must be >= 1, --samples >= 2, token budgets >= 1; hint: see kvaudit probe --list");
   }

@@ -1,7 +1,10 @@
 #include "probe/session.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include "probe/runner.h"
 #include "run/generation_backend.h"
@@ -48,14 +51,40 @@ class Recorded {
   int restored_ = 0;
 };
 
-// Runs (or restores) one unit of work and journals what ran.
-template <class Parse, class Records, class RunOne>
-Status Step(Recorded& recorded, JsonlJournal& journal, const std::string& id, Parse parse, Records& into, RunOne run) {
-  if (recorded.Has(id)) return recorded.Restore(id, parse, into);
-  auto record = run();
-  if (!record) return record.error();
-  into.push_back(std::move(*record));
-  return journal.Append(ToJson(into.back()));
+// Runs (or restores) units 0..n-1 of one kind and journals what ran, in unit order: up to
+// `parallel` consecutive units not yet recorded run at once (each on its own thread; only when
+// every backend is an endpoint), and are journaled in order, so the journal and the results do
+// not depend on which finishes first. When a unit fails, those before it are journaled first.
+template <class IdOf, class Parse, class Records, class RunOne>
+Status Steps(Recorded& recorded, JsonlJournal& journal, size_t n, size_t parallel, IdOf id_of, Parse parse,
+             Records& into, RunOne run, ProgressBar& bar) {
+  using Record = typename Records::value_type;
+  for (size_t i = 0; i < n;) {
+    if (recorded.Has(id_of(i))) {
+      KV_RETURN_IF_ERROR(recorded.Restore(id_of(i), parse, into));
+      bar.Advance(1);
+      ++i;
+      continue;
+    }
+    std::vector<size_t> batch;  // consecutive units to run now
+    for (size_t j = i; j < n && batch.size() < parallel && !recorded.Has(id_of(j)); ++j) batch.push_back(j);
+    std::vector<std::optional<Expected<Record>>> got(batch.size());
+    if (batch.size() == 1) {
+      got[0].emplace(run(batch[0]));
+    } else {
+      std::vector<std::thread> threads;
+      for (size_t k = 0; k < batch.size(); ++k) threads.emplace_back([&, k] { got[k].emplace(run(batch[k])); });
+      for (std::thread& t : threads) t.join();
+    }
+    for (auto& g : got) {
+      if (!g->ok()) return g->error();
+      into.push_back(std::move(g->value()));
+      KV_RETURN_IF_ERROR(journal.Append(ToJson(into.back())));
+      bar.Advance(1);
+    }
+    i = batch.back() + 1;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -106,21 +135,23 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
   ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
   ProgressBar bar(out.info.instances, StderrIsTerminal(), "probe");
-  for (const ProbeInstance& i : plan_.instances) {
-    KV_RETURN_IF_ERROR(Step(recorded, *journal, i.id, ProbeRecordFromJson, out.probes, [&] { return runner.RunChecked(i); }));
-    bar.Advance(1);
-  }
-  for (const FreePrompt& v : plan_.variance) {
-    KV_RETURN_IF_ERROR(Step(recorded, *journal, v.id, VarianceRecordFromJson, out.variance, [&] {
-      return runner.RunVariance(v.id, v.length, v.prompt, o.samples, o.temperature, o.variance_tokens, o.seed);
-    }));
-    bar.Advance(1);
-  }
-  for (const FreePrompt& d : plan_.drift) {
-    KV_RETURN_IF_ERROR(Step(recorded, *journal, d.id, DriftRecordFromJson, out.drift,
-                            [&] { return runner.RunDrift(d.id, d.length, d.prompt, o.drift_tokens); }));
-    bar.Advance(1);
-  }
+  // The plan allows --parallel > 1 only when every backend is an endpoint (thread-safe).
+  const size_t parallel = static_cast<size_t>(std::max(1, o.remote.parallel));
+  const auto& inst = plan_.instances;
+  KV_RETURN_IF_ERROR(Steps(
+      recorded, *journal, inst.size(), parallel, [&](size_t k) { return inst[k].id; }, ProbeRecordFromJson, out.probes,
+      [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
+  const auto& var = plan_.variance;
+  KV_RETURN_IF_ERROR(Steps(
+      recorded, *journal, var.size(), parallel, [&](size_t k) { return var[k].id; }, VarianceRecordFromJson, out.variance,
+      [&](size_t k) {
+        return runner.RunVariance(var[k].id, var[k].length, var[k].prompt, o.samples, o.temperature, o.variance_tokens, o.seed);
+      },
+      bar));
+  const auto& drift = plan_.drift;
+  KV_RETURN_IF_ERROR(Steps(
+      recorded, *journal, drift.size(), 1, [&](size_t k) { return drift[k].id; }, DriftRecordFromJson, out.drift,
+      [&](size_t k) { return runner.RunDrift(drift[k].id, drift[k].length, drift[k].prompt, o.drift_tokens); }, bar));
   bar.Finish();
   out.info.resumed = recorded.restored();
   const RunTotals totals = plan_.clock.Stop();

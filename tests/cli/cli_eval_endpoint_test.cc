@@ -144,8 +144,9 @@ TEST_F(CliEvalEndpointTest, GateMarksTheKldOfAnEndpointAsALowerBound) {
 TEST_F(CliEvalEndpointTest, EveryPartRemote) {
   ASSERT_TRUE(base_ && q4_);
   const fs::path out = *dir_ / "both";
-  const auto r = RunCli(kEval + "--baseline-endpoint base=" + Url(*base_) + " --endpoint q4=" + Url(*q4_) + " --out " +
-                        out.string() + " --jsonl " + out.string() + ".jsonl", 300);
+  // --parallel 2: two windows in flight; records still in window order.
+  const auto r = RunCli(kEval + "--baseline-endpoint base=" + Url(*base_) + " --endpoint q4=" + Url(*q4_) +
+                        " --parallel 2 --out " + out.string() + " --jsonl " + out.string() + ".jsonl", 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ExpectMatchesInProcess(out, *dir_, true);
   EXPECT_EQ(Results(out)["baseline"]["spec"], "base");
@@ -179,6 +180,7 @@ TEST_F(CliEvalEndpointTest, WhatCannotRunIsOneLine) {
       {"--endpoint q4=" + Url(*q4_) + " --top-logprobs 3", "--top-logprobs 3"},
       {"--endpoint q4=" + Url(*q4_) + " --dialect llama-server", "no prompt logprobs"},
       {"--baseline-endpoint " + Url(*base_), "at least one --kv or --endpoint"},
+      {"--endpoint q4=" + Url(*q4_) + " --parallel 2", "--parallel 2 needs --baseline-endpoint"},
   };
   for (const auto& [flags, says] : cases) {
     const auto r = RunCli(kEval + flags + out, 120);

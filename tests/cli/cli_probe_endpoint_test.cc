@@ -82,6 +82,17 @@ std::map<std::string, json> Journal(const fs::path& dir) {
   return out;
 }
 
+// The ids of the journal's records, in the order they were written.
+std::vector<std::string> IdsInOrder(const fs::path& dir) {
+  std::vector<std::string> ids;
+  std::istringstream in(ReadFile((dir / "progress.jsonl").string()));
+  for (std::string line; std::getline(in, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("id")) ids.push_back(j["id"]);
+  }
+  return ids;
+}
+
 class CliProbeEndpointTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -94,12 +105,16 @@ class CliProbeEndpointTest : public ::testing::Test {
 };
 fs::path* CliProbeEndpointTest::in_process_ = nullptr;
 
-TEST_F(CliProbeEndpointTest, TwoServersGiveTheInProcessOutcomes) {
-  auto base = ServeProcess::Start({"--kv", "k=f32,v=f32"});
-  auto q4 = ServeProcess::Start({"--kv", kQ4});
+// --parallel sends several instances at once; the journal is still written in instance order.
+class CliProbeEndpointParallelTest : public CliProbeEndpointTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(CliProbeEndpointParallelTest, TwoServersGiveTheInProcessOutcomes) {
+  const std::string parallel = std::to_string(GetParam());
+  auto base = ServeProcess::Start({"--kv", "k=f32,v=f32", "--parallel", parallel});
+  auto q4 = ServeProcess::Start({"--kv", kQ4, "--parallel", parallel});
   ASSERT_TRUE(base && q4);
   const fs::path out = testing::MakeTempDir("probe-remote");
-  const auto r = RunCli("probe " + kCommon + Remote(*base, *q4) + "--out " + out.string(), 600);
+  const auto r = RunCli("probe " + kCommon + Remote(*base, *q4) + "--parallel " + parallel + " --out " + out.string(), 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json local = Results(*in_process_), remote = Results(out);
   ASSERT_FALSE(remote.is_discarded());
@@ -117,6 +132,16 @@ TEST_F(CliProbeEndpointTest, TwoServersGiveTheInProcessOutcomes) {
     if (rec.contains("runs") && rec["runs"].size() == 2 && rec["runs"][0] != rec["runs"][1]) ++differing;
   }
   EXPECT_GT(differing, 0);
+  // The journal's records in instance order, whatever finished first.
+  EXPECT_EQ(IdsInOrder(*in_process_), IdsInOrder(out));
+}
+
+INSTANTIATE_TEST_SUITE_P(Parallel, CliProbeEndpointParallelTest, ::testing::Values(1, 4));
+
+TEST_F(CliProbeEndpointTest, ParallelNeedsEveryPartRemote) {
+  const auto r = RunCli("probe " + kCommon + "--kv " + kQ4 + " --parallel 2 --out " + testing::MakeTempDir("probe-par").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--parallel 2 needs the baseline and every configuration to be endpoints"), std::string::npos) << r.err;
 }
 
 TEST_F(CliProbeEndpointTest, KilledCandidateIsOneLineAndTheRerunResumesIdentically) {
