@@ -9,11 +9,7 @@ FaultProxy::FaultProxy(int upstream_port, std::string faulted_path, std::vector<
   auto handler = [this](const httplib::Request& q, httplib::Response& r) { Handle(q, r); };
   http_.Get(".*", handler);
   http_.Post(".*", handler);
-  http_.set_keep_alive_timeout(1);  // bounds how long the destructor's stop waits on idle connections
-  port_ = http_.bind_to_any_port("127.0.0.1");
-  thread_ = std::thread([this] { http_.listen_after_bind(); });
-  // stop() is a no-op until the accept loop runs (support/fault_server.cc says why): wait for it.
-  for (int i = 0; i < 500 && !http_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  port_ = ServeOnLoopback(http_, thread_);
 }
 
 FaultProxy::~FaultProxy() {

@@ -31,16 +31,19 @@ FaultStep Close() {
   return s;
 }
 
+int ServeOnLoopback(httplib::Server& http, std::thread& thread) {
+  http.set_keep_alive_timeout(1);  // bounds how long the owner's stop waits on idle connections
+  const int port = http.bind_to_any_port("127.0.0.1");
+  thread = std::thread([&http] { http.listen_after_bind(); });
+  for (int i = 0; i < 500 && !http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return port;
+}
+
 FaultServer::FaultServer(std::vector<FaultStep> script, FaultStep then) : script_(std::move(script)), then_(std::move(then)) {
   auto handler = [this](const httplib::Request& q, httplib::Response& r) { Handle(q, r); };
   http_.Get(".*", handler);
   http_.Post(".*", handler);
-  http_.set_keep_alive_timeout(1);  // bounds how long the destructor's stop waits on idle connections
-  port_ = http_.bind_to_any_port("127.0.0.1");
-  thread_ = std::thread([this] { http_.listen_after_bind(); });
-  // bind_to_any_port already listens, but stop() is a no-op until the accept loop runs (httplib
-  // checks is_running()), so wait for it (bounded: 5 s) or the destructor could wait forever.
-  for (int i = 0; i < 500 && !http_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  port_ = ServeOnLoopback(http_, thread_);
 }
 
 FaultServer::~FaultServer() {

@@ -27,6 +27,11 @@ struct FaultStep {
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
 };
 
+// Binds `http` to 127.0.0.1 on a free port and serves it from `thread` (joined by the owner after
+// http.stop()); returns the port once the accept loop runs, since stop() is a no-op before that
+// (httplib checks is_running()) and a destructor could then wait forever. Bounded: 5 s.
+int ServeOnLoopback(httplib::Server& http, std::thread& thread);
+
 FaultStep Answer(int status, std::string body);
 FaultStep Sleep(double seconds);
 FaultStep Truncated();
