@@ -56,6 +56,13 @@ class RemoteBackend final : public GenerationBackend {
   // Not available from an endpoint (has_full_logits() is false): calling it is a bug.
   std::vector<float> ForcedLogits(std::span<const int32_t> prompt, std::span<const int32_t> continuation) override;
 
+  bool has_forced_top_k() const override { return caps_.prompt_logprobs == Support::kYes; }
+  // The dialect's documented maximum, else 20 (vLLM's default --max-logprobs, kvaudit serve's).
+  int max_top_k() const override { return caps_.max_top_logprobs > 0 ? caps_.max_top_logprobs : 20; }
+  // PromptLogprobs over prompt + continuation, the rows predicting the continuation.
+  Expected<std::vector<TopKRow>> ForcedTopK(std::span<const int32_t> prompt, std::span<const int32_t> continuation,
+                                            int k) override;
+
   // Positions 1..n-1 of ids, teacher-forced by the server: [ids.size() - 1], via vLLM's
   // prompt_logprobs: k with max_tokens 1. An error where the dialect has no prompt logprobs.
   Expected<std::vector<PromptPositionLogprobs>> PromptLogprobs(std::span<const int32_t> ids, int k) const;

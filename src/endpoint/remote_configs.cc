@@ -56,6 +56,13 @@ Expected<RemoteConfigs> RemoteConfigs::Connect(const RemoteConfigOptions& o, con
   return out;
 }
 
+std::vector<const RemoteConfig*> RemoteConfigs::all() const {
+  std::vector<const RemoteConfig*> out;
+  if (baseline_) out.push_back(baseline_.get());
+  for (const RemoteConfig& c : configs_) out.push_back(&c);
+  return out;
+}
+
 nlohmann::json RemoteConfigs::Fingerprint() const {
   auto one = [](const RemoteConfig& c) {
     return nlohmann::json{{"name", c.name}, {"dialect", DialectName(c.backend->dialect())},

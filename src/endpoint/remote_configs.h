@@ -54,6 +54,8 @@ class RemoteConfigs {
   const std::vector<RemoteConfig>& configs() const { return configs_; }
   // Whether any remote configuration takes part (every one lacks full logits).
   bool any() const { return baseline_ || !configs_.empty(); }
+  // The baseline (when remote), then the configurations.
+  std::vector<const RemoteConfig*> all() const;
   // What a resumable run's results depend on: each endpoint's name, dialect and served model, not
   // its address, so a server restarted on another port resumes its run (docs/endpoints.md).
   nlohmann::json Fingerprint() const;

@@ -102,6 +102,25 @@ Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PromptLogprobs(std:
   return out;
 }
 
+Expected<std::vector<TopKRow>> RemoteBackend::ForcedTopK(std::span<const int32_t> prompt,
+                                                         std::span<const int32_t> continuation, int k) {
+  KV_CHECK(!prompt.empty());
+  if (continuation.empty()) return std::vector<TopKRow>();
+  std::vector<int32_t> ids(prompt.begin(), prompt.end());
+  ids.insert(ids.end(), continuation.begin(), continuation.end());
+  KV_ASSIGN_OR_RETURN(std::vector<PromptPositionLogprobs> rows, PromptLogprobs(ids, k));  // [ids.size() - 1]
+  std::vector<TopKRow> out;  // entry j predicts ids[j + 1]: the continuation's from prompt.size() - 1 on
+  for (size_t j = prompt.size() - 1; j < rows.size(); ++j) {
+    if (rows[j].top.empty()) {
+      return Bad(client_, "/v1/completions", "position " + std::to_string(j + 1) + " came back without top logprobs",
+                 "the server must honour prompt_logprobs (vLLM, kvaudit serve)");
+    }
+    out.push_back({rows[j].token, rows[j].logprob, std::move(rows[j].top)});
+  }
+  KV_CHECK(out.size() == continuation.size());
+  return out;
+}
+
 Expected<TokenizerCheck> RemoteBackend::CheckTokenizer(const Tokenizer& tokenizer, std::span<const std::string> samples) const {
   TokenizerCheck check;
   if (caps_.tokenize == Support::kNo) {

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "base/status.h"
+#include "run/log_softmax.h"
+#include "run/sampling.h"
 
 namespace kvaudit {
 namespace {
@@ -73,6 +75,33 @@ PositionFidelity CompareTopK(const TopKRow& base, const TopKRow& cfg) {
   std::vector<std::pair<double, double>> known;
   for (const auto& [t, lp] : base_known) {
     if (const std::optional<double> lq = Known(cfg, t)) known.push_back({lp, *lq});
+  }
+  f.kld = LumpedKl(known);
+  return f;
+}
+
+PositionFidelity CompareTopK(const TopKRow& base, std::span<const float> cfg) {
+  KV_CHECK(!base.top.empty() && base.token >= 0 && static_cast<size_t>(base.token) < cfg.size());
+  const double lse = LogSumExp(cfg);
+  auto logq = [&](int32_t id) { return static_cast<double>(cfg[static_cast<size_t>(id)]) - lse; };
+  PositionFidelity f;
+  f.nll = lse - static_cast<double>(cfg[static_cast<size_t>(base.token)]);
+  f.dp = std::exp(-f.nll) - std::exp(base.logprob);
+  const int32_t base_top = base.top[0].first;
+  f.top1 = Argmax(cfg) == base_top;
+  // Rank of the base argmax under cfg, ties broken by index as Argmax does (BaseRow::Compare).
+  const float a = cfg[static_cast<size_t>(base_top)];
+  int above = 0;
+  for (size_t i = 0; i < cfg.size() && above < 5; ++i) {
+    if (cfg[i] > a || (cfg[i] == a && static_cast<int32_t>(i) < base_top)) ++above;
+  }
+  f.top5_drop = above >= 5;
+  std::map<int32_t, double> base_known = {{base.token, base.logprob}};
+  for (const auto& [t, lp] : base.top) base_known.emplace(t, lp);
+  std::vector<std::pair<double, double>> known;
+  for (const auto& [t, lp] : base_known) {
+    KV_CHECK(t >= 0 && static_cast<size_t>(t) < cfg.size());
+    known.push_back({lp, logq(t)});
   }
   f.kld = LumpedKl(known);
   return f;

@@ -12,20 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "eval/fidelity_metrics.h"
+#include "run/topk_row.h"
 
 namespace kvaudit {
-
-// One position's distribution as known: the true next token's logprob and the top k (id, logprob),
-// most likely first, ties to the lower id.
-struct TopKRow {
-  int32_t token = 0;
-  double logprob = 0;
-  std::vector<std::pair<int32_t, double>> top;
-};
 
 // The fewest top logprobs per position eval asks a server for (top-5 drop needs 5).
 inline constexpr int kMinTopK = 5;
@@ -36,6 +30,10 @@ PositionFidelity CompareTopK(const BaseRow& base, const TopKRow& cfg);
 
 // Both sides known by their top k (a remote baseline). base.top and cfg.top must not be empty.
 PositionFidelity CompareTopK(const TopKRow& base, const TopKRow& cfg);
+
+// The baseline known by its top k (a remote baseline), the configuration in full (in-process
+// logits, [vocab]): the known categories are the baseline's.
+PositionFidelity CompareTopK(const TopKRow& base, std::span<const float> cfg_logits);
 
 // KL(P' ‖ Q') over the known categories plus the lumped rest (both given as (logp_base, logp_cfg)
 // pairs of distinct tokens): the lower bound above. Exposed for its tests.

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "endpoint/dialect.h"
 #include "io/gguf.h"
 #include "probe/constraint.h"
 #include "probe/custom.h"
@@ -70,12 +71,6 @@ Status CheckOptions(const ProbeOptions& o) {
 // only the custom probes when --custom is the only thing asked for.
 Expected<std::set<std::string>> SelectFamilies(const ProbeOptions& o) {
   std::set<std::string> fam;
-  // Drift compares full next-token distributions along a path; a server returns at most its top-k
-  // logprobs, so with an endpoint drift is not run (asked for by name, it is an error).
-  if (!o.remote.empty() && Has(o.families, "drift")) {
-    return BadInput("--family drift needs every configuration's full distribution, which an endpoint does not return; "
-                    "hint: drop drift from --family, or run it in-process with --kv");
-  }
   for (const std::string& f : o.families) {
     if (!Has(kProbeFamilies, f)) {
       return BadInput("--family " + f + " is not known; hint: use one of " + JoinNames(kProbeFamilies));
@@ -83,7 +78,6 @@ Expected<std::set<std::string>> SelectFamilies(const ProbeOptions& o) {
     fam.insert(f);
   }
   if (o.families.empty() && o.custom.empty()) fam.insert(kDefaultProbeFamilies.begin(), kDefaultProbeFamilies.end());
-  if (!o.remote.empty()) fam.erase("drift");
   if (!o.custom.empty()) fam.insert("custom");
   if (fam.count("custom") && o.custom.empty()) {
     return BadInput("--family custom needs --custom FILE; hint: pass the JSONL file of your probes (docs/probes.md)");
@@ -308,9 +302,21 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*engine.model, o.kv, *engine.pool));
   // Then every endpoint is reached and its tokenizer checked on prompts this run will send.
   KV_ASSIGN_OR_RETURN(RemoteConfigs remote, RemoteConfigs::Connect(o.remote, *tok, TokenizerSamples(*tok, instances)));
+  // Drift compares next-token distributions along a path: an endpoint gives them through its prompt
+  // logprobs (top k: the KL is then a lower bound). One without (llama-server) cannot take part.
   std::vector<std::string> notes;
-  if (remote.any() && o.families.empty() && o.custom.empty()) {
-    notes.push_back("drift: not run, an endpoint returns no full distributions (docs/endpoints.md)");
+  if (!drift.empty()) {
+    for (const RemoteConfig* r : remote.all()) {
+      if (r->backend->has_forced_top_k()) continue;
+      const std::string why = r->name + " (" + DialectName(r->backend->dialect()) + ") returns no prompt logprobs";
+      if (Has(o.families, "drift")) {
+        return BadInput("--family drift needs each configuration's next-token distributions along a path; " + why +
+                        "; hint: drop drift from --family for this endpoint (docs/endpoints.md)");
+      }
+      notes.push_back("drift: not run, " + why + " (docs/endpoints.md)");
+      drift.clear();
+      break;
+    }
   }
 
   ProbePlan plan(std::move(o), std::move(engine), std::move(configs), std::move(remote));

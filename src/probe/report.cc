@@ -229,12 +229,21 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
                              {"spread_larger", v.config_spread > v.baseline_spread}});
   }
   j["drift"] = json::array();
+  // Exact between in-process caches; through an endpoint a lower bound from top-k logprobs.
+  auto remote_config = [&](const std::string& spec) {
+    for (size_t c = 0; c < info.specs.size(); ++c) {
+      if (info.specs[c] == spec) return c < info.endpoints.size() && !info.endpoints[c].is_null();
+    }
+    return false;
+  };
   for (const DriftRow& d : DriftRows(drift, info.specs)) {
+    const bool bound = !info.baseline_endpoint.is_null() || remote_config(d.config);
     j["drift"].push_back({{"config", d.config}, {"length", d.length}, {"n", d.n}, {"identical", d.identical},
                           {"first_divergence_mean", d.diverged ? json(d.divergence_sum / d.diverged) : json(nullptr)},
                           {"edit_distance_mean", d.edit_sum / d.n}, {"kl_mean", Num(d.kl_mean_sum / d.n)},
                           {"kl_max", Num(d.kl_max)}, {"baseline_repetition", d.rep_base_sum / d.n},
-                          {"config_repetition", d.rep_cfg_sum / d.n}});
+                          {"config_repetition", d.rep_cfg_sum / d.n},
+                          {"kl_estimate", bound ? "lower_bound_from_top_k" : "exact"}});
   }
   j["worst_cases"] = json::array();
   for (const WorstCase& w : CacheInduced(probes, info.specs.size(), 20)) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "eval/fidelity_metrics.h"
+#include "eval/topk_fidelity.h"
 
 namespace kvaudit {
 
@@ -45,26 +46,59 @@ Expected<VarianceRecord> ProbeRunner::RunVariance(const std::string& id, int len
   return rec;
 }
 
+namespace {
+
+// One side of a drift comparison along a path: full logits (an in-process cache) or the server's
+// top-k rows (an endpoint), each [path.size()] positions.
+struct ForcedSide {
+  bool full = false;
+  std::vector<float> logits;  // [n, vocab] when full
+  std::vector<TopKRow> rows;  // [n] otherwise
+};
+
+Expected<ForcedSide> Forced(GenerationBackend& b, std::span<const int32_t> prompt, std::span<const int32_t> path) {
+  ForcedSide side;
+  side.full = b.has_full_logits();
+  if (side.full) {
+    side.logits = b.ForcedLogits(prompt, path);
+  } else {
+    KV_ASSIGN_OR_RETURN(side.rows, b.ForcedTopK(prompt, path, std::min(b.max_top_k(), 20)));
+  }
+  return side;
+}
+
+// KL(base ‖ cfg) at position i: exact between full sides, else the top-k lower bound
+// (eval/topk_fidelity.h).
+double KlAt(const ForcedSide& base, const ForcedSide& cfg, size_t i, int32_t token, size_t vocab, BaseRow& row) {
+  if (base.full) {
+    row.Set({base.logits.data() + i * vocab, vocab}, token);
+    return cfg.full ? row.Compare({cfg.logits.data() + i * vocab, vocab}).kld : CompareTopK(row, cfg.rows[i]).kld;
+  }
+  return cfg.full ? CompareTopK(base.rows[i], {cfg.logits.data() + i * vocab, vocab}).kld
+                  : CompareTopK(base.rows[i], cfg.rows[i]).kld;
+}
+
+}  // namespace
+
 Expected<DriftRecord> ProbeRunner::RunDrift(const std::string& id, int length, std::span<const int32_t> prompt,
                                             int max_tokens) {
-  for (GenerationBackend* backend : backends_) KV_CHECK_MSG(backend->has_full_logits(), "drift needs full logits");
+  for (GenerationBackend* b : backends_) KV_CHECK_MSG(b->has_full_logits() || b->has_forced_top_k(), "drift needs logits");
   DriftRecord rec;
   rec.id = id, rec.length = length;
   SamplingParams greedy;
   KV_ASSIGN_OR_RETURN(std::vector<int32_t> path, backends_[0]->Generate(prompt, max_tokens, greedy));
-  // [n, vocab] of the baseline's steps: teacher-forced on its own greedy path, the same logits
-  // generation sampled from (one canonical order: prefill and decode give the same bits).
-  const std::vector<float> base_logits = backends_[0]->ForcedLogits(prompt, path);
+  // The baseline teacher-forced on its own greedy path: in-process, the same logits generation
+  // sampled from (one canonical order: prefill and decode give the same bits).
+  KV_ASSIGN_OR_RETURN(const ForcedSide base, Forced(*backends_[0], prompt, path));
   rec.outputs.push_back(path);
   for (size_t c = 1; c < backends_.size(); ++c) {
     KV_ASSIGN_OR_RETURN(std::vector<int32_t> own, backends_[c]->Generate(prompt, max_tokens, greedy));
     rec.outputs.push_back(std::move(own));
-    const std::vector<float> forced = backends_[c]->ForcedLogits(prompt, path);  // [n, vocab]
+    KV_ASSIGN_OR_RETURN(const ForcedSide cfg, Forced(*backends_[c], prompt, path));
     double sum = 0, mx = 0;
-    BaseRow base;
+    BaseRow row;
     for (size_t i = 0; i < path.size(); ++i) {
-      base.Set({base_logits.data() + i * vocab_, vocab_}, path[i]);
-      const double kl = base.Compare({forced.data() + i * vocab_, vocab_}).kld;
+      const double kl = KlAt(base, cfg, i, path[i], vocab_, row);
       sum += kl, mx = std::max(mx, kl);
     }
     rec.kl_mean.push_back(path.empty() ? 0.0 : sum / static_cast<double>(path.size()));

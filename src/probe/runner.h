@@ -31,8 +31,9 @@ class ProbeRunner {
   Expected<VarianceRecord> RunVariance(const std::string& id, int length, std::span<const int32_t> prompt, int samples,
                                        float temperature, int max_tokens, uint64_t first_seed = 1);
   // Greedy max_tokens under every backend; each configuration's KL(base ‖ cfg) along the baseline's
-  // generated path (the configuration teacher-forced on the baseline's tokens). Every backend must
-  // have full logits (the plan refuses drift otherwise).
+  // generated path (the configuration teacher-forced on the baseline's tokens). A backend without
+  // full logits (an endpoint) gives its top-k rows instead, and the KL is then the lower bound of
+  // eval/topk_fidelity.h; the plan refuses drift where a backend has neither.
   Expected<DriftRecord> RunDrift(const std::string& id, int length, std::span<const int32_t> prompt, int max_tokens);
 
  private:

@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "run/cache_generator.h"
 #include "run/sampling.h"
+#include "run/topk_row.h"
 
 namespace kvaudit {
 
@@ -31,6 +32,18 @@ class GenerationBackend {
   // Teacher-forced logits predicting continuation[i] after prompt + continuation[0..i):
   // [continuation.size(), vocab]. Only when has_full_logits().
   virtual std::vector<float> ForcedLogits(std::span<const int32_t> prompt, std::span<const int32_t> continuation) = 0;
+  // Without full logits: whether ForcedTopK works (an endpoint with prompt logprobs), and the most
+  // top logprobs it returns per position.
+  virtual bool has_forced_top_k() const { return false; }
+  virtual int max_top_k() const { return 0; }
+  // Teacher-forced rows predicting continuation[i] after prompt + continuation[0..i), each with
+  // the forced token's logprob and the top k: [continuation.size()]. Only when has_forced_top_k().
+  virtual Expected<std::vector<TopKRow>> ForcedTopK(std::span<const int32_t> prompt,
+                                                    std::span<const int32_t> continuation, int k) {
+    (void)prompt, (void)continuation, (void)k;
+    KV_CHECK_MSG(false, "ForcedTopK on a backend without it (check has_forced_top_k())");
+    return std::vector<TopKRow>();
+  }
 };
 
 // The engine under one in-process cache.

@@ -138,6 +138,44 @@ TEST_P(CliProbeEndpointParallelTest, TwoServersGiveTheInProcessOutcomes) {
 
 INSTANTIATE_TEST_SUITE_P(Parallel, CliProbeEndpointParallelTest, ::testing::Values(1, 4));
 
+// Drift through endpoints: the same greedy paths and divergence figures as in-process; the KL
+// along the path comes from the servers' prompt logprobs (top 20), a lower bound of the exact one.
+TEST(CliProbeEndpointDriftTest, SamePathsAndALowerBoundKl) {
+  const std::string drift = "probe --model " + testing::BundledModelDir().string() + " --data " +
+                            (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+                            " --threads 2 --family drift --lengths 256,512 --n 2 --drift-tokens 24 --restart ";
+  const fs::path local_dir = testing::MakeTempDir("drift-local"), remote_dir = testing::MakeTempDir("drift-remote");
+  ASSERT_EQ(RunCli(drift + "--kv " + kQ4 + " --out " + local_dir.string(), 300).exit_code, 0);
+  auto base = ServeProcess::Start({"--kv", "k=f32,v=f32"});
+  auto q4 = ServeProcess::Start({"--kv", kQ4});
+  ASSERT_TRUE(base && q4);
+  const auto r = RunCli(drift + Remote(*base, *q4) + "--out " + remote_dir.string(), 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json local = Results(local_dir)["drift"], remote = Results(remote_dir)["drift"];
+  ASSERT_EQ(local.size(), 2u);
+  ASSERT_EQ(remote.size(), local.size());
+  bool some_below = false;
+  for (size_t i = 0; i < local.size(); ++i) {
+    for (const char* key : {"length", "n", "identical", "first_divergence_mean", "edit_distance_mean",
+                            "baseline_repetition", "config_repetition"}) {
+      EXPECT_EQ(local[i][key], remote[i][key]) << i << " " << key;
+    }
+    EXPECT_EQ(local[i]["kl_estimate"], "exact");
+    EXPECT_EQ(remote[i]["kl_estimate"], "lower_bound_from_top_k");
+    const double exact = local[i]["kl_mean"], bound = remote[i]["kl_mean"];
+    EXPECT_GT(bound, 0.0);
+    EXPECT_LE(bound, exact * (1 + 1e-9));
+    EXPECT_LE(remote[i]["kl_max"].get<double>(), local[i]["kl_max"].get<double>() * (1 + 1e-9));
+    some_below = some_below || bound < exact;
+  }
+  EXPECT_TRUE(some_below);
+  // A server without prompt logprobs cannot take part in drift: named, one line, exit 2.
+  const auto refused = RunCli(drift + Remote(*base, *q4) + "--dialect llama-server --out " + remote_dir.string());
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("returns no prompt logprobs"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;
+}
+
 TEST_F(CliProbeEndpointTest, ParallelNeedsEveryPartRemote) {
   const auto r = RunCli("probe " + kCommon + "--kv " + kQ4 + " --parallel 2 --out " + testing::MakeTempDir("probe-par").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -59,6 +59,13 @@ TEST(EvalTopKFidelityTest, ExactMetricsEqualTheFullVocabularyBitForBit) {
     EXPECT_EQ(both.top1, full.top1);
     EXPECT_EQ(both.top5_drop, full.top5_drop);
     EXPECT_NEAR(both.dp, full.dp, 1e-15);
+    // A remote baseline against an in-process configuration: exact metrics bit for bit too.
+    const PositionFidelity mixed = CompareTopK(Report(base_logits, token, 20), cfg_logits);
+    EXPECT_EQ(mixed.nll, full.nll);
+    EXPECT_EQ(mixed.dp, full.dp);
+    EXPECT_EQ(mixed.top1, full.top1);
+    EXPECT_EQ(mixed.top5_drop, full.top5_drop);
+    EXPECT_LE(mixed.kld, full.kld * (1 + 1e-12));
   }
 }
 
@@ -87,6 +94,7 @@ TEST(EvalTopKFidelityTest, KldIsALowerBoundThatTightensWithKAndIsExactAtFullCove
     // Both sides by their top k: also a bound, and exact when both cover the vocabulary.
     EXPECT_LE(CompareTopK(Report(base_logits, token, 20), Report(cfg_logits, token, 20)).kld, kl * (1 + 1e-12));
     EXPECT_NEAR(CompareTopK(Report(base_logits, token, 64), Report(cfg_logits, token, 64)).kld, kl, 1e-12 + 1e-9 * kl);
+    EXPECT_NEAR(CompareTopK(Report(base_logits, token, 64), cfg_logits).kld, kl, 1e-12 + 1e-9 * kl);
   }
   EXPECT_GT(strictly_below, 100);  // at k = 5 the bound is genuinely a bound, not the KL
 }
