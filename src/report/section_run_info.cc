@@ -47,7 +47,9 @@ constexpr Row kRows[] = {
 
 std::string Cell(const RunDirectory& d, const Row& row) {
   const ResultsFile* f = row.from_eval && d.eval ? &*d.eval : TopFile(d);
-  if (!f) return "<td>–</td>";
+  // Absent (older files; audit and recommend results carry no model_hash_kind): a plain dash,
+  // not a tagged value pointing at nothing.
+  if (!f || !Lookup(*f, row.pointer)) return "<td>–</td>";
   std::string cell = "<td>" + ValueSpan(d, *f, row.pointer, row.format);
   return cell + "</td>";
 }
