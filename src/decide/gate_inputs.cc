@@ -114,6 +114,7 @@ Expected<EvalBucketRow> ReadBucket(const ResultsReader& r, const json& b, const 
 Expected<EvalInput> ReadEval(const ResultsReader& r, const json& j) {
   EvalInput in;
   in.path = r.path(), in.model_hash = OptionalString(j, "model_hash");
+  if (const std::string kind = OptionalString(j, "model_hash_kind"); !kind.empty()) in.model_hash_kind = kind;
   if (j.contains("baseline") && j["baseline"].is_object()) in.baseline = OptionalString(j["baseline"], "spec");
   KV_ASSIGN_OR_RETURN(const json* configs, r.Array(j, "", "configs"));
   for (size_t c = 0; c < configs->size(); ++c) {
@@ -197,6 +198,7 @@ Status ReadDrift(const ResultsReader& r, const json& d, const std::string& at, P
 Expected<ProbeInput> ReadProbe(const ResultsReader& r, const json& j) {
   ProbeInput in;
   in.path = r.path(), in.model_hash = OptionalString(j, "model_hash"), in.baseline = OptionalString(j, "baseline");
+  if (const std::string kind = OptionalString(j, "model_hash_kind"); !kind.empty()) in.model_hash_kind = kind;
   if (j.contains("alpha") && j["alpha"].is_number()) in.alpha = j["alpha"].get<double>();
   KV_ASSIGN_OR_RETURN(const json* configs, r.Array(j, "", "configs"));
   for (size_t c = 0; c < configs->size(); ++c) {
@@ -261,34 +263,73 @@ Expected<GateInputs> LoadGateInputs(const std::vector<std::string>& dirs) {
   return inputs;
 }
 
-Status CheckOneModel(const GateInputs& inputs, const std::string& model_hash, const std::string& model_path) {
-  std::vector<std::pair<std::string, std::string>> files;  // (path, model_hash)
-  for (const EvalInput& e : inputs.evals) files.push_back({e.path, e.model_hash});
-  for (const ProbeInput& p : inputs.probes) files.push_back({p.path, p.model_hash});
-  if (files.size() < 2 && model_hash.empty()) return Status::Ok();
-  for (const auto& [path, hash] : files) {
-    if (hash.empty()) {
-      return BadInput(path + " has no model_hash, so its model cannot be checked; hint: rerun its eval or probe "
+namespace {
+
+struct HashedFile {
+  std::string path, hash, kind;
+};
+
+std::vector<HashedFile> HashedFiles(const GateInputs& inputs) {
+  std::vector<HashedFile> files;
+  for (const EvalInput& e : inputs.evals) files.push_back({e.path, e.model_hash, e.model_hash_kind});
+  for (const ProbeInput& p : inputs.probes) files.push_back({p.path, p.model_hash, p.model_hash_kind});
+  return files;
+}
+
+// " of its config+tokenizer" for that kind, "" for weights: messages keep their old wording.
+std::string KindWords(const std::string& kind) { return kind == kHashKindWeights ? "" : " of its " + kind; }
+
+}  // namespace
+
+Status CheckOneModel(const GateInputs& inputs, const ModelHashes& model, const std::string& model_path) {
+  const std::vector<HashedFile> files = HashedFiles(inputs);
+  if (files.size() < 2 && model.empty()) return Status::Ok();
+  for (const HashedFile& f : files) {
+    if (f.hash.empty()) {
+      return BadInput(f.path + " has no model_hash, so its model cannot be checked; hint: rerun its eval or probe "
                       "with this kvaudit (it writes model_hash)");
     }
-  }
-  const auto& [first_path, first_hash] = files[0];
-  for (const auto& [path, hash] : files) {
-    if (!model_hash.empty() && hash != model_hash) {
-      return BadInput(path + " is from another model (model_hash " + hash + ", --model " + model_path + " is " +
-                      model_hash + "); hint: gate the results of the model you deploy, or pass its --model");
+    if (f.kind != kHashKindWeights && f.kind != kHashKindConfigTokenizer) {
+      return BadInput(f.path + ": model_hash_kind '" + f.kind + "' is not known; hint: it is weights or " +
+                      kHashKindConfigTokenizer + " (docs/results-schema.md)");
     }
-    if (hash != first_hash) {
-      return BadInput(path + " and " + first_path + " are from different models (model_hash " + hash + " vs " +
-                      first_hash + "); hint: gate eval and probe results of one model together");
+  }
+  for (const HashedFile& f : files) {
+    if (!model.empty() && f.hash != model.Of(f.kind)) {
+      return BadInput(f.path + " is from another model (model_hash " + f.hash + KindWords(f.kind) + ", --model " +
+                      model_path + " is " + model.Of(f.kind) +
+                      "); hint: gate the results of the model you deploy, or pass its --model");
+    }
+  }
+  for (const HashedFile& f : files) {
+    const HashedFile& first = files[0];
+    if (f.kind != first.kind) {
+      if (!model.empty()) continue;  // each matched --model in its own kind above
+      return BadInput(f.path + " (model_hash of its " + f.kind + ") and " + first.path + " (of its " + first.kind +
+                      ") cannot be compared: an all-remote run hashes the config and tokenizer, not the weights; "
+                      "hint: pass --model with the model's directory, and each is checked against it in its own kind");
+    }
+    if (f.hash != first.hash) {
+      return BadInput(f.path + " and " + first.path + " are from different models (model_hash " + f.hash + " vs " +
+                      first.hash + KindWords(f.kind) + "); hint: gate eval and probe results of one model together");
     }
   }
   return Status::Ok();
 }
 
-Expected<std::string> ModelHashOf(const std::string& model_path) {
-  KV_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(model_path));
-  return HexHash(HashModel(*model));
+Expected<ModelHashes> ModelHashesOf(const std::string& model_path, const GateInputs& inputs) {
+  bool need_weights = false;
+  for (const HashedFile& f : HashedFiles(inputs)) need_weights = need_weights || f.kind == kHashKindWeights;
+  std::unique_ptr<Model> model;
+  if (need_weights) {
+    KV_ASSIGN_OR_RETURN(model, Model::Load(model_path));
+  } else {
+    KV_ASSIGN_OR_RETURN(model, Model::LoadForTokenizing(model_path));
+  }
+  ModelHashes h;
+  if (need_weights) h.weights = HexHash(HashModel(*model));
+  h.config_tokenizer = HexHash(HashModelConfigTokenizer(*model));
+  return h;
 }
 
 }  // namespace kvaudit

@@ -32,6 +32,7 @@ struct EvalConfigResult {
 
 struct EvalInput {
   std::string path, model_hash, baseline;  // model_hash "" in files written before it was added
+  std::string model_hash_kind = "weights";  // "config+tokenizer": an all-remote run (no weights loaded)
   std::vector<EvalConfigResult> configs;
 };
 
@@ -52,6 +53,7 @@ struct ProbeConfigResult {
 
 struct ProbeInput {
   std::string path, model_hash, baseline;
+  std::string model_hash_kind = "weights";  // as EvalInput's
   double alpha = 0.05;
   std::vector<ProbeConfigResult> configs;
 };
@@ -66,11 +68,23 @@ struct GateInputs {
 // of schema_version 2, or lacks a stable key, is BadInput naming the file.
 Expected<GateInputs> LoadGateInputs(const std::vector<std::string>& dirs);
 
-// All results must come from one model: the same model_hash in every file, and equal to
-// `model_hash` when given (from --model, named `model_path` in messages).
-Status CheckOneModel(const GateInputs& inputs, const std::string& model_hash, const std::string& model_path);
+// --model's identity in each kind of model_hash (run/fingerprint.h IdentifyModel): "weights"
+// (HashModel) and "config+tokenizer" (HashModelConfigTokenizer); "" where not computed.
+struct ModelHashes {
+  std::string weights, config_tokenizer;
+  bool empty() const { return weights.empty() && config_tokenizer.empty(); }
+  const std::string& Of(const std::string& kind) const { return kind == "weights" ? weights : config_tokenizer; }
+};
 
-// The hash eval and probe write as model_hash (run/fingerprint.h HashModel), of the model at path.
-Expected<std::string> ModelHashOf(const std::string& model_path);
+// All results must come from one model (docs/decision.md "Gate"). Files of one model_hash_kind
+// must carry the same model_hash. With --model (`model`, named `model_path` in messages) every
+// file is compared with the model's hash of the file's own kind, so an all-remote probe
+// (config+tokenizer) and an in-process eval (weights) are gated together like with like; without
+// it, files of different kinds cannot be compared and are refused in one line.
+Status CheckOneModel(const GateInputs& inputs, const ModelHashes& model, const std::string& model_path);
+
+// The hashes of the model at path in the kinds `inputs` carry: the weights are loaded only when
+// some file's model_hash is of kind "weights".
+Expected<ModelHashes> ModelHashesOf(const std::string& model_path, const GateInputs& inputs);
 
 }  // namespace kvaudit

@@ -27,11 +27,11 @@ Expected<GateReport> RunGate(const GateOptions& o) {
   KV_RETURN_IF_ERROR(CheckWritable("--markdown", o.markdown));
   KV_ASSIGN_OR_RETURN(const AcceptancePolicy policy, LoadPolicy(o.policy));
   KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs(o.results));
-  std::string model_hash;
+  ModelHashes model;
   if (!o.model.empty()) {
-    KV_ASSIGN_OR_RETURN(model_hash, ModelHashOf(o.model));
+    KV_ASSIGN_OR_RETURN(model, ModelHashesOf(o.model, inputs));
   }
-  KV_RETURN_IF_ERROR(CheckOneModel(inputs, model_hash, o.model));
+  KV_RETURN_IF_ERROR(CheckOneModel(inputs, model, o.model));
   KV_ASSIGN_OR_RETURN(GateReport report, EvaluateGate(policy, inputs));
   if (!o.junit.empty()) KV_RETURN_IF_ERROR(WriteFileAtomically(o.junit, GateJunitXml(report)));
   if (!o.markdown.empty()) KV_RETURN_IF_ERROR(WriteFileAtomically(o.markdown, GateMarkdown(report)));

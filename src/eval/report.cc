@@ -70,7 +70,7 @@ std::string CiText(const FidelitySummary& s) {
 json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
   const AggregateOptions& a = info.aggregate;
   json j = {{"schema_version", kEvalSchemaVersion}, {"kind", "eval"}, {"model", info.model},
-            {"model_hash", info.model_hash}, {"ctx", info.ctx}, {"score_from", info.score_from}};
+            {"model_hash", info.model_hash}, {"model_hash_kind", info.model_hash_kind}, {"ctx", info.ctx}, {"score_from", info.score_from}};
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
   const bool remote_base = !info.baseline_endpoint.is_null();
   j["baseline"] = {{"spec", info.baseline_spec},

@@ -17,7 +17,8 @@ inline constexpr int kEvalSchemaVersion = 2;
 
 struct EvalRunInfo {
   std::string model, data, baseline_spec;
-  std::string model_hash;  // hex, run/fingerprint.h HashModel: the same in the resume fingerprint
+  std::string model_hash;  // hex, run/fingerprint.h IdentifyModel: the same in the resume fingerprint
+  std::string model_hash_kind = "weights";  // or "config+tokenizer": an all-remote run loads no weights
   std::string model_architecture;  // ArchName: llama, mistral, qwen2, qwen3
   int n_layers = 0, n_kv_heads = 0, head_dim = 0;  // the shape of the attention diagnosis
   uint64_t baseline_bytes_per_token = 0;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 
+#include "endpoint/job_engine.h"
 #include "eval/attention_diag.h"
 #include "eval/buckets.h"
 #include "eval/remote_fidelity.h"
@@ -71,7 +72,8 @@ std::vector<std::string> TokenizerSamples(const Tokenizer* tok, const std::vecto
 Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   const RunClock clock;
   KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));
-  KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
+  // All-remote (no --kv, --baseline-endpoint): the config and tokenizer only, no weight read.
+  KV_ASSIGN_OR_RETURN(Engine engine, LoadJobEngine(o.model, o.threads, o.kv, o.remote));
   KV_ASSIGN_OR_RETURN(auto windows, CutWindows(engine, "eval", o));
   KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
   plan.clock = clock;
@@ -146,8 +148,9 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   }
   info.top_logprobs = plan.remote.any() ? opt.top_logprobs : 0;
   info.notes = std::move(notes);
-  plan.model_hash = HexHash(HashModel(*plan.engine.model));  // once: it reads every weight byte
-  info.model_hash = plan.model_hash;
+  const ModelIdentity id = IdentifyModel(*plan.engine.model);  // once: with weights, it reads every byte
+  plan.model_hash = id.hash;
+  info.model_hash = id.hash, info.model_hash_kind = id.kind;
   const ModelConfig& mc = plan.engine.model->config();
   info.model_architecture = ArchName(mc.arch);
   info.n_layers = mc.n_layers, info.n_kv_heads = mc.n_kv_heads, info.head_dim = mc.head_dim;
@@ -194,14 +197,18 @@ size_t EvalSession::attention_cells() const {
 
 Expected<EvalSessionResult> EvalSession::Run() {
   const KvConfigs& configs = plan_.configs;
-  KV_ASSIGN_OR_RETURN(auto caches, configs.MakeCaches(plan_.max_len));  // [1 + n_configs]
+  // [1 + n_configs]; none when every side is an endpoint (the model may have no weights).
+  std::vector<std::unique_ptr<KvCache>> caches;
+  if (!plan_.remote.baseline()) {
+    KV_ASSIGN_OR_RETURN(caches, configs.MakeCaches(plan_.max_len));
+  }
   // The attention diagnosis: one shadow cache per configuration, fed the baseline's rows.
   std::vector<std::unique_ptr<KvCache>> shadows;  // [n_configs]
   for (size_t i = 1; plan_.options.attn_samples > 0 && i <= configs.n_configs(); ++i) {
     KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> s, configs.MakeCache(i, plan_.max_len));
     shadows.push_back(std::move(s));
   }
-  plan_.info.baseline_bytes_per_token = caches[0]->bytes_per_token();
+  plan_.info.baseline_bytes_per_token = caches.empty() ? 0 : caches[0]->bytes_per_token();
   std::vector<KvCache*> cache_ptrs, shadow_ptrs;
   for (auto& c : caches) cache_ptrs.push_back(c.get());
   for (auto& s : shadows) shadow_ptrs.push_back(s.get());
@@ -244,7 +251,7 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   ProgressBar bar(todo, StderrIsTerminal(), "eval");
   FidelityRunOptions run;
   run.score_from = plan_.options.score_from;
-  run.chunk = LogitsChunk(caches.size(), plan_.engine.model->config().vocab_size);
+  run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.engine.model->config().vocab_size);
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   auto on_window = [&](WindowRecord&& rec) -> Status {
     if (diag) rec.attention = diag->TakeWindow();

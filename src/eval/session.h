@@ -72,7 +72,7 @@ struct EvalPlan {
   RemoteConfigs remote;        // connected; empty without --endpoint/--baseline-endpoint
   EvalRunInfo info;            // the inputs half of results.json
   nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed
-  std::string model_hash;      // hex HashModel (run/fingerprint.h), computed once: it reads every weight byte
+  std::string model_hash;      // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
   int max_len = 0;             // longest window: the caches' size
 
  private:

@@ -11,6 +11,8 @@ namespace kvaudit {
 
 Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool)
     : model_(model), c_(model.config()), cache_(cache), pool_(pool) {
+  // A model loaded for tokenizing (an all-remote audit) has no weights: computing with it is a bug.
+  KV_CHECK_MSG(model.has_weights(), "Forward over a model loaded without weights (Model::LoadForTokenizing)");
   const int64_t C = kMaxChunk;
   x_.Resize(C * c_.d_model);
   h_.Resize(C * c_.d_model);

@@ -41,7 +41,11 @@ Expected<ModelConfig> LoadModelConfig(const std::string& path) {
   return ConfigFromGguf(g);
 }
 
-Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) { return LoadImpl(path, true); }
+
+Expected<std::unique_ptr<Model>> Model::LoadForTokenizing(const std::string& path) { return LoadImpl(path, false); }
+
+Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool weights) {
   auto m = std::make_unique<Model>();
   m->path_ = path;
   std::error_code ec;
@@ -49,8 +53,10 @@ Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   if (kind == ModelPathKind::kHfDir) {
     m->format_ = "safetensors";
     KV_ASSIGN_OR_RETURN(m->config_, ConfigFromHfJson((fs::path(path) / "config.json").string()));
-    KV_ASSIGN_OR_RETURN(SafetensorsSet st, SafetensorsSet::OpenDir(path));
-    KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsHf(st, m->config_, path));
+    if (weights) {
+      KV_ASSIGN_OR_RETURN(SafetensorsSet st, SafetensorsSet::OpenDir(path));
+      KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsHf(st, m->config_, path));
+    }
     if (fs::exists(fs::path(path) / "tokenizer.json", ec)) {
       KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromHfDir(path));
     }
@@ -58,11 +64,14 @@ Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) {
     m->format_ = "gguf";
     KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
     KV_ASSIGN_OR_RETURN(m->config_, ConfigFromGguf(g));
-    KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsGguf(g, m->config_));
+    if (weights) {
+      KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsGguf(g, m->config_));
+    }
     if (g.Has("tokenizer.ggml.model")) {
       KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromGguf(g));
     }
   }
+  m->has_weights_ = weights;
   if (m->tokenizer_ && m->tokenizer_->vocab_size() > m->config_.vocab_size) {
     return BadInput(path + ": tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but the model only " +
                     std::to_string(m->config_.vocab_size) + "; hint: the tokenizer does not belong to this model");
@@ -87,7 +96,9 @@ std::string Model::Describe() const {
                 c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.rms_eps, rope, c.rope.theta,
                 c.attn_qkv_bias ? "  qkv-bias" : "", c.qk_norm ? "  qk-norm" : "",
                 c.tied_embeddings ? "  tied-embeddings" : "", c.sliding_window ? "  sliding-window" : "",
-                static_cast<long long>(weights_.n_params), dtypes.c_str(), weights_.bytes() / 1048576.0, weights_.storage_summary().c_str(),
+                static_cast<long long>(weights_.n_params), has_weights_ ? dtypes.c_str() : "not loaded",
+                weights_.bytes() / 1048576.0,
+                has_weights_ ? weights_.storage_summary().c_str() : "not loaded",
                 static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4),
                 tokenizer_ ? "yes" : "none");
   std::string s = buf;

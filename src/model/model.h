@@ -1,4 +1,6 @@
-// A loaded model: config, f32 weights and (when the files carry one) its tokenizer.
+// A loaded model: config, f32 weights and (when the files carry one) its tokenizer; or, loaded
+// for tokenizing, the config and tokenizer alone (an audit whose every configuration is a remote
+// server, docs/endpoints.md: nothing runs in-process, so no weight is read).
 #pragma once
 
 #include <memory>
@@ -16,9 +18,17 @@ class Model {
   // `path`: a Hugging Face model directory (config.json + model.safetensors or an indexed shard
   // set) or a .gguf file. Errors (exit 2) name the file and the key/tensor at fault.
   static Expected<std::unique_ptr<Model>> Load(const std::string& path);
+  // The config and the tokenizer, no tensor read: a directory needs only config.json (and
+  // tokenizer.json for a tokenizer; no safetensors file); a .gguf is mapped and only its metadata
+  // parsed. weights() of such a model is an internal check failure: nothing may compute with it.
+  static Expected<std::unique_ptr<Model>> LoadForTokenizing(const std::string& path);
 
   const ModelConfig& config() const { return config_; }
-  const ModelWeights& weights() const { return weights_; }
+  bool has_weights() const { return has_weights_; }
+  const ModelWeights& weights() const {
+    KV_CHECK_MSG(has_weights_, "the model was loaded for tokenizing only (Model::LoadForTokenizing): no weights");
+    return weights_;
+  }
   // nullptr when the model directory has no tokenizer.json (the tiny golden models).
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
   const std::string& path() const { return path_; }
@@ -32,6 +42,9 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  bool has_weights_ = false;
+
+  static Expected<std::unique_ptr<Model>> LoadImpl(const std::string& path, bool weights);
 };
 
 // The config alone (config.json, or a GGUF file's metadata), without reading any weights: for

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "endpoint/dialect.h"
+#include "endpoint/job_engine.h"
 #include "io/gguf.h"
 #include "probe/constraint.h"
 #include "probe/custom.h"
@@ -268,7 +269,8 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   if (fam.count("custom")) {
     KV_ASSIGN_OR_RETURN(custom, LoadCustomProbes(o.custom));
   }
-  KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
+  // All-remote (no --kv, --baseline-endpoint): the config and tokenizer only, no weight read.
+  KV_ASSIGN_OR_RETURN(Engine engine, LoadJobEngine(o.model, o.threads, o.kv, o.remote));
   KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer("probe"));
   const ModelConfig& cfg = engine.model->config();
   KV_ASSIGN_OR_RETURN(std::vector<int> lengths, ProbeLengths(o, cfg));
@@ -325,7 +327,8 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   plan.tokenizer = tok, plan.chat = chat;
   plan.instances = std::move(instances), plan.variance = std::move(variance), plan.drift = std::move(drift);
   KV_ASSIGN_OR_RETURN(plan.max_positions, MaxPositions(plan, cfg.max_ctx));
-  plan.model_hash = HexHash(HashModel(*plan.engine.model));
+  const ModelIdentity id = IdentifyModel(*plan.engine.model);
+  plan.model_hash = id.hash, plan.model_hash_kind = id.kind;
   plan.fingerprint = plan.MakeFingerprint(custom);
   return plan;
 }

@@ -82,8 +82,12 @@ struct ProbePlan {
   std::vector<ProbeInstance> instances;  // the checked families (needle, exact, constraint), then custom
   std::vector<FreePrompt> variance, drift;
   int max_positions = 0;        // the caches' size: the longest prompt plus its budget
-  std::string model_hash;       // hex, run/fingerprint.h HashModel: results.json and the fingerprint
+  std::string model_hash;       // hex, run/fingerprint.h IdentifyModel: results.json and the fingerprint
+  std::string model_hash_kind;  // "weights", or "config+tokenizer" when all-remote (no weights loaded)
   nlohmann::json fingerprint;   // what DIR/progress.jsonl must carry to be resumed
+
+  // The baseline and every configuration are endpoints: no weights, no cache, no forward pass here.
+  bool all_remote() const { return remote.baseline() && configs.n_configs() == 0; }
 
  private:
   ProbePlan(ProbeOptions o, Engine e, KvConfigs c, RemoteConfigs r)

@@ -202,7 +202,8 @@ std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, c
 json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,
                       const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift) {
   json j = {{"schema_version", kProbeSchemaVersion}, {"kind", "probe"}, {"alpha", kProbeAlpha},
-            {"model", info.model}, {"model_hash", info.model_hash}, {"probe_seed", info.probe_seed},
+            {"model", info.model}, {"model_hash", info.model_hash},
+            {"model_hash_kind", info.model_hash_kind}, {"probe_seed", info.probe_seed},
             {"sampling_seed", info.sampling_seed}, {"baseline", info.baseline_spec}, {"chat_template", info.chat_format}};
   j["data"] = info.data.empty() ? json(nullptr) : json(info.data);  // null: custom probes only, no haystack
   j["configs"] = json::array();

@@ -58,7 +58,8 @@ std::optional<DriftRecord> DriftRecordFromJson(const nlohmann::json& j, size_t n
 
 struct ProbeRunInfo {
   std::string model, baseline_spec, data;
-  std::string model_hash;                  // hex, run/fingerprint.h HashModel (as in the fingerprint)
+  std::string model_hash;                  // hex, run/fingerprint.h IdentifyModel (as in the fingerprint)
+  std::string model_hash_kind = "weights";  // or "config+tokenizer": an all-remote run loads no weights
   std::vector<std::string> specs;          // [n_configs] canonical
   std::vector<uint64_t> bytes_per_token;   // [n_configs]; 0 for an endpoint (null in results)
   // [n_configs]: null for an in-process configuration, else its endpoint (endpoint/remote_configs.h

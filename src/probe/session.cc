@@ -92,7 +92,8 @@ Status Steps(Recorded& recorded, JsonlJournal& journal, size_t n, size_t paralle
 ProbeRunInfo ProbeSession::Info() const {
   const ProbeOptions& o = plan_.options;
   ProbeRunInfo info;
-  info.model = o.model, info.model_hash = plan_.model_hash, info.baseline_spec = plan_.configs.policy(0).spec(), info.data = o.data;
+  info.model = o.model, info.model_hash = plan_.model_hash, info.model_hash_kind = plan_.model_hash_kind;
+  info.baseline_spec = plan_.configs.policy(0).spec(), info.data = o.data;
   info.probe_seed = o.probe_seed, info.sampling_seed = o.seed;
   info.chat_format = ChatFormatName(plan_.chat);
   info.specs = plan_.configs.config_specs();
@@ -113,13 +114,17 @@ ProbeRunInfo ProbeSession::Info() const {
 
 Expected<ProbeSessionResult> ProbeSession::Run() {
   const ProbeOptions& o = plan_.options;
-  KV_ASSIGN_OR_RETURN(auto caches, plan_.configs.MakeCaches(plan_.max_positions));  // [1 + n_configs]
+  // [1 + n_configs] in-process; none when all-remote (the model has no weights to run them).
+  std::vector<std::unique_ptr<KvCache>> caches;
+  if (!plan_.all_remote()) {
+    KV_ASSIGN_OR_RETURN(caches, plan_.configs.MakeCaches(plan_.max_positions));
+  }
   ProbeSessionResult out;
   out.info = Info();
   for (size_t i = 1; i < caches.size(); ++i) out.info.bytes_per_token.push_back(caches[i]->bytes_per_token());
   out.info.bytes_per_token.resize(out.info.specs.size(), 0);  // an endpoint's: unknown (null in results)
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
-  const size_t n_backends = caches.size() + plan_.remote.configs().size();  // baseline + every configuration
+  const size_t n_backends = 1 + out.info.specs.size();  // baseline + every configuration
   std::vector<nlohmann::json> lines;
   KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
   KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), n_backends));
@@ -131,7 +136,10 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
     local.push_back(std::make_unique<LocalBackend>(*plan_.engine.model, *c, *plan_.engine.pool));
     backends.push_back(local.back().get());
   }
-  if (const RemoteConfig* b = plan_.remote.baseline()) backends[0] = b->backend.get();
+  if (const RemoteConfig* b = plan_.remote.baseline()) {
+    if (backends.empty()) backends.push_back(nullptr);  // all-remote: no in-process baseline
+    backends[0] = b->backend.get();
+  }
   for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
   ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
   ProgressBar bar(out.info.instances, StderrIsTerminal(), "probe");

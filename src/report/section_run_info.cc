@@ -1,5 +1,6 @@
 // Section 8: where the results came from, so a report can be archived and compared: the model
-// (path, architecture, the hash of every weight byte as loaded), kvaudit's version and commit, the
+// (path, architecture, the hash of every weight byte as loaded, or of the config and tokenizer for
+// an all-remote run), kvaudit's version and commit, the
 // command line, the date, the machine, threads, wall time and peak memory (each results.json's
 // run block, run/provenance.h), one column per directory.
 #include "report/html_escape.h"
@@ -30,7 +31,8 @@ constexpr Row kRows[] = {
     {"layers", "/model_info/layers", ValueFormat::kInt, true},
     {"KV heads", "/model_info/kv_heads", ValueFormat::kInt, true},
     {"head dim", "/model_info/head_dim", ValueFormat::kInt, true},
-    {"weights hash", "/model_hash", ValueFormat::kText, false},
+    {"model hash", "/model_hash", ValueFormat::kText, false},
+    {"model hash of", "/model_hash_kind", ValueFormat::kText, false},  // weights, or config+tokenizer (all-remote)
     {"kvaudit version", "/run/kvaudit_version", ValueFormat::kText, false},
     {"commit", "/run/commit", ValueFormat::kText, false},
     {"command", "/run/command", ValueFormat::kText, false},
@@ -45,7 +47,9 @@ constexpr Row kRows[] = {
 
 std::string Cell(const RunDirectory& d, const Row& row) {
   const ResultsFile* f = row.from_eval && d.eval ? &*d.eval : TopFile(d);
-  if (!f) return "<td>–</td>";
+  // Absent (older files; audit and recommend results carry no model_hash_kind): a plain dash,
+  // not a tagged value pointing at nothing.
+  if (!f || !Lookup(*f, row.pointer)) return "<td>–</td>";
   std::string cell = "<td>" + ValueSpan(d, *f, row.pointer, row.format);
   return cell + "</td>";
 }
@@ -54,7 +58,7 @@ std::string Cell(const RunDirectory& d, const Row& row) {
 
 std::string RenderRunInfoSection(const ReportContext& ctx) {
   std::string out = SectionStart("run-info", "8. Run metadata",
-                                 "What produced these numbers. Results are comparable when the weights hash, the data "
+                                 "What produced these numbers. Results are comparable when the model hash, the data "
                                  "and the command agree; a dash is a value older results files do not record.");
   out += "<table class=\"meta\"><thead><tr><th></th>";
   for (const RunDirectory& d : ctx.dirs) out += "<th>" + EscapeHtml(d.label) + "</th>";

@@ -4,9 +4,9 @@
 
 namespace kvaudit {
 
-Expected<Engine> Engine::Load(const std::string& model_path, int threads) {
+Expected<Engine> Engine::Load(const std::string& model_path, int threads, bool weights) {
   Engine e;
-  KV_ASSIGN_OR_RETURN(e.model, Model::Load(model_path));
+  KV_ASSIGN_OR_RETURN(e.model, weights ? Model::Load(model_path) : Model::LoadForTokenizing(model_path));
   e.pool = std::make_unique<ThreadPool>(ResolveThreads(threads));
   return e;
 }

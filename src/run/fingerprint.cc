@@ -25,15 +25,23 @@ uint64_t HashBytes(const void* data, size_t n, uint64_t seed) {
   return h ^ (h >> 33);
 }
 
-uint64_t HashModel(const Model& model) {
-  const ModelConfig& c = model.config();
+namespace {
+
+// The config numbers and the RoPE frequencies: the first part of both model hashes.
+uint64_t HashConfig(const ModelConfig& c) {
   const int64_t numbers[] = {static_cast<int64_t>(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
                              c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.attn_qkv_bias, c.attn_o_bias,
                              c.qk_norm, c.tied_embeddings, c.sliding_window, c.bos_id, c.eos_id};
   uint64_t h = HashBytes(numbers, sizeof(numbers), 1);
   h = HashBytes(&c.rms_eps, sizeof(c.rms_eps), h);
   const std::vector<float> inv_freq = RopeInvFreq(c.rope, c.head_dim);  // [head_dim/2]
-  h = HashBytes(inv_freq.data(), inv_freq.size() * sizeof(float), h);
+  return HashBytes(inv_freq.data(), inv_freq.size() * sizeof(float), h);
+}
+
+}  // namespace
+
+uint64_t HashModel(const Model& model) {
+  uint64_t h = HashConfig(model.config());
   const ModelWeights& w = model.weights();
   // Weight bytes as held in memory (bf16/f16 kept as stored, the rest f32), plus the dtype, so a
   // checkpoint re-saved with other dtypes but equal values still matches only if equal as loaded.
@@ -51,6 +59,19 @@ uint64_t HashModel(const Model& model) {
     buf(l.ffn_norm), mat(l.w_gate_up), mat(l.w_down);
   }
   return h;
+}
+
+uint64_t HashModelConfigTokenizer(const Model& model) {
+  uint64_t h = HashBytes("config+tokenizer", 16, HashConfig(model.config()));
+  if (const Tokenizer* tok = model.tokenizer()) {
+    tok->Digest([&h](const void* data, size_t bytes) { h = HashBytes(data, bytes, h); });
+  }
+  return h;
+}
+
+ModelIdentity IdentifyModel(const Model& model) {
+  if (model.has_weights()) return {HexHash(HashModel(model)), kHashKindWeights};
+  return {HexHash(HashModelConfigTokenizer(model)), kHashKindConfigTokenizer};
 }
 
 uint64_t HashWindows(const std::vector<std::vector<int32_t>>& windows) {

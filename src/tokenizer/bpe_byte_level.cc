@@ -1,6 +1,7 @@
 #include "tokenizer/bpe_byte_level.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "tokenizer/utf8.h"
 
@@ -185,6 +186,27 @@ std::string ByteLevelBpeTokenizer::Decode(std::span<const int32_t> ids, bool ren
 const std::string& ByteLevelBpeTokenizer::TokenString(int32_t id) const {
   static const std::string kEmpty;
   return vocab_.Has(id) ? vocab_.tokens[id] : kEmpty;
+}
+
+}  // namespace kvaudit
+
+namespace kvaudit {
+
+void ByteLevelBpeTokenizer::Digest(const DigestSink& add) const {
+  static constexpr char kKind[] = "byte-level-bpe";
+  add(kKind, sizeof(kKind));
+  vocab_.Digest(add);
+  // The merges as ranked (the hash map's order is not deterministic): [n_merges] (rank, left<<32|right, result).
+  std::vector<std::tuple<int32_t, uint64_t, int32_t>> ranked;
+  ranked.reserve(merges_.size());
+  for (const auto& [key, rank_result] : merges_) ranked.emplace_back(rank_result.first, key, rank_result.second);
+  std::sort(ranked.begin(), ranked.end());
+  for (const auto& [rank, key, result] : ranked) {
+    add(&rank, sizeof(rank)), add(&key, sizeof(key)), add(&result, sizeof(result));
+  }
+  for (const std::string& p : pretokenizer_.patterns()) add(p.data(), p.size() + 1);  // with the NUL: boundaries
+  const uint8_t flags[] = {pretokenizer_.add_prefix_space(), ignore_merges_};
+  add(flags, sizeof(flags));
 }
 
 }  // namespace kvaudit

@@ -180,3 +180,16 @@ const std::string& SpmTokenizer::TokenString(int32_t id) const {
 }
 
 }  // namespace kvaudit
+
+namespace kvaudit {
+
+void SpmTokenizer::Digest(const DigestSink& add) const {
+  static constexpr char kKind[] = "spm";
+  add(kKind, sizeof(kKind));
+  vocab_.Digest(add);
+  add(scores_.data(), scores_.size() * sizeof(float));  // [n_vocab]
+  const uint8_t flags[] = {add_space_prefix_};
+  add(flags, sizeof(flags));
+}
+
+}  // namespace kvaudit

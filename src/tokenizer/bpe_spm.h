@@ -28,6 +28,7 @@ class SpmTokenizer final : public Tokenizer {
   int32_t bos_id() const override { return vocab_.bos; }
   int32_t eos_id() const override { return vocab_.eos; }
   bool add_bos_default() const override { return vocab_.add_bos; }
+  void Digest(const DigestSink& add) const override;
 
  private:
   void EncodeText(const std::string& text, std::vector<int32_t>* out) const;

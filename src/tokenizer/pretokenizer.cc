@@ -81,6 +81,7 @@ Status PreTokenizer::AddRegex(const std::string& pattern) {
   auto splitter = RegexSplitter::Compile(pattern);
   if (!splitter) return splitter.error();
   stages_.push_back(std::move(splitter).value());
+  patterns_.push_back(pattern);
   return Status::Ok();
 }
 

@@ -37,12 +37,14 @@ class PreTokenizer {
   void set_add_prefix_space(bool on) { add_prefix_space_ = on; }
   bool add_prefix_space() const { return add_prefix_space_; }
   size_t num_stages() const { return stages_.size(); }
+  const std::vector<std::string>& patterns() const { return patterns_; }  // [num_stages] as added
 
   // Pieces of `text` (views into it), none empty, covering it in order.
   std::vector<std::string_view> Split(std::string_view text) const;
 
  private:
   std::vector<std::unique_ptr<RegexSplitter>> stages_;
+  std::vector<std::string> patterns_;
   bool add_prefix_space_ = false;
 };
 

@@ -6,7 +6,9 @@
 // Special tokens in the text are matched as whole tokens when parse_special is true.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -44,6 +46,13 @@ class Tokenizer {
   virtual int32_t bos_id() const = 0;  // -1 if none
   virtual int32_t eos_id() const = 0;  // -1 if none
   virtual bool add_bos_default() const = 0;
+
+  // Feeds `add` everything Encode's ids depend on, as loaded, in a fixed order: the vocabulary
+  // (strings, attributes, BOS/EOS/UNK, add_bos), the merges by rank or the scores, the
+  // pre-tokenizer's patterns and flags. The model's identity when its weights are not loaded
+  // (run/fingerprint.h HashModelConfigTokenizer): a changed merge or pattern changes the hash.
+  using DigestSink = std::function<void(const void* data, size_t bytes)>;
+  virtual void Digest(const DigestSink& add) const = 0;
 };
 
 }  // namespace kvaudit

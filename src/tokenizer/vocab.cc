@@ -39,6 +39,19 @@ void Vocab::IndexTokens() {
   }
 }
 
+void Vocab::Digest(const std::function<void(const void*, size_t)>& add) const {
+  const uint64_t n = tokens.size();
+  add(&n, sizeof(n));
+  for (const std::string& t : tokens) {
+    const uint64_t len = t.size();  // length-prefixed: "ab","c" differs from "a","bc"
+    add(&len, sizeof(len));
+    add(t.data(), t.size());
+  }
+  add(attrs.data(), attrs.size());
+  const int32_t ids3[] = {bos, eos, unk, add_bos ? 1 : 0};
+  add(ids3, sizeof(ids3));
+}
+
 SpecialTokenSplitter::SpecialTokenSplitter(const Vocab& vocab) : vocab_(&vocab) {
   for (int32_t id = 0; id < vocab.size(); ++id) {
     if ((vocab.attrs[id] & (kAttrControl | kAttrUserDefined | kAttrUnknown)) && !vocab.tokens[id].empty()) {

@@ -3,6 +3,7 @@
 // splitting of special-token text out of the input before pre-tokenization.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -53,6 +54,8 @@ struct Vocab {
   bool IsSpecial(int32_t id) const { return attrs[id] & (kAttrControl | kAttrUnknown); }
   // Rebuilds `ids` from `tokens`; the first of duplicate strings wins.
   void IndexTokens();
+  // Tokenizer::Digest's vocabulary part: size, each string (length-prefixed), attrs, bos/eos/unk, add_bos.
+  void Digest(const std::function<void(const void*, size_t)>& add) const;
 };
 
 // A piece of input: either text still to tokenize, or an already matched special token.

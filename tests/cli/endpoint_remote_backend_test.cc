@@ -175,6 +175,7 @@ class MutatedTokenizer final : public Tokenizer {
   int32_t bos_id() const override { return base_.bos_id(); }
   int32_t eos_id() const override { return base_.eos_id(); }
   bool add_bos_default() const override { return base_.add_bos_default(); }
+  void Digest(const DigestSink& add) const override { base_.Digest(add); }
 
  private:
   const Tokenizer& base_;

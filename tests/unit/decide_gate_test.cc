@@ -300,17 +300,58 @@ TEST(DecideGate, ResultsOfAnotherModelAreBadInput) {
   testing::WriteResults(dir / "eval", testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}}, "aaaa"));
   testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}, "bbbb"));
   const GateInputs in = Load({dir});
-  const Status two = CheckOneModel(in, "", "");
+  const Status two = CheckOneModel(in, {}, "");
   ASSERT_FALSE(two.ok());
   EXPECT_NE(two.error().message.find("are from different models (model_hash bbbb vs aaaa)"), std::string::npos)
       << two.error().message;
   const GateInputs one = Load({dir / "eval"});
-  EXPECT_TRUE(CheckOneModel(one, "", "").ok());
-  const Status other = CheckOneModel(one, "cccc", "models/x");
+  EXPECT_TRUE(CheckOneModel(one, {}, "").ok());
+  const Status other = CheckOneModel(one, {.weights = "cccc", .config_tokenizer = ""}, "models/x");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.error().message.find("is from another model (model_hash aaaa, --model models/x is cccc)"),
             std::string::npos) << other.error().message;
-  EXPECT_TRUE(CheckOneModel(one, "aaaa", "models/x").ok());
+  EXPECT_TRUE(CheckOneModel(one, {.weights = "aaaa", .config_tokenizer = ""}, "models/x").ok());
+}
+
+// docs/decision.md "Gate": an all-remote probe hashes the config and tokenizer ("config+tokenizer"),
+// an in-process eval the weights. Without --model the two kinds are refused in one line; with it
+// each file is compared with --model's hash of its own kind.
+TEST(DecideGate, HashKindsAreComparedLikeWithLike) {
+  const fs::path dir = testing::MakeTempDir("gate-kinds");
+  testing::WriteResults(dir / "eval", testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}}, "aaaa"));
+  nlohmann::json probe = testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}, "tttt");
+  probe["model_hash_kind"] = "config+tokenizer";
+  testing::WriteResults(dir / "probe", probe);
+  const GateInputs in = Load({dir});
+  ASSERT_EQ(in.evals.size(), 1u);
+  EXPECT_EQ(in.evals[0].model_hash_kind, "weights");  // absent in the file: written before kinds existed
+  ASSERT_EQ(in.probes.size(), 1u);
+  EXPECT_EQ(in.probes[0].model_hash_kind, "config+tokenizer");
+  const Status mixed = CheckOneModel(in, {}, "");
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().message.find("(model_hash of its config+tokenizer) and " + (dir / "eval" / "results.json").string() +
+                                       " (of its weights) cannot be compared"),
+            std::string::npos) << mixed.error().message;
+  EXPECT_NE(mixed.error().message.find("hint: pass --model"), std::string::npos);
+  EXPECT_TRUE(CheckOneModel(in, {.weights = "aaaa", .config_tokenizer = "tttt"}, "models/x").ok());
+  // The kind's own hash is what counts: the probe's equals --model's weights hash, not its config+tokenizer one.
+  const Status crossed = CheckOneModel(in, {.weights = "aaaa", .config_tokenizer = "aaaa"}, "models/x");
+  ASSERT_FALSE(crossed.ok());
+  EXPECT_NE(crossed.error().message.find("is from another model (model_hash tttt of its config+tokenizer, --model models/x is aaaa)"),
+            std::string::npos) << crossed.error().message;
+  // Two all-remote results of different models: the usual line, with the kind named.
+  nlohmann::json other = probe;
+  other["model_hash"] = "uuuu";
+  testing::WriteResults(dir / "probe2", other);
+  const Status two = CheckOneModel(Load({dir / "probe", dir / "probe2"}), {}, "");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.error().message.find("are from different models (model_hash uuuu vs tttt of its config+tokenizer)"),
+            std::string::npos) << two.error().message;
+  probe["model_hash_kind"] = "tokens";
+  testing::WriteResults(dir / "bad", probe);
+  const Status unknown = CheckOneModel(Load({dir / "bad", dir / "eval"}), {}, "");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("model_hash_kind 'tokens' is not known"), std::string::npos) << unknown.error().message;
 }
 
 }  // namespace
