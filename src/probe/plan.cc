@@ -321,6 +321,7 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   KV_ASSIGN_OR_RETURN(plan.max_positions, MaxPositions(plan, cfg.max_ctx));
   plan.model_hash = HexHash(HashModel(*plan.engine.model));
   plan.fingerprint = plan.MakeFingerprint(custom);
+  if (plan.options.shard.on()) plan.fingerprint["shard"] = plan.options.shard.ToJson();  // a resumed shard is the same shard
   return plan;
 }
 
