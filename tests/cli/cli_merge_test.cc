@@ -4,9 +4,15 @@
 // refuses mixed inputs, a duplicated shard and a missing one with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
+#include "support/child_process.h"
 #include "support/fixtures.h"
 #include "support/run_cli.h"
 
@@ -19,8 +25,8 @@ using testing::RunCli;
 
 const std::string kModel = "--model " + testing::BundledModelDir().string() + " --data " +
                            (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " --threads 2 ";
-const std::string kEvalBase = "eval " + kModel + "--ctx 256 --bootstrap 200 ";
-const std::string kEval = kEvalBase + "--windows 6 --attn-samples 8 ";
+const std::string kEvalBase = "eval " + kModel + "--bootstrap 200 ";
+const std::string kEval = kEvalBase + "--ctx 256 --windows 6 --attn-samples 8 ";
 const std::string kProbe = "probe " + kModel +
                            "--family needle,variance --variant code --lengths 256 --depths 0,50,100 --samples 2 "
                            "--variance-tokens 8 ";
@@ -105,8 +111,49 @@ TEST(MergeCliTest, AMergedEvalResumesAsAnUnshardedRun) {
   EXPECT_EQ(WithoutRun(merged), before);
 }
 
+size_t JournalLines(const fs::path& dir) {
+  if (!fs::exists(dir / "progress.jsonl")) return 0;
+  const std::string text = ReadFile((dir / "progress.jsonl").string());
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(MergeCliTest, AShardKilledMidRunResumesAndMergesToTheSameResults) {
+  // Longer windows than elsewhere so the shard is surely mid-run when the journal first grows.
+  const std::string job = kEvalBase + "--windows 8 --attn-samples 8 --ctx 512 --kv k=q4_0,v=q4_0 ";
+  const fs::path whole = testing::MakeTempDir("merge-kill-whole");
+  ASSERT_EQ(RunCli(job + "--out " + whole.string()).exit_code, 0);
+  const fs::path s0 = testing::MakeTempDir("merge-kill-0"), s1 = testing::MakeTempDir("merge-kill-1");
+  std::vector<std::string> argv = {testing::KvauditBinary().string()};
+  {
+    std::istringstream words(job + "--shard 0/2 --out " + s0.string());
+    for (std::string w; words >> w;) argv.push_back(w);
+  }
+  auto child = testing::ChildProcess::Start(argv);
+  ASSERT_TRUE(child);
+  // Bounded wait (120 s) for the header and one window, then SIGKILL.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && JournalLines(s0) < 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  child->Signal(SIGKILL);
+  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "the shard finished before it was killed";
+  EXPECT_FALSE(fs::exists(s0 / "shard.json"));
+  const size_t recorded = JournalLines(s0) - 1;
+  EXPECT_GE(recorded, 1u);
+  EXPECT_LT(recorded, 4u);  // of its 4 windows
+  const fs::path merged = testing::MakeTempDir("merge-kill-merged");
+  ASSERT_EQ(RunCli(job + "--shard 1/2 --out " + s1.string()).exit_code, 0);
+  ExpectRefused(Merge({s0, s1}, merged), {"no shard manifest", s0.string()});  // not finished
+  ASSERT_EQ(RunCli(job + "--shard 0/2 --out " + s0.string()).exit_code, 0);  // resubmitted: resumes
+  const nlohmann::json manifest = nlohmann::json::parse(ReadFile((s0 / "shard.json").string()));
+  EXPECT_EQ(manifest["run"]["resumed"], recorded);
+  ASSERT_EQ(Merge({s0, s1}, merged).exit_code, 0);
+  EXPECT_EQ(WithoutRun(merged), WithoutRun(whole));
+  EXPECT_EQ(ReadFile((merged / "progress.jsonl").string()), ReadFile((whole / "progress.jsonl").string()));
+}
+
 TEST(MergeCliTest, RefusesMixedInputsDuplicatesAndGaps) {
-  const std::string job = kEvalBase + "--windows 3 --attn-samples 0 ";
+  const std::string job = kEvalBase + "--ctx 256 --windows 3 --attn-samples 0 ";
   const auto q4 = RunShards(job + "--kv k=q4_0,v=q4_0 ", "merge-mix-q4", 2);
   const fs::path q8 = testing::MakeTempDir("merge-mix-q8");
   ASSERT_EQ(RunCli(job + "--kv k=q8_0,v=q8_0 --shard 1/2 --out " + q8.string()).exit_code, 0);
