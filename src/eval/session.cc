@@ -215,6 +215,7 @@ Expected<EvalSessionResult> EvalSession::Run() {
   KV_RETURN_IF_ERROR(RunWindows(dir, cache_ptrs, shadow_ptrs, &records));
   EvalSessionResult out;
   const EvalSummaryInputs inputs = SummaryInputs(caches);
+  if (!plan_.options.jsonl.empty()) KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows
   if (plan_.options.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
     const RunTotals totals = plan_.clock.Stop();
     plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
@@ -225,7 +226,6 @@ Expected<EvalSessionResult> EvalSession::Run() {
     return out;
   }
   out.configs = SummarizeEval(inputs, records);
-  if (!plan_.options.jsonl.empty()) KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));
   const RunTotals totals = plan_.clock.Stop();
   plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
   out.info = plan_.info;

@@ -99,6 +99,10 @@ Expected<MergeResult> MergeShards(const std::vector<std::string>& dirs, const st
   if (dirs.empty()) return BadInput("merge: no shard directory given; hint: kvaudit merge DIR... --out DIR");
   std::vector<CheckedShard> all;
   for (const std::string& d : dirs) {
+    std::error_code ec;  // merging into a shard would replace that shard's journal
+    if (std::filesystem::equivalent(d, out, ec)) {
+      return BadInput("merge: --out " + out + " is the shard directory " + d + "; hint: merge into a new directory");
+    }
     KV_ASSIGN_OR_RETURN(ShardManifest m, ReadShardManifest(d));
     all.push_back({d, std::move(m)});
   }

@@ -23,8 +23,7 @@ namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::RunCli;
 
-const std::string kModel = "--model " + testing::BundledModelDir().string() + " --data " +
-                           (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " --threads 2 ";
+const std::string kModel = testing::BundledJobFlags();
 const std::string kEvalBase = "eval " + kModel + "--bootstrap 200 ";
 const std::string kEval = kEvalBase + "--ctx 256 --windows 6 --attn-samples 8 ";
 const std::string kProbe = "probe " + kModel +
@@ -160,6 +159,7 @@ TEST(MergeCliTest, RefusesMixedInputsDuplicatesAndGaps) {
   const fs::path out = testing::MakeTempDir("merge-mix-out");
   ExpectRefused(Merge({q4[0], q8}, out), {"different runs", q4[0].string(), q8.string(), "configs"});
   ExpectRefused(Merge({q4[0], q4[0]}, out), {"shard 0/2 given twice"});
+  ExpectRefused(Merge({q4[0], q4[1]}, q4[1]), {"is the shard directory"});
   ExpectRefused(Merge({q4[1]}, out), {"shard 0 of 2 missing", "--shard 0/2"});
   const fs::path three = testing::MakeTempDir("merge-mix-3");
   ASSERT_EQ(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 2/3 --out " + three.string()).exit_code, 0);
