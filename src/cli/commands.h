@@ -17,6 +17,7 @@ CommandRunner AddScoreCommand(CLI::App& app);
 CommandRunner AddFormatsCommand(CLI::App& app);
 CommandRunner AddEvalCommand(CLI::App& app);
 CommandRunner AddProbeCommand(CLI::App& app);
+CommandRunner AddMergeCommand(CLI::App& app);
 CommandRunner AddDeployCommand(CLI::App& app);
 CommandRunner AddGateCommand(CLI::App& app);
 CommandRunner AddSensitivityCommand(CLI::App& app);

@@ -61,4 +61,11 @@ int PrintResults(const std::string& table, const nlohmann::json& results, const 
   return 0;
 }
 
+int PrintShardDone(const ShardSpec& shard, int units, const std::string& unit_name, double wall_s,
+                   const std::string& manifest_path) {
+  std::printf("shard %s: %d %s recorded in %.1f s; manifest %s; combine the %d shards with kvaudit merge DIR... --out DIR\n",
+              shard.Text().c_str(), units, unit_name.c_str(), wall_s, manifest_path.c_str(), shard.count);
+  return 0;
+}
+
 }  // namespace kvaudit::cli

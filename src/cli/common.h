@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "run/shard.h"
 
 namespace kvaudit::cli {
 
@@ -21,5 +22,9 @@ Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t voca
 // The end of a job that wrote results.json: the table then the footer line on stdout, or with
 // --json the results document on stdout and the footer on stderr. Returns 0.
 int PrintResults(const std::string& table, const nlohmann::json& results, const std::string& footer, bool json);
+
+// The end of a --shard run: one line on stdout (what it recorded, where, and that merge is next).
+int PrintShardDone(const ShardSpec& shard, int units, const std::string& unit_name, double wall_s,
+                   const std::string& manifest_path);
 
 }  // namespace kvaudit::cli

@@ -16,11 +16,13 @@ namespace {
 struct EvalFlags {
   ModelFlags model;
   EvalOptions options;
+  std::string shard;
   bool json = false;
 };
 
 Expected<EvalSessionResult> RunEval(EvalFlags& f) {
   EvalOptions& o = f.options;
+  KV_RETURN_IF_ERROR(ParseShardFlag(f.shard, &o.shard));
   KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
   KV_ASSIGN_OR_RETURN(EvalPlan plan, EvalPlan::Make(f.options));
   return EvalSession(plan).Run();
@@ -51,10 +53,14 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   AddOutFlags(app, o.out, o.restart, "windows");
   AddJsonlFlag(app, o.jsonl);
   AddAttnSamplesFlag(app, o.attn_samples, "per layer and KV head (0 = off)");
+  AddShardFlag(app, f->shard);
   AddJsonFlag(app, f->json);
   return [f] {
     auto done = RunEval(*f);
     if (!done) return ReportError(done.error());
+    if (f->options.shard.on()) {
+      return PrintShardDone(f->options.shard, done->shard_windows, "windows", done->info.wall_s, done->results_path);
+    }
     return PrintResults(ResultsTable(done->info, done->configs), done->results,
                         RunFooter({done->info.wall_s, done->info.peak_rss_mb}, done->info.windows_resumed,
                                   done->info.n_windows, "windows", done->results_path),

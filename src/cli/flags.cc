@@ -128,6 +128,18 @@ void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::stri
   app.add_flag("--restart", restart, "discard the " + unit + " recorded in --out and start over");
 }
 
+void AddShardFlag(CLI::App& app, std::string& shard) {
+  app.add_option("--shard", shard,
+                 "I/N: compute only shard I (0-based) of N of the work, into its own --out; combine the N with "
+                 "kvaudit merge (docs/scale-out.md)");
+}
+
+Status ParseShardFlag(const std::string& text, ShardSpec* shard) {
+  if (text.empty()) return Status::Ok();
+  KV_ASSIGN_OR_RETURN(*shard, ParseShard(text));
+  return Status::Ok();
+}
+
 void AddJsonFlag(CLI::App& app, bool& json) {
   app.add_flag("--json", json, "print one JSON document on stdout instead of the table (docs/cli.md)");
 }

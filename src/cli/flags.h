@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "run/kv_configs.h"
+#include "run/shard.h"
 
 namespace CLI {
 class App;
@@ -72,6 +73,10 @@ void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std:
 void AddStageFlag(CLI::App& app, std::string& stage);
 // --out DIR, --restart: a resumable job's output directory (run/run_dir.h).
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit);
+// --shard I/N: run only shard I of N of the job's work units (run/shard.h; docs/scale-out.md);
+// parsed by ParseShardFlag ("" = not sharded).
+void AddShardFlag(CLI::App& app, std::string& shard);
+Status ParseShardFlag(const std::string& text, ShardSpec* shard);
 // --json: the command's table as one JSON document on stdout instead (docs/cli.md has the shapes).
 void AddJsonFlag(CLI::App& app, bool& json);
 // --jsonl FILE: one JSON line per position (score: every predicted one; eval: the scored ones).

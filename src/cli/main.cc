@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
   add("probe", "workload checks (needles, exactness, constraints, variance, drift, custom) per configuration",
       AddProbeCommand);
+  add("merge", "combine the shards of an eval or probe --shard I/N run into the unsharded run's results", AddMergeCommand);
   add("deploy", "the settings of a KV cache configuration in llama.cpp, ollama, vLLM, SGLang, TensorRT-LLM, "
       "transformers, and its memory there", AddDeployCommand);
   add("gate", "judge eval and probe results by an acceptance policy: exit 0 pass, 1 fail, 2 bad input",

@@ -19,6 +19,7 @@ namespace {
 struct ProbeFlags {
   ModelFlags model;
   ProbeOptions options;
+  std::string shard;
   bool list = false, json = false;
 };
 
@@ -44,6 +45,7 @@ int PrintList() {
 
 Expected<ProbeSessionResult> RunProbe(ProbeFlags& f) {
   ProbeOptions& o = f.options;
+  KV_RETURN_IF_ERROR(ParseShardFlag(f.shard, &o.shard));
   KV_ASSIGN_OR_RETURN(const bool needs_haystack, NeedsHaystack(o));
   if (needs_haystack) {
     KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
@@ -90,12 +92,17 @@ CommandRunner AddProbeCommand(CLI::App& app) {
   f->model.Add(app);
   app.add_flag("--list", f->list, "list the probe families with their defaults and exit");
   AddProbeFlags(app, f->options);
+  AddShardFlag(app, f->shard);
   AddJsonFlag(app, f->json);
   return [f] {
     if (f->list) return PrintList();
     auto done = RunProbe(*f);
     if (!done) return ReportError(done.error());
     const ProbeSessionResult& r = *done;
+    if (f->options.shard.on()) {
+      const int n = static_cast<int>(r.probes.size() + r.variance.size() + r.drift.size());
+      return PrintShardDone(f->options.shard, n, "probes", r.info.wall_s, r.results_path);
+    }
     return PrintResults(ProbeResultsTable(r.info, r.probes, r.variance, r.drift), r.results,
                         RunFooter({r.info.wall_s, r.info.peak_rss_mb}, r.info.resumed, r.info.instances, "instances",
                                   r.results_path),

@@ -15,8 +15,6 @@
 namespace kvaudit {
 namespace {
 
-constexpr const char* kHeaderKey = "kvaudit_eval_progress";
-
 std::string BitString(const std::vector<uint8_t>& v) {
   std::string s(v.size(), '0');
   for (size_t i = 0; i < v.size(); ++i) s[i] = v[i] ? '1' : '0';
@@ -142,7 +140,7 @@ Expected<std::unique_ptr<ProgressLog>> ProgressLog::Open(const std::string& path
   done->clear();
   std::vector<nlohmann::json> lines;
   KV_ASSIGN_OR_RETURN(std::unique_ptr<JsonlJournal> journal,
-                      JsonlJournal::Open(path, kHeaderKey, fingerprint, "window", &lines));
+                      JsonlJournal::Open(path, kProgressKind, fingerprint, "window", &lines));
   std::map<int, WindowRecord> by_window;  // ascending, each window once
   for (size_t i = 0; i < lines.size(); ++i) {
     auto rec = WindowFromJson(lines[i], n_configs, attn_cells);

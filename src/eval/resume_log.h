@@ -18,6 +18,9 @@
 
 namespace kvaudit {
 
+// The header key of eval's progress.jsonl (run/jsonl_journal.h).
+inline constexpr const char* kProgressKind = "kvaudit_eval_progress";
+
 nlohmann::json WindowToJson(const WindowRecord& rec);
 // Validates shapes; n_configs is how many configuration blocks the line must hold, attn_cells how
 // many attention cells each block has (0: the diagnosis was off and the line must have none).

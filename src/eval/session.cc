@@ -15,6 +15,7 @@
 #include "run/fingerprint.h"
 #include "run/progress.h"
 #include "run/run_dir.h"
+#include "run/shard_manifest.h"
 #include "run/windows.h"
 #include "tokenizer/tokenizer.h"
 
@@ -155,6 +156,7 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   info.model_architecture = ArchName(mc.arch);
   info.n_layers = mc.n_layers, info.n_kv_heads = mc.n_kv_heads, info.head_dim = mc.head_dim;
   plan.fingerprint = plan.MakeFingerprint();
+  plan.shard_windows = plan.ShardWindows();
   return plan;
 }
 
@@ -177,6 +179,7 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   // (Absent at 0, so journals written before --first-window existed still resume.)
   if (options.first_window > 0) fp["first_window"] = options.first_window;
   fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  if (options.shard.on()) fp["shard"] = options.shard.ToJson();  // a resumed shard must be the same shard
   if (remote.any()) fp["endpoints"] = {{"servers", remote.Fingerprint()}, {"top_logprobs", options.top_logprobs}};
   if (options.attn_samples > 0) {
     // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
@@ -187,13 +190,14 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   return fp;
 }
 
-size_t EvalSession::n_configs() const { return plan_.configs.n_configs() + plan_.remote.configs().size(); }
-
-size_t EvalSession::attention_cells() const {
-  const ModelConfig& cfg = plan_.engine.model->config();
-  if (plan_.options.attn_samples <= 0) return 0;
-  return static_cast<size_t>(cfg.n_layers) * cfg.n_kv_heads * plan_.info.aggregate.buckets.size();
+std::vector<size_t> EvalPlan::ShardWindows() const {
+  const ShardSpec& s = options.shard;
+  std::vector<int64_t> costs;  // [n_windows] tokens: a window's compute is linear in its length (docs/scale-out.md)
+  for (const auto& w : windows) costs.push_back(static_cast<int64_t>(w.size()));
+  return ShardUnits(costs, s.on() ? s.index : 0, s.on() ? s.count : 1);
 }
+
+size_t EvalSession::n_configs() const { return plan_.configs.n_configs() + plan_.remote.configs().size(); }
 
 Expected<EvalSessionResult> EvalSession::Run() {
   const KvConfigs& configs = plan_.configs;
@@ -217,8 +221,18 @@ Expected<EvalSessionResult> EvalSession::Run() {
   std::vector<WindowRecord> records;
   KV_RETURN_IF_ERROR(RunWindows(dir, cache_ptrs, shadow_ptrs, &records));
   EvalSessionResult out;
-  out.configs = Summarize(records, caches);
-  if (!plan_.options.jsonl.empty()) KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));
+  const EvalSummaryInputs inputs = SummaryInputs(caches);
+  if (!plan_.options.jsonl.empty()) KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows
+  if (plan_.options.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
+    const RunTotals totals = plan_.clock.Stop();
+    plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
+    KV_RETURN_IF_ERROR(WriteShard(dir, inputs));
+    out.info = plan_.info;
+    out.results_path = SubDir(plan_.options.out, ShardManifest::kFile);
+    out.shard_windows = static_cast<int>(records.size());
+    return out;
+  }
+  out.configs = SummarizeEval(inputs, records);
   const RunTotals totals = plan_.clock.Stop();
   plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
   out.info = plan_.info;
@@ -234,9 +248,10 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
                                std::vector<KvCache*> shadows, std::vector<WindowRecord>* records) {
   const auto& windows = plan_.windows;
   KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, n_configs(),
-                                                  windows.size(), records, attention_cells()));
+                                                  windows.size(), records, AttentionCells(plan_.info)));
   plan_.info.windows_resumed = static_cast<int>(records->size());
-  std::vector<bool> skip(windows.size(), false);
+  std::vector<bool> skip(windows.size(), true);  // done, or another shard's
+  for (size_t w : plan_.shard_windows) skip[w] = false;
   int64_t todo = 0;
   for (const WindowRecord& r : *records) skip[static_cast<size_t>(r.window)] = true;
   for (size_t w = 0; w < windows.size(); ++w) todo += skip[w] ? 0 : static_cast<int64_t>(windows[w].size()) - 1;
@@ -279,21 +294,11 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   return Status::Ok();
 }
 
-std::vector<ConfigResult> EvalSession::Summarize(const std::vector<WindowRecord>& records,
-                                                 const std::vector<std::unique_ptr<KvCache>>& caches) const {
-  const ModelConfig& cfg = plan_.engine.model->config();
-  std::vector<int32_t> scored_tokens;  // [scored positions]
-  for (const WindowRecord& r : records) scored_tokens.insert(scored_tokens.end(), r.tokens.begin(), r.tokens.end());
-  // Token classes need the decoded text of each token: none without a tokenizer.
-  const std::vector<TokenClass> classes = plan_.tokenizer ? ClassifyVocabulary(*plan_.tokenizer) : std::vector<TokenClass>{};
-  const std::vector<uint8_t> rare = RareTokens(scored_tokens, cfg.vocab_size);
-  AggregateOptions agg = plan_.info.aggregate;
-  agg.classes = plan_.tokenizer ? &classes : nullptr;
-  agg.rare = plan_.tokenizer ? &rare : nullptr;
-  const size_t attn_cells = attention_cells();
-  std::vector<int> from;
-  for (const Bucket& b : agg.buckets) from.push_back(b.from);
-  std::vector<ConfigResult> results;
+EvalSummaryInputs EvalSession::SummaryInputs(const std::vector<std::unique_ptr<KvCache>>& caches) const {
+  EvalSummaryInputs in;
+  in.info = plan_.info;
+  in.vocab_size = plan_.engine.model->config().vocab_size;
+  if (plan_.tokenizer) in.classes = ClassifyVocabulary(*plan_.tokenizer);
   const size_t n_local = plan_.configs.n_configs();
   for (size_t c = 0; c < n_configs(); ++c) {
     ConfigResult r;
@@ -303,17 +308,21 @@ std::vector<ConfigResult> EvalSession::Summarize(const std::vector<WindowRecord>
       const RemoteConfig& e = plan_.remote.configs()[c - n_local];
       r.spec = e.name, r.endpoint = e.Describe();
     }
-    r.summary = SummarizeConfig(records, c, agg);
-    if (attn_cells > 0) {
-      std::vector<AttnCell> sum(attn_cells);  // summed in ascending window order (records are sorted)
-      for (const WindowRecord& w : records) {
-        for (size_t i = 0; i < attn_cells; ++i) sum[i].Add(w.attention[c][i]);
-      }
-      r.attention = SummarizeAttention(sum, cfg.n_layers, cfg.n_kv_heads, from);
-    }
-    results.push_back(std::move(r));
+    in.heads.push_back(std::move(r));
   }
-  return results;
+  return in;
+}
+
+Status EvalSession::WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs) const {
+  ShardManifest m;
+  m.kind = "eval", m.journal_kind = kProgressKind, m.shard = plan_.options.shard;
+  m.fingerprint = plan_.fingerprint;
+  m.fingerprint.erase("shard");
+  for (size_t w : plan_.shard_windows) m.units.push_back(static_cast<int64_t>(w));
+  m.summary = EvalSummaryInputsToJson(inputs);
+  const EvalRunInfo& i = plan_.info;
+  m.run = {{"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.windows_resumed}, {"threads", i.threads}};
+  return WriteShardManifest(dir.dir(), m);
 }
 
 }  // namespace kvaudit

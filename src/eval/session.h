@@ -13,10 +13,12 @@
 #include "base/status.h"
 #include "endpoint/remote_configs.h"
 #include "eval/report.h"
+#include "eval/summary.h"
 #include "run/engine.h"
 #include "run/kv_configs.h"
 #include "run/run_clock.h"
 #include "run/run_dir.h"
+#include "run/shard.h"
 
 namespace kvaudit {
 
@@ -43,6 +45,9 @@ struct EvalOptions {
   std::string out = "kvaudit-eval";
   bool restart = false;    // discard the windows recorded in out
   std::string jsonl;       // also write one JSON line per scored position; "" = no
+  // --shard I/N (docs/scale-out.md): run only this shard's windows (run/shard.h ShardUnits, cost =
+  // window length), journal them and write DIR/shard.json instead of results.json.
+  ShardSpec shard;
 };
 
 struct EvalPlan {
@@ -71,7 +76,8 @@ struct EvalPlan {
   KvConfigs configs;
   RemoteConfigs remote;        // connected; empty without --endpoint/--baseline-endpoint
   EvalRunInfo info;            // the inputs half of results.json
-  nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed
+  nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed (with "shard" in a shard run)
+  std::vector<size_t> shard_windows;  // the selected windows this run computes, ascending: all without --shard
   std::string model_hash;      // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
   int max_len = 0;             // longest window: the caches' size
 
@@ -79,13 +85,15 @@ struct EvalPlan {
   EvalPlan(EvalOptions o, Engine e, KvConfigs c)
       : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
   nlohmann::json MakeFingerprint() const;
+  std::vector<size_t> ShardWindows() const;
 };
 
 struct EvalSessionResult {
   EvalRunInfo info;
   std::vector<ConfigResult> configs;  // [n_configs] in --kv order
-  std::string results_path;           // DIR/results.json, written
-  nlohmann::json results;             // its content
+  std::string results_path;           // DIR/results.json, written (a shard: DIR/shard.json)
+  nlohmann::json results;             // its content (a shard: null; results come from `kvaudit merge`)
+  int shard_windows = 0;              // a shard run: the windows it owns (all recorded)
 };
 
 // Runs a plan: the windows recorded in DIR/progress.jsonl are read back, the others run (each
@@ -99,9 +107,8 @@ class EvalSession {
   Status RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches, std::vector<KvCache*> shadows,
                     std::vector<WindowRecord>* records);
   size_t n_configs() const;  // in-process + endpoints
-  std::vector<ConfigResult> Summarize(const std::vector<WindowRecord>& records,
-                                      const std::vector<std::unique_ptr<KvCache>>& caches) const;
-  size_t attention_cells() const;
+  EvalSummaryInputs SummaryInputs(const std::vector<std::unique_ptr<KvCache>>& caches) const;
+  Status WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs) const;
 
   EvalPlan& plan_;
 };

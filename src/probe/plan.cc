@@ -330,6 +330,7 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   const ModelIdentity id = IdentifyModel(*plan.engine.model);
   plan.model_hash = id.hash, plan.model_hash_kind = id.kind;
   plan.fingerprint = plan.MakeFingerprint(custom);
+  if (plan.options.shard.on()) plan.fingerprint["shard"] = plan.options.shard.ToJson();  // a resumed shard is the same shard
   return plan;
 }
 

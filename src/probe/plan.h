@@ -17,6 +17,7 @@
 #include "run/engine.h"
 #include "run/kv_configs.h"
 #include "run/run_clock.h"
+#include "run/shard.h"
 
 namespace kvaudit {
 
@@ -51,6 +52,9 @@ struct ProbeOptions {
   std::string chat = "auto";       // auto (the model's template), none, chatml, llama3, mistral, mistral-v3
   std::string out = "kvaudit-probe";
   bool restart = false;            // discard the probes recorded in out
+  // --shard I/N (docs/scale-out.md): run only this shard's units (probe/units.h) and write
+  // DIR/shard.json instead of results.json.
+  ShardSpec shard;
 };
 
 // The variants a family runs by default ({} for a family without variants: variance, drift, custom).

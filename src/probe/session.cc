@@ -4,13 +4,17 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <thread>
 
+#include "probe/run_info_json.h"
 #include "probe/runner.h"
+#include "probe/units.h"
 #include "run/generation_backend.h"
 #include "run/jsonl_journal.h"
 #include "run/progress.h"
 #include "run/run_dir.h"
+#include "run/shard_manifest.h"
 
 namespace kvaudit {
 namespace {
@@ -51,15 +55,21 @@ class Recorded {
   int restored_ = 0;
 };
 
-// Runs (or restores) units 0..n-1 of one kind and journals what ran, in unit order: up to
+// Runs (or restores) the owned units of 0..n-1 of one kind (another shard's are passed over) and
+// journals what ran, in unit order: up to
 // `parallel` consecutive units not yet recorded run at once (each on its own thread; only when
 // every backend is an endpoint), and are journaled in order, so the journal and the results do
 // not depend on which finishes first. When a unit fails, those before it are journaled first.
 template <class IdOf, class Parse, class Records, class RunOne>
-Status Steps(Recorded& recorded, JsonlJournal& journal, size_t n, size_t parallel, IdOf id_of, Parse parse,
-             Records& into, RunOne run, ProgressBar& bar) {
+Status Steps(Recorded& recorded, JsonlJournal& journal, std::span<const uint8_t> owned, size_t parallel, IdOf id_of,
+             Parse parse, Records& into, RunOne run, ProgressBar& bar) {
   using Record = typename Records::value_type;
+  const size_t n = owned.size();
   for (size_t i = 0; i < n;) {
+    if (!owned[i]) {
+      ++i;
+      continue;
+    }
     if (recorded.Has(id_of(i))) {
       KV_RETURN_IF_ERROR(recorded.Restore(id_of(i), parse, into));
       bar.Advance(1);
@@ -67,7 +77,7 @@ Status Steps(Recorded& recorded, JsonlJournal& journal, size_t n, size_t paralle
       continue;
     }
     std::vector<size_t> batch;  // consecutive units to run now
-    for (size_t j = i; j < n && batch.size() < parallel && !recorded.Has(id_of(j)); ++j) batch.push_back(j);
+    for (size_t j = i; j < n && batch.size() < parallel && owned[j] && !recorded.Has(id_of(j)); ++j) batch.push_back(j);
     std::vector<std::optional<Expected<Record>>> got(batch.size());
     if (batch.size() == 1) {
       got[0].emplace(run(batch[0]));
@@ -88,6 +98,23 @@ Status Steps(Recorded& recorded, JsonlJournal& journal, size_t n, size_t paralle
 }
 
 }  // namespace
+
+Status ProbeSession::WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned) const {
+  ShardManifest m;
+  m.kind = "probe", m.journal_kind = kJournalKind, m.shard = plan_.options.shard;
+  m.fingerprint = plan_.fingerprint;
+  m.fingerprint.erase("shard");
+  nlohmann::json ids = nlohmann::json::array();  // [owned units] the record id of each
+  for (size_t u = 0; u < owned.size(); ++u) {
+    if (owned[u]) m.units.push_back(static_cast<int64_t>(u)), ids.push_back(UnitId(plan_, u));
+  }
+  const ProbeUnitCounts n = UnitCounts(plan_);
+  m.summary = {{"info", ProbeRunInfoToJson(out.info)}, {"ids", ids},
+               {"units", {{"instances", n.instances}, {"variance", n.variance}, {"drift", n.drift}}}};
+  const ProbeRunInfo& i = out.info;
+  m.run = {{"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.resumed}, {"threads", i.threads}};
+  return WriteShardManifest(dir.dir(), m);
+}
 
 ProbeRunInfo ProbeSession::Info() const {
   const ProbeOptions& o = plan_.options;
@@ -142,23 +169,26 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   }
   for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
   ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
-  ProgressBar bar(out.info.instances, StderrIsTerminal(), "probe");
+  const std::vector<uint8_t> owned = OwnedUnits(plan_);  // [n_units] in probe/units.h order
+  const ProbeUnitCounts n = UnitCounts(plan_);
+  const std::span<const uint8_t> all(owned);
+  ProgressBar bar(std::count(owned.begin(), owned.end(), 1), StderrIsTerminal(), "probe");
   // The plan allows --parallel > 1 only when every backend is an endpoint (thread-safe).
   const size_t parallel = static_cast<size_t>(std::max(1, o.remote.parallel));
   const auto& inst = plan_.instances;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, inst.size(), parallel, [&](size_t k) { return inst[k].id; }, ProbeRecordFromJson, out.probes,
+      recorded, *journal, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; }, ProbeRecordFromJson, out.probes,
       [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
   const auto& var = plan_.variance;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, var.size(), parallel, [&](size_t k) { return var[k].id; }, VarianceRecordFromJson, out.variance,
+      recorded, *journal, all.subspan(n.instances, n.variance), parallel, [&](size_t k) { return var[k].id; }, VarianceRecordFromJson, out.variance,
       [&](size_t k) {
         return runner.RunVariance(var[k].id, var[k].length, var[k].prompt, o.samples, o.temperature, o.variance_tokens, o.seed);
       },
       bar));
   const auto& drift = plan_.drift;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, drift.size(), 1, [&](size_t k) { return drift[k].id; }, DriftRecordFromJson, out.drift,
+      recorded, *journal, all.subspan(n.instances + n.variance, n.drift), 1, [&](size_t k) { return drift[k].id; }, DriftRecordFromJson, out.drift,
       [&](size_t k) { return runner.RunDrift(drift[k].id, drift[k].length, drift[k].prompt, o.drift_tokens); }, bar));
   bar.Finish();
   out.info.resumed = recorded.restored();
@@ -168,6 +198,11 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   if (const RemoteConfig* b = plan_.remote.baseline()) out.info.baseline_endpoint = b->Describe();
   for (size_t r = 0; r < plan_.remote.configs().size(); ++r) {
     out.info.endpoints[plan_.configs.n_configs() + r] = plan_.remote.configs()[r].Describe();
+  }
+  if (o.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
+    KV_RETURN_IF_ERROR(WriteShard(dir, out, owned));
+    out.results_path = SubDir(o.out, ShardManifest::kFile);
+    return out;
   }
   out.results = ProbeResultsJson(out.info, out.probes, out.variance, out.drift);
   KV_RETURN_IF_ERROR(dir.WriteResults(out.results));

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "probe/plan.h"
 #include "probe/report.h"
+#include "run/run_dir.h"
 
 namespace kvaudit {
 
@@ -19,8 +20,8 @@ struct ProbeSessionResult {
   std::vector<ProbeRecord> probes;
   std::vector<VarianceRecord> variance;
   std::vector<DriftRecord> drift;
-  std::string results_path;  // DIR/results.json, written
-  nlohmann::json results;    // its content
+  std::string results_path;  // DIR/results.json, written (a --shard run: DIR/shard.json)
+  nlohmann::json results;    // its content (a --shard run: null; results come from `kvaudit merge`)
 };
 
 class ProbeSession {
@@ -30,6 +31,7 @@ class ProbeSession {
 
  private:
   ProbeRunInfo Info() const;
+  Status WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned) const;
 
   const ProbePlan& plan_;
 };

@@ -15,6 +15,7 @@ class RunDir {
   // Creates `dir` and its parents; with `restart`, removes the journal so the job starts over.
   static Expected<RunDir> Prepare(const std::string& dir, bool restart);
 
+  const std::string& dir() const { return dir_; }
   std::string journal_path() const;  // DIR/progress.jsonl
   std::string results_path() const;  // DIR/results.json
   // results.json as the files have always been written: two-space indent, a final newline.

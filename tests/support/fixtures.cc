@@ -25,6 +25,11 @@ std::filesystem::path BundledModelDir() { return RepoDir() / "models" / "kvq-cod
 
 std::filesystem::path KvauditBinary() { return KVAUDIT_BINARY; }
 
+std::string BundledJobFlags() {
+  return "--model " + BundledModelDir().string() + " --data " + (RepoDir() / "data" / "eval-docs.jsonl").string() +
+         " --threads 2 ";
+}
+
 std::filesystem::path Fixture(const std::string& relative) {
   auto p = FixturesDir() / relative;
   if (!std::filesystem::exists(p)) {

@@ -15,6 +15,8 @@ std::filesystem::path RepoDir();       // the source tree
 std::filesystem::path FixturesDir();   // KVAUDIT_FIXTURES or RepoDir()/../shared
 std::filesystem::path BundledModelDir();  // RepoDir()/models/kvq-code-16m
 std::filesystem::path KvauditBinary();    // the built CLI, for end-to-end tests
+// "--model <bundled model> --data <bundled eval docs> --threads 2 ": a CLI job on the bundled inputs.
+std::string BundledJobFlags();
 // Returns FixturesDir()/relative and records a gtest failure (ADD_FAILURE) if it is missing.
 std::filesystem::path Fixture(const std::string& relative);
 // A fresh empty directory under the system temp dir, unique per call.

@@ -1,0 +1,117 @@
+#include "scale/merge.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "run/jsonl_journal.h"
+#include "run/run_dir.h"
+#include "scale/merge_parts.h"
+
+namespace kvaudit {
+namespace {
+
+constexpr const char* kHint = "; hint: merge the shards of one run (same model, data, --kv, seeds, kvaudit version), each once";
+
+// What must agree across the shards of one run: the fingerprint without the shard, the job, the
+// version (a newer kvaudit may compute other numbers from the same records) and the summary
+// inputs, which hold what the journal's fingerprint leaves out because a rerun recomputes it
+// (--windows, --bootstrap, --kld-threshold, --buckets); not the threads, nor a shard's own ids.
+nlohmann::json RunKey(const ShardManifest& m) {
+  nlohmann::json key = m.fingerprint;
+  key["kind"] = m.kind, key["kvaudit_version"] = m.kvaudit_version;
+  nlohmann::json summary = m.summary;
+  summary.erase("ids");
+  if (summary.contains("info") && summary["info"].is_object()) summary["info"].erase("threads");
+  key["summary"] = std::move(summary);
+  return key;
+}
+
+std::string IndexList(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s.empty() ? "none" : s;
+}
+
+Status CheckSameRun(const std::vector<CheckedShard>& all) {
+  const CheckedShard& a = all[0];
+  for (const CheckedShard& b : all) {
+    if (RunKey(b.manifest) != RunKey(a.manifest)) {
+      return BadInput("merge: " + a.dir + " and " + b.dir + " come from different runs (" +
+                      JsonlJournal::ChangedKeys(RunKey(a.manifest), RunKey(b.manifest)) + " differ)" + kHint);
+    }
+    if (b.manifest.shard.count != a.manifest.shard.count) {
+      return BadInput("merge: " + a.dir + " is shard " + a.manifest.shard.Text() + " but " + b.dir + " is shard " +
+                      b.manifest.shard.Text() + " (the shard count differs)" + kHint);
+    }
+  }
+  return Status::Ok();
+}
+
+// Each index once, none missing; returns the shards ascending by index.
+Expected<std::vector<CheckedShard>> CheckIndexes(std::vector<CheckedShard> all) {
+  const int count = all[0].manifest.shard.count;
+  std::map<int, std::string> seen;
+  for (const CheckedShard& s : all) {
+    const int i = s.manifest.shard.index;
+    if (seen.count(i)) {
+      return BadInput("merge: shard " + s.manifest.shard.Text() + " given twice (" + seen[i] + " and " + s.dir +
+                      "); hint: pass each shard's directory once");
+    }
+    seen[i] = s.dir;
+  }
+  std::vector<int> missing, given;
+  for (int i = 0; i < count; ++i) (seen.count(i) ? given : missing).push_back(i);
+  if (!missing.empty()) {
+    return BadInput("merge: shard" + std::string(missing.size() > 1 ? "s " : " ") + IndexList(missing) + " of " +
+                    std::to_string(count) + " missing (given: " + IndexList(given) + "); hint: run --shard " +
+                    std::to_string(missing[0]) + "/" + std::to_string(count) + " and pass its directory");
+  }
+  std::sort(all.begin(), all.end(),
+            [](const CheckedShard& a, const CheckedShard& b) { return a.manifest.shard.index < b.manifest.shard.index; });
+  return all;
+}
+
+}  // namespace
+
+Expected<std::string> ShardJournal(const CheckedShard& s) {
+  const std::string path = SubDir(s.dir, "progress.jsonl");
+  if (!std::filesystem::exists(path)) {
+    return BadInput(path + ": missing (shard " + s.manifest.shard.Text() + " has its manifest but no journal); hint: rerun the shard");
+  }
+  return path;
+}
+
+Status WriteMergedJournal(const std::string& path, const std::string& kind, const nlohmann::json& fingerprint,
+                          const std::vector<nlohmann::json>& records) {
+  std::string text = nlohmann::json({{kind, 1}, {"fingerprint", fingerprint}}).dump() + "\n";
+  for (const nlohmann::json& r : records) text += r.dump() + "\n";
+  return WriteFileAtomically(path, text);
+}
+
+void AddShardRun(const nlohmann::json& run, MergeResult* out, int* resumed) {
+  out->wall_s += run.value("wall_s", 0.0);
+  out->peak_rss_mb = std::max(out->peak_rss_mb, run.value("peak_rss_mb", 0.0));
+  *resumed += run.value("resumed", 0);
+}
+
+Expected<MergeResult> MergeShards(const std::vector<std::string>& dirs, const std::string& out) {
+  if (dirs.empty()) return BadInput("merge: no shard directory given; hint: kvaudit merge DIR... --out DIR");
+  std::vector<CheckedShard> all;
+  for (const std::string& d : dirs) {
+    std::error_code ec;  // merging into a shard would replace that shard's journal
+    if (std::filesystem::equivalent(d, out, ec)) {
+      return BadInput("merge: --out " + out + " is the shard directory " + d + "; hint: merge into a new directory");
+    }
+    KV_ASSIGN_OR_RETURN(ShardManifest m, ReadShardManifest(d));
+    all.push_back({d, std::move(m)});
+  }
+  KV_RETURN_IF_ERROR(CheckSameRun(all));
+  KV_ASSIGN_OR_RETURN(all, CheckIndexes(std::move(all)));
+  if (all[0].manifest.kind == "eval") return MergeEvalShards(all, out);
+  if (all[0].manifest.kind == "probe") return MergeProbeShards(all, out);
+  return BadInput(SubDir(all[0].dir, ShardManifest::kFile) + ": a shard of '" + all[0].manifest.kind +
+                  "', which merge does not know; hint: merge eval or probe shards");
+}
+
+}  // namespace kvaudit

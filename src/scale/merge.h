@@ -1,0 +1,31 @@
+// `kvaudit merge DIR... --out DIR` (issue 14; docs/scale-out.md): the shards of one `--shard I/N`
+// eval or probe run combined into the results the unsharded run writes. Every shard's manifest
+// (run/shard_manifest.h) must name the same run (the fingerprint without the shard entry and the
+// kvaudit version) and the same shard count, each index 0..N-1 exactly once; then every record
+// is read from the shards' journals, put in the unsharded order and summarized by the very
+// function the session calls (eval/summary.h SummarizeEval, probe/report.h ProbeResultsJson), so
+// results.json equals the unsharded run's but for its run block.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvaudit {
+
+struct MergeResult {
+  std::string kind;          // "eval" or "probe"
+  int shards = 0, units = 0;  // shards merged; windows or probe units in all
+  double wall_s = 0, peak_rss_mb = 0;  // summed / the largest over the shards
+  std::string table;         // the terminal table the unsharded run prints
+  nlohmann::json results;    // OUT/results.json's content
+  std::string results_path;  // OUT/results.json, written (with OUT/progress.jsonl)
+};
+
+// BadInput (one line) for a missing or damaged shard, mixed inputs (the first differing key and
+// the two directories), disagreeing shard counts, a duplicated or a missing shard index.
+Expected<MergeResult> MergeShards(const std::vector<std::string>& dirs, const std::string& out);
+
+}  // namespace kvaudit

@@ -1,0 +1,176 @@
+// `--shard I/N` and `kvaudit merge` end to end on the bundled model (issue 14; docs/scale-out.md):
+// N = 1, 2, 3 shards merged give the unsharded results.json except its run block, and the
+// unsharded journal byte for byte, for eval and for probe; a shard run twice resumes; merge
+// refuses mixed inputs, a duplicated shard and a missing one with one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "support/child_process.h"
+#include "support/fixtures.h"
+#include "support/run_cli.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RunCli;
+
+const std::string kModel = testing::BundledJobFlags();
+const std::string kEvalBase = "eval " + kModel + "--bootstrap 200 ";
+const std::string kEval = kEvalBase + "--ctx 256 --windows 6 --attn-samples 8 ";
+const std::string kProbe = "probe " + kModel +
+                           "--family needle,variance --variant code --lengths 256 --depths 0,50,100 --samples 2 "
+                           "--variance-tokens 8 ";
+
+// results.json without the run block (timings, resumed counts, command line: docs/scale-out.md).
+std::string WithoutRun(const fs::path& dir) {
+  nlohmann::json j = nlohmann::json::parse(ReadFile((dir / "results.json").string()), nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << dir;
+  EXPECT_TRUE(j.contains("run"));
+  j.erase("run");
+  return j.dump(2);
+}
+
+// Runs shards 0..n-1 of `job` into tag-i directories and returns them.
+std::vector<fs::path> RunShards(const std::string& job, const std::string& tag, int n) {
+  std::vector<fs::path> dirs;
+  for (int i = 0; i < n; ++i) {
+    dirs.push_back(testing::MakeTempDir(tag + "-" + std::to_string(i)));
+    const std::string shard = std::to_string(i) + "/" + std::to_string(n);
+    const auto r = RunCli(job + "--shard " + shard + " --out " + dirs.back().string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("shard " + shard + ":"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::exists(dirs.back() / "shard.json"));
+    EXPECT_FALSE(fs::exists(dirs.back() / "results.json"));  // a part has no statistics of its own
+  }
+  return dirs;
+}
+
+testing::CliResult Merge(const std::vector<fs::path>& dirs, const fs::path& out) {
+  std::string args = "merge";
+  for (const fs::path& d : dirs) args += " " + d.string();
+  return RunCli(args + " --out " + out.string());
+}
+
+// One line on stderr containing every `needle`, exit 2.
+void ExpectRefused(const testing::CliResult& r, const std::vector<std::string>& needles) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
+  for (const std::string& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << n << " not in " << r.err;
+  EXPECT_NE(r.err.find("hint:"), std::string::npos) << r.err;
+}
+
+void ExpectMergesToUnsharded(const std::string& job, const std::string& tag) {
+  const fs::path whole = testing::MakeTempDir(tag + "-whole");
+  const auto r = RunCli(job + "--out " + whole.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int n = 1; n <= 3; ++n) {
+    const auto dirs = RunShards(job, tag + std::to_string(n), n);
+    const fs::path merged = testing::MakeTempDir(tag + std::to_string(n) + "-merged");
+    const auto m = Merge(dirs, merged);
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    EXPECT_NE(m.out.find("merged " + std::to_string(n) + " "), std::string::npos) << m.out;
+    EXPECT_EQ(WithoutRun(merged), WithoutRun(whole)) << n << " shards";
+    EXPECT_EQ(ReadFile((merged / "progress.jsonl").string()), ReadFile((whole / "progress.jsonl").string()))
+        << n << " shards";
+  }
+}
+
+TEST(MergeCliTest, EvalShardsMergeToTheUnshardedResults) {
+  ExpectMergesToUnsharded(kEval + "--kv k=q4_0,v=q4_0 --kv k=q8_0,v=q8_0 ", "merge-eval");
+}
+
+TEST(MergeCliTest, ProbeShardsMergeToTheUnshardedResults) {
+  ExpectMergesToUnsharded(kProbe + "--kv k=q4_0,v=q4_0 ", "merge-probe");
+}
+
+TEST(MergeCliTest, AMergedEvalResumesAsAnUnshardedRun) {
+  const std::string job = kEval + "--kv k=q4_0,v=q4_0 ";
+  const auto dirs = RunShards(job, "merge-resume", 2);
+  // A shard run again resumes every window it owns and leaves the same manifest units.
+  const auto again = RunCli(job + "--shard 1/2 --out " + dirs[1].string());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const fs::path merged = testing::MakeTempDir("merge-resume-merged");
+  ASSERT_EQ(Merge(dirs, merged).exit_code, 0);
+  const std::string before = WithoutRun(merged);
+  // The merged journal carries the unsharded fingerprint: an unsharded run into it computes nothing.
+  const auto r = RunCli(job + "--json --out " + merged.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["run"]["windows_resumed"], 6);
+  EXPECT_EQ(WithoutRun(merged), before);
+}
+
+size_t JournalLines(const fs::path& dir) {
+  if (!fs::exists(dir / "progress.jsonl")) return 0;
+  const std::string text = ReadFile((dir / "progress.jsonl").string());
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(MergeCliTest, AShardKilledMidRunResumesAndMergesToTheSameResults) {
+  // Longer windows than elsewhere so the shard is surely mid-run when the journal first grows.
+  const std::string job = kEvalBase + "--windows 8 --attn-samples 8 --ctx 512 --kv k=q4_0,v=q4_0 ";
+  const fs::path whole = testing::MakeTempDir("merge-kill-whole");
+  ASSERT_EQ(RunCli(job + "--out " + whole.string()).exit_code, 0);
+  const fs::path s0 = testing::MakeTempDir("merge-kill-0"), s1 = testing::MakeTempDir("merge-kill-1");
+  std::vector<std::string> argv = {testing::KvauditBinary().string()};
+  {
+    std::istringstream words(job + "--shard 0/2 --out " + s0.string());
+    for (std::string w; words >> w;) argv.push_back(w);
+  }
+  auto child = testing::ChildProcess::Start(argv);
+  ASSERT_TRUE(child);
+  // Bounded wait (120 s) for the header and one window, then SIGKILL.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && JournalLines(s0) < 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  child->Signal(SIGKILL);
+  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "the shard finished before it was killed";
+  EXPECT_FALSE(fs::exists(s0 / "shard.json"));
+  const size_t recorded = JournalLines(s0) - 1;
+  EXPECT_GE(recorded, 1u);
+  EXPECT_LT(recorded, 4u);  // of its 4 windows
+  const fs::path merged = testing::MakeTempDir("merge-kill-merged");
+  ASSERT_EQ(RunCli(job + "--shard 1/2 --out " + s1.string()).exit_code, 0);
+  ExpectRefused(Merge({s0, s1}, merged), {"no shard manifest", s0.string()});  // not finished
+  ASSERT_EQ(RunCli(job + "--shard 0/2 --out " + s0.string()).exit_code, 0);  // resubmitted: resumes
+  const nlohmann::json manifest = nlohmann::json::parse(ReadFile((s0 / "shard.json").string()));
+  EXPECT_EQ(manifest["run"]["resumed"], recorded);
+  ASSERT_EQ(Merge({s0, s1}, merged).exit_code, 0);
+  EXPECT_EQ(WithoutRun(merged), WithoutRun(whole));
+  EXPECT_EQ(ReadFile((merged / "progress.jsonl").string()), ReadFile((whole / "progress.jsonl").string()));
+}
+
+TEST(MergeCliTest, RefusesMixedInputsDuplicatesAndGaps) {
+  const std::string job = kEvalBase + "--ctx 256 --windows 3 --attn-samples 0 ";
+  const auto q4 = RunShards(job + "--kv k=q4_0,v=q4_0 ", "merge-mix-q4", 2);
+  const fs::path q8 = testing::MakeTempDir("merge-mix-q8");
+  ASSERT_EQ(RunCli(job + "--kv k=q8_0,v=q8_0 --shard 1/2 --out " + q8.string()).exit_code, 0);
+  const fs::path out = testing::MakeTempDir("merge-mix-out");
+  ExpectRefused(Merge({q4[0], q8}, out), {"different runs", q4[0].string(), q8.string(), "configs"});
+  ExpectRefused(Merge({q4[0], q4[0]}, out), {"shard 0/2 given twice"});
+  ExpectRefused(Merge({q4[0], q4[1]}, q4[1]), {"is the shard directory"});
+  ExpectRefused(Merge({q4[1]}, out), {"shard 0 of 2 missing", "--shard 0/2"});
+  const fs::path three = testing::MakeTempDir("merge-mix-3");
+  ASSERT_EQ(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 2/3 --out " + three.string()).exit_code, 0);
+  ExpectRefused(Merge({q4[0], q4[1], three}, out), {"shard count differs", "2/3"});
+  ExpectRefused(Merge({out}, testing::MakeTempDir("merge-none")), {"shard.json", "no shard manifest"});
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+  ExpectRefused(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 2/2 --out " + out.string()), {"--shard 2/2"});
+  ExpectRefused(RunCli(kProbe + "--kv k=q4_0,v=q4_0 --shard x --out " + out.string()), {"--shard x"});
+  // A resumed shard must be the same shard: another index into the same directory is refused.
+  ExpectRefused(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 1/2 --out " + q4[0].string()), {"shard", "changed"});
+}
+
+}  // namespace
+}  // namespace kvaudit
