@@ -40,22 +40,11 @@ void FaultProxy::Handle(const httplib::Request& req, httplib::Response& res) {
   const int n = faulted_++;
   const Step& step = n < static_cast<int>(script_.size()) ? script_[static_cast<size_t>(n)] : then_;
   if (!step) return Forward(req, res);
-  switch (step->kind) {
-    case FaultStep::kSleep:
-      std::this_thread::sleep_for(std::chrono::duration<double>(step->sleep_s));
-      return Forward(req, res);  // late: a client with a shorter timeout has given up
-    case FaultStep::kAnswer:
-    case FaultStep::kTruncated:
-      res.status = step->status;
-      res.set_content(step->body, "application/json");
-      return;
-    case FaultStep::kClose:
-      res.set_content_provider(64, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
-        sink.write("{\"ok\": t", 8);
-        return false;  // httplib drops the connection: the client reads 8 of 64 bytes
-      });
-      return;
+  if (step->kind == FaultStep::kSleep) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(step->sleep_s));
+    return Forward(req, res);  // late: a client with a shorter timeout has given up
   }
+  WriteFault(*step, res);
 }
 
 }  // namespace kvaudit::testing

@@ -70,22 +70,20 @@ void FaultServer::Handle(const httplib::Request& req, httplib::Response& res) {
   }
   const FaultStep& step = n < static_cast<int>(script_.size()) ? script_[static_cast<size_t>(n)] : then_;
   for (const auto& [k, v] : step.headers) res.set_header(k, v);
-  switch (step.kind) {
-    case FaultStep::kSleep:
-      std::this_thread::sleep_for(std::chrono::duration<double>(step.sleep_s));
-      [[fallthrough]];
-    case FaultStep::kAnswer:
-    case FaultStep::kTruncated:
-      res.status = step.status;
-      res.set_content(step.body, "application/json");
-      return;
-    case FaultStep::kClose:
-      res.set_content_provider(64, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
-        sink.write("{\"ok\": t", 8);
-        return false;  // httplib drops the connection: the client reads 8 of 64 bytes
-      });
-      return;
+  if (step.kind == FaultStep::kSleep) std::this_thread::sleep_for(std::chrono::duration<double>(step.sleep_s));
+  WriteFault(step, res);
+}
+
+void WriteFault(const FaultStep& step, httplib::Response& res) {
+  if (step.kind == FaultStep::kClose) {
+    res.set_content_provider(64, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
+      sink.write("{\"ok\": t", 8);
+      return false;  // httplib drops the connection: the client reads 8 of 64 bytes
+    });
+    return;
   }
+  res.status = step.status;  // kAnswer, kTruncated (its body is cut JSON), kSleep after its sleep
+  res.set_content(step.body, "application/json");
 }
 
 }  // namespace kvaudit::testing

@@ -32,6 +32,9 @@ struct FaultStep {
 // (httplib checks is_running()) and a destructor could then wait forever. Bounded: 5 s.
 int ServeOnLoopback(httplib::Server& http, std::thread& thread);
 
+// Writes a kAnswer, kTruncated or kClose step's response (a kSleep step's answer after its sleep).
+void WriteFault(const FaultStep& step, httplib::Response& res);
+
 FaultStep Answer(int status, std::string body);
 FaultStep Sleep(double seconds);
 FaultStep Truncated();
