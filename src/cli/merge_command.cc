@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -16,24 +18,46 @@ namespace {
 struct MergeFlags {
   std::vector<std::string> dirs;
   std::string out;
+  bool partial = false;
   bool json = false;
 };
+
+// "partial: 5 of 8 windows (shards finished 0, 2; unfinished 1; missing 3)" from the partial block.
+std::string PartialLine(const nlohmann::json& p) {
+  std::map<std::string, std::string> by_state;  // state -> "0, 2"
+  for (const auto& s : p["shards"]) {
+    std::string& list = by_state[s["state"].get<std::string>()];
+    list += (list.empty() ? "" : ", ") + std::to_string(s["index"].get<int>());
+  }
+  std::string line = "partial: " + std::to_string(p["recorded"].get<size_t>()) + " of " +
+                     std::to_string(p["total"].get<size_t>()) + " " + p["unit"].get<std::string>() + " (shards";
+  const char* sep = " ";
+  for (const char* state : {"finished", "unfinished", "missing"}) {
+    if (by_state.count(state)) line += sep + std::string(state) + " " + by_state[state], sep = "; ";
+  }
+  if (!p["not_started"].empty()) line += "; " + std::to_string(p["not_started"].size()) + " directories not started";
+  return line + "); the intervals are over these alone, and gate refuses partial results\n";
+}
 
 }  // namespace
 
 CommandRunner AddMergeCommand(CLI::App& app) {
   auto f = std::make_shared<MergeFlags>();
   app.add_option("dirs", f->dirs, "the shard directories (each a --shard I/N run's --out), every index once")->required();
+  app.add_flag("--partial", f->partial,
+               "while shards still run: merge what is recorded so far (unfinished, missing and not yet started "
+               "shards allowed); results.json says what is in it");
   app.add_option("--out", f->out, "where the merged results.json and progress.jsonl go")->required();
   AddJsonFlag(app, f->json);
   return [f] {
-    auto done = MergeShards(f->dirs, f->out);
+    auto done = MergeShards(f->dirs, f->out, f->partial);
     if (!done) return ReportError(done.error());
     char footer[256];
     std::snprintf(footer, sizeof footer, "merged %d %s shards (%d %s; %.1f s of shard wall time in all) -> %s\n",
                   done->shards, done->kind.c_str(), done->units, done->kind == "eval" ? "windows" : "probe units",
                   done->wall_s, done->results_path.c_str());
-    return PrintResults(done->table, done->results, footer, f->json);
+    const std::string partial = done->partial.is_null() ? "" : PartialLine(done->partial);
+    return PrintResults(done->table, done->results, partial + footer, f->json);
   };
 }
 

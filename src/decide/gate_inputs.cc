@@ -218,6 +218,12 @@ Status ReadResults(const std::string& path, GateInputs* inputs, std::string* kin
   if (kind->empty() || (*kind != "eval" && *kind != "probe")) return Status::Ok();
   const ResultsReader r(path);
   KV_RETURN_IF_ERROR(CheckSchema(r, j));
+  if (j.contains("partial")) {  // `kvaudit merge --partial`: a deployment verdict needs every unit
+    const json& p = j["partial"];
+    return BadInput(path + " is a partial merge (" + p.value("recorded", json()).dump() + " of " +
+                    p.value("total", json()).dump() + " " + p.value("unit", std::string("units")) +
+                    "); hint: gate the results of kvaudit merge without --partial once every shard has finished");
+  }
   if (*kind == "eval") {
     KV_ASSIGN_OR_RETURN(EvalInput e, ReadEval(r, j));
     inputs->evals.push_back(std::move(e));

@@ -41,6 +41,10 @@ class ProgressLog {
   static Expected<std::unique_ptr<ProgressLog>> Open(const std::string& path, const nlohmann::json& fingerprint,
                                                      size_t n_configs, size_t n_windows,
                                                      std::vector<WindowRecord>* done, size_t attn_cells = 0);
+  // The finished windows as Open returns them, without writing the file (JsonlJournal::Read): for
+  // reading a journal another process may still append to.
+  static Status Read(const std::string& path, const nlohmann::json& fingerprint, size_t n_configs, size_t n_windows,
+                     std::vector<WindowRecord>* done, size_t attn_cells = 0);
   // One line, then fsync, so a window is either wholly recorded or cut off as torn.
   Status Append(const WindowRecord& rec);
 

@@ -218,6 +218,7 @@ Expected<EvalSessionResult> EvalSession::Run() {
   for (auto& s : shadows) shadow_ptrs.push_back(s.get());
 
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(plan_.options.out, plan_.options.restart));
+  if (plan_.options.shard.on()) KV_RETURN_IF_ERROR(WriteShard(dir, SummaryInputs(caches), false));
   std::vector<WindowRecord> records;
   KV_RETURN_IF_ERROR(RunWindows(dir, cache_ptrs, shadow_ptrs, &records));
   EvalSessionResult out;
@@ -226,7 +227,7 @@ Expected<EvalSessionResult> EvalSession::Run() {
   if (plan_.options.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
     const RunTotals totals = plan_.clock.Stop();
     plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
-    KV_RETURN_IF_ERROR(WriteShard(dir, inputs));
+    KV_RETURN_IF_ERROR(WriteShard(dir, inputs, true));
     out.info = plan_.info;
     out.results_path = SubDir(plan_.options.out, ShardManifest::kFile);
     out.shard_windows = static_cast<int>(records.size());
@@ -313,8 +314,9 @@ EvalSummaryInputs EvalSession::SummaryInputs(const std::vector<std::unique_ptr<K
   return in;
 }
 
-Status EvalSession::WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs) const {
+Status EvalSession::WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs, bool finished) const {
   ShardManifest m;
+  m.finished = finished;
   m.kind = "eval", m.journal_kind = kProgressKind, m.shard = plan_.options.shard;
   m.fingerprint = plan_.fingerprint;
   m.fingerprint.erase("shard");

@@ -108,7 +108,8 @@ class EvalSession {
                     std::vector<WindowRecord>* records);
   size_t n_configs() const;  // in-process + endpoints
   EvalSummaryInputs SummaryInputs(const std::vector<std::unique_ptr<KvCache>>& caches) const;
-  Status WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs) const;
+  // DIR/shard.json: at the start (finished false, for merge --partial) and at the end.
+  Status WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs, bool finished) const;
 
   EvalPlan& plan_;
 };

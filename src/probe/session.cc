@@ -99,8 +99,10 @@ Status Steps(Recorded& recorded, JsonlJournal& journal, std::span<const uint8_t>
 
 }  // namespace
 
-Status ProbeSession::WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned) const {
+Status ProbeSession::WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned,
+                                bool finished) const {
   ShardManifest m;
+  m.finished = finished;
   m.kind = "probe", m.journal_kind = kJournalKind, m.shard = plan_.options.shard;
   m.fingerprint = plan_.fingerprint;
   m.fingerprint.erase("shard");
@@ -170,6 +172,7 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
   ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
   const std::vector<uint8_t> owned = OwnedUnits(plan_);  // [n_units] in probe/units.h order
+  if (o.shard.on()) KV_RETURN_IF_ERROR(WriteShard(dir, out, owned, false));
   const ProbeUnitCounts n = UnitCounts(plan_);
   const std::span<const uint8_t> all(owned);
   ProgressBar bar(std::count(owned.begin(), owned.end(), 1), StderrIsTerminal(), "probe");
@@ -200,7 +203,7 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
     out.info.endpoints[plan_.configs.n_configs() + r] = plan_.remote.configs()[r].Describe();
   }
   if (o.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
-    KV_RETURN_IF_ERROR(WriteShard(dir, out, owned));
+    KV_RETURN_IF_ERROR(WriteShard(dir, out, owned, true));
     out.results_path = SubDir(o.out, ShardManifest::kFile);
     return out;
   }

@@ -31,7 +31,9 @@ class ProbeSession {
 
  private:
   ProbeRunInfo Info() const;
-  Status WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned) const;
+  // DIR/shard.json: at the start (finished false, for merge --partial) and at the end.
+  Status WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned,
+                    bool finished) const;
 
   const ProbePlan& plan_;
 };

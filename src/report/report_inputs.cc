@@ -71,6 +71,24 @@ Status LoadAuditParts(const fs::path& dir, RunDirectory& d) {
   return Status::Ok();
 }
 
+// What a `kvaudit merge --partial` result holds (its "partial" block, docs/results-schema.md).
+std::string PartialNote(const json& p) {
+  std::string unfinished, missing;
+  for (const json& s : p.value("shards", json::array())) {
+    const std::string state = s.value("state", "");
+    std::string& list = state == "missing" ? missing : unfinished;
+    if (state == "finished") continue;
+    list += (list.empty() ? "" : ", ") + std::to_string(s.value("index", -1));
+  }
+  std::string note = "partial merge: " + p.value("recorded", json()).dump() + " of " + p.value("total", json()).dump() +
+                     " " + p.value("unit", std::string("units")) + " of a " + p.value("shard_count", json()).dump() +
+                     "-shard run";
+  if (!unfinished.empty()) note += "; shards still unfinished: " + unfinished;
+  if (!missing.empty()) note += "; shards missing: " + missing;
+  return note + ". The numbers and their intervals are over the recorded units alone; "
+                "hint: merge again without --partial once every shard has finished";
+}
+
 // A directory without results.json: an interrupted run, or not kvaudit output at all.
 Status LoadInterrupted(const fs::path& dir, RunDirectory& d) {
   d.complete = false;
@@ -119,6 +137,9 @@ Status LoadComplete(const fs::path& dir, RunDirectory& d) {
   }
   if (d.kind != "audit") {
     d.missing.push_back("no policy verdicts of an audit; hint: kvaudit audit (or kvaudit gate --results DIR)");
+  }
+  for (const auto* f : {&d.eval, &d.probe}) {
+    if (*f && (*f)->doc.contains("partial")) d.missing.insert(d.missing.begin(), PartialNote((*f)->doc["partial"]));
   }
   return Status::Ok();
 }

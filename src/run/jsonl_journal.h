@@ -27,6 +27,11 @@ class JsonlJournal {
   static Expected<std::unique_ptr<JsonlJournal>> Open(const std::string& path, const std::string& kind,
                                                       const nlohmann::json& fingerprint, const std::string& what,
                                                       std::vector<nlohmann::json>* records);
+  // Reads `path` as Open does but never writes it: a torn last line is skipped, not cut off, so
+  // another process may be appending to it (`kvaudit merge --partial` reads running shards). A
+  // missing file is BadInput.
+  static Status Read(const std::string& path, const std::string& kind, const nlohmann::json& fingerprint,
+                     const std::string& what, std::vector<nlohmann::json>* records);
   // One line, then fsync: a unit is either wholly recorded or cut off as torn on the next Open.
   Status Append(const nlohmann::json& record);
 

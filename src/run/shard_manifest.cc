@@ -23,6 +23,7 @@ Status WriteShardManifest(const std::string& dir, const ShardManifest& m) {
                             {"fingerprint", m.fingerprint},
                             {"shard", m.shard.ToJson()},
                             {"units", m.units},
+                            {"finished", m.finished},
                             {"run", m.run},
                             {"summary", m.summary}};
   return WriteFileAtomically(SubDir(dir, ShardManifest::kFile), j.dump() + "\n");
@@ -32,8 +33,8 @@ Expected<ShardManifest> ReadShardManifest(const std::string& dir) {
   const std::string path = SubDir(dir, ShardManifest::kFile);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return BadInput(path + ": no shard manifest (the shard has not finished, or " + dir +
-                    " is not a --shard run); hint: rerun the shard with the same flags, it resumes from its journal");
+    return BadInput(path + ": no shard manifest (the shard has not started, or " + dir +
+                    " is not a --shard run); hint: run the shard, or pass the directory of one");
   }
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -45,7 +46,7 @@ Expected<ShardManifest> ReadShardManifest(const std::string& dir) {
     j.at("kvaudit_version").get_to(m.kvaudit_version);
     m.fingerprint = j.at("fingerprint");
     j.at("shard").at("index").get_to(m.shard.index), j.at("shard").at("count").get_to(m.shard.count);
-    j.at("units").get_to(m.units);
+    j.at("units").get_to(m.units), j.at("finished").get_to(m.finished);
     m.run = j.at("run"), m.summary = j.at("summary");
   } catch (const nlohmann::json::exception&) {
     return BadInput(path + ": damaged shard manifest; hint: rerun the shard (it resumes from its journal)");

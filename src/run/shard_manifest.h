@@ -1,4 +1,5 @@
-// DIR/shard.json: what a finished `--shard I/N` run leaves besides its journal (issue 14;
+// DIR/shard.json: what a `--shard I/N` run leaves besides its journal (written when it starts,
+// again when it has finished) (issue 14;
 // docs/scale-out.md). A shard writes no results.json: its statistics alone would be wrong for the
 // run (bootstrap CIs, worst windows and the probes' Holm correction are over the whole set), so
 // `kvaudit merge` computes them once over every shard's records. The manifest says which run the
@@ -26,12 +27,16 @@ struct ShardManifest {
   std::vector<int64_t> units;    // the unit indexes this shard owns, ascending (eval: windows; probe: see probe/plan.h)
   nlohmann::json summary;        // the job's summary inputs (eval/summary.h, probe/plan.h)
   nlohmann::json run;            // {"wall_s", "peak_rss_mb", "resumed", "threads"} of this shard's run
+  // false from the shard's start until its last unit is recorded: `kvaudit merge` takes only
+  // finished shards, `merge --partial` also the units an unfinished one has recorded so far.
+  bool finished = false;
 
   static constexpr const char* kFile = "shard.json";
 };
 
 Status WriteShardManifest(const std::string& dir, const ShardManifest& m);
-// BadInput when DIR/shard.json is missing (an unfinished shard, or not a shard run) or malformed.
+// BadInput when DIR/shard.json is missing (a shard that has not started, or not a shard run) or
+// malformed.
 Expected<ShardManifest> ReadShardManifest(const std::string& dir);
 
 // The fingerprint a shard's journal carries: the run's plus {"shard": {"index", "count"}}.

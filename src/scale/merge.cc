@@ -48,8 +48,9 @@ Status CheckSameRun(const std::vector<CheckedShard>& all) {
   return Status::Ok();
 }
 
-// Each index once, none missing; returns the shards ascending by index.
-Expected<std::vector<CheckedShard>> CheckIndexes(std::vector<CheckedShard> all) {
+// Each index once, none missing (partial: missing ones go to scope->missing); returns the shards
+// ascending by index.
+Expected<std::vector<CheckedShard>> CheckIndexes(std::vector<CheckedShard> all, MergeScope* scope) {
   const int count = all[0].manifest.shard.count;
   std::map<int, std::string> seen;
   for (const CheckedShard& s : all) {
@@ -62,10 +63,12 @@ Expected<std::vector<CheckedShard>> CheckIndexes(std::vector<CheckedShard> all) 
   }
   std::vector<int> missing, given;
   for (int i = 0; i < count; ++i) (seen.count(i) ? given : missing).push_back(i);
-  if (!missing.empty()) {
+  scope->count = count, scope->missing = missing;
+  if (!missing.empty() && !scope->partial) {
     return BadInput("merge: shard" + std::string(missing.size() > 1 ? "s " : " ") + IndexList(missing) + " of " +
                     std::to_string(count) + " missing (given: " + IndexList(given) + "); hint: run --shard " +
-                    std::to_string(missing[0]) + "/" + std::to_string(count) + " and pass its directory");
+                    std::to_string(missing[0]) + "/" + std::to_string(count) +
+                    " and pass its directory, or merge --partial for what has finished so far");
   }
   std::sort(all.begin(), all.end(),
             [](const CheckedShard& a, const CheckedShard& b) { return a.manifest.shard.index < b.manifest.shard.index; });
@@ -76,6 +79,7 @@ Expected<std::vector<CheckedShard>> CheckIndexes(std::vector<CheckedShard> all) 
 
 Expected<std::string> ShardJournal(const CheckedShard& s) {
   const std::string path = SubDir(s.dir, "progress.jsonl");
+  if (!std::filesystem::exists(path) && !s.manifest.finished) return std::string();  // started, nothing recorded yet
   if (!std::filesystem::exists(path)) {
     return BadInput(path + ": missing (shard " + s.manifest.shard.Text() + " has its manifest but no journal); hint: rerun the shard");
   }
@@ -95,21 +99,53 @@ void AddShardRun(const nlohmann::json& run, MergeResult* out, int* resumed) {
   *resumed += run.value("resumed", 0);
 }
 
-Expected<MergeResult> MergeShards(const std::vector<std::string>& dirs, const std::string& out) {
+nlohmann::json PartialJson(const MergeScope& scope, const std::vector<ShardProgress>& shards, const std::string& unit,
+                           size_t recorded, size_t total) {
+  nlohmann::json per_shard = nlohmann::json::array();  // [count] by index
+  size_t next = 0;
+  for (int i = 0; i < scope.count; ++i) {
+    if (next < shards.size() && shards[next].index == i) {
+      const ShardProgress& s = shards[next++];
+      per_shard.push_back({{"index", i}, {"state", s.finished ? "finished" : "unfinished"}, {"dir", s.dir},
+                           {"owned", s.owned}, {"recorded", s.recorded}});
+    } else {
+      per_shard.push_back({{"index", i}, {"state", "missing"}});
+    }
+  }
+  return {{"unit", unit}, {"recorded", recorded}, {"total", total}, {"shard_count", scope.count},
+          {"shards", per_shard}, {"not_started", scope.not_started}};
+}
+
+Expected<MergeResult> MergeShards(const std::vector<std::string>& dirs, const std::string& out, bool partial) {
   if (dirs.empty()) return BadInput("merge: no shard directory given; hint: kvaudit merge DIR... --out DIR");
+  MergeScope scope;
+  scope.partial = partial;
   std::vector<CheckedShard> all;
   for (const std::string& d : dirs) {
     std::error_code ec;  // merging into a shard would replace that shard's journal
     if (std::filesystem::equivalent(d, out, ec)) {
       return BadInput("merge: --out " + out + " is the shard directory " + d + "; hint: merge into a new directory");
     }
+    if (partial && !std::filesystem::exists(SubDir(d, ShardManifest::kFile), ec)) {
+      scope.not_started.push_back(d);  // its index is not known until it writes its manifest
+      continue;
+    }
     KV_ASSIGN_OR_RETURN(ShardManifest m, ReadShardManifest(d));
+    if (!m.finished && !partial) {
+      return BadInput("merge: " + d + " is shard " + m.shard.Text() +
+                      ", which has not finished; hint: wait for it, or rerun it (it resumes from its journal), or "
+                      "merge --partial for what has finished so far");
+    }
     all.push_back({d, std::move(m)});
   }
+  if (all.empty()) {
+    return BadInput("merge --partial: no shard has started (none of the " + std::to_string(dirs.size()) +
+                    " directories has a shard.json); hint: wait until a shard has begun");
+  }
   KV_RETURN_IF_ERROR(CheckSameRun(all));
-  KV_ASSIGN_OR_RETURN(all, CheckIndexes(std::move(all)));
-  if (all[0].manifest.kind == "eval") return MergeEvalShards(all, out);
-  if (all[0].manifest.kind == "probe") return MergeProbeShards(all, out);
+  KV_ASSIGN_OR_RETURN(all, CheckIndexes(std::move(all), &scope));
+  if (all[0].manifest.kind == "eval") return MergeEvalShards(all, scope, out);
+  if (all[0].manifest.kind == "probe") return MergeProbeShards(all, scope, out);
   return BadInput(SubDir(all[0].dir, ShardManifest::kFile) + ": a shard of '" + all[0].manifest.kind +
                   "', which merge does not know; hint: merge eval or probe shards");
 }

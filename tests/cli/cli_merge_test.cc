@@ -8,6 +8,7 @@
 #include <csignal>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -110,6 +111,12 @@ TEST(MergeCliTest, AMergedEvalResumesAsAnUnshardedRun) {
   EXPECT_EQ(WithoutRun(merged), before);
 }
 
+bool ManifestFinished(const fs::path& dir) {
+  const nlohmann::json m = nlohmann::json::parse(ReadFile((dir / "shard.json").string()), nullptr, false);
+  EXPECT_TRUE(m.is_object() && m.contains("finished")) << dir;
+  return m.value("finished", true);
+}
+
 size_t JournalLines(const fs::path& dir) {
   if (!fs::exists(dir / "progress.jsonl")) return 0;
   const std::string text = ReadFile((dir / "progress.jsonl").string());
@@ -136,13 +143,32 @@ TEST(MergeCliTest, AShardKilledMidRunResumesAndMergesToTheSameResults) {
   }
   child->Signal(SIGKILL);
   ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "the shard finished before it was killed";
-  EXPECT_FALSE(fs::exists(s0 / "shard.json"));
+  EXPECT_FALSE(ManifestFinished(s0));  // written at its start, not rewritten at an end it never reached
   const size_t recorded = JournalLines(s0) - 1;
   EXPECT_GE(recorded, 1u);
   EXPECT_LT(recorded, 4u);  // of its 4 windows
   const fs::path merged = testing::MakeTempDir("merge-kill-merged");
   ASSERT_EQ(RunCli(job + "--shard 1/2 --out " + s1.string()).exit_code, 0);
-  ExpectRefused(Merge({s0, s1}, merged), {"no shard manifest", s0.string()});  // not finished
+  ExpectRefused(Merge({s0, s1}, merged), {"shard 0/2", s0.string(), "has not finished", "--partial"});
+  // merge --partial reads the killed shard's journal without touching it, a torn last line included
+  // (what a shard still running may show), and says what the results hold.
+  { std::ofstream torn(s0 / "progress.jsonl", std::ios::app); torn << "{\"window\": 7, \"tok"; }
+  const std::string journal = ReadFile((s0 / "progress.jsonl").string());
+  const fs::path partial = testing::MakeTempDir("merge-kill-partial");
+  const auto p = RunCli("merge --partial " + s0.string() + " " + s1.string() + " --out " + partial.string());
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(ReadFile((s0 / "progress.jsonl").string()), journal);
+  EXPECT_NE(p.out.find("partial: " + std::to_string(recorded + 4) + " of 8 windows (shards finished 1; unfinished 0)"),
+            std::string::npos) << p.out;
+  const nlohmann::json pj = nlohmann::json::parse(ReadFile((partial / "results.json").string()));
+  EXPECT_EQ(pj["partial"]["recorded"], recorded + 4);
+  EXPECT_EQ(pj["partial"]["total"], 8);
+  EXPECT_EQ(pj["partial"]["shards"][0]["state"], "unfinished");
+  EXPECT_EQ(pj["partial"]["shards"][0]["recorded"], recorded);
+  EXPECT_EQ(pj["partial"]["shards"][1]["state"], "finished");
+  EXPECT_EQ(pj["data"]["windows"], recorded + 4);
+  // A partial result is no deployment decision: gate refuses it in one line.
+  ExpectRefused(RunCli("gate --results " + partial.string() + " --policy balanced"), {"partial merge", "of 8 windows"});
   ASSERT_EQ(RunCli(job + "--shard 0/2 --out " + s0.string()).exit_code, 0);  // resubmitted: resumes
   const nlohmann::json manifest = nlohmann::json::parse(ReadFile((s0 / "shard.json").string()));
   EXPECT_EQ(manifest["run"]["resumed"], recorded);
@@ -165,11 +191,70 @@ TEST(MergeCliTest, RefusesMixedInputsDuplicatesAndGaps) {
   ASSERT_EQ(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 2/3 --out " + three.string()).exit_code, 0);
   ExpectRefused(Merge({q4[0], q4[1], three}, out), {"shard count differs", "2/3"});
   ExpectRefused(Merge({out}, testing::MakeTempDir("merge-none")), {"shard.json", "no shard manifest"});
+  ExpectRefused(RunCli("merge --partial " + out.string() + " --out " + testing::MakeTempDir("merge-none2").string()),
+                {"no shard has started"});
   EXPECT_FALSE(fs::exists(out / "results.json"));
   ExpectRefused(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 2/2 --out " + out.string()), {"--shard 2/2"});
   ExpectRefused(RunCli(kProbe + "--kv k=q4_0,v=q4_0 --shard x --out " + out.string()), {"--shard x"});
   // A resumed shard must be the same shard: another index into the same directory is refused.
   ExpectRefused(RunCli(job + "--kv k=q4_0,v=q4_0 --shard 1/2 --out " + q4[0].string()), {"shard", "changed"});
+}
+
+// A partial merge is what the unsharded run over the recorded windows alone computes: one shard
+// of one killed after some windows equals `eval --windows K` for the K it recorded (their
+// bootstrap, worst windows and buckets), but for the run and partial blocks.
+TEST(MergeCliTest, APartialMergeEqualsTheRunOverTheRecordedWindows) {
+  const std::string job = kEvalBase + "--attn-samples 8 --ctx 512 --kv k=q4_0,v=q4_0 ";
+  const fs::path s0 = testing::MakeTempDir("merge-partial-0");
+  std::vector<std::string> argv = {testing::KvauditBinary().string()};
+  {
+    std::istringstream words(job + "--windows 8 --shard 0/1 --out " + s0.string());
+    for (std::string w; words >> w;) argv.push_back(w);
+  }
+  auto child = testing::ChildProcess::Start(argv);
+  ASSERT_TRUE(child);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && JournalLines(s0) < 3) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  child->Signal(SIGKILL);
+  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "the shard finished before it was killed";
+  const size_t k = JournalLines(s0) - 1;
+  ASSERT_GE(k, 2u);
+  ASSERT_LT(k, 8u);
+  const fs::path partial = testing::MakeTempDir("merge-partial-merged");
+  const auto m = RunCli("merge --partial " + s0.string() + " --out " + partial.string());
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const fs::path whole = testing::MakeTempDir("merge-partial-whole");
+  ASSERT_EQ(RunCli(job + "--windows " + std::to_string(k) + " --out " + whole.string()).exit_code, 0);
+  nlohmann::json pj = nlohmann::json::parse(ReadFile((partial / "results.json").string()));
+  ASSERT_TRUE(pj.contains("partial"));
+  EXPECT_EQ(pj["partial"]["recorded"], k);
+  pj.erase("partial"), pj.erase("run");
+  EXPECT_EQ(pj.dump(2), WithoutRun(whole));
+}
+
+TEST(MergeCliTest, APartialProbeMergeHoldsTheFinishedShardsProbes) {
+  const std::string job = kProbe + "--kv k=q4_0,v=q4_0 ";
+  const auto dirs = RunShards(job, "merge-partial-probe", 2);
+  const fs::path not_started = testing::MakeTempDir("merge-partial-probe-none");
+  const fs::path out = testing::MakeTempDir("merge-partial-probe-out");
+  const auto m = RunCli("merge --partial " + dirs[1].string() + " " + not_started.string() + " --out " + out.string());
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("(shards finished 1; missing 0; 1 directories not started)"), std::string::npos) << m.out;
+  const nlohmann::json manifest = nlohmann::json::parse(ReadFile((dirs[1] / "shard.json").string()));
+  const nlohmann::json pj = nlohmann::json::parse(ReadFile((out / "results.json").string()));
+  EXPECT_EQ(pj["partial"]["unit"], "probe units");
+  EXPECT_EQ(pj["partial"]["recorded"], manifest["units"].size());
+  EXPECT_EQ(pj["partial"]["shards"][0]["state"], "missing");
+  EXPECT_EQ(pj["partial"]["not_started"][0], not_started.string());
+  // The report says what the page holds, in its missing-parts list.
+  const fs::path page = out / "report.md";
+  const auto r = RunCli("report " + out.string() + " --format md --out " + page.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string note = "partial merge: " + pj["partial"]["recorded"].dump() + " of " + pj["partial"]["total"].dump() +
+                           " probe units of a 2-shard run; shards missing: 0.";
+  EXPECT_NE(ReadFile(page.string()).find(note), std::string::npos) << ReadFile(page.string());
 }
 
 }  // namespace

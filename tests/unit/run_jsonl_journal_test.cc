@@ -1,7 +1,10 @@
-// The journal's refusal names what changed: nested fingerprint entries by their dotted path.
+// The journal's refusal names what changed: nested fingerprint entries by their dotted path. Read
+// (merge --partial over running shards) never writes: a torn last line is skipped, not cut off.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "run/jsonl_journal.h"
@@ -51,6 +54,38 @@ TEST(JsonlJournalTest, RefusalNamesTheChangedEntryAndLeavesTheFileAlone) {
   auto reopened = JsonlJournal::Open(path, "kvaudit_test_progress", fp, "probe", &lines);
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ(lines.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(JsonlJournalTest, ReadSkipsATornLastLineAndLeavesTheFileAlone) {
+  const std::filesystem::path dir = testing::MakeTempDir("journal-read");
+  const std::string path = (dir / "progress.jsonl").string();
+  const json fp = {{"seed", 1}};
+  std::vector<json> lines;
+  auto j = JsonlJournal::Open(path, "kvaudit_test_progress", fp, "probe", &lines);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  ASSERT_TRUE((*j)->Append({{"id", "a"}}).ok());
+  { std::ofstream torn(path, std::ios::app); torn << "{\"id\": \"b"; }  // a write under way
+  const std::string before = Bytes(path);
+  ASSERT_TRUE(JsonlJournal::Read(path, "kvaudit_test_progress", fp, "probe", &lines).ok());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["id"], "a");
+  EXPECT_EQ(Bytes(path), before);
+  // The writer finishes its line; a second read sees it.
+  { std::ofstream rest(path, std::ios::app); rest << "\"}\n"; }
+  ASSERT_TRUE(JsonlJournal::Read(path, "kvaudit_test_progress", fp, "probe", &lines).ok());
+  EXPECT_EQ(lines.size(), 2u);
+  const Status other = JsonlJournal::Read(path, "kvaudit_test_progress", {{"seed", 2}}, "probe", &lines);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("(seed changed)"), std::string::npos) << other.error().message;
+  EXPECT_FALSE(JsonlJournal::Read((dir / "none.jsonl").string(), "kvaudit_test_progress", fp, "probe", &lines).ok());
   std::filesystem::remove_all(dir);
 }
 
