@@ -20,11 +20,13 @@ namespace {
 struct AuditFlags {
   ModelFlags model;
   AuditOptions options;
+  std::string shard;
   bool json = false;
 };
 
 Expected<AuditResult> RunAuditCommand(AuditFlags& f, std::unique_ptr<AuditPlan>* plan) {
   AuditOptions& o = f.options;
+  KV_RETURN_IF_ERROR(ParseShardFlag(f.shard, &o.shard));
   KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
   KV_ASSIGN_OR_RETURN(AuditPlan p, AuditPlan::Make(o));
   *plan = std::make_unique<AuditPlan>(std::move(p));
@@ -59,10 +61,19 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   o.out = "kvaudit-audit";
   AddOutFlags(app, o.out, o.restart, "stages");
   AddJsonFlag(app, f->json);
+  AddShardFlag(app, f->shard);
   return [f] {
     std::unique_ptr<AuditPlan> plan;
     auto done = RunAuditCommand(*f, &plan);
     if (!done) return ReportError(done.error());
+    if (f->options.shard.on()) {  // the verdicts, recommendation and page need every shard: after the merge
+      std::printf("shard %s: %d eval windows and %d probe units recorded in %.1f s; manifest %s; combine the %d "
+                  "shards with kvaudit merge DIR... --out MERGED, then run this command without --shard and with "
+                  "--out MERGED\n",
+                  f->options.shard.Text().c_str(), done->shard_windows, done->shard_probes, done->wall_s,
+                  done->results_path.c_str(), f->options.shard.count);
+      return 0;
+    }
     // The page is drawn from the files just written, by the same code as `kvaudit report DIR`.
     const std::string page = (std::filesystem::path(f->options.out) / "report.html").string();
     const Expected<std::string> html = report::RenderReport({{f->options.out}, report::ReportFormat::kHtml});

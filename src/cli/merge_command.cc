@@ -43,7 +43,7 @@ std::string PartialLine(const nlohmann::json& p) {
 
 CommandRunner AddMergeCommand(CLI::App& app) {
   auto f = std::make_shared<MergeFlags>();
-  app.add_option("dirs", f->dirs, "the shard directories (each a --shard I/N run's --out), every index once")->required();
+  app.add_option("dirs", f->dirs, "the shard directories (each a --shard I/N eval, probe or audit run's --out), every index once")->required();
   app.add_flag("--partial", f->partial,
                "while shards still run: merge what is recorded so far (unfinished, missing and not yet started "
                "shards allowed); results.json says what is in it");
@@ -52,6 +52,18 @@ CommandRunner AddMergeCommand(CLI::App& app) {
   return [f] {
     auto done = MergeShards(f->dirs, f->out, f->partial);
     if (!done) return ReportError(done.error());
+    if (done->kind == "audit") {
+      std::string lines, parts;
+      for (const MergeResult& st : done->stages) {
+        if (!st.partial.is_null()) lines += st.kind + " " + PartialLine(st.partial);
+        parts += (parts.empty() ? "" : ", ") + st.kind + " " + std::to_string(st.units) + " " +
+                 (st.kind == "eval" ? "windows" : "probe units");
+      }
+      lines += "merged " + std::to_string(done->shards) + " audit shards (" + parts + ") -> " + done->results_path +
+               "; finish with the same kvaudit audit command without --shard and with --out " + done->results_path +
+               " (verdicts, recommendation, report)\n";
+      return PrintResults(done->table, done->results, lines, f->json);
+    }
     char footer[256];
     std::snprintf(footer, sizeof footer, "merged %d %s shards (%d %s; %.1f s of shard wall time in all) -> %s\n",
                   done->shards, done->kind.c_str(), done->units, done->kind == "eval" ? "windows" : "probe units",

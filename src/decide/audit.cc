@@ -10,6 +10,7 @@
 #include "probe/instance.h"
 #include "probe/session.h"
 #include "run/run_dir.h"
+#include "run/shard_manifest.h"
 
 namespace kvaudit {
 namespace {
@@ -37,7 +38,7 @@ ProbeOptions ProbeOptionsFor(const AuditOptions& o, const Workload& w, const Acc
   p.model = o.model, p.threads = o.threads, p.kv = {baseline, configs, o.kv.kv_calib};
   SelectProbes(w, policy, o.custom, &p);
   p.lengths = lengths, p.n = o.probe_n, p.custom = o.custom, p.data = o.data;
-  p.out = SubDir(o.out, "probe"), p.restart = o.restart;
+  p.out = SubDir(o.out, "probe"), p.restart = o.restart, p.shard = o.shard;
   return p;
 }
 
@@ -69,6 +70,37 @@ Status Bench(AuditPlan& plan, AuditResult* r) {
   return Status::Ok();
 }
 
+// DIR/shard.json of an audit shard: which stages it ran (each has its own manifest below it).
+Status WriteAuditShard(const AuditOptions& o, const RunTotals& totals, int threads, bool finished) {
+  ShardManifest m;
+  m.kind = "audit", m.shard = o.shard, m.finished = finished;
+  m.fingerprint = {{"stages", kAuditShardStages}};  // the stages' manifests carry the run's inputs
+  m.summary = {{"stages", kAuditShardStages}};
+  m.run = {{"wall_s", totals.wall_s}, {"peak_rss_mb", totals.peak_rss_mb}, {"resumed", 0}, {"threads", threads}};
+  return WriteShardManifest(o.out, m);
+}
+
+// A shard of the audit: its eval windows and probe units, nothing that needs all of them.
+Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
+  const AuditOptions& o = plan.options;
+  KV_RETURN_IF_ERROR(WriteAuditShard(o, {}, plan.eval->info.threads, false));
+  {
+    KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
+    r.threads = eval.info.threads, r.shard_windows = eval.shard_windows;
+    plan.eval.reset();  // one loaded model at a time
+  }
+  {
+    KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
+    KV_ASSIGN_OR_RETURN(const ProbeSessionResult done, ProbeSession(probe).Run());
+    r.shard_probes = static_cast<int>(done.probes.size() + done.variance.size() + done.drift.size());
+  }
+  const RunTotals totals = plan.clock.Stop();
+  r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
+  KV_RETURN_IF_ERROR(WriteAuditShard(o, totals, r.threads, true));
+  r.results_path = SubDir(o.out, ShardManifest::kFile);
+  return r;
+}
+
 }  // namespace
 
 Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
@@ -83,7 +115,7 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   EvalOptions e;
   e.model = o.model, e.threads = o.threads, e.kv = o.kv, e.data = o.data, e.ctx = o.ctx;
   e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
-  e.out = SubDir(o.out, "eval"), e.restart = o.restart;
+  e.out = SubDir(o.out, "eval"), e.restart = o.restart, e.shard = o.shard;
   KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::Make(std::move(e)));
   o.ctx = eval.info.ctx;
   const int target = policy.target_context.value_or(o.ctx);
@@ -126,6 +158,7 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
   r.model_hash = plan.eval->model_hash;
   r.config = plan.eval->engine.model->config();
   r.f16_bytes_per_token = F16BytesPerToken(r.config);
+  if (o.shard.on()) return RunAuditShard(plan, std::move(r));
   {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
     for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});

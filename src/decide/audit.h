@@ -51,6 +51,11 @@ struct AuditOptions {
   int bench_depth = 0;              // 0: the target context minus the timed steps
   std::string out = "kvaudit-audit";
   bool restart = false;
+  // --shard I/N (docs/scale-out.md): only this shard's eval windows and probe units, into
+  // out/eval and out/probe, and out/shard.json. `kvaudit merge` combines the shards' stages; the
+  // same command without --shard and with --out MERGED then resumes them wholly and computes
+  // what depends on all of them (the verdicts, the recommendation, --bench, the report).
+  ShardSpec shard;
 };
 
 struct AuditConfig {
@@ -76,9 +81,13 @@ struct AuditResult {
   std::vector<DecodeSpeed> bench;          // with --bench: the baseline, then the configurations
   DecodeSpeedOptions bench_options;
   double wall_s = 0, peak_rss_mb = 0;
-  std::string results_path;
-  nlohmann::json results;
+  std::string results_path;         // DIR/results.json (a shard: DIR/shard.json)
+  nlohmann::json results;           // (a shard: null)
+  int shard_windows = 0, shard_probes = 0;  // a shard run: the eval windows and probe units it owns
 };
+
+// The stages a sharded audit splits; merge combines each into MERGED/<stage>.
+inline const std::vector<std::string> kAuditShardStages = {"eval", "probe"};
 
 class AuditPlan {
  public:

@@ -257,5 +257,51 @@ TEST(MergeCliTest, APartialProbeMergeHoldsTheFinishedShardsProbes) {
   EXPECT_NE(ReadFile(page.string()).find(note), std::string::npos) << ReadFile(page.string());
 }
 
+// text with every occurrence of `from` replaced by `to` (results name their own directory).
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// An audit in shards: each shard runs its eval windows and probe units; merge combines each stage;
+// the unsharded command into the merged directory resumes them all and gives the unsharded audit's
+// verdicts, results and journals (but the run blocks and the directory names).
+TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
+  const std::string job = "audit " + kModel + "--ctx 512 --windows 3 --lengths 256 --attn-samples 4 ";
+  const fs::path whole = testing::MakeTempDir("merge-audit-whole");
+  const auto w = RunCli(job + "--out " + whole.string());
+  ASSERT_LE(w.exit_code, 1) << w.err;  // 1: a configuration fails the policy (a verdict)
+  std::vector<fs::path> dirs;
+  for (int i = 0; i < 2; ++i) {
+    dirs.push_back(testing::MakeTempDir("merge-audit-" + std::to_string(i)));
+    const auto r = RunCli(job + "--shard " + std::to_string(i) + "/2 --out " + dirs.back().string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("shard " + std::to_string(i) + "/2: "), std::string::npos) << r.out;
+    EXPECT_TRUE(ManifestFinished(dirs.back()) && ManifestFinished(dirs.back() / "eval") &&
+                ManifestFinished(dirs.back() / "probe"));
+    EXPECT_FALSE(fs::exists(dirs.back() / "results.json") || fs::exists(dirs.back() / "report.html"));
+  }
+  const fs::path merged = testing::MakeTempDir("merge-audit-merged");
+  const auto m = Merge(dirs, merged);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("merged 2 audit shards (eval 3 windows, probe "), std::string::npos) << m.out;
+  const auto fin = RunCli(job + "--out " + merged.string());
+  ASSERT_EQ(fin.exit_code, w.exit_code) << fin.err;
+  for (const char* stage : {"eval", "probe"}) {
+    EXPECT_EQ(WithoutRun(merged / stage), WithoutRun(whole / stage)) << stage;
+    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()));
+  }
+  EXPECT_EQ(Replace(WithoutRun(merged), merged.string(), "DIR"), Replace(WithoutRun(whole), whole.string(), "DIR"));
+  EXPECT_EQ(Replace(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
+            Replace(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
+  // One shard only, partially: each stage says what it holds.
+  const auto p = RunCli("merge --partial " + dirs[1].string() + " --out " + testing::MakeTempDir("merge-audit-p").string());
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("eval partial: 1 of 3 windows (shards finished 1; missing 0)"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("probe partial: "), std::string::npos) << p.out;
+}
+
 }  // namespace
 }  // namespace kvaudit

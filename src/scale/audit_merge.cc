@@ -1,0 +1,42 @@
+// The audit half of `kvaudit merge`: an audit shard holds one shard of each stage (eval/, probe/,
+// each with its own manifest and journal); each stage is merged by its own merge into
+// OUT/<stage>, checked as a stage (inputs, counts, gaps). OUT is then an audit directory whose
+// stages are complete: `kvaudit audit` with the same flags and `--out OUT` resumes every unit and
+// computes the verdicts, the recommendation and the page.
+#include <algorithm>
+#include <filesystem>
+
+#include "run/run_dir.h"
+#include "scale/merge_parts.h"
+
+namespace kvaudit {
+
+Expected<MergeResult> MergeAuditShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
+                                       const std::string& out) {
+  MergeResult result;
+  result.kind = "audit", result.shards = static_cast<int>(shards.size());
+  result.results = nlohmann::json::object();
+  const nlohmann::json stages = shards[0].manifest.summary.value("stages", nlohmann::json::array());
+  for (const nlohmann::json& stage_json : stages) {
+    const std::string stage = stage_json.is_string() ? stage_json.get<std::string>() : "";
+    std::vector<std::string> dirs;  // every shard's stage directory, those not started too (partial)
+    for (const CheckedShard& s : shards) dirs.push_back(SubDir(s.dir, stage));
+    for (const std::string& d : scope.not_started) dirs.push_back(SubDir(d, stage));
+    std::error_code ec;
+    bool any_started = false;  // partial: a stage no shard has begun is left out
+    for (const std::string& d : dirs) any_started |= std::filesystem::exists(SubDir(d, ShardManifest::kFile), ec);
+    if (scope.partial && !any_started) continue;
+    KV_ASSIGN_OR_RETURN(MergeResult part, MergeShards(dirs, SubDir(out, stage), scope.partial));
+    result.units += part.units;
+    result.wall_s += part.wall_s;
+    result.peak_rss_mb = std::max(result.peak_rss_mb, part.peak_rss_mb);
+    result.table += part.table;
+    result.results[stage] = part.results;
+    part.kind = stage;
+    result.stages.push_back(std::move(part));
+  }
+  result.results_path = out;
+  return result;
+}
+
+}  // namespace kvaudit
