@@ -12,6 +12,8 @@ struct CliResult {
 
 // args are appended to the binary path as given (shell-quoted by the caller where needed).
 CliResult RunCli(const std::string& args, int timeout_s = 120);
+// Any shell command line (environment assignments, scripts), captured the same way.
+CliResult RunShell(const std::string& command, int timeout_s = 120);
 
 std::string ReadFile(const std::string& path);
 
