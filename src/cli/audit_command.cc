@@ -20,13 +20,14 @@ namespace {
 struct AuditFlags {
   ModelFlags model;
   AuditOptions options;
-  std::string shard;
+  std::string shard, merged;
   bool json = false;
 };
 
 Expected<AuditResult> RunAuditCommand(AuditFlags& f, std::unique_ptr<AuditPlan>* plan) {
   AuditOptions& o = f.options;
-  KV_RETURN_IF_ERROR(ParseShardFlag(f.shard, &o.shard));
+  KV_RETURN_IF_ERROR(ParseStagedShardFlags(f.shard, f.merged, &o.shard));
+  o.merged = f.merged;
   KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
   KV_ASSIGN_OR_RETURN(AuditPlan p, AuditPlan::Make(o));
   *plan = std::make_unique<AuditPlan>(std::move(p));
@@ -61,18 +62,15 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   o.out = "kvaudit-audit";
   AddOutFlags(app, o.out, o.restart, "stages");
   AddJsonFlag(app, f->json);
-  AddShardFlag(app, f->shard);
+  AddStagedShardFlags(app, f->shard, f->merged);
   return [f] {
     std::unique_ptr<AuditPlan> plan;
     auto done = RunAuditCommand(*f, &plan);
     if (!done) return ReportError(done.error());
     if (f->options.shard.on()) {  // the verdicts, recommendation and page need every shard: after the merge
-      std::printf("shard %s: %d eval windows and %d probe units recorded in %.1f s; manifest %s; combine the %d "
-                  "shards with kvaudit merge DIR... --out MERGED, then run this command without --shard and with "
-                  "--out MERGED\n",
-                  f->options.shard.Text().c_str(), done->shard_windows, done->shard_probes, done->wall_s,
-                  done->results_path.c_str(), f->options.shard.count);
-      return 0;
+      const std::string computed = std::to_string(done->shard_windows) + " windows, " +
+                                   std::to_string(done->shard_probes) + " probe units";
+      return PrintStagedShardDone(f->options.shard, done->shard_round, computed, done->wall_s, done->results_path);
     }
     // The page is drawn from the files just written, by the same code as `kvaudit report DIR`.
     const std::string page = (std::filesystem::path(f->options.out) / "report.html").string();

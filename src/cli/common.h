@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "run/shard.h"
+#include "run/shard_manifest.h"
 
 namespace kvaudit::cli {
 
@@ -24,6 +25,9 @@ Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t voca
 int PrintResults(const std::string& table, const nlohmann::json& results, const std::string& footer, bool json);
 
 // The end of a --shard run: one line on stdout (what it recorded, where, and that merge is next).
+// The line a staged job's shard round prints: what it computed, and what to run next.
+int PrintStagedShardDone(const ShardSpec& shard, const ShardRound& round, const std::string& computed, double wall_s,
+                         const std::string& manifest_path);
 int PrintShardDone(const ShardSpec& shard, int units, const std::string& unit_name, double wall_s,
                    const std::string& manifest_path);
 

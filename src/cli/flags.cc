@@ -134,6 +134,22 @@ void AddShardFlag(CLI::App& app, std::string& shard) {
                  "kvaudit merge (docs/scale-out.md)");
 }
 
+void AddStagedShardFlags(CLI::App& app, std::string& shard, std::string& merged) {
+  AddShardFlag(app, shard);
+  app.add_option("--merged", merged,
+                 "with --shard: the directory kvaudit merge wrote from the shards' earlier rounds; the stages "
+                 "merged there are read, and the shard computes its part of the next (docs/scale-out.md)");
+}
+
+Status ParseStagedShardFlags(const std::string& shard_text, const std::string& merged, ShardSpec* shard) {
+  KV_RETURN_IF_ERROR(ParseShardFlag(shard_text, shard));
+  if (!merged.empty() && !shard->on()) {
+    return BadInput("--merged " + merged + " without --shard; hint: --merged names the merge of the shards' earlier "
+                    "rounds; the final unsharded run takes that directory as --out");
+  }
+  return Status::Ok();
+}
+
 Status ParseShardFlag(const std::string& text, ShardSpec* shard) {
   if (text.empty()) return Status::Ok();
   KV_ASSIGN_OR_RETURN(*shard, ParseShard(text));

@@ -77,6 +77,10 @@ void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::stri
 // parsed by ParseShardFlag ("" = not sharded).
 void AddShardFlag(CLI::App& app, std::string& shard);
 Status ParseShardFlag(const std::string& text, ShardSpec* shard);
+// --shard and --merged of a job that runs in stages (sensitivity, recommend, audit); --merged
+// needs --shard.
+void AddStagedShardFlags(CLI::App& app, std::string& shard, std::string& merged);
+Status ParseStagedShardFlags(const std::string& shard_text, const std::string& merged, ShardSpec* shard);
 // --json: the command's table as one JSON document on stdout instead (docs/cli.md has the shapes).
 void AddJsonFlag(CLI::App& app, bool& json);
 // --jsonl FILE: one JSON line per position (score: every predicted one; eval: the scored ones).

@@ -39,6 +39,23 @@ std::string PartialLine(const nlohmann::json& p) {
   return line + "); the intervals are over these alone, and gate refuses partial results\n";
 }
 
+// What was merged of a staged job's round, and what to run next.
+std::string StagedFooter(const MergeResult& done) {
+  std::string lines, parts;
+  for (const MergeResult& st : done.stages) {
+    if (!st.partial.is_null()) lines += st.kind + " " + PartialLine(st.partial);
+    parts += (parts.empty() ? "" : ", ") + st.kind + " " + std::to_string(st.units) + " " +
+             (st.kind.ends_with("probe") ? "probe units" : "windows");
+  }
+  lines += "merged " + std::to_string(done.shards) + " " + done.kind + " shards (" + (parts.empty() ? "nothing" : parts) +
+           ") -> " + done.results_path;
+  if (done.more_rounds) {
+    return lines + "; next: run the same shard commands again with --merged " + done.results_path + "\n";
+  }
+  return lines + "; finish with the same kvaudit " + done.kind + " command without --shard and with --out " +
+         done.results_path + "\n";
+}
+
 }  // namespace
 
 CommandRunner AddMergeCommand(CLI::App& app) {
@@ -52,17 +69,8 @@ CommandRunner AddMergeCommand(CLI::App& app) {
   return [f] {
     auto done = MergeShards(f->dirs, f->out, f->partial);
     if (!done) return ReportError(done.error());
-    if (done->kind == "audit") {
-      std::string lines, parts;
-      for (const MergeResult& st : done->stages) {
-        if (!st.partial.is_null()) lines += st.kind + " " + PartialLine(st.partial);
-        parts += (parts.empty() ? "" : ", ") + st.kind + " " + std::to_string(st.units) + " " +
-                 (st.kind == "eval" ? "windows" : "probe units");
-      }
-      lines += "merged " + std::to_string(done->shards) + " audit shards (" + parts + ") -> " + done->results_path +
-               "; finish with the same kvaudit audit command without --shard and with --out " + done->results_path +
-               " (verdicts, recommendation, report)\n";
-      return PrintResults(done->table, done->results, lines, f->json);
+    if (!done->stages.empty() || done->kind == "audit" || done->kind == "recommend" || done->kind == "sensitivity") {
+      return PrintResults(done->table, done->results, StagedFooter(*done), f->json);
     }
     char footer[256];
     std::snprintf(footer, sizeof footer, "merged %d %s shards (%d %s; %.1f s of shard wall time in all) -> %s\n",

@@ -19,6 +19,7 @@ namespace {
 struct RecommendFlags {
   ModelFlags model;
   RecommendOptions options;
+  std::string shard;
   bool json = false;
 };
 
@@ -51,13 +52,19 @@ CommandRunner AddRecommendCommand(CLI::App& app) {
   AddRecommendFlags(app, o);
   AddOutFlags(app, o.out, o.restart, "stages");
   AddJsonFlag(app, f->json);
+  AddStagedShardFlags(app, f->shard, o.merged);
   return [f] {
     RecommendOptions& o = f->options;
+    if (auto s = ParseStagedShardFlags(f->shard, o.merged, &o.shard); !s) return ReportError(s.error());
     if (auto s = ResolveJobInputs(f->model, o.data, &o.model, &o.threads, &o.data); !s) return ReportError(s.error());
     auto plan = RecommendPlan::Make(o);
     if (!plan) return ReportError(plan.error());
     auto done = RunRecommend(*plan);
     if (!done) return ReportError(done.error());
+    if (o.shard.on()) {  // the search and the verification need every part: after the merge
+      return PrintStagedShardDone(o.shard, done->shard_round, std::to_string(done->shard_windows) + " windows",
+                                  done->wall_s, done->results_path);
+    }
     const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);
     PrintResults(RecommendText(*done, *plan), done->results, footer, f->json);
     return done->recommended ? 0 : 1;

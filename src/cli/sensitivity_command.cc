@@ -17,11 +17,13 @@ namespace {
 struct SensitivityFlags {
   ModelFlags model;
   SensitivityOptions options;
+  std::string shard;
   bool json = false;
 };
 
 Expected<SensitivityResult> RunSensitivity(SensitivityFlags& f) {
   SensitivityOptions& o = f.options;
+  KV_RETURN_IF_ERROR(ParseStagedShardFlags(f.shard, o.merged, &o.shard));
   KV_RETURN_IF_ERROR(ResolveJobInputs(f.model, o.data, &o.model, &o.threads, &o.data));
   KV_ASSIGN_OR_RETURN(SensitivityPlan plan, SensitivityPlan::Make(f.options));
   return SensitivitySession(plan).Run();
@@ -43,9 +45,14 @@ CommandRunner AddSensitivityCommand(CLI::App& app) {
   o.out = "kvaudit-sensitivity";
   AddOutFlags(app, o.out, o.restart, "windows");
   AddJsonFlag(app, f->json);
+  AddStagedShardFlags(app, f->shard, o.merged);
   return [f] {
     auto done = RunSensitivity(*f);
     if (!done) return ReportError(done.error());
+    if (f->options.shard.on()) {  // the parts stage and the results need every window: after the merge
+      return PrintStagedShardDone(f->options.shard, done->shard_round, std::to_string(done->shard_windows) + " windows",
+                                  done->wall_s, done->results_path);
+    }
     const int resumed = done->windows_resumed_proxy + done->windows_resumed_parts;
     const int total = done->eval.n_windows * (done->parts_results.empty() ? 1 : 2);
     return PrintResults(SensitivityTable(*done), done->results,

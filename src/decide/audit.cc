@@ -51,6 +51,7 @@ RecommendOptions RecommendOptionsFor(const AuditOptions& o, const std::vector<in
   r.verify_first_window = o.first_window, r.windows = o.windows;
   r.stage = o.stage, r.probe_lengths = lengths, r.probe_n = o.probe_n;
   r.out = SubDir(o.out, "recommend"), r.restart = o.restart;
+  r.shard = o.shard, r.merged = o.merged.empty() ? "" : SubDir(o.merged, "recommend");
   return r;
 }
 
@@ -70,38 +71,56 @@ Status Bench(AuditPlan& plan, AuditResult* r) {
   return Status::Ok();
 }
 
-// DIR/shard.json of an audit shard: which stages it ran (each has its own manifest below it).
-Status WriteAuditShard(const AuditOptions& o, const RunTotals& totals, int threads, bool finished) {
-  ShardManifest m;
-  m.kind = "audit", m.shard = o.shard, m.finished = finished;
-  m.fingerprint = {{"stages", kAuditShardStages}};  // the stages' manifests carry the run's inputs
-  m.summary = {{"stages", kAuditShardStages}};
-  m.run = {{"wall_s", totals.wall_s}, {"peak_rss_mb", totals.peak_rss_mb}, {"resumed", 0}, {"threads", threads}};
-  return WriteShardManifest(o.out, m);
-}
+bool Has(const ShardRound& round, const std::string& stage) { return Has(round.stages, stage); }
 
-// A shard of the audit: its eval windows and probe units, nothing that needs all of them.
+// A round of an audit shard: its eval windows and probe units (round 1), and with --budget its
+// recommendation's sensitivity round (recommend.h), nothing that needs every shard.
 Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
   const AuditOptions& o = plan.options;
-  KV_RETURN_IF_ERROR(WriteAuditShard(o, {}, plan.eval->info.threads, false));
-  {
+  const ShardRound round = AuditShardRound(o);
+  r.threads = plan.eval->info.threads;
+  nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", r.threads}};
+  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, false));
+  if (Has(round, "eval")) {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    r.threads = eval.info.threads, r.shard_windows = eval.shard_windows;
-    plan.eval.reset();  // one loaded model at a time
+    r.shard_windows = eval.shard_windows;
   }
-  {
+  plan.eval.reset();  // one loaded model at a time
+  if (Has(round, "probe")) {
     KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
     KV_ASSIGN_OR_RETURN(const ProbeSessionResult done, ProbeSession(probe).Run());
     r.shard_probes = static_cast<int>(done.probes.size() + done.variance.size() + done.drift.size());
   }
+  if (plan.recommend && !RecommendShardRound(*plan.recommend).stages.empty()) {
+    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(*plan.recommend));
+    KV_ASSIGN_OR_RETURN(const RecommendResult rec, RunRecommend(rp));
+    r.shard_windows += rec.shard_windows;
+  }
   const RunTotals totals = plan.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
-  KV_RETURN_IF_ERROR(WriteAuditShard(o, totals, r.threads, true));
+  run["wall_s"] = totals.wall_s, run["peak_rss_mb"] = totals.peak_rss_mb;
+  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, true));
+  r.shard_round = round;
   r.results_path = SubDir(o.out, ShardManifest::kFile);
   return r;
 }
 
 }  // namespace
+
+ShardRound AuditShardRound(const AuditOptions& o) {
+  ShardRound round;
+  for (const std::string& stage : kAuditShardStages) {  // eval and probe: round 1, all in one
+    if (o.merged.empty() || !HasCompleteResults(SubDir(o.merged, stage))) round.stages.push_back(stage);
+  }
+  if (!o.budget.empty()) {
+    RecommendOptions r;
+    r.stage = o.stage, r.merged = o.merged.empty() ? "" : SubDir(o.merged, "recommend");
+    const ShardRound rec = RecommendShardRound(r).Prefixed("recommend");
+    round.stages.insert(round.stages.end(), rec.stages.begin(), rec.stages.end());
+    round.more_rounds = rec.more_rounds;
+  }
+  return round;
+}
 
 Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   const RunClock clock;

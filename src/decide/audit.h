@@ -56,6 +56,7 @@ struct AuditOptions {
   // same command without --shard and with --out MERGED then resumes them wholly and computes
   // what depends on all of them (the verdicts, the recommendation, --bench, the report).
   ShardSpec shard;
+  std::string merged;  // --merged: where earlier rounds of the shards were merged (with --budget: 2 rounds)
 };
 
 struct AuditConfig {
@@ -83,11 +84,16 @@ struct AuditResult {
   double wall_s = 0, peak_rss_mb = 0;
   std::string results_path;         // DIR/results.json (a shard: DIR/shard.json)
   nlohmann::json results;           // (a shard: null)
-  int shard_windows = 0, shard_probes = 0;  // a shard run: the eval windows and probe units it owns
+  int shard_windows = 0, shard_probes = 0;  // a shard round: the windows (eval, sensitivity) and probe units it computed
+  ShardRound shard_round;                    // a shard round: its stages
 };
 
-// The stages a sharded audit splits; merge combines each into MERGED/<stage>.
+// The stages a sharded audit splits in its first round; merge combines each into MERGED/<stage>.
 inline const std::vector<std::string> kAuditShardStages = {"eval", "probe"};
+
+// What a round of an audit shard computes, from what `merged` holds: eval and probe until they are
+// merged; with --budget, the recommendation's sensitivity rounds (below "recommend").
+ShardRound AuditShardRound(const AuditOptions& o);
 
 class AuditPlan {
  public:

@@ -155,6 +155,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, Engine en
   s.model = o.model, s.threads = o.threads, s.kv = o.kv, s.formats = o.formats, s.stage = o.stage;
   s.data = o.data, s.ctx = o.ctx, s.windows = o.calib_windows, s.first_window = o.first_window;
   s.attn_samples = o.attn_samples, s.out = SubDir(o.out, "sensitivity"), s.restart = o.restart;
+  s.shard = o.shard, s.merged = o.merged.empty() ? "" : SubDir(o.merged, "sensitivity");
   KV_ASSIGN_OR_RETURN(SensitivityPlan sens, SensitivityPlan::FromWindows(std::move(s), std::move(engine), windows));
   sens.clock = clock;
 
@@ -217,6 +218,33 @@ void Pick(RecommendResult* r) {
 
 }  // namespace
 
+ShardRound RecommendShardRound(const RecommendOptions& o) {
+  SensitivityOptions s;
+  s.stage = o.stage, s.merged = o.merged.empty() ? "" : SubDir(o.merged, "sensitivity");
+  return SensitivityShardRound(s).Prefixed("sensitivity");
+}
+
+namespace {
+
+// A shard round: the sensitivity stage's round, then DIR/shard.json naming its stages.
+Expected<RecommendResult> RunRecommendShard(RecommendPlan& plan, RecommendResult r) {
+  const RecommendOptions& o = plan.options;
+  r.shard_round = RecommendShardRound(o);
+  const int threads = plan.sensitivity.eval.info.threads;
+  nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", threads}};
+  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "recommend", o.shard, r.shard_round, run, false));
+  KV_ASSIGN_OR_RETURN(r.sensitivity, SensitivitySession(plan.sensitivity).Run());
+  r.shard_windows = r.sensitivity.shard_windows;
+  const RunTotals t = plan.clock.Stop();
+  r.wall_s = t.wall_s, r.peak_rss_mb = t.peak_rss_mb;
+  run["wall_s"] = t.wall_s, run["peak_rss_mb"] = t.peak_rss_mb;
+  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "recommend", o.shard, r.shard_round, run, true));
+  r.results_path = SubDir(o.out, ShardManifest::kFile);
+  return r;
+}
+
+}  // namespace
+
 Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
   const RecommendOptions& o = plan.options;
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
@@ -225,6 +253,7 @@ Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
   r.target_ctx = plan.target_ctx, r.probe_lengths = plan.probe_lengths, r.probe_families = plan.probe_families;
   r.verify_first_window = o.verify_first_window, r.verify_windows = o.windows;
   r.f16_bytes_per_token = F16BytesPerToken(plan.sensitivity.eval.engine.model->config());
+  if (o.shard.on()) return RunRecommendShard(plan, std::move(r));
   KV_ASSIGN_OR_RETURN(r.sensitivity, SensitivitySession(plan.sensitivity).Run());
   r.costs = PartCosts(r.sensitivity);
   const MixProblem problem = BuildMixProblem(plan, r.costs);

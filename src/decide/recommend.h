@@ -58,7 +58,16 @@ struct RecommendOptions {
   std::vector<std::string> also_approximate;  // specs whose engine approximations round 3 verifies too (audit: its deploy choice)
   std::string out = "kvaudit-recommend";
   bool restart = false;
+  // --shard I/N [--merged MERGED] (docs/scale-out.md "Staged jobs"): a round of the sensitivity
+  // stage's shard (out/sensitivity, sensitivity.h), nothing after it: the search and the
+  // verification need every part's measure, and run in the final unsharded run (--out MERGED).
+  ShardSpec shard;
+  std::string merged;
 };
+
+// The stages (relative to out) a recommend shard round computes: its sensitivity's, below
+// "sensitivity".
+ShardRound RecommendShardRound(const RecommendOptions& o);
 
 // A configuration the verification ran.
 struct VerifiedPoint {
@@ -91,8 +100,10 @@ struct RecommendResult {
   std::optional<size_t> best_uniform;      // the same among uniform points; above the budget when none under it passes
   std::optional<size_t> cheapest_passing;  // when nothing under the budget passes: the fewest bytes that do
   double wall_s = 0, peak_rss_mb = 0;
-  std::string results_path;
-  nlohmann::json results;
+  std::string results_path;  // (a shard: DIR/shard.json)
+  nlohmann::json results;    // (a shard: null)
+  ShardRound shard_round;    // a shard round: what it computed
+  int shard_windows = 0;
 };
 
 class RecommendPlan {

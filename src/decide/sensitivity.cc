@@ -96,7 +96,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
   EvalOptions e;
   e.model = o.model, e.threads = o.threads, e.data = o.data, e.ctx = o.ctx;
   e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
-  e.out = SubDir(o.out, "proxy"), e.restart = o.restart;
+  e.out = SubDir(o.out, "proxy"), e.restart = o.restart, e.shard = o.shard;
   e.kv = {baseline.spec(), {}, o.kv.kv_calib};
   for (const FormatCandidate& c : candidates) {
     KV_ASSIGN_OR_RETURN(CandidateSpecs s, MakeCandidateSpecs(baseline.spec(), c, cfg.n_layers));
@@ -136,6 +136,31 @@ std::vector<std::vector<int>> SensitivitySession::SelectParts(const std::vector<
   return out;
 }
 
+std::vector<std::vector<double>> SensitivitySession::TakeProxy(const EvalSessionResult& proxy,
+                                                              SensitivityResult* r) const {
+  const int n_layers = plan_.eval.engine.model->config().n_layers;
+  std::vector<std::vector<double>> scores;  // [n_candidates][n_parts] by kProxyQuantity
+  for (size_t c = 0; c < plan_.candidates.size(); ++c) {
+    const ConfigResult* at = &proxy.configs[kProxyConfigs * c];
+    CandidateResult cr{plan_.candidates[c], at[kAllQuantized], at[kKOnly], at[kVOnly], {}, {}};
+    scores.push_back(ProxyScores(cr.k_only, cr.v_only, n_layers, kProxyQuantity));
+    for (const CachePart& p : AllParts(n_layers)) cr.parts.push_back({p, scores.back()[cr.parts.size()], {}, {}});
+    r->candidates.push_back(std::move(cr));
+  }
+  return scores;
+}
+
+std::vector<std::string> SensitivitySession::PartSpecs(const std::vector<std::vector<int>>& picked) const {
+  std::vector<std::string> out;  // [Σ picked × 2]
+  for (size_t c = 0; c < picked.size(); ++c) {
+    for (int i : picked[c]) {
+      out.push_back(plan_.specs[c].one_at_a_time[i]);
+      out.push_back(plan_.specs[c].leave_one_out[i]);
+    }
+  }
+  return out;
+}
+
 Expected<EvalSessionResult> SensitivitySession::RunStage(const std::vector<std::string>& specs, int attn_samples,
                                                          const std::string& dir) {
   KV_RETURN_IF_ERROR(plan_.eval.Reconfigure({plan_.eval.info.baseline_spec, specs, plan_.options.kv.kv_calib},
@@ -144,6 +169,7 @@ Expected<EvalSessionResult> SensitivitySession::RunStage(const std::vector<std::
 }
 
 Expected<SensitivityResult> SensitivitySession::Run() {
+  if (plan_.options.shard.on()) return RunShard();
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(plan_.options.out, plan_.options.restart));
   std::vector<nlohmann::json> done;  // the journal holds only its header: the stages keep their own
   KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), "kvaudit_sensitivity_progress",
@@ -153,22 +179,9 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   KV_ASSIGN_OR_RETURN(EvalSessionResult proxy, EvalSession(plan_.eval).Run());  // planned for this stage
   r.eval = proxy.info, r.proxy_results = "proxy/results.json", r.windows_resumed_proxy = proxy.info.windows_resumed;
   const int n_layers = plan_.eval.engine.model->config().n_layers;
-  std::vector<std::vector<double>> scores;  // [n_candidates][n_parts] by kProxyQuantity
-  for (size_t c = 0; c < plan_.candidates.size(); ++c) {
-    const ConfigResult* at = &proxy.configs[kProxyConfigs * c];
-    CandidateResult cr{plan_.candidates[c], at[kAllQuantized], at[kKOnly], at[kVOnly], {}, {}};
-    scores.push_back(ProxyScores(cr.k_only, cr.v_only, n_layers, kProxyQuantity));
-    for (const CachePart& p : AllParts(n_layers)) cr.parts.push_back({p, scores.back()[cr.parts.size()], {}, {}});
-    r.candidates.push_back(std::move(cr));
-  }
+  const std::vector<std::vector<double>> scores = TakeProxy(proxy, &r);  // [n_candidates][n_parts]
   const std::vector<std::vector<int>> picked = SelectParts(scores, &r.top_k);
-  std::vector<std::string> part_specs;  // [Σ picked × 2] one at a time, leave one out, per picked part
-  for (size_t c = 0; c < picked.size(); ++c) {
-    for (int i : picked[c]) {
-      part_specs.push_back(plan_.specs[c].one_at_a_time[i]);
-      part_specs.push_back(plan_.specs[c].leave_one_out[i]);
-    }
-  }
+  const std::vector<std::string> part_specs = PartSpecs(picked);
   if (!part_specs.empty()) {
     KV_ASSIGN_OR_RETURN(EvalSessionResult parts, RunStage(part_specs, 0, SubDir(plan_.options.out, StageName(plan_.stage))));
     r.parts_results = StageName(plan_.stage) + "/results.json", r.windows_resumed_parts = parts.info.windows_resumed;

@@ -21,6 +21,7 @@
 #include "decide/sensitivity_proxy.h"
 #include "decide/sensitivity_specs.h"
 #include "eval/session.h"
+#include "run/shard_manifest.h"
 
 namespace kvaudit {
 
@@ -41,7 +42,19 @@ struct SensitivityOptions {
   int attn_samples = 32;             // the proxy's diagnosis samples per window (eval --attn-samples)
   std::string out = "kvaudit-sensitivity";
   bool restart = false;
+  // --shard I/N (docs/scale-out.md "Staged jobs"): a round of this shard. The parts stage needs
+  // the proxy stage of every window, so it runs in rounds: the first computes the shard's proxy
+  // windows into out/proxy; `kvaudit merge` of the shards writes MERGED/proxy; the next round
+  // (`--merged MERGED`) resumes that wholly, selects the parts and computes the shard's windows
+  // of the parts stage into out/<stage>; a final unsharded run with --out MERGED writes results.
+  ShardSpec shard;
+  std::string merged;  // --merged: where the shards' earlier rounds were merged ("" = none yet)
 };
+
+// The stage directories (relative to out) a shard round computes, from what `merged` holds:
+// {"proxy"} before it is merged (more rounds unless --stage proxy); then {"auto"} or {"full"}
+// (none with --stage proxy, or once that is merged too).
+ShardRound SensitivityShardRound(const SensitivityOptions& o);
 
 struct SensitivityPlan {
   // Loads the model and the data; checks every option and every spec of every candidate (all
@@ -88,8 +101,12 @@ struct SensitivityResult {
   std::string proxy_results, parts_results;  // the stages' eval results.json, relative to DIR ("": did not run)
   std::vector<CandidateResult> candidates;
   double wall_s = 0, peak_rss_mb = 0;
-  std::string results_path;  // DIR/results.json, written
-  nlohmann::json results;    // its content
+  std::string results_path;  // DIR/results.json, written (a shard: DIR/shard.json)
+  nlohmann::json results;    // its content (a shard: null)
+  // A shard round: the stages it computed (SensitivityShardStages), its windows of them, and
+  // whether a later round has more to compute.
+  ShardRound shard_round;
+  int shard_windows = 0;
 };
 
 class SensitivitySession {
@@ -98,6 +115,11 @@ class SensitivitySession {
   Expected<SensitivityResult> Run();
 
  private:
+  Expected<SensitivityResult> RunShard();  // sensitivity_shard.cc
+  // The candidates' proxy-stage results and proxy scores ([n_candidates][n_parts]) into r.
+  std::vector<std::vector<double>> TakeProxy(const EvalSessionResult& proxy, SensitivityResult* r) const;
+  // The parts stage's configurations: per candidate, per picked part, one at a time then leave one out.
+  std::vector<std::string> PartSpecs(const std::vector<std::vector<int>>& picked) const;
   Expected<EvalSessionResult> RunStage(const std::vector<std::string>& specs, int attn_samples, const std::string& dir);
   // The parts each candidate measures end to end, by this stage's rule, from the proxy scores.
   std::vector<std::vector<int>> SelectParts(const std::vector<std::vector<double>>& proxy, int* top_k) const;

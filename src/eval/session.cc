@@ -172,6 +172,12 @@ Status EvalPlan::Reconfigure(const KvConfigOptions& kv, int attn_samples, const 
   return Status::Ok();
 }
 
+void EvalPlan::Reshard(const ShardSpec& shard) {
+  options.shard = shard;
+  shard_windows = ShardWindows();
+  fingerprint = MakeFingerprint();
+}
+
 nlohmann::json EvalPlan::MakeFingerprint() const {
   nlohmann::json fp = {{"model", model_hash}, {"data", info.tokens_hash}, {"ctx", info.ctx},
                        {"score_from", info.score_from}, {"per_doc", info.per_doc}};

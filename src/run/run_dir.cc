@@ -1,7 +1,10 @@
 #include "run/run_dir.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace kvaudit {
 
@@ -27,7 +30,9 @@ Status RunDir::WriteResults(const nlohmann::json& results) const {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
+  // Per process: the shards of a staged job may rewrite the same merged stage's results.json
+  // at once (each resumes it wholly); each renames its own complete file over it.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!(out << text) || !out.flush()) return Internal(tmp + ": write failed; hint: check free disk space");
@@ -36,6 +41,15 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   fs::rename(tmp, path, ec);
   if (ec) return Internal(path + ": cannot replace: " + ec.message());
   return Status::Ok();
+}
+
+bool HasCompleteResults(const std::string& dir) {
+  std::ifstream in(SubDir(dir, "results.json"), std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && !j.contains("partial");
 }
 
 std::string SubDir(const std::string& dir, const std::string& name) {

@@ -28,6 +28,9 @@ class RunDir {
 
 // DIR/name: the directory of a stage inside a job's --out (sensitivity's proxy/, audit's eval/).
 std::string SubDir(const std::string& dir, const std::string& name);
+// DIR/results.json is there, readable and not a `merge --partial` result: a stage a staged
+// job's shard may take as merged (docs/scale-out.md).
+bool HasCompleteResults(const std::string& dir);
 
 // Writes `text` to path.tmp, then renames it over path: readers never see half a file.
 Status WriteFileAtomically(const std::string& path, const std::string& text);

@@ -29,6 +29,22 @@ Status WriteShardManifest(const std::string& dir, const ShardManifest& m) {
   return WriteFileAtomically(SubDir(dir, ShardManifest::kFile), j.dump() + "\n");
 }
 
+ShardRound ShardRound::Prefixed(const std::string& prefix) const {
+  ShardRound out = *this;
+  for (std::string& s : out.stages) s = prefix + "/" + s;
+  return out;
+}
+
+Status WriteStagedShardManifest(const std::string& dir, const std::string& kind, const ShardSpec& shard,
+                                const ShardRound& round, const nlohmann::json& run, bool finished) {
+  ShardManifest m;
+  m.kind = kind, m.shard = shard, m.finished = finished;
+  m.fingerprint = {{"stages", round.stages}};  // the stages' own manifests carry the run's inputs
+  m.summary = {{"stages", round.stages}, {"more_rounds", round.more_rounds}};
+  m.run = run;
+  return WriteShardManifest(dir, m);
+}
+
 Expected<ShardManifest> ReadShardManifest(const std::string& dir) {
   const std::string path = SubDir(dir, ShardManifest::kFile);
   std::ifstream in(path, std::ios::binary);

@@ -35,6 +35,19 @@ struct ShardManifest {
 };
 
 Status WriteShardManifest(const std::string& dir, const ShardManifest& m);
+// A shard of a job that runs in stages (sensitivity, recommend, audit): DIR/shard.json of `kind`
+// naming the stage directories (relative to DIR, e.g. "proxy", "recommend/sensitivity/auto") this
+// round of the shard computed, each an eval or probe shard with its own manifest. They are the
+// fingerprint too: shards of one round ran the same stages. run: as a manifest's run block.
+struct ShardRound {
+  std::vector<std::string> stages;  // relative to the job's out; empty: nothing left to shard
+  bool more_rounds = false;         // a later round has stages to compute once this one is merged
+  // `prefix/stage` for each stage (a job's stages inside another's: "recommend/" + "sensitivity/proxy").
+  ShardRound Prefixed(const std::string& prefix) const;
+};
+Status WriteStagedShardManifest(const std::string& dir, const std::string& kind, const ShardSpec& shard,
+                                const ShardRound& round, const nlohmann::json& run, bool finished);
+
 // BadInput when DIR/shard.json is missing (a shard that has not started, or not a shard run) or
 // malformed.
 Expected<ShardManifest> ReadShardManifest(const std::string& dir);

@@ -146,9 +146,10 @@ Expected<MergeResult> MergeShards(const std::vector<std::string>& dirs, const st
   KV_ASSIGN_OR_RETURN(all, CheckIndexes(std::move(all), &scope));
   if (all[0].manifest.kind == "eval") return MergeEvalShards(all, scope, out);
   if (all[0].manifest.kind == "probe") return MergeProbeShards(all, scope, out);
-  if (all[0].manifest.kind == "audit") return MergeAuditShards(all, scope, out);
+  const std::string& kind = all[0].manifest.kind;
+  if (kind == "audit" || kind == "recommend" || kind == "sensitivity") return MergeStagedShards(all, scope, out);
   return BadInput(SubDir(all[0].dir, ShardManifest::kFile) + ": a shard of '" + all[0].manifest.kind +
-                  "', which merge does not know; hint: merge eval, probe or audit shards");
+                  "', which merge does not know; hint: merge eval, probe, sensitivity, recommend or audit shards");
 }
 
 }  // namespace kvaudit

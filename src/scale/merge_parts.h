@@ -36,8 +36,9 @@ struct ShardProgress {
 // index 0..N-1, all finished.
 Expected<MergeResult> MergeEvalShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
                                       const std::string& out);
-// An audit's shards: each stage (eval/, probe/ below every shard) by MergeShards into OUT/<stage>.
-Expected<MergeResult> MergeAuditShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
+// A staged job's shards (audit, recommend, sensitivity): each stage of the round (its manifest's
+// `stages`, below every shard) by MergeShards into OUT/<stage>.
+Expected<MergeResult> MergeStagedShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
                                        const std::string& out);
 Expected<MergeResult> MergeProbeShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
                                        const std::string& out);

@@ -265,42 +265,97 @@ std::string Replace(std::string text, const std::string& from, const std::string
   return text;
 }
 
-// An audit in shards: each shard runs its eval windows and probe units; merge combines each stage;
-// the unsharded command into the merged directory resumes them all and gives the unsharded audit's
-// verdicts, results and journals (but the run blocks and the directory names).
-TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
-  const std::string job = "audit " + kModel + "--ctx 512 --windows 3 --lengths 256 --attn-samples 4 ";
-  const fs::path whole = testing::MakeTempDir("merge-audit-whole");
-  const auto w = RunCli(job + "--out " + whole.string());
-  ASSERT_LE(w.exit_code, 1) << w.err;  // 1: a configuration fails the policy (a verdict)
-  std::vector<fs::path> dirs;
-  for (int i = 0; i < 2; ++i) {
-    dirs.push_back(testing::MakeTempDir("merge-audit-" + std::to_string(i)));
-    const auto r = RunCli(job + "--shard " + std::to_string(i) + "/2 --out " + dirs.back().string());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("shard " + std::to_string(i) + "/2: "), std::string::npos) << r.out;
-    EXPECT_TRUE(ManifestFinished(dirs.back()) && ManifestFinished(dirs.back() / "eval") &&
-                ManifestFinished(dirs.back() / "probe"));
-    EXPECT_FALSE(fs::exists(dirs.back() / "results.json") || fs::exists(dirs.back() / "report.html"));
+// Runs round `round` of shards 0..n-1 of `job` (--merged merged) into dirs, then merges them
+// into merged; returns merge's output.
+std::string RunRound(const std::string& job, const std::vector<fs::path>& dirs, const fs::path& merged) {
+  const int n = static_cast<int>(dirs.size());
+  for (int i = 0; i < n; ++i) {
+    const std::string shard = std::to_string(i) + "/" + std::to_string(n);
+    const auto r = RunCli(job + "--shard " + shard + " --merged " + merged.string() + " --out " + dirs[i].string(), 300);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("shard " + shard + ": "), std::string::npos) << r.out;
+    EXPECT_TRUE(ManifestFinished(dirs[i]));
+    EXPECT_FALSE(fs::exists(dirs[i] / "results.json") || fs::exists(dirs[i] / "report.html"));
   }
-  const fs::path merged = testing::MakeTempDir("merge-audit-merged");
   const auto m = Merge(dirs, merged);
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_NE(m.out.find("merged 2 audit shards (eval 3 windows, probe "), std::string::npos) << m.out;
-  const auto fin = RunCli(job + "--out " + merged.string());
-  ASSERT_EQ(fin.exit_code, w.exit_code) << fin.err;
-  for (const char* stage : {"eval", "probe"}) {
-    EXPECT_EQ(WithoutRun(merged / stage), WithoutRun(whole / stage)) << stage;
-    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()));
+  EXPECT_EQ(m.exit_code, 0) << m.err;
+  return m.out;
+}
+
+// Every results.json below `whole` equals the one at the same place below `merged`, but the run
+// blocks and the directory names (results name their own directory).
+void ExpectSameResultsTree(const fs::path& whole, const fs::path& merged) {
+  int n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(whole)) {
+    if (e.path().filename() != "results.json") continue;
+    const fs::path rel = fs::relative(e.path().parent_path(), whole);
+    ASSERT_TRUE(fs::exists(merged / rel / "results.json")) << rel;
+    EXPECT_EQ(Replace(WithoutRun(merged / rel), merged.string(), "DIR"), Replace(WithoutRun(whole / rel), whole.string(), "DIR"))
+        << rel;
+    ++n;
   }
-  EXPECT_EQ(Replace(WithoutRun(merged), merged.string(), "DIR"), Replace(WithoutRun(whole), whole.string(), "DIR"));
+  EXPECT_GE(n, 3);
+}
+
+// Sensitivity in shards: round 1 the proxy windows, merge, round 2 (--merged) the parts stage's
+// windows, merge; a third round has nothing left; the unsharded command into the merged directory
+// resumes both stages and writes the unsharded results.
+TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRun) {
+  const std::string job = "sensitivity " + kModel + "--ctx 256 --windows 3 --attn-samples 4 --formats q4_0 ";
+  const fs::path whole = testing::MakeTempDir("merge-sens-whole");
+  ASSERT_EQ(RunCli(job + "--out " + whole.string()).exit_code, 0);
+  const std::vector<fs::path> dirs = {testing::MakeTempDir("merge-sens-0"), testing::MakeTempDir("merge-sens-1")};
+  const fs::path merged = testing::MakeTempDir("merge-sens-merged");
+  EXPECT_NE(RunRound(job, dirs, merged).find("(proxy 3 windows) -> " + merged.string() + "; next: run the same shard "
+                                             "commands again with --merged"), std::string::npos);
+  EXPECT_NE(RunRound(job, dirs, merged).find("(auto 3 windows) -> " + merged.string() + "; finish with the same "
+                                             "kvaudit sensitivity command without --shard"), std::string::npos);
+  const auto idle = RunCli(job + "--shard 0/2 --merged " + merged.string() + " --out " + dirs[0].string());
+  EXPECT_NE(idle.out.find("nothing left to shard"), std::string::npos) << idle.out;
+  const auto fin = RunCli(job + "--json --out " + merged.string());
+  ASSERT_EQ(fin.exit_code, 0) << fin.err;
+  ExpectSameResultsTree(whole, merged);
+  ExpectRefused(RunCli(job + "--merged " + merged.string() + " --out " + dirs[0].string()), {"--merged", "without --shard"});
+  // A round 2 against a merge of other windows is refused before anything is computed (--stage
+  // full: its parts stage is not merged yet, so this is a second round).
+  const std::string other = "sensitivity " + kModel + "--ctx 256 --windows 2 --attn-samples 4 --formats q4_0 --stage full ";
+  ExpectRefused(RunCli(other + "--shard 0/2 --merged " + merged.string() + " --out " + testing::MakeTempDir("merge-sens-x").string()),
+                {"proxy/results.json", "is not the merged proxy stage of 2 windows"});
+}
+
+// An audit in shards with a recommendation: round 1 its eval windows, probe units and the
+// recommendation's proxy windows; round 2 the parts stage; the unsharded command into the merged
+// directory resumes them all, verifies the candidates and gives the unsharded audit's verdicts,
+// results (every stage's) and journals, but the run blocks and the directory names.
+TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
+  const std::string job = "audit " + kModel + "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 "
+                          "--budget 1800 ";
+  const fs::path whole = testing::MakeTempDir("merge-audit-whole");
+  const auto w = RunCli(job + "--out " + whole.string(), 300);
+  ASSERT_LE(w.exit_code, 1) << w.err;  // 1: a configuration fails the policy (a verdict)
+  const std::vector<fs::path> dirs = {testing::MakeTempDir("merge-audit-0"), testing::MakeTempDir("merge-audit-1")};
+  const fs::path merged = testing::MakeTempDir("merge-audit-merged");
+  const std::string round1 = RunRound(job, dirs, merged);
+  EXPECT_NE(round1.find("merged 2 audit shards (eval 2 windows, probe "), std::string::npos) << round1;
+  EXPECT_NE(round1.find(", recommend/sensitivity/proxy 2 windows) -> "), std::string::npos) << round1;
+  EXPECT_NE(RunRound(job, dirs, merged).find("(recommend/sensitivity/auto 2 windows)"), std::string::npos);
+  const auto fin = RunCli(job + "--out " + merged.string(), 300);
+  ASSERT_EQ(fin.exit_code, w.exit_code) << fin.err;
+  ExpectSameResultsTree(whole, merged);
+  for (const char* stage : {"eval", "probe", "recommend/sensitivity/proxy", "recommend/sensitivity/auto"}) {
+    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()))
+        << stage;
+  }
   EXPECT_EQ(Replace(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
             Replace(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
-  // One shard only, partially: each stage says what it holds.
-  const auto p = RunCli("merge --partial " + dirs[1].string() + " --out " + testing::MakeTempDir("merge-audit-p").string());
+  // One shard's first round only, partially: each stage says what it holds.
+  const fs::path one = testing::MakeTempDir("merge-audit-one");
+  ASSERT_EQ(RunCli(job + "--shard 1/2 --out " + one.string(), 300).exit_code, 0);
+  const auto p = RunCli("merge --partial " + one.string() + " --out " + testing::MakeTempDir("merge-audit-p").string());
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.out.find("eval partial: 1 of 3 windows (shards finished 1; missing 0)"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("eval partial: 1 of 2 windows (shards finished 1; missing 0)"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("probe partial: "), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("recommend/sensitivity/proxy partial: 1 of 2 windows"), std::string::npos) << p.out;
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// The audit half of `kvaudit merge`: an audit shard holds one shard of each stage (eval/, probe/,
-// each with its own manifest and journal); each stage is merged by its own merge into
-// OUT/<stage>, checked as a stage (inputs, counts, gaps). OUT is then an audit directory whose
-// stages are complete: `kvaudit audit` with the same flags and `--out OUT` resumes every unit and
-// computes the verdicts, the recommendation and the page.
+// `kvaudit merge` of a staged job's shards (audit, recommend, sensitivity; docs/scale-out.md
+// "Staged jobs"): a round of such a shard holds one eval or probe shard per stage it computed
+// (eval/, probe/, recommend/sensitivity/proxy, ...: its manifest's `stages`, the same for every
+// shard of the round); each stage is merged by the eval or probe merge into OUT/<stage>, checked as
+// a stage (inputs, counts, gaps). Then either the shards run their next round with --merged OUT,
+// or (no more rounds) the job's command without --shard and with --out OUT resumes every unit and
+// computes the rest.
 #include <algorithm>
 #include <filesystem>
 
@@ -11,10 +13,11 @@
 
 namespace kvaudit {
 
-Expected<MergeResult> MergeAuditShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
+Expected<MergeResult> MergeStagedShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
                                        const std::string& out) {
   MergeResult result;
-  result.kind = "audit", result.shards = static_cast<int>(shards.size());
+  result.kind = shards[0].manifest.kind, result.shards = static_cast<int>(shards.size());
+  result.more_rounds = shards[0].manifest.summary.value("more_rounds", false);
   result.results = nlohmann::json::object();
   const nlohmann::json stages = shards[0].manifest.summary.value("stages", nlohmann::json::array());
   for (const nlohmann::json& stage_json : stages) {
