@@ -39,7 +39,7 @@ const std::vector<std::string>& LayerOrder() {
       "endpoint",      // remote servers: URL specs, API keys, the resilient HTTP client, dialects, RemoteBackend
       "eval",          // fidelity: metrics, buckets, CIs, attention diagnosis, eval results
       "probe",         // probe generators, checks, attribution, McNemar, chat templates
-      "scale",         // scale-out: `kvaudit merge` of --shard runs (eval and probe)
+      "scale",         // scale-out: `kvaudit merge` of --shard runs (eval, probe, and staged jobs' stages)
       "decide",        // the deployment decision: acceptance policy, gate, sensitivity, recommendation
       "report",        // the HTML/markdown report of result directories
       "serve",         // the OpenAI-compatible HTTP server: requests, workers, metrics, auth
