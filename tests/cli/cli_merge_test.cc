@@ -123,26 +123,31 @@ size_t JournalLines(const fs::path& dir) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// Runs `kvaudit args` and SIGKILLs it once dir's journal has `lines` lines (bounded wait: 120 s);
+// false (a test failure) when it finished before the kill.
+bool KilledAfter(const std::string& args, const fs::path& dir, size_t lines) {
+  std::vector<std::string> argv = {testing::KvauditBinary().string()};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  auto child = testing::ChildProcess::Start(argv);
+  if (!child) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && JournalLines(dir) < lines) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  child->Signal(SIGKILL);
+  const bool killed = child->WaitExit(30000) == std::optional<int>(-1);
+  EXPECT_TRUE(killed) << "the shard finished before it was killed";
+  return killed;
+}
+
 TEST(MergeCliTest, AShardKilledMidRunResumesAndMergesToTheSameResults) {
   // Longer windows than elsewhere so the shard is surely mid-run when the journal first grows.
   const std::string job = kEvalBase + "--windows 8 --attn-samples 8 --ctx 512 --kv k=q4_0,v=q4_0 ";
   const fs::path whole = testing::MakeTempDir("merge-kill-whole");
   ASSERT_EQ(RunCli(job + "--out " + whole.string()).exit_code, 0);
   const fs::path s0 = testing::MakeTempDir("merge-kill-0"), s1 = testing::MakeTempDir("merge-kill-1");
-  std::vector<std::string> argv = {testing::KvauditBinary().string()};
-  {
-    std::istringstream words(job + "--shard 0/2 --out " + s0.string());
-    for (std::string w; words >> w;) argv.push_back(w);
-  }
-  auto child = testing::ChildProcess::Start(argv);
-  ASSERT_TRUE(child);
-  // Bounded wait (120 s) for the header and one window, then SIGKILL.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && JournalLines(s0) < 2) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  child->Signal(SIGKILL);
-  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "the shard finished before it was killed";
+  ASSERT_TRUE(KilledAfter(job + "--shard 0/2 --out " + s0.string(), s0, 2));
   EXPECT_FALSE(ManifestFinished(s0));  // written at its start, not rewritten at an end it never reached
   const size_t recorded = JournalLines(s0) - 1;
   EXPECT_GE(recorded, 1u);
@@ -206,19 +211,7 @@ TEST(MergeCliTest, RefusesMixedInputsDuplicatesAndGaps) {
 TEST(MergeCliTest, APartialMergeEqualsTheRunOverTheRecordedWindows) {
   const std::string job = kEvalBase + "--attn-samples 8 --ctx 512 --kv k=q4_0,v=q4_0 ";
   const fs::path s0 = testing::MakeTempDir("merge-partial-0");
-  std::vector<std::string> argv = {testing::KvauditBinary().string()};
-  {
-    std::istringstream words(job + "--windows 8 --shard 0/1 --out " + s0.string());
-    for (std::string w; words >> w;) argv.push_back(w);
-  }
-  auto child = testing::ChildProcess::Start(argv);
-  ASSERT_TRUE(child);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && JournalLines(s0) < 3) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  child->Signal(SIGKILL);
-  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "the shard finished before it was killed";
+  ASSERT_TRUE(KilledAfter(job + "--windows 8 --shard 0/1 --out " + s0.string(), s0, 3));
   const size_t k = JournalLines(s0) - 1;
   ASSERT_GE(k, 2u);
   ASSERT_LT(k, 8u);

@@ -4,11 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "run/jsonl_journal.h"
 #include "support/fixtures.h"
+#include "support/run_cli.h"
 
 namespace kvaudit {
 namespace {
@@ -57,13 +57,6 @@ TEST(JsonlJournalTest, RefusalNamesTheChangedEntryAndLeavesTheFileAlone) {
   std::filesystem::remove_all(dir);
 }
 
-std::string Bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(JsonlJournalTest, ReadSkipsATornLastLineAndLeavesTheFileAlone) {
   const std::filesystem::path dir = testing::MakeTempDir("journal-read");
   const std::string path = (dir / "progress.jsonl").string();
@@ -73,11 +66,11 @@ TEST(JsonlJournalTest, ReadSkipsATornLastLineAndLeavesTheFileAlone) {
   ASSERT_TRUE(j.ok()) << j.error().message;
   ASSERT_TRUE((*j)->Append({{"id", "a"}}).ok());
   { std::ofstream torn(path, std::ios::app); torn << "{\"id\": \"b"; }  // a write under way
-  const std::string before = Bytes(path);
+  const std::string before = testing::ReadFile(path);
   ASSERT_TRUE(JsonlJournal::Read(path, "kvaudit_test_progress", fp, "probe", &lines).ok());
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["id"], "a");
-  EXPECT_EQ(Bytes(path), before);
+  EXPECT_EQ(testing::ReadFile(path), before);
   // The writer finishes its line; a second read sees it.
   { std::ofstream rest(path, std::ios::app); rest << "\"}\n"; }
   ASSERT_TRUE(JsonlJournal::Read(path, "kvaudit_test_progress", fp, "probe", &lines).ok());
