@@ -3,10 +3,13 @@
 # docs/scale-out.md): Debian's slurm-wlm and munge, every file (config, munge key and socket,
 # state, spool, logs, pid files) under DIR, nothing installed system-wide, ports on localhost.
 #   scripts/slurm-local.sh start DIR   generate DIR/slurm.conf, start munged, slurmctld, slurmd;
-#                                      wait (at most 30 s) until the node is idle
-#   scripts/slurm-local.sh stop DIR    stop all three (by their pid files), wait until gone
+#                                      wait (at most 30 s) until the node is idle; on failure
+#                                      stop whatever did start
+#   scripts/slurm-local.sh stop DIR    cancel every job and wait (at most 30 s) until none is left,
+#                                      then stop the three daemons (by their pid files)
 # Then: SLURM_CONF=DIR/slurm.conf sbatch ... . Ports: KVAUDIT_SLURM_PORT (slurmctld, default
-# 16817) and the next one (slurmd). Runs as root (the CI machine's user): SlurmUser=root, and
+# 16817) and the next one (slurmd); both must be free (tests pick a free pair: two clusters on one
+# machine must not share ports). Runs as root (the CI machine's user): SlurmUser=root, and
 # proctrack/linuxproc + task/none, so no cgroup setup is needed.
 set -euo pipefail
 cmd=${1:-}
@@ -24,9 +27,54 @@ stop_pid() {  # stop_pid FILE: TERM, then wait for the process to go (bounded: 1
   kill -9 "$pid" 2>/dev/null || true
 }
 
+# The pids of this cluster's job processes and step daemons: slurmstepd outlives slurmd by design
+# (a restarted slurmd takes its jobs back), so stopping the daemons alone would leave jobs running.
+# Both carry this cluster's SLURM_CONF; a job process also has SLURM_JOB_ID (which our own
+# clients here do not).
+job_pids() {
+  local conf=$1 p env
+  for p in /proc/[0-9]*; do
+    env=$({ tr '\0' '\n' <"$p/environ"; } 2>/dev/null) || continue
+    grep -qx "SLURM_CONF=$conf" <<<"$env" || continue
+    if [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || grep -q '^SLURM_JOB_ID=' <<<"$env"; then
+      echo "${p#/proc/}"
+    fi
+  done
+}
+
+stop_cluster() {
+  local conf=$dir/slurm.conf
+  if [ -f "$conf" ] && [ -f "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
+    # Every job of this cluster (all users: it is ours alone), then wait until squeue lists none,
+    # completing ones included: their processes are gone then.
+    SLURM_CONF=$conf scancel --quiet $(SLURM_CONF=$conf squeue -h -o %A 2>/dev/null) 2>/dev/null || true
+    for _ in $(seq 1 300); do
+      [ -z "$(SLURM_CONF=$conf squeue -h -o %A 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
+  stop_pid "$dir/slurmd.pid"
+  stop_pid "$dir/slurmctld.pid"
+  stop_pid "$dir/munged.pid"
+  # Whatever a wedged cluster left behind (bounded: the KILL is not refused to root).
+  local left
+  left=$(job_pids "$conf")
+  if [ -n "$left" ]; then
+    echo "slurm-local: killing job processes left behind: $(echo $left)" >&2
+    kill -9 $left 2>/dev/null || true
+  fi
+}
+
+port_free() {  # port_free PORT: nothing listens on it (TCP, any address)
+  ! ss -Htln "sport = :$1" | grep -q .
+}
+
 case "$cmd" in
   start)
     command -v slurmctld >/dev/null || { echo "$0: slurmctld not found; hint: bash scripts/setup.sh installs slurm-wlm and munge" >&2; exit 2; }
+    for p in "$port" $((port + 1)); do
+      port_free "$p" || { echo "$0: port $p is in use; hint: set KVAUDIT_SLURM_PORT to a free pair (PORT and PORT+1)" >&2; exit 2; }
+    done
     mkdir -p "$dir"/{state,spool,log,munge}
     dir=$(cd "$dir" && pwd)
     host=$(hostname -s)
@@ -59,6 +107,7 @@ MpiDefault=none
 NodeName=$host CPUs=$cpus State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
+    trap 'stop_cluster' ERR
     head -c 1024 /dev/urandom >"$dir/munge/munge.key"
     chmod 400 "$dir/munge/munge.key"
     munged --force -S "$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" --pid-file="$dir/munged.pid" \
@@ -71,12 +120,12 @@ CONF
       sleep 0.1
     done
     echo "$0: the node did not come up in 30 s; see $dir/log/" >&2
+    stop_cluster
     exit 1
     ;;
   stop)
-    stop_pid "$dir/slurmd.pid"
-    stop_pid "$dir/slurmctld.pid"
-    stop_pid "$dir/munged.pid"
+    dir=$(cd "$dir" 2>/dev/null && pwd) || exit 0  # nothing was started there
+    stop_cluster
     ;;
   *)
     echo "usage: $0 start|stop DIR" >&2
