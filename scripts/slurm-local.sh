@@ -107,7 +107,7 @@ MpiDefault=none
 NodeName=$host CPUs=$cpus State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
-    trap 'stop_cluster' ERR
+    trap 'unset SLURM_CONF; stop_cluster' ERR  # unset: job_pids must not match this script
     head -c 1024 /dev/urandom >"$dir/munge/munge.key"
     chmod 400 "$dir/munge/munge.key"
     munged --force -S "$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" --pid-file="$dir/munged.pid" \
@@ -120,6 +120,7 @@ CONF
       sleep 0.1
     done
     echo "$0: the node did not come up in 30 s; see $dir/log/" >&2
+    unset SLURM_CONF
     stop_cluster
     exit 1
     ;;
