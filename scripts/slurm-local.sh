@@ -17,14 +17,13 @@ dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 port=${KVAUDIT_SLURM_PORT:-16817}
 
-stop_pid() {  # stop_pid FILE: TERM, then wait for the process to go (bounded: 10 s), then KILL
-  local f=$1
-  [ -f "$f" ] || return 0
-  local pid
-  pid=$(cat "$f")
-  kill "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
+stop_pids() {  # stop_pids FILE...: TERM each, wait for all to go (bounded: 10 s), then KILL the rest
+  local f pids=()
+  for f in "$@"; do [ -f "$f" ] && pids+=("$(cat "$f")"); done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "${pids[@]}" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
 # The pids of this cluster's job processes and step daemons: slurmstepd outlives slurmd by design
@@ -47,21 +46,25 @@ stop_cluster() {
   if [ -f "$conf" ] && [ -f "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
     # Every job of this cluster (all users: it is ours alone), then wait until squeue lists none,
     # completing ones included: their processes are gone then.
-    SLURM_CONF=$conf scancel --quiet $(SLURM_CONF=$conf squeue -h -o %A 2>/dev/null) 2>/dev/null || true
+    local jobs
+    mapfile -t jobs < <(SLURM_CONF=$conf squeue -h -o %A 2>/dev/null)
+    [ ${#jobs[@]} -eq 0 ] || SLURM_CONF=$conf scancel --quiet "${jobs[@]}" 2>/dev/null || true
     for _ in $(seq 1 300); do
       [ -z "$(SLURM_CONF=$conf squeue -h -o %A 2>/dev/null)" ] && break
       sleep 0.1
     done
   fi
-  stop_pid "$dir/slurmd.pid"
-  stop_pid "$dir/slurmctld.pid"
-  stop_pid "$dir/munged.pid"
+  # Both daemons at once (each takes about 2 s to shut down), munged after them: they authenticate
+  # through it to the last.
+  stop_pids "$dir/slurmd.pid" "$dir/slurmctld.pid"
+  stop_pids "$dir/munged.pid"
   # Whatever a wedged cluster left behind (bounded: the KILL is not refused to root).
   local left
-  left=$(job_pids "$conf")
-  if [ -n "$left" ]; then
-    echo "slurm-local: killing job processes left behind: $(echo $left)" >&2
-    kill -9 $left 2>/dev/null || true
+  mapfile -t left < <(job_pids "$conf")
+  if [ ${#left[@]} -gt 0 ]; then
+    echo "slurm-local: killing job processes left behind: ${left[*]}" >&2
+    kill -9 "${left[@]}" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "${left[@]}" 2>/dev/null || break; sleep 0.1; done
   fi
 }
 
@@ -73,7 +76,8 @@ case "$cmd" in
   start)
     command -v slurmctld >/dev/null || { echo "$0: slurmctld not found; hint: bash scripts/setup.sh installs slurm-wlm and munge" >&2; exit 2; }
     for p in "$port" $((port + 1)); do
-      port_free "$p" || { echo "$0: port $p is in use; hint: set KVAUDIT_SLURM_PORT to a free pair (PORT and PORT+1)" >&2; exit 2; }
+      port_free "$p" ||
+        { echo "$0: port $p is in use; hint: set KVAUDIT_SLURM_PORT to a free pair (PORT and PORT+1)" >&2; exit 2; }
     done
     mkdir -p "$dir"/{state,spool,log,munge}
     dir=$(cd "$dir" && pwd)

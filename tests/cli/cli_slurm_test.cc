@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -78,6 +80,13 @@ fs::path Unsharded(const std::string& kind, const std::string& flags, const std:
   return out;
 }
 
+// The merged directory against the unsharded one: results.json but the run block, and the journal
+// byte for byte (the unsharded header, every record in unit order).
+void ExpectSameAsUnsharded(const fs::path& merged, const fs::path& whole) {
+  EXPECT_EQ(WithoutRun(merged), WithoutRun(whole)) << merged;
+  EXPECT_EQ(ReadFile((merged / "progress.jsonl").string()), ReadFile((whole / "progress.jsonl").string())) << merged;
+}
+
 size_t JournalLines(const fs::path& dir) {
   if (!fs::exists(dir / "progress.jsonl")) return 0;
   const std::string text = ReadFile((dir / "progress.jsonl").string());
@@ -128,14 +137,15 @@ TEST(SlurmCliTest, AnArrayOfShardsAndItsMergeJobGiveTheUnshardedResults) {
     EXPECT_NE(log.find("kvaudit shard " + shard + " on "), std::string::npos) << log;
     EXPECT_NE(log.find("shard " + shard + ":"), std::string::npos) << log;
     for (const char* kind : {"eval", "probe"}) {
-      const nlohmann::json m = ReadJson(audit.dir / (std::string(kind) + "-shard-" + std::to_string(i)) / "shard.json");
+      const fs::path dir = audit.dir / (std::string(kind) + "-shard-" + std::to_string(i));
+      const nlohmann::json m = ReadJson(dir / "shard.json");
       EXPECT_EQ(m["run"]["threads"], 1) << kind;
       EXPECT_EQ(m["shard"]["index"], i) << kind;
       EXPECT_EQ(m["shard"]["count"], kShards) << kind;
     }
   }
-  EXPECT_EQ(WithoutRun(audit.dir / "eval"), WithoutRun(eval));
-  EXPECT_EQ(WithoutRun(audit.dir / "probe"), WithoutRun(probe));
+  ExpectSameAsUnsharded(audit.dir / "eval", eval);
+  ExpectSameAsUnsharded(audit.dir / "probe", probe);
   EXPECT_TRUE(fs::exists(audit.dir / "gate.xml"));
   EXPECT_TRUE(fs::exists(audit.dir / "gate.md"));
   cluster->Stop();
@@ -158,22 +168,34 @@ TEST(SlurmCliTest, AKilledTaskAndAPreemptedOneResumeFromTheirJournals) {
   const auto [array, merge] = SubmitAudit(*cluster, audit, 2);
   ASSERT_FALSE(merge.empty());
   const fs::path s0 = audit.dir / "eval-shard-0", s1 = audit.dir / "eval-shard-1";
-  // Bounded wait (120 s) until both journals hold the header and a window, their evals running.
+  // Each task's eval is interrupted as soon as its journal holds the header and a window (bounded
+  // wait: 120 s): task 0's kvaudit is killed, task 1 requeued.
+  const std::string task0 = array + "_0", task1 = array + "_1";
+  bool killed = false, requeued = false;
   const auto deadline = std::chrono::steady_clock::now() + seconds(120);
-  while (std::chrono::steady_clock::now() < deadline && (JournalLines(s0) < 2 || JournalLines(s1) < 2)) {
+  while (std::chrono::steady_clock::now() < deadline && !(killed && requeued)) {
+    if (!killed && JournalLines(s0) >= 2) {
+      const auto victims = cluster->JobProcesses({"eval", "--out", s0.string()});
+      ASSERT_EQ(victims.size(), 1u) << "task 0's kvaudit eval, found by its --out among the job processes";
+      ASSERT_EQ(kill(victims[0], SIGKILL), 0);
+      killed = true;
+    }
+    if (!requeued && JournalLines(s1) >= 2) {
+      ASSERT_FALSE(fs::exists(s1 / "shard.json")) << "task 1's eval finished before it was requeued";
+      ASSERT_TRUE(cluster->Requeue(task1));
+      requeued = true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const auto victims = cluster->JobProcesses({"eval", "--out", s0.string()});
-  ASSERT_EQ(victims.size(), 1u) << "task 0's kvaudit eval, found by its --out among the job processes";
-  ASSERT_FALSE(fs::exists(s1 / "shard.json")) << "task 1's eval finished before it could be requeued";
-  ASSERT_EQ(kill(victims[0], SIGKILL), 0);
-  ASSERT_TRUE(cluster->RequeueAndRun(array + "_1", seconds(60)));
-  ASSERT_TRUE(cluster->WaitForState(array + "_0", "FAILED", seconds(60))) << cluster->LogTail();
+  ASSERT_TRUE(killed && requeued) << "no window recorded in 120 s\n" << cluster->LogTail();
+  ASSERT_TRUE(cluster->WaitForState(task0, "FAILED", seconds(60))) << cluster->LogTail();
   ASSERT_FALSE(fs::exists(s0 / "shard.json")) << "task 0's eval finished before it was killed";
   const size_t recorded = JournalLines(s0) - 1;
   EXPECT_GE(recorded, 1u);
   EXPECT_LT(recorded, 4u);  // of its 4 windows
-  ASSERT_TRUE(cluster->RequeueAndRun(array + "_0", seconds(60)));
+  ASSERT_TRUE(cluster->Requeue(task0));
+  ASSERT_TRUE(cluster->RunAgainNow(task1, seconds(60)));
+  ASSERT_TRUE(cluster->RunAgainNow(task0, seconds(60)));
   const fs::path eval = Unsharded("eval", audit.eval_flags, "slurm-requeue-eval");
   const fs::path probe = Unsharded("probe", audit.probe_flags, "slurm-requeue-probe");
   ASSERT_TRUE(cluster->WaitUntilDone(array, seconds(300))) << cluster->LogTail();
@@ -185,12 +207,12 @@ TEST(SlurmCliTest, AKilledTaskAndAPreemptedOneResumeFromTheirJournals) {
   EXPECT_NE(log1.find("restart 1"), std::string::npos) << log1;  // the log appended, not replaced
   ASSERT_TRUE(cluster->WaitUntilDone(merge, seconds(60)));
   EXPECT_EQ(cluster->State(merge), "CANCELLED");
-  const auto again = cluster->Run(audit.Env() + "sbatch --wait --output=" + (audit.dir / "logs" / "merge.log").string() +
-                                      " " + audit.Script("merge.sbatch"),
-                                  180);
-  ASSERT_EQ(again.exit_code, 0) << again.out << ReadFile((audit.dir / "logs" / "merge.log").string());
-  EXPECT_EQ(WithoutRun(audit.dir / "eval"), WithoutRun(eval));
-  EXPECT_EQ(WithoutRun(audit.dir / "probe"), WithoutRun(probe));
+  const fs::path merge_log = audit.dir / "logs" / "merge.log";
+  const std::string resubmit = "sbatch --wait --output=" + merge_log.string() + " " + audit.Script("merge.sbatch");
+  const auto again = cluster->Run(audit.Env() + resubmit, 180);
+  ASSERT_EQ(again.exit_code, 0) << again.out << ReadFile(merge_log.string());
+  ExpectSameAsUnsharded(audit.dir / "eval", eval);
+  ExpectSameAsUnsharded(audit.dir / "probe", probe);
   EXPECT_TRUE(fs::exists(audit.dir / "gate.md"));
   cluster->Stop();
   std::cout << "[ timing ] kill + requeue + preemption on Slurm, with the unsharded runs: "

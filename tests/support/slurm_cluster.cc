@@ -172,14 +172,16 @@ bool SlurmCluster::WaitForState(const std::string& task, const std::string& stat
   return false;
 }
 
-bool SlurmCluster::RequeueAndRun(const std::string& task, std::chrono::seconds timeout) const {
+bool SlurmCluster::Requeue(const std::string& task) const {
   const ShellResult r = Run("scontrol requeue " + task);
-  if (r.exit_code != 0) {
-    ADD_FAILURE() << "scontrol requeue " << task << " refused: " << r.out;
-    return false;
-  }
-  // A running task passes through COMPLETING before it is PENDING, and the begin time is set on
-  // that transition: set it to now on every poll while pending, until it runs.
+  EXPECT_EQ(r.exit_code, 0) << "scontrol requeue " << task << " refused: " << r.out;
+  return r.exit_code == 0;
+}
+
+bool SlurmCluster::RunAgainNow(const std::string& task, std::chrono::seconds timeout) const {
+  // A running task passes through COMPLETING before it is PENDING, and its begin time is set on
+  // that transition: set it to now on every poll while pending. Only a state after PENDING counts
+  // (RUNNING right after the requeue can still be the old run).
   const auto deadline = Clock::now() + timeout;
   bool pending = false;
   while (Clock::now() < deadline) {
@@ -187,7 +189,7 @@ bool SlurmCluster::RequeueAndRun(const std::string& task, std::chrono::seconds t
     if (state == "PENDING") {
       pending = true;
       Run("scontrol update jobid=" + task + " starttime=now", 30);
-    } else if (state == "RUNNING" || (pending && Finished(state))) {
+    } else if (pending && (state == "RUNNING" || Finished(state))) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -198,7 +200,7 @@ bool SlurmCluster::RequeueAndRun(const std::string& task, std::chrono::seconds t
   return false;
 }
 
-std::vector<pid_t> SlurmCluster::JobProcesses(const std::vector<std::string>& args) const {
+std::vector<pid_t> SlurmCluster::Processes(bool jobs_only, const std::vector<std::string>& args) const {
   const std::string conf = "SLURM_CONF=" + (dir_ / "slurm.conf").string();
   std::vector<pid_t> pids;
   for (const auto& e : fs::directory_iterator("/proc")) {
@@ -206,7 +208,8 @@ std::vector<pid_t> SlurmCluster::JobProcesses(const std::vector<std::string>& ar
     if (pid.find_first_not_of("0123456789") != std::string::npos || std::stoi(pid) == getpid()) continue;
     const auto env = ProcEntries(pid, "environ");
     if (!Contains(env, conf)) continue;
-    if (std::none_of(env.begin(), env.end(), [](const std::string& v) { return v.rfind("SLURM_JOB_ID=", 0) == 0; })) {
+    if (jobs_only &&
+        std::none_of(env.begin(), env.end(), [](const std::string& v) { return v.rfind("SLURM_JOB_ID=", 0) == 0; })) {
       continue;
     }
     const auto argv = ProcEntries(pid, "cmdline");
@@ -215,6 +218,10 @@ std::vector<pid_t> SlurmCluster::JobProcesses(const std::vector<std::string>& ar
     }
   }
   return pids;
+}
+
+std::vector<pid_t> SlurmCluster::JobProcesses(const std::vector<std::string>& args) const {
+  return Processes(true, args);
 }
 
 std::vector<pid_t> SlurmCluster::DaemonPids() const {
@@ -242,7 +249,8 @@ void SlurmCluster::Stop() {
   EXPECT_EQ(r.exit_code, 0) << "slurm-local.sh stop " << dir_ << ": " << r.out;
   std::string left;
   for (pid_t p : DaemonPids()) left += " daemon " + std::to_string(p);
-  for (pid_t p : JobProcesses()) left += " job process " + std::to_string(p);
+  // Anything else with this cluster's SLURM_CONF: slurmctld, slurmd, slurmstepd, job processes.
+  for (pid_t p : Processes(false, {})) left += " " + std::to_string(p);
   EXPECT_TRUE(left.empty()) << "left running after the cluster under " << dir_ << " stopped:" << left;
 }
 

@@ -46,10 +46,12 @@ class SlurmCluster {
   bool WaitUntilDone(const std::string& job, std::chrono::seconds timeout) const;
   // Polls until the task's state is `state`; false at the timeout.
   bool WaitForState(const std::string& task, const std::string& state, std::chrono::seconds timeout) const;
-  // `scontrol requeue task` and, since Slurm holds a requeued batch job back for two minutes
-  // (BeginTime), its start time set to now; false (with a gtest failure) if either is refused or
-  // it does not run again in time.
-  bool RequeueAndRun(const std::string& task, std::chrono::seconds timeout) const;
+  // `scontrol requeue task` (a running task is killed and pending again, a finished one pending);
+  // false with a gtest failure if refused.
+  bool Requeue(const std::string& task) const;
+  // After Requeue: Slurm holds a requeued batch job back for two minutes (BeginTime), so this
+  // sets its start time to now until it runs again; false (gtest failure) if it does not in time.
+  bool RunAgainNow(const std::string& task, std::chrono::seconds timeout) const;
   // Processes of this cluster's jobs (SLURM_JOB_ID set, this cluster's SLURM_CONF) whose command
   // line holds every one of `args` as a whole argument.
   std::vector<pid_t> JobProcesses(const std::vector<std::string>& args = {}) const;
@@ -65,6 +67,8 @@ class SlurmCluster {
  private:
   SlurmCluster(std::filesystem::path dir, int port) : dir_(std::move(dir)), port_(port) {}
   std::vector<pid_t> DaemonPids() const;
+  // Processes with this cluster's SLURM_CONF (jobs_only: and SLURM_JOB_ID) holding every arg.
+  std::vector<pid_t> Processes(bool jobs_only, const std::vector<std::string>& args) const;
 
   std::filesystem::path dir_;
   int port_ = 0;
