@@ -7,7 +7,8 @@
 # If a task fails (exit status not 0), Slurm 22.05 counts the afterok dependency as never
 # satisfied even after the task is requeued and succeeds, and cancels the merge
 # (--kill-on-invalid-dep): requeue the task (`scontrol requeue ARRAY_I`; it resumes), then submit
-# merge.sbatch alone. A task requeued while running (preemption) keeps the dependency.
+# merge.sbatch alone. A task requeued while running (preemption) keeps the dependency. Slurm holds
+# a requeued task back for two minutes; `scontrol update jobid=ARRAY_I starttime=now` starts it.
 set -euo pipefail
 n=${1:?usage: submit.sh N [sbatch flags...]}
 shift
