@@ -83,13 +83,19 @@ case "$cmd" in
     dir=$(cd "$dir" && pwd)
     host=$(hostname -s)
     cpus=$(nproc)
+    # A requeued job waits cred_expire + 1 s before it starts again (the killed run's credential
+    # must have expired: slurmd refuses a job whose credential it revoked), 120 s by default; a
+    # local node launches in milliseconds, so 10 s is ample and keeps the requeue tests short.
+    cred_expire=10
+    # The scheduler passes every second (defaults: 60 s and 30 s), so a job whose begin time has
+    # come starts without waiting for the next event.
     cat >"$dir/slurm.conf" <<CONF
 ClusterName=kvaudit-local
 SlurmctldHost=$host
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=$cred_expire
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
@@ -106,6 +112,7 @@ AccountingStorageType=accounting_storage/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1,bf_interval=1
 ReturnToService=2
 MpiDefault=none
 NodeName=$host CPUs=$cpus State=UNKNOWN

@@ -8,7 +8,9 @@
 # satisfied even after the task is requeued and succeeds, and cancels the merge
 # (--kill-on-invalid-dep): requeue the task (`scontrol requeue ARRAY_I`; it resumes), then submit
 # merge.sbatch alone. A task requeued while running (preemption) keeps the dependency. Slurm holds
-# a requeued task back for two minutes; `scontrol update jobid=ARRAY_I starttime=now` starts it.
+# a requeued task back for its credential lifetime (AuthInfo cred_expire, 120 s by default); do
+# not force it earlier (`scontrol update ... starttime=now`): slurmd may still refuse it, as a job
+# whose credential it revoked, and the task fails.
 set -euo pipefail
 n=${1:?usage: submit.sh N [sbatch flags...]}
 shift

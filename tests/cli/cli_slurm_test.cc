@@ -194,8 +194,6 @@ TEST(SlurmCliTest, AKilledTaskAndAPreemptedOneResumeFromTheirJournals) {
   EXPECT_GE(recorded, 1u);
   EXPECT_LT(recorded, 4u);  // of its 4 windows
   ASSERT_TRUE(cluster->Requeue(task0));
-  ASSERT_TRUE(cluster->RunAgainNow(task1, seconds(60)));
-  ASSERT_TRUE(cluster->RunAgainNow(task0, seconds(60)));
   const fs::path eval = Unsharded("eval", audit.eval_flags, "slurm-requeue-eval");
   const fs::path probe = Unsharded("probe", audit.probe_flags, "slurm-requeue-probe");
   ASSERT_TRUE(cluster->WaitUntilDone(array, seconds(300))) << cluster->LogTail();

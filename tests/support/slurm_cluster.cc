@@ -178,28 +178,6 @@ bool SlurmCluster::Requeue(const std::string& task) const {
   return r.exit_code == 0;
 }
 
-bool SlurmCluster::RunAgainNow(const std::string& task, std::chrono::seconds timeout) const {
-  // A running task passes through COMPLETING before it is PENDING, and its begin time is set on
-  // that transition: set it to now on every poll while pending. Only a state after PENDING counts
-  // (RUNNING right after the requeue can still be the old run).
-  const auto deadline = Clock::now() + timeout;
-  bool pending = false;
-  while (Clock::now() < deadline) {
-    const std::string state = State(task);
-    if (state == "PENDING") {
-      pending = true;
-      Run("scontrol update jobid=" + task + " starttime=now", 30);
-    } else if (pending && (state == "RUNNING" || Finished(state))) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  ADD_FAILURE() << task << " did not run again within " << timeout.count() << " s of its requeue (state "
-                << State(task) << ")\n"
-                << LogTail();
-  return false;
-}
-
 std::vector<pid_t> SlurmCluster::Processes(bool jobs_only, const std::vector<std::string>& args) const {
   const std::string conf = "SLURM_CONF=" + (dir_ / "slurm.conf").string();
   std::vector<pid_t> pids;

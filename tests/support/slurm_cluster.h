@@ -46,12 +46,10 @@ class SlurmCluster {
   bool WaitUntilDone(const std::string& job, std::chrono::seconds timeout) const;
   // Polls until the task's state is `state`; false at the timeout.
   bool WaitForState(const std::string& task, const std::string& state, std::chrono::seconds timeout) const;
-  // `scontrol requeue task` (a running task is killed and pending again, a finished one pending);
-  // false with a gtest failure if refused.
+  // `scontrol requeue task`: a running task is killed and pending again, a finished one pending.
+  // It starts again after the credential lifetime (slurm-local.sh: 10 s); false with a gtest
+  // failure if refused.
   bool Requeue(const std::string& task) const;
-  // After Requeue: Slurm holds a requeued batch job back for two minutes (BeginTime), so this
-  // sets its start time to now until it runs again; false (gtest failure) if it does not in time.
-  bool RunAgainNow(const std::string& task, std::chrono::seconds timeout) const;
   // Processes of this cluster's jobs (SLURM_JOB_ID set, this cluster's SLURM_CONF) whose command
   // line holds every one of `args` as a whole argument.
   std::vector<pid_t> JobProcesses(const std::vector<std::string>& args = {}) const;
