@@ -17,13 +17,17 @@ dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 port=${KVAUDIT_SLURM_PORT:-16817}
 
-stop_pids() {  # stop_pids FILE...: TERM each, wait for all to go (bounded: 10 s), then KILL the rest
+# stop_pids FILE...: TERM each, wait for all to go (bounded: 10 s), then KILL the rest; the pid
+# files are removed, so a second stop cannot signal an unrelated process that reused a pid.
+stop_pids() {
   local f pids=()
   for f in "$@"; do [ -f "$f" ] && pids+=("$(cat "$f")"); done
-  [ ${#pids[@]} -gt 0 ] || return 0
-  kill "${pids[@]}" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "${pids[@]}" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "${pids[@]}" 2>/dev/null || true
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill "${pids[@]}" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "${pids[@]}" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "${pids[@]}" 2>/dev/null || true
+  fi
+  rm -f "$@"
 }
 
 # The pids of this cluster's job processes and step daemons: slurmstepd outlives slurmd by design
@@ -68,7 +72,8 @@ stop_cluster() {
   fi
 }
 
-port_free() {  # port_free PORT: nothing listens on it (TCP, any address)
+port_free() {  # port_free PORT: nothing listens on it (TCP, any address); unchecked without ss
+  command -v ss >/dev/null || return 0
   ! ss -Htln "sport = :$1" | grep -q .
 }
 
@@ -118,7 +123,8 @@ MpiDefault=none
 NodeName=$host CPUs=$cpus State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
-    trap 'unset SLURM_CONF; stop_cluster' ERR  # unset: job_pids must not match this script
+    # unset: run inside an outer Slurm job (SLURM_JOB_ID set), job_pids would match this script
+    trap 'unset SLURM_CONF; stop_cluster' ERR
     head -c 1024 /dev/urandom >"$dir/munge/munge.key"
     chmod 400 "$dir/munge/munge.key"
     munged --force -S "$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" --pid-file="$dir/munged.pid" \
