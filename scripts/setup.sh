@@ -11,6 +11,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libtinyxml2-dev        # tests only: the gate's JUnit XML parsed back
       libgumbo-dev           # tests only: the report's strict HTML5 parse (tests/support/html_strict.h)
       chromium               # tests only: the report's browser test (tests/support/headless_chromium.h)
+      slurm-wlm munge        # tests only: the scale-out test's local cluster (scripts/slurm-local.sh)
       libgtest-dev libgmock-dev googletest
       clang libclang-rt-14-dev)  # libFuzzer targets
 missing=()
