@@ -62,8 +62,9 @@ CommandRunner AddRecommendCommand(CLI::App& app) {
     auto done = RunRecommend(*plan);
     if (!done) return ReportError(done.error());
     if (o.shard.on()) {  // the search and the verification need every part: after the merge
-      return PrintStagedShardDone(o.shard, done->shard_round, std::to_string(done->shard_windows) + " windows",
-                                  done->wall_s, done->results_path);
+      const std::string computed = std::to_string(done->shard_windows) + " windows, " +
+                                   std::to_string(done->shard_probes) + " probe units";
+      return PrintStagedShardDone(o.shard, done->shard_round, computed, done->wall_s, done->results_path);
     }
     const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);
     PrintResults(RecommendText(*done, *plan), done->results, footer, f->json);

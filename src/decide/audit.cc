@@ -73,17 +73,50 @@ Status Bench(AuditPlan& plan, AuditResult* r) {
 
 bool Has(const ShardRound& round, const std::string& stage) { return Has(round.stages, stage); }
 
-// A round of an audit shard: its eval windows and probe units (round 1), and with --budget its
-// recommendation's sensitivity round (recommend.h), nothing that needs every shard.
+// The policy's verdicts over root/eval and root/probe for r->configs, and the cheapest
+// configuration under test that passes.
+Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
+  KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs({SubDir(root, "eval"), SubDir(root, "probe")}));
+  KV_ASSIGN_OR_RETURN(r->gate, EvaluateGate(plan.policy, inputs));
+  for (AuditConfig& c : r->configs) {
+    for (const ConfigVerdict& v : r->gate.configs) {
+      if (v.config == c.spec) c.verdict = v;
+    }
+  }
+  for (size_t i = 0; i < r->configs.size(); ++i) {
+    const bool fewer = !r->cheapest_passing || r->configs[i].bytes_per_token < r->configs[*r->cheapest_passing].bytes_per_token;
+    if (r->configs[i].verdict.pass && fewer) r->cheapest_passing = i;
+  }
+  return Status::Ok();
+}
+
+// What the recommendation verifies besides its own choices: the engines' approximations of the
+// cheapest configuration under test that passes (RunAudit; the audit's deploy choice).
+RecommendOptions RecommendFor(const AuditPlan& plan, const AuditResult& r) {
+  RecommendOptions ro = *plan.recommend;
+  if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].spec};
+  return ro;
+}
+
+// A round of an audit shard (docs/scale-out.md "Staged jobs"): its eval windows and probe units
+// until they are merged; with --budget, its recommendation's round (recommend.h), which from the
+// verification on needs the verdicts over the merged eval and probes (its round 3 approximates
+// the audit's cheapest passing configuration), so those are resumed from MERGED and judged first.
 Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
   const AuditOptions& o = plan.options;
-  const ShardRound round = AuditShardRound(o);
+  ShardRound round = AuditShardRound(o);
   r.threads = plan.eval->info.threads;
   nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", r.threads}};
   KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, false));
+  const bool merged_stages = !Has(round, "eval") && !Has(round, "probe");
   if (Has(round, "eval")) {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
     r.shard_windows = eval.shard_windows;
+  } else if (plan.recommend) {  // merged: resumed wholly (nothing computed), for its configurations' bytes
+    plan.eval->options.out = SubDir(o.merged, "eval"), plan.eval->options.restart = false;
+    plan.eval->Reshard({});
+    KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
+    for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});
   }
   plan.eval.reset();  // one loaded model at a time
   if (Has(round, "probe")) {
@@ -91,10 +124,18 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
     KV_ASSIGN_OR_RETURN(const ProbeSessionResult done, ProbeSession(probe).Run());
     r.shard_probes = static_cast<int>(done.probes.size() + done.variance.size() + done.drift.size());
   }
-  if (plan.recommend && !RecommendShardRound(*plan.recommend).stages.empty()) {
-    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(*plan.recommend));
+  if (plan.recommend) {
+    if (merged_stages) KV_RETURN_IF_ERROR(Judge(plan, o.merged, &r));
+    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(RecommendFor(plan, r)));
     KV_ASSIGN_OR_RETURN(const RecommendResult rec, RunRecommend(rp));
-    r.shard_windows += rec.shard_windows;
+    r.shard_windows += rec.shard_windows, r.shard_probes += rec.shard_probes;
+    std::vector<std::string> stages;  // this round's eval and probe, then what the recommendation computed
+    for (const std::string& s : kAuditShardStages) {
+      if (Has(round, s)) stages.push_back(s);
+    }
+    for (const std::string& s : rec.shard_round.Prefixed("recommend").stages) stages.push_back(s);
+    round.stages = std::move(stages);
+    round.more_rounds = rec.shard_round.more_rounds;
   }
   const RunTotals totals = plan.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
@@ -189,24 +230,10 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
     KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
     KV_RETURN_IF_ERROR(ProbeSession(probe).Run());
   }
-  KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs({SubDir(o.out, "eval"), SubDir(o.out, "probe")}));
-  KV_ASSIGN_OR_RETURN(r.gate, EvaluateGate(plan.policy, inputs));
-  for (AuditConfig& c : r.configs) {
-    for (const ConfigVerdict& v : r.gate.configs) {
-      if (v.config == c.spec) c.verdict = v;
-    }
-  }
-  for (size_t i = 0; i < r.configs.size(); ++i) {
-    const bool fewer = !r.cheapest_passing || r.configs[i].bytes_per_token < r.configs[*r.cheapest_passing].bytes_per_token;
-    if (r.configs[i].verdict.pass && fewer) {
-      r.cheapest_passing = i;
-    }
-  }
+  KV_RETURN_IF_ERROR(Judge(plan, o.out, &r));
   if (plan.recommend) {
-    RecommendOptions ro = *plan.recommend;
     // What to deploy of the configurations under test: its engines' approximations get verdicts too.
-    if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].spec};
-    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(std::move(ro)));
+    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(RecommendFor(plan, r)));
     r.recommend_plan = std::make_unique<RecommendPlan>(std::move(rp));
     KV_ASSIGN_OR_RETURN(r.recommend, RunRecommend(*r.recommend_plan));
   }

@@ -91,8 +91,9 @@ struct AuditResult {
 // The stages a sharded audit splits in its first round; merge combines each into MERGED/<stage>.
 inline const std::vector<std::string> kAuditShardStages = {"eval", "probe"};
 
-// What a round of an audit shard computes, from what `merged` holds: eval and probe until they are
-// merged; with --budget, the recommendation's sensitivity rounds (below "recommend").
+// What a round of an audit shard computes, as far as `merged` tells before anything runs: eval and
+// probe until they are merged; with --budget, the recommendation's sensitivity rounds (below
+// "recommend"). The verification rounds after those are known only when the round runs.
 ShardRound AuditShardRound(const AuditOptions& o);
 
 class AuditPlan {

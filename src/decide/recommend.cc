@@ -221,24 +221,78 @@ void Pick(RecommendResult* r) {
 ShardRound RecommendShardRound(const RecommendOptions& o) {
   SensitivityOptions s;
   s.stage = o.stage, s.merged = o.merged.empty() ? "" : SubDir(o.merged, "sensitivity");
-  return SensitivityShardRound(s).Prefixed("sensitivity");
+  ShardRound round = SensitivityShardRound(s).Prefixed("sensitivity");
+  round.more_rounds = !round.stages.empty();  // the verification follows the sensitivity
+  return round;
 }
 
 namespace {
 
-// A shard round: the sensitivity stage's round, then DIR/shard.json naming its stages.
+// The search over the sensitivity's costs, then the verification rounds (1, 2 when 1 found
+// nothing under the budget that passes, 3: the engines' approximations of the choices), each
+// through VerifyRound; with `shard`, it stops at the first round the shard computes a part of.
+Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* shard) {
+  const RecommendOptions& o = plan.options;
+  r->costs = PartCosts(r->sensitivity);
+  const MixProblem problem = BuildMixProblem(plan, r->costs);
+  r->fronts = SearchFronts(problem);
+  r->smallest_bytes_per_token = r->fronts.front().second.front().bytes_per_token;
+  const std::optional<double> kld_max = plan.policy.LimitsFor(1, plan.target_ctx)[FidelityMetric::kKldMean];
+  const std::string& baseline = plan.sensitivity.eval.info.baseline_spec;
+  for (int round = 1; round <= 2; ++round) {
+    if (round == 2 && FewestBytesPassing(r->verified, [](const VerifiedPoint& p) { return p.within_budget; })) break;
+    std::vector<VerifiedPoint> points =
+        ChoosePoints(problem, r->fronts, r->budget_bytes_per_token, kld_max, o.verify_points, round, baseline);
+    if (points.empty()) continue;
+    std::string sub;
+    KV_RETURN_IF_ERROR(VerifyRound(plan, &points, &sub, shard));
+    if (shard && shard->stopped) return Status::Ok();
+    r->verify_dirs.push_back(sub);
+    for (VerifiedPoint& p : points) r->verified.push_back(std::move(p));
+  }
+  Pick(r);
+  // Round 3: what the engines that cannot store the choices run instead, each with a verdict.
+  std::vector<std::string> chosen = o.also_approximate;
+  for (const std::optional<size_t>& i : {r->recommended, r->cheapest_passing, r->best_uniform}) {
+    if (i) chosen.push_back(r->verified[*i].spec);
+  }
+  std::vector<VerifiedPoint> approx = EngineApproximations(chosen, r->verified, plan.sensitivity.eval.engine.model->config(),
+                                                           r->target_ctx, baseline);
+  if (!approx.empty()) {
+    std::string sub;
+    KV_RETURN_IF_ERROR(VerifyRound(plan, &approx, &sub, shard));
+    if (shard && shard->stopped) return Status::Ok();
+    r->verify_dirs.push_back(sub);
+    for (VerifiedPoint& p : approx) r->verified.push_back(std::move(p));
+  }
+  return Status::Ok();
+}
+
+// A shard round: the sensitivity's round while it is not merged; then, from the merged
+// sensitivity, the search and the first verification round not merged yet. DIR/shard.json names
+// the stages it computed (relative to DIR).
 Expected<RecommendResult> RunRecommendShard(RecommendPlan& plan, RecommendResult r) {
   const RecommendOptions& o = plan.options;
-  r.shard_round = RecommendShardRound(o);
   const int threads = plan.sensitivity.eval.info.threads;
   nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", threads}};
-  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "recommend", o.shard, r.shard_round, run, false));
+  auto manifest = [&](const ShardRound& round, bool finished) {
+    return WriteStagedShardManifest(o.out, "recommend", o.shard, round, run, finished);
+  };
+  r.shard_round = RecommendShardRound(o);
+  const bool sensitivity_round = !r.shard_round.stages.empty();
+  if (sensitivity_round) KV_RETURN_IF_ERROR(manifest(r.shard_round, false));
   KV_ASSIGN_OR_RETURN(r.sensitivity, SensitivitySession(plan.sensitivity).Run());
   r.shard_windows = r.sensitivity.shard_windows;
+  if (!sensitivity_round) {  // merged: resumed above; the verification rounds from it
+    VerifyShard vs{o.shard, o.merged, [&](const ShardRound& round) { return manifest(round, false); }, false, {}};
+    KV_RETURN_IF_ERROR(SearchAndVerify(plan, &r, &vs));
+    r.shard_round = {vs.stages, vs.stopped};  // after a verification round another may follow
+    r.shard_windows = vs.windows, r.shard_probes = vs.probe_units;
+  }
   const RunTotals t = plan.clock.Stop();
   r.wall_s = t.wall_s, r.peak_rss_mb = t.peak_rss_mb;
   run["wall_s"] = t.wall_s, run["peak_rss_mb"] = t.peak_rss_mb;
-  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "recommend", o.shard, r.shard_round, run, true));
+  KV_RETURN_IF_ERROR(manifest(r.shard_round, true));
   r.results_path = SubDir(o.out, ShardManifest::kFile);
   return r;
 }
@@ -255,36 +309,7 @@ Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
   r.f16_bytes_per_token = F16BytesPerToken(plan.sensitivity.eval.engine.model->config());
   if (o.shard.on()) return RunRecommendShard(plan, std::move(r));
   KV_ASSIGN_OR_RETURN(r.sensitivity, SensitivitySession(plan.sensitivity).Run());
-  r.costs = PartCosts(r.sensitivity);
-  const MixProblem problem = BuildMixProblem(plan, r.costs);
-  r.fronts = SearchFronts(problem);
-  r.smallest_bytes_per_token = r.fronts.front().second.front().bytes_per_token;
-  const std::optional<double> kld_max = plan.policy.LimitsFor(1, plan.target_ctx)[FidelityMetric::kKldMean];
-  const std::string& baseline = plan.sensitivity.eval.info.baseline_spec;
-  for (int round = 1; round <= 2; ++round) {
-    if (round == 2 && FewestBytesPassing(r.verified, [](const VerifiedPoint& p) { return p.within_budget; })) break;
-    std::vector<VerifiedPoint> points =
-        ChoosePoints(problem, r.fronts, r.budget_bytes_per_token, kld_max, o.verify_points, round, baseline);
-    if (points.empty()) continue;
-    std::string sub;
-    KV_RETURN_IF_ERROR(VerifyRound(plan, &points, &sub));
-    r.verify_dirs.push_back(sub);
-    for (VerifiedPoint& p : points) r.verified.push_back(std::move(p));
-  }
-  Pick(&r);
-  // Round 3: what the engines that cannot store the choices run instead, each with a verdict.
-  std::vector<std::string> chosen = o.also_approximate;
-  for (const std::optional<size_t>& i : {r.recommended, r.cheapest_passing, r.best_uniform}) {
-    if (i) chosen.push_back(r.verified[*i].spec);
-  }
-  std::vector<VerifiedPoint> approx = EngineApproximations(chosen, r.verified, plan.sensitivity.eval.engine.model->config(),
-                                                           r.target_ctx, baseline);
-  if (!approx.empty()) {
-    std::string sub;
-    KV_RETURN_IF_ERROR(VerifyRound(plan, &approx, &sub));
-    r.verify_dirs.push_back(sub);
-    for (VerifiedPoint& p : approx) r.verified.push_back(std::move(p));
-  }
+  KV_RETURN_IF_ERROR(SearchAndVerify(plan, &r, nullptr));
   const RunTotals totals = plan.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
   KV_ASSIGN_OR_RETURN(r.results, RecommendJson(r, plan));

@@ -65,8 +65,9 @@ struct RecommendOptions {
   std::string merged;
 };
 
-// The stages (relative to out) a recommend shard round computes: its sensitivity's, below
-// "sensitivity".
+// The stages (relative to out) a recommend shard round computes while its sensitivity is not
+// merged: the sensitivity's, below "sensitivity" (more rounds: the verification follows). Then the
+// verification rounds, known only when the round runs (RunRecommend).
 ShardRound RecommendShardRound(const RecommendOptions& o);
 
 // A configuration the verification ran.
@@ -103,7 +104,7 @@ struct RecommendResult {
   std::string results_path;  // (a shard: DIR/shard.json)
   nlohmann::json results;    // (a shard: null)
   ShardRound shard_round;    // a shard round: what it computed
-  int shard_windows = 0;
+  int shard_windows = 0, shard_probes = 0;
 };
 
 class RecommendPlan {

@@ -155,27 +155,75 @@ std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& 
   return out;
 }
 
-Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir) {
+namespace {
+
+// Where a round's eval and probe run, and as which shard (none: the whole run).
+struct RoundPlace {
+  std::string base;
+  bool restart = false;
+  ShardSpec shard;
+};
+
+ProbeOptions VerifyProbeOptions(const RecommendPlan& plan, const std::vector<std::string>& specs, const std::string& base,
+                                const RoundPlace& place) {
+  const RecommendOptions& o = plan.options;
+  ProbeOptions p;
+  p.model = o.model, p.threads = o.threads, p.kv = {plan.sensitivity.eval.info.baseline_spec, specs, o.kv.kv_calib};
+  p.families = plan.probe_families, p.lengths = plan.probe_lengths, p.n = o.probe_n;
+  p.custom = o.custom, p.data = o.data, p.out = SubDir(base, "probe"), p.restart = place.restart, p.shard = place.shard;
+  return p;
+}
+
+// Unsharded: DIR/<dir>. A shard: MERGED/<dir> when merged there (resumed wholly), else its own part
+// under DIR/<dir>, announced through before_compute.
+Expected<RoundPlace> PlaceRound(const RecommendPlan& plan, const std::string& dir, VerifyShard* shard) {
+  const RecommendOptions& o = plan.options;
+  if (!shard) return RoundPlace{SubDir(o.out, dir), o.restart, {}};
+  const std::string merged = SubDir(shard->merged, dir);
+  const bool probes = !plan.probe_families.empty();
+  if (!shard->merged.empty() && HasCompleteResults(SubDir(merged, "eval")) &&
+      (!probes || HasCompleteResults(SubDir(merged, "probe")))) {
+    return RoundPlace{merged, false, {}};
+  }
+  shard->stopped = true;
+  shard->stages = {dir + "/eval"};
+  if (probes) shard->stages.push_back(dir + "/probe");
+  KV_RETURN_IF_ERROR(shard->before_compute({shard->stages, true}));
+  return RoundPlace{SubDir(o.out, dir), o.restart, shard->shard};
+}
+
+}  // namespace
+
+Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir, VerifyShard* shard) {
   const RecommendOptions& o = plan.options;
   std::vector<std::string> specs;
   std::string joined;
   for (const VerifiedPoint& p : *points) specs.push_back(p.spec), joined += p.spec + "\n";
   const std::string round = std::to_string(points->empty() ? 1 : points->front().round);
   *dir = "verify-" + round + "-" + HexHash(HashBytes(joined.data(), joined.size(), 0x7265636f)).substr(0, 8);
-  const std::string base = SubDir(o.out, *dir);
+  KV_ASSIGN_OR_RETURN(const RoundPlace place, PlaceRound(plan, *dir, shard));
+  const std::string& base = place.base;
   const std::string baseline = plan.sensitivity.eval.info.baseline_spec;
 
   EvalOptions e;
   e.model = o.model, e.threads = o.threads, e.data = o.data, e.ctx = o.ctx;
   e.kv = {baseline, specs, o.kv.kv_calib};
   e.windows = o.windows, e.first_window = o.verify_first_window, e.attn_samples = 0;
-  e.out = SubDir(base, "eval"), e.restart = o.restart;
+  e.out = SubDir(base, "eval"), e.restart = place.restart, e.shard = place.shard;
   Engine& engine = plan.sensitivity.eval.engine;
   auto eval_plan = EvalPlan::FromWindows(std::move(e), std::move(engine), plan.all_windows);
   if (!eval_plan) return eval_plan.error();
   auto eval = EvalSession(*eval_plan).Run();
   engine = std::move(eval_plan->engine);  // handed back for the next round
   if (!eval) return eval.error();
+  if (place.shard.on()) {  // this shard's part of the round: its eval windows, its probe units; no verdicts
+    shard->windows = eval->shard_windows;
+    if (plan.probe_families.empty()) return Status::Ok();
+    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, base, place)));
+    KV_ASSIGN_OR_RETURN(const ProbeSessionResult probe, ProbeSession(probe_plan).Run());
+    shard->probe_units = static_cast<int>(probe.probes.size() + probe.variance.size() + probe.drift.size());
+    return Status::Ok();
+  }
   for (size_t i = 0; i < points->size(); ++i) {
     VerifiedPoint& p = (*points)[i];
     p.held_out = eval->configs[i];
@@ -187,11 +235,7 @@ Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std:
 
   std::vector<std::string> judged = {SubDir(base, "eval")};
   if (!plan.probe_families.empty()) {
-    ProbeOptions p;
-    p.model = o.model, p.threads = o.threads, p.kv = {baseline, specs, o.kv.kv_calib};
-    p.families = plan.probe_families, p.lengths = plan.probe_lengths, p.n = o.probe_n;
-    p.custom = o.custom, p.data = o.data, p.out = SubDir(base, "probe"), p.restart = o.restart;
-    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(std::move(p)));
+    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, base, place)));
     auto probe = ProbeSession(probe_plan).Run();
     if (!probe) return probe.error();
     judged.push_back(SubDir(base, "probe"));

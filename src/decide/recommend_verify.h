@@ -3,6 +3,7 @@
 // verification round (eval on the held-out windows, the probes, the policy).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,9 +44,24 @@ std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& 
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
                                                 int target_ctx, const std::string& baseline_spec);
 
+// A shard round of the verification (recommend --shard with the sensitivity merged;
+// docs/scale-out.md "Staged jobs"): a verification round merged in `merged` is resumed there
+// wholly and judged; the first one that is not is computed as this shard's part (its eval and
+// probe stages under the shard's DIR), and the search stops there (`stopped`, `stages`).
+struct VerifyShard {
+  ShardSpec shard;
+  std::string merged;                        // the recommend directory the rounds were merged into
+  std::function<Status(const ShardRound&)> before_compute;  // called with the stages before computing them
+  bool stopped = false;
+  std::vector<std::string> stages;           // relative to the recommend DIR: verify-.../eval, .../probe
+  int windows = 0, probe_units = 0;          // what the shard computed of them
+};
+
 // Runs the round in DIR/verify-<round>-<hash of its specs> (so another budget gets new runs and
 // keeps the sensitivity run): eval on the held-out windows, the policy's probe families, then the
-// gate's verdict for every point. The model is lent from plan.sensitivity and handed back.
-Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir);
+// gate's verdict for every point. The model is lent from plan.sensitivity and handed back. With
+// `shard`: as VerifyShard says (no verdicts when it stops).
+Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir,
+                   VerifyShard* shard = nullptr);
 
 }  // namespace kvaudit

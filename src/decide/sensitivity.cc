@@ -174,8 +174,17 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   std::vector<nlohmann::json> done;  // the journal holds only its header: the stages keep their own
   KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), "kvaudit_sensitivity_progress",
                                                        plan_.fingerprint, "sensitivity run", &done));
+  KV_ASSIGN_OR_RETURN(SensitivityResult r, Compute(plan_.options.out));
+  r.results = SensitivityJson(r);
+  KV_RETURN_IF_ERROR(dir.WriteResults(r.results));
+  r.results_path = dir.results_path();
+  return r;
+}
+
+Expected<SensitivityResult> SensitivitySession::Compute(const std::string& root) {
   SensitivityResult r;
   r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash;
+  plan_.eval.options.out = SubDir(root, "proxy");
   KV_ASSIGN_OR_RETURN(EvalSessionResult proxy, EvalSession(plan_.eval).Run());  // planned for this stage
   r.eval = proxy.info, r.proxy_results = "proxy/results.json", r.windows_resumed_proxy = proxy.info.windows_resumed;
   const int n_layers = plan_.eval.engine.model->config().n_layers;
@@ -183,7 +192,7 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   const std::vector<std::vector<int>> picked = SelectParts(scores, &r.top_k);
   const std::vector<std::string> part_specs = PartSpecs(picked);
   if (!part_specs.empty()) {
-    KV_ASSIGN_OR_RETURN(EvalSessionResult parts, RunStage(part_specs, 0, SubDir(plan_.options.out, StageName(plan_.stage))));
+    KV_ASSIGN_OR_RETURN(EvalSessionResult parts, RunStage(part_specs, 0, SubDir(root, StageName(plan_.stage))));
     r.parts_results = StageName(plan_.stage) + "/results.json", r.windows_resumed_parts = parts.info.windows_resumed;
     size_t next = 0;
     for (size_t c = 0; c < picked.size(); ++c) {
@@ -196,9 +205,6 @@ Expected<SensitivityResult> SensitivitySession::Run() {
   for (CandidateResult& cr : r.candidates) cr.agreement = Agreement(cr, n_layers);
   const RunTotals totals = plan_.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
-  r.results = SensitivityJson(r);
-  KV_RETURN_IF_ERROR(dir.WriteResults(r.results));
-  r.results_path = dir.results_path();
   return r;
 }
 

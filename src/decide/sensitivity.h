@@ -116,6 +116,9 @@ class SensitivitySession {
 
  private:
   Expected<SensitivityResult> RunShard();  // sensitivity_shard.cc
+  // Both stages into root/proxy and root/<stage> (each resumes what its journal holds), the result
+  // without results.json (Run writes it).
+  Expected<SensitivityResult> Compute(const std::string& root);
   // The candidates' proxy-stage results and proxy scores ([n_candidates][n_parts]) into r.
   std::vector<std::vector<double>> TakeProxy(const EvalSessionResult& proxy, SensitivityResult* r) const;
   // The parts stage's configurations: per candidate, per picked part, one at a time then leave one out.

@@ -64,7 +64,14 @@ Expected<SensitivityResult> SensitivitySession::RunShard() {
     KV_RETURN_IF_ERROR(manifest(true));
     return r;
   }
-  if (stages.empty()) {  // every stage merged: the unsharded run with --out MERGED finishes
+  if (stages.empty()) {  // every stage merged: resumed from MERGED (nothing computed), for a job
+    // that goes on from the result (recommend's verification); the unsharded run writes results.json
+    KV_RETURN_IF_ERROR(CheckMergedWindows(SubDir(o.merged, "proxy"), plan_.eval.info.n_windows));
+    plan_.eval.Reshard({});
+    plan_.eval.options.restart = false;
+    KV_ASSIGN_OR_RETURN(SensitivityResult merged, Compute(o.merged));
+    merged.shard_round = r.shard_round, merged.results_path = r.results_path;
+    r = std::move(merged);
     KV_RETURN_IF_ERROR(manifest(true));
     return r;
   }
