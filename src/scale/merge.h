@@ -24,7 +24,7 @@ struct MergeResult {
   double wall_s = 0, peak_rss_mb = 0;  // summed / the largest over the shards
   std::string table;         // the terminal table the unsharded run prints
   nlohmann::json partial;    // null for a complete merge; else results.json's "partial" block
-  nlohmann::json results;    // OUT/results.json's content
+  nlohmann::json results;    // OUT/results.json's content; a staged job: {kind, more_rounds, stages: {stage: results}}
   std::string results_path;  // OUT/results.json, written (with OUT/progress.jsonl); an audit: OUT
   std::vector<MergeResult> stages;  // a staged job: each stage's merge (kind = the stage), in stage order
   bool more_rounds = false;         // a staged job: the shards have another round to run (--merged OUT)

@@ -18,7 +18,7 @@ Expected<MergeResult> MergeStagedShards(const std::vector<CheckedShard>& shards,
   MergeResult result;
   result.kind = shards[0].manifest.kind, result.shards = static_cast<int>(shards.size());
   result.more_rounds = shards[0].manifest.summary.value("more_rounds", false);
-  result.results = nlohmann::json::object();
+  nlohmann::json stage_results = nlohmann::json::object();  // stage -> its merged results.json
   const nlohmann::json stages = shards[0].manifest.summary.value("stages", nlohmann::json::array());
   for (const nlohmann::json& stage_json : stages) {
     const std::string stage = stage_json.is_string() ? stage_json.get<std::string>() : "";
@@ -34,10 +34,11 @@ Expected<MergeResult> MergeStagedShards(const std::vector<CheckedShard>& shards,
     result.wall_s += part.wall_s;
     result.peak_rss_mb = std::max(result.peak_rss_mb, part.peak_rss_mb);
     result.table += part.table;
-    result.results[stage] = part.results;
+    stage_results[stage] = part.results;
     part.kind = stage;
     result.stages.push_back(std::move(part));
   }
+  result.results = {{"kind", result.kind}, {"more_rounds", result.more_rounds}, {"stages", stage_results}};
   result.results_path = out;
   return result;
 }

@@ -317,9 +317,10 @@ TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRu
 }
 
 // An audit in shards with a recommendation: round 1 its eval windows, probe units and the
-// recommendation's proxy windows; round 2 the parts stage; the unsharded command into the merged
-// directory resumes them all, verifies the candidates and gives the unsharded audit's verdicts,
-// results (every stage's) and journals, but the run blocks and the directory names.
+// recommendation's proxy windows; round 2 the parts stage; then the verification rounds; the
+// unsharded command into the merged directory resumes them all (computing nothing) and gives the
+// unsharded audit's verdicts, results (every stage's) and journals, but the run blocks and the
+// directory names.
 TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
   const std::string job = "audit " + kModel + "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 "
                           "--budget 1800 ";
@@ -331,10 +332,29 @@ TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
   const std::string round1 = RunRound(job, dirs, merged);
   EXPECT_NE(round1.find("merged 2 audit shards (eval 2 windows, probe "), std::string::npos) << round1;
   EXPECT_NE(round1.find(", recommend/sensitivity/proxy 2 windows) -> "), std::string::npos) << round1;
-  EXPECT_NE(RunRound(job, dirs, merged).find("(recommend/sensitivity/auto 2 windows)"), std::string::npos);
+  EXPECT_NE(round1.find("; next: run the same shard commands again"), std::string::npos) << round1;
+  const std::string round2 = RunRound(job, dirs, merged);
+  EXPECT_NE(round2.find("(recommend/sensitivity/auto 2 windows)"), std::string::npos) << round2;
+  // Then a round per verification round (the search's points, then what the verdicts call for),
+  // until a round has nothing left.
+  int rounds = 2;
+  for (std::string out = round2; out.find("finish with the same kvaudit audit") == std::string::npos && rounds < 8;) {
+    out = RunRound(job, dirs, merged);
+    ++rounds;
+  }
+  EXPECT_GE(rounds, 4) << "at least one verification round";
   const auto fin = RunCli(job + "--out " + merged.string(), 300);
   ASSERT_EQ(fin.exit_code, w.exit_code) << fin.err;
   ExpectSameResultsTree(whole, merged);
+  // The final run computed nothing: every verification round's windows were resumed.
+  int verify_rounds = 0;
+  for (const auto& e : fs::directory_iterator(merged / "recommend")) {
+    if (e.path().filename().string().rfind("verify-", 0) != 0) continue;
+    const nlohmann::json v = nlohmann::json::parse(ReadFile((e.path() / "eval" / "results.json").string()));
+    EXPECT_EQ(v["run"]["windows_resumed"], v["data"]["windows"]) << e.path();
+    ++verify_rounds;
+  }
+  EXPECT_EQ(verify_rounds, rounds - 3);
   for (const char* stage : {"eval", "probe", "recommend/sensitivity/proxy", "recommend/sensitivity/auto"}) {
     EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()))
         << stage;

@@ -162,6 +162,16 @@ bool SlurmCluster::WaitUntilDone(const std::string& job, std::chrono::seconds ti
   return false;
 }
 
+bool SlurmCluster::WaitUntilIdle(std::chrono::seconds timeout) const {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    const ShellResult r = Run("squeue -h -o %i", 30);
+    if (r.exit_code == 0 && r.out.find_first_not_of(" \n") == std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return false;
+}
+
 bool SlurmCluster::WaitForState(const std::string& task, const std::string& state,
                                 std::chrono::seconds timeout) const {
   const auto deadline = Clock::now() + timeout;

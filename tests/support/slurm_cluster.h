@@ -44,6 +44,9 @@ class SlurmCluster {
   // Polls until every record of the job is finished (no longer pending, running, completing,
   // requeued...); false at the timeout.
   bool WaitUntilDone(const std::string& job, std::chrono::seconds timeout) const;
+  // Polls until squeue lists no job (a chain of jobs that submit the next: all done); false at
+  // the timeout.
+  bool WaitUntilIdle(std::chrono::seconds timeout) const;
   // Polls until the task's state is `state`; false at the timeout.
   bool WaitForState(const std::string& task, const std::string& state, std::chrono::seconds timeout) const;
   // `scontrol requeue task`: a running task is killed and pending again, a finished one pending.
