@@ -3,8 +3,9 @@
 // completions = parallelism, the scripts the containers run are the ones in examples/k8s and the
 // image copies them there, the output root is a mounted volume), and shard.sh / merge.sh, run with
 // the environment the pods get (JOB_COMPLETION_INDEX 0..N-1, SHARDS, MODEL, DATA, AUDIT_DIR,
-// AUDIT_FLAGS), give the unsharded audit's results. Not tested: scheduling, the volumes, the
-// image build, pod restarts (the kill-and-resume path is tested under Slurm and in cli_merge_test).
+// AUDIT_FLAGS), round after round as run.sh drives them, give the unsharded audit's results. Not
+// tested: kubectl and run.sh itself, scheduling, the volumes, the image build, pod restarts (the
+// kill-and-resume path is tested under Slurm and in cli_merge_test).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -51,6 +52,14 @@ TEST(K8sExampleTest, ManifestsAgreeWithTheScripts) {
     EXPECT_EQ(EnvValue(merge, name), EnvValue(shards, name)) << name << ": the merge must see the shards' inputs";
   }
   EXPECT_NE(docker.find("COPY examples/k8s /opt/kvaudit/examples/k8s"), std::string::npos);
+  // run.sh renames each round's Jobs by the metadata names: they must be there as it expects.
+  const std::string run = ReadFile((kExample / "run.sh").string());
+  for (const auto& [yaml, name] : {std::pair{shards, "kvaudit-shards"}, std::pair{merge, "kvaudit-merge"}}) {
+    EXPECT_NE(yaml.find(std::string("\n  name: ") + name + "\n"), std::string::npos) << name;
+    EXPECT_NE(run.find(std::string("s/name: ") + name + "$/name: " + name + "-r$round/"), std::string::npos) << name;
+  }
+  EXPECT_NE(run.find("kvaudit: next round"), std::string::npos);
+  EXPECT_NE(ReadFile((kExample / "merge.sh").string()).find("echo \"kvaudit: next round\""), std::string::npos);
   for (const auto& [yaml, script] : {std::pair{shards, "shard.sh"}, std::pair{merge, "merge.sh"}}) {
     EXPECT_NE(yaml.find(std::string("command: [\"/opt/kvaudit/examples/k8s/") + script + "\"]"), std::string::npos) << script;
     EXPECT_TRUE(fs::exists(kExample / script));
@@ -70,27 +79,41 @@ nlohmann::json WithoutRun(const fs::path& file, const fs::path& dir) {
   return j;
 }
 
+// A --budget audit, so that the rounds run: as run.sh does, the Indexed Job's pods of a round one
+// after the other, then the merge, until the merge prints `kvaudit: finished`.
 TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
-  const std::string flags = "--ctx 512 --windows 2 --lengths 256 --attn-samples 4";
+  const std::string flags = "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 --budget 1800";
   const std::string env = "KVAUDIT=" + testing::KvauditBinary().string() + " MODEL=" + testing::BundledModelDir().string() +
                           " DATA=" + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " THREADS=2" +
-                          " AUDIT_FLAGS='" + flags + "' SHARDS=3 AUDIT_DIR=";
+                          " AUDIT_FLAGS='" + flags + "' SHARDS=2 AUDIT_DIR=";
   const fs::path root = testing::MakeTempDir("k8s-audit");
-  for (int i = 0; i < 3; ++i) {  // the pods of the Indexed Job, one after the other
-    const auto r = testing::RunShell("JOB_COMPLETION_INDEX=" + std::to_string(i) + " " + env + root.string() + " " +
-                                     (kExample / "shard.sh").string(), 300);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("shard " + std::to_string(i) + "/3: "), std::string::npos) << r.out;
+  int rounds = 0;
+  for (std::string last; last != "kvaudit: finished\n" && rounds < 8;) {
+    ++rounds;
+    for (int i = 0; i < 2; ++i) {
+      const auto r = testing::RunShell("JOB_COMPLETION_INDEX=" + std::to_string(i) + " " + env + root.string() + " " +
+                                       (kExample / "shard.sh").string(), 300);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.out.find("shard " + std::to_string(i) + "/2: "), std::string::npos) << r.out;
+    }
+    const auto m = testing::RunShell(env + root.string() + " " + (kExample / "merge.sh").string(), 300);
+    ASSERT_EQ(m.exit_code, 0) << m.err;  // a failing verdict is exit 0 here; gate.xml holds it
+    last = m.out.substr(m.out.rfind('\n', m.out.size() - 2) + 1);
+    ASSERT_TRUE(last == "kvaudit: next round\n" || last == "kvaudit: finished\n") << m.out;
   }
-  const auto m = testing::RunShell(env + root.string() + " " + (kExample / "merge.sh").string(), 300);
-  ASSERT_EQ(m.exit_code, 0) << m.err;  // a failing verdict is exit 0 here; gate.xml holds it
+  EXPECT_GE(rounds, 4);  // eval + probe + proxy, the parts stage, verification, nothing left
   const fs::path whole = testing::MakeTempDir("k8s-audit-whole");
   const auto w = testing::RunCli("audit " + testing::BundledJobFlags() + flags + " --out " + whole.string(), 300);
   ASSERT_LE(w.exit_code, 1) << w.err;
   const fs::path merged = root / "audit";
-  for (const char* f : {"results.json", "eval/results.json", "probe/results.json"}) {
-    EXPECT_EQ(WithoutRun(merged / f, merged), WithoutRun(whole / f, whole)) << f;
+  int compared = 0;
+  for (const auto& e : fs::recursive_directory_iterator(whole)) {
+    if (e.path().filename() != "results.json") continue;
+    const fs::path rel = fs::relative(e.path(), whole);
+    EXPECT_EQ(WithoutRun(merged / rel, merged), WithoutRun(whole / rel, whole)) << rel;
+    ++compared;
   }
+  EXPECT_GE(compared, 8);  // the audit's, eval, probe, recommend, sensitivity's three, verification's
   EXPECT_TRUE(fs::exists(merged / "report.html") && fs::exists(merged / "gate.xml"));
   // Without its index the script refuses in one line (not a silent shard 0).
   const auto bad = testing::RunShell(env + root.string() + " " + (kExample / "shard.sh").string());
