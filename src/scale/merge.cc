@@ -33,9 +33,25 @@ std::string IndexList(const std::vector<int>& v) {
   return s.empty() ? "none" : s;
 }
 
+// The stages a staged job's round computed ("" for an eval or probe shard).
+std::string StagesText(const ShardManifest& m) {
+  std::string s;
+  for (const auto& st : m.summary.value("stages", nlohmann::json::array())) s += (s.empty() ? "" : ", ") + st.dump();
+  return s.empty() ? "none" : s;
+}
+
 Status CheckSameRun(const std::vector<CheckedShard>& all) {
   const CheckedShard& a = all[0];
   for (const CheckedShard& b : all) {
+    nlohmann::json ka = RunKey(a.manifest), kb = RunKey(b.manifest);
+    if (ka != kb && ka.contains("stages") && kb.contains("stages")) {  // the key holds the fingerprint's entries
+      for (nlohmann::json* k : {&ka, &kb}) k->erase("stages"), (*k)["summary"].erase("stages"), (*k)["summary"].erase("more_rounds");
+      if (ka == kb) {  // a staged job's shards at different rounds
+        return BadInput("merge: " + a.dir + " ran the stages " + StagesText(a.manifest) + " but " + b.dir + " ran " +
+                        StagesText(b.manifest) + " (the shards are at different rounds); hint: run every shard's "
+                        "round with the same --merged, then merge them");
+      }
+    }
     if (RunKey(b.manifest) != RunKey(a.manifest)) {
       return BadInput("merge: " + a.dir + " and " + b.dir + " come from different runs (" +
                       JsonlJournal::ChangedKeys(RunKey(a.manifest), RunKey(b.manifest)) + " differ)" + kHint);

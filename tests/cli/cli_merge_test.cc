@@ -301,6 +301,9 @@ TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRu
   const fs::path merged = testing::MakeTempDir("merge-sens-merged");
   EXPECT_NE(RunRound(job, dirs, merged).find("(proxy 3 windows) -> " + merged.string() + "; next: run the same shard "
                                              "commands again with --merged"), std::string::npos);
+  // Shard 0 in round 2, shard 1 still at round 1: merge says so.
+  ASSERT_EQ(RunCli(job + "--shard 0/2 --merged " + merged.string() + " --out " + dirs[0].string()).exit_code, 0);
+  ExpectRefused(Merge(dirs, merged), {"ran the stages \"auto\"", "ran \"proxy\"", "different rounds"});
   EXPECT_NE(RunRound(job, dirs, merged).find("(auto 3 windows) -> " + merged.string() + "; finish with the same "
                                              "kvaudit sensitivity command without --shard"), std::string::npos);
   const auto idle = RunCli(job + "--shard 0/2 --merged " + merged.string() + " --out " + dirs[0].string());
