@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "support/fixtures.h"
+#include "support/results_tree.h"
 #include "support/run_cli.h"
 
 namespace kvaudit {
@@ -68,17 +68,6 @@ TEST(K8sExampleTest, ManifestsAgreeWithTheScripts) {
   }
 }
 
-nlohmann::json WithoutRun(const fs::path& file, const fs::path& dir) {
-  std::string text = ReadFile(file.string());
-  for (size_t at = text.find(dir.string()); at != std::string::npos; at = text.find(dir.string(), at)) {
-    text.replace(at, dir.string().size(), "DIR");
-  }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  EXPECT_TRUE(j.is_object()) << file;
-  j.erase("run");
-  return j;
-}
-
 // A --budget audit, so that the rounds run: as run.sh does, the Indexed Job's pods of a round one
 // after the other, then the merge, until the merge prints `kvaudit: finished`.
 TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
@@ -106,14 +95,8 @@ TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
   const auto w = testing::RunCli("audit " + testing::BundledJobFlags() + flags + " --out " + whole.string(), 300);
   ASSERT_LE(w.exit_code, 1) << w.err;
   const fs::path merged = root / "audit";
-  int compared = 0;
-  for (const auto& e : fs::recursive_directory_iterator(whole)) {
-    if (e.path().filename() != "results.json") continue;
-    const fs::path rel = fs::relative(e.path(), whole);
-    EXPECT_EQ(WithoutRun(merged / rel, merged), WithoutRun(whole / rel, whole)) << rel;
-    ++compared;
-  }
-  EXPECT_GE(compared, 8);  // the audit's, eval, probe, recommend, sensitivity's three, verification's
+  // the audit's, eval, probe, recommend, the sensitivity's three, the verification rounds'
+  testing::ExpectSameResultsTree(merged, whole, 8);
   EXPECT_TRUE(fs::exists(merged / "report.html") && fs::exists(merged / "gate.xml"));
   // Without its index the script refuses in one line (not a silent shard 0).
   const auto bad = testing::RunShell(env + root.string() + " " + (kExample / "shard.sh").string());

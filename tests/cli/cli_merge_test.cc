@@ -15,6 +15,7 @@
 
 #include "support/child_process.h"
 #include "support/fixtures.h"
+#include "support/results_tree.h"
 #include "support/run_cli.h"
 
 namespace kvaudit {
@@ -250,14 +251,6 @@ TEST(MergeCliTest, APartialProbeMergeHoldsTheFinishedShardsProbes) {
   EXPECT_NE(ReadFile(page.string()).find(note), std::string::npos) << ReadFile(page.string());
 }
 
-// text with every occurrence of `from` replaced by `to` (results name their own directory).
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
-
 // Runs round `round` of shards 0..n-1 of `job` (--merged merged) into dirs, then merges them
 // into merged; returns merge's output.
 std::string RunRound(const std::string& job, const std::vector<fs::path>& dirs, const fs::path& merged) {
@@ -273,21 +266,6 @@ std::string RunRound(const std::string& job, const std::vector<fs::path>& dirs, 
   const auto m = Merge(dirs, merged);
   EXPECT_EQ(m.exit_code, 0) << m.err;
   return m.out;
-}
-
-// Every results.json below `whole` equals the one at the same place below `merged`, but the run
-// blocks and the directory names (results name their own directory).
-void ExpectSameResultsTree(const fs::path& whole, const fs::path& merged) {
-  int n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(whole)) {
-    if (e.path().filename() != "results.json") continue;
-    const fs::path rel = fs::relative(e.path().parent_path(), whole);
-    ASSERT_TRUE(fs::exists(merged / rel / "results.json")) << rel;
-    EXPECT_EQ(Replace(WithoutRun(merged / rel), merged.string(), "DIR"), Replace(WithoutRun(whole / rel), whole.string(), "DIR"))
-        << rel;
-    ++n;
-  }
-  EXPECT_GE(n, 3);
 }
 
 // Sensitivity in shards: round 1 the proxy windows, merge, round 2 (--merged) the parts stage's
@@ -310,7 +288,7 @@ TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRu
   EXPECT_NE(idle.out.find("nothing left to shard"), std::string::npos) << idle.out;
   const auto fin = RunCli(job + "--json --out " + merged.string());
   ASSERT_EQ(fin.exit_code, 0) << fin.err;
-  ExpectSameResultsTree(whole, merged);
+  testing::ExpectSameResultsTree(merged, whole, 3);
   ExpectRefused(RunCli(job + "--merged " + merged.string() + " --out " + dirs[0].string()), {"--merged", "without --shard"});
   // A round 2 against a merge of other windows is refused before anything is computed (--stage
   // full: its parts stage is not merged yet, so this is a second round).
@@ -348,7 +326,7 @@ TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
   EXPECT_GE(rounds, 4) << "at least one verification round";
   const auto fin = RunCli(job + "--out " + merged.string(), 300);
   ASSERT_EQ(fin.exit_code, w.exit_code) << fin.err;
-  ExpectSameResultsTree(whole, merged);
+  testing::ExpectSameResultsTree(merged, whole, 3);
   // The final run computed nothing: every verification round's windows were resumed.
   int verify_rounds = 0;
   for (const auto& e : fs::directory_iterator(merged / "recommend")) {
@@ -362,8 +340,8 @@ TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
     EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()))
         << stage;
   }
-  EXPECT_EQ(Replace(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
-            Replace(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
+  EXPECT_EQ(testing::ReplaceAll(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
+            testing::ReplaceAll(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
   // One shard's first round only, partially: each stage says what it holds.
   const fs::path one = testing::MakeTempDir("merge-audit-one");
   ASSERT_EQ(RunCli(job + "--shard 1/2 --out " + one.string(), 300).exit_code, 0);

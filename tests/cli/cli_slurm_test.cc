@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "support/fixtures.h"
+#include "support/results_tree.h"
 #include "support/run_cli.h"
 #include "support/slurm_cluster.h"
 
@@ -63,22 +64,6 @@ nlohmann::json ReadJson(const fs::path& file) {
   return j;
 }
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
-
-// results.json without the run block, the directory's own name replaced (results name it).
-std::string WithoutRun(const fs::path& dir, const fs::path& root) {
-  nlohmann::json j = nlohmann::json::parse(Replace(ReadFile((dir / "results.json").string()), root.string(), "DIR"),
-                                           nullptr, false);
-  EXPECT_TRUE(j.is_object() && j.contains("run")) << dir;
-  j.erase("run");
-  return j.dump(2);
-}
-
 // The same audit unsharded, as one machine runs it (exit 1: a verdict).
 fs::path Unsharded(const Audit& audit, const std::string& tag) {
   const fs::path out = testing::MakeTempDir(tag);
@@ -91,20 +76,12 @@ fs::path Unsharded(const Audit& audit, const std::string& tag) {
 // (but the run blocks and directory names), eval's and probe's journals byte for byte, and the
 // gate's JUnit file.
 void ExpectSameAsUnsharded(const fs::path& merged, const fs::path& whole) {
-  int n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(whole)) {
-    if (e.path().filename() != "results.json") continue;
-    const fs::path rel = fs::relative(e.path().parent_path(), whole);
-    ASSERT_TRUE(fs::exists(merged / rel / "results.json")) << rel;
-    EXPECT_EQ(WithoutRun(merged / rel, merged), WithoutRun(whole / rel, whole)) << rel;
-    ++n;
-  }
-  EXPECT_GE(n, 3);
+  testing::ExpectSameResultsTree(merged, whole, 3);
   for (const char* stage : {"eval", "probe"}) {
     EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()));
   }
-  EXPECT_EQ(Replace(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
-            Replace(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
+  EXPECT_EQ(testing::ReplaceAll(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
+            testing::ReplaceAll(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
   EXPECT_TRUE(fs::exists(merged / "report.html"));
 }
 
