@@ -57,6 +57,7 @@ void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
     case WeightType::kF32: return ToF32T<WeightType::kF32>(w, r0, r1, out);
     case WeightType::kBF16: return ToF32T<WeightType::kBF16>(w, r0, r1, out);
     case WeightType::kF16: return ToF32T<WeightType::kF16>(w, r0, r1, out);
+    default: return WeightRowsToF32Ref(w, r0, r1, out);
   }
 }
 #else

@@ -103,6 +103,7 @@ void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int6
     case WeightType::kF32: return MatMulRowsT<WeightType::kF32>(x, n, w, r0, r1, y);
     case WeightType::kBF16: return MatMulRowsT<WeightType::kBF16>(x, n, w, r0, r1, y);
     case WeightType::kF16: return MatMulRowsT<WeightType::kF16>(x, n, w, r0, r1, y);
+    default: KV_CHECK_MSG(false, "MatMulRows: block types go through the packed kernels");
   }
 }
 #elif defined(KVAUDIT_MATMUL_AVX2)
@@ -122,6 +123,7 @@ void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, f
     case WeightType::kF32: return GemvRowsT<WeightType::kF32>(x, w, row0, row1, y);
     case WeightType::kBF16: return GemvRowsT<WeightType::kBF16>(x, w, row0, row1, y);
     case WeightType::kF16: return GemvRowsT<WeightType::kF16>(x, w, row0, row1, y);
+    default: KV_CHECK_MSG(false, "GemvRows: block types go through the packed kernels");
   }
 #else
   // MatMulRows writes y[t * rows + j]; with n = 1 that is y[j].

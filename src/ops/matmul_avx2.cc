@@ -113,6 +113,7 @@ void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, 
     case WeightType::kF32: return Rows<WeightType::kF32>(x, n, w, r0, r1, y);
     case WeightType::kBF16: return Rows<WeightType::kBF16>(x, n, w, r0, r1, y);
     case WeightType::kF16: return Rows<WeightType::kF16>(x, n, w, r0, r1, y);
+    default: KV_CHECK_MSG(false, "MatMulRowsAvx2: block types go through the packed kernels");
   }
 }
 

@@ -16,6 +16,7 @@ inline float WeightAt(WeightType t, const uint8_t* row, int64_t i) {
     case WeightType::kF32: return reinterpret_cast<const float*>(row)[i];
     case WeightType::kBF16: return BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i]);
     case WeightType::kF16: return F16ToF32(reinterpret_cast<const uint16_t*>(row)[i]);
+    default: KV_CHECK_MSG(false, "WeightAt: block types are dequantized per block (ops/block_dequant.h)");
   }
   return 0;
 }

@@ -12,14 +12,14 @@
 #include <memory>
 
 #include "base/status.h"
+#include "ops/weight_types.h"
 
 namespace kvaudit {
 
-enum class WeightType : uint8_t { kF32, kBF16, kF16 };
-
-inline int WeightTypeBytes(WeightType t) { return t == WeightType::kF32 ? 4 : 2; }
-inline const char* WeightTypeName(WeightType t) {
-  return t == WeightType::kF32 ? "f32" : t == WeightType::kBF16 ? "bf16" : "f16";
+// Bytes per element of a plain (non-block) type.
+inline int WeightTypeBytes(WeightType t) {
+  KV_CHECK_MSG(!IsBlockType(t), "WeightTypeBytes: a block type has no per-element size");
+  return t == WeightType::kF32 ? 4 : 2;
 }
 
 // Non-owning view; what the matmul kernels take.

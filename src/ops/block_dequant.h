@@ -1,0 +1,19 @@
+// ggml's block formats dequantized to f32: the scalar references (ggml/src/ggml-quants.c
+// dequantize_row_*, bit-exact) and their SIMD twins. The packed-weight matmul (ops/matmul.cc)
+// dequantizes blocks with these right before it multiplies them, so a packed matrix computes
+// with exactly the values a matrix dequantized at load would hold.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/weight_types.h"
+
+namespace kvaudit {
+
+// dst [n] = the n elements of src (n a multiple of t's block size, checked; src may be unaligned;
+// reads WeightRowBytes(t, n) bytes). For block types only (checked).
+void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n);
+// SIMD twin: bitwise DequantizeBlocksRef.
+void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n);
+
+}  // namespace kvaudit
