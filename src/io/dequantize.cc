@@ -10,8 +10,14 @@ namespace kvaudit {
 namespace {
 inline uint16_t LoadU16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return v; }
 
-// The WeightType of a ggml block DType (ops/weight_types.h).
 WeightType BlockWeightType(DType t) {
+  const std::optional<WeightType> w = WeightTypeOfDType(t);
+  KV_CHECK_MSG(w && IsBlockType(*w), "BlockWeightType: not a block type");
+  return *w;
+}
+}  // namespace
+
+std::optional<WeightType> WeightTypeOfDType(DType t) {
   switch (t) {
     case DType::kQ8_0: return WeightType::kQ8_0;
     case DType::kQ4_0: return WeightType::kQ4_0;
@@ -21,11 +27,12 @@ WeightType BlockWeightType(DType t) {
     case DType::kQ4_K: return WeightType::kQ4_K;
     case DType::kQ5_K: return WeightType::kQ5_K;
     case DType::kQ6_K: return WeightType::kQ6_K;
-    default: KV_CHECK_MSG(false, "BlockWeightType: not a block type");
+    case DType::kF32: return WeightType::kF32;
+    case DType::kF16: return WeightType::kF16;
+    case DType::kBF16: return WeightType::kBF16;
+    default: return std::nullopt;
   }
-  return WeightType::kF32;
 }
-}  // namespace
 
 void DequantizeRow(DType type, const uint8_t* src, float* dst, int64_t n) {
   const DTypeInfo& info = GetDTypeInfo(type);

@@ -4,12 +4,19 @@
 
 #include <cstdint>
 
+#include <optional>
+
 #include "io/tensor_view.h"
+#include "ops/weight_types.h"
 
 namespace kvaudit {
 
 // n must be a multiple of the type's block size (checked), and the type float_convertible
 // (checked). src may be unaligned. Reads ByteSize(type, n) bytes of src, writes dst [n].
+// The in-memory weight type a tensor of `t` can stay in (ops/weight_types.h): f32, f16, bf16 and
+// ggml's block formats; nullopt for types the matmul kernels do not read (f64, integers).
+std::optional<WeightType> WeightTypeOfDType(DType t);
+
 void DequantizeRow(DType type, const uint8_t* src, float* dst, int64_t n);
 
 // The whole tensor into out [numel]; error naming the tensor if its dtype cannot be converted

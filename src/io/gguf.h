@@ -68,6 +68,9 @@ class GgufFile {
   Expected<std::vector<int64_t>> GetIntArray(const std::string& key) const;
   Expected<std::vector<double>> GetFloatArray(const std::string& key) const;
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
+  // The mapping the tensors point into (null for Parse()): hold it to keep TensorView::data valid
+  // after this object is gone (model/weights.cc reads matrices in place).
+  std::shared_ptr<const MappedFile> mapping() const { return file_; }
 
  private:
   std::shared_ptr<MappedFile> file_;

@@ -67,7 +67,7 @@ void Forward::Layer(int layer, int n, int pos0) {
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     RmsNorm(x + r0 * d, w.attn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
   });
-  MatMul(h, n, w.wqkv.view(), qkv_.data(), pool_);
+  MatMul(h, n, w.wqkv, qkv_.data(), pool_);
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t t = r0; t < r1; ++t) {
       float* row = qkv_.data() + t * qkv_w;
@@ -91,7 +91,7 @@ void Forward::Layer(int layer, int n, int pos0) {
   if (kv_observer_) kv_observer_(layer, pos0, n, k_.data(), v_.data());
   cache_.Append(layer, pos0, n, k_.data(), kpre_.data(), v_.data());
   cache_.Attend(layer, pos0, n, q_.data(), attn_.data(), pool_);
-  MatMul(attn_.data(), n, w.wo.view(), proj_.data(), pool_);
+  MatMul(attn_.data(), n, w.wo, proj_.data(), pool_);
   for (int64_t t = 0; t < n; ++t) {
     float* xr = x + t * d;
     const float* pr = proj_.data() + t * d;
@@ -106,14 +106,14 @@ void Forward::Layer(int layer, int n, int pos0) {
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     RmsNorm(x + r0 * d, w.ffn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
   });
-  MatMul(h, n, w.w_gate_up.view(), gu_.data(), pool_);
+  MatMul(h, n, w.w_gate_up, gu_.data(), pool_);
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t t = r0; t < r1; ++t) {
       const float* g = gu_.data() + t * 2 * ff;
       SiluMul(g, g + ff, act_.data() + t * ff, ff);
     }
   });
-  MatMul(act_.data(), n, w.w_down.view(), proj_.data(), pool_);
+  MatMul(act_.data(), n, w.w_down, proj_.data(), pool_);
   const int64_t nd = static_cast<int64_t>(n) * d;
   for (int64_t i = 0; i < nd; ++i) x[i] = x[i] + proj_.data()[i];
 }

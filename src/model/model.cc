@@ -41,11 +41,13 @@ Expected<ModelConfig> LoadModelConfig(const std::string& path) {
   return ConfigFromGguf(g);
 }
 
-Expected<std::unique_ptr<Model>> Model::Load(const std::string& path) { return LoadImpl(path, true); }
+Expected<std::unique_ptr<Model>> Model::Load(const std::string& path, const WeightLoadOptions& options) {
+  return LoadImpl(path, true, options);
+}
 
-Expected<std::unique_ptr<Model>> Model::LoadForTokenizing(const std::string& path) { return LoadImpl(path, false); }
+Expected<std::unique_ptr<Model>> Model::LoadForTokenizing(const std::string& path) { return LoadImpl(path, false, {}); }
 
-Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool weights) {
+Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool weights, const WeightLoadOptions& options) {
   auto m = std::make_unique<Model>();
   m->path_ = path;
   std::error_code ec;
@@ -65,7 +67,7 @@ Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool w
     KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
     KV_ASSIGN_OR_RETURN(m->config_, ConfigFromGguf(g));
     if (weights) {
-      KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsGguf(g, m->config_));
+      KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsGguf(g, m->config_, options));
     }
     if (g.Has("tokenizer.ggml.model")) {
       KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromGguf(g));
@@ -90,7 +92,7 @@ std::string Model::Describe() const {
   std::snprintf(buf, sizeof(buf),
                 "model: %s\nformat: %s\narchitecture: %s\nlayers: %d  hidden: %d  heads: %d  kv_heads: %d  head_dim: %d  ffn: %d\n"
                 "vocab: %d  context: %d  rms_eps: %g  rope: %s theta %g%s%s%s%s\n"
-                "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB (%s; 16-bit kept as stored, block formats dequantized to f32 at load)\n"
+                "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB (%s; %s)\n"
                 "kv cache (f32): %lld bytes/token\ntokenizer: %s\n",
                 path_.c_str(), format_.c_str(), ArchName(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
                 c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.rms_eps, rope, c.rope.theta,
@@ -99,6 +101,8 @@ std::string Model::Describe() const {
                 static_cast<long long>(weights_.n_params), has_weights_ ? dtypes.c_str() : "not loaded",
                 weights_.bytes() / 1048576.0,
                 has_weights_ ? weights_.storage_summary().c_str() : "not loaded",
+                weights_.mappings.empty() ? "copied from the files, 16-bit kept as stored, the rest as f32"
+                                          : "read in place from the memory-mapped file, as stored",
                 static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4),
                 tokenizer_ ? "yes" : "none");
   std::string s = buf;

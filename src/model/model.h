@@ -1,4 +1,4 @@
-// A loaded model: config, f32 weights and (when the files carry one) its tokenizer; or, loaded
+// A loaded model: config, weights (ops/weight_matrix.h: in their stored type) and (when the files carry one) its tokenizer; or, loaded
 // for tokenizing, the config and tokenizer alone (an audit whose every configuration is a remote
 // server, docs/endpoints.md: nothing runs in-process, so no weight is read).
 #pragma once
@@ -17,7 +17,7 @@ class Model {
  public:
   // `path`: a Hugging Face model directory (config.json + model.safetensors or an indexed shard
   // set) or a .gguf file. Errors (exit 2) name the file and the key/tensor at fault.
-  static Expected<std::unique_ptr<Model>> Load(const std::string& path);
+  static Expected<std::unique_ptr<Model>> Load(const std::string& path, const WeightLoadOptions& options = {});
   // The config and the tokenizer, no tensor read: a directory needs only config.json (and
   // tokenizer.json for a tokenizer; no safetensors file); a .gguf is mapped and only its metadata
   // parsed. weights() of such a model is an internal check failure: nothing may compute with it.
@@ -44,7 +44,7 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   bool has_weights_ = false;
 
-  static Expected<std::unique_ptr<Model>> LoadImpl(const std::string& path, bool weights);
+  static Expected<std::unique_ptr<Model>> LoadImpl(const std::string& path, bool weights, const WeightLoadOptions& options);
 };
 
 // The config alone (config.json, or a GGUF file's metadata), without reading any weights: for

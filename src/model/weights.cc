@@ -2,9 +2,11 @@
 
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
+#include "io/mapped_file.h"
 #include "io/safetensors.h"
 
 namespace kvaudit {
@@ -21,7 +23,9 @@ uint64_t ModelWeights::bytes() const {
 std::string ModelWeights::storage_summary() const {
   std::map<std::string, int> seen;
   auto add = [&](const WeightMatrix& m) {
-    if (!m.empty()) seen[WeightTypeName(m.type())] = 1;
+    for (const WeightView& p : m.parts()) {
+      if (p.rows * p.cols > 0) seen[WeightTypeName(p.type)] = 1;
+    }
   };
   add(embed);
   add(lm_head);
@@ -60,10 +64,40 @@ namespace {
 // Resolves names in one file format and copies tensors, converted to f32, into place.
 class Loader {
  public:
-  Loader(std::function<const TensorView*(const std::string&)> find, std::string source, std::string hint)
-      : find_(std::move(find)), source_(std::move(source)), hint_(std::move(hint)) {}
+  Loader(std::function<const TensorView*(const std::string&)> find, std::string source, std::string hint, bool in_place)
+      : find_(std::move(find)), source_(std::move(source)), hint_(std::move(hint)), in_place_(in_place) {}
 
   bool Has(const std::string& name) const { return find_(name) != nullptr; }
+  // Matrices are read in place from the mapped file (GGUF), not copied.
+  bool in_place() const { return in_place_; }
+
+  // Tensor `name` [rows, cols] appended to m as a part read in place, rows reordered by row_map
+  // (empty: as stored). A dtype the kernels cannot read, or data misaligned for its element size,
+  // is converted to f32 into w.converted instead (still a part of m).
+  Status AddPart(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m, std::vector<int32_t> row_map,
+                 ModelWeights& w) const {
+    KV_RETURN_IF_ERROR(Check(name, shape));
+    const TensorView* t = find_(name);
+    const std::optional<WeightType> type = WeightTypeOfDType(t->dtype);
+    const size_t align = !type || IsBlockType(*type) ? 1 : WeightTypeBytes(*type);
+    if (type && reinterpret_cast<uintptr_t>(t->data) % align == 0) {
+      const uint64_t want = static_cast<uint64_t>(shape[0]) * WeightRowBytes(*type, shape[1]);
+      if (t->nbytes != want) {
+        return BadInput(source_ + ": tensor '" + name + "' has " + std::to_string(t->nbytes) + " bytes, expected " +
+                        std::to_string(want) + "; hint: the file is truncated or its header is wrong");
+      }
+      m.AddExternalPart(WeightView{t->data, *type, shape[0], shape[1], nullptr}, std::move(row_map));
+      w.source_dtypes[std::string(GetDTypeInfo(t->dtype).name)] += t->numel();
+      w.n_params += t->numel();
+      return Status::Ok();
+    }
+    w.converted.push_back(std::make_unique<AlignedBuffer>());
+    AlignedBuffer& f = *w.converted.back();
+    f.Resize(t->numel());
+    KV_RETURN_IF_ERROR(Load(name, shape, f.data(), w));
+    m.AddExternalPart(WeightView{f.data(), WeightType::kF32, shape[0], shape[1], nullptr}, std::move(row_map));
+    return Status::Ok();
+  }
 
   // Checks dtype and exact shape (outermost first), then dequantizes into dst.
   Status Load(const std::string& name, const std::vector<int64_t>& shape, float* dst, ModelWeights& w) const {
@@ -141,7 +175,21 @@ class Loader {
   }
   std::function<const TensorView*(const std::string&)> find_;
   std::string source_, hint_;
+  bool in_place_ = false;
 };
+
+// The row map that undoes llama.cpp's Q/K permutation (UnpermuteGgufQk) for n_head heads:
+// row h*hd + t*hd/2 + j reads stored row h*hd + 2j + t.
+std::vector<int32_t> UnpermuteRowMap(int n_head, int head_dim) {
+  std::vector<int32_t> map(static_cast<size_t>(n_head) * head_dim);  // [n_head * head_dim]
+  const int half = head_dim / 2;
+  for (int h = 0; h < n_head; ++h) {
+    for (int t = 0; t < 2; ++t) {
+      for (int j = 0; j < half; ++j) map[h * head_dim + t * half + j] = h * head_dim + 2 * j + t;
+    }
+  }
+  return map;
+}
 
 // Tensor names of one format; `layer(i, role)` gives per-layer names.
 struct Names {
@@ -153,12 +201,21 @@ struct Names {
 Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelConfig& c, bool gguf_llama) {
   ModelWeights w;
   const int64_t d = c.d_model, qd = c.q_dim(), kvd = c.kv_dim(), ff = c.d_ff, V = c.vocab_size, hd = c.head_dim;
-  KV_RETURN_IF_ERROR(ld.LoadMatrix(nm.embed, {V, d}, w.embed, w));
+  // One matrix from one tensor: in place, or copied (16-bit) / converted (else) as LoadMatrix does.
+  auto matrix = [&](const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m) {
+    return ld.in_place() ? ld.AddPart(name, shape, m, {}, w) : ld.LoadMatrix(name, shape, m, w);
+  };
+  KV_RETURN_IF_ERROR(matrix(nm.embed, {V, d}, w.embed));
   w.layers.resize(c.n_layers);
   for (int i = 0; i < c.n_layers; ++i) {
     LayerWeights& L = w.layers[i];
     auto name = [&](const char* role, const char* suffix) { return nm.layer(i, role) + suffix; };
     KV_RETURN_IF_ERROR(ld.LoadNew(name("attn_norm", ".weight"), {d}, L.attn_norm, w));
+    if (ld.in_place()) {
+      KV_RETURN_IF_ERROR(ld.AddPart(name("q", ".weight"), {qd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_heads, c.head_dim) : std::vector<int32_t>{}, w));
+      KV_RETURN_IF_ERROR(ld.AddPart(name("k", ".weight"), {kvd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_kv_heads, c.head_dim) : std::vector<int32_t>{}, w));
+      KV_RETURN_IF_ERROR(ld.AddPart(name("v", ".weight"), {kvd, d}, L.wqkv, {}, w));
+    } else {
     L.wqkv.Resize(qd + 2 * kvd, d, ld.MatrixType({name("q", ".weight"), name("k", ".weight"), name("v", ".weight")}));
     KV_RETURN_IF_ERROR(ld.LoadRows(name("q", ".weight"), {qd, d}, L.wqkv, 0, w));
     KV_RETURN_IF_ERROR(ld.LoadRows(name("k", ".weight"), {kvd, d}, L.wqkv, qd, w));
@@ -167,6 +224,7 @@ Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelCon
       const size_t row_bytes = static_cast<size_t>(d) * WeightTypeBytes(L.wqkv.type());
       UnpermuteRows(L.wqkv.mutable_row(0), c.n_heads, c.head_dim, row_bytes);
       UnpermuteRows(L.wqkv.mutable_row(qd), c.n_kv_heads, c.head_dim, row_bytes);
+    }
     }
     if (c.attn_qkv_bias) {
       L.bqkv.Resize(qd + 2 * kvd);
@@ -182,16 +240,21 @@ Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelCon
       KV_RETURN_IF_ERROR(ld.LoadNew(name("q_norm", ".weight"), {hd}, L.q_norm, w));
       KV_RETURN_IF_ERROR(ld.LoadNew(name("k_norm", ".weight"), {hd}, L.k_norm, w));
     }
-    KV_RETURN_IF_ERROR(ld.LoadMatrix(name("o", ".weight"), {d, qd}, L.wo, w));
+    KV_RETURN_IF_ERROR(matrix(name("o", ".weight"), {d, qd}, L.wo));
     if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
     KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
-    L.w_gate_up.Resize(2 * ff, d, ld.MatrixType({name("gate", ".weight"), name("up", ".weight")}));
-    KV_RETURN_IF_ERROR(ld.LoadRows(name("gate", ".weight"), {ff, d}, L.w_gate_up, 0, w));
-    KV_RETURN_IF_ERROR(ld.LoadRows(name("up", ".weight"), {ff, d}, L.w_gate_up, ff, w));
-    KV_RETURN_IF_ERROR(ld.LoadMatrix(name("down", ".weight"), {d, ff}, L.w_down, w));
+    if (ld.in_place()) {
+      KV_RETURN_IF_ERROR(ld.AddPart(name("gate", ".weight"), {ff, d}, L.w_gate_up, {}, w));
+      KV_RETURN_IF_ERROR(ld.AddPart(name("up", ".weight"), {ff, d}, L.w_gate_up, {}, w));
+    } else {
+      L.w_gate_up.Resize(2 * ff, d, ld.MatrixType({name("gate", ".weight"), name("up", ".weight")}));
+      KV_RETURN_IF_ERROR(ld.LoadRows(name("gate", ".weight"), {ff, d}, L.w_gate_up, 0, w));
+      KV_RETURN_IF_ERROR(ld.LoadRows(name("up", ".weight"), {ff, d}, L.w_gate_up, ff, w));
+    }
+    KV_RETURN_IF_ERROR(matrix(name("down", ".weight"), {d, ff}, L.w_down));
   }
   KV_RETURN_IF_ERROR(ld.LoadNew(nm.final_norm, {d}, w.final_norm, w));
-  if (!c.tied_embeddings && ld.Has(nm.output)) KV_RETURN_IF_ERROR(ld.LoadMatrix(nm.output, {V, d}, w.lm_head, w));
+  if (!c.tied_embeddings && ld.Has(nm.output)) KV_RETURN_IF_ERROR(matrix(nm.output, {V, d}, w.lm_head));
   return w;
 }
 
@@ -199,7 +262,8 @@ Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelCon
 
 Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig& c, const std::string& dir) {
   Loader ld([&](const std::string& n) { return st.Find(n); }, dir,
-            "the checkpoint does not match config.json (architecture " + std::string(ArchName(c.arch)) + ")");
+            "the checkpoint does not match config.json (architecture " + std::string(ArchName(c.arch)) + ")",
+            /*in_place=*/false);
   Names nm;
   nm.embed = "model.embed_tokens.weight";
   nm.final_norm = "model.norm.weight";
@@ -215,9 +279,11 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
   return LoadAll(ld, nm, c, /*gguf_llama=*/false);
 }
 
-Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c) {
+Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, const WeightLoadOptions& options) {
+  // In place needs the mapping to outlive the GgufFile (Parse() over caller bytes has none).
+  const bool in_place = !options.dequantize_at_load && g.mapping() != nullptr;
   Loader ld([&](const std::string& n) { return g.FindTensor(n); }, g.label(),
-            "the GGUF does not match its metadata; re-convert with llama.cpp's convert_hf_to_gguf.py");
+            "the GGUF does not match its metadata; re-convert with llama.cpp's convert_hf_to_gguf.py", in_place);
   Names nm;
   nm.embed = "token_embd.weight";
   nm.final_norm = "output_norm.weight";
@@ -231,7 +297,9 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c) 
   };
   // Only the 'llama' converter permutes Q/K (LlamaModel.modify_tensors); qwen2/qwen3 use NEOX RoPE
   // in llama.cpp, which is already rotate-half.
-  return LoadAll(ld, nm, c, /*gguf_llama=*/c.arch == Arch::kLlama);
+  KV_ASSIGN_OR_RETURN(ModelWeights w, LoadAll(ld, nm, c, /*gguf_llama=*/c.arch == Arch::kLlama));
+  if (in_place) w.mappings.push_back(g.mapping());
+  return w;
 }
 
 }  // namespace kvaudit

@@ -1,16 +1,20 @@
 // ModelWeights: every tensor of the model, loaded once.
 //
-// Matrices keep a 16-bit file dtype (bf16 or f16) as stored; everything else (f32 files, GGUF
-// block formats, and fused matrices whose parts differ in dtype) is dequantized to f32 at load.
-// Why: kvaudit measures how KV-cache formats change the model's output, so the weight path must be
-// the same exact reference for every format. A 16-bit weight upcasts to f32 exactly inside the
-// kernels (ops/weight_matrix.h), so keeping it 16-bit changes no result, halves the memory (kvq-
-// code-16m: 31 MB instead of 63 MB) and halves the bytes a decoded token reads. Norm weights and
-// biases are f32. Buffers are 64-byte aligned. q/k/v and gate/up are stored fused so one matmul
-// (one pass over the activations, one thread hand-off) computes each pair.
+// GGUF matrices are read in place from the memory-mapped file, in their stored type (f32, f16,
+// bf16 or a ggml block format: an 8B q4_k_m model costs its 4.9 GB file, not 32 GB of f32);
+// safetensors matrices are copied, bf16/f16 kept as stored, other dtypes converted to f32 (the
+// file's offsets need not be aligned). Why this changes no result: every kernel computes with the
+// exact f32 value of each weight (16-bit upcast, blocks dequantized with ggml's arithmetic right
+// before use) in the canonical accumulation order (ops/weight_matrix.h), so a matrix computes as
+// if converted to f32 at load — which WeightLoadOptions::dequantize_at_load still does, for the
+// tests that pin this. kvaudit measures how KV-cache formats change the model's output, so the
+// weight path must be the same exact reference whatever the weights' storage. Norm weights and
+// biases are f32. q/k/v and gate/up are fused (one matmul, one thread hand-off per pair) as parts
+// of one matrix, each part in its tensor's type.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,23 +41,34 @@ struct LayerWeights {
   WeightMatrix w_down;       // [d_model, d_ff]
 };
 
+struct WeightLoadOptions {
+  // Convert every matrix to f32 at load (owned memory, 4 bytes per parameter), as kvaudit did
+  // before packed weights: the reference the packed path is tested bitwise against.
+  bool dequantize_at_load = false;
+};
+
 struct ModelWeights {
   WeightMatrix embed;        // [vocab, d_model]
   std::vector<LayerWeights> layers;
   AlignedBuffer final_norm;  // [d_model]
   WeightMatrix lm_head;      // [vocab, d_model]; empty when tied (use embed)
 
-  WeightView output_matrix() const { return lm_head.empty() ? embed.view() : lm_head.view(); }
+  const WeightMatrix& output_matrix() const { return lm_head.empty() ? embed : lm_head; }
+  // The memory-mapped files matrices point into (kept alive as long as the weights).
+  std::vector<std::shared_ptr<const void>> mappings;
+  // f32 copies of tensors read "in place" whose dtype the kernels cannot read (f64) or whose data
+  // is misaligned for its element size: matrix parts point into these.
+  std::vector<std::unique_ptr<AlignedBuffer>> converted;
   uint64_t bytes() const;
   // Stored dtype name -> element count, for Describe().
   std::map<std::string, int64_t> source_dtypes;
   int64_t n_params = 0;
-  // In-memory dtype of the matrices, e.g. "bf16" or "f32" or "f16+f32" (for `kvaudit info`).
+  // In-memory types of the matrices, e.g. "bf16" or "f32" or "q4_K+q6_K+f32" (for `kvaudit info`).
   std::string storage_summary() const;
 };
 
 Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig& c, const std::string& dir);
-Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c);
+Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, const WeightLoadOptions& options = {});
 
 // Undoes llama.cpp's Q/K row permutation (convert_hf_to_gguf.py LlamaModel.permute:
 // w.reshape(n_head, 2, rows/n_head/2, cols).swapaxes(1, 2)): GGUF row h*hd + 2j + t holds HF row

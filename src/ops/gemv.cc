@@ -4,9 +4,23 @@
 
 #include "ops/matmul.h"
 
+#include <vector>
+
+#include "ops/block_dequant.h"
+
 namespace kvaudit {
 
+namespace {
+void BlockRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
+  for (int64_t r = r0; r < r1; ++r) DequantizeBlocks(w.type, w.row(r), out + (r - r0) * w.cols, w.cols);
+}
+}  // namespace
+
 void WeightRowsToF32Ref(const WeightView& w, int64_t r0, int64_t r1, float* out) {
+  if (IsBlockType(w.type)) {
+    for (int64_t r = r0; r < r1; ++r) DequantizeBlocksRef(w.type, w.row(r), out + (r - r0) * w.cols, w.cols);
+    return;
+  }
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = w.row(r);
     for (int64_t i = 0; i < w.cols; ++i) out[(r - r0) * w.cols + i] = WeightAt(w.type, row, i);
@@ -14,10 +28,11 @@ void WeightRowsToF32Ref(const WeightView& w, int64_t r0, int64_t r1, float* out)
 }
 
 void GemvRef(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
+  std::vector<float> row(static_cast<size_t>(w.cols));  // [cols] one row as f32
   for (int64_t r = row0; r < row1; ++r) {
-    const uint8_t* row = w.row(r);
+    WeightRowsToF32Ref(w, r, r + 1, row.data());
     double acc = 0;
-    for (int64_t i = 0; i < w.cols; ++i) acc += static_cast<double>(WeightAt(w.type, row, i)) * x[i];
+    for (int64_t i = 0; i < w.cols; ++i) acc += static_cast<double>(row[i]) * x[i];
     y[r] = static_cast<float>(acc);
   }
 }
@@ -53,6 +68,7 @@ void ToF32T(const WeightView& w, int64_t r0, int64_t r1, float* out) {
 }  // namespace
 
 void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
+  if (IsBlockType(w.type)) return BlockRowsToF32(w, r0, r1, out);
   switch (w.type) {
     case WeightType::kF32: return ToF32T<WeightType::kF32>(w, r0, r1, out);
     case WeightType::kBF16: return ToF32T<WeightType::kBF16>(w, r0, r1, out);
@@ -61,7 +77,10 @@ void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
   }
 }
 #else
-void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) { WeightRowsToF32Ref(w, r0, r1, out); }
+void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
+  if (IsBlockType(w.type)) return BlockRowsToF32(w, r0, r1, out);
+  WeightRowsToF32Ref(w, r0, r1, out);
+}
 #endif
 
 }  // namespace kvaudit

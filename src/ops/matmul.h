@@ -1,7 +1,8 @@
 // Dense matrix products y[n, out] = x[n, in] · Wᵀ with W [out, in] row-major (the layout of every
-// Hugging Face nn.Linear weight and of a GGUF weight read outermost-first). W is f32, bf16 or f16
-// (ops/weight_matrix.h); x and y are f32 and every product is accumulated in f32 on exactly
-// upcast weights, so a 16-bit W gives the same arithmetic as the same W upcast to f32.
+// Hugging Face nn.Linear weight and of a GGUF weight read outermost-first). W is f32, bf16, f16 or
+// a ggml block format (ops/weight_matrix.h); x and y are f32 and every product is accumulated in
+// f32 on the exact f32 value of each weight (16-bit upcast, blocks dequantized with ggml's
+// arithmetic right before use), so any W gives the arithmetic of the same W converted to f32.
 //
 // Batch invariance (issue 3): every output element y[t, j] = x_t · w_j is the canonical dot of
 // ops/dot.h (16 lane accumulators over k ascending, one fixed reduction tree), whatever n is,
@@ -21,6 +22,9 @@ namespace kvaudit {
 
 // y[n, w.rows] = x[n, w.cols] · Wᵀ   (x, y row-major, contiguous)
 void MatMul(const float* x, int64_t n, const WeightView& w, float* y, ThreadPool& pool);
+// The same over a matrix of parts stacked by rows: y[n, w.rows()] (columns of each part in turn).
+void MatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool);
+void MatMulParts(const float* x, int64_t n, const WeightView* parts, int n_parts, float* y, ThreadPool& pool);
 // f32 convenience form: W [out, in].
 void MatMul(const float* x, int64_t n, int64_t in, const float* w, int64_t out, float* y, ThreadPool& pool);
 

@@ -83,8 +83,8 @@ void Tile(const float* const* x, const uint8_t* const* w, int64_t in, float* out
 // are stored), as the AVX-512 tiles do. 2 × 3 (prefill) and 1 × 6 (decode) keep the 12
 // accumulators plus the operands within AVX2's 16 registers.
 template <WeightType T, int MR, int NR>
-void RowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
-  const int64_t in = w.cols, out = w.rows;
+void RowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  const int64_t in = w.cols;
   for (int64_t t0 = 0; t0 < n; t0 += MR) {
     const float* xr[MR];
     for (int a = 0; a < MR; ++a) xr[a] = x + std::min<int64_t>(t0 + a, n - 1) * in;
@@ -94,25 +94,25 @@ void RowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r
       float tile[MR * NR];
       Tile<T, MR, NR>(xr, wr, in, tile);
       for (int a = 0; a < MR && t0 + a < n; ++a) {
-        for (int b = 0; b < NR && j0 + b < r1; ++b) y[(t0 + a) * out + j0 + b] = tile[a * NR + b];
+        for (int b = 0; b < NR && j0 + b < r1; ++b) y[(t0 + a) * ldy + j0 + b] = tile[a * NR + b];
       }
     }
   }
 }
 
 template <WeightType T>
-void Rows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
-  if (n == 1) return RowsT<T, 1, 6>(x, n, w, r0, r1, y);
-  RowsT<T, 2, 3>(x, n, w, r0, r1, y);
+void Rows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  if (n == 1) return RowsT<T, 1, 6>(x, n, w, r0, r1, y, ldy);
+  RowsT<T, 2, 3>(x, n, w, r0, r1, y, ldy);
 }
 
 }  // namespace
 
-void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y) {
+void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   switch (w.type) {
-    case WeightType::kF32: return Rows<WeightType::kF32>(x, n, w, r0, r1, y);
-    case WeightType::kBF16: return Rows<WeightType::kBF16>(x, n, w, r0, r1, y);
-    case WeightType::kF16: return Rows<WeightType::kF16>(x, n, w, r0, r1, y);
+    case WeightType::kF32: return Rows<WeightType::kF32>(x, n, w, r0, r1, y, ldy);
+    case WeightType::kBF16: return Rows<WeightType::kBF16>(x, n, w, r0, r1, y, ldy);
+    case WeightType::kF16: return Rows<WeightType::kF16>(x, n, w, r0, r1, y, ldy);
     default: KV_CHECK_MSG(false, "MatMulRowsAvx2: block types go through the packed kernels");
   }
 }

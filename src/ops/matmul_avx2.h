@@ -11,8 +11,8 @@
 #if defined(KVAUDIT_MATMUL_AVX2)  // ops/simd.h
 namespace kvaudit {
 
-// y[t · w.rows + j] for t < n, j in [r0, r1): the canonical dots of ops/dot.h.
-void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y);
+// y[t · ldy + j] for t < n, j in [r0, r1): the canonical dots of ops/dot.h.
+void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 }  // namespace kvaudit
 #endif

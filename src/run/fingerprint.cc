@@ -43,14 +43,26 @@ uint64_t HashConfig(const ModelConfig& c) {
 uint64_t HashModel(const Model& model) {
   uint64_t h = HashConfig(model.config());
   const ModelWeights& w = model.weights();
-  // Weight bytes as held in memory (bf16/f16 kept as stored, the rest f32), plus the dtype, so a
-  // checkpoint re-saved with other dtypes but equal values still matches only if equal as loaded.
+  // Weight bytes as held in memory (the stored type: bf16/f16/f32 or GGUF blocks), plus the type, so
+  // a checkpoint re-saved with other dtypes but equal values still matches only if equal as loaded.
   auto add = [&h](const void* data, uint64_t bytes, int tag) {
     h = HashBytes(&tag, sizeof(tag), h);
     h = HashBytes(data, bytes, h);
   };
   auto buf = [&add](const AlignedBuffer& b) { add(b.data(), b.bytes(), -1); };
-  auto mat = [&add](const WeightMatrix& m) { add(m.view().data, m.bytes(), static_cast<int>(m.type())); };
+  // A matrix: its type tag, then each part's rows in the order the kernels read them (a row map
+  // of GGUF Q/K rows hashes row by row; a plain part, as one block of bytes).
+  auto mat = [&add, &h](const WeightMatrix& m) {
+    const int tag = static_cast<int>(m.type());
+    for (const WeightView& p : m.parts()) {
+      if (!p.row_map) {
+        add(p.data, static_cast<uint64_t>(p.rows) * p.row_bytes(), tag);
+        continue;
+      }
+      h = HashBytes(&tag, sizeof(tag), h);
+      for (int64_t r = 0; r < p.rows; ++r) h = HashBytes(p.row(r), p.row_bytes(), h);
+    }
+  };
   mat(w.embed);
   buf(w.final_norm);
   mat(w.lm_head);

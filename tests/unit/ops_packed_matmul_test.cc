@@ -1,0 +1,140 @@
+// Matmul on weights kept in a ggml block format: bitwise the matmul of the same matrix dequantized
+// to f32 first (the dequantize-at-load path), for decode (n = 1) and prefill tiles, any thread
+// count, matrices of several parts (q|k|v of different types) and row maps (GGUF Q/K rows).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "base/half.h"
+#include "base/thread_pool.h"
+#include "ops/block_dequant.h"
+#include "ops/matmul.h"
+#include "ops/weight_matrix.h"
+#include "support/random_rows.h"
+#include "unit/ops_test_inputs.h"
+
+namespace kvaudit {
+namespace {
+
+// Byte offsets of the f16 scale fields in one block (ggml-common.h block structs).
+std::vector<int> F16Fields(WeightType t) {
+  switch (t) {
+    case WeightType::kQ4_1: case WeightType::kQ5_1: return {0, 2};
+    case WeightType::kQ4_K: case WeightType::kQ5_K: return {0, 2};
+    case WeightType::kQ2_K: return {80, 82};
+    case WeightType::kQ3_K: return {108};
+    case WeightType::kQ6_K: return {208};
+    default: return {0};  // q4_0 q5_0 q8_0 iq4_nl iq4_xs: d first
+  }
+}
+
+// [rows, cols] of type t: random quant bits, finite scales of varied (non power of two) size.
+WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, WeightType t, uint32_t seed) {
+  WeightMatrix w;
+  w.Resize(rows, cols, t);
+  const WeightTypeInfo& info = GetWeightTypeInfo(t);
+  const std::vector<uint8_t> bytes = testing::RandomBytes(static_cast<int64_t>(w.bytes()), seed);
+  std::memcpy(w.mutable_row(0), bytes.data(), bytes.size());
+  const std::vector<float> scales = testing::NormalRows(1, static_cast<int64_t>(w.bytes() / info.block_bytes) * 2, seed + 1, 0.01f);
+  size_t s = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* row = w.mutable_row(r);
+    for (int64_t b = 0; b < cols / info.block_elems; ++b) {
+      for (int off : F16Fields(t)) {
+        const uint16_t h = F32ToF16(scales[s++ % scales.size()]);
+        std::memcpy(row + b * info.block_bytes + off, &h, 2);
+      }
+    }
+  }
+  return w;
+}
+
+// The types whose reference dequantizer exists (all of them once ops/block_dequant.cc has them).
+std::vector<WeightType> BlockTypes() {
+  std::vector<WeightType> types;
+  for (int i = 0; i < kNumWeightTypes; ++i) {
+    const WeightType t = static_cast<WeightType>(i);
+    if (IsBlockType(t)) types.push_back(t);
+  }
+  return types;
+}
+
+std::vector<float> ToF32(const WeightView& w) {
+  std::vector<float> f(static_cast<size_t>(w.rows * w.cols));  // [rows, cols]
+  WeightRowsToF32Ref(w, 0, w.rows, f.data());
+  return f;
+}
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
+  ThreadPool p1(1), p2(2);
+  for (WeightType t : BlockTypes()) {
+    const int64_t cols = GetWeightTypeInfo(t).block_elems == 256 ? 512 : 96;
+    for (int64_t out : {1, 5, 16, 37, 70}) {
+      const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
+      const std::vector<float> wf = ToF32(w.view());
+      const WeightView f32{wf.data(), WeightType::kF32, out, cols};
+      std::vector<float> rows(static_cast<size_t>(out * cols));
+      WeightRowsToF32(w.view(), 0, out, rows.data());
+      EXPECT_TRUE(SameBits(rows, wf)) << WeightTypeName(t) << ": WeightRowsToF32 differs from the reference";
+      for (int64_t n : {1, 2, 5, 9}) {
+        const std::vector<float> x = testing::NormalRows(n, cols, 3);
+        std::vector<float> want(n * out), got1(n * out), got2(n * out), canon(n * out);
+        MatMul(x.data(), n, f32, want.data(), p1);
+        MatMul(x.data(), n, w.view(), got1.data(), p1);
+        MatMul(x.data(), n, w.view(), got2.data(), p2);
+        MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
+        EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " out " << out << " n " << n;
+        EXPECT_TRUE(SameBits(got2, want)) << WeightTypeName(t) << " 2 threads, out " << out << " n " << n;
+        EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
+        // A row of a prefill is bitwise the same token decoded alone.
+        std::vector<float> single(out);
+        MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
+        EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0) << WeightTypeName(t);
+      }
+    }
+  }
+}
+
+TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
+  ThreadPool pool(2);
+  const int64_t cols = 256;
+  const WeightMatrix q = RandomBlockMatrix(64, cols, WeightType::kQ4_K, 5);
+  const WeightMatrix k = RandomBlockMatrix(24, cols, WeightType::kQ6_K, 6);
+  const WeightMatrix v = testing::RandomWeights(40, cols, WeightType::kF16, 7);
+  std::vector<int32_t> reversed(64);
+  for (int i = 0; i < 64; ++i) reversed[i] = 63 - i;
+  WeightMatrix fused;
+  fused.AddExternalPart(q.view(), reversed);
+  fused.AddExternalPart(k.view());
+  fused.AddExternalPart(v.view());
+  ASSERT_EQ(fused.rows(), 128);
+  EXPECT_TRUE(fused.mixed());
+  EXPECT_EQ(fused.bytes(), q.bytes() + k.bytes() + v.bytes());
+  // The same matrix as one f32 block: q's rows reversed, then k, then v.
+  std::vector<float> all;
+  const std::vector<float> qf = ToF32(q.view()), kf = ToF32(k.view()), vf = ToF32(v.view());
+  for (int i = 0; i < 64; ++i) all.insert(all.end(), qf.begin() + (63 - i) * cols, qf.begin() + (64 - i) * cols);
+  all.insert(all.end(), kf.begin(), kf.end());
+  all.insert(all.end(), vf.begin(), vf.end());
+  const WeightView f32{all.data(), WeightType::kF32, 128, cols};
+  for (int64_t n : {1, 3, 8}) {
+    const std::vector<float> x = testing::NormalRows(n, cols, 11);
+    std::vector<float> want(n * 128), got(n * 128);
+    MatMul(x.data(), n, f32, want.data(), pool);
+    MatMul(x.data(), n, fused, got.data(), pool);
+    EXPECT_TRUE(SameBits(got, want)) << "n " << n;
+  }
+}
+
+TEST(OpsPackedMatmul, BlockRowsMustBeWholeBlocks) {
+  WeightMatrix w;
+  EXPECT_DEATH(w.Resize(2, 48, WeightType::kQ8_0), "whole number of blocks");
+}
+
+}  // namespace
+}  // namespace kvaudit
