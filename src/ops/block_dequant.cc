@@ -286,6 +286,6 @@ void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n
   }
 }
 
-void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) { DequantizeBlocksRef(t, src, dst, n); }
+// DequantizeBlocks, the SIMD twin, is in block_dequant_simd.cc.
 
 }  // namespace kvaudit
