@@ -27,6 +27,10 @@ std::optional<WeightType> WeightTypeOfDType(DType t) {
     case DType::kQ4_K: return WeightType::kQ4_K;
     case DType::kQ5_K: return WeightType::kQ5_K;
     case DType::kQ6_K: return WeightType::kQ6_K;
+    case DType::kQ2_K: return WeightType::kQ2_K;
+    case DType::kQ3_K: return WeightType::kQ3_K;
+    case DType::kIQ4_NL: return WeightType::kIQ4_NL;
+    case DType::kIQ4_XS: return WeightType::kIQ4_XS;
     case DType::kF32: return WeightType::kF32;
     case DType::kF16: return WeightType::kF16;
     case DType::kBF16: return WeightType::kBF16;

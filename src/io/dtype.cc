@@ -10,7 +10,9 @@ namespace {
 // block_q8_0 = {f16 d; i8 qs[32]}, block_q4_0 = {d; qs[16]}, block_q4_1 = {d, m; qs[16]},
 // block_q5_0 = {d; qh[4]; qs[16]}, block_q5_1 = {d, m; qh[4]; qs[16]},
 // block_q4_K = {d, dmin; scales[12]; qs[128]}, block_q5_K = {d, dmin; scales[12]; qh[32]; qs[128]},
-// block_q6_K = {ql[128]; qh[64]; i8 scales[16]; d}.
+// block_q6_K = {ql[128]; qh[64]; i8 scales[16]; d}, block_q2_K = {scales[16]; qs[64]; d, dmin},
+// block_q3_K = {hmask[32]; qs[64]; scales[12]; d}, block_iq4_nl = {d; qs[16]},
+// block_iq4_xs = {d; u16 scales_h; scales_l[4]; qs[128]}.
 constexpr DTypeInfo kTable[kNumDTypes] = {
     {"F32", 1, 4, true},     {"F16", 1, 2, true},     {"BF16", 1, 2, true},
     {"F64", 1, 8, true},     {"I8", 1, 1, false},     {"I16", 1, 2, false},
@@ -18,12 +20,18 @@ constexpr DTypeInfo kTable[kNumDTypes] = {
     {"BOOL", 1, 1, false},   {"Q8_0", 32, 34, true},  {"Q4_0", 32, 18, true},
     {"Q4_1", 32, 20, true},  {"Q5_0", 32, 22, true},  {"Q5_1", 32, 24, true},
     {"Q4_K", 256, 144, true}, {"Q5_K", 256, 176, true}, {"Q6_K", 256, 210, true},
+    {"Q2_K", 256, 84, true},  {"Q3_K", 256, 110, true}, {"IQ4_NL", 32, 18, true},
+    {"IQ4_XS", 256, 136, true},
 };
-static_assert(static_cast<int>(DType::kQ6_K) + 1 == kNumDTypes, "kTable must cover every DType");
+static_assert(static_cast<int>(DType::kIQ4_XS) + 1 == kNumDTypes, "kTable must cover every DType");
 static_assert(kTable[static_cast<int>(DType::kQ8_0)].block_bytes == 2 + 32);
 static_assert(kTable[static_cast<int>(DType::kQ4_K)].block_bytes == 2 + 2 + 12 + 128);
 static_assert(kTable[static_cast<int>(DType::kQ5_K)].block_bytes == 2 + 2 + 12 + 32 + 128);
 static_assert(kTable[static_cast<int>(DType::kQ6_K)].block_bytes == 128 + 64 + 16 + 2);
+static_assert(kTable[static_cast<int>(DType::kQ2_K)].block_bytes == 16 + 64 + 2 + 2);
+static_assert(kTable[static_cast<int>(DType::kQ3_K)].block_bytes == 32 + 64 + 12 + 2);
+static_assert(kTable[static_cast<int>(DType::kIQ4_NL)].block_bytes == 2 + 16);
+static_assert(kTable[static_cast<int>(DType::kIQ4_XS)].block_bytes == 2 + 2 + 4 + 128);
 
 }  // namespace
 

@@ -14,6 +14,7 @@ enum class DType : uint8_t {
   kF32, kF16, kBF16, kF64,
   kI8, kI16, kI32, kI64, kU8, kBool,
   kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ4_K, kQ5_K, kQ6_K,
+  kQ2_K, kQ3_K, kIQ4_NL, kIQ4_XS,
 };
 
 struct DTypeInfo {
@@ -23,7 +24,7 @@ struct DTypeInfo {
   bool float_convertible;  // DequantizeRow supports it
 };
 
-inline constexpr int kNumDTypes = 18;
+inline constexpr int kNumDTypes = 22;
 
 const DTypeInfo& GetDTypeInfo(DType t);
 // The DType spelled `name` ("BF16", "Q4_K", ...), exact case; nullopt if unknown.

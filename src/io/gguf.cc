@@ -234,7 +234,8 @@ class Parser {
       const auto dtype = DTypeFromGgmlType(type);
       if (!dtype) {
         return Fail("unsupported ggml type id " + std::to_string(type), Tensor(t.name),
-                    "kvaudit reads F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; "
+                    "kvaudit reads F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K-Q6_K, IQ4_NL, "
+                    "IQ4_XS; "
                     "requantize with llama-quantize");
       }
       t.dtype = *dtype;
@@ -295,12 +296,13 @@ class Parser {
 
 std::optional<DType> DTypeFromGgmlType(uint32_t id) {
   switch (id) {
-    case 0: return DType::kF32;    case 1: return DType::kF16;    case 2: return DType::kQ4_0;
-    case 3: return DType::kQ4_1;   case 6: return DType::kQ5_0;   case 7: return DType::kQ5_1;
-    case 8: return DType::kQ8_0;   case 12: return DType::kQ4_K;  case 13: return DType::kQ5_K;
-    case 14: return DType::kQ6_K;  case 24: return DType::kI8;    case 25: return DType::kI16;
-    case 26: return DType::kI32;   case 27: return DType::kI64;   case 28: return DType::kF64;
-    case 30: return DType::kBF16;
+    case 0: return DType::kF32;     case 1: return DType::kF16;     case 2: return DType::kQ4_0;
+    case 3: return DType::kQ4_1;    case 6: return DType::kQ5_0;    case 7: return DType::kQ5_1;
+    case 8: return DType::kQ8_0;    case 10: return DType::kQ2_K;   case 11: return DType::kQ3_K;
+    case 12: return DType::kQ4_K;   case 13: return DType::kQ5_K;   case 14: return DType::kQ6_K;
+    case 20: return DType::kIQ4_NL; case 23: return DType::kIQ4_XS; case 24: return DType::kI8;
+    case 25: return DType::kI16;    case 26: return DType::kI32;    case 27: return DType::kI64;
+    case 28: return DType::kF64;    case 30: return DType::kBF16;
     default: return std::nullopt;
   }
 }

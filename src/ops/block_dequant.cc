@@ -171,6 +171,97 @@ void RowQ6_K(const uint8_t* b, float* y, int64_t nb) {
   }
 }
 
+
+// block_q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: scales[k] holds the 4-bit scale (low) and
+// min (high) of elements 16k..16k+15. Each 128 elements use 32 bytes of qs: element 32j + l of
+// the half (j = 0..3, l = 0..31) is bits 2j..2j+1 of qs[l]; y = (d*sc)*q - (dmin*m), as
+// dequantize_row_q2_K in ggml-quants.c.
+void RowQ2_K(const uint8_t* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, b += 84) {
+    const uint8_t* scales = b;
+    const uint8_t* q = b + 16;
+    const float d = LoadF16(b + 80);
+    const float dmin = LoadF16(b + 82);
+    for (int n = 0; n < kQK_K; n += 128, q += 32) {
+      for (int shift = 0; shift < 8; shift += 2) {
+        for (int half = 0; half < 2; ++half) {
+          const uint8_t sc = *scales++;
+          const float dl = d * static_cast<float>(sc & 0x0F), ml = dmin * static_cast<float>(sc >> 4);
+          for (int l = 16 * half; l < 16 * half + 16; ++l) *y++ = dl * static_cast<float>((q[l] >> shift) & 3) - ml;
+        }
+      }
+    }
+  }
+}
+
+// The 12 scale bytes of q3_K hold sixteen 6-bit scales, biased by 32: scale k takes its low 4 bits
+// from byte k (k < 8, low nibble) or byte k-8 (high nibble), and its top 2 bits from bits
+// 2(k/4)..2(k/4)+1 of byte 8 + k%4 (the aux[] shuffle of dequantize_row_q3_K in ggml-quants.c).
+inline int ScaleK3(int k, const uint8_t* s) {
+  const int lo = k < 8 ? s[k] & 0x0F : s[k - 8] >> 4;
+  const int hi = (s[8 + k % 4] >> (2 * (k / 4))) & 3;
+  return (lo | (hi << 4)) - 32;
+}
+
+// block_q3_K {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: 2 low bits as q2_K's (element
+// 32j + l of half h is bits 2j.. of qs[32h + l]), the third bit is bit 4h + j of hmask[l], and a
+// clear bit subtracts 4; one scale per 16 elements; y = (d*sc) * (q - 4*!hbit).
+void RowQ3_K(const uint8_t* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, b += 110) {
+    const uint8_t* hm = b;
+    const uint8_t* q = b + 32;
+    const uint8_t* scales = b + 96;
+    const float d = LoadF16(b + 108);
+    int k = 0;
+    uint8_t m = 1;
+    for (int n = 0; n < kQK_K; n += 128, q += 32) {
+      for (int shift = 0; shift < 8; shift += 2, m <<= 1) {
+        for (int half = 0; half < 2; ++half) {
+          const float dl = d * static_cast<float>(ScaleK3(k++, scales));
+          for (int l = 16 * half; l < 16 * half + 16; ++l) {
+            *y++ = dl * static_cast<float>(((q[l] >> shift) & 3) - ((hm[l] & m) ? 0 : 4));
+          }
+        }
+      }
+    }
+  }
+}
+
+// kvalues_iq4nl (ggml-common.h): the 16 levels of the non-linear 4-bit grid.
+constexpr int8_t kIq4NlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// block_iq4_nl {f16 d; u8 qs[16]}: nibbles as q4_0's; y = d * kvalues_iq4nl[q].
+void RowIQ4_NL(const uint8_t* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, b += 18, y += kQK) {
+    const float d = LoadF16(b);
+    const uint8_t* qs = b + 2;
+    for (int j = 0; j < kQK / 2; ++j) {
+      y[j] = d * static_cast<float>(kIq4NlLevels[qs[j] & 0x0F]);
+      y[j + kQK / 2] = d * static_cast<float>(kIq4NlLevels[qs[j] >> 4]);
+    }
+  }
+}
+
+// block_iq4_xs {f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]}: eight 32-element sub-blocks, each
+// with a 6-bit scale biased by 32 (low 4 bits: nibble k%2 of scales_l[k/2]; top 2 bits: bits 2k.. of
+// scales_h) and iq4_nl's nibble layout in its 16 bytes of qs; y = (d*(ls-32)) * kvalues_iq4nl[q].
+void RowIQ4_XS(const uint8_t* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, b += 136) {
+    const float d = LoadF16(b);
+    const uint16_t scales_h = LoadU16(b + 2);
+    const uint8_t* scales_l = b + 4;
+    const uint8_t* qs = b + 8;
+    for (int k = 0; k < kQK_K / 32; ++k, qs += 16, y += 32) {
+      const int ls = ((scales_l[k / 2] >> (4 * (k % 2))) & 0x0F) | (((scales_h >> (2 * k)) & 3) << 4);
+      const float dl = d * static_cast<float>(ls - 32);
+      for (int j = 0; j < 16; ++j) {
+        y[j] = dl * static_cast<float>(kIq4NlLevels[qs[j] & 0x0F]);
+        y[j + 16] = dl * static_cast<float>(kIq4NlLevels[qs[j] >> 4]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n) {
@@ -187,10 +278,14 @@ void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n
     case WeightType::kQ4_K: return RowQ4_K(src, dst, nb);
     case WeightType::kQ5_K: return RowQ5_K(src, dst, nb);
     case WeightType::kQ6_K: return RowQ6_K(src, dst, nb);
-    default: KV_CHECK_MSG(false, "DequantizeBlocksRef: block type not implemented yet");
+    case WeightType::kQ2_K: return RowQ2_K(src, dst, nb);
+    case WeightType::kQ3_K: return RowQ3_K(src, dst, nb);
+    case WeightType::kIQ4_NL: return RowIQ4_NL(src, dst, nb);
+    case WeightType::kIQ4_XS: return RowIQ4_XS(src, dst, nb);
+    default: KV_CHECK_MSG(false, "DequantizeBlocksRef: not a block type");
   }
 }
 
-void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) { DequantizeBlocksRef(t, src, dst, n); }
+// DequantizeBlocks, the SIMD twin, is in block_dequant_simd.cc.
 
 }  // namespace kvaudit

@@ -1,5 +1,5 @@
 // Each block format is checked against an element-wise description of its layout written
-// independently of the row loops in dequantize.cc (ggml-common.h block structs; ggml-quants.c
+// independently of the row loops in ops/block_dequant.cc (ggml-common.h block structs; ggml-quants.c
 // dequantize_row_*). Scales are powers of two so every expected value is exact whatever the
 // compiler does with a*b-c (FMA contraction), and the comparisons are ==.
 #include "io/dequantize.h"
@@ -152,6 +152,86 @@ TEST(IoDequantize, Q6_K) {
     const int hi = (b[128 + 32 * n + l] >> (2 * k)) & 3;
     const int sc = static_cast<int8_t>(b[192 + 8 * n + l / 16 + 2 * k]);
     EXPECT_EQ(y[e], d * sc * ((lo | (hi << 4)) - 32)) << e;
+  }
+}
+
+TEST(IoDequantize, Q2_K) {
+  Bytes b = RandomBlocks(DType::kQ2_K, 2, 10);
+  const float d[2] = {0.0625f, 2.0f}, dmin[2] = {0.5f, 0.015625f};
+  for (int blk = 0; blk < 2; ++blk) {
+    PutF16(&b[84 * blk + 80], d[blk]);  // block_q2_K ends with d, dmin
+    PutF16(&b[84 * blk + 82], dmin[blk]);
+  }
+  const auto y = Dequant(DType::kQ2_K, b, 2);
+  for (int g = 0; g < 512; ++g) {
+    const int blk = g / 256, e = g % 256;
+    const uint8_t* p = &b[84 * blk];
+    // element 32j + l of half h is bits 2j..2j+1 of qs[32h + l]; scales[e/16] = scale | min << 4
+    const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+    const int q = (p[16 + 32 * h + l] >> (2 * j)) & 3;
+    const int sc = p[e / 16] & 0x0F, mn = p[e / 16] >> 4;
+    EXPECT_EQ(y[g], d[blk] * sc * q - dmin[blk] * mn) << g;
+  }
+}
+
+TEST(IoDequantize, Q3_K) {
+  Bytes b = RandomBlocks(DType::kQ3_K, 1, 11);
+  testing::Rng rng(110);
+  int ls[16];  // the sixteen 6-bit scales, biased by 32, packed as quantize_row_q3_K_ref does
+  for (int k = 0; k < 16; ++k) ls[k] = static_cast<int>(rng.Below(64));
+  ls[3] = 0; ls[13] = 63;  // the extremes, and the top bits of the last packed byte
+  uint8_t* scales = &b[96];
+  std::memset(scales, 0, 12);
+  for (int k = 0; k < 16; ++k) {
+    if (k < 8) scales[k] = static_cast<uint8_t>(ls[k] & 0x0F);
+    else scales[k - 8] |= static_cast<uint8_t>((ls[k] & 0x0F) << 4);
+    scales[8 + k % 4] |= static_cast<uint8_t>((ls[k] >> 4) << (2 * (k / 4)));
+  }
+  const float d = 0.125f;
+  PutF16(&b[108], d);
+  const auto y = Dequant(DType::kQ3_K, b, 1);
+  for (int e = 0; e < 256; ++e) {
+    // low 2 bits as q2_K's; bit 4h + j of hmask[l] is the third bit, and a clear one means -4
+    const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+    const int low = (b[32 + 32 * h + l] >> (2 * j)) & 3;
+    const int high = (b[l] >> (4 * h + j)) & 1;
+    EXPECT_EQ(y[e], d * (ls[e / 16] - 32) * (low + 4 * high - 4)) << e;
+  }
+}
+
+// kvalues_iq4nl (ggml-common.h).
+constexpr int kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+TEST(IoDequantize, IQ4_NL) {
+  Bytes b = RandomBlocks(DType::kIQ4_NL, 2, 12);
+  PutF16(&b[0], 0.25f);
+  PutF16(&b[18], -0.0078125f);
+  const auto y = Dequant(DType::kIQ4_NL, b, 2);
+  for (int e = 0; e < 64; ++e) {
+    const uint8_t* blk = &b[18 * (e / 32)];
+    const int i = e % 32;  // q4_0's nibble order: elements 16..31 are the high nibbles
+    const float d = e < 32 ? 0.25f : -0.0078125f;
+    EXPECT_EQ(y[e], d * kIq4Levels[Nibble(blk[2 + i % 16], i >= 16)]) << e;
+  }
+}
+
+TEST(IoDequantize, IQ4_XS) {
+  Bytes b = RandomBlocks(DType::kIQ4_XS, 1, 13);
+  testing::Rng rng(130);
+  int ls[8];  // eight 6-bit sub-block scales, biased by 32
+  for (int k = 0; k < 8; ++k) ls[k] = static_cast<int>(rng.Below(64));
+  ls[0] = 63; ls[6] = 0;
+  uint16_t scales_h = 0;
+  for (int k = 0; k < 8; ++k) scales_h = static_cast<uint16_t>(scales_h | ((ls[k] >> 4) << (2 * k)));
+  std::memcpy(&b[2], &scales_h, 2);
+  for (int k = 0; k < 4; ++k) b[4 + k] = static_cast<uint8_t>((ls[2 * k] & 0x0F) | ((ls[2 * k + 1] & 0x0F) << 4));
+  const float d = 0.03125f;
+  PutF16(&b[0], d);
+  const auto y = Dequant(DType::kIQ4_XS, b, 1);
+  for (int e = 0; e < 256; ++e) {
+    const int k = e / 32, w = e % 32;  // sub-block k: 16 bytes of qs, iq4_nl's nibble order
+    const int q = Nibble(b[8 + 16 * k + w % 16], w >= 16);
+    EXPECT_EQ(y[e], d * (ls[k] - 32) * kIq4Levels[q]) << e;
   }
 }
 

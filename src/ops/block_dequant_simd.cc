@@ -1,0 +1,141 @@
+// SIMD twins of the 32-element block dequantizers (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) and the
+// DequantizeBlocks dispatch; the K family is in block_dequant_k.cc. Each is bitwise its scalar
+// reference in block_dequant.cc: the same integer codes, converted to f32 exactly, then the
+// reference's f32 operations in its order (tests/unit/ops_block_dequant_test.cc compares them).
+#include "ops/simd.h"
+
+#include "base/status.h"
+#include "ops/block_dequant.h"
+#include "ops/block_dequant_vec.h"
+
+// As block_dequant.cc, and needed here too: see block_dequant_vec.h.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace kvaudit {
+
+#if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
+namespace block_simd {
+namespace {
+
+constexpr int kL = V::kLanes;
+
+// block_q8_0 {f16 d; i8 qs[32]}: y = qs * d.
+void RowQ8_0(const uint8_t* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, b += 34, y += 32) {
+    const V::F d = V::SplatF(LoadScale(b));
+    for (int j = 0; j < 32; j += kL) V::Store(y + j, V::Mul(V::ToF(V::I8(b + 2 + j)), d));
+  }
+}
+
+// block_q4_0 {f16 d; u8 qs[16]}: low nibbles are elements 0..15, high 16..31; y = (q-8)*d.
+void RowQ4_0(const uint8_t* b, float* y, int64_t nb) {
+  const V::I low4 = V::Splat(0x0F), eight = V::Splat(8);
+  for (int64_t i = 0; i < nb; ++i, b += 18, y += 32) {
+    const V::F d = V::SplatF(LoadScale(b));
+    for (int j = 0; j < 16; j += kL) {
+      const V::I q = V::U8(b + 2 + j);
+      V::Store(y + j, V::Mul(V::ToF(V::Sub(V::And(q, low4), eight)), d));
+      V::Store(y + 16 + j, V::Mul(V::ToF(V::Sub(V::Shr(q, 4), eight)), d));
+    }
+  }
+}
+
+// block_q4_1 {f16 d, m; u8 qs[16]}: y = q*d + m.
+void RowQ4_1(const uint8_t* b, float* y, int64_t nb) {
+  const V::I low4 = V::Splat(0x0F);
+  for (int64_t i = 0; i < nb; ++i, b += 20, y += 32) {
+    const V::F d = V::SplatF(LoadScale(b)), m = V::SplatF(LoadScale(b + 2));
+    for (int j = 0; j < 16; j += kL) {
+      const V::I q = V::U8(b + 4 + j);
+      V::Store(y + j, V::AddF(V::Mul(V::ToF(V::And(q, low4)), d), m));
+      V::Store(y + 16 + j, V::AddF(V::Mul(V::ToF(V::Shr(q, 4)), d), m));
+    }
+  }
+}
+
+// block_q5_0 {f16 d; u8 qh[4]; u8 qs[16]}: bit e of the little-endian u32 qh is the fifth bit of
+// element e; y = ((q | h<<4) - 16) * d.
+void RowQ5_0(const uint8_t* b, float* y, int64_t nb) {
+  const V::I low4 = V::Splat(0x0F), sixteen = V::Splat(16);
+  for (int64_t i = 0; i < nb; ++i, b += 22, y += 32) {
+    const V::F d = V::SplatF(LoadScale(b));
+    uint32_t qh_bits;
+    std::memcpy(&qh_bits, b + 2, 4);
+    const V::Bits qh = V::LoadBits(qh_bits);
+    for (int j = 0; j < 16; j += kL) {
+      const V::I q = V::U8(b + 6 + j);
+      const V::I q0 = V::OrBit16(V::And(q, low4), qh, j);
+      const V::I q1 = V::OrBit16(V::Shr(q, 4), qh, 16 + j);
+      V::Store(y + j, V::Mul(V::ToF(V::Sub(q0, sixteen)), d));
+      V::Store(y + 16 + j, V::Mul(V::ToF(V::Sub(q1, sixteen)), d));
+    }
+  }
+}
+
+// block_q5_1 {f16 d, m; u8 qh[4]; u8 qs[16]}: y = (q | h<<4)*d + m.
+void RowQ5_1(const uint8_t* b, float* y, int64_t nb) {
+  const V::I low4 = V::Splat(0x0F);
+  for (int64_t i = 0; i < nb; ++i, b += 24, y += 32) {
+    const V::F d = V::SplatF(LoadScale(b)), m = V::SplatF(LoadScale(b + 2));
+    uint32_t qh_bits;
+    std::memcpy(&qh_bits, b + 4, 4);
+    const V::Bits qh = V::LoadBits(qh_bits);
+    for (int j = 0; j < 16; j += kL) {
+      const V::I q = V::U8(b + 8 + j);
+      const V::I q0 = V::OrBit16(V::And(q, low4), qh, j);
+      const V::I q1 = V::OrBit16(V::Shr(q, 4), qh, 16 + j);
+      V::Store(y + j, V::AddF(V::Mul(V::ToF(q0), d), m));
+      V::Store(y + 16 + j, V::AddF(V::Mul(V::ToF(q1), d), m));
+    }
+  }
+}
+
+// block_iq4_nl {f16 d; u8 qs[16]}: y = d * level[q].
+void RowIQ4_NL(const uint8_t* b, float* y, int64_t nb) {
+  const V::Table levels = V::LoadTable(kIq4NlLevelsF);
+  const V::I low4 = V::Splat(0x0F);
+  for (int64_t i = 0; i < nb; ++i, b += 18, y += 32) {
+    const V::F d = V::SplatF(LoadScale(b));
+    for (int j = 0; j < 16; j += kL) {
+      const V::I q = V::U8(b + 2 + j);
+      V::Store(y + j, V::Mul(d, V::Lookup(levels, V::And(q, low4))));
+      V::Store(y + 16 + j, V::Mul(d, V::Lookup(levels, V::Shr(q, 4))));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace block_simd
+#endif  // KVAUDIT_BLOCK_DEQUANT_SIMD
+
+void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) {
+#if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
+  const WeightTypeInfo& info = GetWeightTypeInfo(t);
+  KV_CHECK_MSG(IsBlockType(t), "DequantizeBlocks: not a block type");
+  KV_CHECK(n >= 0 && n % info.block_elems == 0);
+  const int64_t nb = n / info.block_elems;
+  namespace s = block_simd;
+  switch (t) {
+    case WeightType::kQ8_0: return s::RowQ8_0(src, dst, nb);
+    case WeightType::kQ4_0: return s::RowQ4_0(src, dst, nb);
+    case WeightType::kQ4_1: return s::RowQ4_1(src, dst, nb);
+    case WeightType::kQ5_0: return s::RowQ5_0(src, dst, nb);
+    case WeightType::kQ5_1: return s::RowQ5_1(src, dst, nb);
+    case WeightType::kQ2_K: return s::RowQ2_KSimd(src, dst, nb);
+    case WeightType::kQ3_K: return s::RowQ3_KSimd(src, dst, nb);
+    case WeightType::kQ4_K: return s::RowQ4_KSimd(src, dst, nb);
+    case WeightType::kQ5_K: return s::RowQ5_KSimd(src, dst, nb);
+    case WeightType::kQ6_K: return s::RowQ6_KSimd(src, dst, nb);
+    case WeightType::kIQ4_NL: return s::RowIQ4_NL(src, dst, nb);
+    case WeightType::kIQ4_XS: return s::RowIQ4_XSSimd(src, dst, nb);
+    default: break;
+  }
+#endif
+  DequantizeBlocksRef(t, src, dst, n);
+}
+
+}  // namespace kvaudit
