@@ -17,6 +17,8 @@
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
+#include "model/model.h"
+#include "ops/rope.h"
 #include "support/fixtures.h"
 #include "support/run_cli.h"
 
@@ -216,6 +218,18 @@ TEST(SynthModelCliTest, TinyBf16SafetensorsLoadsScoresAndTokenizesAsTheGguf) {
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_GT(a.out.size(), 200u);
   EXPECT_EQ(a.out, b.out);
+  // llama3 RoPE two ways: the GGUF's rope_freqs.weight divisors and config.json's rope_scaling
+  // give the same frequencies in kvaudit (ops/rope.cc follows transformers' _compute_llama3_parameters).
+  auto cg = LoadModelConfig(gguf.string());
+  auto ch = LoadModelConfig(model.string());
+  ASSERT_TRUE(cg.ok() && ch.ok());
+  ASSERT_FALSE(cg->rope.freq_divisors.empty());
+  ASSERT_TRUE(ch->rope.freq_divisors.empty());
+  const std::vector<float> fg = RopeInvFreq(cg->rope, 64), fh = RopeInvFreq(ch->rope, 64);
+  ASSERT_EQ(fg.size(), fh.size());
+  for (size_t i = 0; i < fg.size(); ++i) EXPECT_NEAR(fg[i], fh[i], 1e-5 * fh[i]) << i;
+  const double lowest = std::pow(500000.0, -62.0 / 64) / 8;  // wavelength > 8192: divided by the factor, 8
+  EXPECT_NEAR(fg.back(), lowest, 1e-4 * lowest);
   fs::remove_all(dir);
 }
 
