@@ -1,0 +1,150 @@
+#include "synth_gguf.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "synth_write.h"
+
+namespace kvaudit::synth {
+namespace {
+
+constexpr uint32_t kGgufVersion = 3;
+constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION (ggml.h), written by converter and quantizer
+
+// Little-endian serialization of GGUF metadata (gguf.md "Standardized key-value pairs").
+class Meta {
+ public:
+  uint64_t count() const { return n_; }
+  const std::string& bytes() const { return b_; }
+
+  void U32(const std::string& key, uint32_t v) { Key(key, GgufType::kU32); Raw(v); }
+  void F32(const std::string& key, float v) { Key(key, GgufType::kF32); Raw(v); }
+  void Str(const std::string& key, const std::string& v) { Key(key, GgufType::kString); String(v); }
+  // A value read by io/gguf.h, written back with its own type.
+  Status Copy(const std::string& key, const GgufValue& v) {
+    Key(key, v.type);
+    if (v.type != GgufType::kArray) return Scalar(key, v.type, v.i, v.f, v.s);
+    Raw(static_cast<uint32_t>(v.elem_type));
+    const size_t n = v.elem_type == GgufType::kString ? v.strings.size()
+                     : (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) ? v.floats.size()
+                                                                                        : v.ints.size();
+    Raw(static_cast<uint64_t>(n));
+    for (size_t j = 0; j < n; ++j) {
+      if (v.elem_type == GgufType::kString) {
+        String(v.strings[j]);
+      } else if (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) {
+        KV_RETURN_IF_ERROR(Scalar(key, v.elem_type, 0, v.floats[j], ""));
+      } else {
+        KV_RETURN_IF_ERROR(Scalar(key, v.elem_type, v.ints[j], 0, ""));
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  template <class T>
+  void Raw(T v) { b_.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+  void String(const std::string& s) { Raw(static_cast<uint64_t>(s.size())); b_ += s; }
+  void Key(const std::string& key, GgufType t) { ++n_; String(key); Raw(static_cast<uint32_t>(t)); }
+  Status Scalar(const std::string& key, GgufType t, int64_t i, double f, const std::string& s) {
+    switch (t) {
+      case GgufType::kU8: Raw(static_cast<uint8_t>(i)); break;
+      case GgufType::kI8: Raw(static_cast<int8_t>(i)); break;
+      case GgufType::kU16: Raw(static_cast<uint16_t>(i)); break;
+      case GgufType::kI16: Raw(static_cast<int16_t>(i)); break;
+      case GgufType::kU32: Raw(static_cast<uint32_t>(i)); break;
+      case GgufType::kI32: Raw(static_cast<int32_t>(i)); break;
+      case GgufType::kU64: Raw(static_cast<uint64_t>(i)); break;
+      case GgufType::kI64: Raw(static_cast<int64_t>(i)); break;
+      case GgufType::kBool: Raw(static_cast<uint8_t>(i != 0)); break;
+      case GgufType::kF32: Raw(static_cast<float>(f)); break;
+      case GgufType::kF64: Raw(f); break;
+      case GgufType::kString: String(s); break;
+      default: return BadInput("vocabulary key '" + key + "' has a value type kvaudit-synth-model cannot copy; hint: pass a vocabulary GGUF from llama.cpp (models/ggml-vocab-*.gguf)");
+    }
+    return Status::Ok();
+  }
+  std::string b_;
+  uint64_t n_ = 0;
+};
+
+}  // namespace
+
+Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<TensorPlan>& plan, const GgufFile& vocab) {
+  // Keys in convert_hf_to_gguf.py's order (general.*, then LlamaModel.set_gguf_parameters).
+  Meta m;
+  m.Str("general.architecture", "llama");
+  m.Str("general.type", "model");
+  m.Str("general.name", "kvaudit synthetic " + std::string(s.name) + " (random weights)");
+  m.U32("general.alignment", static_cast<uint32_t>(kGgufAlignment));
+  m.U32("llama.block_count", static_cast<uint32_t>(s.n_layers));
+  m.U32("llama.context_length", static_cast<uint32_t>(s.max_ctx));
+  m.U32("llama.embedding_length", static_cast<uint32_t>(s.d_model));
+  m.U32("llama.feed_forward_length", static_cast<uint32_t>(s.d_ff));
+  m.U32("llama.attention.head_count", static_cast<uint32_t>(s.n_heads));
+  m.U32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
+  m.F32("llama.rope.freq_base", static_cast<float>(s.rope_theta));
+  m.F32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(s.rms_eps));
+  m.U32("llama.attention.key_length", static_cast<uint32_t>(s.head_dim));
+  m.U32("llama.attention.value_length", static_cast<uint32_t>(s.head_dim));
+  m.U32("general.file_type", LlamaFtype(t));
+  m.U32("llama.vocab_size", static_cast<uint32_t>(s.vocab));
+  m.U32("llama.rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  int n_tokenizer = 0;
+  for (const auto& [key, value] : vocab.metadata()) {
+    if (key.rfind("tokenizer.", 0) != 0) continue;
+    KV_RETURN_IF_ERROR(m.Copy(key, value));
+    ++n_tokenizer;
+  }
+  if (n_tokenizer == 0) {
+    return BadInput(vocab.label() + ": no tokenizer.* keys; hint: pass a vocabulary GGUF from llama.cpp (models/ggml-vocab-llama-bpe.gguf)");
+  }
+  m.U32("general.quantization_version", kQuantizationVersion);
+
+  GgufLayout l;
+  auto raw = [&](const void* p, size_t n) { l.head.append(static_cast<const char*>(p), n); };
+  auto u32 = [&](uint32_t v) { raw(&v, 4); };
+  auto u64 = [&](uint64_t v) { raw(&v, 8); };
+  raw("GGUF", 4);
+  u32(kGgufVersion);
+  u64(plan.size());
+  u64(m.count());
+  l.head += m.bytes();
+  uint64_t offset = 0;
+  for (const TensorPlan& tp : plan) {
+    u64(tp.gguf_name.size());
+    l.head += tp.gguf_name;
+    u32(static_cast<uint32_t>(tp.shape.size()));
+    for (size_t d = tp.shape.size(); d-- > 0;) u64(static_cast<uint64_t>(tp.shape[d]));  // ne[0] = innermost
+    u32(GgmlTypeId(tp.type));
+    u64(offset);
+    l.offsets.push_back(offset);
+    offset += (tp.bytes() + kGgufAlignment - 1) / kGgufAlignment * kGgufAlignment;
+  }
+  l.head.append((kGgufAlignment - l.head.size() % kGgufAlignment) % kGgufAlignment, '\0');
+  // Every tensor is padded after, the last one too (gguf-py GGUFWriter.write_tensors_to_file).
+  l.file_bytes = l.head.size() + offset;
+  return l;
+}
+
+Status WriteGguf(const std::string& path, const GgufLayout& layout, const Shape& s, const std::vector<TensorPlan>& plan,
+                 uint64_t seed) {
+  const std::string partial = path + ".partial";
+  KV_ASSIGN_OR_RETURN(OutFile out, OutFile::Create(partial));
+  KV_RETURN_IF_ERROR(out.Write(layout.head.data(), layout.head.size()));
+  for (size_t i = 0; i < plan.size(); ++i) {
+    KV_CHECK(out.pos() == layout.head.size() + layout.offsets[i]);
+    KV_RETURN_IF_ERROR(WriteTensorData(plan[i], s, seed, i, out));
+    KV_RETURN_IF_ERROR(out.PadTo(kGgufAlignment));
+  }
+  KV_CHECK(out.pos() == layout.file_bytes);
+  KV_RETURN_IF_ERROR(out.Close());
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) return Internal(path + ": cannot rename " + partial + ": " + ec.message() + "; hint: check --out's folder is writable");
+  return Status::Ok();
+}
+
+}  // namespace kvaudit::synth
