@@ -1,9 +1,10 @@
 // Forward-pass speed on a model (default: the bundled kvq-code-16m), f32 KV cache.
-//   forward_bench [model] [threads] [prefill_tokens] [decode_depth] [reps] [what]
+//   forward_bench [model] [threads] [prefill_tokens] [decode_depth] [reps] [what] [weights]
 // Prints the median of `reps` (default 5) runs of: prefill of N tokens (one sequence, last-token
 // logits, as llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg /
 // -d D). `what` (default "all") = pp | tg0 | tgd runs one of them only (for perf stat/record).
-// Token ids are deterministic pseudo-random; speed does not depend on them.
+// Token ids are deterministic pseudo-random; speed does not depend on them. `weights` = f32 loads
+// the matrices dequantized to f32 (WeightLoadOptions::dequantize_at_load; default: as stored).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,10 +30,11 @@ int main(int argc, char** argv) {
   const int depth = argc > 4 ? std::atoi(argv[4]) : 4096;
   const int reps = argc > 5 ? std::max(1, std::atoi(argv[5])) : 5;
   const std::string what = argc > 6 ? argv[6] : "all";
+  const bool f32_weights = argc > 7 && std::string(argv[7]) == "f32";
   const bool do_pp = what == "all" || what == "pp", do_tg0 = what == "all" || what == "tg0";
   const bool do_tgd = (what == "all" || what == "tgd") && depth > 0;
   const int n_decode = 128;
-  auto model = Model::Load(path);
+  auto model = Model::Load(path, {.dequantize_at_load = f32_weights});
   if (!model.ok()) {
     std::fprintf(stderr, "kvaudit: %s\n", model.error().message.c_str());
     return model.error().exit_code();
@@ -75,7 +77,7 @@ int main(int argc, char** argv) {
     for (double x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x + 0.5));
     return s;
   };
-  std::printf("model %s, %d threads, f32 KV cache, median of %d\n", path.c_str(), threads, reps);
+  std::printf("model %s (weights %s), %d threads, f32 KV cache, median of %d\n", path.c_str(), (*model)->weights().storage_summary().c_str(), threads, reps);
   if (do_pp) std::printf("prefill %d tokens: %.0f tokens/s  [%s]\n", n_prefill, Median(pp), all(pp).c_str());
   if (do_tg0) std::printf("decode %d tokens at depth 0: %.0f tokens/s  [%s]\n", n_decode, Median(tg0), all(tg0).c_str());
   if (do_tgd) {

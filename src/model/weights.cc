@@ -81,6 +81,11 @@ class Loader {
     const std::optional<WeightType> type = WeightTypeOfDType(t->dtype);
     const size_t align = !type || IsBlockType(*type) ? 1 : WeightTypeBytes(*type);
     if (type && reinterpret_cast<uintptr_t>(t->data) % align == 0) {
+      const int block = GetWeightTypeInfo(*type).block_elems;
+      if (shape[1] % block != 0) {
+        return BadInput(source_ + ": tensor '" + name + "' has rows of " + std::to_string(shape[1]) + " elements, not whole " +
+                        WeightTypeName(*type) + " blocks of " + std::to_string(block) + "; hint: the file is corrupt");
+      }
       const uint64_t want = static_cast<uint64_t>(shape[0]) * WeightRowBytes(*type, shape[1]);
       if (t->nbytes != want) {
         return BadInput(source_ + ": tensor '" + name + "' has " + std::to_string(t->nbytes) + " bytes, expected " +

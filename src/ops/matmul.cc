@@ -106,6 +106,7 @@ void GemvRowsT(const float* x, const WeightView& w, int64_t row0, int64_t row1, 
 // 16 lane accumulators carry across chunks, so each sees the canonical sequence (k ascending,
 // lane k mod 16) and the reduction is GemvRowsT's: the bits of the f32 gemv on the dequantized rows.
 constexpr int64_t kBlockChunk = 256;  // a K-quant super-block; 8 legacy blocks
+constexpr int64_t kPrefetchRows = 32;
 void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
   const WeightTypeInfo& info = GetWeightTypeInfo(w.type);
   const int64_t in = w.cols;
@@ -116,10 +117,20 @@ void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int6
     for (int j = 0; j < 16; ++j) wr[j] = w.row(std::min<int64_t>(j0 + j, row1 - 1));
     __m512 acc[16];
     for (__m512& a : acc) a = _mm512_setzero_ps();
+    // The same chunk of the rows kPrefetchRows ahead (the weights stream from L3 or DRAM: 16
+    // interleaved row streams are more than the hardware prefetcher keeps ahead of).
+    const uint8_t* ahead[16];
+    for (int j = 0; j < 16; ++j) ahead[j] = j0 + kPrefetchRows + j < row1 ? w.row(j0 + kPrefetchRows + j) : nullptr;
     for (int64_t k0 = 0; k0 < in; k0 += kBlockChunk) {
       const int64_t len = std::min(kBlockChunk, in - k0);  // whole blocks: in is
       const size_t offset = static_cast<size_t>(k0 / info.block_elems) * info.block_bytes;
-      for (int j = 0; j < nj; ++j) DequantizeBlocks(w.type, wr[j] + offset, s[j], len);
+      const size_t chunk_bytes = static_cast<size_t>(len / info.block_elems) * info.block_bytes;
+      for (int j = 0; j < nj; ++j) {
+        if (ahead[j]) {
+          for (size_t b = 0; b < chunk_bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead[j] + offset + b), _MM_HINT_T0);
+        }
+        DequantizeBlocks(w.type, wr[j] + offset, s[j], len);
+      }
       for (int j = nj; j < 16; ++j) std::memcpy(s[j], s[nj - 1], sizeof(float) * len);  // tail rows repeat the last
       for (int64_t k = 0; k < len; k += 16) {
         const __m512 xv = _mm512_loadu_ps(x + k0 + k);

@@ -8,7 +8,7 @@ void WeightMatrix::Resize(int64_t rows, int64_t cols, WeightType type) {
   cols_ = cols;
   parts_.clear();
   row_maps_.clear();
-  const size_t bytes = (static_cast<size_t>(rows) * WeightRowBytes(type, cols) + 63) / 64 * 64;
+  const size_t bytes = (static_cast<size_t>(rows) * WeightRowBytesChecked(type, cols) + 63) / 64 * 64;
   owned_.reset(bytes ? static_cast<uint8_t*>(std::aligned_alloc(64, bytes)) : nullptr);
   KV_CHECK_MSG(bytes == 0 || owned_ != nullptr, "out of memory");
   if (bytes) std::memset(owned_.get(), 0, bytes);
@@ -20,7 +20,7 @@ void WeightMatrix::AddExternalPart(WeightView part, std::vector<int32_t> row_map
   KV_CHECK(part.rows >= 0 && part.cols >= 0);
   if (parts_.empty()) cols_ = part.cols;
   KV_CHECK_MSG(part.cols == cols_, "every part of a matrix has its columns");
-  (void)part.row_bytes();  // checks whole blocks per row
+  (void)WeightRowBytesChecked(part.type, part.cols);  // whole blocks per row
   if (!row_map.empty()) {
     KV_CHECK(static_cast<int64_t>(row_map.size()) == part.rows);
     for (int32_t r : row_map) KV_CHECK(r >= 0 && r < part.rows);
