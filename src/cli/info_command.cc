@@ -10,6 +10,7 @@
 #include "cli/flags.h"
 #include "run/engine.h"
 #include "run/kv_configs.h"
+#include "run/provenance.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::cli {
@@ -34,7 +35,9 @@ nlohmann::json ModelJson(const Model& model) {
           {"rms_eps", c.rms_eps}, {"rope", {{"type", rope}, {"theta", c.rope.theta}}},
           {"qkv_bias", c.attn_qkv_bias}, {"qk_norm", c.qk_norm}, {"tied_embeddings", c.tied_embeddings},
           {"sliding_window", c.sliding_window}, {"parameters", model.weights().n_params},
-          {"stored_dtypes", dtypes}, {"weights_bytes", model.weights().bytes()}};
+          {"stored_dtypes", dtypes}, {"weights_bytes", model.weights().bytes()},
+          {"weights_in_memory", model.weights().storage_summary()},
+          {"weights_mapped", !model.weights().mappings.empty()}};
 }
 
 nlohmann::json TokenizerJson(const Tokenizer* tok) {
@@ -54,7 +57,7 @@ int RunInfo(const InfoFlags& flags) {
   if (!resolved_ctx) return ReportError(resolved_ctx.error());
   const int ctx = *resolved_ctx;
   nlohmann::json j = {{"model", ModelJson(model)}, {"tokenizer", TokenizerJson(model.tokenizer())},
-                      {"kv", nlohmann::json::array()}};
+                      {"kv", nlohmann::json::array()}, {"kernels", SimdPath()}};
   // Every cache is built (its spec validated) before anything is printed: a bad --kv is one line
   // on stderr and nothing on stdout.
   ThreadPool pool(ResolveThreads(f.threads));
@@ -72,6 +75,8 @@ int RunInfo(const InfoFlags& flags) {
     return 0;
   }
   std::printf("%s\n", model.Describe().c_str());
+  // Chosen when kvaudit was built (-march), not at run time yet (docs/architecture.md).
+  std::printf("kernels: %s (this build's instruction set)\n", SimdPath());
   if (const Tokenizer* tok = model.tokenizer()) {
     std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
                 tok->eos_id(), tok->add_bos_default() ? "yes" : "no");

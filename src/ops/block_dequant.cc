@@ -5,13 +5,7 @@
 #include "base/half.h"
 #include "base/status.h"
 
-// Keep a*b - c as two roundings, as ggml's scalar reference writes it: fusing it into an FMA (the
-// compiler may, with -march=native) would change low bits and break bit-exactness across builds.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
 namespace kvaudit {
 namespace {

@@ -6,11 +6,7 @@
 
 #include "ops/block_dequant_vec.h"
 
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
 #if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
 namespace kvaudit::block_simd {

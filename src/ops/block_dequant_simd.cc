@@ -8,12 +8,7 @@
 #include "ops/block_dequant.h"
 #include "ops/block_dequant_vec.h"
 
-// As block_dequant.cc, and needed here too: see block_dequant_vec.h.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
 namespace kvaudit {
 
