@@ -149,7 +149,7 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
         r += n;
         continue;
       }
-      VRowsUpdate u{n, {}, {}, {}, {}};
+      VRowsUpdate u{n, {}, {}, {}, {}, {}};
       for (int i = 0; i < n; ++i) {
         const size_t ri = static_cast<size_t>(r + i);
         if (kq) {
@@ -158,12 +158,14 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
         } else {
           for (int j = lo; j <= hi; ++j) s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * sh.scale;
         }
-        SoftmaxWeights(s[i], lo, hi, sc.m[ri], sc.l[ri], up[i], ms[i], vs[i]);
+        SoftmaxWeights(s[i], lo, hi, sc.m[ri], up[i], ms[i], vs[i]);
         u.acc[i] = &sc.acc[ri * hd];
         u.up[i] = up[i];
         u.ms[i] = ms[i];
         u.vs[i] = vs[i];
+        u.S[i] = &sc.l[ri];
       }
+      SumWeights(u, lo, hi);
       AccumulateV(u, sc.vt.data(), hd, lo, hi, v16);
       r += n;
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kv/llamacpp/expf.h"
 #include "kv/llamacpp/flash_attn.h"
@@ -168,10 +169,41 @@ void SoftmaxWeightsScalar(const float* s, int j_lo, int j_hi, float& M, float& S
   }
 }
 
-void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, float& S, uint8_t* up, float* ms, float* vs) {
-  alignas(64) float arg[kTileKeys] = {}, e[kTileKeys];  // = {}: GCC 12 -O3 sees a maybe-uninitialized read
+namespace {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+// Lanes i >= k get x[i - k], lanes i < k get fill (valignd).
+template <int k>
+inline __m512 ShiftUp(__m512 x, __m512 fill) {
+  return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(x), _mm512_castps_si512(fill), 16 - k));
+}
+// The running max before each key, 16 keys at a time: M before key j = max(M, s[j_lo..j − 1]) over
+// the non-NaN scores (a NaN score is never > M, so it never becomes the max; it is scanned as
+// −inf). The max of equal ±0 may come out with either sign where the sequential loop keeps the
+// first: M only enters as s − M / M − s before expf and in s > M, where ±0 give the same results.
+void RunningMax(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, float* arg) {
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 carry = _mm512_set1_ps(M);
+  for (int j = j_lo; j <= j_hi; j += 16) {
+    const int n = std::min(16, j_hi - j + 1);
+    const __mmask16 live = static_cast<__mmask16>(n == 16 ? 0xffffu : (1u << n) - 1);
+    const __m512 x = _mm512_mask_loadu_ps(ninf, live, s + j);
+    __m512 y = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), ninf);
+    y = _mm512_max_ps(y, ShiftUp<1>(y, ninf));
+    y = _mm512_max_ps(y, ShiftUp<2>(y, ninf));
+    y = _mm512_max_ps(y, ShiftUp<4>(y, ninf));
+    y = _mm512_max_ps(y, ShiftUp<8>(y, ninf));  // inclusive prefix max
+    const __m512 prev = _mm512_max_ps(ShiftUp<1>(y, ninf), carry);
+    const __mmask16 u = _mm512_cmp_ps_mask(x, prev, _CMP_GT_OQ) & live;
+    _mm512_mask_storeu_ps(arg + j, live, _mm512_mask_sub_ps(_mm512_sub_ps(x, prev), u, prev, x));
+    _mm_mask_storeu_epi8(up + j, live, _mm_maskz_set1_epi8(u, 1));
+    carry = _mm512_max_ps(carry, _mm512_permutexvar_ps(_mm512_set1_epi32(15), y));
+  }
+  M = _mm512_cvtss_f32(carry);
+}
+#else
+void RunningMax(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, float* arg) {
   float m = M;
-  for (int j = j_lo; j <= j_hi; ++j) {  // the running max: only this is sequential
+  for (int j = j_lo; j <= j_hi; ++j) {
     const float sj = s[j];
     const bool u = sj > m;
     arg[j] = u ? m - sj : sj - m;
@@ -179,14 +211,39 @@ void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, float& S, uint
     up[j] = u;
   }
   M = m;
+}
+#endif
+}  // namespace
+
+void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, float* ms, float* vs) {
+  alignas(64) float arg[kTileKeys] = {}, e[kTileKeys];  // = {}: GCC 12 -O3 sees a maybe-uninitialized read
+  RunningMax(s, j_lo, j_hi, M, up, arg);
   ExpBatch(arg + j_lo, e + j_lo, j_hi - j_lo + 1);
-  float sum = S;
   for (int j = j_lo; j <= j_hi; ++j) {
     ms[j] = up[j] ? e[j] : 1.0f;
     vs[j] = up[j] ? 1.0f : e[j];
-    sum = std::fma(sum, ms[j], vs[j]);
   }
-  S = sum;
+}
+
+namespace {
+template <int R>
+void SumRows(const VRowsUpdate& u, int j_lo, int j_hi) {
+  float S[R];
+  for (int r = 0; r < R; ++r) S[r] = *u.S[r];
+  for (int j = j_lo; j <= j_hi; ++j) {
+    for (int r = 0; r < R; ++r) S[r] = std::fma(S[r], u.ms[r][j], u.vs[r][j]);
+  }
+  for (int r = 0; r < R; ++r) *u.S[r] = S[r];
+}
+}  // namespace
+
+void SumWeights(const VRowsUpdate& u, int j_lo, int j_hi) {
+  switch (u.n_rows) {
+    case 1: return SumRows<1>(u, j_lo, j_hi);
+    case 2: return SumRows<2>(u, j_lo, j_hi);
+    case 3: return SumRows<3>(u, j_lo, j_hi);
+    default: return SumRows<4>(u, j_lo, j_hi);
+  }
 }
 
 void AccumulateVScalar(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc) {

@@ -7,8 +7,9 @@
 //    keys per register: AVX-512 VNNI dpbusd on K codes + 128 (u8) × Q codes (s8), less 128·ΣQ, or
 //    AVX2 maddubs on |k| × sign(q, k) as ggml does; the float steps per key are ScoreQ8's (d·lane
 //    FMA per block in block order, ggml's hsum_float_8 order, then + Σ m·s, then × scale).
-//  - SoftmaxWeights: the online-softmax bookkeeping of one row (M, S, and each key's ms and vs)
-//    with the expf calls batched (kv/llamacpp/expf.h: libm's bits).
+//  - SoftmaxWeights / SumWeights: the online-softmax bookkeeping of one row (M, S, and each key's
+//    ms and vs), the running max vectorised, the expf calls batched (kv/llamacpp/expf.h: libm's
+//    bits), the S chains of a row group interleaved.
 //  - AccumulateV: acc = acc·ms (on a new max) then fma(v, vs, acc) for every key in order, for up to
 //    4 rows at once with the accumulators in registers; per element this is exactly ScaleF32 /
 //    MadF32 (or the f16-rounded twins), so the register width does not change bits.
@@ -55,8 +56,11 @@ void ScoreTileQ8Scalar(ggml::VecDotKind kind, const KTileView& k, const QRowView
 // One row over keys [j_lo, j_hi] in order, as ops.cpp: if s > M {ms = expf(M − s), M = s, vs = 1}
 // else {ms = 1, vs = expf(s − M)}; S = fma(S, ms, vs). up[j] = 1 on a new max. Arrays are
 // tile-indexed (kTileKeys entries).
-void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, float& S, uint8_t* up, float* ms, float* vs);
+// SoftmaxWeightsScalar is that loop; SoftmaxWeights computes the same M, up, ms, vs (the running
+// max 16 keys at a time on AVX-512, the expf calls batched) and leaves S to SumWeights, which runs
+// the S chains of a row group side by side.
 void SoftmaxWeightsScalar(const float* s, int j_lo, int j_hi, float& M, float& S, uint8_t* up, float* ms, float* vs);
+void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, float* ms, float* vs);
 
 // For rows r < n_rows (≤ 4) and keys j in [j_lo, j_hi] in order: if up[r][j], acc[r] ×= ms[r][j];
 // acc[r] = fma(vt[j], vs[r][j], acc[r]); with f16_acc, each result rounded to fp16 (MadF16 /
@@ -67,7 +71,10 @@ struct VRowsUpdate {
   const uint8_t* up[4];
   const float* ms[4];
   const float* vs[4];
+  float* S[4];  // the rows' running sums, for SumWeights
 };
+// S[r] = fma(S[r], ms[r][j], vs[r][j]) for keys j in [j_lo, j_hi] in order.
+void SumWeights(const VRowsUpdate& u, int j_lo, int j_hi);
 void AccumulateV(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc);
 void AccumulateVScalar(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc);
 
