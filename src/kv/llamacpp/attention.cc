@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "kv/formats/format_table.h"
 #include "kv/formats/q8_activation.h"
+#include "kv/llamacpp/fa_tile.h"
 #include "kv/llamacpp/flash_attn.h"
 #include "ops/dot.h"
 
@@ -18,6 +19,7 @@ namespace {
 
 constexpr int kTileKv = 64;  // GGML_FA_TILE_KV (ggml-cpu/common.h); also our one_chunk key batch
 static_assert(kCacheChunk % kTileKv == 0, "a key tile must lie in one storage chunk");
+static_assert(kTileKv == kTileKeys, "fa_tile.h kernels work on the same key tiles");
 
 // The K and V rows of the tile starting at position k0 (a multiple of kTileKv): one storage chunk,
 // so contiguous, looked up once per tile; row i of the tile is position k0 + i.
@@ -52,6 +54,10 @@ void PrepareScratch(FaScratch& sc, int rows, int hd) {
   Grow(sc.qm, r * nb);
   Grow(sc.kd, kTileKv * nb);
   Grow(sc.km, kTileKv * nb);
+  Grow(sc.qg, r * (hd / 4 + 1));
+  Grow(sc.kg, static_cast<size_t>(kTileKv) * (hd / 4 + 1));
+  Grow(sc.kdt, kTileKv * nb);
+  Grow(sc.kmt, kTileKv * nb);
   Grow(sc.qf, r * hd);
   Grow(sc.kt, static_cast<size_t>(kTileKv) * hd);
   Grow(sc.vt, static_cast<size_t>(kTileKv) * hd);
@@ -92,6 +98,82 @@ void RowToF32(KvFormat f, const uint8_t* row, int hd, float* out) {
 }
 
 void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
+  const int hd = sh.head_dim, G = sh.group, rows = nt * G, nb = hd / 32, ng = hd / 4;
+  const bool kq = IsLlamaCppBlockFormat(kv.fk), v16 = kv.fv == KvFormat::kF16;
+  const ggml::VecDotKind kind = kq ? DotKindOf(kv.fk) : ggml::VecDotKind::kSym;
+  PrepareScratch(sc, rows, hd);
+  // q_to_vec_dot: Q -> K's vec_dot_type, once per row.
+  for (int r = 0; r < rows; ++r) {
+    const float* qr = q + static_cast<int64_t>(r) * hd;
+    if (kq) {
+      int8_t* qc = &sc.qc[static_cast<size_t>(r) * hd];
+      ConvertQRow(kv.fk, qr, hd, {qc, &sc.qd[static_cast<size_t>(r) * nb], &sc.qm[static_cast<size_t>(r) * nb]});
+      QGroupCorrections(qc, hd, &sc.qg[static_cast<size_t>(r) * ng]);
+    } else {
+      float* qf = &sc.qf[static_cast<size_t>(r) * hd];
+      std::memcpy(qf, qr, sizeof(float) * hd);
+      if (kv.fk == KvFormat::kF16) RoundToF16(qf, hd);     // fp32_to_fp16 (RNE)
+      if (kv.fk == KvFormat::kBF16) RoundToBF16(qf, hd);   // fp32_to_bf16 (RNE)
+    }
+  }
+  const KTileView kt{sc.kc.data(), sc.kd.data(), sc.km.data(), sc.kg.data(), sc.kdt.data(), sc.kmt.data()};
+  // Per group of ≤ 4 rows that see the same keys of a tile: [row][tile key] scores, new-max flags,
+  // ms and vs (kv/llamacpp/fa_tile.h).
+  alignas(64) float s[4][kTileKv], ms[4][kTileKv], vs[4][kTileKv];
+  alignas(64) uint8_t up[4][kTileKv];
+  const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
+  for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
+    const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
+    const TileRows tile(kv, k0);
+    for (int j = j0; j < k1; ++j) {  // convert the tile's K and V rows once for all query rows
+      const size_t o = static_cast<size_t>(j - k0);
+      if (kq) ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
+      else RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
+      RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[o * hd]);
+    }
+    if (kq) TransposeKTile(sc.kc.data(), sc.kd.data(), sc.km.data(), hd, j0 - k0, k1 - 1 - k0, sc.kg.data(), sc.kdt.data(), sc.kmt.data());
+    auto range = [&](int r, int& lo, int& hi) {  // tile-relative keys row r sees
+      const int p = p0 + r / G;
+      lo = std::max(FirstKey(sh, p), j0) - k0;
+      hi = std::min(p, k1 - 1) - k0;
+    };
+    for (int r = 0; r < rows;) {
+      int lo, hi;
+      range(r, lo, hi);
+      int n = 1;  // rows r .. r + n − 1 see the same keys
+      for (int l2, h2; n < 4 && r + n < rows; ++n) {
+        range(r + n, l2, h2);
+        if (l2 != lo || h2 != hi) break;
+      }
+      if (lo > hi) {
+        r += n;
+        continue;
+      }
+      VRowsUpdate u{n, {}, {}, {}, {}, {}};
+      for (int i = 0; i < n; ++i) {
+        const size_t ri = static_cast<size_t>(r + i);
+        if (kq) {
+          const QRowView qv{&sc.qc[ri * hd], &sc.qd[ri * nb], &sc.qm[ri * nb], &sc.qg[ri * ng]};
+          ScoreTileQ8(kind, kt, qv, nb, sh.scale, lo, hi, s[i]);
+        } else {
+          for (int j = lo; j <= hi; ++j) s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * sh.scale;
+        }
+        SoftmaxWeights(s[i], lo, hi, sc.m[ri], up[i], ms[i], vs[i]);
+        u.acc[i] = &sc.acc[ri * hd];
+        u.up[i] = up[i];
+        u.ms[i] = ms[i];
+        u.vs[i] = vs[i];
+        u.S[i] = &sc.l[ri];
+      }
+      SumWeights(u, lo, hi);
+      AccumulateV(u, sc.vt.data(), hd, lo, hi, v16);
+      r += n;
+    }
+  }
+  Finish(sc, rows, hd, out);
+}
+
+void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
   const int hd = sh.head_dim, G = sh.group, rows = nt * G, nb = hd / 32;
   const bool kq = IsLlamaCppBlockFormat(kv.fk), v16 = kv.fv == KvFormat::kF16;
   const ggml::VecDotKind kind = kq ? DotKindOf(kv.fk) : ggml::VecDotKind::kSym;
@@ -125,7 +207,7 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
       float* a = &sc.acc[static_cast<size_t>(r) * hd];
       for (int j = lo; j <= hi; ++j) {
         const size_t o = static_cast<size_t>(j - k0);
-        float s = kq ? ScoreQ8(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb], &sc.qc[static_cast<size_t>(r) * hd],
+        float s = kq ? ScoreQ8Scalar(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb], &sc.qc[static_cast<size_t>(r) * hd],
                                &sc.qd[static_cast<size_t>(r) * nb], &sc.qm[static_cast<size_t>(r) * nb], nb)
                      : DotF16Emu(&sc.qf[static_cast<size_t>(r) * hd], &sc.kt[o * hd], hd);
         s = s * sh.scale;
@@ -134,13 +216,13 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
           const float m_old = M;
           M = s;
           ms = std::exp(m_old - M);
-          if (v16) ScaleF16(a, ms, hd);
-          else ScaleF32(a, ms, hd);
+          if (v16) ScaleF16Scalar(a, ms, hd);
+          else ScaleF32Scalar(a, ms, hd);
         } else {
           vs = std::exp(s - M);
         }
-        if (v16) MadF16(a, &sc.vt[o * hd], vs, hd);
-        else MadF32(a, &sc.vt[o * hd], vs, hd);
+        if (v16) MadF16Scalar(a, &sc.vt[o * hd], vs, hd);
+        else MadF32Scalar(a, &sc.vt[o * hd], vs, hd);
         S = std::fma(S, ms, vs);  // S = S*ms + vs, contracted by GCC on FMA targets
       }
       sc.m[r] = M;

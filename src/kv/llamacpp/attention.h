@@ -41,6 +41,8 @@ struct FaScratch {
   std::vector<int8_t> qc, kc;   // [rows, hd] expanded Q codes; [64, hd] expanded K tile codes
   std::vector<float> qd, qm;    // [rows, hd/32] Q block scales / q8_1 sums
   std::vector<float> kd, km;    // [64, hd/32]
+  std::vector<int32_t> qg, kg;  // [rows, hd/4] Q group corrections; [hd/4, 64] K tile codes transposed
+  std::vector<float> kdt, kmt;  // [hd/32, 64] K tile scales transposed (kv/llamacpp/fa_tile.h)
   std::vector<float> qf;        // [rows, hd] Q as f32 (rounded to f16/bf16 where K is)
   std::vector<float> kt, vt;    // [64, hd] K / V tile as f32
   std::vector<float> s;         // [rows, 64] scores / probabilities
@@ -52,7 +54,11 @@ bool UsesTiledPath(KvFormat fk, KvFormat fv, int n_tokens);
 
 // Attention of rows r = 0 .. nt·G − 1 (token r / G at position p0 + r / G, head r % G of the group)
 // over keys [FirstKey(p), p]. q: [nt·G, hd] f32 after RoPE (and rotation); out: [nt·G, hd].
+// OneChunkRows batches each tile's keys and up to 4 rows that see the same keys (fa_tile.h);
+// OneChunkRowsReference is the per-key loop it must equal bit for bit, on the scalar twins.
 void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc);
+void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out,
+                           FaScratch& sc);
 void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc);
 
 // Bytes of one head row of format f (llama.cpp block layout), and the CPU write path
