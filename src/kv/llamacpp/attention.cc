@@ -36,6 +36,21 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int FirstKey(const FaShape& sh, int p) { return sh.window > 0 ? std::max(0, p - sh.window + 1) : 0; }
 
+// Keys [j0, k1) of the tile starting at k0, converted once for all query rows: K expanded to its
+// block codes (a llama.cpp block format) or to f32 (sc.kc/kd/km or sc.kt), V to f32 (sc.vt);
+// tile-relative row o = j - k0.
+void ConvertTileRows(const HeadKv& kv, int k0, int j0, int k1, int hd, FaScratch& sc) {
+  const bool kq = IsLlamaCppBlockFormat(kv.fk);
+  const int nb = hd / 32;
+  const TileRows tile(kv, k0);
+  for (int j = j0; j < k1; ++j) {
+    const size_t o = static_cast<size_t>(j - k0);
+    if (kq) ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
+    else RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
+    RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[o * hd]);
+  }
+}
+
 const RowCodec& LlamaCppCodec(KvFormat f) {
   KV_CHECK_MSG(HasLlamaCppType(f), "engine=llama.cpp: format not supported by llama.cpp");
   return Format(f).codec();
@@ -124,13 +139,7 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
   const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
   for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
-    const TileRows tile(kv, k0);
-    for (int j = j0; j < k1; ++j) {  // convert the tile's K and V rows once for all query rows
-      const size_t o = static_cast<size_t>(j - k0);
-      if (kq) ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
-      else RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
-      RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[o * hd]);
-    }
+    ConvertTileRows(kv, k0, j0, k1, hd, sc);
     if (kq) TransposeKTile(sc.kc.data(), sc.kd.data(), sc.km.data(), hd, j0 - k0, k1 - 1 - k0, sc.kg.data(), sc.kdt.data(), sc.kmt.data());
     auto range = [&](int r, int& lo, int& hi) {  // tile-relative keys row r sees
       const int p = p0 + r / G;
@@ -194,13 +203,7 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
   const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
   for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
-    const TileRows tile(kv, k0);
-    for (int j = j0; j < k1; ++j) {  // convert the tile's K and V rows once for all query rows
-      const size_t o = static_cast<size_t>(j - k0);
-      if (kq) ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
-      else RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
-      RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[o * hd]);
-    }
+    ConvertTileRows(kv, k0, j0, k1, hd, sc);
     for (int r = 0; r < rows; ++r) {
       const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), j0), hi = std::min(p, k1 - 1);
       float M = sc.m[r], S = sc.l[r];
