@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   const int64_t rows = argc > 2 ? std::atoll(argv[2]) : 256;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 20;
   std::printf("path: %s; cols %lld, rows %lld, reps %d\n",
-              kAvx512MatmulKernels ? "AVX-512" : kAvx2MatmulKernels ? "AVX2" : "scalar (no twin)",
+              Avx512Kernels() ? "AVX-512" : Avx2MatmulKernels() ? "AVX2" : "scalar (no twin)",
               static_cast<long long>(cols), static_cast<long long>(rows), reps);
   std::printf("%-8s %12s %12s %12s %12s %8s\n", "type", "ref ns/elt", "simd ns/elt", "ref GB/s", "simd GB/s", "speedup");
   std::vector<float> out(static_cast<size_t>(cols));  // [cols]

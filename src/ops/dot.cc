@@ -1,10 +1,22 @@
 // The canonical dot (order in ops/dot.h) for f32 vectors: attention scores use it, so a score is
 // the same bits in prefill and decode.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/dot.h"
 
-namespace kvaudit {
+#define KVAUDIT_ISA_SELF "ops/dot.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
 
-#if defined(__AVX512F__)
+namespace kvaudit {
+float DotF32(const float* a, const float* b, int64_t n) { KVAUDIT_DISPATCH(DotF32, a, b, n); }
+void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out) {
+  KVAUDIT_DISPATCH(DotRowsF32, a, rows, stride, m, n, out);
+}
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+
+#if defined(KVAUDIT_ISA_AVX512)
 float DotF32(const float* a, const float* b, int64_t n) {
   __m512 acc = _mm512_setzero_ps();
   int64_t i = 0;
@@ -45,4 +57,4 @@ void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, in
 }
 #endif
 
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

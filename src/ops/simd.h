@@ -1,4 +1,4 @@
-// The one place that includes <immintrin.h>, and which kernel sets this build compiled.
+// The one place that includes <immintrin.h>, and which kernels the active path runs.
 // GCC 12's AVX-512 intrinsics (_mm512_max_ps, _mm512_roundscale_ps, _mm512_scalef_ps, the
 // _mm512_reduce_* helpers) are written on top of _mm512_undefined_ps() and trip
 // -Wmaybe-uninitialized once inlined (GCC bug 105593, fixed in 13); the warning is silenced for the
@@ -18,42 +18,18 @@
 #endif
 #endif
 
-// The 16-bit weight loads of the matmul kernels need BW and VL on top of F (ops/weight_load.h);
-// without them, AVX2 + FMA + F16C run the same order on 8-lane registers (ops/matmul_avx2.cc).
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#define KVAUDIT_MATMUL_AVX512 1
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-#define KVAUDIT_MATMUL_AVX2 1
-#endif
+#include "base/isa.h"
 
 namespace kvaudit {
 
-// Whether the AVX-512 twins of the scalar kernels are compiled (row codecs, exp, DotF32, attention,
-// Hadamard, KIVI). Without them every SIMD entry point IS its scalar twin, so tests compare the two
-// only where both exist; the committed bit hashes (tests/unit/kv_cross_build_bits_test.cc) pin
-// the bits of whichever path a build runs.
-#if defined(__AVX512F__)
-inline constexpr bool kAvx512Kernels = true;
-#else
-inline constexpr bool kAvx512Kernels = false;
-#endif
-// The same for the matmul / gemv kernels and the weight upcast (ops/matmul.cc, ops/gemv.cc), and
-// whether the matmul has the AVX2 kernel instead (ops/matmul_avx2.cc).
-#if defined(KVAUDIT_MATMUL_AVX512)
-inline constexpr bool kAvx512MatmulKernels = true;
-#else
-inline constexpr bool kAvx512MatmulKernels = false;
-#endif
-#if defined(KVAUDIT_MATMUL_AVX2)
-inline constexpr bool kAvx2MatmulKernels = true;
-#else
-inline constexpr bool kAvx2MatmulKernels = false;
-#endif
-// The AVX2 score kernel of the llama.cpp emulation (kv/llamacpp/flash_attn.cc: llama.cpp's AVX2 branch).
-#if defined(__AVX2__) && defined(__FMA__)
-inline constexpr bool kAvx2LlamaCppKernels = true;
-#else
-inline constexpr bool kAvx2LlamaCppKernels = false;
-#endif
+// Which kernels the active path (base/isa.h) runs. The SIMD kernels are compiled in every binary,
+// once per path (base/isa_passes.h); tests compare each path with the scalar twins, and the
+// committed bit hashes (tests/unit/kv_cross_build_bits_test.cc) pin the bits every path gives.
+// AVX-512 twins of the scalar kernels (row codecs, exp, DotF32, attention, Hadamard, KIVI, matmul):
+inline bool Avx512Kernels() { return ActiveIsa() == Isa::kAvx512; }
+// The AVX2 matmul / gemv kernels (ops/matmul_avx2.cc) and block dequantizers:
+inline bool Avx2MatmulKernels() { return ActiveIsa() == Isa::kAvx2; }
+// The AVX2-or-better score kernels of the llama.cpp emulation (kv/llamacpp: llama.cpp's own ISA paths):
+inline bool Avx2LlamaCppKernels() { return ActiveIsa() >= Isa::kAvx2; }
 
 }  // namespace kvaudit

@@ -70,7 +70,7 @@ inline std::vector<Case> AllCodecs() {
 inline bool TwoKernelPaths(const RowCodec& simd, const RowCodec& ref) {
   const bool same = simd.dot == ref.dot && simd.axpy == ref.axpy && simd.dot_rows == ref.dot_rows &&
                     simd.axpy_rows == ref.axpy_rows;
-  EXPECT_EQ(same, !kAvx512Kernels) << simd.name << ": dispatched kernels are " << (same ? "" : "not ")
+  EXPECT_EQ(same, !Avx512Kernels()) << simd.name << ": dispatched kernels are " << (same ? "" : "not ")
                                    << "the scalar twins";
   return !same;
 }

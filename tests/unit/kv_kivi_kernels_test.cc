@@ -70,7 +70,7 @@ TEST(KiviKernels, KeyGroupDotEqualsReferenceBitwise) {
           const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
                                    std::to_string(bits) + " n_q " + std::to_string(n_q) + " [" + std::to_string(lo) +
                                    "," + std::to_string(hi) + ")";
-          if (kAvx512Kernels) {  // else KiviKeyGroupDot is the reference (bits pinned by kv_cross_build_bits_test)
+          if (Avx512Kernels()) {  // else KiviKeyGroupDot is the reference (bits pinned by kv_cross_build_bits_test)
             KiviKeyGroupDotRef(pk.codes.data(), pk.sm.data(), sh.hd, sh.G, bits, q.data(), kQStride, n_q, lo, hi,
                                want.data(), out_stride);
             ExpectBitwise(got, want, what);  // incl. the untouched padding (-7)
@@ -134,7 +134,7 @@ TEST(KiviKernels, ValueRowsAxpyEqualsReferenceBitwise) {
           const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
                                    std::to_string(bits) + " n_w " + std::to_string(n_w) + " rows " +
                                    std::to_string(n_rows);
-          if (kAvx512Kernels) {  // else KiviValueRowsAxpy is the reference
+          if (Avx512Kernels()) {  // else KiviValueRowsAxpy is the reference
             KiviValueRowsAxpyRef(pk.codes.data(), pk.sm.data(), n_rows, sh.hd, sh.G, bits, w.data(), kWStride, n_w,
                                  want.data(), acc_stride);
             ExpectBitwise(got, want, what);  // incl. the untouched padding past hd

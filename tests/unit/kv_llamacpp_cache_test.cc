@@ -54,7 +54,7 @@ TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
       ConvertQRow(f, q.data(), hd, {qc.data(), qd.data(), qm.data()});
       const ggml::VecDotKind kind = DotKindOf(f);
       const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
-      if (kAvx2LlamaCppKernels) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
+      if (Avx2LlamaCppKernels()) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
         const float scalar = ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
         ASSERT_EQ(FloatToBits(simd), FloatToBits(scalar));
       }

@@ -28,7 +28,7 @@ uint32_t Bits(float x) { return std::bit_cast<uint32_t>(x); }
 // The self-check passes on the machines this suite runs on (glibc's FMA expf), so the fast path is
 // what runs; where it cannot (no AVX2, another libm) ExpBatch is the scalar twin.
 TEST(LlamaCppExpf, SimdKernelIsLibmOnAStridedSweepOfAllFloats) {
-  if (kAvx2LlamaCppKernels || kAvx512Kernels) {
+  if (Avx2LlamaCppKernels() || Avx512Kernels()) {
     EXPECT_TRUE(ExpBatchIsSimd());
   }
   // Every 251st bit pattern (17 M floats, every exponent and sign), then every float in

@@ -33,7 +33,7 @@ TEST(OpsBatchInvariance, MatMulRowsEqualSeparateSingleRowCalls) {
         std::vector<float> single(static_cast<size_t>(n) * out);
         ThreadPool p1(1), p2(2);
         for (int r = 0; r < n; ++r) MatMul(x.data() + r * in, 1, w.view(), single.data() + r * out, p1);
-        if (kAvx512MatmulKernels || kAvx2MatmulKernels) {  // else MatMul IS MatMulCanonicalRef
+        if (Avx512Kernels() || Avx2MatmulKernels()) {  // else MatMul IS MatMulCanonicalRef
           std::vector<float> canon(single.size());
           MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
           EXPECT_EQ(std::memcmp(single.data(), canon.data(), single.size() * 4), 0)

@@ -26,7 +26,7 @@ TEST(OpsWeightMatrix, UpcastIsExactAndMatchesScalar) {
       const WeightMatrix w = RandomWeights(9, cols, t, 11);
       std::vector<float> ref(9 * cols), got(9 * cols, -1.0f);
       WeightRowsToF32(w.view(), 2, 9, got.data());
-      if (kAvx512MatmulKernels) {  // else WeightRowsToF32 is the scalar loop
+      if (Avx512Kernels()) {  // else WeightRowsToF32 is the scalar loop
         WeightRowsToF32Ref(w.view(), 2, 9, ref.data());
         EXPECT_EQ(std::memcmp(ref.data(), got.data(), 7 * cols * sizeof(float)), 0) << WeightTypeName(t) << " " << cols;
       }
