@@ -2,9 +2,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
+#include "base/isa.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
@@ -15,6 +19,12 @@
 
 namespace kvaudit::cli {
 namespace {
+
+std::vector<std::string> SupportedIsaNames() {  // best first
+  std::vector<std::string> names;
+  for (Isa isa : SupportedIsas()) names.insert(names.begin(), IsaName(isa));
+  return names;
+}
 
 struct InfoFlags {
   ModelFlags model;
@@ -57,7 +67,8 @@ int RunInfo(const InfoFlags& flags) {
   if (!resolved_ctx) return ReportError(resolved_ctx.error());
   const int ctx = *resolved_ctx;
   nlohmann::json j = {{"model", ModelJson(model)}, {"tokenizer", TokenizerJson(model.tokenizer())},
-                      {"kv", nlohmann::json::array()}, {"kernels", SimdPath()}};
+                      {"kv", nlohmann::json::array()}, {"kernels", SimdPath()},
+                      {"kernels_supported", SupportedIsaNames()}};
   // Every cache is built (its spec validated) before anything is printed: a bad --kv is one line
   // on stderr and nothing on stdout.
   ThreadPool pool(ResolveThreads(f.threads));
@@ -75,8 +86,12 @@ int RunInfo(const InfoFlags& flags) {
     return 0;
   }
   std::printf("%s\n", model.Describe().c_str());
-  // Chosen when kvaudit was built (-march), not at run time yet (docs/architecture.md).
-  std::printf("kernels: %s (this build's instruction set)\n", SimdPath());
+  // Chosen at run time from the CPU (base/isa.h); KVAUDIT_ISA forces a path.
+  std::string supported;
+  for (const std::string& name : SupportedIsaNames()) supported += (supported.empty() ? "" : ", ") + name;
+  std::printf("kernels: %s (chosen at run time%s; this CPU runs %s)\n", SimdPath(),
+              std::getenv("KVAUDIT_ISA") && *std::getenv("KVAUDIT_ISA") ? ", forced by KVAUDIT_ISA" : "",
+              supported.c_str());
   if (const Tokenizer* tok = model.tokenizer()) {
     std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
                 tok->eos_id(), tok->add_bos_default() ? "yes" : "no");

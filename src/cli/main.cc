@@ -4,12 +4,17 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/isa.h"
 #include "cli/commands.h"
 #include "run/provenance.h"
 
 int main(int argc, char** argv) {
   using namespace kvaudit::cli;
   kvaudit::RecordCommandLine(argc, argv);  // the run block of every results.json
+  if (kvaudit::Status isa = kvaudit::InitActiveIsa(); !isa) {  // KVAUDIT_ISA names a path this CPU lacks
+    std::fprintf(stderr, "kvaudit: error: %s\n", isa.error().message.c_str());
+    return 2;
+  }
   CLI::App app{"kvaudit: measure what KV-cache quantization changes in your model"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");

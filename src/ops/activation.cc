@@ -1,3 +1,4 @@
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/activation.h"
 
 #include "ops/dot.h"  // first: see the note on GCC bug 105593
@@ -78,7 +79,30 @@ float ExpSubSumScalar(float* x, int64_t n, float mx) {
   return ReduceLanesRef(lanes);
 }
 
-#if defined(__AVX512F__)
+}  // namespace kvaudit
+
+#define KVAUDIT_ISA_SELF "ops/activation.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit {
+void Exp(const float* x, float* y, int64_t n) { KVAUDIT_DISPATCH(Exp, x, y, n); }
+void SiluMul(const float* gate, const float* up, float* out, int64_t n) { KVAUDIT_DISPATCH(SiluMul, gate, up, out, n); }
+float MaxOf(const float* x, int64_t n) { KVAUDIT_DISPATCH(MaxOf, x, n); }
+float ExpSubSum(float* x, int64_t n, float mx) { KVAUDIT_DISPATCH(ExpSubSum, x, n, mx); }
+
+void Softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  const float sum = ExpSubSum(x, n, MaxOf(x, n));
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+
+#if defined(KVAUDIT_ISA_AVX512)
 namespace {
 inline __m512 Exp16(__m512 x) {  // the arithmetic Exp1 spells out
   x = _mm512_max_ps(x, _mm512_set1_ps(kExpLo));
@@ -150,12 +174,4 @@ void SiluMul(const float* gate, const float* up, float* out, int64_t n) { SiluMu
 float MaxOf(const float* x, int64_t n) { return MaxOfScalar(x, n); }
 float ExpSubSum(float* x, int64_t n, float mx) { return ExpSubSumScalar(x, n, mx); }
 #endif
-
-void Softmax(float* x, int64_t n) {
-  if (n <= 0) return;
-  const float sum = ExpSubSum(x, n, MaxOf(x, n));
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
-}
-
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

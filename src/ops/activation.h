@@ -1,7 +1,7 @@
 // Elementwise kernels: exp, SwiGLU's silu(gate)·up, softmax. Each SIMD kernel has a scalar twin
 // (…Scalar: the same operations one value at a time, bit for bit; ops_kernels_test.cc compares
-// them) and a plain reference (…Ref: std::exp, for accuracy checks). Without AVX-512 the SIMD
-// entry points are the twins, so every build computes the same bits.
+// them) and a plain reference (…Ref: std::exp, for accuracy checks). On kernel paths without
+// AVX-512 (base/isa.h) the entry points run the twins, so every path computes the same bits.
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,12 @@ namespace kvaudit {
 // dst [n] = the n elements of src (n a multiple of t's block size, checked; src may be unaligned;
 // reads WeightRowBytes(t, n) bytes). For block types only (checked).
 void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n);
-// SIMD twin: bitwise DequantizeBlocksRef.
+// SIMD twin: bitwise DequantizeBlocksRef; the active kernel path's (base/isa.h).
 void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n);
+// Each path's own, for the kernels of the same path in other files (ops/matmul.cc), which call it
+// per chunk without dispatching (base/isa_passes.h).
+namespace isa_avx512 { void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n); }
+namespace isa_avx2 { void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n); }
+namespace isa_portable { void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n); }
 
 }  // namespace kvaudit

@@ -2,14 +2,25 @@
 // bitwise their scalar references in block_dequant.cc (block layouts and formulas there). The
 // per-16 or per-32 scales are computed once per block into small f32 tables with the reference's
 // f32 product (d * sc), then broadcast; the elements take one cvt and the reference's mul / sub.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"
 
-#include "ops/block_dequant_vec.h"
+#include <cstdint>
+#include <cstring>
+
+#include "base/half.h"
+#include "ops/block_dequant.h"
 
 #include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
+#define KVAUDIT_ISA_SELF "ops/block_dequant_k.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/block_dequant_vec.inl.h"
+
 #if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
-namespace kvaudit::block_simd {
+namespace block_simd {
 namespace {
 
 constexpr int kL = V::kLanes;
@@ -183,5 +194,6 @@ void RowIQ4_XSSimd(const uint8_t* b, float* y, int64_t nb) {
   }
 }
 
-}  // namespace kvaudit::block_simd
+}  // namespace block_simd
 #endif  // KVAUDIT_BLOCK_DEQUANT_SIMD
+#endif  // KVAUDIT_ISA_PASS

@@ -2,15 +2,29 @@
 // DequantizeBlocks dispatch; the K family is in block_dequant_k.cc. Each is bitwise its scalar
 // reference in block_dequant.cc: the same integer codes, converted to f32 exactly, then the
 // reference's f32 operations in its order (tests/unit/ops_block_dequant_test.cc compares them).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"
 
+#include <cstdint>
+#include <cstring>
+
+#include "base/half.h"
 #include "base/status.h"
 #include "ops/block_dequant.h"
-#include "ops/block_dequant_vec.h"
 
 #include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
+#define KVAUDIT_ISA_SELF "ops/block_dequant_simd.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
 namespace kvaudit {
+void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) {
+  KVAUDIT_DISPATCH(DequantizeBlocks, t, src, dst, n);
+}
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/block_dequant_vec.inl.h"
 
 #if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
 namespace block_simd {
@@ -133,4 +147,4 @@ void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) {
   DequantizeBlocksRef(t, src, dst, n);
 }
 
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

@@ -1,5 +1,6 @@
 // Exact upcast of W rows to f32 (SIMD twin of WeightRowsToF32Ref), and the double-accumulation
 // references GemvRef / MatMulRef that the canonical kernels (ops/matmul.cc) are tested against.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/weight_load.h"  // first: see the note on GCC bug 105593
 
 #include "ops/matmul.h"
@@ -10,11 +11,11 @@
 
 namespace kvaudit {
 
-namespace {
+namespace detail {
 void BlockRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
   for (int64_t r = r0; r < r1; ++r) DequantizeBlocks(w.type, w.row(r), out + (r - r0) * w.cols, w.cols);
 }
-}  // namespace
+}  // namespace detail
 
 void WeightRowsToF32Ref(const WeightView& w, int64_t r0, int64_t r1, float* out) {
   if (IsBlockType(w.type)) {
@@ -49,6 +50,20 @@ void MatMulRef(const float* x, int64_t n, int64_t in, const float* w, int64_t ou
   MatMulRef(x, n, WeightView{w, WeightType::kF32, out, in}, y);
 }
 
+}  // namespace kvaudit
+
+#define KVAUDIT_ISA_SELF "ops/gemv.cc"
+#include "base/isa_passes.h"  // the upcast kernels below, once per kernel path
+
+namespace kvaudit {
+void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
+  KVAUDIT_DISPATCH(WeightRowsToF32, w, r0, r1, out);
+}
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/weight_load_simd.inl.h"
+
 #if defined(KVAUDIT_MATMUL_AVX512)
 namespace {
 template <WeightType T>
@@ -68,7 +83,7 @@ void ToF32T(const WeightView& w, int64_t r0, int64_t r1, float* out) {
 }  // namespace
 
 void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
-  if (IsBlockType(w.type)) return BlockRowsToF32(w, r0, r1, out);
+  if (IsBlockType(w.type)) return ::kvaudit::detail::BlockRowsToF32(w, r0, r1, out);
   switch (w.type) {
     case WeightType::kF32: return ToF32T<WeightType::kF32>(w, r0, r1, out);
     case WeightType::kBF16: return ToF32T<WeightType::kBF16>(w, r0, r1, out);
@@ -78,9 +93,9 @@ void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
 }
 #else
 void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
-  if (IsBlockType(w.type)) return BlockRowsToF32(w, r0, r1, out);
+  if (IsBlockType(w.type)) return ::kvaudit::detail::BlockRowsToF32(w, r0, r1, out);
   WeightRowsToF32Ref(w, r0, r1, out);
 }
 #endif
 
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

@@ -1,15 +1,17 @@
 // The canonical-order matmul kernels (contract in ops/matmul.h, order in ops/dot.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/weight_load.h"  // first: see the note on GCC bug 105593
 
 #include "ops/matmul.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include "base/half.h"
 #include "ops/block_dequant.h"
-#include "ops/block_dequant_vec.h"
 #include "ops/dot.h"
 #include "ops/matmul_avx2.h"
 
@@ -35,6 +37,106 @@ void MatMulRowsScalar(const float* x, int64_t n, const WeightView& w, int64_t r0
   }
 }
 
+// Block types: rows of W are dequantized (ops/block_dequant.h, ggml's arithmetic) into a
+// per-thread f32 scratch right before the f32 kernel multiplies them, so every product and every
+// accumulation is that of the same matrix dequantized at load: the bits are the same.
+// [rows, w.cols] f32, per thread.
+float* DequantScratch(int64_t rows, int64_t cols) {
+  thread_local std::vector<float> scratch;
+  const size_t need = static_cast<size_t>(rows * cols) + 16;
+  if (scratch.size() < need) scratch.resize(need);
+  return scratch.data();
+}
+
+// Rows of a block-type W dequantized per call to the prefill kernel: a tile of kRowTile rows,
+// split so the scratch stays within ~256 KiB (L2) for wide matrices (d_ff = 14336: 4 rows).
+int64_t BlockRowsPerPass(int64_t cols) {
+  const int64_t fit = (int64_t{256} << 10) / (4 * std::max<int64_t>(cols, 1));
+  return std::clamp<int64_t>(fit / 4 * 4, 4, kRowTile);
+}
+
+}  // namespace
+}  // namespace kvaudit
+
+#define KVAUDIT_ISA_SELF "ops/matmul.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit {
+namespace {
+void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  KVAUDIT_DISPATCH(MatMulRows, x, n, w, r0, r1, y, ldy);
+}
+}  // namespace
+
+void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
+  KVAUDIT_DISPATCH(GemvRows, x, w, row0, row1, y);
+}
+
+void GemvRows(const float* x, int64_t in, const float* w, int64_t row0, int64_t row1, float* y) {
+  GemvRows(x, WeightView{w, WeightType::kF32, row1, in}, row0, row1, y);
+}
+
+void MatMulCanonicalRef(const float* x, int64_t n, const WeightView& w, float* y) {
+  if (IsBlockType(w.type)) {
+    std::vector<float> f(static_cast<size_t>(w.rows * w.cols));  // [rows, cols]
+    WeightRowsToF32Ref(w, 0, w.rows, f.data());
+    return MatMulRowsScalar(x, n, WeightView{f.data(), WeightType::kF32, w.rows, w.cols}, 0, w.rows, y, w.rows);
+  }
+  MatMulRowsScalar(x, n, w, 0, w.rows, y, w.rows);
+}
+
+void MatMul(const float* x, int64_t n, int64_t in, const float* w, int64_t out, float* y, ThreadPool& pool) {
+  MatMul(x, n, WeightView{w, WeightType::kF32, out, in}, y, pool);
+}
+
+void MatMul(const float* x, int64_t n, const WeightView& w, float* y, ThreadPool& pool) {
+  MatMulParts(x, n, &w, 1, y, pool);
+}
+
+void MatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool) {
+  MatMulParts(x, n, w.parts().data(), static_cast<int>(w.parts().size()), y, pool);
+}
+
+void MatMulParts(const float* x, int64_t n, const WeightView* parts, int n_parts, float* y, ThreadPool& pool) {
+  int64_t out = 0;
+  for (int p = 0; p < n_parts; ++p) {
+    KV_CHECK_MSG(parts[p].cols == parts[0].cols, "MatMul: parts differ in columns");
+    out += parts[p].rows;
+  }
+  if (n <= 0 || out <= 0) return;
+  if (n == 1) {
+    // Output rows [r0, r1) of the stacked parts, split where a part ends.
+    pool.ParallelFor(out, kGemvGrain, [&](int64_t r0, int64_t r1) {
+      int64_t base = 0;
+      for (int p = 0; p < n_parts; base += parts[p].rows, ++p) {
+        const int64_t a = std::max(r0, base), b = std::min(r1, base + parts[p].rows);
+        if (a < b) GemvRows(x, parts[p], a - base, b - base, y + base);
+      }
+    });
+    return;
+  }
+  // Work items: the kRowTile-row tiles of each part in turn. Tiles are claimed dynamically; which
+  // thread computes a tile never changes its values.
+  std::vector<std::pair<int, int64_t>> tiles;  // (part, first row in the part)
+  for (int p = 0; p < n_parts; ++p) {
+    for (int64_t r = 0; r < parts[p].rows; r += kRowTile) tiles.emplace_back(p, r);
+  }
+  std::vector<int64_t> base(n_parts + 1, 0);  // [n_parts + 1] first output column of each part
+  for (int p = 0; p < n_parts; ++p) base[p + 1] = base[p] + parts[p].rows;
+  pool.ForEachItem(static_cast<int>(tiles.size()), [&](int t, int) {
+    const auto [p, r0] = tiles[t];
+    MatMulRows(x, n, parts[p], r0, std::min(parts[p].rows, r0 + kRowTile), y + base[p], out);
+  });
+}
+
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/block_dequant_vec.inl.h"
+#include "ops/dot_simd.inl.h"
+#include "ops/weight_load_simd.inl.h"
+
+namespace {
 #if defined(KVAUDIT_MATMUL_AVX512)
 // The 16 canonical dots acc[j·MR + i] = x_i · w_j (MR·NR = 16), returned in ReduceAdd16x16Raw
 // order. Each accumulator sees the canonical sequence whatever MR and NR are, so the 4x4 prefill
@@ -160,7 +262,7 @@ void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int6
         if (ahead[j]) {
           for (size_t b = 0; b < chunk_bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead[j] + offset + b), _MM_HINT_T0);
         }
-        DequantizeBlocks(w.type, wr[j] + offset, s[j], len);
+        KVAUDIT_ISA_NS::DequantizeBlocks(w.type, wr[j] + offset, s[j], len);
       }
       for (int j = nj; j < 16; ++j) std::memcpy(s[j], s[nj - 1], sizeof(float) * len);  // tail rows repeat the last
       for (int64_t k = 0; k < len; k += 16) {
@@ -206,30 +308,14 @@ void GemvRowsPlain(const float* x, const WeightView& w, int64_t row0, int64_t ro
 }
 #endif
 
-// Block types: rows of W are dequantized (ops/block_dequant.h, ggml's arithmetic) into a
-// per-thread f32 scratch right before the f32 kernel multiplies them, so every product and every
-// accumulation is that of the same matrix dequantized at load: the bits are the same.
-// [rows, w.cols] f32, per thread.
-float* DequantScratch(int64_t rows, int64_t cols) {
-  thread_local std::vector<float> scratch;
-  const size_t need = static_cast<size_t>(rows * cols) + 16;
-  if (scratch.size() < need) scratch.resize(need);
-  return scratch.data();
-}
-
 // Rows [r0, r1) of block-type w as an f32 view of r1 - r0 rows over the scratch.
 WeightView DequantizeRowsToScratch(const WeightView& w, int64_t r0, int64_t r1) {
   float* s = DequantScratch(r1 - r0, w.cols);
-  for (int64_t r = r0; r < r1; ++r) DequantizeBlocks(w.type, w.row(r), s + (r - r0) * w.cols, w.cols);
+  for (int64_t r = r0; r < r1; ++r) KVAUDIT_ISA_NS::DequantizeBlocks(w.type, w.row(r), s + (r - r0) * w.cols, w.cols);
   return {s, WeightType::kF32, r1 - r0, w.cols, nullptr};
 }
 
-// Rows of a block-type W dequantized per call to the prefill kernel: a tile of kRowTile rows,
-// split so the scratch stays within ~256 KiB (L2) for wide matrices (d_ff = 14336: 4 rows).
-int64_t BlockRowsPerPass(int64_t cols) {
-  const int64_t fit = (int64_t{256} << 10) / (4 * std::max<int64_t>(cols, 1));
-  return std::clamp<int64_t>(fit / 4 * 4, 4, kRowTile);
-}
+}  // namespace
 
 void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   if (!IsBlockType(w.type)) return MatMulRowsPlain(x, n, w, r0, r1, y, ldy);
@@ -241,75 +327,17 @@ void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int6
   }
 }
 
-}  // namespace
-
 void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
   if (!IsBlockType(w.type)) return GemvRowsPlain(x, w, row0, row1, y);
 #if defined(KVAUDIT_MATMUL_AVX512)
   return GemvBlockRowsAvx512(x, w, row0, row1, y);
-#endif
+#else
   // 16 rows per pass: the gemv kernel's own group (one reduction for 16 outputs).
   for (int64_t a = row0; a < row1; a += 16) {
     const int64_t b = std::min(row1, a + 16);
     const WeightView f = DequantizeRowsToScratch(w, a, b);
     GemvRowsPlain(x, f, 0, b - a, y + a);
   }
+#endif
 }
-void GemvRows(const float* x, int64_t in, const float* w, int64_t row0, int64_t row1, float* y) {
-  GemvRows(x, WeightView{w, WeightType::kF32, row1, in}, row0, row1, y);
-}
-
-void MatMulCanonicalRef(const float* x, int64_t n, const WeightView& w, float* y) {
-  if (IsBlockType(w.type)) {
-    std::vector<float> f(static_cast<size_t>(w.rows * w.cols));  // [rows, cols]
-    WeightRowsToF32Ref(w, 0, w.rows, f.data());
-    return MatMulRowsScalar(x, n, WeightView{f.data(), WeightType::kF32, w.rows, w.cols}, 0, w.rows, y, w.rows);
-  }
-  MatMulRowsScalar(x, n, w, 0, w.rows, y, w.rows);
-}
-
-void MatMul(const float* x, int64_t n, int64_t in, const float* w, int64_t out, float* y, ThreadPool& pool) {
-  MatMul(x, n, WeightView{w, WeightType::kF32, out, in}, y, pool);
-}
-
-void MatMul(const float* x, int64_t n, const WeightView& w, float* y, ThreadPool& pool) {
-  MatMulParts(x, n, &w, 1, y, pool);
-}
-
-void MatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool) {
-  MatMulParts(x, n, w.parts().data(), static_cast<int>(w.parts().size()), y, pool);
-}
-
-void MatMulParts(const float* x, int64_t n, const WeightView* parts, int n_parts, float* y, ThreadPool& pool) {
-  int64_t out = 0;
-  for (int p = 0; p < n_parts; ++p) {
-    KV_CHECK_MSG(parts[p].cols == parts[0].cols, "MatMul: parts differ in columns");
-    out += parts[p].rows;
-  }
-  if (n <= 0 || out <= 0) return;
-  if (n == 1) {
-    // Output rows [r0, r1) of the stacked parts, split where a part ends.
-    pool.ParallelFor(out, kGemvGrain, [&](int64_t r0, int64_t r1) {
-      int64_t base = 0;
-      for (int p = 0; p < n_parts; base += parts[p].rows, ++p) {
-        const int64_t a = std::max(r0, base), b = std::min(r1, base + parts[p].rows);
-        if (a < b) GemvRows(x, parts[p], a - base, b - base, y + base);
-      }
-    });
-    return;
-  }
-  // Work items: the kRowTile-row tiles of each part in turn. Tiles are claimed dynamically; which
-  // thread computes a tile never changes its values.
-  std::vector<std::pair<int, int64_t>> tiles;  // (part, first row in the part)
-  for (int p = 0; p < n_parts; ++p) {
-    for (int64_t r = 0; r < parts[p].rows; r += kRowTile) tiles.emplace_back(p, r);
-  }
-  std::vector<int64_t> base(n_parts + 1, 0);  // [n_parts + 1] first output column of each part
-  for (int p = 0; p < n_parts; ++p) base[p + 1] = base[p] + parts[p].rows;
-  pool.ForEachItem(static_cast<int>(tiles.size()), [&](int t, int) {
-    const auto [p, r0] = tiles[t];
-    MatMulRows(x, n, parts[p], r0, std::min(parts[p].rows, r0 + kRowTile), y + base[p], out);
-  });
-}
-
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

@@ -4,13 +4,17 @@
 // (i+8, i+4, i+2, i+1). Per output element these are the operations of MatMulCanonicalRef, so the
 // bits are its bits and the AVX-512 tiles' (tests/unit/ops_batch_invariance_test.cc in this
 // build; tests/unit/kv_cross_build_bits_test.cc across builds).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/matmul_avx2.h"  // first: includes ops/simd.h
 
-#if defined(KVAUDIT_MATMUL_AVX2)
 #include <algorithm>
 #include <cstring>
 
-namespace kvaudit {
+#define KVAUDIT_ISA_SELF "ops/matmul_avx2.cc"
+#include "base/isa_passes.h"  // the AVX2 pass defines the kernel (the others compile nothing)
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#if defined(KVAUDIT_MATMUL_AVX2)
 namespace {
 
 // 8 consecutive weights from element i as f32 (exact upcasts, as ops/weight_load.h).
@@ -117,5 +121,5 @@ void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, 
   }
 }
 
-}  // namespace kvaudit
-#endif
+#endif  // KVAUDIT_MATMUL_AVX2
+#endif  // KVAUDIT_ISA_PASS

@@ -1,5 +1,7 @@
 #include "run/provenance.h"
 
+#include "base/isa.h"
+
 #include <cctype>
 #include <chrono>
 #include <ctime>
@@ -78,15 +80,7 @@ void RecordCommandLine(int argc, const char* const* argv) {
   Record().command = std::move(command);
 }
 
-const char* SimdPath() {
-#if defined(__AVX512F__)
-  return "avx512";
-#elif defined(__AVX2__)
-  return "avx2";
-#else
-  return "portable";
-#endif
-}
+const char* SimdPath() { return IsaName(ActiveIsa()); }
 
 nlohmann::json ProvenanceJson() {
   MarkStarted();

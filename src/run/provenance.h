@@ -16,7 +16,7 @@ void RecordCommandLine(int argc, const char* const* argv);
 // {"kvaudit_version", "commit", "command", "started_utc", "machine": {"cpu", "logical_cores", "simd"}}
 nlohmann::json ProvenanceJson();
 
-// The SIMD path the kernels were compiled for: "avx512" or "avx2" or "portable".
+// The kernel path this process runs (base/isa.h): "avx512", "avx2" or "portable".
 const char* SimdPath();
 
 // One argument as a POSIX shell would need it written (single quotes where it has specials).

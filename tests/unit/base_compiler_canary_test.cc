@@ -1,11 +1,14 @@
-// Canary for a wrong-code bug of g++ 12.2 (Debian 12.2.0-14) with AVX-512 (-march=native on this
-// project's machines, or -mavx512f; not -march=x86-64-v3): the SLP vectorizer stores a 4 × 64-bit
+// Canary for a wrong-code bug of g++ 12.2 (Debian 12.2.0-14) with AVX-512 (-mavx512f, -march=native
+// on an AVX-512 machine, or code under `#pragma GCC target("avx512f")` as in the AVX-512 kernel
+// path, base/isa_passes.h; not x86-64-v3): the SLP vectorizer stores a 4 × 64-bit
 // constant whose last element is zero, such as {3, 3, 3, 0}, as a broadcast of the first element
 // (vpbroadcastq), so the vector reads {3, 3, 3, 3}. {7, 7, 7, 1} is stored right.
 // Found by a unit test of decide/rank_correlation (a literal input read back wrong). The build
 // turns the SLP vectorizer off for g++ < 13 (CMakeLists.txt); this test fails if the bug is back,
-// in any build of the suite (native, avx2, asan).
+// in any build of the suite (release, asan), for baseline code and for the AVX-512 kernel path.
 #include <gtest/gtest.h>
+
+#include "base/isa.h"
 
 #include <cstdint>
 #include <vector>
@@ -21,13 +24,26 @@ T LastStored(const std::vector<T>& v) {
   return v.back();
 }
 
-TEST(CompilerCanary, FourElementConstantsEndingInZeroAreStoredAsWritten) {
-  const std::vector<int64_t> i{3, 3, 3, 0};
-  EXPECT_EQ(LastStored(i), 0) << "the compiler stored {3, 3, 3, 0} as a broadcast";
-  const std::vector<double> d{3, 3, 3, 0};
-  EXPECT_EQ(LastStored(d), 0.0) << "the compiler stored {3., 3., 3., 0.} as a broadcast";
-  const std::vector<uint64_t> u{7, 7, 7, 0};
+#define KVAUDIT_CANARY_BODY                                                                 \
+  const std::vector<int64_t> i{3, 3, 3, 0};                                                 \
+  EXPECT_EQ(LastStored(i), 0) << "the compiler stored {3, 3, 3, 0} as a broadcast";         \
+  const std::vector<double> d{3, 3, 3, 0};                                                  \
+  EXPECT_EQ(LastStored(d), 0.0) << "the compiler stored {3., 3., 3., 0.} as a broadcast";   \
+  const std::vector<uint64_t> u{7, 7, 7, 0};                                                \
   EXPECT_EQ(LastStored(u), 0u) << "the compiler stored {7, 7, 7, 0} as a broadcast";
+
+// The same code compiled as the AVX-512 kernel path compiles its kernels (the target string of
+// base/isa_passes.h): without -fno-tree-slp-vectorize this reads {3, 3, 3, 3} (checked).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c,bmi,bmi2,popcnt")
+__attribute__((noinline)) void CheckUnderAvx512Target() { KVAUDIT_CANARY_BODY }
+#pragma GCC pop_options
+
+TEST(CompilerCanary, FourElementConstantsEndingInZeroAreStoredAsWritten) { KVAUDIT_CANARY_BODY }
+
+TEST(CompilerCanary, SameUnderTheAvx512KernelTarget) {
+  if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512: that code cannot run here";
+  CheckUnderAvx512Target();
 }
 
 }  // namespace

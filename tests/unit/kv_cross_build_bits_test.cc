@@ -1,15 +1,15 @@
-// The canonical kernels compute the same bits in every build: the AVX-512 kernels of the default
-// (-march=native) build and the scalar twins that a portable build (the `avx2` preset,
-// -march=x86-64-v3) runs instead. Each kernel family runs on fixed inputs, its output bits are
-// hashed, and the hash must equal a constant committed below. Both builds run this same test, so
-// the constants passing in both IS the cross-build equality; in the AVX-512 build the scalar twins
-// are hashed too and must give the same constants.
+// The canonical kernels compute the same bits on every kernel path (base/isa.h): the AVX-512
+// kernels, the AVX2 ones and the scalar twins. Each kernel family runs on fixed inputs, its output
+// bits are hashed, and the hash must equal a constant committed below. CI runs this test on every
+// path (KVAUDIT_ISA), so the constants passing on each IS the cross-path equality; the scalar twins
+// are hashed too and must give the same constants. (The constants date from when each path was a
+// separate build: the same bits then as now.)
 //
 // Inputs come only from testing::Rng's Uniform (exact multiples of 2^-24, then exact scalings or
 // one fma), never from libm or <random>, so they are the same bits everywhere.
 //
 // Regenerating (only after an intended change of some kernel's arithmetic, which also changes the
-// bits every result file records): build the release preset on an AVX-512 machine, run
+// bits every result file records): build the release preset, run on an AVX-512 machine
 //   build/release/tests/kvaudit_unit_tests --gtest_filter='CrossBuildBits.*'
 // and copy the `{"name", 0x...},` lines that the failures print into kExpected.
 #include <gtest/gtest.h>

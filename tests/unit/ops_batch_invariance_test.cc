@@ -5,6 +5,8 @@
 // entry points ARE the emulation, whose bits kv_cross_build_bits_test.cc pins).
 #include <gtest/gtest.h>
 
+#include "base/isa.h"
+
 #include <cstring>
 #include <vector>
 
@@ -24,36 +26,47 @@ std::vector<float> Random(size_t n, uint32_t seed) { return testing::RandomVecto
 const auto& kTypes = testing::kWeightTypes;
 
 TEST(OpsBatchInvariance, MatMulRowsEqualSeparateSingleRowCalls) {
-  for (WeightType t : kTypes) {
-    for (int in : {1, 15, 17, 100, 385}) {
-      for (int out : {1, 5, 37, 130}) {  // 130: not a multiple of the 4-row tile nor the 64-row item
-        const WeightMatrix w = RandomWeights(out, in, t, 7);
-        const int n = 11;
-        const auto x = Random(static_cast<size_t>(n) * in, 8);
-        std::vector<float> single(static_cast<size_t>(n) * out);
-        ThreadPool p1(1), p2(2);
-        for (int r = 0; r < n; ++r) MatMul(x.data() + r * in, 1, w.view(), single.data() + r * out, p1);
-        if (Avx512Kernels() || Avx2MatmulKernels()) {  // else MatMul IS MatMulCanonicalRef
-          std::vector<float> canon(single.size());
-          MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
-          EXPECT_EQ(std::memcmp(single.data(), canon.data(), single.size() * 4), 0)
-              << WeightTypeName(t) << " in " << in << " out " << out << ": gemv vs scalar order";
-        }
-        for (int m : {2, 3, 4, 5, 11}) {  // batch sizes around the 4-row x tile
-          for (ThreadPool* pool : {&p1, &p2}) {
-            std::vector<float> y(static_cast<size_t>(m) * out);
-            MatMul(x.data(), m, w.view(), y.data(), *pool);
-            EXPECT_EQ(std::memcmp(y.data(), single.data(), y.size() * 4), 0)
-                << WeightTypeName(t) << " in " << in << " out " << out << " n " << m << " threads " << pool->size();
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (WeightType t : kTypes) {
+      for (int in : {1, 15, 17, 100, 385}) {
+        for (int out : {1, 5, 37, 130}) {  // 130: not a multiple of the 4-row tile nor the 64-row item
+          const WeightMatrix w = RandomWeights(out, in, t, 7);
+          const int n = 11;
+          const auto x = Random(static_cast<size_t>(n) * in, 8);
+          std::vector<float> single(static_cast<size_t>(n) * out);
+          ThreadPool p1(1), p2(2);
+          for (int r = 0; r < n; ++r) MatMul(x.data() + r * in, 1, w.view(), single.data() + r * out, p1);
+          {  // the portable path IS MatMulCanonicalRef: equal trivially there
+            std::vector<float> canon(single.size());
+            MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
+            EXPECT_EQ(std::memcmp(single.data(), canon.data(), single.size() * 4), 0)
+                << WeightTypeName(t) << " in " << in << " out " << out << ": gemv vs scalar order";
+          }
+          for (int m : {2, 3, 4, 5, 11}) {  // batch sizes around the 4-row x tile
+            for (ThreadPool* pool : {&p1, &p2}) {
+              std::vector<float> y(static_cast<size_t>(m) * out);
+              MatMul(x.data(), m, w.view(), y.data(), *pool);
+              EXPECT_EQ(std::memcmp(y.data(), single.data(), y.size() * 4), 0)
+                  << WeightTypeName(t) << " in " << in << " out " << out << " n " << m << " threads " << pool->size();
+            }
           }
         }
       }
     }
-  }
+  });
 }
 
-#if defined(__AVX512F__)  // the SIMD trees; the scalar one is all a portable build has
-TEST(OpsBatchInvariance, ReductionTreesAgree) {
+// The SIMD trees of ops/dot_simd.inl.h, compiled here for AVX-512 the way a kernel pass compiles
+// them (base/isa_passes.h), against the scalar tree.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq")
+namespace avx512_trees {
+#define KVAUDIT_ISA_AVX512 1
+#include "ops/dot_simd.inl.h"
+#undef KVAUDIT_ISA_AVX512
+void CheckReductionTrees() {
   testing::Rng rng(3);
   for (int rep = 0; rep < 100; ++rep) {
     float a[16][16];
@@ -69,31 +82,45 @@ TEST(OpsBatchInvariance, ReductionTreesAgree) {
     }
   }
 }
+}  // namespace avx512_trees
+#pragma GCC pop_options
+
+TEST(OpsBatchInvariance, ReductionTreesAgree) {
+  if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512: the trees cannot run here";
+  avx512_trees::CheckReductionTrees();
+}
 
 TEST(OpsBatchInvariance, DotKernelsFollowTheScalarOrder) {
-  for (int n : {1, 7, 16, 31, 64, 100}) {
-    const auto a = Random(n, 1), rows = Random(static_cast<size_t>(37) * n, 2);
-    std::vector<float> got(37);
-    DotRowsF32(a.data(), rows.data(), n, 37, n, got.data());
-    for (int j = 0; j < 37; ++j) {
-      const float ref = DotCanonicalScalar(a.data(), rows.data() + j * n, n);
-      EXPECT_EQ(FloatToBits(got[j]), FloatToBits(ref)) << "n " << n << " row " << j;
-      EXPECT_EQ(FloatToBits(DotF32(a.data(), rows.data() + j * n, n)), FloatToBits(ref)) << "n " << n << " row " << j;
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (int n : {1, 7, 16, 31, 64, 100}) {
+      const auto a = Random(n, 1), rows = Random(static_cast<size_t>(37) * n, 2);
+      std::vector<float> got(37);
+      DotRowsF32(a.data(), rows.data(), n, 37, n, got.data());
+      for (int j = 0; j < 37; ++j) {
+        const float ref = DotCanonicalScalar(a.data(), rows.data() + j * n, n);
+        EXPECT_EQ(FloatToBits(got[j]), FloatToBits(ref)) << "n " << n << " row " << j;
+        EXPECT_EQ(FloatToBits(DotF32(a.data(), rows.data() + j * n, n)), FloatToBits(ref)) << "n " << n << " row " << j;
+      }
     }
-  }
+  });
 }
-#endif
 
 TEST(OpsBatchInvariance, ExpSubSumUsesTheLaneOrder) {
-  for (int n : {1, 16, 29, 256}) {
-    auto x = Random(n, 4);
-    std::vector<float> y = x;
-    const float s = ExpSubSum(y.data(), n, 0.5f);
-    // The same exps summed in the 16-lane order and tree.
-    float lanes[16] = {};
-    for (int i = 0; i < n; ++i) lanes[i % 16] += y[i];
-    EXPECT_EQ(FloatToBits(s), FloatToBits(ReduceLanesRef(lanes))) << n;
-  }
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (int n : {1, 16, 29, 256}) {
+      auto x = Random(n, 4);
+      std::vector<float> y = x;
+      const float s = ExpSubSum(y.data(), n, 0.5f);
+      // The same exps summed in the 16-lane order and tree.
+      float lanes[16] = {};
+      for (int i = 0; i < n; ++i) lanes[i % 16] += y[i];
+      EXPECT_EQ(FloatToBits(s), FloatToBits(ReduceLanesRef(lanes))) << n;
+    }
+  });
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/isa.h"
+
 #include <cstring>
 #include <vector>
 
@@ -57,62 +59,74 @@ void ExpectBitwiseEqual(WeightType t, const std::vector<uint8_t>& bytes, int off
 }
 
 TEST(OpsBlockDequant, SimdMatchesReferenceBitwise) {
-  int tested = 0;
-  for (int ti = 0; ti < kNumWeightTypes; ++ti) {
-    const auto t = static_cast<WeightType>(ti);
-    if (!IsBlockType(t)) continue;
-    const WeightTypeInfo& info = GetWeightTypeInfo(t);
-    const std::vector<int> scale_offsets = ScaleOffsets(t);
-    ASSERT_FALSE(scale_offsets.empty()) << info.name;
-    for (const int n_blocks : {1, 2, 7}) {
-      for (int offset = 0; offset < 4; ++offset) {
-        const uint64_t seed = 1000u * static_cast<uint64_t>(ti) + 10u * static_cast<uint64_t>(n_blocks) + offset;
-        std::vector<uint8_t> bytes = testing::RandomBytes(offset + int64_t{n_blocks} * info.block_bytes, seed);
-        testing::Rng rng(seed);
-        int field = 0;
-        for (int blk = 0; blk < n_blocks; ++blk) {
-          for (const int off : scale_offsets) {
-            const uint16_t h = FiniteF16(rng, field++);
-            std::memcpy(&bytes[offset + blk * info.block_bytes + off], &h, 2);
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    int tested = 0;
+    for (int ti = 0; ti < kNumWeightTypes; ++ti) {
+      const auto t = static_cast<WeightType>(ti);
+      if (!IsBlockType(t)) continue;
+      const WeightTypeInfo& info = GetWeightTypeInfo(t);
+      const std::vector<int> scale_offsets = ScaleOffsets(t);
+      ASSERT_FALSE(scale_offsets.empty()) << info.name;
+      for (const int n_blocks : {1, 2, 7}) {
+        for (int offset = 0; offset < 4; ++offset) {
+          const uint64_t seed = 1000u * static_cast<uint64_t>(ti) + 10u * static_cast<uint64_t>(n_blocks) + offset;
+          std::vector<uint8_t> bytes = testing::RandomBytes(offset + int64_t{n_blocks} * info.block_bytes, seed);
+          testing::Rng rng(seed);
+          int field = 0;
+          for (int blk = 0; blk < n_blocks; ++blk) {
+            for (const int off : scale_offsets) {
+              const uint16_t h = FiniteF16(rng, field++);
+              std::memcpy(&bytes[offset + blk * info.block_bytes + off], &h, 2);
+            }
           }
+          ExpectBitwiseEqual(t, bytes, offset, int64_t{n_blocks} * info.block_elems);
+          ++tested;
         }
-        ExpectBitwiseEqual(t, bytes, offset, int64_t{n_blocks} * info.block_elems);
-        ++tested;
       }
     }
-  }
-  EXPECT_EQ(tested, (kNumWeightTypes - 3) * 3 * 4);
+    EXPECT_EQ(tested, (kNumWeightTypes - 3) * 3 * 4);
+  });
 }
 
 // Every f16 bit pattern as a q8_0 scale, NaNs and infinities included: the twin's f16 conversion
 // (hardware, with a fallback for exponent 31) is bitwise F16ToF32, signaling-NaN payloads too.
 TEST(OpsBlockDequant, EveryF16ScaleQ8_0) {
-  constexpr int kBlocks = 65536;
-  std::vector<uint8_t> bytes = testing::RandomBytes(int64_t{kBlocks} * 34, 7);
-  for (int h = 0; h < kBlocks; ++h) {
-    const uint16_t v = static_cast<uint16_t>(h);
-    std::memcpy(&bytes[34 * static_cast<size_t>(h)], &v, 2);
-  }
-  ExpectBitwiseEqual(WeightType::kQ8_0, bytes, 0, int64_t{kBlocks} * 32);
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    constexpr int kBlocks = 65536;
+    std::vector<uint8_t> bytes = testing::RandomBytes(int64_t{kBlocks} * 34, 7);
+    for (int h = 0; h < kBlocks; ++h) {
+      const uint16_t v = static_cast<uint16_t>(h);
+      std::memcpy(&bytes[34 * static_cast<size_t>(h)], &v, 2);
+    }
+    ExpectBitwiseEqual(WeightType::kQ8_0, bytes, 0, int64_t{kBlocks} * 32);
+  });
 }
 
 // Extreme codes: all-zero and all-one bytes (every bit field at its minimum / maximum).
 TEST(OpsBlockDequant, ExtremeCodes) {
-  for (int ti = 0; ti < kNumWeightTypes; ++ti) {
-    const auto t = static_cast<WeightType>(ti);
-    if (!IsBlockType(t)) continue;
-    const WeightTypeInfo& info = GetWeightTypeInfo(t);
-    for (const uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}}) {
-      std::vector<uint8_t> bytes(static_cast<size_t>(2 * info.block_bytes), fill);
-      for (int blk = 0; blk < 2; ++blk) {
-        for (const int off : ScaleOffsets(t)) {
-          const uint16_t h = blk ? 0xB555 : 0x2E66;  // -0.333..., 0.1
-          std::memcpy(&bytes[blk * info.block_bytes + off], &h, 2);
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (int ti = 0; ti < kNumWeightTypes; ++ti) {
+      const auto t = static_cast<WeightType>(ti);
+      if (!IsBlockType(t)) continue;
+      const WeightTypeInfo& info = GetWeightTypeInfo(t);
+      for (const uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}}) {
+        std::vector<uint8_t> bytes(static_cast<size_t>(2 * info.block_bytes), fill);
+        for (int blk = 0; blk < 2; ++blk) {
+          for (const int off : ScaleOffsets(t)) {
+            const uint16_t h = blk ? 0xB555 : 0x2E66;  // -0.333..., 0.1
+            std::memcpy(&bytes[blk * info.block_bytes + off], &h, 2);
+          }
         }
+        ExpectBitwiseEqual(t, bytes, 0, 2 * info.block_elems);
       }
-      ExpectBitwiseEqual(t, bytes, 0, 2 * info.block_elems);
     }
-  }
+  });
 }
 
 }  // namespace

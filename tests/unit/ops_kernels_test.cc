@@ -1,6 +1,8 @@
 // SIMD kernels against their scalar references, and thread-count independence.
 #include <gtest/gtest.h>
 
+#include "base/isa.h"
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -20,33 +22,41 @@ std::vector<float> Random(size_t n, uint32_t seed, float scale = 1.0f) {
 }
 
 TEST(OpsMatmul, GemvMatchesReferenceForOddShapes) {
-  for (int in : {1, 15, 16, 17, 33, 64, 384, 1000}) {
-    const int out = 37;
-    auto x = Random(in, 1), w = Random(static_cast<size_t>(out) * in, 2);
-    std::vector<float> ref(out), got(out);
-    GemvRef(x.data(), in, w.data(), 0, out, ref.data());
-    GemvRows(x.data(), in, w.data(), 0, out, got.data());
-    for (int r = 0; r < out; ++r) EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << "in " << in << " row " << r;
-    // A row's result must not depend on which rows share the call (thread splits).
-    std::vector<float> split(out);
-    GemvRows(x.data(), in, w.data(), 0, 5, split.data());
-    GemvRows(x.data(), in, w.data(), 5, out, split.data());
-    EXPECT_EQ(std::memcmp(split.data(), got.data(), out * 4), 0);
-  }
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (int in : {1, 15, 16, 17, 33, 64, 384, 1000}) {
+      const int out = 37;
+      auto x = Random(in, 1), w = Random(static_cast<size_t>(out) * in, 2);
+      std::vector<float> ref(out), got(out);
+      GemvRef(x.data(), in, w.data(), 0, out, ref.data());
+      GemvRows(x.data(), in, w.data(), 0, out, got.data());
+      for (int r = 0; r < out; ++r) EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << "in " << in << " row " << r;
+      // A row's result must not depend on which rows share the call (thread splits).
+      std::vector<float> split(out);
+      GemvRows(x.data(), in, w.data(), 0, 5, split.data());
+      GemvRows(x.data(), in, w.data(), 5, out, split.data());
+      EXPECT_EQ(std::memcmp(split.data(), got.data(), out * 4), 0);
+    }
+  });
 }
 
 TEST(OpsMatmul, MatMulMatchesReferenceAndIsThreadCountIndependent) {
-  for (int n : {1, 2, 7, 64}) {
-    const int in = 96, out = 200;
-    auto x = Random(static_cast<size_t>(n) * in, 3), w = Random(static_cast<size_t>(out) * in, 4);
-    std::vector<float> ref(static_cast<size_t>(n) * out), y1(ref.size()), y2(ref.size());
-    MatMulRef(x.data(), n, in, w.data(), out, ref.data());
-    ThreadPool p1(1), p2(2);
-    MatMul(x.data(), n, in, w.data(), out, y1.data(), p1);
-    MatMul(x.data(), n, in, w.data(), out, y2.data(), p2);
-    for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y1[i], ref[i], 1e-4) << "n " << n;
-    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * 4), 0) << "n " << n;
-  }
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (int n : {1, 2, 7, 64}) {
+      const int in = 96, out = 200;
+      auto x = Random(static_cast<size_t>(n) * in, 3), w = Random(static_cast<size_t>(out) * in, 4);
+      std::vector<float> ref(static_cast<size_t>(n) * out), y1(ref.size()), y2(ref.size());
+      MatMulRef(x.data(), n, in, w.data(), out, ref.data());
+      ThreadPool p1(1), p2(2);
+      MatMul(x.data(), n, in, w.data(), out, y1.data(), p1);
+      MatMul(x.data(), n, in, w.data(), out, y2.data(), p2);
+      for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y1[i], ref[i], 1e-4) << "n " << n;
+      EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * 4), 0) << "n " << n;
+    }
+  });
 }
 
 TEST(OpsActivation, ExpMatchesStdExp) {
@@ -61,32 +71,34 @@ TEST(OpsActivation, ExpMatchesStdExp) {
   }
 }
 
-#if defined(__AVX512F__)  // without AVX-512 the entry points are the twins (bits: kv_cross_build_bits_test)
 // The SIMD exp and everything built on it against the scalar twins, bit for bit: a sweep over the
 // whole float range plus the clamps, ±0, ±inf and NaN (an exhaustive check of all 2^32 inputs of
 // Exp and SiluMul agreed too, when the twins were written).
 TEST(OpsActivation, SimdEqualsScalarTwins) {
-  std::vector<float> x;
-  for (uint32_t b = 0; b < 0xffffffffu - 40009u; b += 40009u) x.push_back(BitsToFloat(b));  // all exponents, signs
-  for (float v : {-104.0f, -103.99f, 89.0f, 88.72f, 88.73f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN}) x.push_back(v);
-  const int64_t n = static_cast<int64_t>(x.size());
-  std::vector<float> a(n), b(n), up = Random(n, 12);
-  Exp(x.data(), a.data(), n);
-  ExpScalar(x.data(), b.data(), n);
-  ASSERT_EQ(std::memcmp(a.data(), b.data(), n * 4), 0) << "Exp";
-  SiluMul(x.data(), up.data(), a.data(), n);
-  SiluMulScalar(x.data(), up.data(), b.data(), n);
-  ASSERT_EQ(std::memcmp(a.data(), b.data(), n * 4), 0) << "SiluMul";
-  for (int len : {1, 15, 16, 17, 100, 256}) {
-    auto s1 = Random(len, 13 + len, 8.0f), s2 = s1;
-    ASSERT_EQ(FloatToBits(MaxOf(s1.data(), len)), FloatToBits(MaxOfScalar(s1.data(), len))) << len;
-    const float m = MaxOf(s1.data(), len);
-    const float sum1 = ExpSubSum(s1.data(), len, m), sum2 = ExpSubSumScalar(s2.data(), len, m);
-    ASSERT_EQ(FloatToBits(sum1), FloatToBits(sum2)) << len;
-    ASSERT_EQ(std::memcmp(s1.data(), s2.data(), len * 4), 0) << len;
-  }
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    std::vector<float> x;
+    for (uint32_t b = 0; b < 0xffffffffu - 40009u; b += 40009u) x.push_back(BitsToFloat(b));  // all exponents, signs
+    for (float v : {-104.0f, -103.99f, 89.0f, 88.72f, 88.73f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN}) x.push_back(v);
+    const int64_t n = static_cast<int64_t>(x.size());
+    std::vector<float> a(n), b(n), up = Random(n, 12);
+    Exp(x.data(), a.data(), n);
+    ExpScalar(x.data(), b.data(), n);
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), n * 4), 0) << "Exp";
+    SiluMul(x.data(), up.data(), a.data(), n);
+    SiluMulScalar(x.data(), up.data(), b.data(), n);
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), n * 4), 0) << "SiluMul";
+    for (int len : {1, 15, 16, 17, 100, 256}) {
+      auto s1 = Random(len, 13 + len, 8.0f), s2 = s1;
+      ASSERT_EQ(FloatToBits(MaxOf(s1.data(), len)), FloatToBits(MaxOfScalar(s1.data(), len))) << len;
+      const float m = MaxOf(s1.data(), len);
+      const float sum1 = ExpSubSum(s1.data(), len, m), sum2 = ExpSubSumScalar(s2.data(), len, m);
+      ASSERT_EQ(FloatToBits(sum1), FloatToBits(sum2)) << len;
+      ASSERT_EQ(std::memcmp(s1.data(), s2.data(), len * 4), 0) << len;
+    }
+  });
 }
-#endif
 
 TEST(OpsActivation, SiluMulAndSoftmaxMatchReference) {
   for (int n : {1, 16, 29, 1024}) {

@@ -3,6 +3,8 @@
 // count, matrices of several parts (q|k|v of different types) and row maps (GGUF Q/K rows).
 #include <gtest/gtest.h>
 
+#include "base/isa.h"
+
 #include <cstring>
 #include <vector>
 
@@ -71,64 +73,72 @@ bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
-  ThreadPool p1(1), p2(2);
-  for (WeightType t : BlockTypes()) {
-    const int64_t cols = GetWeightTypeInfo(t).block_elems == 256 ? 512 : 96;
-    for (int64_t out : {1, 5, 16, 37, 70}) {
-      const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
-      const std::vector<float> wf = ToF32(w.view());
-      const WeightView f32{wf.data(), WeightType::kF32, out, cols};
-      std::vector<float> rows(static_cast<size_t>(out * cols));
-      WeightRowsToF32(w.view(), 0, out, rows.data());
-      EXPECT_TRUE(SameBits(rows, wf)) << WeightTypeName(t) << ": WeightRowsToF32 differs from the reference";
-      for (int64_t n : {1, 2, 5, 9}) {
-        const std::vector<float> x = testing::NormalRows(n, cols, 3);
-        std::vector<float> want(n * out), got1(n * out), got2(n * out), canon(n * out);
-        MatMul(x.data(), n, f32, want.data(), p1);
-        MatMul(x.data(), n, w.view(), got1.data(), p1);
-        MatMul(x.data(), n, w.view(), got2.data(), p2);
-        MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
-        EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " out " << out << " n " << n;
-        EXPECT_TRUE(SameBits(got2, want)) << WeightTypeName(t) << " 2 threads, out " << out << " n " << n;
-        EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
-        // A row of a prefill is bitwise the same token decoded alone.
-        std::vector<float> single(out);
-        MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
-        EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0) << WeightTypeName(t);
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    ThreadPool p1(1), p2(2);
+    for (WeightType t : BlockTypes()) {
+      const int64_t cols = GetWeightTypeInfo(t).block_elems == 256 ? 512 : 96;
+      for (int64_t out : {1, 5, 16, 37, 70}) {
+        const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
+        const std::vector<float> wf = ToF32(w.view());
+        const WeightView f32{wf.data(), WeightType::kF32, out, cols};
+        std::vector<float> rows(static_cast<size_t>(out * cols));
+        WeightRowsToF32(w.view(), 0, out, rows.data());
+        EXPECT_TRUE(SameBits(rows, wf)) << WeightTypeName(t) << ": WeightRowsToF32 differs from the reference";
+        for (int64_t n : {1, 2, 5, 9}) {
+          const std::vector<float> x = testing::NormalRows(n, cols, 3);
+          std::vector<float> want(n * out), got1(n * out), got2(n * out), canon(n * out);
+          MatMul(x.data(), n, f32, want.data(), p1);
+          MatMul(x.data(), n, w.view(), got1.data(), p1);
+          MatMul(x.data(), n, w.view(), got2.data(), p2);
+          MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
+          EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " out " << out << " n " << n;
+          EXPECT_TRUE(SameBits(got2, want)) << WeightTypeName(t) << " 2 threads, out " << out << " n " << n;
+          EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
+          // A row of a prefill is bitwise the same token decoded alone.
+          std::vector<float> single(out);
+          MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
+          EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0) << WeightTypeName(t);
+        }
       }
     }
-  }
+  });
 }
 
 TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
-  ThreadPool pool(2);
-  const int64_t cols = 256;
-  const WeightMatrix q = RandomBlockMatrix(64, cols, WeightType::kQ4_K, 5);
-  const WeightMatrix k = RandomBlockMatrix(24, cols, WeightType::kQ6_K, 6);
-  const WeightMatrix v = testing::RandomWeights(40, cols, WeightType::kF16, 7);
-  std::vector<int32_t> reversed(64);
-  for (int i = 0; i < 64; ++i) reversed[i] = 63 - i;
-  WeightMatrix fused;
-  fused.AddExternalPart(q.view(), reversed);
-  fused.AddExternalPart(k.view());
-  fused.AddExternalPart(v.view());
-  ASSERT_EQ(fused.rows(), 128);
-  EXPECT_TRUE(fused.mixed());
-  EXPECT_EQ(fused.bytes(), q.bytes() + k.bytes() + v.bytes());
-  // The same matrix as one f32 block: q's rows reversed, then k, then v.
-  std::vector<float> all;
-  const std::vector<float> qf = ToF32(q.view()), kf = ToF32(k.view()), vf = ToF32(v.view());
-  for (int i = 0; i < 64; ++i) all.insert(all.end(), qf.begin() + (63 - i) * cols, qf.begin() + (64 - i) * cols);
-  all.insert(all.end(), kf.begin(), kf.end());
-  all.insert(all.end(), vf.begin(), vf.end());
-  const WeightView f32{all.data(), WeightType::kF32, 128, cols};
-  for (int64_t n : {1, 3, 8}) {
-    const std::vector<float> x = testing::NormalRows(n, cols, 11);
-    std::vector<float> want(n * 128), got(n * 128);
-    MatMul(x.data(), n, f32, want.data(), pool);
-    MatMul(x.data(), n, fused, got.data(), pool);
-    EXPECT_TRUE(SameBits(got, want)) << "n " << n;
-  }
+  // every kernel path this CPU runs (base/isa.h), each against the same reference
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    ThreadPool pool(2);
+    const int64_t cols = 256;
+    const WeightMatrix q = RandomBlockMatrix(64, cols, WeightType::kQ4_K, 5);
+    const WeightMatrix k = RandomBlockMatrix(24, cols, WeightType::kQ6_K, 6);
+    const WeightMatrix v = testing::RandomWeights(40, cols, WeightType::kF16, 7);
+    std::vector<int32_t> reversed(64);
+    for (int i = 0; i < 64; ++i) reversed[i] = 63 - i;
+    WeightMatrix fused;
+    fused.AddExternalPart(q.view(), reversed);
+    fused.AddExternalPart(k.view());
+    fused.AddExternalPart(v.view());
+    ASSERT_EQ(fused.rows(), 128);
+    EXPECT_TRUE(fused.mixed());
+    EXPECT_EQ(fused.bytes(), q.bytes() + k.bytes() + v.bytes());
+    // The same matrix as one f32 block: q's rows reversed, then k, then v.
+    std::vector<float> all;
+    const std::vector<float> qf = ToF32(q.view()), kf = ToF32(k.view()), vf = ToF32(v.view());
+    for (int i = 0; i < 64; ++i) all.insert(all.end(), qf.begin() + (63 - i) * cols, qf.begin() + (64 - i) * cols);
+    all.insert(all.end(), kf.begin(), kf.end());
+    all.insert(all.end(), vf.begin(), vf.end());
+    const WeightView f32{all.data(), WeightType::kF32, 128, cols};
+    for (int64_t n : {1, 3, 8}) {
+      const std::vector<float> x = testing::NormalRows(n, cols, 11);
+      std::vector<float> want(n * 128), got(n * 128);
+      MatMul(x.data(), n, f32, want.data(), pool);
+      MatMul(x.data(), n, fused, got.data(), pool);
+      EXPECT_TRUE(SameBits(got, want)) << "n " << n;
+    }
+  });
 }
 
 TEST(OpsPackedMatmul, BlockRowsMustBeWholeBlocks) {

@@ -1,29 +1,23 @@
 // The lane operations the SIMD block dequantizers (ops/block_dequant_simd.cc, block_dequant_k.cc)
-// are written in, for whichever matmul ISA this build compiled (ops/simd.h): 16 int32/f32 lanes on
+// are written in, for the kernel path being compiled (base/isa_passes.h): 16 int32/f32 lanes on
 // AVX-512, 8 on AVX2. Each kernel is written once over `V` and walks 16-element groups in
 // 16 / V::kLanes steps, so both ISAs run the same integer decode and the same f32 operations
 // (one cvt, then the reference's mul / add / sub in its order), and are bitwise the scalar
 // reference (ops/block_dequant.cc). Internal to ops.
 //
-// Include after ops/simd.h, and compile the including file with fp contraction off (as
+// Per kernel path: no include guard and no includes; a kernel section includes it inside its pass
+// (after <cstring>, base/half.h and ops/simd.h), and the including file has fp contraction off (as
 // block_dequant.cc): GCC implements _mm*_mul_ps / _mm*_sub_ps as plain vector operators and, in C++
 // (where -ffp-contract=fast is its default even with -std=c++20), fuses a mul followed by a sub
 // into one FMA, which rounds once instead of twice. (For every format here the product d*sc*q is
 // exact in f32, at most 11 + 6 + 5 significant bits, so the fused result happens to be the same
 // bits; q6_K's (d*sc)*q can round but has no add to fuse. The pragma keeps "the reference's
 // operations, in its order" literally true, and true for the next format.)
-#pragma once
-
-#include <cstdint>
-#include <cstring>
-
-#include "base/half.h"
-#include "ops/simd.h"
-
+#undef KVAUDIT_BLOCK_DEQUANT_SIMD  // re-decided in every pass
 #if defined(KVAUDIT_MATMUL_AVX512) || defined(KVAUDIT_MATMUL_AVX2)
 #define KVAUDIT_BLOCK_DEQUANT_SIMD 1
 
-namespace kvaudit::block_simd {
+namespace block_simd {
 
 #if defined(KVAUDIT_MATMUL_AVX512)
 struct V {
@@ -112,6 +106,6 @@ void RowQ5_KSimd(const uint8_t* b, float* y, int64_t nb);
 void RowQ6_KSimd(const uint8_t* b, float* y, int64_t nb);
 void RowIQ4_XSSimd(const uint8_t* b, float* y, int64_t nb);
 
-}  // namespace kvaudit::block_simd
+}  // namespace block_simd
 
 #endif  // KVAUDIT_MATMUL_AVX512 || KVAUDIT_MATMUL_AVX2
