@@ -203,63 +203,95 @@ struct Names {
 };
 
 // Roles: attn_norm q k v o q_norm k_norm ffn_norm gate up down; suffix ".weight"/".bias" added by caller.
+// One layer's tensor name from (role, suffix).
+using LayerNames = std::function<std::string(const char*, const char*)>;
+
+// One layer's fused Q|K|V rows: in place, three parts of the mapped file (GGUF Q/K rows un-permuted
+// through a row map, nothing moved); copied, one matrix whose Q and K rows are un-permuted in place.
+Status LoadQkv(const Loader& ld, const LayerNames& name, const ModelConfig& c, bool gguf_llama, LayerWeights& L,
+               ModelWeights& w) {
+  const int64_t d = c.d_model, qd = c.q_dim(), kvd = c.kv_dim();
+  const std::string q = name("q", ".weight"), k = name("k", ".weight"), v = name("v", ".weight");
+  if (ld.in_place()) {
+    KV_RETURN_IF_ERROR(ld.AddPart(q, {qd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_heads, c.head_dim) : std::vector<int32_t>{}, w));
+    KV_RETURN_IF_ERROR(ld.AddPart(k, {kvd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_kv_heads, c.head_dim) : std::vector<int32_t>{}, w));
+    return ld.AddPart(v, {kvd, d}, L.wqkv, {}, w);
+  }
+  L.wqkv.Resize(qd + 2 * kvd, d, ld.MatrixType({q, k, v}));
+  KV_RETURN_IF_ERROR(ld.LoadRows(q, {qd, d}, L.wqkv, 0, w));
+  KV_RETURN_IF_ERROR(ld.LoadRows(k, {kvd, d}, L.wqkv, qd, w));
+  KV_RETURN_IF_ERROR(ld.LoadRows(v, {kvd, d}, L.wqkv, qd + kvd, w));
+  if (gguf_llama) {
+    const size_t row_bytes = static_cast<size_t>(d) * WeightTypeBytes(L.wqkv.type());
+    UnpermuteRows(L.wqkv.mutable_row(0), c.n_heads, c.head_dim, row_bytes);
+    UnpermuteRows(L.wqkv.mutable_row(qd), c.n_kv_heads, c.head_dim, row_bytes);
+  }
+  return Status::Ok();
+}
+
+// Qwen2's Q|K|V biases (un-permuted like their rows for a GGUF llama).
+Status LoadQkvBias(const Loader& ld, const LayerNames& name, const ModelConfig& c, bool gguf_llama, LayerWeights& L,
+                   ModelWeights& w) {
+  const int64_t qd = c.q_dim(), kvd = c.kv_dim();
+  L.bqkv.Resize(qd + 2 * kvd);
+  KV_RETURN_IF_ERROR(ld.Load(name("q", ".bias"), {qd}, L.bqkv.data(), w));
+  KV_RETURN_IF_ERROR(ld.Load(name("k", ".bias"), {kvd}, L.bqkv.data() + qd, w));
+  KV_RETURN_IF_ERROR(ld.Load(name("v", ".bias"), {kvd}, L.bqkv.data() + qd + kvd, w));
+  if (gguf_llama) {
+    UnpermuteGgufQk(L.bqkv.data(), c.n_heads, c.head_dim, 1);
+    UnpermuteGgufQk(L.bqkv.data() + qd, c.n_kv_heads, c.head_dim, 1);
+  }
+  return Status::Ok();
+}
+
+// The fused gate|up rows: two parts in place, or one copied matrix.
+Status LoadGateUp(const Loader& ld, const LayerNames& name, const ModelConfig& c, LayerWeights& L, ModelWeights& w) {
+  const int64_t d = c.d_model, ff = c.d_ff;
+  const std::string gate = name("gate", ".weight"), up = name("up", ".weight");
+  if (ld.in_place()) {
+    KV_RETURN_IF_ERROR(ld.AddPart(gate, {ff, d}, L.w_gate_up, {}, w));
+    return ld.AddPart(up, {ff, d}, L.w_gate_up, {}, w);
+  }
+  L.w_gate_up.Resize(2 * ff, d, ld.MatrixType({gate, up}));
+  KV_RETURN_IF_ERROR(ld.LoadRows(gate, {ff, d}, L.w_gate_up, 0, w));
+  return ld.LoadRows(up, {ff, d}, L.w_gate_up, ff, w);
+}
+
+// One matrix from one tensor: in place, or copied (16-bit) / converted (else) as LoadMatrix does.
+Status LoadOneMatrix(const Loader& ld, const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m,
+                     ModelWeights& w) {
+  return ld.in_place() ? ld.AddPart(name, shape, m, {}, w) : ld.LoadMatrix(name, shape, m, w);
+}
+
+Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c, bool gguf_llama, LayerWeights& L,
+                 ModelWeights& w) {
+  const int64_t d = c.d_model, qd = c.q_dim(), hd = c.head_dim;
+  KV_RETURN_IF_ERROR(ld.LoadNew(name("attn_norm", ".weight"), {d}, L.attn_norm, w));
+  KV_RETURN_IF_ERROR(LoadQkv(ld, name, c, gguf_llama, L, w));
+  if (c.attn_qkv_bias) KV_RETURN_IF_ERROR(LoadQkvBias(ld, name, c, gguf_llama, L, w));
+  if (c.qk_norm) {
+    KV_RETURN_IF_ERROR(ld.LoadNew(name("q_norm", ".weight"), {hd}, L.q_norm, w));
+    KV_RETURN_IF_ERROR(ld.LoadNew(name("k_norm", ".weight"), {hd}, L.k_norm, w));
+  }
+  KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("o", ".weight"), {d, qd}, L.wo, w));
+  if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
+  KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
+  KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, L, w));
+  return LoadOneMatrix(ld, name("down", ".weight"), {d, c.d_ff}, L.w_down, w);
+}
+
 Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelConfig& c, bool gguf_llama) {
   ModelWeights w;
-  const int64_t d = c.d_model, qd = c.q_dim(), kvd = c.kv_dim(), ff = c.d_ff, V = c.vocab_size, hd = c.head_dim;
-  // One matrix from one tensor: in place, or copied (16-bit) / converted (else) as LoadMatrix does.
-  auto matrix = [&](const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m) {
-    return ld.in_place() ? ld.AddPart(name, shape, m, {}, w) : ld.LoadMatrix(name, shape, m, w);
-  };
-  KV_RETURN_IF_ERROR(matrix(nm.embed, {V, d}, w.embed));
+  KV_RETURN_IF_ERROR(LoadOneMatrix(ld, nm.embed, {c.vocab_size, c.d_model}, w.embed, w));
   w.layers.resize(c.n_layers);
   for (int i = 0; i < c.n_layers; ++i) {
-    LayerWeights& L = w.layers[i];
-    auto name = [&](const char* role, const char* suffix) { return nm.layer(i, role) + suffix; };
-    KV_RETURN_IF_ERROR(ld.LoadNew(name("attn_norm", ".weight"), {d}, L.attn_norm, w));
-    if (ld.in_place()) {
-      KV_RETURN_IF_ERROR(ld.AddPart(name("q", ".weight"), {qd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_heads, c.head_dim) : std::vector<int32_t>{}, w));
-      KV_RETURN_IF_ERROR(ld.AddPart(name("k", ".weight"), {kvd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_kv_heads, c.head_dim) : std::vector<int32_t>{}, w));
-      KV_RETURN_IF_ERROR(ld.AddPart(name("v", ".weight"), {kvd, d}, L.wqkv, {}, w));
-    } else {
-    L.wqkv.Resize(qd + 2 * kvd, d, ld.MatrixType({name("q", ".weight"), name("k", ".weight"), name("v", ".weight")}));
-    KV_RETURN_IF_ERROR(ld.LoadRows(name("q", ".weight"), {qd, d}, L.wqkv, 0, w));
-    KV_RETURN_IF_ERROR(ld.LoadRows(name("k", ".weight"), {kvd, d}, L.wqkv, qd, w));
-    KV_RETURN_IF_ERROR(ld.LoadRows(name("v", ".weight"), {kvd, d}, L.wqkv, qd + kvd, w));
-    if (gguf_llama) {
-      const size_t row_bytes = static_cast<size_t>(d) * WeightTypeBytes(L.wqkv.type());
-      UnpermuteRows(L.wqkv.mutable_row(0), c.n_heads, c.head_dim, row_bytes);
-      UnpermuteRows(L.wqkv.mutable_row(qd), c.n_kv_heads, c.head_dim, row_bytes);
-    }
-    }
-    if (c.attn_qkv_bias) {
-      L.bqkv.Resize(qd + 2 * kvd);
-      KV_RETURN_IF_ERROR(ld.Load(name("q", ".bias"), {qd}, L.bqkv.data(), w));
-      KV_RETURN_IF_ERROR(ld.Load(name("k", ".bias"), {kvd}, L.bqkv.data() + qd, w));
-      KV_RETURN_IF_ERROR(ld.Load(name("v", ".bias"), {kvd}, L.bqkv.data() + qd + kvd, w));
-      if (gguf_llama) {
-        UnpermuteGgufQk(L.bqkv.data(), c.n_heads, c.head_dim, 1);
-        UnpermuteGgufQk(L.bqkv.data() + qd, c.n_kv_heads, c.head_dim, 1);
-      }
-    }
-    if (c.qk_norm) {
-      KV_RETURN_IF_ERROR(ld.LoadNew(name("q_norm", ".weight"), {hd}, L.q_norm, w));
-      KV_RETURN_IF_ERROR(ld.LoadNew(name("k_norm", ".weight"), {hd}, L.k_norm, w));
-    }
-    KV_RETURN_IF_ERROR(matrix(name("o", ".weight"), {d, qd}, L.wo));
-    if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
-    KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
-    if (ld.in_place()) {
-      KV_RETURN_IF_ERROR(ld.AddPart(name("gate", ".weight"), {ff, d}, L.w_gate_up, {}, w));
-      KV_RETURN_IF_ERROR(ld.AddPart(name("up", ".weight"), {ff, d}, L.w_gate_up, {}, w));
-    } else {
-      L.w_gate_up.Resize(2 * ff, d, ld.MatrixType({name("gate", ".weight"), name("up", ".weight")}));
-      KV_RETURN_IF_ERROR(ld.LoadRows(name("gate", ".weight"), {ff, d}, L.w_gate_up, 0, w));
-      KV_RETURN_IF_ERROR(ld.LoadRows(name("up", ".weight"), {ff, d}, L.w_gate_up, ff, w));
-    }
-    KV_RETURN_IF_ERROR(matrix(name("down", ".weight"), {d, ff}, L.w_down));
+    const LayerNames name = [&](const char* role, const char* suffix) { return nm.layer(i, role) + suffix; };
+    KV_RETURN_IF_ERROR(LoadLayer(ld, name, c, gguf_llama, w.layers[i], w));
   }
-  KV_RETURN_IF_ERROR(ld.LoadNew(nm.final_norm, {d}, w.final_norm, w));
-  if (!c.tied_embeddings && ld.Has(nm.output)) KV_RETURN_IF_ERROR(matrix(nm.output, {V, d}, w.lm_head));
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.final_norm, {c.d_model}, w.final_norm, w));
+  if (!c.tied_embeddings && ld.Has(nm.output)) {
+    KV_RETURN_IF_ERROR(LoadOneMatrix(ld, nm.output, {c.vocab_size, c.d_model}, w.lm_head, w));
+  }
   return w;
 }
 
