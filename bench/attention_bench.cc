@@ -10,7 +10,9 @@
 // the cache's bytes_used() = what the format holds for these D + 1 positions (packed rows incl.
 // per-block scales/zeros, plus the f32 rows its protections keep, e.g. KIVI's recent window).
 // Bandwidth: sum of a 1 GiB buffer of floats with AVX-512 loads (4 accumulators), ParallelFor over
-// the threads, the same way round-robin.
+// the threads, the same way round-robin (AVX-512 loads on the AVX-512 path, base/isa.h: the loops
+// are compiled once per kernel path, base/isa_passes.h; the other paths sum in scalar code).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include <algorithm>
@@ -28,6 +30,16 @@
 #include "kv/make_cache.h"
 #include "model/config.h"
 #include "ops/aligned_buffer.h"
+
+#define KVAUDIT_ISA_SELF "../../bench/attention_bench.cc"  // from src/base/isa_passes.h
+#include "base/isa_passes.h"  // StreamSumPart / FmaChains below, once per kernel path
+
+namespace kvaudit {
+namespace {
+float StreamSumPart(const float* p, int64_t m) { KVAUDIT_DISPATCH(StreamSumPart, p, m); }
+float FmaChains(int64_t iters, int t) { KVAUDIT_DISPATCH(FmaChains, iters, t); }
+}  // namespace
+}  // namespace kvaudit
 
 using namespace kvaudit;
 
@@ -70,21 +82,7 @@ float StreamSum(const float* buf, int64_t n, ThreadPool& pool) {
   pool.RunOnAll([&](int t) {
     const float* p = buf + t * per;
     const int64_t m = t + 1 == pool.size() ? n - t * per : per;
-#if defined(__AVX512F__)
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 64 <= m; i += 64) {
-      a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
-      a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
-      a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
-      a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
-    }
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-    for (; i < m; ++i) s += p[i];
-#else
-    float s = 0;
-    for (int64_t i = 0; i < m; ++i) s += p[i];
-#endif
+    const float s = StreamSumPart(p, m);
     part[t * 16] = s;
   });
   float s = 0;
@@ -99,19 +97,7 @@ double FmaPeak(int64_t iters, ThreadPool& pool) {
   std::vector<float> part(pool.size() * 16, 0.0f);
   const double t0 = Now();
   pool.RunOnAll([&](int t) {
-#if defined(__AVX512F__)
-    __m512 a[12];
-    for (int k = 0; k < 12; ++k) a[k] = _mm512_set1_ps(static_cast<float>(k + t));
-    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
-    for (int64_t i = 0; i < iters; ++i) {
-      for (__m512& x : a) x = _mm512_fmadd_ps(x, m, c);
-    }
-    __m512 s = a[0];
-    for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, a[k]);
-    part[t * 16] = _mm512_reduce_add_ps(s);
-#else
-    part[t * 16] = static_cast<float>(iters);
-#endif
+    part[t * 16] = FmaChains(iters, t);
   });
   const double dt = Now() - t0;
   volatile float sink = part[0];
@@ -265,3 +251,44 @@ int main(int argc, char** argv) {
   }
   return sink == 12345.678f ? 1 : 0;
 }
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+// Sum of p [m] floats, 4 independent accumulators.
+float StreamSumPart(const float* p, int64_t m) {
+#if defined(KVAUDIT_ISA_AVX512)
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 64 <= m; i += 64) {
+    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+  }
+  float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+  for (; i < m; ++i) s += p[i];
+#else
+  float s = 0;
+  for (int64_t i = 0; i < m; ++i) s += p[i];
+#endif
+  return s;
+}
+
+// 12 fma chains of `iters` rounds on thread t; the sum of the chains (keeps them live).
+float FmaChains(int64_t iters, int t) {
+#if defined(KVAUDIT_ISA_AVX512)
+  __m512 a[12];
+  for (int k = 0; k < 12; ++k) a[k] = _mm512_set1_ps(static_cast<float>(k + t));
+  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+    for (__m512& x : a) x = _mm512_fmadd_ps(x, m, c);
+  }
+  __m512 s = a[0];
+  for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, a[k]);
+  return _mm512_reduce_add_ps(s);
+#else
+  (void)t;
+  return static_cast<float>(iters);
+#endif
+}
+
+#endif  // KVAUDIT_ISA_PASS

@@ -1,7 +1,8 @@
 // Checks kv/llamacpp/expf.h's SIMD expf against the C library's expf on every float (2^32 bit
 // patterns), or on [lo, hi) bit patterns: `expf_exhaustive [THREADS] [LO_HEX HI_HEX]`. Prints the
 // mismatch count and the first mismatches; exit status 1 if any. A benchmark of sorts: it also
-// times both (seconds for all patterns, per thread).
+// times both (seconds for all patterns, per thread). The kernel checked is the active path's
+// (base/isa.h: KVAUDIT_ISA=avx512|avx2 picks one; on the portable path it is the libm call itself).
 #include <bit>
 #include <chrono>
 #include <cinttypes>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/isa.h"
 #include "kv/llamacpp/expf.h"
 
 int main(int argc, char** argv) {
@@ -55,8 +57,13 @@ int main(int argc, char** argv) {
       std::printf("first mismatch (thread %d): x = %a (0x%08" PRIx64 "): libm %a\n", t, x, first[t], std::exp(x));
     }
   }
-  std::printf("patterns [0x%" PRIx64 ", 0x%" PRIx64 "): %" PRIu64 " mismatches; self-check %s; "
+  const kvaudit::Isa isa = kvaudit::ActiveIsa();
+  std::printf("path %s: patterns [0x%" PRIx64 ", 0x%" PRIx64 "): %" PRIu64 " mismatches; self-check %s; "
               "simd %.2f s, libm %.2f s (thread-seconds)\n",
-              lo, hi, total, kvaudit::llamacpp::ExpBatchIsSimd() ? "passed" : "FAILED", ts, tl);
+              kvaudit::IsaName(isa), lo, hi, total,
+              isa == kvaudit::Isa::kPortable              ? "none (no SIMD kernel on this path)"
+              : kvaudit::llamacpp::ExpBatchIsSimd() ? "passed"
+                                                    : "FAILED",
+              ts, tl);
   return total == 0 ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/isa.h"
 #include "kv/formats/int_group.h"
 #include "kv/attention/hadamard.h"
 #include "unit/kv_codec_checks.h"
@@ -88,19 +89,21 @@ TEST(KvHadamard, IsItsOwnInverseAndPreservesNormsAndDots) {
   }
 }
 
-#if defined(__AVX512F__)  // without AVX-512 HadamardRows is the scalar loop; kv_cross_build_bits_test pins it
+// Every kernel path (the AVX2 and portable ones run the scalar loop; kv_cross_build_bits_test pins it).
 TEST(KvHadamard, SimdIsBitIdenticalToScalar) {
-  // Same butterflies in the same order: not just within 1e-6 but equal.
-  for (int block : {16, 32, 64, 128, 256}) {
-    for (int64_t row_len : {int64_t{block}, int64_t{3 * block}}) {
-      auto a = OutlierRows(5, row_len, 31 + block), b = a;
-      HadamardRows(a.data(), 5, row_len, block);
-      HadamardRowsRef(b.data(), 5, row_len, block);
-      EXPECT_EQ(a, b) << block << " " << row_len;
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    // Same butterflies in the same order: not just within 1e-6 but equal.
+    for (int block : {16, 32, 64, 128, 256}) {
+      for (int64_t row_len : {int64_t{block}, int64_t{3 * block}}) {
+        auto a = OutlierRows(5, row_len, 31 + block), b = a;
+        HadamardRows(a.data(), 5, row_len, block);
+        HadamardRowsRef(b.data(), 5, row_len, block);
+        EXPECT_EQ(a, b) << block << " " << row_len;
+      }
     }
-  }
+  });
 }
-#endif
 
 TEST(KvHadamard, BlockSizes) {
   EXPECT_EQ(LargestPow2Divisor(1), 1);

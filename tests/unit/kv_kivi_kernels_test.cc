@@ -54,46 +54,49 @@ const Shape kShapes[] = {{128, 32}, {128, 16}, {128, 128}, {96, 48}, {64, 64}, {
                          {64, 8},   {64, 1},   {96, 3},    {64, 2},  {72, 24}};
 
 TEST(KiviKernels, KeyGroupDotEqualsReferenceBitwise) {
-  for (const Shape sh : kShapes) {
-    for (int bits : {2, 4}) {
-      const int64_t cb = AsymCodeBytes(sh.G, bits);
-      const Packed pk = RandomPacked(sh.hd * cb, sh.hd, 11 + sh.G + bits);
-      constexpr int kQStride = 1040;  // queries [n_q, kQStride] (> hd)
-      const auto q = Gaussian(9 * kQStride, 3);
-      for (int n_q : {1, 2, 3, 4, 5, 8, 9}) {
-        for (auto [lo, hi] : {std::pair{0, sh.G}, std::pair{1, sh.G}, std::pair{sh.G / 2, sh.G / 2 + 1},
-                              std::pair{0, (sh.G + 1) / 2}, std::pair{sh.G - 1, sh.G}}) {
-          const int n = hi - lo, out_stride = n + 3;
-          std::vector<float> got(n_q * out_stride, -7.0f), want(n_q * out_stride, -7.0f);
-          KiviKeyGroupDot(pk.codes.data(), pk.sm.data(), sh.hd, sh.G, bits, q.data(), kQStride, n_q, lo, hi,
-                          got.data(), out_stride);
-          const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
-                                   std::to_string(bits) + " n_q " + std::to_string(n_q) + " [" + std::to_string(lo) +
-                                   "," + std::to_string(hi) + ")";
-          if (Avx512Kernels()) {  // else KiviKeyGroupDot is the reference (bits pinned by kv_cross_build_bits_test)
-            KiviKeyGroupDotRef(pk.codes.data(), pk.sm.data(), sh.hd, sh.G, bits, q.data(), kQStride, n_q, lo, hi,
-                               want.data(), out_stride);
-            ExpectBitwise(got, want, what);  // incl. the untouched padding (-7)
-          }
-          for (int i = 0; i < n_q; ++i) {  // the padding past each query's n scores is never written
-            for (int t = n; t < out_stride; ++t) ASSERT_EQ(got[i * out_stride + t], -7.0f) << what << " padding";
-          }
-          for (int i = 0; i < n_q; ++i) {
-            for (int t = lo; t < hi; ++t) {
-              double ref = 0, mag = 0;
-              for (int c = 0; c < sh.hd; ++c) {
-                const double k = AsymCode(pk.codes.data() + c * cb, t, bits) * static_cast<double>(F16ToF32(pk.sm[2 * c])) +
-                                 F16ToF32(pk.sm[2 * c + 1]);
-                ref += q[i * kQStride + c] * k;
-                mag += std::fabs(q[i * kQStride + c] * k);
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (const Shape sh : kShapes) {
+      for (int bits : {2, 4}) {
+        const int64_t cb = AsymCodeBytes(sh.G, bits);
+        const Packed pk = RandomPacked(sh.hd * cb, sh.hd, 11 + sh.G + bits);
+        constexpr int kQStride = 1040;  // queries [n_q, kQStride] (> hd)
+        const auto q = Gaussian(9 * kQStride, 3);
+        for (int n_q : {1, 2, 3, 4, 5, 8, 9}) {
+          for (auto [lo, hi] : {std::pair{0, sh.G}, std::pair{1, sh.G}, std::pair{sh.G / 2, sh.G / 2 + 1},
+                                std::pair{0, (sh.G + 1) / 2}, std::pair{sh.G - 1, sh.G}}) {
+            const int n = hi - lo, out_stride = n + 3;
+            std::vector<float> got(n_q * out_stride, -7.0f), want(n_q * out_stride, -7.0f);
+            KiviKeyGroupDot(pk.codes.data(), pk.sm.data(), sh.hd, sh.G, bits, q.data(), kQStride, n_q, lo, hi,
+                            got.data(), out_stride);
+            const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
+                                     std::to_string(bits) + " n_q " + std::to_string(n_q) + " [" + std::to_string(lo) +
+                                     "," + std::to_string(hi) + ")";
+            if (Avx512Kernels()) {  // else KiviKeyGroupDot is the reference (bits pinned by kv_cross_build_bits_test)
+              KiviKeyGroupDotRef(pk.codes.data(), pk.sm.data(), sh.hd, sh.G, bits, q.data(), kQStride, n_q, lo, hi,
+                                 want.data(), out_stride);
+              ExpectBitwise(got, want, what);  // incl. the untouched padding (-7)
+            }
+            for (int i = 0; i < n_q; ++i) {  // the padding past each query's n scores is never written
+              for (int t = n; t < out_stride; ++t) ASSERT_EQ(got[i * out_stride + t], -7.0f) << what << " padding";
+            }
+            for (int i = 0; i < n_q; ++i) {
+              for (int t = lo; t < hi; ++t) {
+                double ref = 0, mag = 0;
+                for (int c = 0; c < sh.hd; ++c) {
+                  const double k = AsymCode(pk.codes.data() + c * cb, t, bits) * static_cast<double>(F16ToF32(pk.sm[2 * c])) +
+                                   F16ToF32(pk.sm[2 * c + 1]);
+                  ref += q[i * kQStride + c] * k;
+                  mag += std::fabs(q[i * kQStride + c] * k);
+                }
+                ASSERT_NEAR(got[i * out_stride + t - lo], ref, 1e-5 * mag + 1e-6) << what << " q " << i << " t " << t;
               }
-              ASSERT_NEAR(got[i * out_stride + t - lo], ref, 1e-5 * mag + 1e-6) << what << " q " << i << " t " << t;
             }
           }
         }
       }
     }
-  }
+  });
 }
 
 // A score is a function of (query, token, group) only: any sub-range, any query count.
@@ -117,51 +120,54 @@ TEST(KiviKernels, KeyScoreDoesNotDependOnRangeOrQueryCount) {
 }
 
 TEST(KiviKernels, ValueRowsAxpyEqualsReferenceBitwise) {
-  for (const Shape sh : kShapes) {
-    for (int bits : {2, 4}) {
-      const int ng = sh.hd / sh.G;
-      const int64_t row_bytes = ng * AsymCodeBytes(sh.G, bits);
-      constexpr int kRows = 40, kWStride = 45;  // weights [n_w, kWStride]
-      const Packed pk = RandomPacked(kRows * row_bytes, kRows * ng, 21 + sh.G + bits);
-      const auto w = Gaussian(9 * kWStride, 6);
-      for (int n_w : {1, 2, 3, 4, 5, 7, 8, 9}) {
-        for (int n_rows : {1, 7, kRows}) {
-          const int acc_stride = sh.hd + 5;
-          const auto acc0 = Gaussian(static_cast<size_t>(n_w) * acc_stride, 8);
-          std::vector<float> got = acc0, want = acc0;
-          KiviValueRowsAxpy(pk.codes.data(), pk.sm.data(), n_rows, sh.hd, sh.G, bits, w.data(), kWStride, n_w,
-                            got.data(), acc_stride);
-          const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
-                                   std::to_string(bits) + " n_w " + std::to_string(n_w) + " rows " +
-                                   std::to_string(n_rows);
-          if (Avx512Kernels()) {  // else KiviValueRowsAxpy is the reference
-            KiviValueRowsAxpyRef(pk.codes.data(), pk.sm.data(), n_rows, sh.hd, sh.G, bits, w.data(), kWStride, n_w,
-                                 want.data(), acc_stride);
-            ExpectBitwise(got, want, what);  // incl. the untouched padding past hd
-          }
-          for (size_t i = 0; i < got.size(); ++i) {  // the padding past hd is never written
-            if (static_cast<int>(i % acc_stride) >= sh.hd) {
-              ASSERT_EQ(got[i], acc0[i]) << what << " padding " << i;
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (const Shape sh : kShapes) {
+      for (int bits : {2, 4}) {
+        const int ng = sh.hd / sh.G;
+        const int64_t row_bytes = ng * AsymCodeBytes(sh.G, bits);
+        constexpr int kRows = 40, kWStride = 45;  // weights [n_w, kWStride]
+        const Packed pk = RandomPacked(kRows * row_bytes, kRows * ng, 21 + sh.G + bits);
+        const auto w = Gaussian(9 * kWStride, 6);
+        for (int n_w : {1, 2, 3, 4, 5, 7, 8, 9}) {
+          for (int n_rows : {1, 7, kRows}) {
+            const int acc_stride = sh.hd + 5;
+            const auto acc0 = Gaussian(static_cast<size_t>(n_w) * acc_stride, 8);
+            std::vector<float> got = acc0, want = acc0;
+            KiviValueRowsAxpy(pk.codes.data(), pk.sm.data(), n_rows, sh.hd, sh.G, bits, w.data(), kWStride, n_w,
+                              got.data(), acc_stride);
+            const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
+                                     std::to_string(bits) + " n_w " + std::to_string(n_w) + " rows " +
+                                     std::to_string(n_rows);
+            if (Avx512Kernels()) {  // else KiviValueRowsAxpy is the reference
+              KiviValueRowsAxpyRef(pk.codes.data(), pk.sm.data(), n_rows, sh.hd, sh.G, bits, w.data(), kWStride, n_w,
+                                   want.data(), acc_stride);
+              ExpectBitwise(got, want, what);  // incl. the untouched padding past hd
             }
-          }
-          for (int i = 0; i < n_w; ++i) {
-            for (int c = 0; c < sh.hd; ++c) {
-              const int g = c / sh.G;
-              double ref = acc0[i * acc_stride + c], mag = std::fabs(ref);
-              for (int r = 0; r < n_rows; ++r) {
-                const uint16_t* smg = pk.sm.data() + (r * ng + g) * 2;
-                const double x = AsymCode(pk.codes.data() + r * row_bytes + g * AsymCodeBytes(sh.G, bits), c % sh.G, bits) *
-                                     static_cast<double>(F16ToF32(smg[0])) + F16ToF32(smg[1]);
-                ref += w[i * kWStride + r] * x;
-                mag += std::fabs(w[i * kWStride + r] * x);
+            for (size_t i = 0; i < got.size(); ++i) {  // the padding past hd is never written
+              if (static_cast<int>(i % acc_stride) >= sh.hd) {
+                ASSERT_EQ(got[i], acc0[i]) << what << " padding " << i;
               }
-              ASSERT_NEAR(got[i * acc_stride + c], ref, 1e-5 * mag + 1e-6) << what << " w " << i << " c " << c;
+            }
+            for (int i = 0; i < n_w; ++i) {
+              for (int c = 0; c < sh.hd; ++c) {
+                const int g = c / sh.G;
+                double ref = acc0[i * acc_stride + c], mag = std::fabs(ref);
+                for (int r = 0; r < n_rows; ++r) {
+                  const uint16_t* smg = pk.sm.data() + (r * ng + g) * 2;
+                  const double x = AsymCode(pk.codes.data() + r * row_bytes + g * AsymCodeBytes(sh.G, bits), c % sh.G, bits) *
+                                       static_cast<double>(F16ToF32(smg[0])) + F16ToF32(smg[1]);
+                  ref += w[i * kWStride + r] * x;
+                  mag += std::fabs(w[i * kWStride + r] * x);
+                }
+                ASSERT_NEAR(got[i * acc_stride + c], ref, 1e-5 * mag + 1e-6) << what << " w " << i << " c " << c;
+              }
             }
           }
         }
       }
     }
-  }
+  });
 }
 
 // Rows applied in two calls (split at any row) give the bits of one call: one fma per row, in order.

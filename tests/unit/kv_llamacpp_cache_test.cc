@@ -37,66 +37,71 @@ TEST(LlamaCppFa, QConversionIsTheX86Q8_0) {
 }
 
 TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
-  testing::Rng rng(1);
-  const int hd = 128, nb = hd / 32;
-  for (KvFormat f : {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
-                     KvFormat::kIq4Nl}) {
-    for (int trial = 0; trial < 50; ++trial) {
-      std::vector<float> k(hd), q(hd);
-      for (float& v : k) v = rng.Normal(trial % 5 == 0 ? 30.0f : 1.0f);
-      for (float& v : q) v = rng.Normal();
-      // K bytes through the cache's write path, read back through the expanded form.
-      std::vector<uint8_t> kb(hd * 2), qb(hd * 2);
-      WriteRow(f, k.data(), hd, kb.data());  // the cache write path (x86 q8_0, *_ref others)
-      std::vector<int8_t> kc(hd), qc(hd);
-      std::vector<float> kd(nb), km(nb), qd(nb), qm(nb);
-      ExpandKRow(f, kb.data(), hd, {kc.data(), kd.data(), km.data()});
-      ConvertQRow(f, q.data(), hd, {qc.data(), qd.data(), qm.data()});
-      const ggml::VecDotKind kind = DotKindOf(f);
-      const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
-      if (Avx2LlamaCppKernels()) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
-        const float scalar = ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
-        ASSERT_EQ(FloatToBits(simd), FloatToBits(scalar));
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(1);
+    const int hd = 128, nb = hd / 32;
+    for (KvFormat f : {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
+                       KvFormat::kIq4Nl}) {
+      for (int trial = 0; trial < 50; ++trial) {
+        std::vector<float> k(hd), q(hd);
+        for (float& v : k) v = rng.Normal(trial % 5 == 0 ? 30.0f : 1.0f);
+        for (float& v : q) v = rng.Normal();
+        // K bytes through the cache's write path, read back through the expanded form.
+        std::vector<uint8_t> kb(hd * 2), qb(hd * 2);
+        WriteRow(f, k.data(), hd, kb.data());  // the cache write path (x86 q8_0, *_ref others)
+        std::vector<int8_t> kc(hd), qc(hd);
+        std::vector<float> kd(nb), km(nb), qd(nb), qm(nb);
+        ExpandKRow(f, kb.data(), hd, {kc.data(), kd.data(), km.data()});
+        ConvertQRow(f, q.data(), hd, {qc.data(), qd.data(), qm.data()});
+        const ggml::VecDotKind kind = DotKindOf(f);
+        const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+        if (Avx2LlamaCppKernels()) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
+          const float scalar = ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+          ASSERT_EQ(FloatToBits(simd), FloatToBits(scalar));
+        }
+        // ggml_vec_dot_*_generic: the same integer block sums, another f32 order.
+        if (UsesQ8_1(f)) QuantizeQ8_1RowX86(q.data(), qb.data(), hd);
+        else QuantizeQ8_0RowX86(q.data(), qb.data(), hd);
+        float generic = 0;
+        switch (f) {
+          case KvFormat::kQ8_0: generic = VecDotQ8_0Q8_0(kb.data(), qb.data(), hd); break;
+          case KvFormat::kQ4_0: generic = VecDotQ4_0Q8_0(kb.data(), qb.data(), hd); break;
+          case KvFormat::kQ4_1: generic = VecDotQ4_1Q8_1(kb.data(), qb.data(), hd); break;
+          case KvFormat::kQ5_0: generic = VecDotQ5_0Q8_0(kb.data(), qb.data(), hd); break;
+          case KvFormat::kQ5_1: generic = VecDotQ5_1Q8_1(kb.data(), qb.data(), hd); break;
+          default: generic = VecDotIq4NlQ8_0(kb.data(), qb.data(), hd); break;
+        }
+        double mag = 0;
+        for (int i = 0; i < hd; ++i) mag += std::fabs(k[i] * q[i]);
+        ASSERT_NEAR(simd, generic, 1e-5 * mag) << KvFormatName(f);
       }
-      // ggml_vec_dot_*_generic: the same integer block sums, another f32 order.
-      if (UsesQ8_1(f)) QuantizeQ8_1RowX86(q.data(), qb.data(), hd);
-      else QuantizeQ8_0RowX86(q.data(), qb.data(), hd);
-      float generic = 0;
-      switch (f) {
-        case KvFormat::kQ8_0: generic = VecDotQ8_0Q8_0(kb.data(), qb.data(), hd); break;
-        case KvFormat::kQ4_0: generic = VecDotQ4_0Q8_0(kb.data(), qb.data(), hd); break;
-        case KvFormat::kQ4_1: generic = VecDotQ4_1Q8_1(kb.data(), qb.data(), hd); break;
-        case KvFormat::kQ5_0: generic = VecDotQ5_0Q8_0(kb.data(), qb.data(), hd); break;
-        case KvFormat::kQ5_1: generic = VecDotQ5_1Q8_1(kb.data(), qb.data(), hd); break;
-        default: generic = VecDotIq4NlQ8_0(kb.data(), qb.data(), hd); break;
-      }
-      double mag = 0;
-      for (int i = 0; i < hd; ++i) mag += std::fabs(k[i] * q[i]);
-      ASSERT_NEAR(simd, generic, 1e-5 * mag) << KvFormatName(f);
     }
-  }
+  });
 }
 
-#if defined(__AVX512F__)  // else the accumulators are the scalar twins (bits: kv_cross_build_bits_test)
+// Every kernel path (the AVX2 and portable ones run the scalar twins; bits: kv_cross_build_bits_test).
 TEST(LlamaCppFa, AccumulatorTwinsAreBitIdentical) {
-  testing::Rng rng(2);
-  std::vector<float> v(64), a(64), b(64);
-  for (int trial = 0; trial < 100; ++trial) {
-    for (float& x : v) x = F16ToF32(F32ToF16(rng.Normal()));
-    for (int i = 0; i < 64; ++i) a[i] = b[i] = F16ToF32(F32ToF16(rng.Normal(10.0f)));
-    const float s = std::exp(rng.Normal());
-    MadF16(a.data(), v.data(), s, 64);
-    MadF16Scalar(b.data(), v.data(), s, 64);
-    ScaleF16(a.data(), 0.7f, 64);
-    ScaleF16Scalar(b.data(), 0.7f, 64);
-    MadF32(a.data(), v.data(), s, 64);
-    MadF32Scalar(b.data(), v.data(), s, 64);
-    ScaleF32(a.data(), 0.3f, 64);
-    ScaleF32Scalar(b.data(), 0.3f, 64);
-    ASSERT_EQ(0, std::memcmp(a.data(), b.data(), 64 * sizeof(float)));
-  }
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(2);
+    std::vector<float> v(64), a(64), b(64);
+    for (int trial = 0; trial < 100; ++trial) {
+      for (float& x : v) x = F16ToF32(F32ToF16(rng.Normal()));
+      for (int i = 0; i < 64; ++i) a[i] = b[i] = F16ToF32(F32ToF16(rng.Normal(10.0f)));
+      const float s = std::exp(rng.Normal());
+      MadF16(a.data(), v.data(), s, 64);
+      MadF16Scalar(b.data(), v.data(), s, 64);
+      ScaleF16(a.data(), 0.7f, 64);
+      ScaleF16Scalar(b.data(), 0.7f, 64);
+      MadF32(a.data(), v.data(), s, 64);
+      MadF32Scalar(b.data(), v.data(), s, 64);
+      ScaleF32(a.data(), 0.3f, 64);
+      ScaleF32Scalar(b.data(), 0.3f, 64);
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), 64 * sizeof(float)));
+    }
+  });
 }
-#endif
 
 ModelConfig Tiny(int n_heads, int n_kv, int hd) {
   ModelConfig c;

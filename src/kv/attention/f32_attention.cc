@@ -1,6 +1,10 @@
-#include "kv/attention/f32_attention.h"
-
+// f32 attention chunk kernels: see kv/attention/f32_attention.h. AttendChunk's V accumulation
+// (Axpy) is compiled once per kernel path (base/isa_passes.h); the rest is scalar glue over the
+// dispatched dot / exp / row-codec kernels, defined once.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/dot.h"  // first: see the note on GCC bug 105593
+
+#include "kv/attention/f32_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,47 +21,8 @@ namespace kvaudit {
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// y += a * x, one fma per element (acc = fma(p_t, v_t[d], acc) in ascending t across calls).
-#if defined(__AVX512F__)
-inline void Axpy(float a, const float* x, float* y, int n) {
-  const __m512 va = _mm512_set1_ps(a);
-  int i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-  if (i < n) {
-    const __mmask16 m = TailMask16(n - i);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
-  }
-}
-#else
-inline void Axpy(float a, const float* x, float* y, int n) {
-  for (int i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
-}
-#endif
-
 inline const uint8_t* AsBytes(const float* x) { return reinterpret_cast<const uint8_t*>(x); }
 }  // namespace
-
-void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
-                 int k1, float* o, PartialRow* part, float* scores) {
-  const int hd = s.head_dim, G = s.group, rows = n_tok * G;
-  std::memset(o, 0, sizeof(float) * rows * hd);
-  for (int r = 0; r < rows; ++r) {
-    const int p = pos0 + r / G;
-    const int lo = std::max(FirstKey(s, p), k0), hi = std::min(p, k1 - 1);
-    if (lo > hi) {
-      part[r] = {kNegInf, 0.0f};
-      continue;
-    }
-    const float* q = qs + static_cast<int64_t>(r) * hd;
-    const int len = hi - lo + 1;
-    for (int j = 0; j < len; ++j) scores[j] = DotF32(q, k + static_cast<int64_t>(lo - k0 + j) * hd, hd);
-    const float mx = MaxOf(scores, len);
-    const float sum = ExpSubSum(scores, len, mx);
-    float* orow = o + static_cast<int64_t>(r) * hd;
-    for (int j = 0; j < len; ++j) Axpy(scores[j], v + static_cast<int64_t>(lo - k0 + j) * hd, orow, hd);
-    part[r] = {mx, sum};
-  }
-}
 
 void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v,
                         int k0, int k1, float* o, PartialRow* part, float* scores) {
@@ -116,3 +81,61 @@ void AttendRef(const AttnShape& s, const float* qs, int n_tok, int pos0, const f
 }
 
 }  // namespace kvaudit
+
+#define KVAUDIT_ISA_SELF "kv/attention/f32_attention.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit {
+void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
+                 int k1, float* o, PartialRow* part, float* scores) {
+  KVAUDIT_DISPATCH(AttendChunk, s, qs, n_tok, pos0, k, v, k0, k1, o, part, scores);
+}
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+
+namespace {
+// y += a * x, one fma per element (acc = fma(p_t, v_t[d], acc) in ascending t across calls).
+#if defined(KVAUDIT_ISA_AVX512)
+inline void Axpy(float a, const float* x, float* y, int n) {
+  const __m512 va = _mm512_set1_ps(a);
+  int i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(va, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+  if (i < n) {
+    const __mmask16 m = TailMask16(n - i);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(va, _mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+  }
+}
+#else
+inline void Axpy(float a, const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+}
+#endif
+
+}  // namespace
+
+// Scores and exp go through the dispatched DotF32 / MaxOf / ExpSubSum (ops/), the same bits on every path.
+void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
+                 int k1, float* o, PartialRow* part, float* scores) {
+  const int hd = s.head_dim, G = s.group, rows = n_tok * G;
+  std::memset(o, 0, sizeof(float) * rows * hd);
+  for (int r = 0; r < rows; ++r) {
+    const int p = pos0 + r / G;
+    const int lo = std::max(FirstKey(s, p), k0), hi = std::min(p, k1 - 1);
+    if (lo > hi) {
+      part[r] = {kNegInf, 0.0f};
+      continue;
+    }
+    const float* q = qs + static_cast<int64_t>(r) * hd;
+    const int len = hi - lo + 1;
+    for (int j = 0; j < len; ++j) scores[j] = DotF32(q, k + static_cast<int64_t>(lo - k0 + j) * hd, hd);
+    const float mx = MaxOf(scores, len);
+    const float sum = ExpSubSum(scores, len, mx);
+    float* orow = o + static_cast<int64_t>(r) * hd;
+    for (int j = 0; j < len; ++j) Axpy(scores[j], v + static_cast<int64_t>(lo - k0 + j) * hd, orow, hd);
+    part[r] = {mx, sum};
+  }
+}
+
+#endif  // KVAUDIT_ISA_PASS

@@ -1,3 +1,7 @@
+// Block-diagonal Walsh–Hadamard rotation: see kv/attention/hadamard.h. The AVX-512 kernel is
+// compiled once per kernel path (base/isa_passes.h); the AVX2 and portable paths run the scalar
+// twin, as the -march=x86-64-v3 build did.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: see the note on GCC bug 105593
 
 #include "kv/attention/hadamard.h"
@@ -23,7 +27,40 @@ void FwhtScalar(float* v, int block) {
 
 inline float Norm(int block) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(block))); }
 
-#if defined(__AVX512F__)
+}  // namespace
+
+void HadamardRowsRef(float* x, int64_t n_rows, int64_t row_len, int block) {
+  assert(block > 0 && (block & (block - 1)) == 0 && row_len % block == 0);
+  const float nrm = Norm(block);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    for (int64_t b = 0; b < row_len; b += block) {
+      float* v = x + r * row_len + b;  // [block]
+      FwhtScalar(v, block);
+      for (int i = 0; i < block; ++i) v[i] *= nrm;
+    }
+  }
+}
+
+RotationBlocks LlamaCppRotationBlocks(int head_dim) {
+  if (head_dim <= 0 || head_dim % 64 != 0) return {0, 0};  // llama.cpp's gate: n_embd_head % 64 == 0
+  return {LargestPow2Divisor(head_dim), 64};
+}
+
+}  // namespace kvaudit
+
+#define KVAUDIT_ISA_SELF "kv/attention/hadamard.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit {
+void HadamardRows(float* x, int64_t n_rows, int64_t row_len, int block) {
+  KVAUDIT_DISPATCH(HadamardRows, x, n_rows, row_len, block);
+}
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+
+#if defined(KVAUDIT_ISA_AVX512)
+namespace {
 // Butterfly with half-width h < 16 inside one 16-lane register: partner = the lane h away (swap),
 // lanes with bit h clear get x + partner (= a + b), lanes with bit h set get partner − x (= a − b).
 // fmadd(x, ±1, partner) rounds once, exactly as the scalar a + b / a − b do.
@@ -55,24 +92,11 @@ void FwhtSimd(float* v, int block) {  // block >= 16
   const __m512 nrm = _mm512_set1_ps(Norm(block));
   for (int i = 0; i < block; i += 16) _mm512_storeu_ps(v + i, _mm512_mul_ps(_mm512_loadu_ps(v + i), nrm));
 }
+}  // namespace
 #endif
 
-}  // namespace
-
-void HadamardRowsRef(float* x, int64_t n_rows, int64_t row_len, int block) {
-  assert(block > 0 && (block & (block - 1)) == 0 && row_len % block == 0);
-  const float nrm = Norm(block);
-  for (int64_t r = 0; r < n_rows; ++r) {
-    for (int64_t b = 0; b < row_len; b += block) {
-      float* v = x + r * row_len + b;  // [block]
-      FwhtScalar(v, block);
-      for (int i = 0; i < block; ++i) v[i] *= nrm;
-    }
-  }
-}
-
 void HadamardRows(float* x, int64_t n_rows, int64_t row_len, int block) {
-#if defined(__AVX512F__)
+#if defined(KVAUDIT_ISA_AVX512)
   if (block >= 16) {
     assert((block & (block - 1)) == 0 && row_len % block == 0);
     for (int64_t r = 0; r < n_rows; ++r) {
@@ -84,9 +108,4 @@ void HadamardRows(float* x, int64_t n_rows, int64_t row_len, int block) {
   HadamardRowsRef(x, n_rows, row_len, block);
 }
 
-RotationBlocks LlamaCppRotationBlocks(int head_dim) {
-  if (head_dim <= 0 || head_dim % 64 != 0) return {0, 0};  // llama.cpp's gate: n_embd_head % 64 == 0
-  return {LargestPow2Divisor(head_dim), 64};
-}
-
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

@@ -15,8 +15,8 @@ inline int LargestPow2Divisor(int n) { return n & -n; }
 
 // x: [n_rows, row_len], rotated in place. block: a power of two dividing row_len (1 = identity).
 // Fast Walsh–Hadamard butterflies (a, b) -> (a + b, a − b) with half-widths 1, 2, 4, …, then × 1/√block.
-// AVX-512 for block >= 16 where compiled; it performs the same additions in the same order as the
-// scalar twin, so both give bit-identical results.
+// AVX-512 for block >= 16 on the AVX-512 kernel path (base/isa.h); it performs the same additions
+// in the same order as the scalar twin, so both give bit-identical results.
 void HadamardRows(float* x, int64_t n_rows, int64_t row_len, int block);
 void HadamardRowsRef(float* x, int64_t n_rows, int64_t row_len, int block);  // scalar twin
 

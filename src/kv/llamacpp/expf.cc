@@ -1,4 +1,7 @@
-// libm-exact batched expf: see kv/llamacpp/expf.h.
+// libm-exact batched expf: see kv/llamacpp/expf.h. The vector kernel is compiled once per kernel
+// path (base/isa_passes.h): 8 lanes on AVX-512, 4 on AVX2; the portable path is the libm call.
+// Each path checks its own kernel once (its first ExpBatch / ExpBatchIsSimd call).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/expf.h"
@@ -15,7 +18,26 @@ void ExpBatchScalar(const float* x, float* y, int n) {
   for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
+}  // namespace kvaudit::llamacpp
+
+#define KVAUDIT_ISA_SELF "kv/llamacpp/expf.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit::llamacpp {
+void ExpBatch(const float* x, float* y, int n) { KVAUDIT_DISPATCH(llamacpp::ExpBatch, x, y, n); }
+bool ExpBatchIsSimd() { KVAUDIT_DISPATCH(llamacpp::ExpBatchIsSimd); }
+void ExpBatchSimdUnchecked(const float* x, float* y, int n) {
+  KVAUDIT_DISPATCH(llamacpp::ExpBatchSimdUnchecked, x, y, n);
+}
+}  // namespace kvaudit::llamacpp
+
+#else  // one kernel path, in namespace kvaudit::isa_<path>::llamacpp (base/isa_passes.h)
+namespace llamacpp {
+using ::kvaudit::llamacpp::ExpBatchScalar;
+
+#if defined(KVAUDIT_ISA_AVX2)
+void ExpBatchSimdUnchecked(const float* x, float* y, int n);  // SelfCheck runs it
+
 namespace {
 
 // __exp2f_data (glibc sysdeps/ieee754/flt-32/e_exp2f_data.c, EXP2F_TABLE_BITS = 5): tab[i] =
@@ -46,7 +68,7 @@ inline void FixSpecial(const float* x, float* y, unsigned mask) {
   }
 }
 
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#if defined(KVAUDIT_ISA_AVX512)
 constexpr int kLanes = 8;
 // 8 floats -> 8 expf values; returns the mask of lanes outside the fast path.
 inline unsigned Exp8(const float* x, float* y) {
@@ -154,4 +176,5 @@ bool ExpBatchIsSimd() { return false; }
 void ExpBatch(const float* x, float* y, int n) { ExpBatchScalar(x, y, n); }
 #endif
 
-}  // namespace kvaudit::llamacpp
+}  // namespace llamacpp
+#endif  // KVAUDIT_ISA_PASS

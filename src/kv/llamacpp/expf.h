@@ -20,10 +20,23 @@ namespace kvaudit::llamacpp {
 void ExpBatch(const float* x, float* y, int n);
 // The scalar twin: the libm call per element.
 void ExpBatchScalar(const float* x, float* y, int n);
-// Whether ExpBatch runs the SIMD kernel (compiled, and its self-check passed).
+// Whether ExpBatch runs the SIMD kernel on the active path (base/isa.h): the path has one, and its
+// self-check passed (each path checks its own kernel, once).
 bool ExpBatchIsSimd();
-// The SIMD kernel alone, without the self-check's fallback (for tests and bench/expf_exhaustive);
-// the scalar twin where no SIMD kernel is compiled.
+// The active path's SIMD kernel alone, without the self-check's fallback (for tests and
+// bench/expf_exhaustive); the scalar twin on the portable path.
 void ExpBatchSimdUnchecked(const float* x, float* y, int n);
 
 }  // namespace kvaudit::llamacpp
+
+// ExpBatch of each kernel path (kv/llamacpp/expf.cc, base/isa_passes.h), self-check included: the
+// kernels of a path in other files (kv/llamacpp/fa_tile.cc) call their own path's directly.
+namespace kvaudit::isa_avx512::llamacpp {
+void ExpBatch(const float* x, float* y, int n);
+}
+namespace kvaudit::isa_avx2::llamacpp {
+void ExpBatch(const float* x, float* y, int n);
+}
+namespace kvaudit::isa_portable::llamacpp {
+void ExpBatch(const float* x, float* y, int n);
+}

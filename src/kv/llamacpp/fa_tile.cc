@@ -1,4 +1,9 @@
-// Batched _one_chunk steps over a key tile: see kv/llamacpp/fa_tile.h.
+// Batched _one_chunk steps over a key tile: see kv/llamacpp/fa_tile.h. The SIMD kernels are
+// compiled once per kernel path (base/isa_passes.h): the AVX-512 pass runs the VNNI score kernel
+// and the 16-lane running max, the AVX2 pass the maddubs score kernel (llama.cpp's own AVX2
+// branch) and 8-lane V accumulation, the portable pass the scalar twins; the scalar glue is
+// defined once.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/fa_tile.h"
@@ -14,22 +19,119 @@
 namespace kvaudit::llamacpp {
 namespace {
 
-#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
-#define KVAUDIT_LLAMACPP_TILE_VNNI 1
-constexpr uint32_t kCodeBias = 0x80808080u;  // codes + 128 (mod 256): the u8 operand of dpbusd
-#elif defined(__AVX2__) && defined(__FMA__)
-#define KVAUDIT_LLAMACPP_TILE_AVX2 1
-constexpr uint32_t kCodeBias = 0;
-#else
-constexpr uint32_t kCodeBias = 0;
-#endif
-
 inline int32_t Load4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
   return v;
 }
 
+}  // namespace
+
+void QGroupCorrections(const int8_t* qc, int hd, int32_t* qg) {
+  for (int g = 0; g < hd / 4; ++g) qg[g] = -128 * (qc[4 * g] + qc[4 * g + 1] + qc[4 * g + 2] + qc[4 * g + 3]);
+}
+
+void ScoreTileQ8Scalar(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
+                       int j_hi, float* s) {
+  const int hd = nb * 32;
+  for (int j = j_lo; j <= j_hi; ++j) {
+    s[j] = ScoreQ8Scalar(kind, k.kc + static_cast<int64_t>(j) * hd, k.kd + j * nb, k.km + j * nb, q.qc, q.qd, q.qm, nb) *
+           scale;
+  }
+}
+
+void SoftmaxWeightsScalar(const float* s, int j_lo, int j_hi, float& M, float& S, uint8_t* up, float* ms, float* vs) {
+  for (int j = j_lo; j <= j_hi; ++j) {
+    up[j] = 0;
+    ms[j] = vs[j] = 1.0f;
+    if (s[j] > M) {
+      const float m_old = M;
+      M = s[j];
+      ms[j] = std::exp(m_old - M);
+      up[j] = 1;
+    } else {
+      vs[j] = std::exp(s[j] - M);
+    }
+    S = std::fma(S, ms[j], vs[j]);
+  }
+}
+
+namespace {
+template <int R>
+void SumRows(const VRowsUpdate& u, int j_lo, int j_hi) {
+  float S[R];
+  for (int r = 0; r < R; ++r) S[r] = *u.S[r];
+  for (int j = j_lo; j <= j_hi; ++j) {
+    for (int r = 0; r < R; ++r) S[r] = std::fma(S[r], u.ms[r][j], u.vs[r][j]);
+  }
+  for (int r = 0; r < R; ++r) *u.S[r] = S[r];
+}
+}  // namespace
+
+void SumWeights(const VRowsUpdate& u, int j_lo, int j_hi) {
+  switch (u.n_rows) {
+    case 1: return SumRows<1>(u, j_lo, j_hi);
+    case 2: return SumRows<2>(u, j_lo, j_hi);
+    case 3: return SumRows<3>(u, j_lo, j_hi);
+    default: return SumRows<4>(u, j_lo, j_hi);
+  }
+}
+
+void AccumulateVScalar(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc) {
+  for (int r = 0; r < u.n_rows; ++r) {
+    for (int j = j_lo; j <= j_hi; ++j) {
+      const float* v = vt + static_cast<int64_t>(j) * hd;
+      if (f16_acc) {
+        if (u.up[r][j]) ScaleF16Scalar(u.acc[r], u.ms[r][j], hd);
+        MadF16Scalar(u.acc[r], v, u.vs[r][j], hd);
+      } else {
+        if (u.up[r][j]) ScaleF32Scalar(u.acc[r], u.ms[r][j], hd);
+        MadF32Scalar(u.acc[r], v, u.vs[r][j], hd);
+      }
+    }
+  }
+}
+
+}  // namespace kvaudit::llamacpp
+
+#define KVAUDIT_ISA_SELF "kv/llamacpp/fa_tile.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit::llamacpp {
+// The transposed codes carry the bias of the active path's score kernel: a tile is transposed and
+// scored on the same path.
+void TransposeKTile(const int8_t* kc, const float* kd, const float* km, int hd, int j_lo, int j_hi, int32_t* gt,
+                    float* dt, float* mt) {
+  KVAUDIT_DISPATCH(llamacpp::TransposeKTile, kc, kd, km, hd, j_lo, j_hi, gt, dt, mt);
+}
+void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
+                 int j_hi, float* s) {
+  KVAUDIT_DISPATCH(llamacpp::ScoreTileQ8, kind, k, q, nb, scale, j_lo, j_hi, s);
+}
+void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, float* ms, float* vs) {
+  KVAUDIT_DISPATCH(llamacpp::SoftmaxWeights, s, j_lo, j_hi, M, up, ms, vs);
+}
+void AccumulateV(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc) {
+  KVAUDIT_DISPATCH(llamacpp::AccumulateV, u, vt, hd, j_lo, j_hi, f16_acc);
+}
+}  // namespace kvaudit::llamacpp
+
+#else  // one kernel path, in namespace kvaudit::isa_<path>::llamacpp (base/isa_passes.h)
+namespace llamacpp {
+// The shared glue and types (kv/llamacpp/fa_tile.h, flash_attn.h). This path's own kernels, defined
+// below (and its ExpBatch, declared in kv/llamacpp/expf.h), hide the dispatchers of the same name.
+using namespace ::kvaudit::llamacpp;
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+#define KVAUDIT_LLAMACPP_TILE_VNNI 1
+constexpr uint32_t kCodeBias = 0x80808080u;  // codes + 128 (mod 256): the u8 operand of dpbusd
+#elif defined(KVAUDIT_ISA_AVX2)
+#define KVAUDIT_LLAMACPP_TILE_AVX2 1
+constexpr uint32_t kCodeBias = 0;
+#else
+constexpr uint32_t kCodeBias = 0;
+#endif
 }  // namespace
 
 void TransposeKTile(const int8_t* kc, const float* kd, const float* km, int hd, int j_lo, int j_hi, int32_t* gt,
@@ -44,19 +146,6 @@ void TransposeKTile(const int8_t* kc, const float* kd, const float* km, int hd, 
       dt[b * kTileKeys + j] = kd[j * nb + b];
       mt[b * kTileKeys + j] = km[j * nb + b];
     }
-  }
-}
-
-void QGroupCorrections(const int8_t* qc, int hd, int32_t* qg) {
-  for (int g = 0; g < hd / 4; ++g) qg[g] = -128 * (qc[4 * g] + qc[4 * g + 1] + qc[4 * g + 2] + qc[4 * g + 3]);
-}
-
-void ScoreTileQ8Scalar(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
-                       int j_hi, float* s) {
-  const int hd = nb * 32;
-  for (int j = j_lo; j <= j_hi; ++j) {
-    s[j] = ScoreQ8Scalar(kind, k.kc + static_cast<int64_t>(j) * hd, k.kd + j * nb, k.km + j * nb, q.qc, q.qd, q.qm, nb) *
-           scale;
   }
 }
 
@@ -153,24 +242,8 @@ void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, i
 }
 #endif
 
-void SoftmaxWeightsScalar(const float* s, int j_lo, int j_hi, float& M, float& S, uint8_t* up, float* ms, float* vs) {
-  for (int j = j_lo; j <= j_hi; ++j) {
-    up[j] = 0;
-    ms[j] = vs[j] = 1.0f;
-    if (s[j] > M) {
-      const float m_old = M;
-      M = s[j];
-      ms[j] = std::exp(m_old - M);
-      up[j] = 1;
-    } else {
-      vs[j] = std::exp(s[j] - M);
-    }
-    S = std::fma(S, ms[j], vs[j]);
-  }
-}
-
 namespace {
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if defined(KVAUDIT_ISA_AVX512)
 // Lanes i >= k get x[i - k], lanes i < k get fill (valignd).
 template <int k>
 inline __m512 ShiftUp(__m512 x, __m512 fill) {
@@ -222,42 +295,6 @@ void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, f
   for (int j = j_lo; j <= j_hi; ++j) {
     ms[j] = up[j] ? e[j] : 1.0f;
     vs[j] = up[j] ? 1.0f : e[j];
-  }
-}
-
-namespace {
-template <int R>
-void SumRows(const VRowsUpdate& u, int j_lo, int j_hi) {
-  float S[R];
-  for (int r = 0; r < R; ++r) S[r] = *u.S[r];
-  for (int j = j_lo; j <= j_hi; ++j) {
-    for (int r = 0; r < R; ++r) S[r] = std::fma(S[r], u.ms[r][j], u.vs[r][j]);
-  }
-  for (int r = 0; r < R; ++r) *u.S[r] = S[r];
-}
-}  // namespace
-
-void SumWeights(const VRowsUpdate& u, int j_lo, int j_hi) {
-  switch (u.n_rows) {
-    case 1: return SumRows<1>(u, j_lo, j_hi);
-    case 2: return SumRows<2>(u, j_lo, j_hi);
-    case 3: return SumRows<3>(u, j_lo, j_hi);
-    default: return SumRows<4>(u, j_lo, j_hi);
-  }
-}
-
-void AccumulateVScalar(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc) {
-  for (int r = 0; r < u.n_rows; ++r) {
-    for (int j = j_lo; j <= j_hi; ++j) {
-      const float* v = vt + static_cast<int64_t>(j) * hd;
-      if (f16_acc) {
-        if (u.up[r][j]) ScaleF16Scalar(u.acc[r], u.ms[r][j], hd);
-        MadF16Scalar(u.acc[r], v, u.vs[r][j], hd);
-      } else {
-        if (u.up[r][j]) ScaleF32Scalar(u.acc[r], u.ms[r][j], hd);
-        MadF32Scalar(u.acc[r], v, u.vs[r][j], hd);
-      }
-    }
   }
 }
 
@@ -324,4 +361,8 @@ void AccumulateV(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_
 }
 #endif
 
-}  // namespace kvaudit::llamacpp
+#undef KVAUDIT_LLAMACPP_TILE_VNNI  // per pass
+#undef KVAUDIT_LLAMACPP_TILE_AVX2
+
+}  // namespace llamacpp
+#endif  // KVAUDIT_ISA_PASS

@@ -1,4 +1,7 @@
-// llama.cpp CPU flash-attention primitives: see kv/llamacpp/flash_attn.h.
+// llama.cpp CPU flash-attention primitives: see kv/llamacpp/flash_attn.h. ScoreQ8 (llama.cpp's
+// AVX2 branch, on the AVX2 and AVX-512 paths) and the AVX-512 V-accumulation kernels are compiled
+// once per kernel path (base/isa_passes.h); the scalar twins and conversions are defined once.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/flash_attn.h"
@@ -77,7 +80,63 @@ float ScoreQ8Scalar(ggml::VecDotKind kind, const int8_t* kc, const float* kd, co
   return r;
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
+float DotF16Emu(const float* a, const float* b, int n) {
+  float sum[4][16] = {};  // GGML_F16_ARR accumulators × 16 lanes
+  const int np = n & ~63;
+  for (int i = 0; i < np; i += 64)
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < 16; ++l) sum[j][l] = std::fma(a[i + 16 * j + l], b[i + 16 * j + l], sum[j][l]);
+  float x[16];
+  for (int l = 0; l < 16; ++l) x[l] = (sum[0][l] + sum[2][l]) + (sum[1][l] + sum[3][l]);
+  // _mm512_reduce_add_ps: halves 256, 128, 64, 32.
+  for (int w = 8; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) x[l] = x[l] + x[l + w];
+  double r = x[0];
+  for (int i = np; i < n; ++i) r += static_cast<double>(a[i] * b[i]);
+  return static_cast<float>(r);
+}
+
+void MadF32Scalar(float* acc, const float* v, float s, int hd) {
+  for (int i = 0; i < hd; ++i) acc[i] = std::fma(v[i], s, acc[i]);
+}
+void ScaleF32Scalar(float* acc, float s, int hd) {
+  for (int i = 0; i < hd; ++i) acc[i] *= s;
+}
+void MadF16Scalar(float* acc, const float* v, float s, int hd) {
+  for (int i = 0; i < hd; ++i) acc[i] = F16ToF32(F32ToF16(std::fma(v[i], s, acc[i])));
+}
+void ScaleF16Scalar(float* acc, float s, int hd) {
+  for (int i = 0; i < hd; ++i) acc[i] = F16ToF32(F32ToF16(acc[i] * s));
+}
+
+void RoundToF16(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = F16ToF32(F32ToF16(x[i]));
+}
+void RoundToBF16(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = BF16ToF32(F32ToBF16(x[i]));
+}
+
+}  // namespace kvaudit::llamacpp
+
+#define KVAUDIT_ISA_SELF "kv/llamacpp/flash_attn.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit::llamacpp {
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
+              const float* qm, int nb) {
+  KVAUDIT_DISPATCH(llamacpp::ScoreQ8, kind, kc, kd, km, qc, qd, qm, nb);
+}
+void MadF32(float* acc, const float* v, float s, int hd) { KVAUDIT_DISPATCH(llamacpp::MadF32, acc, v, s, hd); }
+void ScaleF32(float* acc, float s, int hd) { KVAUDIT_DISPATCH(llamacpp::ScaleF32, acc, s, hd); }
+void MadF16(float* acc, const float* v, float s, int hd) { KVAUDIT_DISPATCH(llamacpp::MadF16, acc, v, s, hd); }
+void ScaleF16(float* acc, float s, int hd) { KVAUDIT_DISPATCH(llamacpp::ScaleF16, acc, s, hd); }
+}  // namespace kvaudit::llamacpp
+
+#else  // one kernel path, in namespace kvaudit::isa_<path>::llamacpp (base/isa_passes.h)
+namespace llamacpp {
+using namespace ::kvaudit::llamacpp;  // the scalar twins; this path's kernels below hide the dispatchers
+
+#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass: llama.cpp's AVX2 branch
 namespace {
 inline __m256 LanesF(const int8_t* x, const int8_t* y) {
   const __m256i vx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
@@ -118,36 +177,7 @@ float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const fl
 }
 #endif
 
-float DotF16Emu(const float* a, const float* b, int n) {
-  float sum[4][16] = {};  // GGML_F16_ARR accumulators × 16 lanes
-  const int np = n & ~63;
-  for (int i = 0; i < np; i += 64)
-    for (int j = 0; j < 4; ++j)
-      for (int l = 0; l < 16; ++l) sum[j][l] = std::fma(a[i + 16 * j + l], b[i + 16 * j + l], sum[j][l]);
-  float x[16];
-  for (int l = 0; l < 16; ++l) x[l] = (sum[0][l] + sum[2][l]) + (sum[1][l] + sum[3][l]);
-  // _mm512_reduce_add_ps: halves 256, 128, 64, 32.
-  for (int w = 8; w >= 1; w /= 2)
-    for (int l = 0; l < w; ++l) x[l] = x[l] + x[l + w];
-  double r = x[0];
-  for (int i = np; i < n; ++i) r += static_cast<double>(a[i] * b[i]);
-  return static_cast<float>(r);
-}
-
-void MadF32Scalar(float* acc, const float* v, float s, int hd) {
-  for (int i = 0; i < hd; ++i) acc[i] = std::fma(v[i], s, acc[i]);
-}
-void ScaleF32Scalar(float* acc, float s, int hd) {
-  for (int i = 0; i < hd; ++i) acc[i] *= s;
-}
-void MadF16Scalar(float* acc, const float* v, float s, int hd) {
-  for (int i = 0; i < hd; ++i) acc[i] = F16ToF32(F32ToF16(std::fma(v[i], s, acc[i])));
-}
-void ScaleF16Scalar(float* acc, float s, int hd) {
-  for (int i = 0; i < hd; ++i) acc[i] = F16ToF32(F32ToF16(acc[i] * s));
-}
-
-#if defined(__AVX512F__)
+#if defined(KVAUDIT_ISA_AVX512)
 void MadF32(float* acc, const float* v, float s, int hd) {
   if (hd % 16) return MadF32Scalar(acc, v, s, hd);
   const __m512 vs = _mm512_set1_ps(s);
@@ -180,11 +210,5 @@ void MadF16(float* acc, const float* v, float s, int hd) { MadF16Scalar(acc, v, 
 void ScaleF16(float* acc, float s, int hd) { ScaleF16Scalar(acc, s, hd); }
 #endif
 
-void RoundToF16(float* x, int n) {
-  for (int i = 0; i < n; ++i) x[i] = F16ToF32(F32ToF16(x[i]));
-}
-void RoundToBF16(float* x, int n) {
-  for (int i = 0; i < n; ++i) x[i] = BF16ToF32(F32ToBF16(x[i]));
-}
-
-}  // namespace kvaudit::llamacpp
+}  // namespace llamacpp
+#endif  // KVAUDIT_ISA_PASS

@@ -1,4 +1,7 @@
 // KIVI fused kernels: layouts and the arithmetic both twins compute in kv/store/kivi_kernels.h.
+// The AVX-512 kernels are compiled once per kernel path (base/isa_passes.h); the AVX2 and portable
+// paths run the scalar references, as the -march=x86-64-v3 build did.
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/store/kivi_kernels.h"
@@ -16,7 +19,7 @@
 
 namespace kvaudit {
 
-// ---- scalar references (the definition; builds without AVX-512 run these) ----
+// ---- scalar references (the definition; paths without AVX-512 run these) ----
 
 void KiviKeyGroupDotRef(const uint8_t* codes, const uint16_t* sm, int hd, int G, int bits, const float* q,
                         int64_t q_stride, int n_q, int lo, int hi, float* out, int64_t out_stride) {
@@ -56,7 +59,26 @@ void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, 
   }
 }
 
-#if defined(__AVX512F__)
+}  // namespace kvaudit
+
+#define KVAUDIT_ISA_SELF "kv/store/kivi_kernels.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit {
+void KiviKeyGroupDot(const uint8_t* codes, const uint16_t* sm, int hd, int G, int bits, const float* q,
+                     int64_t q_stride, int n_q, int lo, int hi, float* out, int64_t out_stride) {
+  KVAUDIT_DISPATCH(KiviKeyGroupDot, codes, sm, hd, G, bits, q, q_stride, n_q, lo, hi, out, out_stride);
+}
+void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits, const float* w,
+                       int64_t w_stride, int n_w, float* acc, int64_t acc_stride) {
+  KVAUDIT_DISPATCH(KiviValueRowsAxpy, codes, sm, n_rows, hd, G, bits, w, w_stride, n_w, acc, acc_stride);
+}
+}  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+
+#if defined(KVAUDIT_ISA_AVX512)
 namespace {
 
 constexpr int kMaxBatch = 8;  // queries / weight rows per register tile
@@ -279,4 +301,4 @@ void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int
 }
 #endif
 
-}  // namespace kvaudit
+#endif  // KVAUDIT_ISA_PASS

@@ -2,7 +2,7 @@
 // one packed G-token group and weighted sums over packed value rows (the full-precision rows go
 // through the f32 row codec, kv/formats/codec_kernels.h). Each has a plain scalar reference (…Ref) that
 // the AVX-512 kernel reproduces bit for bit; the un-suffixed entry points run the SIMD kernel where it applies (G % 16 == 0 and an
-// AVX-512 build) and the reference otherwise, so a store reads the same bits through every call
+// AVX-512 kernel path, base/isa.h) and the reference otherwise, so a store reads the same bits through every call
 // shape (Dot = DotMulti with one query, WeightedSum = WeightedSumMulti with one weight row).
 //
 // Arithmetic (fixed per (query, token) and per (weight row, row, channel), so a value never depends
