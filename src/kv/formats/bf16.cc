@@ -37,7 +37,6 @@ template <class Kernels>
 RowCodec Make() {
   return MakeRowCodec<Kernels>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
 }
-
 }  // namespace
 }  // namespace kvaudit
 

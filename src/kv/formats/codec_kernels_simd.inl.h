@@ -3,14 +3,16 @@
 // scalar twins (RowKernelsRef, defined once in codec_kernels.h) in the AVX2 and portable passes,
 // as the x86-64-v3 build had them. No include guard and no includes: a format's kernel section
 // (base/isa_passes.h) includes it inside its pass namespace, after "ops/dot_simd.inl.h", and
-// defines its decoder after it. Every format instantiates the same RowKernels tokens, so the
-// copies in each translation unit are one definition.
+// defines its decoder after it. The template is the same tokens in every translation unit (one
+// definition); its instantiations are over each file's own decoder, in an unnamed namespace, so
+// they stay local to that file.
 #undef KVAUDIT_ROW_KERNELS
-#if defined(KVAUDIT_ISA_AVX512)
-// ops/dot.cc's AVX-512 DotF32 (this pass's; defined there): the fallback calls it directly rather
-// than through the dispatcher.
+// This pass's DotF32 (ops/dot.cc defines one per pass): the AVX-512 fallback calls it directly
+// rather than through the dispatcher. Declared in every pass: a pass with no function at all
+// would leave clang's `#pragma clang attribute` target region unused (-Wpragma-clang-attribute).
 float DotF32(const float* a, const float* b, int64_t n);
 
+#if defined(KVAUDIT_ISA_AVX512)
 template <class Dec, DequantizeFn Dequantize>
 struct RowKernels {
   static constexpr int kVecs = Dec::kUnit / 16;  // zmm per decoded unit

@@ -36,7 +36,6 @@ template <class Kernels>
 RowCodec Make() {
   return MakeRowCodec<Kernels>("f16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
 }
-
 }  // namespace
 }  // namespace kvaudit
 

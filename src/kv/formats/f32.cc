@@ -29,7 +29,6 @@ template <class Kernels>
 RowCodec Make() {
   return MakeRowCodec<Kernels>("f32", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
 }
-
 }  // namespace
 }  // namespace kvaudit
 

@@ -159,7 +159,6 @@ template <class C, class Kernels>
 RowCodec Make(std::string_view name, int block_elems) {
   return MakeRowCodec<Kernels>(name, block_elems, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
 }
-
 }  // namespace
 }  // namespace kvaudit
 

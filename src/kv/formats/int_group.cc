@@ -61,7 +61,6 @@ RowCodec Make(std::string_view name) {
   using C = IntGroup<B>;
   return MakeRowCodec<Kernels>(name, 0, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
 }
-
 }  // namespace
 }  // namespace kvaudit
 

@@ -86,7 +86,6 @@ void Iq4NlDequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Iq4NlQuantize, detail::Iq4NlDequantize>;
-
 }  // namespace
 }  // namespace kvaudit
 

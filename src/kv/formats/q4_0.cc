@@ -57,7 +57,6 @@ void Q4_0Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q4_0Quantize, detail::Q4_0Dequantize>;
-
 }  // namespace
 }  // namespace kvaudit
 

@@ -57,7 +57,6 @@ void Q4_1Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q4_1Quantize, detail::Q4_1Dequantize>;
-
 }  // namespace
 }  // namespace kvaudit
 

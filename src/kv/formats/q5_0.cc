@@ -64,7 +64,6 @@ void Q5_0Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q5_0Quantize, detail::Q5_0Dequantize>;
-
 }  // namespace
 }  // namespace kvaudit
 

@@ -62,7 +62,6 @@ void Q5_1Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q5_1Quantize, detail::Q5_1Dequantize>;
-
 }  // namespace
 }  // namespace kvaudit
 

@@ -51,7 +51,6 @@ void Q8_0Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q8_0Quantize, detail::Q8_0Dequantize>;
-
 }  // namespace
 }  // namespace kvaudit
 
