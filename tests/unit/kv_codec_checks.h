@@ -21,6 +21,7 @@
 #include "kv/formats/q5_1.h"
 #include "kv/formats/q8_0.h"
 #include "kv/formats/row_codec.h"
+#include "base/isa.h"
 #include "ops/simd.h"
 #include "support/random_rows.h"
 
@@ -64,9 +65,19 @@ inline std::vector<Case> AllCodecs() {
   return cases;
 }
 
-// Whether `simd` and `ref` are two kernel paths in this build. Without AVX-512 the dispatched
-// codec's kernels ARE its scalar twins (checked here: the same functions), so there is nothing to
-// compare them with; tests/unit/kv_cross_build_bits_test.cc pins their bits instead.
+// Runs `body` once per kernel path this CPU supports (base/isa.h), that path active: the codecs
+// F32Codec() & co. return inside it are that path's. Failures name the path.
+template <class Body>
+void ForEachPath(Body&& body) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    body();
+  });
+}
+
+// Whether `simd` and `ref` are two kernel paths on the active path. On the AVX2 and portable paths
+// the dispatched codec's kernels ARE its scalar twins (checked here: the same functions), so there
+// is nothing to compare them with; tests/unit/kv_cross_build_bits_test.cc pins their bits instead.
 inline bool TwoKernelPaths(const RowCodec& simd, const RowCodec& ref) {
   const bool same = simd.dot == ref.dot && simd.axpy == ref.axpy && simd.dot_rows == ref.dot_rows &&
                     simd.axpy_rows == ref.axpy_rows;
@@ -109,7 +120,7 @@ inline double RelRmsError(const RowCodec& c, const CodecParams& p, const std::ve
   return std::sqrt(num / den);
 }
 
-// Quantizes [rows, n] rows with `simd` and checks, where the build has two kernel paths, against
+// Quantizes [rows, n] rows with `simd` and checks, where the active path has two kernel paths, against
 // `ref` (the scalar twin): dot within 1e-6 of Σ|y·q| and axpy within 1e-6 of |acc| + |w·y|; and
 // dot/axpy of `simd` against dequantize-then-compute in double within 1e-5 of the same magnitudes.
 // (Both codecs share one quantizer, so its bytes are not compared.)

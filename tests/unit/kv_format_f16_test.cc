@@ -88,15 +88,17 @@ TEST(KvFormatF16, RoundTripErrorBands) {
 }
 
 TEST(KvFormatF16, SimdMatchesScalarAndDequantize) {
-  for (int64_t n : {1, 16, 40, 64, 128, 200}) {
-    const auto x = GaussianRows(8, n, 10 + n);
-    ExpectKernelsAgree(F32Codec(), F32CodecRef(), {}, x, n, 20 + n);
-    ExpectKernelsAgree(F16Codec(), F16CodecRef(), {}, x, n, 30 + n);
-    ExpectKernelsAgree(BF16Codec(), BF16CodecRef(), {}, x, n, 40 + n);
-  }
-  const auto o = OutlierRows(8, 128, 5);
-  ExpectKernelsAgree(F16Codec(), F16CodecRef(), {}, o, 128, 6);
-  ExpectKernelsAgree(BF16Codec(), BF16CodecRef(), {}, o, 128, 7);
+  codec_checks::ForEachPath([] {
+    for (int64_t n : {1, 16, 40, 64, 128, 200}) {
+      const auto x = GaussianRows(8, n, 10 + n);
+      ExpectKernelsAgree(F32Codec(), F32CodecRef(), {}, x, n, 20 + n);
+      ExpectKernelsAgree(F16Codec(), F16CodecRef(), {}, x, n, 30 + n);
+      ExpectKernelsAgree(BF16Codec(), BF16CodecRef(), {}, x, n, 40 + n);
+    }
+    const auto o = OutlierRows(8, 128, 5);
+    ExpectKernelsAgree(F16Codec(), F16CodecRef(), {}, o, 128, 6);
+    ExpectKernelsAgree(BF16Codec(), BF16CodecRef(), {}, o, 128, 7);
+  });
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST(KvFormatIq4Nl, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatIq4Nl, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Iq4NlCodec(), Iq4NlCodecRef());
+  codec_checks::ForEachPath([] { block_test::CheckDotAndAxpy(Iq4NlCodec(), Iq4NlCodecRef()); });
 }
 
 }  // namespace

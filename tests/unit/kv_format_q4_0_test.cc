@@ -87,7 +87,7 @@ TEST(KvFormatQ4_0, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ4_0, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q4_0Codec(), Q4_0CodecRef());
+  codec_checks::ForEachPath([] { block_test::CheckDotAndAxpy(Q4_0Codec(), Q4_0CodecRef()); });
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST(KvFormatQ4_1, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ4_1, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q4_1Codec(), Q4_1CodecRef());
+  codec_checks::ForEachPath([] { block_test::CheckDotAndAxpy(Q4_1Codec(), Q4_1CodecRef()); });
 }
 
 }  // namespace

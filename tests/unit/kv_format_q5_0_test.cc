@@ -84,7 +84,7 @@ TEST(KvFormatQ5_0, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ5_0, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q5_0Codec(), Q5_0CodecRef());
+  codec_checks::ForEachPath([] { block_test::CheckDotAndAxpy(Q5_0Codec(), Q5_0CodecRef()); });
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ TEST(KvFormatQ8_0, RoundTripErrorOutlierChannels) {
 }
 
 TEST(KvFormatQ8_0, DotAndAxpySimdMatchScalarReference) {
-  block_test::CheckDotAndAxpy(Q8_0Codec(), Q8_0CodecRef());
+  codec_checks::ForEachPath([] { block_test::CheckDotAndAxpy(Q8_0Codec(), Q8_0CodecRef()); });
 }
 
 }  // namespace

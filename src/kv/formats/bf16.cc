@@ -1,3 +1,6 @@
+// bf16 row codec. The scalar parts are compiled once; the kernel section below once per kernel
+// path (base/isa_passes.h), and BF16Codec() hands out the active path's kernels.
+#ifndef KVAUDIT_ISA_PASS
 #include "kv/formats/float_row_kernels.h"  // first: includes ops/simd.h (GCC bug 105593)
 
 #include "kv/formats/bf16.h"
@@ -5,6 +8,7 @@
 #include <cstring>
 
 #include "base/half.h"
+#include "base/isa.h"
 
 namespace kvaudit {
 namespace {
@@ -27,26 +31,29 @@ void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) {
   }
 }
 
-#if defined(__AVX512F__)
-// 16 bf16 at element i -> 16 floats: widen to 32 bits and shift into the upper half (exact).
-inline __m512 Load16(const uint8_t* src, int64_t i) {
-  const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-#endif
 constexpr DequantizeFn Dequantize = FloatRowDequantize<Load>;
-using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
 
+template <class Kernels>
+RowCodec Make() {
+  return MakeRowCodec<Kernels>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+}
 }  // namespace
+}  // namespace kvaudit
 
+#define KVAUDIT_ISA_SELF "kv/formats/bf16.cc"
+#include "base/isa_passes.h"  // the kernel section below, once per kernel path
+
+namespace kvaudit {
+
+// The active path's kernels at call time (ForceIsaForTesting switches what later callers get).
 const RowCodec& BF16Codec() {
-  static const RowCodec codec = MakeRowCodec<Kernels>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
-  return codec;
+  static const RowCodec codec[3] = {Make<isa_portable::Kernels>(), Make<isa_avx2::Kernels>(),
+                                    Make<isa_avx512::Kernels>()};
+  return codec[static_cast<int>(ActiveIsa())];
 }
 
 const RowCodec& BF16CodecRef() {
-  static const RowCodec codec =
-      MakeRowCodec<FloatRowKernelsRef<Load>>("bf16", 1, RowBytes, BitsPerElement, Quantize, Dequantize);
+  static const RowCodec codec = Make<FloatRowKernelsRef<Load>>();
   return codec;
 }
 
@@ -57,3 +64,21 @@ const ggml::GgmlType& BF16Ggml() {
 }
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+#include "kv/formats/float_row_kernels_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+// 16 bf16 at element i -> 16 floats: widen to 32 bits and shift into the upper half (exact).
+inline __m512 Load16(const uint8_t* src, int64_t i) {
+  const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+#endif
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

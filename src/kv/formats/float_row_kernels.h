@@ -1,6 +1,7 @@
 // Pieces shared by the float row codecs (f32, f16, bf16): they differ only in how stored values
 // become floats (Load: one value; Load16: 16 values into a zmm, exact in every case). Their
-// dot/axpy kernels come from kv/formats/codec_kernels.h with FloatDecoder.
+// dot/axpy kernels come from kv/formats/codec_kernels.h with FloatDecoder, which is per kernel path
+// (kv/formats/float_row_kernels_simd.inl.h); the scalar twins here are defined once.
 #pragma once
 
 #include "ops/simd.h"  // first: see the note on GCC bug 105593
@@ -32,24 +33,5 @@ struct FloatRowKernelsRef : RowKernelsRefRows<FloatRowKernelsRef<Load>> {
     for (int64_t i = 0; i < n; ++i) acc[i] = std::fma(Load(src, i), w, acc[i]);
   }
 };
-
-#if defined(__AVX512F__)
-using FloatLoad16 = __m512 (*)(const uint8_t* src, int64_t i);
-
-// kv/formats/codec_kernels.h decoder: 16 stored values per unit.
-template <FloatLoad16 Load16>
-struct FloatDecoder {
-  static constexpr int kUnit = 16;
-  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) { v[0] = Load16(row, 16 * u); }
-};
-#endif
-
-// A float format's kernel slots: the AVX-512 kernels over Load16 where the build has them, else
-// the in-place scalar twins over Load.
-#if defined(__AVX512F__)
-#define KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize) RowKernels<FloatDecoder<Load16>, Dequantize>
-#else
-#define KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize) FloatRowKernelsRef<Load>
-#endif
 
 }  // namespace kvaudit

@@ -1,3 +1,6 @@
+// fp8 row codecs (OCP e4m3 / e5m2; static and per-block dynamic scales). The scalar parts are
+// compiled once; the decoders once per kernel path (base/isa_passes.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: see the note on GCC bug 105593
 
 #include "kv/formats/fp8.h"
@@ -11,6 +14,7 @@
 #include <limits>
 
 #include "base/half.h"
+#include "base/isa.h"
 
 namespace kvaudit {
 namespace {
@@ -98,28 +102,6 @@ float Fp8CalibScale(float amax, Fp8Kind kind) {
 
 namespace {
 
-#if defined(__AVX512F__)
-// 16 codes -> 16 floats, exact. e5m2 is the upper byte of a binary16. For e4m3, (S<<15)|(EEEEMMM<<7)
-// is a binary16 with the same exponent field under bias 15 instead of 7, i.e. the value × 2^-8 for
-// normals and subnormals alike; ×256 restores it. The NaN code S.1111.111 comes out as ±480, which
-// no finite e4m3 reaches (max 448), and is mapped back to NaN.
-template <Fp8Kind K>
-inline __m512 Decode16(const uint8_t* src, __m512 scale) {
-  const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
-  if constexpr (K == Fp8Kind::kE5M2) {
-    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(b, 8)), scale);
-  } else {
-    // ×256 is folded into the scale: (h·256)·s and h·(256·s) are the same single rounding, as
-    // h·256 and 256·s are exact (powers of two, far from the f32 limits for e4m3 values).
-    const __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8),
-                                      _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), 7));
-    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_mul_ps(scale, _mm512_set1_ps(256.0f)));
-    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
-    return _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
-  }
-}
-#endif
-
 // ---- `unit` / `calib`: src [n] codes, value = fp8 · params.scale ----
 template <Fp8Kind K>
 struct Static {
@@ -132,15 +114,6 @@ struct Static {
     const auto& lut = Lut(K);
     for (int64_t i = 0; i < n; ++i) y[i] = lut[src[i]] * p.scale;
   }
-#if defined(__AVX512F__)
-  // kv/formats/codec_kernels.h decoder: fp8 · scale, rounded as Dequantize rounds it.
-  struct Decoder {
-    static constexpr int kUnit = 16;
-    static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
-      v[0] = Decode16<K>(row + 16 * u, _mm512_set1_ps(p.scale));
-    }
-  };
-#endif
 };
 
 // ---- `dynamic`: src [n/32 blocks] of {f32 scale; uint8 codes[32]} ----
@@ -180,48 +153,92 @@ struct Dynamic {
       for (int i = 0; i < kBlock; ++i) y[b * kBlock + i] = lut[blk[4 + i]] * s;
     }
   }
-#if defined(__AVX512F__)
-  // kv/formats/codec_kernels.h decoder: one block, fp8 · block scale, rounded as Dequantize rounds it.
-  struct Decoder {
-    static constexpr int kUnit = kBlock;
-    static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
-      const uint8_t* blk = row + u * kBlockBytes;
-      const __m512 s = _mm512_set1_ps(BlockScale(blk));
-      v[0] = Decode16<K>(blk + 4, s);
-      v[1] = Decode16<K>(blk + 20, s);
-    }
-  };
-#endif
 };
 
-template <class C>
-RowCodec Make(std::string_view name, int block_elems, bool simd) {
-#if defined(__AVX512F__)
-  if (simd) {
-    return MakeRowCodec<RowKernels<typename C::Decoder, C::Dequantize>>(name, block_elems, C::RowBytes, C::Bits,
-                                                                        C::Quantize, C::Dequantize);
-  }
-#else
-  (void)simd;
-#endif
-  return MakeRowCodec<RowKernelsRef<C::Dequantize>>(name, block_elems, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
+template <class C, class Kernels>
+RowCodec Make(std::string_view name, int block_elems) {
+  return MakeRowCodec<Kernels>(name, block_elems, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
 }
-
 }  // namespace
+}  // namespace kvaudit
 
-#define KVAUDIT_FP8_CODEC(Fn, Impl, name, block, simd)      \
-  const RowCodec& Fn() {                                    \
-    static const RowCodec codec = Make<Impl>(name, block, simd); \
-    return codec;                                           \
+#define KVAUDIT_ISA_SELF "kv/formats/fp8.cc"
+#include "base/isa_passes.h"  // the decoders below, once per kernel path
+
+namespace kvaudit {
+
+// Fn(): the active path's kernels at call time (ForceIsaForTesting switches what later callers
+// get); FnRef(): the scalar twins.
+#define KVAUDIT_FP8_CODEC(Fn, Impl, Kernels, name, block)                                          \
+  const RowCodec& Fn() {                                                                           \
+    static const RowCodec codec[3] = {Make<Impl, isa_portable::Kernels>(name, block),             \
+                                      Make<Impl, isa_avx2::Kernels>(name, block),                 \
+                                      Make<Impl, isa_avx512::Kernels>(name, block)};              \
+    return codec[static_cast<int>(ActiveIsa())];                                                   \
+  }                                                                                                \
+  const RowCodec& Fn##Ref() {                                                                      \
+    static const RowCodec codec = Make<Impl, RowKernelsRef<Impl::Dequantize>>(name, block);        \
+    return codec;                                                                                  \
   }
-KVAUDIT_FP8_CODEC(Fp8E4M3Codec, Static<Fp8Kind::kE4M3>, "fp8_e4m3", 1, true)
-KVAUDIT_FP8_CODEC(Fp8E5M2Codec, Static<Fp8Kind::kE5M2>, "fp8_e5m2", 1, true)
-KVAUDIT_FP8_CODEC(Fp8E4M3DynamicCodec, Dynamic<Fp8Kind::kE4M3>, "fp8_e4m3_dynamic", kBlock, true)
-KVAUDIT_FP8_CODEC(Fp8E5M2DynamicCodec, Dynamic<Fp8Kind::kE5M2>, "fp8_e5m2_dynamic", kBlock, true)
-KVAUDIT_FP8_CODEC(Fp8E4M3CodecRef, Static<Fp8Kind::kE4M3>, "fp8_e4m3", 1, false)
-KVAUDIT_FP8_CODEC(Fp8E5M2CodecRef, Static<Fp8Kind::kE5M2>, "fp8_e5m2", 1, false)
-KVAUDIT_FP8_CODEC(Fp8E4M3DynamicCodecRef, Dynamic<Fp8Kind::kE4M3>, "fp8_e4m3_dynamic", kBlock, false)
-KVAUDIT_FP8_CODEC(Fp8E5M2DynamicCodecRef, Dynamic<Fp8Kind::kE5M2>, "fp8_e5m2_dynamic", kBlock, false)
+KVAUDIT_FP8_CODEC(Fp8E4M3Codec, Static<Fp8Kind::kE4M3>, StaticKernels<Fp8Kind::kE4M3>, "fp8_e4m3", 1)
+KVAUDIT_FP8_CODEC(Fp8E5M2Codec, Static<Fp8Kind::kE5M2>, StaticKernels<Fp8Kind::kE5M2>, "fp8_e5m2", 1)
+KVAUDIT_FP8_CODEC(Fp8E4M3DynamicCodec, Dynamic<Fp8Kind::kE4M3>, DynamicKernels<Fp8Kind::kE4M3>, "fp8_e4m3_dynamic", kBlock)
+KVAUDIT_FP8_CODEC(Fp8E5M2DynamicCodec, Dynamic<Fp8Kind::kE5M2>, DynamicKernels<Fp8Kind::kE5M2>, "fp8_e5m2_dynamic", kBlock)
 #undef KVAUDIT_FP8_CODEC
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+// 16 codes -> 16 floats, exact. e5m2 is the upper byte of a binary16. For e4m3, (S<<15)|(EEEEMMM<<7)
+// is a binary16 with the same exponent field under bias 15 instead of 7, i.e. the value × 2^-8 for
+// normals and subnormals alike; ×256 restores it. The NaN code S.1111.111 comes out as ±480, which
+// no finite e4m3 reaches (max 448), and is mapped back to NaN.
+template <Fp8Kind K>
+inline __m512 Decode16(const uint8_t* src, __m512 scale) {
+  const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+  if constexpr (K == Fp8Kind::kE5M2) {
+    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(b, 8)), scale);
+  } else {
+    // ×256 is folded into the scale: (h·256)·s and h·(256·s) are the same single rounding, as
+    // h·256 and 256·s are exact (powers of two, far from the f32 limits for e4m3 values).
+    const __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8),
+                                      _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), 7));
+    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_mul_ps(scale, _mm512_set1_ps(256.0f)));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
+    return _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+  }
+}
+// kv/formats/codec_kernels.h decoder of `unit` / `calib`: fp8 · scale, rounded as Static::Dequantize rounds it.
+template <Fp8Kind K>
+struct StaticDecoder {
+  static constexpr int kUnit = 16;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
+    v[0] = Decode16<K>(row + 16 * u, _mm512_set1_ps(p.scale));
+  }
+};
+
+// kv/formats/codec_kernels.h decoder of `dynamic`: one block, fp8 · block scale, rounded as
+// Dynamic::Dequantize rounds it.
+template <Fp8Kind K>
+struct DynamicDecoder {
+  static constexpr int kUnit = kBlock;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBlockBytes;
+    const __m512 s = _mm512_set1_ps(BlockScale(blk));
+    v[0] = Decode16<K>(blk + 4, s);
+    v[1] = Decode16<K>(blk + 20, s);
+  }
+};
+#endif
+template <Fp8Kind K>
+using StaticKernels = KVAUDIT_ROW_KERNELS(StaticDecoder<K>, Static<K>::Dequantize);
+template <Fp8Kind K>
+using DynamicKernels = KVAUDIT_ROW_KERNELS(DynamicDecoder<K>, Dynamic<K>::Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

@@ -1,10 +1,9 @@
 // Shared pieces of llama.cpp's 32-element block formats (ggml/src/ggml-common.h layouts, the
 // arithmetic helpers ggml-quants.c relies on). Used by kv/formats/{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}
 // and kv/formats/q8_activation. Blocks are read and written as bytes (memcpy), never through struct
-// pointers, so rows may start at any offset in the cache.
+// pointers, so rows may start at any offset in the cache. The AVX-512 decoding helpers are per
+// kernel path: kv/formats/ggml_blocks_simd.inl.h.
 #pragma once
-
-#include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
@@ -65,10 +64,10 @@ inline int Q5Code(const uint8_t* qs, uint32_t qh, int j) {
 // Forces `p` to be rounded to f32 before it feeds an add. ggml-base (ggml-quants.c) is compiled
 // without FMA, so `x*id + 8.5f` there is two roundings; GCC contracts such expressions into one
 // FMA under -march=native even in ISO C++ mode, which would change codes at rounding ties.
+// (Scalar and defined once, for the baseline: "+x" names an SSE register, which every path has;
+// the AVX-512 kernels' RoundedV is in kv/formats/ggml_blocks_simd.inl.h.)
 inline float Rounded(float p) {
-#if defined(__GNUC__) && defined(__AVX512F__)
-  asm("" : "+v"(p));
-#elif defined(__GNUC__) && (defined(__x86_64__) || defined(__SSE2__))
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__SSE2__))
   asm("" : "+x"(p));
 #else
   volatile float v = p;
@@ -103,58 +102,5 @@ struct BlockFormat {
     return MakeRowCodec<Kernels>(name, kQK, RowBytes, Bits, Quantize, Dequantize);
   }
 };
-
-#if defined(__AVX512F__)
-// Rounded() for a vector: the product stays a separate rounding before an add (no contraction).
-inline __m512 RoundedV(__m512 p) {
-  asm("" : "+v"(p));
-  return p;
-}
-
-// fp16 scale -> broadcast f32 (exact; F16C's vcvtph2ps when the build has it).
-inline __m512 BroadcastF16(const uint8_t* p) {
-#if defined(__F16C__)
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _mm512_set1_ps(_cvtsh_ss(h));
-#else
-  return _mm512_set1_ps(LoadF16(p));
-#endif
-}
-// 16 packed nibble bytes -> 16 int32 lanes holding the whole byte; lane j: low nibble = code j,
-// bits 4..7 = code j+16.
-inline __m512i LoadNibbleBytes(const uint8_t* qs) {
-  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
-}
-
-// The block decoder shared by the 18-byte "fp16 d + 16 nibble bytes" blocks whose value is
-// d · lut[code] (q4_0: lut = code − 8; iq4_nl: the non-linear codebook), for kv/formats/codec_kernels.h:
-// v[0..1] = the block's 32 values, each rounded exactly as the scalar dequantizer rounds it.
-// vpermps indexes the 16-entry f32 table with each lane's low 4 bits, so the low nibble needs no mask.
-static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockIq4Nl) == 18, "NibbleLutDecode assumes 18-byte blocks");
-// The table is scaled once per block (lut·d, the same products the dequantizer forms), so the 32
-// values cost two lookups and one multiply.
-inline void NibbleLutDecode(const uint8_t* blk, __m512 lut, __m512* v) {
-  const __m512 scaled = _mm512_mul_ps(lut, BroadcastF16(blk));
-  const __m512i bytes = LoadNibbleBytes(blk + 2);
-  v[0] = _mm512_permutexvar_ps(bytes, scaled);
-  v[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), scaled);
-}
-
-// The 32 codes of a 5-bit block (q5_0, q5_1) looked up in a 32-entry f32 table t0 | t1: 5-bit
-// index = nibble | (qh bit j) << 4 (vpermt2ps: index bit 4 picks the table half). v[0..1]: codes
-// 0..15 and 16..31.
-inline void FiveBitLookup(const uint8_t* qh_bytes, const uint8_t* qs, __m512 t0, __m512 t1, __m512* v) {
-  const uint32_t qh = LoadU32(qh_bytes);
-  const __m512i bytes = LoadNibbleBytes(qs);
-  const __m512i sixteen = _mm512_set1_epi32(16);
-  __m512i ilo = _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f));
-  __m512i ihi = _mm512_srli_epi32(bytes, 4);
-  ilo = _mm512_mask_or_epi32(ilo, static_cast<__mmask16>(qh & 0xffffu), ilo, sixteen);
-  ihi = _mm512_mask_or_epi32(ihi, static_cast<__mmask16>(qh >> 16), ihi, sixteen);
-  v[0] = _mm512_permutex2var_ps(t0, ilo, t1);
-  v[1] = _mm512_permutex2var_ps(t0, ihi, t1);
-}
-#endif
 
 }  // namespace kvaudit::ggml

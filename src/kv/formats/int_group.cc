@@ -1,3 +1,6 @@
+// int8 / int4 group-quantized row codecs (kv/formats/asym_group_quant.h). The scalar parts are
+// compiled once; the decoder once per kernel path (base/isa_passes.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: see the note on GCC bug 105593
 
 #include "kv/formats/int_group.h"
@@ -7,6 +10,7 @@
 #include <cstring>
 
 #include "base/half.h"
+#include "base/isa.h"
 #include "kv/formats/asym_group_quant.h"
 #include "kv/formats/codec_kernels.h"
 
@@ -50,61 +54,86 @@ struct IntGroup {
       AsymDequantizeGroup(src + g * gb + kHeaderBytes, p.group, B, s, m, y + g * p.group, 1);
     }
   }
-#if defined(__AVX512F__)
-  // kv/formats/codec_kernels.h decoder: 32 elements inside one group (group % 32 == 0), each
-  // fma(code, scale, min) as AsymDequantizeGroup computes it.
-  struct Decoder {
-    static constexpr int kUnit = 32;
-    static bool Supports(int64_t, const CodecParams& p) { return p.group % 32 == 0; }
-    static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
-      const int64_t e = 32 * u;
-      const bool pow2 = (p.group & (p.group - 1)) == 0;  // the usual 32/64/128: shifts, not divides
-      const int64_t g = pow2 ? e >> std::countr_zero(static_cast<unsigned>(p.group)) : e / p.group;
-      const int64_t j = pow2 ? e & (p.group - 1) : e % p.group;
-      const uint8_t* blk = row + g * GroupBytes(p.group, B);
-      const uint8_t* codes = blk + kHeaderBytes + j * B / 8;
-      // (scale, min): the two f16 of the header, converted together (vcvtph2ps, exact like F16ToF32).
-      uint32_t header;
-      std::memcpy(&header, blk, 4);
-      const __m128 sm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(header)));
-      __m512i c0, c1;
-      if constexpr (B == 8) {
-        c0 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
-        c1 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 16)));
-      } else {
-        // 16 bytes; byte k holds element 2k (low nibble) and 2k+1 (high nibble): interleave back.
-        const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
-        const __m512i lo = _mm512_and_si512(b, _mm512_set1_epi32(15)), hi = _mm512_srli_epi32(b, 4);
-        c0 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), hi);
-        c1 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), hi);
-      }
-      const __m512 vs = _mm512_broadcastss_ps(sm), vm = _mm512_broadcastss_ps(_mm_movehdup_ps(sm));
-      v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c0), vs, vm);
-      v[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c1), vs, vm);
-    }
-  };
-#endif
 };
 
-template <int B>
-RowCodec Make(std::string_view name, bool simd) {
+template <int B, class Kernels>
+RowCodec Make(std::string_view name) {
   using C = IntGroup<B>;
-#if defined(__AVX512F__)
-  if (simd) {
-    return MakeRowCodec<RowKernels<typename C::Decoder, C::Dequantize>>(name, 0, C::RowBytes, C::Bits, C::Quantize,
-                                                                        C::Dequantize);
-  }
-#else
-  (void)simd;
-#endif
-  return MakeRowCodec<RowKernelsRef<C::Dequantize>>(name, 0, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
+  return MakeRowCodec<Kernels>(name, 0, C::RowBytes, C::Bits, C::Quantize, C::Dequantize);
 }
+}  // namespace
+}  // namespace kvaudit
 
+#define KVAUDIT_ISA_SELF "kv/formats/int_group.cc"
+#include "base/isa_passes.h"  // the decoder below, once per kernel path
+
+namespace kvaudit {
+
+// Int8Codec / Int4Codec: the active path's kernels at call time (ForceIsaForTesting switches what
+// later callers get); the Ref ones: the scalar twins.
+namespace {
+template <int B>
+const RowCodec& IntCodec(std::string_view name) {
+  static const RowCodec codec[3] = {Make<B, isa_portable::Kernels<B>>(name), Make<B, isa_avx2::Kernels<B>>(name),
+                                    Make<B, isa_avx512::Kernels<B>>(name)};
+  return codec[static_cast<int>(ActiveIsa())];
+}
+template <int B>
+const RowCodec& IntCodecRef(std::string_view name) {
+  static const RowCodec codec = Make<B, RowKernelsRef<IntGroup<B>::Dequantize>>(name);
+  return codec;
+}
 }  // namespace
 
-const RowCodec& Int8Codec() { static const RowCodec c = Make<8>("int8", true); return c; }
-const RowCodec& Int4Codec() { static const RowCodec c = Make<4>("int4", true); return c; }
-const RowCodec& Int8CodecRef() { static const RowCodec c = Make<8>("int8", false); return c; }
-const RowCodec& Int4CodecRef() { static const RowCodec c = Make<4>("int4", false); return c; }
+const RowCodec& Int8Codec() { return IntCodec<8>("int8"); }
+const RowCodec& Int4Codec() { return IntCodec<4>("int4"); }
+const RowCodec& Int8CodecRef() { return IntCodecRef<8>("int8"); }
+const RowCodec& Int4CodecRef() { return IntCodecRef<4>("int4"); }
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+// kv/formats/codec_kernels.h decoder: 32 elements inside one group (group % 32 == 0), each
+// fma(code, scale, min) as AsymDequantizeGroup computes it.
+template <int B>
+struct Decoder {
+  static constexpr int kUnit = 32;
+  static bool Supports(int64_t, const CodecParams& p) { return p.group % 32 == 0; }
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
+    const int64_t e = 32 * u;
+    const bool pow2 = (p.group & (p.group - 1)) == 0;  // the usual 32/64/128: shifts, not divides
+    const int64_t g = pow2 ? e >> std::countr_zero(static_cast<unsigned>(p.group)) : e / p.group;
+    const int64_t j = pow2 ? e & (p.group - 1) : e % p.group;
+    const uint8_t* blk = row + g * GroupBytes(p.group, B);
+    const uint8_t* codes = blk + kHeaderBytes + j * B / 8;
+    // (scale, min): the two f16 of the header, converted together (vcvtph2ps, exact like F16ToF32).
+    uint32_t header;
+    std::memcpy(&header, blk, 4);
+    const __m128 sm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(header)));
+    __m512i c0, c1;
+    if constexpr (B == 8) {
+      c0 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+      c1 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 16)));
+    } else {
+      // 16 bytes; byte k holds element 2k (low nibble) and 2k+1 (high nibble): interleave back.
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+      const __m512i lo = _mm512_and_si512(b, _mm512_set1_epi32(15)), hi = _mm512_srli_epi32(b, 4);
+      c0 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), hi);
+      c1 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), hi);
+    }
+    const __m512 vs = _mm512_broadcastss_ps(sm), vm = _mm512_broadcastss_ps(_mm_movehdup_ps(sm));
+    v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c0), vs, vm);
+    v[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c1), vs, vm);
+  }
+};
+#endif
+template <int B>
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder<B>, IntGroup<B>::Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

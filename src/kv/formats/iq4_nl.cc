@@ -1,10 +1,13 @@
 // IQ4_NL: block = fp16 d, 16 bytes of nibbles; value = kvalues_iq4nl[code] * d.
+// The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/iq4_nl.h"
 
 #include <cmath>
 
+#include "base/isa.h"
 #include "kv/formats/ggml_blocks.h"
 
 namespace kvaudit {
@@ -83,24 +86,19 @@ void Iq4NlDequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Iq4NlQuantize, detail::Iq4NlDequantize>;
-
-#if defined(__AVX512F__)
-// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Iq4NlDequantize rounds it.
-struct Decoder {
-  static constexpr int kUnit = ggml::kQK;
-  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
-    const uint8_t* blk = row + u * kBytes;
-    // kvalues_iq4nl as floats (ggml_blocks.h kIq4NlValues).
-    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), v);
-  }
-};
-#endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
+}  // namespace kvaudit
 
+#define KVAUDIT_ISA_SELF "kv/formats/iq4_nl.cc"
+#include "base/isa_passes.h"  // the decoder below, once per kernel path
+
+namespace kvaudit {
+
+// The active path's kernels at call time (ForceIsaForTesting switches what later callers get).
 const RowCodec& Iq4NlCodec() {
-  static const RowCodec codec = Block::Make<Kernels>("iq4_nl");
-  return codec;
+  static const RowCodec codec[3] = {Block::Make<isa_portable::Kernels>("iq4_nl"), Block::Make<isa_avx2::Kernels>("iq4_nl"),
+                                    Block::Make<isa_avx512::Kernels>("iq4_nl")};
+  return codec[static_cast<int>(ActiveIsa())];
 }
 
 const RowCodec& Iq4NlCodecRef() {
@@ -124,3 +122,25 @@ const ggml::GgmlType& Iq4NlGgml() {
 }
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+#include "kv/formats/ggml_blocks_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Iq4NlDequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    // kvalues_iq4nl as floats (ggml_blocks.h kIq4NlValues).
+    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), v);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

@@ -1,10 +1,13 @@
 // Q4_0: block = fp16 d, 16 bytes of nibbles; value = (code - 8) * d.
+// The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/q4_0.h"
 
 #include <cmath>
 
+#include "base/isa.h"
 #include "kv/formats/ggml_blocks.h"
 
 namespace kvaudit {
@@ -54,23 +57,19 @@ void Q4_0Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q4_0Quantize, detail::Q4_0Dequantize>;
-
-#if defined(__AVX512F__)
-// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q4_0Dequantize rounds it.
-struct Decoder {
-  static constexpr int kUnit = ggml::kQK;
-  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
-    const uint8_t* blk = row + u * kBytes;
-    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7), v);
-  }
-};
-#endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
+}  // namespace kvaudit
 
+#define KVAUDIT_ISA_SELF "kv/formats/q4_0.cc"
+#include "base/isa_passes.h"  // the decoder below, once per kernel path
+
+namespace kvaudit {
+
+// The active path's kernels at call time (ForceIsaForTesting switches what later callers get).
 const RowCodec& Q4_0Codec() {
-  static const RowCodec codec = Block::Make<Kernels>("q4_0");
-  return codec;
+  static const RowCodec codec[3] = {Block::Make<isa_portable::Kernels>("q4_0"), Block::Make<isa_avx2::Kernels>("q4_0"),
+                                    Block::Make<isa_avx512::Kernels>("q4_0")};
+  return codec[static_cast<int>(ActiveIsa())];
 }
 
 const RowCodec& Q4_0CodecRef() {
@@ -95,3 +94,24 @@ const ggml::GgmlType& Q4_0Ggml() {
 }
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+#include "kv/formats/ggml_blocks_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q4_0Dequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7), v);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

@@ -1,10 +1,13 @@
 // Q4_1: block = fp16 d, fp16 m, 16 bytes of nibbles; value = code * d + m.
+// The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/q4_1.h"
 
 #include <cfloat>
 
+#include "base/isa.h"
 #include "kv/formats/ggml_blocks.h"
 
 namespace kvaudit {
@@ -54,28 +57,19 @@ void Q4_1Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q4_1Quantize, detail::Q4_1Dequantize>;
-
-#if defined(__AVX512F__)
-// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q4_1Dequantize rounds it.
-struct Decoder {
-  static constexpr int kUnit = ggml::kQK;
-  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
-    const uint8_t* blk = row + u * kBytes;
-    // x·d + m with two roundings, as dequantize_row_q4_1 (ggml-base has no FMA).
-    const __m512 d = ggml::BroadcastF16(blk), m = ggml::BroadcastF16(blk + 2);
-    const __m512 codes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i bytes = ggml::LoadNibbleBytes(blk + 4);  // vpermps reads the low 4 bits: no mask
-    v[0] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(bytes, codes), d)), m);
-    v[1] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), codes), d)), m);
-  }
-};
-#endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
+}  // namespace kvaudit
 
+#define KVAUDIT_ISA_SELF "kv/formats/q4_1.cc"
+#include "base/isa_passes.h"  // the decoder below, once per kernel path
+
+namespace kvaudit {
+
+// The active path's kernels at call time (ForceIsaForTesting switches what later callers get).
 const RowCodec& Q4_1Codec() {
-  static const RowCodec codec = Block::Make<Kernels>("q4_1");
-  return codec;
+  static const RowCodec codec[3] = {Block::Make<isa_portable::Kernels>("q4_1"), Block::Make<isa_avx2::Kernels>("q4_1"),
+                                    Block::Make<isa_avx512::Kernels>("q4_1")};
+  return codec[static_cast<int>(ActiveIsa())];
 }
 
 const RowCodec& Q4_1CodecRef() {
@@ -101,3 +95,29 @@ const ggml::GgmlType& Q4_1Ggml() {
 }
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+#include "kv/formats/ggml_blocks_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q4_1Dequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    // x·d + m with two roundings, as dequantize_row_q4_1 (ggml-base has no FMA).
+    const __m512 d = ggml::BroadcastF16(blk), m = ggml::BroadcastF16(blk + 2);
+    const __m512 codes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i bytes = ggml::LoadNibbleBytes(blk + 4);  // vpermps reads the low 4 bits: no mask
+    v[0] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(bytes, codes), d)), m);
+    v[1] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), codes), d)), m);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

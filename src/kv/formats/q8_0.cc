@@ -1,4 +1,6 @@
 // Q8_0: block = fp16 d, 32 int8 codes; value = code * d.
+// The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
+#ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/q8_0.h"
@@ -6,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/isa.h"
 #include "kv/formats/ggml_blocks.h"
 #include "kv/formats/q8_activation.h"
 
@@ -48,28 +51,19 @@ void Q8_0Dequantize(const uint8_t* src, float* y, int64_t n) {
 
 namespace {
 using Block = ggml::BlockFormat<kBytes, detail::Q8_0Quantize, detail::Q8_0Dequantize>;
-
-#if defined(__AVX512F__)
-inline __m512 Codes16(const uint8_t* p) {  // 16 int8 -> 16 f32
-  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-}
-// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q8_0Dequantize rounds it.
-struct Decoder {
-  static constexpr int kUnit = ggml::kQK;
-  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
-    const uint8_t* blk = row + u * kBytes;
-    const __m512 d = ggml::BroadcastF16(blk);
-    v[0] = _mm512_mul_ps(Codes16(blk + 2), d);
-    v[1] = _mm512_mul_ps(Codes16(blk + 18), d);
-  }
-};
-#endif
-using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
+}  // namespace kvaudit
 
+#define KVAUDIT_ISA_SELF "kv/formats/q8_0.cc"
+#include "base/isa_passes.h"  // the decoder below, once per kernel path
+
+namespace kvaudit {
+
+// The active path's kernels at call time (ForceIsaForTesting switches what later callers get).
 const RowCodec& Q8_0Codec() {
-  static const RowCodec codec = Block::Make<Kernels>("q8_0");
-  return codec;
+  static const RowCodec codec[3] = {Block::Make<isa_portable::Kernels>("q8_0"), Block::Make<isa_avx2::Kernels>("q8_0"),
+                                    Block::Make<isa_avx512::Kernels>("q8_0")};
+  return codec[static_cast<int>(ActiveIsa())];
 }
 
 const RowCodec& Q8_0CodecRef() {
@@ -94,3 +88,29 @@ const ggml::GgmlType& Q8_0Ggml() {
 }
 
 }  // namespace kvaudit
+
+#else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+#include "kv/formats/codec_kernels_simd.inl.h"
+#include "kv/formats/ggml_blocks_simd.inl.h"
+
+namespace {
+#if defined(KVAUDIT_ISA_AVX512)
+inline __m512 Codes16(const uint8_t* p) {  // 16 int8 -> 16 f32
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+// kv/formats/codec_kernels.h decoder: one block, each value rounded exactly as Q8_0Dequantize rounds it.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
+    const uint8_t* blk = row + u * kBytes;
+    const __m512 d = ggml::BroadcastF16(blk);
+    v[0] = _mm512_mul_ps(Codes16(blk + 2), d);
+    v[1] = _mm512_mul_ps(Codes16(blk + 18), d);
+  }
+};
+#endif
+using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
+}  // namespace
+
+#endif  // KVAUDIT_ISA_PASS

@@ -1,5 +1,5 @@
-#include "ops/simd.h"  // first: wraps <immintrin.h>
-
+// llama.cpp's activation quantizers and integer vec_dots (q8_activation.h). Scalar only, as
+// ggml's *_generic reference functions are: compiled once, for the baseline, on every kernel path.
 #include "kv/formats/q8_activation.h"
 
 #include <cmath>

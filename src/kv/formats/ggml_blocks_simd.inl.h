@@ -1,0 +1,59 @@
+// The AVX-512 pieces of llama.cpp's block decoders (kv/formats/ggml_blocks.h), for the kernel
+// sections of kv/formats/{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}.cc. No include guard and no includes:
+// a format's pass section (base/isa_passes.h) includes it inside its pass namespace. Only the
+// AVX-512 pass has them (the other paths run the scalar twins, kv/formats/codec_kernels_simd.inl.h).
+#if defined(KVAUDIT_ISA_AVX512)
+// The pass's own `ggml` namespace (kvaudit::isa_avx512::ggml): its decoders' ggml:: names find these
+// helpers and, through the using-directive, everything of kvaudit::ggml (kQK, LoadF16, LoadU32, ...).
+namespace ggml {
+using namespace ::kvaudit::ggml;
+
+// Rounded() for a vector: the product stays a separate rounding before an add (no contraction).
+inline __m512 RoundedV(__m512 p) {
+  asm("" : "+v"(p));
+  return p;
+}
+
+// fp16 scale -> broadcast f32 (exact, like LoadF16: F16C's vcvtph2ps, which the AVX-512 pass has).
+inline __m512 BroadcastF16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _mm512_set1_ps(_cvtsh_ss(h));
+}
+// 16 packed nibble bytes -> 16 int32 lanes holding the whole byte; lane j: low nibble = code j,
+// bits 4..7 = code j+16.
+inline __m512i LoadNibbleBytes(const uint8_t* qs) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+}
+
+// The block decoder shared by the 18-byte "fp16 d + 16 nibble bytes" blocks whose value is
+// d · lut[code] (q4_0: lut = code − 8; iq4_nl: the non-linear codebook), for kv/formats/codec_kernels.h:
+// v[0..1] = the block's 32 values, each rounded exactly as the scalar dequantizer rounds it.
+// vpermps indexes the 16-entry f32 table with each lane's low 4 bits, so the low nibble needs no mask.
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockIq4Nl) == 18, "NibbleLutDecode assumes 18-byte blocks");
+// The table is scaled once per block (lut·d, the same products the dequantizer forms), so the 32
+// values cost two lookups and one multiply.
+inline void NibbleLutDecode(const uint8_t* blk, __m512 lut, __m512* v) {
+  const __m512 scaled = _mm512_mul_ps(lut, BroadcastF16(blk));
+  const __m512i bytes = LoadNibbleBytes(blk + 2);
+  v[0] = _mm512_permutexvar_ps(bytes, scaled);
+  v[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), scaled);
+}
+
+// The 32 codes of a 5-bit block (q5_0, q5_1) looked up in a 32-entry f32 table t0 | t1: 5-bit
+// index = nibble | (qh bit j) << 4 (vpermt2ps: index bit 4 picks the table half). v[0..1]: codes
+// 0..15 and 16..31.
+inline void FiveBitLookup(const uint8_t* qh_bytes, const uint8_t* qs, __m512 t0, __m512 t1, __m512* v) {
+  const uint32_t qh = LoadU32(qh_bytes);
+  const __m512i bytes = LoadNibbleBytes(qs);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i ilo = _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f));
+  __m512i ihi = _mm512_srli_epi32(bytes, 4);
+  ilo = _mm512_mask_or_epi32(ilo, static_cast<__mmask16>(qh & 0xffffu), ilo, sixteen);
+  ihi = _mm512_mask_or_epi32(ihi, static_cast<__mmask16>(qh >> 16), ihi, sixteen);
+  v[0] = _mm512_permutex2var_ps(t0, ilo, t1);
+  v[1] = _mm512_permutex2var_ps(t0, ihi, t1);
+}
+
+}  // namespace ggml
+#endif  // KVAUDIT_ISA_AVX512
