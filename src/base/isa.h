@@ -77,3 +77,12 @@ void ForEachSupportedIsa(Body&& body) {
     }                                                                      \
     return isa_portable::fn(__VA_ARGS__);                                  \
   } while (0)
+
+// Declares `decl` in each path's namespace: a kernel file's functions that kernels of the same path
+// in other files call directly (unqualified from inside a pass, they are found before the
+// dispatcher in kvaudit::), e.g. KVAUDIT_DECLARE_PER_PATH(float DotF32(const float*, const float*, int64_t);)
+// inside namespace kvaudit.
+#define KVAUDIT_DECLARE_PER_PATH(...)  \
+  namespace isa_avx512 { __VA_ARGS__ } \
+  namespace isa_avx2 { __VA_ARGS__ }   \
+  namespace isa_portable { __VA_ARGS__ }

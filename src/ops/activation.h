@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "base/isa.h"
+
 namespace kvaudit {
 
 // y[i] = exp(x[i]); SIMD version accurate to ~2 ulp for x in [-87, 88], 0 below, +inf above.
@@ -31,5 +33,10 @@ float MaxOfScalar(const float* x, int64_t n);
 // canonical 16-lane order and tree (ops/dot.h).
 float ExpSubSum(float* x, int64_t n, float m);
 float ExpSubSumScalar(float* x, int64_t n, float m);
+
+// Each kernel path's own, for kernels of the same path in other files (no dispatch per call).
+KVAUDIT_DECLARE_PER_PATH(void Exp(const float* x, float* y, int64_t n);
+                         void SiluMul(const float* gate, const float* up, float* out, int64_t n);
+                         float MaxOf(const float* x, int64_t n); float ExpSubSum(float* x, int64_t n, float m);)
 
 }  // namespace kvaudit

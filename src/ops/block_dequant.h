@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "base/isa.h"
 #include "ops/weight_types.h"
 
 namespace kvaudit {
@@ -17,8 +18,6 @@ void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n
 void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n);
 // Each path's own, for the kernels of the same path in other files (ops/matmul.cc), which call it
 // per chunk without dispatching (base/isa_passes.h).
-namespace isa_avx512 { void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n); }
-namespace isa_avx2 { void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n); }
-namespace isa_portable { void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n); }
+KVAUDIT_DECLARE_PER_PATH(void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n);)
 
 }  // namespace kvaudit

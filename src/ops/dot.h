@@ -13,6 +13,8 @@
 
 #include "ops/simd.h"  // first: see the note on GCC bug 105593
 
+#include "base/isa.h"
+
 #include <cmath>
 #include <cstdint>
 
@@ -52,14 +54,12 @@ inline float DotCanonicalScalar(const float* a, const float* b, int64_t n) {
 float DotF32(const float* a, const float* b, int64_t n);
 // out[j] = DotF32(a, rows + j·stride, n) for j < m, 16 rows at a time (one reduction for 16).
 void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out);
+// Each kernel path's own, for kernels of the same path in other files (no dispatch per call).
+KVAUDIT_DECLARE_PER_PATH(float DotF32(const float* a, const float* b, int64_t n);
+                         void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n,
+                                         float* out);)
 
 // The SIMD helpers of this order (ReduceAdd16, ReduceAdd16x16) are per kernel path: ops/dot_simd.inl.h.
-// TRANSITION (goes when every kernel file is compiled per path): files not yet converted see them here.
-#if defined(__AVX512F__) && !defined(KVAUDIT_ISA_PASS)
-#define KVAUDIT_ISA_AVX512 1
-#include "ops/dot_simd.inl.h"
-#undef KVAUDIT_ISA_AVX512
-#endif
 
 
 }  // namespace kvaudit

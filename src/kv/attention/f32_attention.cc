@@ -115,7 +115,7 @@ inline void Axpy(float a, const float* x, float* y, int n) {
 
 }  // namespace
 
-// Scores and exp go through the dispatched DotF32 / MaxOf / ExpSubSum (ops/), the same bits on every path.
+// Scores and exp: this path's DotF32 / MaxOf / ExpSubSum (ops/, declared per path: no dispatch per key).
 void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, int k0,
                  int k1, float* o, PartialRow* part, float* scores) {
   const int hd = s.head_dim, G = s.group, rows = n_tok * G;

@@ -7,10 +7,6 @@
 // definition); its instantiations are over each file's own decoder, in an unnamed namespace, so
 // they stay local to that file.
 #undef KVAUDIT_ROW_KERNELS
-// This pass's DotF32 (ops/dot.cc defines one per pass): the AVX-512 fallback calls it directly
-// rather than through the dispatcher. Declared in every pass: a pass with no function at all
-// would leave clang's `#pragma clang attribute` target region unused (-Wpragma-clang-attribute).
-float DotF32(const float* a, const float* b, int64_t n);
 
 #if defined(KVAUDIT_ISA_AVX512)
 template <class Dec, DequantizeFn Dequantize>
