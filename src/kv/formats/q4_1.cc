@@ -97,9 +97,7 @@ const ggml::GgmlType& Q4_1Ggml() {
 }  // namespace kvaudit
 
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
-#include "ops/dot_simd.inl.h"
-#include "kv/formats/codec_kernels_simd.inl.h"
-#include "kv/formats/ggml_blocks_simd.inl.h"
+#include "kv/formats/block_format_kernels.inl.h"
 
 namespace {
 #if defined(KVAUDIT_ISA_AVX512)
