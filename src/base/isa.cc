@@ -3,6 +3,10 @@
 // kernel disabled AVX-512 reports it missing.
 #include "base/isa.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -17,6 +21,17 @@ struct Feature {
   bool (*present)();
 };
 
+// F16C from CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c"); the OS
+// state check is AVX's, which the "avx2" entry already requires.
+bool F16cPresent() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+#else
+  return false;
+#endif
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #define KVAUDIT_CPU_FEATURE(name) Feature{name, [] { return __builtin_cpu_supports(name) != 0; }}
 #else
@@ -25,7 +40,7 @@ struct Feature {
 
 // What each path's kernels are compiled with (base/isa_passes.h: the target strings name the same
 // features; BMI/LZCNT/POPCNT come with every AVX2 CPU).
-const Feature kAvx2Features[] = {KVAUDIT_CPU_FEATURE("avx2"), KVAUDIT_CPU_FEATURE("fma"), KVAUDIT_CPU_FEATURE("f16c"),
+const Feature kAvx2Features[] = {KVAUDIT_CPU_FEATURE("avx2"), KVAUDIT_CPU_FEATURE("fma"), Feature{"f16c", F16cPresent},
                                  KVAUDIT_CPU_FEATURE("bmi"), KVAUDIT_CPU_FEATURE("bmi2"),
                                  KVAUDIT_CPU_FEATURE("popcnt")};
 const Feature kAvx512Features[] = {KVAUDIT_CPU_FEATURE("avx512f"), KVAUDIT_CPU_FEATURE("avx512bw"),
