@@ -41,43 +41,13 @@ constexpr float kExpHi = 89.0f;    // and overflows to inf after 88.72
 constexpr float kP[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                          4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 
-// Exp16's arithmetic on one value, operation for operation: std::fma for each fmadd / fnmadd, the
-// clamps with max/min's rule (x unless it is beyond the bound; a NaN x gives the bound),
-// nearbyint = roundscale's round-to-nearest-even, ldexp = vscalefps (both exact or correctly
-// rounded into the subnormals). So builds without AVX-512 compute the same bits.
-inline float Exp1(float x) {
-  x = x > kExpLo ? x : kExpLo;
-  x = x < kExpHi ? x : kExpHi;
-  const float k = std::nearbyint(x * kLog2e);
-  float r = std::fma(-k, kLn2Hi, x);
-  r = std::fma(-k, kLn2Lo, r);
-  float p = kP[0];
-  for (int i = 1; i < 6; ++i) p = std::fma(p, r, kP[i]);
-  const float r2 = r * r;
-  p = std::fma(p, r2, r + 1.0f);
-  const int ki = static_cast<int>(k);
-  // p in [0.7, 1.5): for these k the product with the power of two is normal, hence exact.
-  if (ki > -126 && ki < 128) return p * BitsToFloat(static_cast<uint32_t>(ki + 127) << 23);
-  return std::ldexp(p, ki);
-}
+#include "ops/activation_twins.inl.h"
 }  // namespace
 
-void ExpScalar(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = Exp1(x[i]);
-}
-void SiluMulScalar(const float* gate, const float* up, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + Exp1(0.0f - gate[i])) * up[i];
-}
-float MaxOfScalar(const float* x, int64_t n) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
-  return m;
-}
-float ExpSubSumScalar(float* x, int64_t n, float mx) {
-  float lanes[16] = {};  // the SIMD version's 16 lane sums and tree
-  for (int64_t i = 0; i < n; ++i) lanes[i % 16] += (x[i] = Exp1(x[i] - mx));
-  return ReduceLanesRef(lanes);
-}
+void ExpScalar(const float* x, float* y, int64_t n) { ExpTwin(x, y, n); }
+void SiluMulScalar(const float* gate, const float* up, float* out, int64_t n) { SiluMulTwin(gate, up, out, n); }
+float MaxOfScalar(const float* x, int64_t n) { return MaxOfTwin(x, n); }
+float ExpSubSumScalar(float* x, int64_t n, float mx) { return ExpSubSumTwin(x, n, mx); }
 
 }  // namespace kvaudit
 
@@ -169,9 +139,12 @@ float ExpSubSum(float* x, int64_t n, float mx) {
   return ReduceAdd16(s);  // the canonical tree (ops/dot.h): a fixed order on every build
 }
 #else
-void Exp(const float* x, float* y, int64_t n) { ExpScalar(x, y, n); }
-void SiluMul(const float* gate, const float* up, float* out, int64_t n) { SiluMulScalar(gate, up, out, n); }
-float MaxOf(const float* x, int64_t n) { return MaxOfScalar(x, n); }
-float ExpSubSum(float* x, int64_t n, float mx) { return ExpSubSumScalar(x, n, mx); }
+namespace {
+#include "ops/activation_twins.inl.h"  // this path's own copy of the twins (AVX2: the FMA instruction)
+}  // namespace
+void Exp(const float* x, float* y, int64_t n) { ExpTwin(x, y, n); }
+void SiluMul(const float* gate, const float* up, float* out, int64_t n) { SiluMulTwin(gate, up, out, n); }
+float MaxOf(const float* x, int64_t n) { return MaxOfTwin(x, n); }
+float ExpSubSum(float* x, int64_t n, float mx) { return ExpSubSumTwin(x, n, mx); }
 #endif
 #endif  // KVAUDIT_ISA_PASS

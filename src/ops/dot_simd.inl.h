@@ -1,6 +1,8 @@
 // The canonical dot's reduction tree (ops/dot.h) on AVX-512 registers, for the kernels of each
-// kernel path (base/isa_passes.h). No include guard and no includes: a file's kernel section
+// kernel path (base/isa_passes.h). No include guard, and only other per-pass includes: a kernel section
 // includes it inside its pass namespace, after "ops/dot.h".
+#include "ops/dot_scalar.inl.h"  // this pass's own copy of the scalar order
+
 #if defined(KVAUDIT_ISA_AVX512)
 inline __mmask16 TailMask16(int64_t left) { return static_cast<__mmask16>((1u << left) - 1); }
 

@@ -8,6 +8,10 @@
 // they stay local to that file.
 #undef KVAUDIT_ROW_KERNELS
 
+#if defined(KVAUDIT_ISA_AVX2)  // this pass's own copy of the scalar twins (hardware FMA)
+#include "kv/formats/codec_kernels_ref.inl.h"
+#endif
+
 #if defined(KVAUDIT_ISA_AVX512)
 template <class Dec, DequantizeFn Dequantize>
 struct RowKernels {

@@ -22,16 +22,8 @@ void FloatRowDequantize(const uint8_t* src, float* y, int64_t n, const CodecPara
   for (int64_t i = 0; i < n; ++i) y[i] = Load(src, i);
 }
 
-// The float formats' scalar twins read each stored value in place: RowKernelsRef's operations on
-// the same values (so the same bits) without a row buffer, hence no bound on n.
-template <FloatLoad Load>
-struct FloatRowKernelsRef : RowKernelsRefRows<FloatRowKernelsRef<Load>> {
-  static float Dot(const uint8_t* src, const float* q, int64_t n, const CodecParams&) {
-    return DotCanonicalScalar(q, [src](int64_t i) { return Load(src, i); }, n);
-  }
-  static void Axpy(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
-    for (int64_t i = 0; i < n; ++i) acc[i] = std::fma(Load(src, i), w, acc[i]);
-  }
-};
+// The in-place scalar twins (FloatRowKernelsRef): here once, and again in the AVX2 pass
+// (float_row_kernels_simd.inl.h) for hardware FMA, as codec_kernels_ref.inl.h.
+#include "kv/formats/float_row_kernels_ref.inl.h"
 
 }  // namespace kvaudit

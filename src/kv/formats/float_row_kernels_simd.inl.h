@@ -1,6 +1,6 @@
 // The float row codecs' kernel slots per kernel path (kv/formats/float_row_kernels.h): the
 // AVX-512 kernels over a format's Load16 in the AVX-512 pass, the in-place scalar twins over Load
-// (FloatRowKernelsRef, defined once) in the AVX2 and portable passes, as the x86-64-v3 build had
+// (FloatRowKernelsRef; the AVX2 pass compiles its own copy) in the AVX2 and portable passes, as the x86-64-v3 build had
 // them. No include guard and no includes: a float format's pass section (base/isa_passes.h)
 // includes it after "kv/formats/codec_kernels_simd.inl.h".
 #undef KVAUDIT_FLOAT_ROW_KERNELS
@@ -16,6 +16,9 @@ struct FloatDecoder {
 
 #define KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize) RowKernels<FloatDecoder<Load16>, Dequantize>
 #else
+#if defined(KVAUDIT_ISA_AVX2)  // this pass's own copy of the in-place twins (hardware FMA)
+#include "kv/formats/float_row_kernels_ref.inl.h"
+#endif
 // Load16 is dropped unexpanded: only the AVX-512 pass defines it.
 #define KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize) FloatRowKernelsRef<Load>
 #endif
