@@ -46,5 +46,22 @@ TEST(CompilerCanary, SameUnderTheAvx512KernelTarget) {
   CheckUnderAvx512Target();
 }
 
+// a*b + c as written is two roundings, also where the target has FMA: the build passes
+// -ffp-contract=off (CMakeLists.txt), without which g++ fuses it here and the bits depend on the
+// build's -march. (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 rounds to 1 + 2^-11 (a tie, to even), so the
+// two-rounding result is 0 and the fused one 2^-24.
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+__attribute__((noipa)) float MulAddAsWrittenUnderFmaTarget(float a, float b, float c) { return a * b + c; }
+#pragma GCC pop_options
+__attribute__((noipa)) float MulAddAsWritten(float a, float b, float c) { return a * b + c; }
+
+TEST(CompilerCanary, MultiplyAddIsNotContractedIntoAnFma) {
+  const float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
+  EXPECT_EQ(MulAddAsWritten(a, a, c), 0.0f);
+  if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "this CPU has no FMA: the fused variant cannot run here";
+  EXPECT_EQ(MulAddAsWrittenUnderFmaTarget(a, a, c), 0.0f) << "a*b+c was fused into one FMA (-ffp-contract)";
+}
+
 }  // namespace
 }  // namespace kvaudit
