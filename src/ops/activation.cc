@@ -138,9 +138,31 @@ float ExpSubSum(float* x, int64_t n, float mx) {
   }
   return ReduceAdd16(s);  // the canonical tree (ops/dot.h): a fixed order on every build
 }
+#elif defined(KVAUDIT_ISA_AVX2)
+namespace {
+#include "ops/activation_twins.inl.h"  // this path's own copy of the twins (the FMA instruction)
+#include "ops/activation_avx2.inl.h"
+}  // namespace
+void Exp(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, Exp8(_mm256_loadu_ps(x + i)));
+  ExpTwin(x + i, y + i, n - i);
+}
+void SiluMul(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = Exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+  }
+  SiluMulTwin(gate + i, up + i, out + i, n - i);
+}
+float MaxOf(const float* x, int64_t n) { return MaxOf16Lanes(x, n); }
+float ExpSubSum(float* x, int64_t n, float mx) { return ExpSubSum16Lanes(x, n, mx); }
 #else
 namespace {
-#include "ops/activation_twins.inl.h"  // this path's own copy of the twins (AVX2: the FMA instruction)
+#include "ops/activation_twins.inl.h"  // this path's own copy of the twins
 }  // namespace
 void Exp(const float* x, float* y, int64_t n) { ExpTwin(x, y, n); }
 void SiluMul(const float* gate, const float* up, float* out, int64_t n) { SiluMulTwin(gate, up, out, n); }

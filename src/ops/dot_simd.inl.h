@@ -38,3 +38,13 @@ inline __m512 ReduceAdd16x16(const __m512* a) {
   return _mm512_permutexvar_ps(idx, ReduceAdd16x16Raw(a));
 }
 #endif
+
+#if defined(KVAUDIT_ISA_AVX2)
+// The tree over lanes lo (0-7) and hi (8-15): ReduceLanesRef's additions, in its order.
+inline float ReduceAdd16Avx2(__m256 lo, __m256 hi) {
+  const __m256 b = _mm256_add_ps(lo, hi);                                                // a_i + a_{i+8}
+  const __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));  // b_i + b_{i+4}
+  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));                                   // c_i + c_{i+2}
+  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));                               // d_0 + d_1
+}
+#endif

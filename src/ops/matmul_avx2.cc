@@ -8,12 +8,15 @@
 #include "ops/matmul_avx2.h"  // first: includes ops/simd.h
 
 #include <algorithm>
+#include <cmath>  // std::fma in ops/dot_simd.inl.h's scalar order
 #include <cstring>
 
 #define KVAUDIT_ISA_SELF "ops/matmul_avx2.cc"
 #include "base/isa_passes.h"  // the AVX2 pass defines the kernel (the others compile nothing)
 
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
+#include "ops/dot_simd.inl.h"
+
 #if defined(KVAUDIT_MATMUL_AVX2)
 namespace {
 
@@ -30,12 +33,7 @@ inline __m256 LoadW8(const uint8_t* row, int64_t i) {
 }
 
 // ReduceLanesRef over lanes lo (0-7) and hi (8-15).
-inline float Reduce16(__m256 lo, __m256 hi) {
-  const __m256 b = _mm256_add_ps(lo, hi);                                                // a_i + a_{i+8}
-  const __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));  // b_i + b_{i+4}
-  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));                                   // c_i + c_{i+2}
-  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));                               // d_0 + d_1
-}
+inline float Reduce16(__m256 lo, __m256 hi) { return ReduceAdd16Avx2(lo, hi); }
 
 // One 16-element step of k for the MR x NR pairs: acc[h][a][b] holds lanes 8h .. 8h + 7.
 template <WeightType T, int MR, int NR>

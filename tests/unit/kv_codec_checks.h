@@ -37,7 +37,7 @@ struct Case {
 
 inline std::vector<Case> AllCodecs() {
   const std::vector<int> blocks = {32, 64, 96, 128, 256};
-  const std::vector<int> floats = {8, 16, 40, 64, 80, 128};  // 8, 40: not multiples of 16 (fallback path)
+  const std::vector<int> floats = {8, 12, 16, 40, 64, 80, 128};  // 8, 40: not multiples of 16, 12 not of 8 (fallback paths)
   CodecParams scaled;
   scaled.scale = 0.37f;  // fp8 calib-style scale
   std::vector<Case> cases = {

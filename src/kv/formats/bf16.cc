@@ -77,8 +77,13 @@ inline __m512 Load16(const uint8_t* src, int64_t i) {
   const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
   return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+#elif defined(KVAUDIT_ISA_AVX2)
+inline __m256 Load8(const uint8_t* src, int64_t i) {
+  const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
 #endif
-using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load8, Load, Dequantize);
 }  // namespace
 
 #endif  // KVAUDIT_ISA_PASS

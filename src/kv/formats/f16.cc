@@ -75,8 +75,13 @@ namespace {
 inline __m512 Load16(const uint8_t* src, int64_t i) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i)));
 }
+#elif defined(KVAUDIT_ISA_AVX2)
+// 8 halves at element i -> 8 floats (F16C, exact as above).
+inline __m256 Load8(const uint8_t* src, int64_t i) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i)));
+}
 #endif
-using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load8, Load, Dequantize);
 }  // namespace
 
 #endif  // KVAUDIT_ISA_PASS

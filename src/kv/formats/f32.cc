@@ -67,8 +67,10 @@ namespace {
 inline __m512 Load16(const uint8_t* src, int64_t i) {  // loadu: no alignment needed
   return _mm512_loadu_ps(reinterpret_cast<const float*>(src) + i);
 }
+#elif defined(KVAUDIT_ISA_AVX2)
+inline __m256 Load8(const uint8_t* src, int64_t i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(src) + i); }
 #endif
-using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load, Dequantize);
+using Kernels = KVAUDIT_FLOAT_ROW_KERNELS(Load16, Load8, Load, Dequantize);
 }  // namespace
 
 #endif  // KVAUDIT_ISA_PASS
