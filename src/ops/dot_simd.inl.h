@@ -1,5 +1,5 @@
-// The canonical dot's reduction tree (ops/dot.h) on AVX-512 registers, for the kernels of each
-// kernel path (base/isa_passes.h). No include guard, and only other per-pass includes: a kernel section
+// The canonical dot's reduction tree (ops/dot.h) on AVX-512 registers and on AVX2 register pairs, for the
+// kernels of each kernel path (base/isa_passes.h). No include guard, and only other per-pass includes: a kernel section
 // includes it inside its pass namespace, after "ops/dot.h".
 #include "ops/dot_scalar.inl.h"  // this pass's own copy of the scalar order
 
