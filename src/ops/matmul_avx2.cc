@@ -32,9 +32,6 @@ inline __m256 LoadW8(const uint8_t* row, int64_t i) {
   }
 }
 
-// ReduceLanesRef over lanes lo (0-7) and hi (8-15).
-inline float Reduce16(__m256 lo, __m256 hi) { return ReduceAdd16Avx2(lo, hi); }
-
 // One 16-element step of k for the MR x NR pairs: acc[h][a][b] holds lanes 8h .. 8h + 7.
 template <WeightType T, int MR, int NR>
 inline void Step(const float* const* x, const uint8_t* const* w, int64_t k, __m256 (&acc)[2][MR][NR]) {
@@ -77,7 +74,7 @@ void Tile(const float* const* x, const uint8_t* const* w, int64_t in, float* out
     Step<T, MR, NR>(xp, wp, 0, acc);
   }
   for (int a = 0; a < MR; ++a) {
-    for (int b = 0; b < NR; ++b) out[a * NR + b] = Reduce16(acc[0][a][b], acc[1][a][b]);
+    for (int b = 0; b < NR; ++b) out[a * NR + b] = ReduceAdd16Avx2(acc[0][a][b], acc[1][a][b]);
   }
 }
 
