@@ -13,11 +13,12 @@
 // every kernel path.
 //
 // This header holds the scalar parts (compiled once, for the baseline). The AVX-512 kernels
-// (RowKernels over a decoder) and KVAUDIT_ROW_KERNELS are per kernel path (base/isa_passes.h):
+// (RowKernels over a decoder), the AVX2 ones (RowKernelsAvx2 over an 8-lane decoder,
+// codec_kernels_avx2.inl.h) and KVAUDIT_ROW_KERNELS are per kernel path (base/isa_passes.h):
 // kv/formats/codec_kernels_simd.inl.h, which each format's pass section includes along with its
-// decoder. The AVX2 and portable paths run the scalar twins (as the x86-64-v3 build did).
+// decoders. The portable path runs the scalar twins.
 //
-// Decoder concept (the AVX-512 pass):
+// Decoder concept (the AVX-512 pass; the AVX2 one is the same on __m256, kUnit / 8 of them):
 //   static constexpr int kUnit;   // elements per Decode call: 16 or 32 (one llama.cpp block)
 //   static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v);
 //       // v[kUnit / 16] = dequantize(row)[u·kUnit, (u+1)·kUnit), exactly

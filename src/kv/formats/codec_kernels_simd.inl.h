@@ -1,7 +1,7 @@
 // The AVX-512 kernels of kv/formats/codec_kernels.h (RowKernels over a format's block decoder) and
-// KVAUDIT_ROW_KERNELS, the kernel slots a format's pass uses: RowKernels in the AVX-512 pass, the
-// scalar twins (RowKernelsRef, defined once in codec_kernels.h) in the AVX2 and portable passes,
-// as the x86-64-v3 build had them. No include guard and no includes: a format's kernel section
+// KVAUDIT_ROW_KERNELS, the kernel slots a format's pass uses: RowKernels in the AVX-512 pass,
+// RowKernelsAvx2 over the format's 8-lane decoder (codec_kernels_avx2.inl.h) in the AVX2 pass, the
+// scalar twins (RowKernelsRef, defined once in codec_kernels.h) in the portable pass. No include guard and no includes: a format's kernel section
 // (base/isa_passes.h) includes it inside its pass namespace, after "ops/dot_simd.inl.h", and
 // defines its decoder after it. The template is the same tokens in every translation unit (one
 // definition); its instantiations are over each file's own decoder, in an unnamed namespace, so
@@ -10,6 +10,7 @@
 
 #if defined(KVAUDIT_ISA_AVX2)  // this pass's own copy of the scalar twins (hardware FMA)
 #include "kv/formats/codec_kernels_ref.inl.h"
+#include "kv/formats/codec_kernels_avx2.inl.h"
 #endif
 
 #if defined(KVAUDIT_ISA_AVX512)
@@ -196,7 +197,9 @@ struct RowKernels {
 };
 
 #define KVAUDIT_ROW_KERNELS(Dec, Dequantize) RowKernels<Dec, Dequantize>
+#elif defined(KVAUDIT_ISA_AVX2)
+#define KVAUDIT_ROW_KERNELS(Dec, Dequantize) RowKernelsAvx2<Dec, RowKernelsRef<Dequantize>>
 #else
-// The decoder argument is dropped unexpanded: the AVX2 and portable passes define no decoder.
+// The decoder argument is dropped unexpanded: the portable pass defines no decoder.
 #define KVAUDIT_ROW_KERNELS(Dec, Dequantize) RowKernelsRef<Dequantize>
 #endif

@@ -234,6 +234,40 @@ struct DynamicDecoder {
     v[1] = Decode16<K>(blk + 20, s);
   }
 };
+#elif defined(KVAUDIT_ISA_AVX2)
+// Decode16's arithmetic on 8 codes (vcvtph2ps on 8 binary16; the e4m3 NaN code blended back).
+template <Fp8Kind K>
+inline __m256 Decode8(const uint8_t* src, __m256 scale) {
+  const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src)));
+  if constexpr (K == Fp8Kind::kE5M2) {
+    return _mm256_mul_ps(_mm256_cvtph_ps(_mm_slli_epi16(b, 8)), scale);
+  } else {
+    const __m128i magnitude = _mm_and_si128(b, _mm_set1_epi16(0x7F));
+    const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8), _mm_slli_epi16(magnitude, 7));
+    const __m256 v = _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_mul_ps(scale, _mm256_set1_ps(256.0f)));
+    const __m256 nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7F))));
+    return _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), nan);
+  }
+}
+// kv/formats/codec_kernels_avx2.inl.h decoders: StaticDecoder / DynamicDecoder above on 8 lanes.
+template <Fp8Kind K>
+struct StaticDecoder {
+  static constexpr int kUnit = 16;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m256* v) {
+    const __m256 s = _mm256_set1_ps(p.scale);
+    v[0] = Decode8<K>(row + 16 * u, s);
+    v[1] = Decode8<K>(row + 16 * u + 8, s);
+  }
+};
+template <Fp8Kind K>
+struct DynamicDecoder {
+  static constexpr int kUnit = kBlock;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
+    const uint8_t* blk = row + u * kBlockBytes;
+    const __m256 s = _mm256_set1_ps(BlockScale(blk));
+    for (int k = 0; k < 4; ++k) v[k] = Decode8<K>(blk + 4 + 8 * k, s);
+  }
+};
 #endif
 template <Fp8Kind K>
 using StaticKernels = KVAUDIT_ROW_KERNELS(StaticDecoder<K>, Static<K>::Dequantize);

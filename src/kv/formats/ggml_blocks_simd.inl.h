@@ -1,7 +1,7 @@
-// The AVX-512 pieces of llama.cpp's block decoders (kv/formats/ggml_blocks.h), for the kernel
-// sections of kv/formats/{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}.cc. No include guard and no includes:
-// a format's pass section (base/isa_passes.h) includes it inside its pass namespace. Only the
-// AVX-512 pass has them (the other paths run the scalar twins, kv/formats/codec_kernels_simd.inl.h).
+// The AVX-512 and AVX2 pieces of llama.cpp's block decoders (kv/formats/ggml_blocks.h), for the
+// kernel sections of kv/formats/{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}.cc. No include guard and no
+// includes: a format's pass section (base/isa_passes.h) includes it inside its pass namespace. The
+// portable path runs the scalar twins (kv/formats/codec_kernels_simd.inl.h).
 #if defined(KVAUDIT_ISA_AVX512)
 // The pass's own `ggml` namespace (kvaudit::isa_avx512::ggml): its decoders' ggml:: names find these
 // helpers and, through the using-directive, everything of kvaudit::ggml (kQK, LoadF16, LoadU32, ...).
@@ -57,3 +57,72 @@ inline void FiveBitLookup(const uint8_t* qh_bytes, const uint8_t* qs, __m512 t0,
 
 }  // namespace ggml
 #endif  // KVAUDIT_ISA_AVX512
+
+#if defined(KVAUDIT_ISA_AVX2) && !defined(KVAUDIT_ISA_AVX512)  // the AVX2 pass (the AVX-512 one defines both)
+// The AVX2 pass's own `ggml` namespace, as above. The decoders write a 32-value block as 4 ymm:
+// v[0..3] = values 0-7, 8-15, 16-23, 24-31.
+namespace ggml {
+using namespace ::kvaudit::ggml;
+
+// Rounded() for a vector: the product stays a separate rounding before an add (no contraction).
+inline __m256 RoundedV(__m256 p) {
+  asm("" : "+x"(p));
+  return p;
+}
+
+// fp16 scale -> broadcast f32 (exact: F16C's vcvtph2ps, as the AVX-512 pass converts it).
+inline __m256 BroadcastF16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _mm256_set1_ps(_cvtsh_ss(h));
+}
+
+// 16 signed / unsigned byte values -> v[0..1] = f32(values 0-7, 8-15) (exact).
+inline void I8ToF32(__m128i b, __m256* v) {
+  v[0] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+  v[1] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(b, b)));
+}
+inline void U8ToF32(__m128i b, __m256* v) {
+  v[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b));
+  v[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(b, b)));
+}
+
+// The 16 packed nibble bytes of a block: lo = the low nibbles (codes 0-15), hi = the high nibbles
+// (codes 16-31), one code per byte.
+inline void SplitNibbles(const uint8_t* qs, __m128i* lo, __m128i* hi) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i low4 = _mm_set1_epi8(0x0f);
+  *lo = _mm_and_si128(bytes, low4);
+  *hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
+}
+
+// NibbleLutDecode on 8 lanes: value = d · lut[code] for the 18-byte "fp16 d + 16 nibble bytes"
+// blocks (q4_0: lut = code − 8; iq4_nl: the non-linear codebook), the table as 16 int8 (pshufb
+// looks each code up; every entry is exact in f32, so f32(lut[code]) · d is the dequantizer's product).
+inline void NibbleLutDecode(const uint8_t* blk, __m128i lut, __m256* v) {
+  const __m256 d = BroadcastF16(blk);
+  __m128i lo, hi;
+  SplitNibbles(blk + 2, &lo, &hi);
+  I8ToF32(_mm_shuffle_epi8(lut, lo), v);
+  I8ToF32(_mm_shuffle_epi8(lut, hi), v + 2);
+  for (int k = 0; k < 4; ++k) v[k] = _mm256_mul_ps(v[k], d);
+}
+
+// Bit j of 16 bits -> byte j = 0x10 when set (the fifth code bit of q5_0 / q5_1).
+inline __m128i FifthBits(uint32_t bits16) {
+  const __m128i spread = _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(bits16)),
+                                          _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+  const __m128i bit = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  return _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(spread, bit), bit), _mm_set1_epi8(0x10));
+}
+
+// The 32 five-bit codes of a q5_0 / q5_1 block as bytes: code j = nibble | (qh bit j) << 4.
+inline void FiveBitCodes(const uint8_t* qh_bytes, const uint8_t* qs, __m128i* lo, __m128i* hi) {
+  const uint32_t qh = LoadU32(qh_bytes);
+  SplitNibbles(qs, lo, hi);
+  *lo = _mm_or_si128(*lo, FifthBits(qh & 0xffffu));
+  *hi = _mm_or_si128(*hi, FifthBits(qh >> 16));
+}
+
+}  // namespace ggml
+#endif  // KVAUDIT_ISA_AVX2

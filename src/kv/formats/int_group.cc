@@ -97,6 +97,31 @@ const RowCodec& Int4CodecRef() { return IntCodecRef<4>("int4"); }
 #include "kv/formats/codec_kernels_simd.inl.h"
 
 namespace {
+#if defined(KVAUDIT_ISA_AVX512) || defined(KVAUDIT_ISA_AVX2)
+// Unit u of a row (32 elements inside one group: group % 32 == 0): its group's header and its
+// first code byte.
+struct UnitBytes {
+  const uint8_t* header;
+  const uint8_t* codes;
+};
+template <int B>
+inline UnitBytes FindUnit(const uint8_t* row, int64_t u, const CodecParams& p) {
+  const int64_t e = 32 * u;
+  const bool pow2 = (p.group & (p.group - 1)) == 0;  // the usual 32/64/128: shifts, not divides
+  const int64_t g = pow2 ? e >> std::countr_zero(static_cast<unsigned>(p.group)) : e / p.group;
+  const int64_t j = pow2 ? e & (p.group - 1) : e % p.group;
+  const uint8_t* blk = row + g * GroupBytes(p.group, B);
+  return {blk, blk + kHeaderBytes + j * B / 8};
+}
+// (scale, min) in lanes 0 and 1: the two f16 of the header, converted together (vcvtph2ps, exact
+// like F16ToF32).
+inline __m128 HeaderScaleMin(const uint8_t* header) {
+  uint32_t bits;
+  std::memcpy(&bits, header, 4);
+  return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(bits)));
+}
+#endif
+
 #if defined(KVAUDIT_ISA_AVX512)
 // kv/formats/codec_kernels.h decoder: 32 elements inside one group (group % 32 == 0), each
 // fma(code, scale, min) as AsymDequantizeGroup computes it.
@@ -105,16 +130,8 @@ struct Decoder {
   static constexpr int kUnit = 32;
   static bool Supports(int64_t, const CodecParams& p) { return p.group % 32 == 0; }
   static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m512* v) {
-    const int64_t e = 32 * u;
-    const bool pow2 = (p.group & (p.group - 1)) == 0;  // the usual 32/64/128: shifts, not divides
-    const int64_t g = pow2 ? e >> std::countr_zero(static_cast<unsigned>(p.group)) : e / p.group;
-    const int64_t j = pow2 ? e & (p.group - 1) : e % p.group;
-    const uint8_t* blk = row + g * GroupBytes(p.group, B);
-    const uint8_t* codes = blk + kHeaderBytes + j * B / 8;
-    // (scale, min): the two f16 of the header, converted together (vcvtph2ps, exact like F16ToF32).
-    uint32_t header;
-    std::memcpy(&header, blk, 4);
-    const __m128 sm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(header)));
+    const auto [header, codes] = FindUnit<B>(row, u, p);
+    const __m128 sm = HeaderScaleMin(header);
     __m512i c0, c1;
     if constexpr (B == 8) {
       c0 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
@@ -129,6 +146,33 @@ struct Decoder {
     const __m512 vs = _mm512_broadcastss_ps(sm), vm = _mm512_broadcastss_ps(_mm_movehdup_ps(sm));
     v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c0), vs, vm);
     v[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c1), vs, vm);
+  }
+};
+#elif defined(KVAUDIT_ISA_AVX2)
+// kv/formats/codec_kernels_avx2.inl.h decoder: the same fma(code, scale, min) on 8 lanes.
+template <int B>
+struct Decoder {
+  static constexpr int kUnit = 32;
+  static bool Supports(int64_t, const CodecParams& p) { return p.group % 32 == 0; }
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams& p, __m256* v) {
+    const auto [header, codes] = FindUnit<B>(row, u, p);
+    const __m128 sm = HeaderScaleMin(header);
+    __m128i c[2];  // codes 0-15, 16-31 as bytes
+    if constexpr (B == 8) {
+      c[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+      c[1] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 16));
+    } else {
+      // 16 bytes; byte k holds element 2k (low nibble) and 2k+1 (high nibble): interleave back.
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+      const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(15)), hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(15));
+      c[0] = _mm_unpacklo_epi8(lo, hi);
+      c[1] = _mm_unpackhi_epi8(lo, hi);
+    }
+    const __m256 vs = _mm256_broadcastss_ps(sm), vm = _mm256_broadcastss_ps(_mm_movehdup_ps(sm));
+    for (int h = 0; h < 2; ++h) {
+      v[2 * h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(c[h])), vs, vm);
+      v[2 * h + 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(c[h], c[h]))), vs, vm);
+    }
   }
 };
 #endif

@@ -137,6 +137,15 @@ struct Decoder {
     ggml::NibbleLutDecode(blk, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), v);
   }
 };
+#elif defined(KVAUDIT_ISA_AVX2)
+// kv/formats/codec_kernels_avx2.inl.h decoder: the same products on 8 lanes (kvalues_iq4nl as int8).
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
+    ggml::NibbleLutDecode(row + u * kBytes,
+                          _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), v);
+  }
+};
 #endif
 using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace

@@ -108,6 +108,14 @@ struct Decoder {
     ggml::NibbleLutDecode(blk, _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7), v);
   }
 };
+#elif defined(KVAUDIT_ISA_AVX2)
+// kv/formats/codec_kernels_avx2.inl.h decoder: the same products on 8 lanes.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
+    ggml::NibbleLutDecode(row + u * kBytes, _mm_setr_epi8(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7), v);
+  }
+};
 #endif
 using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace

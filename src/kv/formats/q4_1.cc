@@ -114,6 +114,20 @@ struct Decoder {
     v[1] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), codes), d)), m);
   }
 };
+#elif defined(KVAUDIT_ISA_AVX2)
+// kv/formats/codec_kernels_avx2.inl.h decoder: the same two roundings on 8 lanes.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
+    const uint8_t* blk = row + u * kBytes;
+    const __m256 d = ggml::BroadcastF16(blk), m = ggml::BroadcastF16(blk + 2);
+    __m128i lo, hi;
+    ggml::SplitNibbles(blk + 4, &lo, &hi);
+    ggml::U8ToF32(lo, v);
+    ggml::U8ToF32(hi, v + 2);
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_add_ps(ggml::RoundedV(_mm256_mul_ps(v[k], d)), m);
+  }
+};
 #endif
 using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace

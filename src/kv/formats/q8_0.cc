@@ -107,6 +107,18 @@ struct Decoder {
     v[1] = _mm512_mul_ps(Codes16(blk + 18), d);
   }
 };
+#elif defined(KVAUDIT_ISA_AVX2)
+// kv/formats/codec_kernels_avx2.inl.h decoder: the same products on 8 lanes.
+struct Decoder {
+  static constexpr int kUnit = ggml::kQK;
+  static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
+    const uint8_t* blk = row + u * kBytes;
+    const __m256 d = ggml::BroadcastF16(blk);
+    ggml::I8ToF32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)), v);
+    ggml::I8ToF32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)), v + 2);
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_mul_ps(v[k], d);
+  }
+};
 #endif
 using Kernels = KVAUDIT_ROW_KERNELS(Decoder, Block::Dequantize);
 }  // namespace
