@@ -1,6 +1,6 @@
 // KIVI fused kernels: layouts and the arithmetic both twins compute in kv/store/kivi_kernels.h.
-// The AVX-512 kernels are compiled once per kernel path (base/isa_passes.h); the AVX2 and portable
-// paths run the scalar references, as the -march=x86-64-v3 build did.
+// The kernels are compiled once per kernel path (base/isa_passes.h): AVX-512 below, AVX2 in
+// kivi_kernels_avx2.inl.h; the portable path runs the scalar references.
 #ifndef KVAUDIT_ISA_PASS
 #include "ops/simd.h"  // first: wraps <immintrin.h>
 
@@ -290,6 +290,8 @@ void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int
   KiviValueRowsAxpyRef(codes, sm, n_rows, hd, G, bits, w, w_stride, n_w, acc, acc_stride);
 }
 
+#elif defined(KVAUDIT_ISA_AVX2)
+#include "kv/store/kivi_kernels_avx2.inl.h"
 #else
 void KiviKeyGroupDot(const uint8_t* codes, const uint16_t* sm, int hd, int G, int bits, const float* q,
                      int64_t q_stride, int n_q, int lo, int hi, float* out, int64_t out_stride) {

@@ -1,8 +1,8 @@
 // The fused read kernels of the KIVI store (kv/store/kivi_store.h; KIVI: arXiv 2402.02750): key dots over
 // one packed G-token group and weighted sums over packed value rows (the full-precision rows go
 // through the f32 row codec, kv/formats/codec_kernels.h). Each has a plain scalar reference (…Ref) that
-// the AVX-512 kernel reproduces bit for bit; the un-suffixed entry points run the SIMD kernel where it applies (G % 16 == 0 and an
-// AVX-512 kernel path, base/isa.h) and the reference otherwise, so a store reads the same bits through every call
+// the AVX-512 and AVX2 kernels reproduce bit for bit; the un-suffixed entry points run the SIMD kernel where it applies
+// (G % 16 == 0 on the avx512 path, G % 8 == 0 on avx2, base/isa.h) and the reference otherwise, so a store reads the same bits through every call
 // shape (Dot = DotMulti with one query, WeightedSum = WeightedSumMulti with one weight row).
 //
 // Arithmetic (fixed per (query, token) and per (weight row, row, channel), so a value never depends
