@@ -50,6 +50,27 @@ void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, in
   }
   for (; j0 < m; ++j0) out[j0] = DotF32(a, rows + j0 * stride, n);
 }
+#elif defined(KVAUDIT_ISA_AVX2)
+// The 16 lanes as two ymm (lanes 0-7, 8-15); the tail zero-padded like the scalar order's.
+float DotF32(const float* a, const float* b, int64_t n) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    lo = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), lo);
+    hi = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), hi);
+  }
+  if (i < n) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), lane);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i - 8)), lane);
+    lo = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m0), _mm256_maskload_ps(b + i, m0), lo);
+    hi = _mm256_fmadd_ps(_mm256_maskload_ps(a + i + 8, m1), _mm256_maskload_ps(b + i + 8, m1), hi);
+  }
+  return ReduceAdd16Avx2(lo, hi);
+}
+void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out) {
+  for (int64_t j = 0; j < m; ++j) out[j] = DotF32(a, rows + j * stride, n);
+}
 #else
 float DotF32(const float* a, const float* b, int64_t n) { return DotCanonicalScalar(a, b, n); }
 void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out) {
