@@ -83,16 +83,6 @@ struct RowKernelsAvx2 {
   }
 
  private:
-  // The AVX-512 kernels' software prefetch: the packed rows ~4 KiB ahead, past the end of the call
-  // too (a prefetch never faults; the address is formed as an integer).
-  static int64_t Ahead(uint64_t row_bytes) {  // rows ahead; 0 for a single row (Axpy passes row_bytes 0)
-    return row_bytes == 0 ? 0 : std::max<int64_t>(2, 4096 / static_cast<int64_t>(row_bytes));
-  }
-  static void Prefetch(const uint8_t* base, int64_t offset, uint64_t bytes) {
-    const uintptr_t at = reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(offset);
-    for (uint64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at + o), _MM_HINT_T0);
-  }
-
   // out[j·out_stride + r] for R rows × J queries: each row's unit decoded once for the J queries.
   template <int R, int J>
   static void DotTile(const uint8_t* row, uint64_t row_bytes, const float* q, int64_t q_stride, int64_t n,
@@ -125,7 +115,7 @@ struct RowKernelsAvx2 {
                        float* out, int64_t out_stride, const CodecParams& p) {
     int r = 0;
     for (; r + kTileRows <= n_rows; r += kTileRows) {
-      Prefetch(rows, (r + Ahead(row_bytes)) * static_cast<int64_t>(row_bytes), kTileRows * row_bytes);
+      PrefetchBytes(rows, (r + PrefetchRowsAhead(row_bytes)) * static_cast<int64_t>(row_bytes), kTileRows * row_bytes);
       DotTile<kTileRows, J>(rows + r * row_bytes, row_bytes, q, q_stride, n, p, out + r, out_stride);
     }
     for (; r < n_rows; ++r) DotTile<1, J>(rows + r * row_bytes, row_bytes, q, q_stride, n, p, out + r, out_stride);
@@ -142,7 +132,7 @@ struct RowKernelsAvx2 {
       for (int x = 0; x < NV; ++x) a[j][x] = _mm256_loadu_ps(acc + j * acc_stride + i0 + 8 * x);
     }
     for (int r = 0; r < n_rows; ++r) {
-      if (u0 == 0) Prefetch(rows, (r + Ahead(row_bytes)) * static_cast<int64_t>(row_bytes), row_bytes);
+      if (u0 == 0) PrefetchBytes(rows, (r + PrefetchRowsAhead(row_bytes)) * static_cast<int64_t>(row_bytes), row_bytes);
       __m256 v[NV];
       for (int uu = 0; uu < U; ++uu) Dec::Decode(rows + r * row_bytes, u0 + uu, p, v + uu * kVecs);
       for (int j = 0; j < J; ++j) {

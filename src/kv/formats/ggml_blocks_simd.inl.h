@@ -87,6 +87,20 @@ inline void U8ToF32(__m128i b, __m256* v) {
   v[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(b, b)));
 }
 
+// A block's 32 codes as bytes (lo: codes 0-15, hi: 16-31) -> v[0..3] = the dequantizer's values:
+// signed codes · d (q8_0, q5_0, the table lookups), or unsigned codes · d + m with two roundings
+// (q4_1, q5_1: ggml-base has no FMA).
+inline void SignedTimesScale(__m128i lo, __m128i hi, __m256 d, __m256* v) {
+  I8ToF32(lo, v);
+  I8ToF32(hi, v + 2);
+  for (int k = 0; k < 4; ++k) v[k] = _mm256_mul_ps(v[k], d);
+}
+inline void UnsignedTimesScalePlusMin(__m128i lo, __m128i hi, __m256 d, __m256 m, __m256* v) {
+  U8ToF32(lo, v);
+  U8ToF32(hi, v + 2);
+  for (int k = 0; k < 4; ++k) v[k] = _mm256_add_ps(RoundedV(_mm256_mul_ps(v[k], d)), m);
+}
+
 // The 16 packed nibble bytes of a block: lo = the low nibbles (codes 0-15), hi = the high nibbles
 // (codes 16-31), one code per byte.
 inline void SplitNibbles(const uint8_t* qs, __m128i* lo, __m128i* hi) {
@@ -100,12 +114,9 @@ inline void SplitNibbles(const uint8_t* qs, __m128i* lo, __m128i* hi) {
 // blocks (q4_0: lut = code − 8; iq4_nl: the non-linear codebook), the table as 16 int8 (pshufb
 // looks each code up; every entry is exact in f32, so f32(lut[code]) · d is the dequantizer's product).
 inline void NibbleLutDecode(const uint8_t* blk, __m128i lut, __m256* v) {
-  const __m256 d = BroadcastF16(blk);
   __m128i lo, hi;
   SplitNibbles(blk + 2, &lo, &hi);
-  I8ToF32(_mm_shuffle_epi8(lut, lo), v);
-  I8ToF32(_mm_shuffle_epi8(lut, hi), v + 2);
-  for (int k = 0; k < 4; ++k) v[k] = _mm256_mul_ps(v[k], d);
+  SignedTimesScale(_mm_shuffle_epi8(lut, lo), _mm_shuffle_epi8(lut, hi), BroadcastF16(blk), v);
 }
 
 // Bit j of 16 bits -> byte j = 0x10 when set (the fifth code bit of q5_0 / q5_1).

@@ -128,13 +128,10 @@ struct Decoder {
   static constexpr int kUnit = ggml::kQK;
   static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
     const uint8_t* blk = row + u * kBytes;
-    const __m256 d = ggml::BroadcastF16(blk);
     __m128i lo, hi;
     ggml::FiveBitCodes(blk + 2, blk + 6, &lo, &hi);
     const __m128i sixteen = _mm_set1_epi8(16);
-    ggml::I8ToF32(_mm_sub_epi8(lo, sixteen), v);
-    ggml::I8ToF32(_mm_sub_epi8(hi, sixteen), v + 2);
-    for (int k = 0; k < 4; ++k) v[k] = _mm256_mul_ps(v[k], d);
+    ggml::SignedTimesScale(_mm_sub_epi8(lo, sixteen), _mm_sub_epi8(hi, sixteen), ggml::BroadcastF16(blk), v);
   }
 };
 #endif

@@ -127,12 +127,9 @@ struct Decoder {
   static constexpr int kUnit = ggml::kQK;
   static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
     const uint8_t* blk = row + u * kBytes;
-    const __m256 d = ggml::BroadcastF16(blk), m = ggml::BroadcastF16(blk + 2);
     __m128i lo, hi;
     ggml::FiveBitCodes(blk + 4, blk + 8, &lo, &hi);
-    ggml::U8ToF32(lo, v);
-    ggml::U8ToF32(hi, v + 2);
-    for (int k = 0; k < 4; ++k) v[k] = _mm256_add_ps(ggml::RoundedV(_mm256_mul_ps(v[k], d)), m);
+    ggml::UnsignedTimesScalePlusMin(lo, hi, ggml::BroadcastF16(blk), ggml::BroadcastF16(blk + 2), v);
   }
 };
 #endif

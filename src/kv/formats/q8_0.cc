@@ -113,10 +113,8 @@ struct Decoder {
   static constexpr int kUnit = ggml::kQK;
   static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m256* v) {
     const uint8_t* blk = row + u * kBytes;
-    const __m256 d = ggml::BroadcastF16(blk);
-    ggml::I8ToF32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)), v);
-    ggml::I8ToF32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)), v + 2);
-    for (int k = 0; k < 4; ++k) v[k] = _mm256_mul_ps(v[k], d);
+    ggml::SignedTimesScale(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)),
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)), ggml::BroadcastF16(blk), v);
   }
 };
 #endif
