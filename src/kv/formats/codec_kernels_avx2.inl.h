@@ -5,7 +5,9 @@
 //   Axpy : acc_i = fma(value_i, w, acc_i), rows in ascending order for each weight row.
 // Rows the decoder does not take (length not a multiple of kUnit, Supports() false) go to Twin,
 // which computes the same bits. No include guard and no includes: codec_kernels_simd.inl.h
-// includes it in the AVX2 pass, after ops/dot_simd.inl.h.
+// includes it, after ops/dot_simd.inl.h, in the passes with AVX2 (the AVX-512 pass defines
+// KVAUDIT_ISA_AVX2 too, but its KVAUDIT_ROW_KERNELS picks RowKernels; only the AVX2 pass's
+// formats instantiate this template).
 //
 // AVX2 decoder concept (the AVX-512 one on 8-lane registers):
 //   static constexpr int kUnit;   // elements per Decode call, a multiple of 16
