@@ -94,6 +94,22 @@ inline float LoadScale(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
+inline uint32_t LoadU32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+
+// The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4 in block_dequant.cc, byte-parallel on the
+// three little-endian scale words), as f32: dsc[p] = d * sc_p, dmn[p] = dmin * m_p.
+inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, float* dmn) {
+  const uint32_t w0 = LoadU32(scales), w1 = LoadU32(scales + 4), w2 = LoadU32(scales + 8);
+  const uint32_t six = 0x3F3F3F3Fu, nib = 0x0F0F0F0Fu, two = 0x03030303u;
+  const uint32_t sm[4] = {w0 & six, (w2 & nib) | (((w0 >> 6) & two) << 4),          // sc 0..3, 4..7
+                          w1 & six, ((w2 >> 4) & nib) | (((w1 >> 6) & two) << 4)};  // m 0..3, 4..7
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sm));
+  _mm256_storeu_ps(dsc, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes))));
+  _mm256_storeu_ps(dmn, _mm256_mul_ps(_mm256_set1_ps(dmin),
+                                      _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)))));
+}
+
+
 // kvalues_iq4nl (ggml-common.h) as f32: every level is a small integer, so the table holds exactly
 // the reference's static_cast<float>(level).
 inline constexpr float kIq4NlLevelsF[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
