@@ -13,6 +13,7 @@
 #include "base/half.h"
 #include "ops/block_dequant.h"
 #include "ops/dot.h"
+#include "ops/gemv_blocks.h"
 #include "ops/matmul_avx2.h"
 
 namespace kvaudit {
@@ -204,43 +205,14 @@ void GemvRowsT(const float* x, const WeightView& w, int64_t row0, int64_t row1, 
   }
 }
 
-// Decode over block-type rows, 16 rows at a time: k runs in chunks of kBlockChunk, each chunk of
+// Decode over block-type rows without an in-register decoder (ops/gemv_blocks.cc: q2_K, q3_K,
+// iq4_xs), 16 rows at a time: k runs in chunks of kBlockChunk, each chunk of
 // the 16 rows dequantized into an L1 scratch [16, kBlockChunk] and multiplied straight away; the
 // 16 lane accumulators carry across chunks, so each sees the canonical sequence (k ascending,
 // lane k mod 16) and the reduction is GemvRowsT's: the bits of the f32 gemv on the dequantized rows.
 constexpr int64_t kBlockChunk = 256;  // a K-quant super-block; 8 legacy blocks
 constexpr int64_t kPrefetchRows = 32;
-// q8_0 decode with the dequantization in registers (no scratch): per 32-element block and row,
-// w = f32(q) · d (exact: d has 11 significant bits, q 8) then the two 16-lane FMAs — the same
-// values and the same accumulation sequence as GemvBlockRowsAvx512's chunks, so the same bits.
-void GemvQ8_0Avx512(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
-  const int64_t nb = w.cols / 32;
-  const size_t ahead = static_cast<size_t>(kPrefetchRows) * w.row_bytes();  // rows are contiguous unless mapped
-  for (int64_t j0 = row0; j0 < row1; j0 += 16) {
-    const int nj = static_cast<int>(std::min<int64_t>(16, row1 - j0));
-    const uint8_t* wr[16];
-    for (int j = 0; j < 16; ++j) wr[j] = w.row(std::min<int64_t>(j0 + j, row1 - 1));
-    __m512 acc[16];
-    for (__m512& a : acc) a = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
-      for (int j = 0; j < 16; ++j) {
-        const uint8_t* blk = wr[j] + 34 * b;  // block_q8_0 {f16 d; i8 qs[32]}
-        if (!w.row_map && j0 + kPrefetchRows < row1) _mm_prefetch(reinterpret_cast<const char*>(blk + ahead), _MM_HINT_T0);
-        const __m512 d = _mm512_set1_ps(block_simd::LoadScale(blk));
-        const __m512 w0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)))), d);
-        const __m512 w1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)))), d);
-        acc[j] = _mm512_fmadd_ps(x0, w0, acc[j]);
-        acc[j] = _mm512_fmadd_ps(x1, w1, acc[j]);
-      }
-    }
-    const __m512i natural = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-    _mm512_mask_storeu_ps(y + j0, TailMask16(nj), _mm512_permutexvar_ps(natural, ReduceAdd16x16Raw(acc)));
-  }
-}
-
 void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
-  if (w.type == WeightType::kQ8_0) return GemvQ8_0Avx512(x, w, row0, row1, y);
   const WeightTypeInfo& info = GetWeightTypeInfo(w.type);
   const int64_t in = w.cols;
   alignas(64) float s[16][kBlockChunk];  // [16 rows, kBlockChunk] dequantized chunk
@@ -329,6 +301,7 @@ void MatMulRows(const float* x, int64_t n, const WeightView& w, int64_t r0, int6
 
 void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
   if (!IsBlockType(w.type)) return GemvRowsPlain(x, w, row0, row1, y);
+  if (KVAUDIT_ISA_NS::GemvBlockRowsDecoded(x, w, row0, row1, y)) return;  // ops/gemv_blocks.cc
 #if defined(KVAUDIT_MATMUL_AVX512)
   return GemvBlockRowsAvx512(x, w, row0, row1, y);
 #else

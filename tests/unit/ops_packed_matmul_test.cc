@@ -5,6 +5,7 @@
 
 #include "base/isa.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -137,6 +138,45 @@ TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
       MatMul(x.data(), n, f32, want.data(), pool);
       MatMul(x.data(), n, fused, got.data(), pool);
       EXPECT_TRUE(SameBits(got, want)) << "n " << n;
+    }
+  });
+}
+
+TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
+  // f16 scales of every class, where the decode kernels convert 16 rows' scales at once
+  // (ops/gemv_blocks.cc) and the K family per block: each gemv output is the f32 matrix's bits
+  // (or NaN where that is NaN: a NaN weight's payload is not part of the contract).
+  const uint16_t specials[] = {0x0001, 0x83FF, 0x8000, 0x0000, 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x7D01};
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    ThreadPool pool(2);
+    for (WeightType t : BlockTypes()) {
+      const WeightTypeInfo& info = GetWeightTypeInfo(t);
+      const int64_t cols = info.block_elems == 256 ? 512 : 96, rows = 40;
+      WeightMatrix w = RandomBlockMatrix(rows, cols, t, 23);
+      size_t k = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t b = 0; b < cols / info.block_elems; ++b) {
+          if ((r * 7 + b) % 3 != 0) continue;
+          for (int off : F16Fields(t)) std::memcpy(w.mutable_row(r) + b * info.block_bytes + off, &specials[k++ % 9], 2);
+        }
+      }
+      const std::vector<float> wf = ToF32(w.view());
+      const WeightView f32{wf.data(), WeightType::kF32, rows, cols};
+      const std::vector<float> x = testing::NormalRows(1, cols, 29);
+      std::vector<float> want(rows), got(rows);
+      MatMul(x.data(), 1, f32, want.data(), pool);
+      MatMul(x.data(), 1, w.view(), got.data(), pool);
+      int finite = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (std::isnan(want[r])) {
+          EXPECT_TRUE(std::isnan(got[r])) << WeightTypeName(t) << " row " << r;
+        } else {
+          finite += std::isfinite(want[r]) ? 1 : 0;
+          EXPECT_EQ(std::memcmp(&got[r], &want[r], sizeof(float)), 0) << WeightTypeName(t) << " row " << r << ": " << got[r] << " vs " << want[r];
+        }
+      }
+      EXPECT_GT(finite, rows / 4) << WeightTypeName(t) << ": most rows should stay finite";
     }
   });
 }
