@@ -136,6 +136,7 @@ void MatMulParts(const float* x, int64_t n, const WeightView* parts, int n_parts
 #include "ops/block_dequant_vec.inl.h"
 #include "ops/dot_simd.inl.h"
 #include "ops/weight_load_simd.inl.h"
+#include "ops/gemv_scratch.inl.h"
 
 namespace {
 #if defined(KVAUDIT_MATMUL_AVX512)
@@ -213,7 +214,6 @@ void GemvRowsT(const float* x, const WeightView& w, int64_t row0, int64_t row1, 
 constexpr int64_t kBlockChunk = 256;  // a K-quant super-block; 8 legacy blocks
 constexpr int64_t kPrefetchRows = 32;
 void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
-  const WeightTypeInfo& info = GetWeightTypeInfo(w.type);
   const int64_t in = w.cols;
   alignas(64) float s[16][kBlockChunk];  // [16 rows, kBlockChunk] dequantized chunk
   for (int64_t j0 = row0; j0 < row1; j0 += 16) {
@@ -228,15 +228,7 @@ void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int6
     for (int j = 0; j < 16; ++j) ahead[j] = j0 + kPrefetchRows + j < row1 ? w.row(j0 + kPrefetchRows + j) : nullptr;
     for (int64_t k0 = 0; k0 < in; k0 += kBlockChunk) {
       const int64_t len = std::min(kBlockChunk, in - k0);  // whole blocks: in is
-      const size_t offset = static_cast<size_t>(k0 / info.block_elems) * info.block_bytes;
-      const size_t chunk_bytes = static_cast<size_t>(len / info.block_elems) * info.block_bytes;
-      for (int j = 0; j < nj; ++j) {
-        if (ahead[j]) {
-          for (size_t b = 0; b < chunk_bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead[j] + offset + b), _MM_HINT_T0);
-        }
-        KVAUDIT_ISA_NS::DequantizeBlocks(w.type, wr[j] + offset, s[j], len);
-      }
-      for (int j = nj; j < 16; ++j) std::memcpy(s[j], s[nj - 1], sizeof(float) * len);  // tail rows repeat the last
+      DequantizeChunk<16, kBlockChunk>(w, wr, ahead, nj, k0, len, s);
       for (int64_t k = 0; k < len; k += 16) {
         const __m512 xv = _mm512_loadu_ps(x + k0 + k);
         for (int j = 0; j < 16; ++j) acc[j] = _mm512_fmadd_ps(xv, _mm512_load_ps(s[j] + k), acc[j]);
@@ -304,6 +296,8 @@ void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, f
   if (KVAUDIT_ISA_NS::GemvBlockRowsDecoded(x, w, row0, row1, y)) return;  // ops/gemv_blocks.cc
 #if defined(KVAUDIT_MATMUL_AVX512)
   return GemvBlockRowsAvx512(x, w, row0, row1, y);
+#elif defined(KVAUDIT_MATMUL_AVX2)
+  return GemvBlockRowsAvx2(x, w, row0, row1, y);
 #else
   // 16 rows per pass: the gemv kernel's own group (one reduction for 16 outputs).
   for (int64_t a = row0; a < row1; a += 16) {

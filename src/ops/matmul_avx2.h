@@ -14,4 +14,7 @@ namespace kvaudit::isa_avx2 {
 // y[t · ldy + j] for t < n, j in [r0, r1): the canonical dots of ops/dot.h.
 void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy);
 
+// Decode over block-type rows: y[row0, row1) = W x, the same canonical dots (x [w.cols]).
+void GemvBlockRowsAvx2(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y);
+
 }  // namespace kvaudit::isa_avx2

@@ -79,28 +79,32 @@ TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
     SCOPED_TRACE(IsaName(isa));
     ThreadPool p1(1), p2(2);
     for (WeightType t : BlockTypes()) {
-      const int64_t cols = GetWeightTypeInfo(t).block_elems == 256 ? 512 : 96;
-      for (int64_t out : {1, 5, 16, 37, 70}) {
-        const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
-        const std::vector<float> wf = ToF32(w.view());
-        const WeightView f32{wf.data(), WeightType::kF32, out, cols};
-        std::vector<float> rows(static_cast<size_t>(out * cols));
-        WeightRowsToF32(w.view(), 0, out, rows.data());
-        EXPECT_TRUE(SameBits(rows, wf)) << WeightTypeName(t) << ": WeightRowsToF32 differs from the reference";
-        for (int64_t n : {1, 2, 5, 9}) {
-          const std::vector<float> x = testing::NormalRows(n, cols, 3);
-          std::vector<float> want(n * out), got1(n * out), got2(n * out), canon(n * out);
-          MatMul(x.data(), n, f32, want.data(), p1);
-          MatMul(x.data(), n, w.view(), got1.data(), p1);
-          MatMul(x.data(), n, w.view(), got2.data(), p2);
-          MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
-          EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " out " << out << " n " << n;
-          EXPECT_TRUE(SameBits(got2, want)) << WeightTypeName(t) << " 2 threads, out " << out << " n " << n;
-          EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
-          // A row of a prefill is bitwise the same token decoded alone.
-          std::vector<float> single(out);
-          MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
-          EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0) << WeightTypeName(t);
+      // 256-element blocks: 2 chunks of the decode kernels' 256; 32-element: under one chunk, and
+      // a chunk and a part (320).
+      const bool k_family = GetWeightTypeInfo(t).block_elems == 256;
+      for (int64_t cols : k_family ? std::vector<int64_t>{512} : std::vector<int64_t>{96, 320}) {
+        for (int64_t out : {1, 5, 16, 37, 70}) {
+          const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
+          const std::vector<float> wf = ToF32(w.view());
+          const WeightView f32{wf.data(), WeightType::kF32, out, cols};
+          std::vector<float> rows(static_cast<size_t>(out * cols));
+          WeightRowsToF32(w.view(), 0, out, rows.data());
+          EXPECT_TRUE(SameBits(rows, wf)) << WeightTypeName(t) << ": WeightRowsToF32 differs from the reference";
+          for (int64_t n : {1, 2, 5, 9}) {
+            const std::vector<float> x = testing::NormalRows(n, cols, 3);
+            std::vector<float> want(n * out), got1(n * out), got2(n * out), canon(n * out);
+            MatMul(x.data(), n, f32, want.data(), p1);
+            MatMul(x.data(), n, w.view(), got1.data(), p1);
+            MatMul(x.data(), n, w.view(), got2.data(), p2);
+            MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
+            EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " cols " << cols << " out " << out << " n " << n;
+            EXPECT_TRUE(SameBits(got2, want)) << WeightTypeName(t) << " 2 threads, cols " << cols << " out " << out << " n " << n;
+            EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
+            // A row of a prefill is bitwise the same token decoded alone.
+            std::vector<float> single(out);
+            MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
+            EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0) << WeightTypeName(t);
+          }
         }
       }
     }
