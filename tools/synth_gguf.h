@@ -1,4 +1,4 @@
-// The GGUF v3 file of a plan (spec: ggml-org/ggml docs/gguf.md): architecture `llama`, the
+// The GGUF v3 file of a plan (spec: ggml-org/ggml:docs/gguf.md): architecture `llama`, the
 // hyperparameter keys convert_hf_to_gguf.py writes (those kvaudit's ConfigFromGguf and llama.cpp
 // read), general.file_type, every tokenizer.* key of a vocabulary GGUF, and the tensors' data
 // aligned to general.alignment = 32.

@@ -72,9 +72,7 @@ void RowQ5_0(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F), sixteen = V::Splat(16);
   for (int64_t i = 0; i < nb; ++i, b += 22, y += 32) {
     const V::F d = V::SplatF(LoadScale(b));
-    uint32_t qh_bits;
-    std::memcpy(&qh_bits, b + 2, 4);
-    const V::Bits qh = V::LoadBits(qh_bits);
+    const V::Bits qh = V::LoadBits(LoadU32(b + 2));
     for (int j = 0; j < 16; j += kL) {
       const V::I q = V::U8(b + 6 + j);
       const V::I q0 = V::OrBit16(V::And(q, low4), qh, j);
@@ -90,9 +88,7 @@ void RowQ5_1(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F);
   for (int64_t i = 0; i < nb; ++i, b += 24, y += 32) {
     const V::F d = V::SplatF(LoadScale(b)), m = V::SplatF(LoadScale(b + 2));
-    uint32_t qh_bits;
-    std::memcpy(&qh_bits, b + 4, 4);
-    const V::Bits qh = V::LoadBits(qh_bits);
+    const V::Bits qh = V::LoadBits(LoadU32(b + 4));
     for (int j = 0; j < 16; j += kL) {
       const V::I q = V::U8(b + 8 + j);
       const V::I q0 = V::OrBit16(V::And(q, low4), qh, j);

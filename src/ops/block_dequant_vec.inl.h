@@ -109,7 +109,6 @@ inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, flo
                                       _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)))));
 }
 
-
 // kvalues_iq4nl (ggml-common.h) as f32: every level is a small integer, so the table holds exactly
 // the reference's static_cast<float>(level).
 inline constexpr float kIq4NlLevelsF[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};

@@ -118,7 +118,10 @@ constexpr int kGemvRows = 6;             // 12 accumulators + x + the scratch op
 constexpr int64_t kBlockChunk = 256;     // a K-quant super-block; 8 legacy blocks
 constexpr int64_t kPrefetchRows = 16;    // rows ahead whose chunk is prefetched (as the AVX-512 gemv)
 
-void GemvBlockRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
+}  // namespace
+
+void GemvBlockRowsAvx2(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
+  KV_CHECK_MSG(IsBlockType(w.type), "GemvBlockRowsAvx2: not a block type");
   alignas(32) float s[kGemvRows][kBlockChunk];  // [kGemvRows rows, kBlockChunk] dequantized chunk
   for (int64_t j0 = row0; j0 < row1; j0 += kGemvRows) {
     const int nj = static_cast<int>(std::min<int64_t>(kGemvRows, row1 - j0));
@@ -144,13 +147,6 @@ void GemvBlockRows(const float* x, const WeightView& w, int64_t row0, int64_t ro
     }
     for (int j = 0; j < nj; ++j) y[j0 + j] = ReduceAdd16Avx2(acc[0][j], acc[1][j]);
   }
-}
-
-}  // namespace
-
-void GemvBlockRowsAvx2(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
-  KV_CHECK_MSG(IsBlockType(w.type), "GemvBlockRowsAvx2: not a block type");
-  GemvBlockRows(x, w, row0, row1, y);
 }
 
 void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
