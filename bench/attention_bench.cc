@@ -1,7 +1,7 @@
 // Decode attention over one KV-cache layer of Llama-3-8B attention shape (32 query heads, 8 KV
 // heads, head_dim 128) at depth D (default 32768), per KV format, next to the machine's measured
-// streaming-read bandwidth (issue 3: "quantized formats reach >= 70% of the machine's memory
-// bandwidth, q4_0 decode attention >= 3x faster than f16").
+// streaming-read bandwidth (the targets: quantized formats reach >= 70% of the machine's memory
+// bandwidth, q4_0 decode attention >= 3x faster than f16; BENCHMARKS.md "KV formats").
 //   attention_bench [depth] [reps] [spec ...]
 // Every cache is filled with the same pseudo-random K/V rows (Append in 512-row chunks), then one
 // single-token Attend at position D (all 32 heads over D + 1 keys) is timed, for 1 and 2 threads.

@@ -1,5 +1,5 @@
 // Decode speed per KV-cache configuration on a model (default: the bundled kvq-code-16m), side by
-// side in one process (issue 3: "decode tok/s per format at depth 4000").
+// side in one process (BENCHMARKS.md "Decode tok/s on the bundled model at depth 4000").
 //   decode_kv_bench [model] [depth] [reps] [tokens_per_rep] [spec ...]
 // Per spec and per thread count (1, 2): one cache, prefilled once with `depth` pseudo-random
 // tokens; then `reps` rounds, each decoding `tokens_per_rep` tokens one at a time per (spec,

@@ -1,8 +1,8 @@
 // Prefill attention alone, in the bundled model's attention shape (kvq-code-16m: 6 query heads,
 // 2 KV heads, head_dim 64, llama channel order), per KV spec: the Append + Attend calls one layer
 // of a ctx-token window makes in model/forward.cc's 512-token chunks, with N(0, 1) Q/K/V. For the
-// engine=llama.cpp emulation against the native engine (issue 15: "engine=llama.cpp no slower
-// than native").
+// engine=llama.cpp emulation against the native engine (the target: no slower than native;
+// BENCHMARKS.md "engine=llama.cpp made fast").
 //   prefill_attention_bench [ctx] [reps] [threads] [spec ...]
 // Repetitions run round-robin over the specs; prints the median and all wall times per spec.
 #include <algorithm>

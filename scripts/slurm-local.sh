@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A single-node Slurm cluster on this machine, for the scale-out tests (issue 14,
-# docs/scale-out.md): Debian's slurm-wlm and munge, every file (config, munge key and socket,
+# A single-node Slurm cluster on this machine, for the scale-out tests (docs/scale-out.md "Slurm"):
+# Debian's slurm-wlm and munge, every file (config, munge key and socket,
 # state, spool, logs, pid files) under DIR, nothing installed system-wide, ports on localhost.
 #   scripts/slurm-local.sh start DIR   generate DIR/slurm.conf, start munged, slurmctld, slurmd;
 #                                      wait (at most 30 s) until the node is idle; on failure

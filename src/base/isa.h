@@ -1,7 +1,7 @@
-// Which kernel path runs: chosen once per process at run time from the CPU (issue 15: one binary
-// for any x86-64 CPU). Every SIMD kernel is compiled once per path (base/isa_passes.h) and its
-// public entry point dispatches on ActiveIsa(). The canonical orders (ops/dot.h) are defined
-// independently of the vector width, so every path gives the same bits.
+// Which kernel path runs: chosen once per process at run time from the CPU, so one binary runs on
+// any x86-64 CPU (docs/architecture.md "Kernel paths"). Every SIMD kernel is compiled once per path
+// (base/isa_passes.h) and its public entry point dispatches on ActiveIsa(). The canonical orders
+// (ops/dot.h) are defined independently of the vector width, so every path gives the same bits.
 //
 // KVAUDIT_ISA=avx512|avx2|portable forces a path (tests run the suite on each; users compare
 // paths or work around a CPU quirk); asking for a path this CPU lacks, or an unknown name, is a

@@ -53,7 +53,7 @@ int RunGenerate(const GenerateFlags& f) {
                                 std::to_string(ctx) + "; hint: shorten the prompt or raise --ctx"));
   }
   ThreadPool pool(ResolveThreads(f.model.threads));
-  // Storage for the positions this run can reach, not the whole context (issue 10).
+  // Storage for the positions this run can reach, not the whole context.
   const int run_positions = static_cast<int>(std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()) + f.max_tokens));
   auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, ctx, pool, run_positions);
   if (!built) return ReportError(built.error());

@@ -1,4 +1,4 @@
-// kvaudit score: teacher-forced NLL of text or token ids (issue 2; flags and output: docs/cli.md).
+// kvaudit score: teacher-forced NLL of text or token ids (flags and output: docs/cli.md).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// `kvaudit audit` as a library (issue 11, scope 6; docs/audit.md): the main job. For the cache
+// `kvaudit audit` as a library (docs/audit.md): the main job. For the cache
 // configurations under test, in one resumable output directory:
 //   eval/       fidelity by context length on the audit's windows (eval/session.h);
 //   probe/      the workload's probe families (probe/session.h);

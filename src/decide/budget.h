@@ -1,7 +1,7 @@
-// The memory budget of a recommendation (issue 11, scope 3: "bytes per token, GiB at the target
-// context, or a fraction of f16"), as the future `--budget` flag of recommend and audit takes it
-// (docs/cli.md, "--budget"). kvaudit's own accounting: a cache's bytes per token at a full
-// target context (docs/formats.md), not an engine's padded layout (decide/kv_memory.h).
+// The memory budget of a recommendation (bytes per token, GiB at the target context, or a fraction
+// of f16), as the `--budget` flag of recommend and audit takes it (docs/cli.md, "--budget").
+// kvaudit's own accounting: a cache's bytes per token at a full target context (docs/formats.md),
+// not an engine's padded layout (decide/kv_memory.h).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// How a kvaudit cache configuration runs in each inference engine (issue 11, scope 4 and 7):
+// How a kvaudit cache configuration runs in each inference engine:
 // whether the engine can store exactly what the spec measured, the settings that realise it (or
 // the closest configurations it can run), and the KV memory those settings take for this model in
 // the engine's own layout. Every flag and its source: docs/deployment.md.

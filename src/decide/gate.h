@@ -1,4 +1,4 @@
-// `kvaudit gate` (issue 11; docs/decision.md "Gate"): every configuration of the results judged by
+// `kvaudit gate` (docs/decision.md "Gate"): every configuration of the results judged by
 // an acceptance policy, one case per (configuration, criterion, context bucket or probe family),
 // and a verdict per configuration: PASS or FAIL, the context it is safe up to under the policy's
 // fidelity criteria, and the first criterion it failed.

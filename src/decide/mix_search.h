@@ -1,5 +1,5 @@
-// The search of issue 11, scope 3: given, for every (layer, K or V) of a model, the ways to store
-// it with their measured fidelity cost and their bytes per token, the exact Pareto front of
+// The mix search of `kvaudit recommend`: given, for every (layer, K or V) of a model, the ways to
+// store it with their measured fidelity cost and their bytes per token, the exact Pareto front of
 // (bytes per token, cost) over all assignments of one choice per part that an engine can express.
 // Pure and deterministic; nothing here runs the model. docs/decision.md, "Search".
 //

@@ -1,7 +1,7 @@
-// Per-layer K/V mixes as kvaudit cache specs (issue 11, scope 3): what one tensor's candidate
-// storage is ("q4_0,rot=1"), which K and V candidates can share a layer, and the compact spec of
-// a whole assignment. The search (decide/mix_search.h) works on these; `recommend` verifies the
-// rendered specs end to end.
+// Per-layer K/V mixes as kvaudit cache specs (docs/decision.md "Search"): what one tensor's
+// candidate storage is ("q4_0,rot=1"), which K and V candidates can share a layer, and the compact
+// spec of a whole assignment. The search (decide/mix_search.h) works on these; `recommend` verifies
+// the rendered specs end to end.
 //
 // What the grammar can express per layer (docs/formats.md, src/kv/policy/cache_policy.cc): every
 // key but `engine` may be set per layer (and per KV head), but the keys other than k and v belong

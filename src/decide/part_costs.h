@@ -1,4 +1,4 @@
-// The costs the search sums (issue 11, scope 3; docs/decision.md "Recommend"): for every candidate
+// The costs the search sums (docs/decision.md "Recommend"): for every candidate
 // format and every cache part (a layer's K or V), the fidelity cost of storing that part alone in
 // that format, read from a sensitivity run. Measured where the run measured the part end to end
 // (its one-at-a-time mean KLD); estimated for the other parts of `--stage auto`/`proxy` from the

@@ -1,4 +1,4 @@
-// The acceptance policy (issue 11; docs/decision.md "Acceptance policy"): what "safe" means for a
+// The acceptance policy (docs/decision.md "Acceptance policy"): what "safe" means for a
 // KV-cache configuration, as thresholds on eval's per-bucket fidelity and on probe's per-family
 // results. Written by hand in TOML, or one of the built-in presets (decide/policy_presets.h), which
 // a file may extend. Every problem in a policy is one BadInput line naming the key and its position

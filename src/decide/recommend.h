@@ -1,4 +1,4 @@
-// `kvaudit recommend` as a library (issue 11, scope 3; docs/decision.md "Recommend"): under a
+// `kvaudit recommend` as a library (docs/decision.md "Recommend"): under a
 // memory budget, the cheapest cache configuration that passes an acceptance policy at the target
 // context, verified end to end on data the calibration did not see. Four stages, each an ordinary
 // resumable run in its own directory under --out:

@@ -1,4 +1,4 @@
-// `kvaudit sensitivity` as a library (issue 11, scope 2; docs/decision.md "Sensitivity"): how much
+// `kvaudit sensitivity` as a library (docs/decision.md "Sensitivity"): how much
 // each cache part (a layer's K or V) of a model contributes to a candidate format's error. It is
 // eval underneath, in two stages on one loaded model and one set of calibration windows:
 //   proxy  one eval run of the all-quantized, K-only and V-only configurations with the attention

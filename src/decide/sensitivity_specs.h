@@ -1,9 +1,9 @@
-// The cache configurations of a sensitivity run (issue 11, scope 2; docs/decision.md
-// "Sensitivity"): for a candidate format (with optional protections) and a baseline, one spec per
-// (layer, K or V) with only that part quantized ("one at a time"), one with everything but that
-// part quantized ("leave one out"), and the uniform ones the reference and the proxy need (all
-// quantized, K only, V only). Every spec is written in the --kv grammar (docs/formats.md), so the
-// configurations are ordinary eval configurations and results name them by their canonical spec.
+// The cache configurations of a sensitivity run (docs/decision.md "Sensitivity"): for a candidate
+// format (with optional protections) and a baseline, one spec per (layer, K or V) with only that
+// part quantized ("one at a time"), one with everything but that part quantized ("leave one out"),
+// and the uniform ones the reference and the proxy need (all quantized, K only, V only). Every spec
+// is written in the --kv grammar (docs/formats.md), so the configurations are ordinary eval
+// configurations and results name them by their canonical spec.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// What `kvaudit audit --workload` stands for (issue 11, scope 6; docs/audit.md "Workloads"): the
+// What `kvaudit audit --workload` stands for (docs/audit.md "Workloads"): the
 // acceptance policy a workload is judged by when --policy is not given, and the probe families
 // and variants that exercise what the workload loses first.
 #pragma once

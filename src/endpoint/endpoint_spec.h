@@ -1,5 +1,5 @@
-// One remote configuration as the user writes it: `NAME=URL` or `URL` (issue 13 part 2,
-// docs/endpoints.md). URL is http://host:port[/base] (or https:// where cpp-httplib was built
+// One remote configuration as the user writes it: `NAME=URL` or `URL`
+// (docs/endpoints.md). URL is http://host:port[/base] (or https:// where cpp-httplib was built
 // with OpenSSL, as Debian's is); requests go to base + "/v1/completions" and friends. A trailing
 // "/v1" on the URL is dropped, since OpenAI clients' base_url convention includes it and the
 // tokenizer endpoints of vLLM and llama-server live beside /v1, not under it.

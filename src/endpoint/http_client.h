@@ -1,4 +1,4 @@
-// JSON over HTTP to one endpoint, built to survive real networks (issue 13 part 2; the policy is
+// JSON over HTTP to one endpoint, built to survive real networks (the policy is
 // docs/endpoints.md "Retry policy"). Each call is bounded: at most max_attempts attempts and
 // max_total_s seconds, waits between attempts on a fixed exponential schedule without jitter (the
 // same run waits the same way; a fleet of kvaudit clients is not the case to spread), and every

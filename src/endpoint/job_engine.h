@@ -1,4 +1,4 @@
-// The model a probe or eval job loads (issue 13 part 2, docs/endpoints.md): when the baseline and
+// The model a probe or eval job loads (docs/endpoints.md): when the baseline and
 // every configuration are endpoints, nothing runs in-process, so only the config and the tokenizer
 // are read (a 70B deployment audited from a laptop); otherwise every weight, as always.
 #pragma once

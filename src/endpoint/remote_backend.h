@@ -1,4 +1,4 @@
-// A deployed server as a GenerationBackend (issue 13 part 2; docs/endpoints.md): prompts go out as
+// A deployed server as a GenerationBackend (docs/endpoints.md): prompts go out as
 // token ids from the local tokenizer (never text, so both sides see the same tokens), every
 // sampling parameter is sent explicitly (servers' defaults differ: llama-server's top_k 40, top_p
 // 0.95, min_p 0.05), and the generated ids come back exactly where the dialect can say them:

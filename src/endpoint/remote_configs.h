@@ -1,4 +1,4 @@
-// The remote configurations of a job (issue 13 part 2; docs/endpoints.md), as run/kv_configs.h is
+// The remote configurations of a job (docs/endpoints.md), as run/kv_configs.h is
 // for in-process ones: `--baseline-endpoint [NAME=]URL` replaces the in-process baseline and each
 // `--endpoint NAME=URL` is one more configuration after the --kv ones. All are connected (dialect
 // detected, served model read) and the local tokenizer is checked against each server's

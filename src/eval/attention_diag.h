@@ -1,4 +1,4 @@
-// The attention-level diagnosis of `kvaudit eval` (issue 4; docs/metrics.md): a KvCache wrapper
+// The attention-level diagnosis of `kvaudit eval` (docs/metrics.md): a KvCache wrapper
 // around the baseline cache that feeds every K/V row the baseline stores into one shadow cache
 // per configuration, and at sampled query positions compares what each shadow reads and computes
 // with what the baseline does — on the baseline's own queries and rows. Every layer's error is

@@ -1,4 +1,4 @@
-// Attention-level diagnosis of `kvaudit eval` (issue 4): per configuration, layer, KV head and
+// Attention-level diagnosis of `kvaudit eval`: per configuration, layer, KV head and
 // context bucket, sums over sampled query positions of how the cache changes what attention reads
 // and computes. Definitions: docs/metrics.md "Attention-level diagnosis".
 #pragma once

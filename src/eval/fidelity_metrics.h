@@ -1,7 +1,8 @@
-// Per-position fidelity of one cache configuration against the baseline (issue 4): KL(base‖cfg)
+// Per-position fidelity of one cache configuration against the baseline: KL(base‖cfg)
 // over the full vocabulary, top-1 agreement, NLL and probability of the true next token, and
 // whether the baseline's top-1 fell out of the configuration's top-5. Everything accumulates in
 // double; the baseline's log-softmax is computed once per row and shared by all configurations.
+// Definitions: docs/metrics.md "Per position".
 #pragma once
 
 #include <cstdint>

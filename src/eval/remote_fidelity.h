@@ -1,5 +1,5 @@
-// Eval through endpoints (issue 13 part 2; docs/endpoints.md, docs/metrics.md "Fidelity through an
-// endpoint"): each window's tokens are sent once to every remote configuration with vLLM's
+// Eval through endpoints (docs/endpoints.md, docs/metrics.md "Fidelity through an endpoint"):
+// each window's tokens are sent once to every remote configuration with vLLM's
 // prompt_logprobs = k, and the rows that come back (the true token's logprob and the top k at each
 // position) are compared with the baseline's by eval/topk_fidelity.h. With an in-process baseline
 // the runner (eval/runner.h) compares them beside the in-process configurations; with a remote

@@ -29,8 +29,8 @@ struct EvalRunInfo {
   int attn_samples = 0;  // sampled query positions per window for the attention diagnosis (0: off)
   std::string tokens_hash;  // hex, of the window tokens
   AggregateOptions aggregate;  // buckets, threshold, bootstrap settings (class tables unused here)
-  // Endpoints (issue 13): the baseline's when it is remote (else null), the top-k asked of every
-  // server, and what the run left out and why.
+  // Endpoints (docs/endpoints.md): the baseline's when it is remote (else null), the top-k asked of
+  // every server, and what the run left out and why.
   nlohmann::json baseline_endpoint;
   int top_logprobs = 0;  // 0: no endpoint
   std::vector<std::string> notes;

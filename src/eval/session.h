@@ -1,4 +1,4 @@
-// `kvaudit eval` as a library (issue 4; metrics in docs/metrics.md, output in
+// `kvaudit eval` as a library (metrics in docs/metrics.md, output in
 // docs/results-schema.md): options become a validated plan (model loaded, windows cut, every --kv
 // checked, the run's fingerprint known; nothing has run), and a session runs the plan in one
 // streaming pass, resuming from DIR/progress.jsonl, and writes DIR/results.json. The CLI main only
@@ -26,7 +26,7 @@ struct EvalOptions {
   std::string model;       // Hugging Face directory or .gguf file
   int threads = 0;         // 0 = all cores
   KvConfigOptions kv;      // baseline, in-process configurations, calibration text
-  // Deployed servers (issue 13, docs/endpoints.md): --endpoint configurations after the --kv ones,
+  // Deployed servers (docs/endpoints.md): --endpoint configurations after the --kv ones,
   // compared through their prompt logprobs; --baseline-endpoint replaces kv.baseline (then every
   // configuration must be an endpoint). At least one configuration in all.
   RemoteConfigOptions remote;

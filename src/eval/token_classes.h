@@ -1,6 +1,6 @@
 // Token classes of the true next token, for "where does cache quantization fail first": symbol-
-// dense and rare tokens are where practitioners report it (issue 4). A token is classed by its
-// decoded text, leading spaces ignored (byte-level BPE glues the space to the word: " foo").
+// dense and rare tokens are where practitioners report it (docs/metrics.md). A token is classed by
+// its decoded text, leading spaces ignored (byte-level BPE glues the space to the word: " foo").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Per-position fidelity when a side is known only through a server's top-k logprobs (issue 13
-// part 2; docs/metrics.md "Fidelity through an endpoint"). A server such as vLLM (prompt_logprobs)
+// Per-position fidelity when a side is known only through a server's top-k logprobs
+// (docs/metrics.md "Fidelity through an endpoint"). A server such as vLLM (prompt_logprobs)
 // or kvaudit serve returns, per prompt position, the true token's logprob and the k most likely
 // tokens' logprobs; from those:
 //   ΔNLL, Δp      exact (the true token's logprob is returned whatever its rank)

@@ -1,6 +1,6 @@
 // The canonical f32 dot product: the ONE reduction order every matmul output element and every
-// attention score uses, whichever kernel, batch size or thread computes it (issue 3's batch
-// invariance: a token's logits must not depend on how many tokens share its forward call).
+// attention score uses, whichever kernel, batch size or thread computes it (batch invariance: a
+// token's logits must not depend on how many tokens share its forward call; docs/architecture.md).
 //
 // Order for Σ_i a_i·b_i over n elements: 16 lane accumulators, lane l = fma over i ≡ l (mod 16) in
 // ascending i (acc_l = fma(a_i, b_i, acc_l), starting from +0); a tail of n mod 16 elements is

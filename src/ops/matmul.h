@@ -4,13 +4,13 @@
 // f32 on the exact f32 value of each weight (16-bit upcast, blocks dequantized with ggml's
 // arithmetic right before use), so any W gives the arithmetic of the same W converted to f32.
 //
-// Batch invariance (issue 3): every output element y[t, j] = x_t · w_j is the canonical dot of
-// ops/dot.h (16 lane accumulators over k ascending, one fixed reduction tree), whatever n is,
-// whichever kernel computes it and whichever thread runs it. So row t of a prefill call is bitwise
-// the result of feeding x_t alone (decode), and results are bitwise thread-count independent.
-// Kernels: n > 1 runs a register-blocked tile of 4 x rows × 4 W rows (16 accumulators, one
-// transposed reduction); n == 1 runs 16 W rows at a time against x (a memory-bound gemv). Threads
-// split the output columns (W rows) only, never k.
+// Batch invariance (docs/architecture.md): every output element y[t, j] = x_t · w_j is the
+// canonical dot of ops/dot.h (16 lane accumulators over k ascending, one fixed reduction tree),
+// whatever n is, whichever kernel computes it and whichever thread runs it. So row t of a prefill
+// call is bitwise the result of feeding x_t alone (decode), and results are bitwise thread-count
+// independent. Kernels: n > 1 runs a register-blocked tile of 4 x rows × 4 W rows (16 accumulators,
+// one transposed reduction); n == 1 runs 16 W rows at a time against x (a memory-bound gemv).
+// Threads split the output columns (W rows) only, never k.
 #pragma once
 
 #include <cstdint>

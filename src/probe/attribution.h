@@ -1,4 +1,4 @@
-// Per family × length bucket attribution of probe outcomes (issue 5). Every probe instance yields
+// Per family × length bucket attribution of probe outcomes. Every probe instance yields
 // a pair (baseline pass?, configuration pass?) from the same prompt, so the comparison is paired:
 // the four cells of the 2×2 table, pass rates, and the exact McNemar test on the discordant cells.
 // A cell's verdict is corrected for the other cells tested with it (significance.h).

@@ -1,6 +1,6 @@
-// The attribution rows of `kvaudit probe` and how they are reported (issue 5; corrected
-// verdicts and pooled tests: issue 10): per-cell rows, rows pooled over depths for the terminal,
-// and one pooled test per configuration × probe family. Schema: docs/probes.md "results.json".
+// The attribution rows of `kvaudit probe` and how they are reported (docs/probes.md "Attribution
+// and statistics"): per-cell rows, rows pooled over depths for the terminal, and one pooled test
+// per configuration × probe family. Schema: docs/probes.md "results.json".
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Prompt formats for probes (issue 5): base models get the prompt as plain completion text;
+// Prompt formats for probes (docs/probes.md): base models get the prompt as plain completion text;
 // models with a chat template get it wrapped as one user turn in the template's family, then the
 // assistant's reply is primed with `assistant_prefix` (a needle prompt ends with `The value is "`).
 // We do not run Jinja: the families below are recognised by their markers and rendered by hand,

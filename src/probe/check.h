@@ -1,4 +1,4 @@
-// How a probe's generated text is scored (issue 5). One ProbeCheck per probe instance; the same
+// How a probe's generated text is scored. One ProbeCheck per probe instance; the same
 // check scores the baseline's and each configuration's output, so a pass/fail pair differs only
 // because the cache differs.
 //

@@ -1,4 +1,4 @@
-// Constraint retention probes (issue 5, family 3): a convention stated at the very start of the
+// Constraint retention probes (docs/probes.md): a convention stated at the very start of the
 // prompt must still hold in what the model writes at the end.
 //
 // Completion style (base code models): a header comment declares the convention and two short

@@ -1,4 +1,4 @@
-// User probes for `kvaudit probe --custom FILE` (issue 5): a JSONL file, one probe per line,
+// User probes for `kvaudit probe --custom FILE`: a JSONL file, one probe per line,
 //   {"id": "...", "prompt": "...", <one check>, "max_tokens": 64}
 // with exactly one check: "expected" (kPrefix), "contains" (kContains), "regex" (kRegex),
 // "json_valid": true (kJsonValid) or "json_equals": {"path": ..., "value": ...} (kJsonEquals).

@@ -1,4 +1,4 @@
-// Structured exactness probes (issue 5, family 2): a code or JSON span appears early in the
+// Structured exactness probes (docs/probes.md): a code or JSON span appears early in the
 // prompt (at a depth, like a needle), filler follows, and the prompt ends with the span's first few
 // tokens; the model must reproduce the rest exactly. Scored by ProbeCheck::kExactSpan (expected =
 // the span after the cue, through its closing delimiter); the scorer reports the first wrong token.

@@ -1,4 +1,4 @@
-// Filler text for probe prompts (issue 5) and the token-exact assembly every probe family shares.
+// Filler text for probe prompts and the token-exact assembly every probe family shares.
 //
 // A Haystack is the lines of the user's documents (or the bundled eval documents). A FillerStream
 // walks those lines from a seeded start, wrapping at the end but never repeating a line (nor handing

@@ -1,6 +1,6 @@
-// One generated probe prompt (issue 5) and what the generators share: the prompt wrapper for chat
-// models, the default length grid, per-instance seeds and integer draws that are the same on every
-// standard library (std distributions are implementation-defined, so they are not used).
+// One generated probe prompt (docs/probes.md) and what the generators share: the prompt wrapper for
+// chat models, the default length grid, per-instance seeds and integer draws that are the same on
+// every standard library (std distributions are implementation-defined, so they are not used).
 #pragma once
 
 #include <cstdint>
@@ -52,7 +52,8 @@ inline constexpr int kMinProbeLength = 128;
 // chat-model constraint reply) must fit after the prompt.
 inline constexpr int kProbeAnswerReserve = 256;
 
-// The issue's length grid: 512, 1024, 2048, 4096 ... capped at n_ctx - reserve (room for the answer).
+// The default length grid: 512, 1024, 2048, 4096 ... capped at n_ctx - reserve (room for the
+// answer).
 std::vector<int> DefaultProbeLengths(int n_ctx, int reserve = 64);
 inline const std::vector<int> kDefaultNeedleDepths = {0, 10, 25, 50, 75, 90, 100};
 

@@ -1,4 +1,4 @@
-// Exact McNemar test for paired pass/fail outcomes (issue 5: probe attribution). Only the
+// Exact McNemar test for paired pass/fail outcomes (probe attribution). Only the
 // discordant pairs carry information about a difference between baseline and configuration:
 // under H0 each discordant pair is equally likely to go either way, so with b pairs
 // "baseline pass, configuration fail" and c pairs "baseline fail, configuration pass",

@@ -1,4 +1,4 @@
-// Needle retrieval probes (issue 5, family 1): a fact planted at a depth of a haystack and asked
+// Needle retrieval probes (docs/probes.md): a fact planted at a depth of a haystack and asked
 // for at the end, over a grid of prompt lengths x depths. Scored by ProbeCheck::kPrefix on the value.
 //
 // Variants:

@@ -1,4 +1,4 @@
-// `kvaudit probe` as a library, part 1 (issue 5; docs/probes.md): options become a validated plan.
+// `kvaudit probe` as a library, part 1 (docs/probes.md): options become a validated plan.
 // In the order the user's mistakes are cheapest to report: the options, the custom probe file
 // (every malformed line listed), the model, the chat template, every --kv spec, then the probe
 // instances are generated. Nothing has run when a plan exists; probe/session.h runs it.
@@ -29,7 +29,7 @@ struct ProbeOptions {
   std::string model;               // Hugging Face directory or .gguf file
   int threads = 0;                 // 0 = all cores
   KvConfigOptions kv;              // baseline, in-process configurations, calibration text
-  // Deployed servers (issue 13, docs/endpoints.md): --baseline-endpoint replaces kv.baseline, each
+  // Deployed servers (docs/endpoints.md): --baseline-endpoint replaces kv.baseline, each
   // --endpoint is a configuration after the --kv ones. At least one configuration in all.
   RemoteConfigOptions remote;
   // Empty: the default families, or only the custom probes when `custom` is given. A custom file

@@ -1,4 +1,4 @@
-// Records, aggregation and output of `kvaudit probe` (issue 5): the per-instance outcomes under the
+// Records, aggregation and output of `kvaudit probe`: the per-instance outcomes under the
 // baseline and every configuration, the attribution rows (schema: docs/probes.md "results.json"),
 // the variance and drift summaries, and the terminal tables.
 #pragma once

@@ -1,7 +1,7 @@
-// Runs probe instances under the baseline and every configuration (issue 5). Each instance is
+// Runs probe instances under the baseline and every configuration. Each instance is
 // generated once per configuration from the same prompt ids with the same decoding, so any
 // difference between a pair is the configuration's doing. A configuration is a GenerationBackend
-// (run/generation_backend.h): an in-process cache or a deployed server (issue 13, endpoint/).
+// (run/generation_backend.h): an in-process cache or a deployed server (endpoint/).
 #pragma once
 
 #include <cstdint>

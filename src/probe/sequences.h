@@ -1,5 +1,5 @@
-// Token-sequence measures for the variance and drift probes (issue 5): where two generations part,
-// how far apart they are, and how repetitive one is. Plain functions on token ids.
+// Token-sequence measures for the variance and drift probes (docs/probes.md): where two generations
+// part, how far apart they are, and how repetitive one is. Plain functions on token ids.
 #pragma once
 
 #include <cstdint>

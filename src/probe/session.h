@@ -1,4 +1,4 @@
-// `kvaudit probe` as a library, part 2 (issue 5; docs/probes.md): a session runs a ProbePlan under
+// `kvaudit probe` as a library, part 2 (docs/probes.md): a session runs a ProbePlan under
 // the baseline and every configuration, resuming from DIR/progress.jsonl (instances recorded there
 // are read back, not rerun), and writes DIR/results.json. The CLI main only parses flags, builds
 // the plan, runs it and prints.

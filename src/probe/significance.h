@@ -1,4 +1,4 @@
-// Multiple-comparison correction and pooling for probe attribution (issue 10). A probe run tests
+// Multiple-comparison correction and pooling for probe attribution. A probe run tests
 // many cells (family × variant × configuration × length [× depth]); at α = 0.05 per cell, one
 // configuration's 60 cells would show three "significant" cells by chance alone. This file gives
 // the Holm (1979) step-down correction over a family of tests and the pooled test of a whole

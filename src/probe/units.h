@@ -1,4 +1,4 @@
-// The probe's work units (issue 14; docs/scale-out.md), in the one order results list them:
+// The probe's work units (docs/scale-out.md), in the one order results list them:
 // every instance, then every variance prompt, then every drift prompt; unit u is the u-th of
 // that list. What `--shard I/N` splits and `kvaudit merge` puts back in order.
 #pragma once

@@ -1,4 +1,4 @@
-// Word lists and value draws shared by the probe generators (issue 5). Changing a list changes
+// Word lists and value draws shared by the probe generators. Changing a list changes
 // every generated prompt: treat them as part of the probe definition (docs/probes.md).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Text generation under one KV cache for the probes (issue 5): prefill a prompt, then greedy or
+// Text generation under one KV cache for the probes: prefill a prompt, then greedy or
 // seeded sampled decoding, and teacher-forced scoring of a given continuation. The same generator
 // runs the baseline and every configuration, so two runs differ only by their cache.
 #pragma once

@@ -1,7 +1,7 @@
-// Decode speed of this engine under each cache configuration (issue 11, scope 7: `audit --bench`):
-// tokens per second of single-token decode steps at a stated depth, measured side by side.
-// This engine's speed on this machine, not a deployment's: llama.cpp, vLLM and the others run
-// other kernels (BENCHMARKS.md compares ours with llama.cpp's on the same files).
+// Decode speed of this engine under each cache configuration (`audit --bench`; docs/audit.md "Speed
+// beside fidelity"): tokens per second of single-token decode steps at a stated depth, measured
+// side by side. This engine's speed on this machine, not a deployment's: llama.cpp, vLLM and the
+// others run other kernels (BENCHMARKS.md compares ours with llama.cpp's on the same files).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// Where a probe's text comes from (issue 13 part 2): the engine under one KV cache in this process
-// (LocalBackend, run/cache_generator.h), or a deployed server reached over HTTP (endpoint/
+// Where a probe's text comes from (docs/endpoints.md): the engine under one KV cache in this
+// process (LocalBackend, run/cache_generator.h), or a deployed server reached over HTTP (endpoint/
 // remote_backend.h). The probes run every configuration through this one interface, so an
 // in-process configuration and a remote one are compared by the same code.
 #pragma once

@@ -1,4 +1,4 @@
-// `--shard I/N` (issue 14; docs/scale-out.md): one run's work units split over N independent runs.
+// `--shard I/N` (docs/scale-out.md): one run's work units split over N independent runs.
 // The partition is a pure function of the units' costs, so every shard computes the same split
 // without talking to the others, and `kvaudit merge` (scale/merge.h) can check it was complete.
 #pragma once

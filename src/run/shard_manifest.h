@@ -1,6 +1,6 @@
 // DIR/shard.json: what a `--shard I/N` run leaves besides its journal (written when it starts,
-// again when it has finished) (issue 14;
-// docs/scale-out.md). A shard writes no results.json: its statistics alone would be wrong for the
+// again when it has finished; docs/scale-out.md "What a shard writes").
+// A shard writes no results.json: its statistics alone would be wrong for the
 // run (bootstrap CIs, worst windows and the probes' Holm correction are over the whole set), so
 // `kvaudit merge` computes them once over every shard's records. The manifest says which run the
 // shard belongs to (the fingerprint without the shard entry, the kvaudit version), which units

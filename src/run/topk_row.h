@@ -1,4 +1,4 @@
-// One position's next-token distribution as a server reports it (issue 13 part 2): the true (or
+// One position's next-token distribution as a server reports it (docs/endpoints.md): the true (or
 // forced) token's logprob and the k most likely tokens' logprobs, most likely first, ties to the
 // lower id (vLLM's prompt_logprobs entry; kvaudit serve's). eval/topk_fidelity.h compares such
 // rows; endpoint/remote_backend.h fetches them.

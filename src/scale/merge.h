@@ -1,4 +1,4 @@
-// `kvaudit merge DIR... --out DIR` (issue 14; docs/scale-out.md): the shards of one `--shard I/N`
+// `kvaudit merge DIR... --out DIR` (docs/scale-out.md): the shards of one `--shard I/N`
 // eval or probe run combined into the results the unsharded run writes. Every shard's manifest
 // (run/shard_manifest.h) must name the same run (the fingerprint without the shard entry and the
 // kvaudit version) and the same shard count, each index 0..N-1 exactly once; then every record

@@ -107,8 +107,9 @@ bool ReadStop(const json& body, CompletionRequest* r, ApiError* error) {
   return true;
 }
 
-// Fields of the OpenAI API this slice does not implement: accepted only at their neutral value, so
-// a client relying on them gets a 400 rather than a silently different answer.
+// Fields of the OpenAI API kvaudit serve does not implement (docs/serve.md "Not built yet"):
+// accepted only at their neutral value, so a client relying on them gets a 400 rather than a
+// silently different answer.
 bool RefuseUnbuilt(const json& body, ApiError* error) {
   const json* n = Field(body, "n");
   const json* best_of = Field(body, "best_of");

@@ -13,7 +13,7 @@ Expected<std::unique_ptr<WorkerPool>> WorkerPool::Start(const Model& model, cons
   for (int i = 0; i < o.workers; ++i) {
     auto w = std::make_unique<Worker>();
     w->pool = std::make_unique<ThreadPool>(each);
-    // Storage grows with use (issue 10): nothing is reserved, the context is the hard limit.
+    // Storage grows with use: nothing is reserved, the context is the hard limit.
     KV_ASSIGN_OR_RETURN(w->cache, BuildCache(model, o.kv, o.kv_calib, o.ctx, *w->pool, 0));
     w->generator = std::make_unique<CacheGenerator>(model, *w->cache.cache, *w->pool);
     if (o.shadow) {

@@ -1,9 +1,9 @@
-// The audit report in a real browser (issue 12): the bundled model's audit, rendered by kvaudit
-// audit into DIR/report.html, opened from file:// in headless Chromium with JavaScript on. The
-// test fails on any console error, failed request or non-file resource; it takes a full-page
-// screenshot (kept under test-artifacts/ in the build folder), checks that every section is there,
-// reads every value the page tags with its source (data-src) and compares it with the results.json
-// it came from, and parses the page with a strict HTML5 parser.
+// The audit report in a real browser (docs/report.md "Tested"): the bundled model's audit, rendered
+// by kvaudit audit into DIR/report.html, opened from file:// in headless Chromium with JavaScript
+// on. The test fails on any console error, failed request or non-file resource; it takes a
+// full-page screenshot (kept under test-artifacts/ in the build folder), checks that every section
+// is there, reads every value the page tags with its source (data-src) and compares it with the
+// results.json it came from, and parses the page with a strict HTML5 parser.
 #include <gtest/gtest.h>
 
 #include <cmath>

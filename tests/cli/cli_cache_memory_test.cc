@@ -1,8 +1,8 @@
-// Issue 10 end to end: cache memory follows use. A model whose config claims a context of 2^31 − 1
-// tokens still runs a short generate and `info --kv` (nothing is allocated for the whole context),
-// a generate that could reach that context is one line and exit 2 (no abort, no OOM kill), and a
-// short generate on the bundled model holds one chunk of cache (2 MiB f32), not its 4096-token
-// context (32 MiB).
+// Cache memory follows use, end to end (docs/architecture.md "Cache memory"). A model whose config
+// claims a context of 2^31 − 1 tokens still runs a short generate and `info --kv` (nothing is
+// allocated for the whole context), a generate that could reach that context is one line and exit 2
+// (no abort, no OOM kill), and a short generate on the bundled model holds one chunk of cache
+// (2 MiB f32), not its 4096-token context (32 MiB).
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-// An endpoint that misbehaves in the middle of a `kvaudit probe` run (issue 13 part 2,
-// docs/endpoints.md "Retry policy"): a proxy (support/fault_proxy.h) in front of a real
+// An endpoint that misbehaves in the middle of a `kvaudit probe` run
+// (docs/endpoints.md "Retry policy"): a proxy (support/fault_proxy.h) in front of a real
 // `kvaudit serve` injects 500s, truncated JSON, dropped connections and answers slower than
 // --request-timeout. Transient faults are retried and the run's outcomes equal the in-process
 // run's; persistent ones stop the run with one line naming the URL, what happened and the attempts

@@ -1,4 +1,4 @@
-// All-remote audits load no weights (issue 13 part 2, docs/endpoints.md): `kvaudit probe` and
+// All-remote audits load no weights (docs/endpoints.md): `kvaudit probe` and
 // `kvaudit eval` with --baseline-endpoint and --endpoint only, given a directory that holds the
 // bundled model's config.json and tokenizer files and no weights, run through two `kvaudit serve`
 // processes (f32, q4_0) and give the in-process run's outcomes, with model_hash_kind

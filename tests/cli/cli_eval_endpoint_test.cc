@@ -1,4 +1,4 @@
-// `kvaudit eval` through deployed servers (issue 13 part 2; docs/endpoints.md, docs/metrics.md
+// `kvaudit eval` through deployed servers (docs/endpoints.md, docs/metrics.md
 // "Fidelity through an endpoint"): `kvaudit serve` processes on loopback (f32 and q4_0 caches) as
 // --endpoint and --baseline-endpoint. Top-1 agreement, ΔNLL (PPL ratio), Δp and top-5 drop come
 // from the servers' prompt logprobs and equal the in-process eval's bit for bit, position by

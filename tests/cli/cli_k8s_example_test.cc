@@ -1,4 +1,4 @@
-// examples/k8s (issue 14; docs/scale-out.md "Kubernetes"). There is no cluster here, so what is
+// examples/k8s (docs/scale-out.md "Kubernetes"). There is no cluster here, so what is
 // tested is everything but Kubernetes itself: the manifests agree with the scripts (shard count =
 // completions = parallelism, the scripts the containers run are the ones in examples/k8s and the
 // image copies them there, the output root is a mounted volume), and shard.sh / merge.sh, run with

@@ -1,4 +1,4 @@
-// `--shard I/N` and `kvaudit merge` end to end on the bundled model (issue 14; docs/scale-out.md):
+// `--shard I/N` and `kvaudit merge` end to end on the bundled model (docs/scale-out.md):
 // N = 1, 2, 3 shards merged give the unsharded results.json except its run block, and the
 // unsharded journal byte for byte, for eval and for probe; a shard run twice resumes; merge
 // refuses mixed inputs, a duplicated shard and a missing one with one line and exit 2.

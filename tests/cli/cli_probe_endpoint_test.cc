@@ -1,4 +1,4 @@
-// `kvaudit probe` through deployed servers (issue 13 part 2, docs/endpoints.md): two `kvaudit serve`
+// `kvaudit probe` through deployed servers (docs/endpoints.md): two `kvaudit serve`
 // processes on loopback (an f32 and a q4_0 cache, OS-chosen ports) as --baseline-endpoint and
 // --endpoint give the same outcomes as the in-process run of the same probes: every text, every
 // pass/fail, every attribution count, the variance samples. The candidate killed in the middle of

@@ -1,4 +1,4 @@
-// End-to-end contracts of `score` and `generate` that later work relies on (issue 2).
+// End-to-end contracts of `score` and `generate` that later work relies on.
 #include <gtest/gtest.h>
 
 #include <cmath>

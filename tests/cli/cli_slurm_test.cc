@@ -1,4 +1,4 @@
-// examples/slurm on a real single-node Slurm cluster (issue 14; docs/scale-out.md): an audit's
+// examples/slurm on a real single-node Slurm cluster (docs/scale-out.md "Slurm"): an audit's
 // array of shards and its afterok merge job give the unsharded audit (every results.json but the
 // run blocks, the journals, the gate's files); with --budget the merge jobs chain the rounds; a
 // task whose kvaudit is SIGKILLed mid-run fails, is requeued and resumes from its journal; a task

@@ -1,7 +1,7 @@
-// libFuzzer target: arbitrary bytes as a custom probe JSONL file (issue 5). Parsing must keep the
-// invariants of probe_jsonl_invariants.h: a clean BadInput error, or probes whose checks validate.
-// Seeds: tests/fuzz/corpus/probe_jsonl (valid_* parse, bad_* are rejected; the ordinary suite
-// replays them, tests/unit/probe_custom_corpus_test.cc).
+// libFuzzer target: arbitrary bytes as a custom probe JSONL file (docs/probes.md). Parsing must
+// keep the invariants of probe_jsonl_invariants.h: a clean BadInput error, or probes whose checks
+// validate. Seeds: tests/fuzz/corpus/probe_jsonl (valid_* parse, bad_* are rejected; the ordinary
+// suite replays them, tests/unit/probe_custom_corpus_test.cc).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

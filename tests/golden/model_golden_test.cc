@@ -1,6 +1,6 @@
 // Golden tests: the five tiny random-weight models (llama, llama3 RoPE, qwen2 biases, qwen3 QK-norm,
 // mistral) against transformers 5.17 f32 outputs in ../shared/golden/*/reference.safetensors.
-// Tolerance (issue 2): max |Δ| ≤ 1e-4 · max|reference| + 1e-5, for logits and for K/V after RoPE.
+// Tolerance: max |Δ| ≤ 1e-4 · max|reference| + 1e-5, for logits and for K/V after RoPE.
 #include <gtest/gtest.h>
 
 #include <cmath>

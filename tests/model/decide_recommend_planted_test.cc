@@ -1,4 +1,4 @@
-// The planted-sensitivity test of issue 11, recommend half: the tiny random-weight Llama of
+// The planted-sensitivity test, recommend half: the tiny random-weight Llama of
 // decide_sensitivity_planted_test.cc, whose layer 2 keys carry four channels ~50x larger than the
 // rest. Under a budget of all-q4_0 plus one q4_0 -> q8_0 step, the search must spend that step on
 // L2.K, the verification must measure that mix on held-out windows, and once the policy's limit

@@ -1,4 +1,4 @@
-// The planted-sensitivity test of issue 11: a tiny random-weight Llama written by the test, in
+// The planted-sensitivity test: a tiny random-weight Llama written by the test, in
 // which layer 2's keys carry four channels ~50× larger than the rest (rows of its k_proj scaled).
 // Under q4_0 a 32-channel block takes its scale from its largest value, so the planted channels
 // flatten the rest of their blocks — and the planted layer's scores are ~50× larger, so what error

@@ -1,6 +1,7 @@
-// Issue 3's equivalence for KIVI and the llama.cpp emulation on the bundled model: a teacher-forced
-// prefill (chunks 128, 128, 300) computes what token-by-token decode computes. Checked on the cache
-// with the model's recorded q/k/v (both runs see identical inputs), and end to end (see the last test).
+// Prefill == decode (docs/formats.md) for KIVI and the llama.cpp emulation on the bundled model: a
+// teacher-forced prefill (chunks 128, 128, 300) computes what token-by-token decode computes.
+// Checked on the cache with the model's recorded q/k/v (both runs see identical inputs), and end to
+// end (see the last test).
 //   KIVI: bitwise (the store defines its full-precision residual as a function of the query
 //   position, and prefill and decode make the same per-row store calls).
 //   llama.cpp quantized formats: _one_chunk for prefill and decode, the same arithmetic per row:

@@ -1,9 +1,10 @@
-// The quantized cache on the bundled kvq-code-16m (issue 3, "the equivalence that makes every
-// later number honest"): teacher-forced batched prefill (chunks of 128, and one call) gives the
-// same logits as token-by-token decode for every row format and modifier, KIVI and the llama.cpp
-// emulation's one-row path, bit for bit (the engine is batch-invariant; docs/architecture.md);
-// `k=f32,v=f32` through the quantized path is bit-identical to the f32 reference cache; results are
-// bitwise independent of the thread count; and ΔNLL vs f32 orders f16 < q8_0 < q4_0.
+// The quantized cache on the bundled kvq-code-16m (docs/formats.md "Prefill == decode", the
+// equivalence every later measurement relies on): teacher-forced batched prefill (chunks of 128,
+// and one call) gives the same logits as token-by-token decode for every row format and modifier,
+// KIVI and the llama.cpp emulation's one-row path, bit for bit (the engine is batch-invariant;
+// docs/architecture.md); `k=f32,v=f32` through the quantized path is bit-identical to the f32
+// reference cache; results are bitwise independent of the thread count; and ΔNLL vs f32 orders
+// f16 < q8_0 < q4_0.
 #include <gtest/gtest.h>
 
 #include <cmath>

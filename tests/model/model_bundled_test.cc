@@ -1,6 +1,6 @@
 // The bundled kvq-code-16m end to end against transformers (bf16 weights upcast to f32):
 // ../shared/golden/kvq-code-16m-reference.safetensors holds per-position NLL and argmax for eval
-// docs 0-8, 10, 11 and the last 64 logit rows of docs 2 and 4. Thresholds are issue 2's.
+// docs 0-8, 10, 11 and the last 64 logit rows of docs 2 and 4.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,7 +1,7 @@
-// Issue 10 on the bundled model: a short generation holds cache storage for the tokens it used
-// (one chunk of 256 positions), not for the model's 4096-token context — through the path
-// `kvaudit generate` takes: MakeCache with the context as the hard limit, Reserve for prompt +
-// max_tokens, prefill, then token-by-token decode.
+// Cache memory follows use (docs/architecture.md "Cache memory"), on the bundled model: a short
+// generation holds cache storage for the tokens it used (one chunk of 256 positions), not for the
+// model's 4096-token context — through the path `kvaudit generate` takes: MakeCache with the
+// context as the hard limit, Reserve for prompt + max_tokens, prefill, then token-by-token decode.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -62,7 +62,7 @@ TEST_P(ShortGenerate, HoldsOneChunkNotTheWholeContext) {
     return (*fresh)->bytes_reserved();
   };
   EXPECT_EQ(g.cache->bytes_reserved(), held_for(kCacheChunk));
-  // Before issue 10 the cache held the whole context (32 MiB for f32, 16× this).
+  // A cache for the whole context would hold 32 MiB for f32, 16× this.
   EXPECT_LT(g.cache->bytes_reserved() * 4, held_for(c.max_ctx));
 }
 

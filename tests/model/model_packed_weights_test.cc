@@ -1,7 +1,7 @@
 // The bundled model's GGUF q8_0 and q4_k_m files with their matrices kept packed and read in place
-// from the memory map (issue 15): the logits — so every NLL — are bitwise those of the same file
-// dequantized to f32 at load; prefill equals decode bit for bit; the weights cost their file size
-// (no anonymous copy).
+// from the memory map (docs/architecture.md "Weights in memory"): the logits — so every NLL — are
+// bitwise those of the same file dequantized to f32 at load; prefill equals decode bit for bit; the
+// weights cost their file size (no anonymous copy).
 #include <gtest/gtest.h>
 
 #include <malloc.h>

@@ -1,4 +1,4 @@
-// Model::LoadForTokenizing (issue 13 part 2, docs/endpoints.md): an all-remote audit reads the
+// Model::LoadForTokenizing (docs/endpoints.md): an all-remote audit reads the
 // model's config and tokenizer and no weight. The weightless load of the bundled model has the
 // config and the tokenizer of the full load (same ids for every text); a directory with only
 // config.json and tokenizer.json loads weightless and fails the full load with the usual line; a

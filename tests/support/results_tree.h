@@ -1,4 +1,4 @@
-// Comparing a sharded-then-merged run with the unsharded one (issue 14; docs/scale-out.md "What
+// Comparing a sharded-then-merged run with the unsharded one (docs/scale-out.md "What
 // differs from an unsharded run"): results.json files but their run blocks, with the directory's
 // own path replaced (results texts name their directory).
 #pragma once

@@ -1,7 +1,7 @@
-// A real single-node Slurm cluster for a test (scripts/slurm-local.sh; issue 14): started under a
-// directory on a free port pair, driven with the ordinary clients (sbatch, squeue, scontrol: no
-// accounting, so no sacct), and always stopped when this goes out of scope (every job cancelled
-// first, then the daemons), so a failed test leaves no daemon and no job process behind.
+// A real single-node Slurm cluster for a test (scripts/slurm-local.sh; docs/scale-out.md "Slurm"):
+// started under a directory on a free port pair, driven with the ordinary clients (sbatch, squeue,
+// scontrol: no accounting, so no sacct), and always stopped when this goes out of scope (every job
+// cancelled first, then the daemons), so a failed test leaves no daemon and no job process behind.
 // Every wait is bounded.
 #pragma once
 

@@ -61,7 +61,7 @@ TEST(DecideEngineSettingsTest, LlamaCppLacksFp8IntGroupAndKivi) {
   EXPECT_TRUE(Has(s.approximations, "k=q8_0,v=q8_0,engine=llama.cpp")) << Dump(s);  // llama.cpp's default, rotated
 }
 
-// The brief's mix: layer 0's K in f16, everything else q8_0.
+// A per-layer mix: layer 0's K in f16, everything else q8_0.
 TEST(DecideEngineSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
   const std::string mix = "k=q8_0,v=q8_0;layers=0:k=f16";
   const EngineSettings l = SettingsOf(E::kLlamaCpp, mix);
@@ -109,7 +109,7 @@ TEST(DecideEngineSettingsTest, VllmDtypesScalesAndSkippedLayers) {
   ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=dynamic"), "scale=dynamic",
                  "k=fp8_e4m3,v=fp8_e4m3,scale=calib");
   ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=f16"), "one dtype", "k=f16,v=f16");
-  // The brief's mix keeps layer 0 unquantized where vLLM can: a skipped layer.
+  // That mix keeps layer 0 unquantized where vLLM can: a skipped layer.
   ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0;layers=0:k=f16"), "one dtype",
                  "k=fp8_e4m3,v=fp8_e4m3;layers=0:k=f16,v=f16");
 }

@@ -135,7 +135,7 @@ TEST(DecidePolicy, NonAsciiOnlyInComments) {
   ExpectError("extends = \"bal\xC3\xA9\"\n", {"U+00E9 outside a comment, policy.toml:1:15"});
   ExpectError("[fidelity] # \xFF\nkld_mean_max = 0.1\n", {"invalid UTF-8 (byte 0xFF), policy.toml:1:14"});
   ExpectError("[fidelity] # \xC0\xAF overlong\nkld_mean_max = 0.1\n", {"invalid UTF-8 (byte 0xC0)"});
-  // In comments anything goes (the brief's own example comment has a Delta and a <=), '#' inside a
+  // In comments anything goes (a note such as "ΔPPL ≤ +0.5 %"), '#' inside a
   // string does not start one, and a byte-order mark is dropped: positions stay the editor's.
   const auto p = ParsePolicy("\xEF\xBB\xBF# caf\xC3\xA9 \xCE\x94PPL \xE2\x89\xA4 +0.5 %\n[fidelity]\n"
                              "kld_mean_max = 0.005 # \xC2\xA7 \xEF\xBB\xB7\n",

@@ -1,6 +1,6 @@
-// The attention-level diagnosis (issue 4) on synthetic K/V/Q: ReadRows gives every cache's rows in
-// the model basis (rotation undone, pre-RoPE keys re-roped); an exact configuration reads as
-// exactly zero error; a 4-bit configuration reads its known error band; sampled positions are
+// The attention-level diagnosis (docs/metrics.md) on synthetic K/V/Q: ReadRows gives every cache's
+// rows in the model basis (rotation undone, pre-RoPE keys re-roped); an exact configuration reads
+// as exactly zero error; a 4-bit configuration reads its known error band; sampled positions are
 // deterministic, distinct and inside their buckets; sums do not depend on the thread count; and
 // the resume log round-trips the cells bit for bit.
 #include <gtest/gtest.h>

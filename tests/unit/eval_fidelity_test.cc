@@ -1,4 +1,4 @@
-// Known answers for the per-position metrics and their aggregates (issue 4's "Done means").
+// Known answers for the per-position metrics and their aggregates (docs/metrics.md).
 #include <gtest/gtest.h>
 
 #include <cmath>

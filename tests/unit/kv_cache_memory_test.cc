@@ -1,8 +1,8 @@
-// Cache memory follows use (issue 10), for every kind of cache (f32, row stores with protections,
-// KIVI, pre-RoPE keys, the llama.cpp emulation): building a cache allocates nothing per position,
-// Append grows storage in whole chunks, Reset keeps it, Reserve holds what Append would, a
-// reservation the machine cannot hold is an error (exit 2) before anything is allocated, and
-// reserved and grown caches give the same bits.
+// Cache memory follows use (docs/architecture.md "Cache memory"), for every kind of cache (f32, row
+// stores with protections, KIVI, pre-RoPE keys, the llama.cpp emulation): building a cache
+// allocates nothing per position, Append grows storage in whole chunks, Reset keeps it, Reserve
+// holds what Append would, a reservation the machine cannot hold is an error (exit 2) before
+// anything is allocated, and reserved and grown caches give the same bits.
 #include <gtest/gtest.h>
 
 #include <cctype>

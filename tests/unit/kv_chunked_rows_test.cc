@@ -1,4 +1,4 @@
-// Cache storage in chunks (issue 10): rows written across chunk boundaries read back identically,
+// Cache storage in chunks: rows written across chunk boundaries read back identically,
 // reservations round up to whole chunks and are counted process-wide, and the up-front check of a
 // reservation is one line naming the cache, the size and a hint.
 #include <gtest/gtest.h>

@@ -225,7 +225,7 @@ TEST(LlamaCppCache, F16PrefillAndDecodeDifferByF16AccumulatorRounding) {
   EXPECT_LT(RelErr(RunCache(*e, c, d, n, 300, 1), ref), 1e-5);
 }
 
-// Issue 4: llama.cpp's GGUF of a Llama checkpoint has Q/K rows permuted for interleaved RoPE
+// llama.cpp's GGUF of a Llama checkpoint has Q/K rows permuted for interleaved RoPE
 // (convert_hf_to_gguf.py LlamaModel.permute), so llama.cpp quantizes K in the order
 // [c0, c32, c1, c33, ...] of a 64-channel head: block 0 = HF channels 0–15 and 32–47.
 std::vector<float> ToGguf(const std::vector<float>& x, int hd) {

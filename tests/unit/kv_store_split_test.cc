@@ -1,7 +1,7 @@
-// Every TensorStore's fused reads are split-invariant (issue 3's batch invariance): Dot over
-// [t0, t1) gives bitwise the scores of any split of the range, and WeightedSum over [t0, t1) into
-// acc gives bitwise the same acc as the pieces applied one after another (sequential in t), for
-// every row format, the sink / recent protections, and KIVI keys and values.
+// Every TensorStore's fused reads are split-invariant (batch invariance, docs/architecture.md): Dot
+// over [t0, t1) gives bitwise the scores of any split of the range, and WeightedSum over [t0, t1)
+// into acc gives bitwise the same acc as the pieces applied one after another (sequential in t),
+// for every row format, the sink / recent protections, and KIVI keys and values.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,8 +1,8 @@
-// Batch invariance of the matmul (issue 3): row t of MatMul over n rows is bitwise the n = 1
-// result for x_t, for every weight type, odd sizes and thread counts; and the SIMD kernels follow
-// the canonical order of ops/dot.h exactly (bitwise equal to its scalar emulation; the AVX2 matmul
-// of the portable build too), checked where the build compiles them (without SIMD kernels the
-// entry points ARE the emulation, whose bits kv_cross_build_bits_test.cc pins).
+// Batch invariance of the matmul (docs/architecture.md): row t of MatMul over n rows is bitwise the
+// n = 1 result for x_t, for every weight type, odd sizes and thread counts; and the SIMD kernels
+// follow the canonical order of ops/dot.h exactly (bitwise equal to its scalar emulation; the AVX2
+// matmul of the portable build too), checked where the build compiles them (without SIMD kernels
+// the entry points ARE the emulation, whose bits kv_cross_build_bits_test.cc pins).
 #include <gtest/gtest.h>
 
 #include "base/isa.h"

@@ -1,6 +1,6 @@
-// Chat formats for probe prompts (issue 5): detection on real template snippets, exact rendering,
-// reading templates from tokenizer_config.json and GGUF, and a Llama-3 prompt tokenized with the
-// real Llama-3 vocabulary (its header markers must be single special tokens).
+// Chat formats for probe prompts (docs/probes.md): detection on real template snippets, exact
+// rendering, reading templates from tokenizer_config.json and GGUF, and a Llama-3 prompt tokenized
+// with the real Llama-3 vocabulary (its header markers must be single special tokens).
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Hand-made cases for every probe check kind (issue 5), scored with the bundled model's real
+// Hand-made cases for every probe check kind (docs/probes.md), scored with the bundled model's real
 // byte-level BPE tokenizer so first_wrong_token is checked against true token boundaries.
 #include <gtest/gtest.h>
 

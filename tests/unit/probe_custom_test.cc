@@ -1,5 +1,5 @@
-// Custom probe JSONL (issue 5): a good file parses into checks; every malformed line is reported
-// with its line number in one BadInput error (exit 2) before anything runs.
+// Custom probe JSONL (docs/probes.md): a good file parses into checks; every malformed line is
+// reported with its line number in one BadInput error (exit 2) before anything runs.
 #include <gtest/gtest.h>
 
 #include <filesystem>

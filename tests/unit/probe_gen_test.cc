@@ -1,5 +1,5 @@
-// Probe prompt generators (issue 5): deterministic for a seed, exactly the requested token length,
-// the fact at the requested depth (token position), chat wraps applied, clear errors.
+// Probe prompt generators (docs/probes.md): deterministic for a seed, exactly the requested token
+// length, the fact at the requested depth (token position), chat wraps applied, clear errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,7 +134,7 @@ int ExpectLengths(const Tokenizer* t, const Haystack& hay) {
   return worst;
 }
 
-// The assembly is token-exact by construction; the issue only asks for 1%.
+// The assembly is token-exact by construction; docs/probes.md allows 1%.
 TEST_F(ProbeGenTest, LengthWithinOnePercentOnTheBundledTokenizer) {
   EXPECT_EQ(ExpectLengths(E().bundled.get(), hay()), 0);
 }

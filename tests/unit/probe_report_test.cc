@@ -1,4 +1,4 @@
-// The probe runner's plain pieces (issue 5): token-sequence measures on hand-made sequences, the
+// The probe runner's plain pieces: token-sequence measures on hand-made sequences, the
 // attribution rows (family x variant x config x length, depth for needles only), record round
 // trips through the journal format, and the journal's resume/refusal behaviour.
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Holm's step-down correction and the pooled McNemar test on hand-made tables with known answers
-// (issue 10): adjusted p-values of a known vector, their monotonicity, cells that can never be
-// rejected, the pooled test as McNemar on the summed counts, and the per-configuration families
-// of the probe report.
+// (docs/probes.md "Multiple comparisons"): adjusted p-values of a known vector, their monotonicity,
+// cells that can never be rejected, the pooled test as McNemar on the summed counts, and the
+// per-configuration families of the probe report.
 #include <gtest/gtest.h>
 
 #include <algorithm>

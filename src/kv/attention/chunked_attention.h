@@ -1,7 +1,7 @@
 // The attention driver shared by the f32 cache and the quantized cache: how the queries of one
 // Attend call are split into work, and how per-chunk partial softmax states are merged. It is what
-// makes attention batch-invariant (issue 3): every query row is computed the same way whether it
-// arrives alone (decode) or among thousands of tokens (prefill).
+// makes attention batch-invariant (docs/architecture.md "Batch invariance"): every query row is
+// computed the same way whether it arrives alone (decode) or among thousands of tokens (prefill).
 //
 // Contract, per query row at position p over keys [FirstKey(p), p]:
 //   1. keys are cut at ABSOLUTE chunk boundaries [c·kKeyChunk, (c+1)·kKeyChunk) — never relative to

@@ -8,7 +8,7 @@
 // Bit identity between the single and the batched forms is what lets attention read the G query
 // heads of a KV head and runs of packed rows in one call (decode each block once, keep the
 // accumulators in registers, reduce 16 dots at once) while prefill and decode still agree bitwise
-// (issue 3, kv/attention/chunked_attention.h). The scalar twins (RowKernelsRef) dequantize and run
+// (kv/attention/chunked_attention.h). The scalar twins (RowKernelsRef) dequantize and run
 // DotCanonicalScalar / std::fma; tests/unit/kv_codec_kernels_test.cc compares them bit for bit on
 // every kernel path.
 //

@@ -27,7 +27,7 @@ constexpr int kQueryTile = 64;  // query tokens per work item (GGML_FA_TILE_Q)
 // GGUF channel 2j + t of a head holds HF channel t·hd/2 + j. kvaudit un-permutes the weights at
 // load (model/weights.cc), so its K is in HF order; llama.cpp quantizes K, converts Q to q8_0/q8_1
 // and rotates both in GGUF order, so a 32-value block there holds HF channels {j, j + hd/2} for
-// j in a run of 16 — different blocks, different block scales (issue 4). Q·K is unchanged.
+// j in a run of 16 — different blocks, different block scales. Q·K is unchanged.
 bool UsesGgufPairOrder(Arch a) { return a == Arch::kLlama || a == Arch::kMistral; }
 
 // x [hd] in HF order -> y [hd] in GGUF order.

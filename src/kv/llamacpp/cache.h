@@ -1,13 +1,13 @@
 // `engine=llama.cpp`: a KV cache that stores K and V the way llama.cpp's CPU backend writes them and
 // attends the way its CPU flash attention computes (docs/research/llamacpp-kv-notes.md §1.4, §2, §3),
-// so kvaudit's numbers can be checked against llama-perplexity's (issue 3, issue 4 "Agreement").
+// so kvaudit's numbers can be checked against llama-perplexity's (docs/metrics.md "Agreement").
 //
 // Write path (llama-kv-cache.cpp cpy_k/cpy_v -> ggml_set_rows -> type_traits_cpu[type].from_float,
 // which each format's GgmlType carries in the format table):
 //   q8_0: the x86 quantize_row_q8_0 (127/amax, round half to even: QuantizeQ8_0RowX86);
 //   q4_0, q4_1, q5_0, q5_1, iq4_nl: the *_ref quantizers (kv/formats/*.h codecs; iq4_nl ntry = -1);
 //   f16 / bf16: RNE conversion; f32: as is.
-// Channel order (issue 4): for llama/mistral, llama.cpp's GGUF has Q/K rows permuted for its
+// Channel order: for llama/mistral, llama.cpp's GGUF has Q/K rows permuted for its
 //   interleaved (NORM) RoPE, so K is quantized, Q converted to q8 and both rotated in the order
 //   [c0, c_{hd/2}, c1, c_{hd/2+1}, ...] of kvaudit's HF-order head vector; ReadRows undoes it.
 // Rotation (llama-graph.cpp build_attn + llama-kv-cache.cpp attn_rot_k/attn_rot_v, PR #21038):

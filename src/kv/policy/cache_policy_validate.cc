@@ -1,5 +1,5 @@
 // Model-dependent checks of a cache policy and its JSON form. Everything a later stage would
-// trip over is rejected here, before any compute (issue 3: "rejected before any compute").
+// trip over is rejected here, before any compute.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>

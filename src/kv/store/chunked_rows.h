@@ -1,9 +1,9 @@
-// Cache storage that follows use (issue 10): rows of a fixed byte width kept in chunks of a fixed
-// number of rows, each chunk allocated when the first of its rows is reserved or appended. Rows
-// never move, so a chunk's base pointer stays valid while the store lives; a chunk of
-// kCacheChunk positions holds exactly the keys of one attention chunk (kv/attention/
-// chunked_attention.h cuts keys at the same absolute boundaries), so every kernel call reads one
-// chunk with the arithmetic and bits it had over a contiguous [max_pos, row] array.
+// Cache storage that follows use (docs/architecture.md "Cache memory"): rows of a fixed byte width
+// kept in chunks of a fixed number of rows, each chunk allocated when the first of its rows is
+// reserved or appended. Rows never move, so a chunk's base pointer stays valid while the store
+// lives; a chunk of kCacheChunk positions holds exactly the keys of one attention chunk
+// (kv/attention/chunked_attention.h cuts keys at the same absolute boundaries), so every kernel
+// call reads one chunk with the arithmetic and bits it had over a contiguous [max_pos, row] array.
 //
 // Why chunks and not one buffer grown by copy: a copy needs the old and the new buffer at once
 // (2x the cache at the moment it is largest, e.g. 64 GiB for an 8B model's 32 GiB f32 cache at

@@ -14,8 +14,8 @@
 // exact window of R. KIVI's PREFILL differs: it attends the whole prompt in full precision and only
 // then quantizes the first L − (L mod R) keys (and L − R values). kvaudit uses the streaming-decode
 // semantics for prefill too, so a teacher-forced prefill computes what token-by-token decode computes
-// (the equivalence issue 3 requires), i.e. every scored position sees the cache KIVI's decode would
-// hold at that position — the state a long generation actually runs in.
+// (docs/formats.md "Prefill == decode"), i.e. every scored position sees the cache KIVI's decode
+// would hold at that position — the state a long generation actually runs in.
 // Not handled here: sink / outlier / pre-RoPE modifiers (the cache factory must not combine them
 // with KIVI, or must wrap this store).
 //

@@ -1,4 +1,4 @@
-// KvCache::Reserve's common part (issue 10): before a run, a cache reserves storage for the
+// KvCache::Reserve's common part: before a run, a cache reserves storage for the
 // positions the run will use, and a machine that cannot hold it is one clear error (exit 2) here
 // instead of an abort, or an OOM kill, deep inside the forward pass.
 #pragma once

@@ -46,7 +46,8 @@ class TensorStore {
   // acc + j·acc_stride += Σ_t (w + j·w_stride)[t - t0] · row_t for j < n_w. Every accumulator gets
   // exactly WeightedSum's arithmetic (bit-identical); a store may interleave the j so the n_w
   // accumulation chains overlap instead of each row's store→load→fma chain running n_w times in
-  // series (issue 3 attention_bench: that chain, not memory, bounded decode over packed rows).
+  // series (in bench/attention_bench that chain, not memory, bounded decode over packed rows:
+  // BENCHMARKS.md "KV formats: decode attention bandwidth").
   virtual void WeightedSumMulti(const float* w, int64_t w_stride, int n_w, int p, int t0, int t1, float* acc,
                                 int64_t acc_stride) const {
     for (int j = 0; j < n_w; ++j) WeightedSum(w + j * w_stride, p, t0, t1, acc + j * acc_stride);
@@ -56,7 +57,7 @@ class TensorStore {
   // the full-precision rows its protections keep).
   virtual uint64_t BytesFor(int n_pos) const = 0;
 
-  // The store's own memory (issue 10): rows live in chunks of positions (kv/store/chunked_rows.h)
+  // The store's own memory: rows live in chunks of positions (kv/store/chunked_rows.h)
   // allocated by Append as it needs them, or up front by Reserve (false when an allocation
   // failed); Reset keeps them. bytes_reserved: held now, chunks and fixed buffers (rings, sink
   // rows); StorageFor(n): held once positions [0, n) are reserved (at least bytes_reserved()).
