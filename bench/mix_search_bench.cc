@@ -1,4 +1,4 @@
-// The mix search (decide/mix_search.h) on 70B-shaped problems: 80 layers x (K, V) = 160 parts x
+// The mix search (decide/search/mix_search.h) on 70B-shaped problems: 80 layers x (K, V) = 160 parts x
 // 8 choices. Two byte patterns:
 //   random:  bytes uniform in [1, 2048] per choice (no common factor: g = 1, the widest table);
 //   formats: Llama-3-70B's KV shape (8 KV heads x head_dim 128) with f16, bf16, q8_0, q5_1, q5_0,
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "decide/mix_search.h"
+#include "decide/search/mix_search.h"
 
 using namespace kvaudit;
 

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Installs kvaudit's build and test dependencies from Debian 12 packages.
+# Installs kvaudit's dependencies from Debian 12 packages, in three sets, so that `make demo` waits
+# only for what it compiles against:
+#   bash scripts/setup.sh          the build: compiler, CMake, the libraries, GoogleTest and the two
+#                                  test-only libraries the release configure looks for
+#   bash scripts/setup.sh tests    + what the test suite runs: Chromium, a local Slurm cluster
+#   bash scripts/setup.sh fuzz     + clang and libFuzzer's runtime
 # Nothing else is downloaded at build or run time. Why each package: docs/dependencies.md.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -8,12 +13,18 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libcli11-dev           # CLI flags and --help
       libtomlplusplus-dev    # the acceptance policy file (TOML, kvaudit gate)
       libcpp-httplib-dev     # kvaudit serve's HTTP server, and the client its tests use (cpp-httplib 0.11)
-      libtinyxml2-dev        # tests only: the gate's JUnit XML parsed back
-      libgumbo-dev           # tests only: the report's strict HTML5 parse (tests/support/html_strict.h)
-      chromium               # tests only: the report's browser test (tests/support/headless_chromium.h)
-      slurm-wlm munge        # tests only: the scale-out test's local cluster (scripts/slurm-local.sh)
       libgtest-dev libgmock-dev googletest
-      clang libclang-rt-14-dev)  # libFuzzer targets
+      libtinyxml2-dev        # tests only: the gate's JUnit XML parsed back
+      libgumbo-dev)          # tests only: the report's strict HTML5 parse (tests/support/html_strict.h)
+for set in "$@"; do
+  case "$set" in
+    tests) pkgs+=(chromium         # the report's browser test (tests/support/headless_chromium.h)
+                  slurm-wlm munge) # the scale-out test's local cluster (scripts/slurm-local.sh)
+           ;;
+    fuzz) pkgs+=(clang libclang-rt-14-dev) ;;  # libFuzzer targets
+    *) echo "setup: unknown package set '$set'; hint: tests or fuzz" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,7 +25,18 @@ struct Error {
 inline Error BadInput(std::string message) { return Error{ErrorCode::kBadInput, std::move(message)}; }
 inline Error Internal(std::string message) { return Error{ErrorCode::kInternal, std::move(message)}; }
 
-// Value-or-error, a small stand-in for C++23 std::expected.
+// Always-on invariant check (not assert: release builds keep it). Internal bugs only;
+// user mistakes must come back as Error instead.
+[[noreturn]] inline void CheckFailed(const char* expr, const char* file, int line, const char* msg) {
+  std::fprintf(stderr, "kvaudit: internal error: %s:%d: check failed: %s%s%s\n", file, line, expr,
+               msg[0] ? ": " : "", msg);
+  std::abort();
+}
+
+// Value-or-error, a small stand-in for C++23 std::expected. Reading the value of an error is an
+// internal bug, reported as one with the error's own message (never std::bad_variant_access thrown
+// through a program without exception handlers); code that may hold an error checks ok() first or
+// uses KV_ASSIGN_OR_RETURN.
 template <class T>
 class [[nodiscard]] Expected {
  public:
@@ -33,16 +44,25 @@ class [[nodiscard]] Expected {
   Expected(Error error) : v_(std::move(error)) {}      // NOLINT: implicit by design
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& value() & { return *Checked(std::get_if<0>(&v_)); }
+  const T& value() const& { return *Checked(std::get_if<0>(&v_)); }
+  T&& value() && { return std::move(*Checked(std::get_if<0>(&v_))); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const Error& error() const {
+    const Error* e = std::get_if<1>(&v_);
+    if (!e) CheckFailed("!ok()", __FILE__, __LINE__, "error() of an Expected that holds a value");
+    return *e;
+  }
 
  private:
+  template <class P>
+  P* Checked(P* value) const {
+    if (!value) CheckFailed("ok()", __FILE__, __LINE__, std::get<1>(v_).message.c_str());
+    return value;
+  }
   std::variant<T, Error> v_;
 };
 
@@ -59,14 +79,6 @@ class [[nodiscard]] Status {
   Error error_;
   bool ok_ = true;
 };
-
-// Always-on invariant check (not assert: release builds keep it). Internal bugs only;
-// user mistakes must come back as Error instead.
-[[noreturn]] inline void CheckFailed(const char* expr, const char* file, int line, const char* msg) {
-  std::fprintf(stderr, "kvaudit: internal error: %s:%d: check failed: %s%s%s\n", file, line, expr,
-               msg[0] ? ": " : "", msg);
-  std::abort();
-}
 
 }  // namespace kvaudit
 

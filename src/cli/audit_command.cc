@@ -1,5 +1,5 @@
 // kvaudit audit: the main job. Is each cache configuration safe for this model and workload, up to
-// which context, and what to deploy instead (decide/audit.h; docs/audit.md). Exit 0 when every
+// which context, and what to deploy instead (decide/audit/audit.h; docs/audit.md). Exit 0 when every
 // configuration under test passes, 1 when any fails, 2 on bad input.
 #include <CLI/CLI.hpp>
 
@@ -10,8 +10,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "decide/audit.h"
-#include "decide/audit_report.h"
+#include "decide/audit/audit.h"
+#include "decide/audit/audit_report.h"
 #include "report/report.h"
 
 namespace kvaudit::cli {

@@ -1,5 +1,5 @@
 // kvaudit deploy: how to run one cache configuration in each inference engine, and the KV memory it
-// takes there for this model (src/decide/engine_settings.h, docs/deployment.md). Reads the model's
+// takes there for this model (src/decide/targets/engine_settings.h, docs/deployment.md). Reads the model's
 // config only; computes nothing.
 #include <CLI/CLI.hpp>
 
@@ -9,8 +9,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "decide/deploy_report.h"
-#include "decide/engine_settings.h"
+#include "decide/targets/deploy_report.h"
+#include "decide/targets/engine_settings.h"
 #include "model/model.h"
 #include "run/engine.h"
 

@@ -68,7 +68,7 @@ void AddCalibWindowsFlag(CLI::App& app, int& windows);
 // --attn-samples S: query positions per window for the attention diagnosis (eval/attention_diag.h).
 void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use);
 // --formats LIST (repeatable): candidate formats with optional protections, e.g. q8_0,q4_0,rot=1
-// (decide/sensitivity_specs.h ParseCandidates); --stage proxy|full|auto (decide/sensitivity.h).
+// (decide/sensitivity/sensitivity_specs.h ParseCandidates); --stage proxy|full|auto (decide/sensitivity/sensitivity.h).
 void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use);
 void AddStageFlag(CLI::App& app, std::string& stage);
 // --out DIR, --restart: a resumable job's output directory (run/run_dir.h).
@@ -101,7 +101,7 @@ void AddCustomFlag(CLI::App& app, std::string& path, const std::string& use);
 // --lengths L,...: probe prompt lengths in tokens; --n N: probe instances per cell (at least 1).
 void AddProbeSizeFlags(CLI::App& app, std::vector<int>& lengths, int& n, const std::string& default_lengths);
 
-// --budget: the KV memory budget of a recommendation (decide/budget.h; recommend, audit).
+// --budget: the KV memory budget of a recommendation (decide/search/budget.h; recommend, audit).
 void AddBudgetFlag(CLI::App& app, std::string& budget, bool required);
 // --results DIR (repeatable, required): eval, probe or audit output directories to judge (gate).
 void AddResultsFlag(CLI::App& app, std::vector<std::string>& dirs);
@@ -118,7 +118,7 @@ struct ServeFlags {
   int queue = 16;
   std::string api_key_file;
   int request_timeout_s = 600;
-  std::string chat_template = "auto";  // /v1/chat/completions' template family (probe/chat_template.h)
+  std::string chat_template = "auto";  // /v1/chat/completions' template family (tokenizer/chat_template.h)
   double shadow_rate = 0;              // fraction of completions re-run on an f32 shadow cache (serve/shadow.h)
   std::string shadow_log;              // one JSONL line per shadowed request
   void Add(CLI::App& app);

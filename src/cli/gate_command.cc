@@ -1,5 +1,5 @@
 // kvaudit gate: eval and probe results judged by an acceptance policy, exit 0 when every
-// configuration passes, 1 when any fails, 2 on bad input (decide/gate_run.h; docs/decision.md "Gate").
+// configuration passes, 1 when any fails, 2 on bad input (decide/gate/gate_run.h; docs/decision.md "Gate").
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "decide/gate_run.h"
-#include "decide/gate_text.h"
+#include "decide/gate/gate_run.h"
+#include "decide/gate/gate_text.h"
 
 namespace kvaudit::cli {
 namespace {

@@ -1,6 +1,6 @@
 // kvaudit recommend: under a memory budget, the cheapest cache configuration (a per-layer mix, and
 // the best uniform one) that passes an acceptance policy, verified on held-out data, with each
-// engine's settings (decide/recommend.h; docs/decision.md "Recommend"). Exit 0 with a
+// engine's settings (decide/recommend/recommend.h; docs/decision.md "Recommend"). Exit 0 with a
 // recommendation, 1 when nothing under the budget passes, 2 on bad input.
 #include <CLI/CLI.hpp>
 
@@ -10,8 +10,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "decide/recommend.h"
-#include "decide/recommend_report.h"
+#include "decide/recommend/recommend.h"
+#include "decide/recommend/recommend_report.h"
 
 namespace kvaudit::cli {
 namespace {

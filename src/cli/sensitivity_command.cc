@@ -1,5 +1,5 @@
 // kvaudit sensitivity: how much each layer's K and V contributes to a candidate format's error
-// (the plan and session: decide/sensitivity.h; method docs/decision.md "Sensitivity"; output
+// (the plan and session: decide/sensitivity/sensitivity.h; method docs/decision.md "Sensitivity"; output
 // docs/results-schema.md).
 #include <CLI/CLI.hpp>
 
@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "decide/sensitivity.h"
-#include "decide/sensitivity_report.h"
+#include "decide/sensitivity/sensitivity.h"
+#include "decide/sensitivity/sensitivity_report.h"
 
 namespace kvaudit::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "probe/chat_template.h"
+#include "tokenizer/chat_template.h"
 #include "run/engine.h"
 #include "serve/auth.h"
 #include "serve/server.h"

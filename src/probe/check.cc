@@ -7,6 +7,7 @@
 #include <memory>
 #include <variant>
 
+#include "probe/json_path.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit {
@@ -14,22 +15,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kQuoteLimit = 60;  // bytes of text shown in a description or detail
+constexpr size_t kQuoteLimit = kJsonQuoteLimit;
 
-// JSON-style quoting (escapes newlines and quotes; invalid UTF-8 shown as U+FFFD), cut at a
-// character boundary after kQuoteLimit bytes.
-std::string Quote(std::string_view s, size_t limit = kQuoteLimit) {
-  bool cut = false;
-  if (s.size() > limit) {
-    size_t n = limit;
-    while (n > 0 && (static_cast<uint8_t>(s[n]) & 0xC0) == 0x80) --n;
-    s = s.substr(0, n);
-    cut = true;
-  }
-  std::string q = json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-  if (cut) q.insert(q.size() - 1, "...");
-  return q;
-}
 
 // A compiled PCRE2 pattern (UTF + UCP, as the pre-tokenizer). Model output may hold invalid
 // UTF-8 (a byte-level token cut mid-character), so MATCH_INVALID_UTF: such bytes match nothing.
@@ -43,7 +30,7 @@ class Regex {
     if (code == nullptr) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof(msg));
-      return BadInput(std::string(what) + " " + Quote(pattern) + " does not compile at offset " +
+      return BadInput(std::string(what) + " " + QuoteJsonText(pattern) + " does not compile at offset " +
                       std::to_string(err_offset) + ": " + reinterpret_cast<const char*>(msg) +
                       "; hint: write a PCRE2 pattern (JSON strings need \\\\ for one backslash)");
     }
@@ -78,128 +65,6 @@ class Regex {
   pcre2_match_data* data_ = nullptr;
 };
 
-// One step of a JSON path. Dotted keys select object members and [i] array elements; a JSON
-// pointer token selects a member of an object or, on an array, the element its decimal index names.
-struct PathStep {
-  enum class Kind { kKey, kIndex, kPointerToken } kind = Kind::kKey;
-  std::string key;
-  size_t index = 0;
-};
-
-bool IsCanonicalIndex(std::string_view s) {
-  if (s.empty() || s.size() > 18) return false;
-  if (s.size() > 1 && s[0] == '0') return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-}
-
-Expected<std::vector<PathStep>> ParsePointer(const std::string& path) {
-  std::vector<PathStep> steps;
-  size_t pos = 1;  // past the leading '/'
-  while (true) {
-    const size_t slash = path.find('/', pos);
-    const std::string raw = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
-    PathStep step;
-    step.kind = PathStep::Kind::kPointerToken;
-    for (size_t i = 0; i < raw.size(); ++i) {  // RFC 6901: ~1 is '/', ~0 is '~'
-      if (raw[i] != '~') {
-        step.key += raw[i];
-      } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
-        step.key += raw[++i] == '0' ? '~' : '/';
-      } else {
-        return BadInput("JSON pointer " + Quote(path) + " has a '~' not followed by 0 or 1; hint: write ~0 for '~' and ~1 for '/'");
-      }
-    }
-    steps.push_back(std::move(step));
-    if (slash == std::string::npos) break;
-    pos = slash + 1;
-  }
-  return steps;
-}
-
-Expected<std::vector<PathStep>> ParseDotted(const std::string& path) {
-  auto bad = [&](const std::string& why) -> Error {
-    return BadInput("JSON path " + Quote(path) + " " + why +
-                    "; hint: write a.b[0].c (dotted) or /a/b/0/c (JSON pointer, for keys with . or [)");
-  };
-  std::vector<PathStep> steps;
-  size_t i = 0;
-  bool expect_key = true;  // at the start or after '.'
-  while (i < path.size()) {
-    if (path[i] == '[') {
-      const size_t close = path.find(']', i);
-      if (close == std::string::npos) return bad("has a '[' without ']'");
-      const std::string digits = path.substr(i + 1, close - i - 1);
-      if (!IsCanonicalIndex(digits)) return bad("has [" + digits + "], not an array index");
-      if (expect_key && !steps.empty()) return bad("has '.' right before '['");
-      steps.push_back({PathStep::Kind::kIndex, "", static_cast<size_t>(std::stoull(digits))});
-      i = close + 1;
-      expect_key = false;
-    } else if (path[i] == '.') {
-      if (expect_key) return bad("has an empty key");
-      expect_key = true;
-      ++i;
-    } else {
-      if (!expect_key) return bad("needs '.' between ']' and a key");
-      size_t end = i;
-      while (end < path.size() && path[end] != '.' && path[end] != '[' && path[end] != ']') ++end;
-      if (end < path.size() && path[end] == ']') return bad("has a ']' without '['");
-      steps.push_back({PathStep::Kind::kKey, path.substr(i, end - i), 0});
-      i = end;
-      expect_key = false;
-    }
-  }
-  if (expect_key && !steps.empty()) return bad("ends with '.'");
-  return steps;
-}
-
-// "" is the whole value (in both syntaxes).
-Expected<std::vector<PathStep>> ParseJsonPath(const std::string& path) {
-  if (path.empty()) return std::vector<PathStep>{};
-  if (path[0] == '/') return ParsePointer(path);
-  return ParseDotted(path);
-}
-
-// The element at `steps`, or nullptr with *why saying which step is missing.
-const json* Resolve(const json& root, const std::vector<PathStep>& steps, std::string* why) {
-  const json* cur = &root;
-  for (size_t s = 0; s < steps.size(); ++s) {
-    const PathStep& step = steps[s];
-    const std::string where = "step " + std::to_string(s + 1);
-    const bool as_index = step.kind == PathStep::Kind::kIndex ||
-                          (step.kind == PathStep::Kind::kPointerToken && cur->is_array());
-    if (as_index) {
-      size_t index = step.index;
-      if (step.kind == PathStep::Kind::kPointerToken) {
-        if (!IsCanonicalIndex(step.key)) {
-          *why = where + " " + Quote(step.key) + " is not an index into an array";
-          return nullptr;
-        }
-        index = static_cast<size_t>(std::stoull(step.key));
-      }
-      if (!cur->is_array()) {
-        *why = where + " [" + std::to_string(index) + "] needs an array, found " + cur->type_name();
-        return nullptr;
-      }
-      if (index >= cur->size()) {
-        *why = where + " [" + std::to_string(index) + "] is past the end (" + std::to_string(cur->size()) + " elements)";
-        return nullptr;
-      }
-      cur = &(*cur)[index];
-    } else {
-      if (!cur->is_object()) {
-        *why = where + " " + Quote(step.key) + " needs an object, found " + cur->type_name();
-        return nullptr;
-      }
-      const auto it = cur->find(step.key);
-      if (it == cur->end()) {
-        *why = where + ": no key " + Quote(step.key);
-        return nullptr;
-      }
-      cur = &*it;
-    }
-  }
-  return cur;
-}
 
 std::string DumpShort(const json& j) {
   const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -251,10 +116,10 @@ ProbeScore ScorePrefix(const ProbeCheck& check, std::span<const int32_t> ids, co
     wrong_at = start + i;
     const std::string_view got = std::string_view(text).substr(wrong_at);
     why = got.empty() ? "the output ends after " + std::to_string(i) + " of " + std::to_string(want.size()) + " expected bytes"
-                      : "departs from " + Quote(want) + " at expected byte " + std::to_string(i) + ": got " + Quote(got, 20);
+                      : "departs from " + QuoteJsonText(want) + " at expected byte " + std::to_string(i) + ": got " + QuoteJsonText(got, 20);
   } else if (strip && start + i < text.size() && ContinuesWord(text[start + i])) {
     wrong_at = start + i;
-    why = Quote(want) + " is followed by " + Quote(std::string_view(text).substr(wrong_at, 1)) +
+    why = QuoteJsonText(want) + " is followed by " + QuoteJsonText(std::string_view(text).substr(wrong_at, 1)) +
           ", which continues the value";
   } else {
     score.pass = true;
@@ -304,7 +169,7 @@ ProbeScore ScoreEveryLine(const ProbeCheck& check, const std::string& text) {
     const int ok = (*pattern)->Search(line);
     if (ok < 0) return Fail("pattern gave up (match limit) on line " + std::to_string(line_no));
     if (ok == 0) {
-      return Fail("line " + std::to_string(line_no) + " " + Quote(line, 40) + " does not match /" + check.pattern + "/");
+      return Fail("line " + std::to_string(line_no) + " " + QuoteJsonText(line, 40) + " does not match /" + check.pattern + "/");
     }
   }
   if (checked < check.min_lines) {
@@ -371,10 +236,10 @@ int TokenAtOffset(std::span<const int32_t> produced_ids, size_t offset, const To
 
 std::string ProbeCheck::Describe() const {
   switch (kind) {
-    case Kind::kPrefix: return "prefix " + Quote(expected);
-    case Kind::kExactSpan: return "exact span " + Quote(expected);
+    case Kind::kPrefix: return "prefix " + QuoteJsonText(expected);
+    case Kind::kExactSpan: return "exact span " + QuoteJsonText(expected);
     case Kind::kRegex: return "regex /" + pattern + "/";
-    case Kind::kContains: return "contains " + Quote(expected);
+    case Kind::kContains: return "contains " + QuoteJsonText(expected);
     case Kind::kJsonValid: return "valid JSON";
     case Kind::kJsonEquals:
       return "JSON " + (json_path.empty() ? std::string("value") : json_path) + " == " + DumpShort(json_value);
@@ -427,7 +292,7 @@ ProbeScore ScoreProbe(const ProbeCheck& check, std::span<const int32_t> produced
     case ProbeCheck::Kind::kPrefix: return ScorePrefix(check, produced_ids, text, tokenizer, /*strip=*/true);
     case ProbeCheck::Kind::kExactSpan: return ScorePrefix(check, produced_ids, text, tokenizer, /*strip=*/false);
     case ProbeCheck::Kind::kContains:
-      return text.find(check.expected) != std::string::npos ? Pass() : Fail("no " + Quote(check.expected) + " in the output");
+      return text.find(check.expected) != std::string::npos ? Pass() : Fail("no " + QuoteJsonText(check.expected) + " in the output");
     case ProbeCheck::Kind::kRegex: {
       auto re = Regex::Compile(check.pattern, "regex");
       if (!re) return Fail(re.error().message);
@@ -447,12 +312,12 @@ ProbeScore ScoreProbe(const ProbeCheck& check, std::span<const int32_t> produced
       std::string detail;
       if (!ParseFirstJson(text, &value, &detail)) return Fail(detail);
       std::string why;
-      const json* at = Resolve(value, *steps, &why);
-      if (at == nullptr) return Fail("JSON path " + Quote(check.json_path) + ": " + why);
+      const json* at = ResolveJsonPath(value, *steps, &why);
+      if (at == nullptr) return Fail("JSON path " + QuoteJsonText(check.json_path) + ": " + why);
       // nlohmann's == compares numbers by value across integer and float (1 == 1.0) and never
       // equates a number with a string ("42" != 42).
       if (*at == check.json_value) return Pass();
-      return Fail("JSON path " + Quote(check.json_path) + ": got " + DumpShort(*at) + ", want " + DumpShort(check.json_value));
+      return Fail("JSON path " + QuoteJsonText(check.json_path) + ": got " + DumpShort(*at) + ", want " + DumpShort(check.json_value));
     }
     case ProbeCheck::Kind::kEveryLine: return ScoreEveryLine(check, text);
   }

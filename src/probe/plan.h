@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 #include "endpoint/remote_configs.h"
-#include "probe/chat_template.h"
+#include "tokenizer/chat_template.h"
 #include "probe/custom.h"
 #include "probe/instance.h"
 #include "run/engine.h"

@@ -1,7 +1,7 @@
 #include "report/report_markdown.h"
 
-#include "decide/gate_markdown.h"
-#include "decide/gate_run.h"
+#include "decide/gate/gate_markdown.h"
+#include "decide/gate/gate_run.h"
 #include "report/number_format.h"
 #include "report/value_ref.h"
 

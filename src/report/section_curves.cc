@@ -5,7 +5,7 @@
 #include <limits>
 #include <optional>
 
-#include "decide/policy.h"
+#include "decide/acceptance/policy.h"
 #include "report/html_escape.h"
 #include "report/number_format.h"
 #include "report/sections.h"

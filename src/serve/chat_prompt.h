@@ -1,5 +1,5 @@
 // The prompt of a chat completion: the messages rendered in the model's chat-template family
-// (probe/chat_template.h: ChatML, Llama-3, Mistral), with the generation prompt appended
+// (tokenizer/chat_template.h: ChatML, Llama-3, Mistral), with the generation prompt appended
 // (add_generation_prompt=true), as the family's Jinja template renders a conversation. Like
 // ApplyChatTemplate, BOS is not part of the text (the tokenizer's add_bos supplies it) and no
 // default system turn is invented. A single user message renders exactly as ApplyChatTemplate(f,
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "probe/chat_template.h"
+#include "tokenizer/chat_template.h"
 #include "serve/api_error.h"
 #include "serve/chat_request.h"
 

@@ -19,7 +19,7 @@
 
 #include "base/status.h"
 #include "model/model.h"
-#include "probe/chat_template.h"
+#include "tokenizer/chat_template.h"
 #include "serve/shadow.h"
 #include "serve/worker_pool.h"
 

@@ -138,6 +138,8 @@ TEST(RecommendCliTest, BadInputIsOneLineAndExitTwo) {
   for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
            {"--budget 500", "below the smallest configuration"},
            {"--budget 1800 --formats q9_0", "unknown format 'q9_0'"},
+           {"--budget 1800 --baseline k=q9_0,v=f16", "q9_0"},
+           {"--budget 1800 --baseline k=f16,v=f16,bogus=1", "bogus"},
            {"--budget 1.5GB", "GiB"},
            {"--budget 1800 --policy strcit", "strcit"},
            {"--budget 1800 --calib-windows 100000", "too few"},

@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary bytes as an acceptance policy file (decide/policy.h). TOML
+// libFuzzer target: arbitrary bytes as an acceptance policy file (decide/acceptance/policy.h). TOML
 // parsing (toml++, non-throwing) and every key check must keep the invariants of
 // policy_invariants.h: a clean one-line BadInput naming the file, or a policy that judges something
 // with in-range values and disjoint ranges. Seeds: tests/fuzz/corpus/policy (bad_* are rejected,

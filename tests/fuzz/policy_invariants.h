@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "decide/policy.h"
+#include "decide/acceptance/policy.h"
 
 namespace kvaudit::fuzz {
 

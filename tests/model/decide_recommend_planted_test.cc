@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "decide/recommend.h"
-#include "decide/recommend_report.h"
+#include "decide/recommend/recommend.h"
+#include "decide/recommend/recommend_report.h"
 #include "support/fixtures.h"
 #include "support/tiny_llama.h"
 

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "decide/sensitivity.h"
-#include "decide/sensitivity_report.h"
+#include "decide/sensitivity/sensitivity.h"
+#include "decide/sensitivity/sensitivity_report.h"
 #include "support/fixtures.h"
 #include "support/tiny_llama.h"
 

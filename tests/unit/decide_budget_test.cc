@@ -1,7 +1,7 @@
-// --budget (decide/budget.h): every unit against arithmetic in the comments, and every error kind.
+// --budget (decide/search/budget.h): every unit against arithmetic in the comments, and every error kind.
 #include <gtest/gtest.h>
 
-#include "decide/budget.h"
+#include "decide/search/budget.h"
 #include "decide_test_util.h"
 
 namespace kvaudit {

@@ -1,4 +1,4 @@
-// Engine settings of kvaudit specs (src/decide/engine_settings.h, docs/deployment.md): which
+// Engine settings of kvaudit specs (src/decide/targets/engine_settings.h, docs/deployment.md): which
 // engine runs which spec exactly, with which flags, and what it offers instead.
 #include <gtest/gtest.h>
 

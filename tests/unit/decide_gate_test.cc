@@ -1,4 +1,4 @@
-// The gate's evaluation on synthetic results.json files written here (decide/gate.h,
+// The gate's evaluation on synthetic results.json files written here (decide/gate/gate.h,
 // docs/decision.md "Gate"): one failing case per violated criterion, the first failure and
 // safe_up_to, target_context, the audit layout, and what is bad input (a required family missing,
 // another model, another schema_version, a metric the policy needs but the results lack).
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <map>
 
-#include "decide/gate.h"
-#include "decide/gate_inputs.h"
-#include "decide/policy.h"
+#include "decide/gate/gate.h"
+#include "decide/gate/gate_inputs.h"
+#include "decide/acceptance/policy.h"
 #include "support/fixtures.h"
 #include "support/gate_results.h"
 

@@ -4,7 +4,7 @@
 // on Llama-3-8B's (32 layers, 8 KV heads, head_dim 128).
 #include <gtest/gtest.h>
 
-#include "decide/mix_search.h"
+#include "decide/search/mix_search.h"
 #include "decide_test_util.h"
 #include "model/config.h"
 #include "kv/make_cache.h"

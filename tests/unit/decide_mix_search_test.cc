@@ -1,4 +1,4 @@
-// The search (decide/mix_search.h): a planted instance whose outcome follows from its
+// The search (decide/search/mix_search.h): a planted instance whose outcome follows from its
 // construction, the properties every front has, and agreement with brute force over all
 // assignments on seeded random instances, for every shape.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "decide/mix_search.h"
+#include "decide/search/mix_search.h"
 #include "decide_mix_test_util.h"
 #include "decide_test_util.h"
 

@@ -1,9 +1,9 @@
-// Mixes as specs (decide/mix_spec.h): candidates, which K and V candidates can share a layer, the
+// Mixes as specs (decide/search/mix_spec.h): candidates, which K and V candidates can share a layer, the
 // compact spec of an assignment, and its round trip through CachePolicy::Parse and MakeCache on
 // the bundled model's shape and Llama-3-8B's.
 #include <gtest/gtest.h>
 
-#include "decide/mix_spec.h"
+#include "decide/search/mix_spec.h"
 #include "decide_test_util.h"
 #include "kv/make_cache.h"
 #include "support/random_rows.h"

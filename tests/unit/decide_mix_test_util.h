@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "decide/mix_search.h"
+#include "decide/search/mix_search.h"
 #include "support/random_rows.h"
 
 namespace kvaudit::testing {

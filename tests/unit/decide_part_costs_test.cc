@@ -1,9 +1,9 @@
-// PartCosts (decide/part_costs.h): measured parts keep their one-at-a-time KLD; the unmeasured
+// PartCosts (decide/recommend/part_costs.h): measured parts keep their one-at-a-time KLD; the unmeasured
 // ones of a tensor share what the K-only (V-only) KLD leaves, by proxy score; with nothing left,
 // they are scaled from the least measured part; with nothing measured, the whole tensor-only KLD.
 #include <gtest/gtest.h>
 
-#include "decide/part_costs.h"
+#include "decide/recommend/part_costs.h"
 
 namespace kvaudit {
 namespace {

@@ -1,4 +1,4 @@
-// The acceptance policy parser (decide/policy.h, docs/decision.md "Acceptance policy"): every kind
+// The acceptance policy parser (decide/acceptance/policy.h, docs/decision.md "Acceptance policy"): every kind
 // of error is one line, exit 2, naming the key and its file:line:col with a hint; the presets parse
 // with the same parser; extends + override; how ranges set a bucket's thresholds.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "decide/policy.h"
-#include "decide/policy_presets.h"
+#include "decide/acceptance/policy.h"
+#include "decide/acceptance/policy_presets.h"
 #include "support/fixtures.h"
 
 namespace kvaudit {
@@ -126,7 +126,7 @@ TEST(DecidePolicy, UnknownExtendsHintsThePreset) {
 }
 
 // toml++ 3.3.0 has undefined behaviour for some non-ASCII code points where it looks for
-// whitespace (decide/policy_text.h); it is only ever given ASCII.
+// whitespace (decide/acceptance/policy_text.h); it is only ever given ASCII.
 TEST(DecidePolicy, NonAsciiOnlyInComments) {
   // The crash the fuzzer found: U+FEF7 at the start of the file.
   ExpectError("\xEF\xBB\xB7[fidelity]\nkld_mean_max = 0.1\n", {"non-ASCII character U+FEF7 outside a comment, policy.toml:1:1"});

@@ -1,12 +1,12 @@
-// Spearman's rank correlation with average ranks for ties (decide/rank_correlation.h), and the
-// proxy's agreement measure built on it (decide/sensitivity_proxy.h).
+// Spearman's rank correlation with average ranks for ties (decide/sensitivity/rank_correlation.h), and the
+// proxy's agreement measure built on it (decide/sensitivity/sensitivity_proxy.h).
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
 
-#include "decide/rank_correlation.h"
-#include "decide/sensitivity_proxy.h"
+#include "decide/sensitivity/rank_correlation.h"
+#include "decide/sensitivity/sensitivity_proxy.h"
 
 namespace kvaudit {
 namespace {

@@ -1,4 +1,4 @@
-// ChoosePoints (decide/recommend_verify.h): which front points recommend verifies. The planted
+// ChoosePoints (decide/recommend/recommend_verify.h): which front points recommend verifies. The planted
 // mix problem of docs/decision.md "A planted example" (the bundled model's shape: 8 layers, f16
 // 256, q8_0 136, q4_0 72 bytes per part and token; every part's q8_0 cost 1/4096 and q4_0 1/64,
 // layer 3's K 50x both).
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "decide/recommend_verify.h"
+#include "decide/recommend/recommend_verify.h"
 
 namespace kvaudit {
 namespace {

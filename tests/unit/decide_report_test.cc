@@ -1,4 +1,4 @@
-// The gate's outputs (decide/junit.h, decide/gate_markdown.h, decide/gate_text.h): the JUnit XML
+// The gate's outputs (decide/gate/junit.h, decide/gate/gate_markdown.h, decide/gate/gate_text.h): the JUnit XML
 // parses back (tinyxml2) with counts that match the cases and one <failure> per violated
 // criterion giving measured value, threshold and bucket; escaping; the markdown table; --json.
 #include <gtest/gtest.h>
@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "decide/gate.h"
-#include "decide/gate_markdown.h"
-#include "decide/gate_text.h"
-#include "decide/junit.h"
+#include "decide/gate/gate.h"
+#include "decide/gate/gate_markdown.h"
+#include "decide/gate/gate_text.h"
+#include "decide/gate/junit.h"
 
 namespace kvaudit {
 namespace {

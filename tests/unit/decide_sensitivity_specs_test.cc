@@ -1,9 +1,9 @@
-// The configurations of a sensitivity run (decide/sensitivity_specs.h): --formats parsing, the
+// The configurations of a sensitivity run (decide/sensitivity/sensitivity_specs.h): --formats parsing, the
 // spec strings of one-at-a-time / leave-one-out per layer and tensor (with protections, against
 // f32 and f16 baselines, read back through the --kv grammar), and the auto stage's selection.
 #include <gtest/gtest.h>
 
-#include "decide/sensitivity_specs.h"
+#include "decide/sensitivity/sensitivity_specs.h"
 #include "kv/policy/cache_policy.h"
 
 namespace kvaudit {

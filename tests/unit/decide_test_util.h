@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decide/engine_settings.h"
+#include "decide/targets/engine_settings.h"
 #include "kv/policy/cache_policy.h"
 #include "model/config.h"
 

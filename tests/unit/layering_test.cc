@@ -27,7 +27,7 @@ const std::vector<std::string>& LayerOrder() {
       "base",          // Status/Expected, f16/bf16, thread pool
       "ops",           // matmul, norms, rope, softmax: scalar references + SIMD twins
       "io",            // mapped files, GGUF, safetensors, dequantization
-      "tokenizer",     // byte-level BPE, SentencePiece BPE
+      "tokenizer",     // byte-level BPE, SentencePiece BPE, chat templates
       "model",         // config, weights, forward pass, the KvCache interface
       "kv/formats",    // one file per KV format, the traits table, row codecs, block decoders
       "kv/policy",     // the --kv grammar (CachePolicy, HeadPolicy), calibration statistics
@@ -38,9 +38,16 @@ const std::vector<std::string>& LayerOrder() {
       "run",           // driving the engine: scoring, sampling, generation, text, journals
       "endpoint",      // remote servers: URL specs, API keys, the resilient HTTP client, dialects, RemoteBackend
       "eval",          // fidelity: metrics, buckets, CIs, attention diagnosis, eval results
-      "probe",         // probe generators, checks, attribution, McNemar, chat templates
+      "probe",         // probe generators, checks, attribution, McNemar
       "scale",         // scale-out: `kvaudit merge` of --shard runs (eval, probe, and staged jobs' stages)
-      "decide",        // the deployment decision: acceptance policy, gate, sensitivity, recommendation
+      // The deployment decision, a sub-layer per concept (docs/decision.md):
+      "decide/acceptance",   // the acceptance policy: presets, TOML files, its text
+      "decide/targets",      // deployment targets: each engine's settings and KV memory for a spec
+      "decide/gate",         // results.json judged by a policy: verdicts, JUnit, markdown
+      "decide/search",       // the mix search: budgets, per-part problems, fronts, spec rendering
+      "decide/sensitivity",  // per-layer sensitivity: staged evals, the proxy, rank correlation
+      "decide/recommend",    // sensitivity -> fronts -> verified points -> the recommendation
+      "decide/audit",        // the main job: eval + probes + recommend + gate, the verdict block
       "report",        // the HTML/markdown report of result directories
       "serve",         // the OpenAI-compatible HTTP server: requests, workers, metrics, auth
       "cli",           // thin subcommand mains
@@ -123,6 +130,10 @@ TEST(Layering, UnitsAreFoldersAndTopLevelKvIsAboveItsSubLayers) {
   EXPECT_EQ(UnitOf("main.cc"), "");
   EXPECT_GT(RankOf("kv"), RankOf("kv/llamacpp"));
   EXPECT_GT(RankOf("probe"), RankOf("eval"));
+  EXPECT_EQ(UnitOf("decide/gate/junit.h"), "decide/gate");
+  EXPECT_EQ(UnitOf("decide/junit.h"), "");  // decide's files live in its concept folders
+  EXPECT_GT(RankOf("decide/audit"), RankOf("decide/recommend"));
+  EXPECT_GT(RankOf("decide/acceptance"), RankOf("scale"));
 }
 
 TEST(Layering, AnIncludeAgainstTheDirectionIsReported) {
@@ -134,6 +145,8 @@ TEST(Layering, AnIncludeAgainstTheDirectionIsReported) {
   EXPECT_EQ(CheckIncludes("kv/make_cache.cc", "  #  include \"eval/buckets.h\"", kAllExist).size(), 1u);
   EXPECT_EQ(CheckIncludes("kv/formats/q4_0.cc", "#include \"kv/policy/cache_policy.h\"", kAllExist).size(), 1u);
   EXPECT_EQ(CheckIncludes("kv/store/row_store.cc", "#include \"kv/make_cache.h\"", kAllExist).size(), 1u);
+  // Between decide's concepts: the gate may not use the recommendation.
+  EXPECT_EQ(CheckIncludes("decide/gate/gate.cc", "#include \"decide/recommend/recommend.h\"", kAllExist).size(), 1u);
 }
 
 TEST(Layering, DownwardAndSameUnitIncludesPassSystemIncludesAreIgnored) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "probe/chat_template.h"
+#include "tokenizer/chat_template.h"
 #include "io/gguf.h"
 #include "io_builders.h"
 #include "support/fixtures.h"

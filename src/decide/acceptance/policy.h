@@ -1,0 +1,93 @@
+// The acceptance policy (docs/decision.md "Acceptance policy"): what "safe" means for a
+// KV-cache configuration, as thresholds on eval's per-bucket fidelity and on probe's per-family
+// results. Written by hand in TOML, or one of the built-in presets (decide/acceptance/policy_presets.h), which
+// a file may extend. Every problem in a policy is one BadInput line naming the key and its position
+// (file:line:col), with a hint.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvaudit {
+
+// The fidelity criteria, in the order the gate checks and reports them. Each reads one key of
+// eval's results.json buckets[] (docs/results-schema.md).
+enum class FidelityMetric { kKldMean, kKldP99, kTop1Agree, kPplRatio };
+inline constexpr size_t kNumFidelityMetrics = 4;
+
+struct FidelityMetricInfo {
+  const char* key;     // in the policy: "kld_mean_max"
+  const char* field;   // in eval's results.json buckets[]: "kld_mean"
+  bool is_min;         // the measured value must be >= the threshold (else <=)
+  const char* unit;    // for messages: "nats", "fraction", "ratio"
+};
+const FidelityMetricInfo& Info(FidelityMetric m);
+
+// One optional threshold per fidelity metric.
+struct FidelityLimits {
+  std::array<std::optional<double>, kNumFidelityMetrics> limit;
+  std::optional<double>& operator[](FidelityMetric m) { return limit[static_cast<size_t>(m)]; }
+  const std::optional<double>& operator[](FidelityMetric m) const { return limit[static_cast<size_t>(m)]; }
+  bool any() const;
+};
+
+// [[fidelity.range]]: other thresholds for the buckets that overlap [from, to] (inclusive).
+struct FidelityRange {
+  int from = 0, to = 0;
+  FidelityLimits limits;  // unset ones fall back to [fidelity]'s
+  std::string where;      // "policy.toml:12:1" of its header, for messages
+};
+
+// The probe families in their canonical order (probe --family); the first four are the checked
+// families with a pooled McNemar test in probe's results.json, variance and drift have their own rows.
+enum class ProbeFamily { kNeedle, kExact, kConstraint, kCustom, kVariance, kDrift };
+inline constexpr size_t kNumProbeFamilies = 6;
+const char* FamilyName(ProbeFamily f);
+inline bool IsCheckedFamily(ProbeFamily f) { return f <= ProbeFamily::kCustom; }
+
+struct FamilyPolicy {
+  std::optional<bool> required;                    // absent from the results: bad input, not a pass
+  std::optional<double> cache_induced_rate_max;    // checked families: pooled cache_induced / n
+  std::optional<bool> fail_on_significant;         // checked families; unset: [probes]'s
+  std::optional<double> same_seed_divergence_max;  // variance: share of same-seed pairs that differ
+  std::optional<double> kl_mean_max;               // drift: worst length's mean KL along the base path
+  std::string where;                               // its table's position
+};
+
+struct AcceptancePolicy {
+  std::string name;      // the preset's name or the file's path, as given
+  std::string extends;   // the preset a file started from ("" = none)
+  std::string extends_where;
+  std::optional<int> target_context;
+  std::string target_context_where;
+  FidelityLimits fidelity;
+  std::vector<FidelityRange> ranges;  // ascending and disjoint
+  // A judged bucket with fewer scored tokens is bad input: its statistics move by whole tokens
+  // (one top-1 flip in 32 tokens is 3 %), too coarse to pass or fail a cache on.
+  std::optional<int> min_bucket_tokens;
+  std::optional<double> alpha;        // must equal the probe run's
+  std::optional<bool> fail_on_significant;  // default of the checked families
+  std::array<std::optional<FamilyPolicy>, kNumProbeFamilies> families;
+
+  const std::optional<FamilyPolicy>& family(ProbeFamily f) const { return families[static_cast<size_t>(f)]; }
+  bool Required(ProbeFamily f) const;
+  // Whether a significant pooled difference fails the family (its own setting, else [probes]'s).
+  bool FailsOnSignificant(ProbeFamily f) const;
+  // The number of criteria the family is judged by (0: the policy says nothing about it).
+  int CriteriaOf(ProbeFamily f) const;
+  // The thresholds for a bucket [from, to]: the strictest of [fidelity] and every range it overlaps.
+  FidelityLimits LimitsFor(int from, int to) const;
+};
+
+// Parses policy text (TOML); `source` names it in messages ("policy.toml", "preset strict").
+// A file's `extends` is resolved against the presets; presets themselves extend nothing.
+Expected<AcceptancePolicy> ParsePolicy(std::string_view text, const std::string& source);
+// --policy: a preset name (strict, balanced) or the path of a TOML file.
+Expected<AcceptancePolicy> LoadPolicy(const std::string& name_or_path);
+
+}  // namespace kvaudit

@@ -1,0 +1,75 @@
+#include "decide/acceptance/policy_presets.h"
+
+namespace kvaudit {
+namespace {
+
+// The thresholds and why: docs/decision.md "Acceptance policy" (measured on the bundled model:
+// eval over 8 windows of 4096 tokens of data/eval-docs.jsonl, the default probe run).
+//
+// strict: code, retrieval, agents. q8_0-class error only; no answer the full-precision cache gets
+// right may be lost to the cache.
+constexpr std::string_view kStrict = R"toml(# kvaudit preset "strict" (docs/decision.md "Acceptance policy")
+[fidelity]
+kld_mean_max = 0.002
+kld_p99_max = 0.02
+top1_agree_min = 0.975
+ppl_ratio_max = 1.005
+min_bucket_tokens = 100
+
+[probes]
+fail_on_significant = true
+
+[probes.needle]
+required = true
+cache_induced_rate_max = 0.0
+
+[probes.exact]
+cache_induced_rate_max = 0.0
+
+[probes.constraint]
+cache_induced_rate_max = 0.0
+
+[probes.custom]
+cache_induced_rate_max = 0.0
+
+[probes.drift]
+required = true
+kl_mean_max = 0.005
+)toml";
+
+// balanced: chat. The 5-bit class and 8-bit K with 4-bit V pass; the 4-bit block formats and
+// 2-bit KIVI, and any significant loss of planted facts, do not.
+constexpr std::string_view kBalanced = R"toml(# kvaudit preset "balanced" (docs/decision.md "Acceptance policy")
+[fidelity]
+kld_mean_max = 0.03
+kld_p99_max = 0.25
+top1_agree_min = 0.90
+ppl_ratio_max = 1.04
+min_bucket_tokens = 100
+
+[probes]
+fail_on_significant = true
+
+[probes.needle]
+required = true
+cache_induced_rate_max = 0.1
+
+[probes.drift]
+required = true
+kl_mean_max = 0.05
+)toml";
+
+}  // namespace
+
+std::optional<std::string_view> PresetText(std::string_view name) {
+  if (name == "strict") return kStrict;
+  if (name == "balanced") return kBalanced;
+  return std::nullopt;
+}
+
+const std::vector<std::string>& PresetNames() {
+  static const std::vector<std::string> names = {"strict", "balanced"};
+  return names;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,250 @@
+#include "decide/audit/audit.h"
+
+#include <algorithm>
+
+#include "decide/audit/audit_report.h"
+#include "decide/search/budget.h"
+#include "decide/gate/gate_inputs.h"
+#include "decide/gate/junit.h"
+#include "decide/gate/gate_markdown.h"
+#include "probe/instance.h"
+#include "probe/session.h"
+#include "run/run_dir.h"
+#include "run/shard_manifest.h"
+
+namespace kvaudit {
+namespace {
+
+bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The workload's families, then any the policy requires that the workload lacks (with their
+// default variants), then custom when --custom is given.
+void SelectProbes(const Workload& w, const AcceptancePolicy& policy, const std::string& custom, ProbeOptions* p) {
+  p->families = w.families, p->variants = w.variants;
+  for (size_t i = 0; i < kNumProbeFamilies; ++i) {
+    const auto f = static_cast<ProbeFamily>(i);
+    const std::string name = FamilyName(f);
+    if (!policy.Required(f) || Has(p->families, name) || f == ProbeFamily::kCustom) continue;
+    p->families.push_back(name);
+    for (const std::string& v : DefaultVariants(name)) p->variants.push_back(v);
+  }
+  if (!custom.empty()) p->families.push_back("custom");
+}
+
+ProbeOptions ProbeOptionsFor(const AuditOptions& o, const Workload& w, const AcceptancePolicy& policy,
+                             const std::string& baseline, const std::vector<std::string>& configs,
+                             const std::vector<int>& lengths) {
+  ProbeOptions p;
+  p.model = o.model, p.threads = o.threads, p.kv = {baseline, configs, o.kv.kv_calib};
+  SelectProbes(w, policy, o.custom, &p);
+  p.lengths = lengths, p.n = o.probe_n, p.custom = o.custom, p.data = o.data;
+  p.out = SubDir(o.out, "probe"), p.restart = o.restart, p.shard = o.shard;
+  return p;
+}
+
+RecommendOptions RecommendOptionsFor(const AuditOptions& o, const std::vector<int>& lengths) {
+  RecommendOptions r;
+  r.model = o.model, r.threads = o.threads, r.budget = o.budget, r.formats = o.formats, r.policy = o.policy;
+  r.kv = {o.kv.baseline, {}, o.kv.kv_calib}, r.data = o.data, r.custom = o.custom, r.ctx = o.ctx;
+  // Calibration right after the audit's windows; the candidates verified on the audit's own.
+  r.first_window = o.first_window + o.windows, r.calib_windows = o.calib_windows;
+  r.verify_first_window = o.first_window, r.windows = o.windows;
+  r.stage = o.stage, r.probe_lengths = lengths, r.probe_n = o.probe_n;
+  r.out = SubDir(o.out, "recommend"), r.restart = o.restart;
+  r.shard = o.shard, r.merged = o.merged.empty() ? "" : SubDir(o.merged, "recommend");
+  return r;
+}
+
+// Decode speed at the stated depth, on the eval's loaded model and configurations; the tokens are
+// the first window's, repeated as needed (speed does not depend on their values).
+Status Bench(AuditPlan& plan, AuditResult* r) {
+  const EvalPlan& e = *plan.eval;
+  DecodeSpeedOptions b;
+  const int timed = 1 + b.rounds * b.tokens;
+  b.depth = plan.options.bench_depth > 0 ? plan.options.bench_depth : std::max(1, plan.target_ctx - timed);
+  std::vector<int32_t> ids;
+  while (static_cast<int>(ids.size()) < b.depth + timed) {
+    ids.insert(ids.end(), e.windows[0].begin(), e.windows[0].end());
+  }
+  KV_ASSIGN_OR_RETURN(r->bench, MeasureDecodeSpeed(*e.engine.model, *e.engine.pool, e.configs, ids, b));
+  r->bench_options = b;
+  return Status::Ok();
+}
+
+bool Has(const ShardRound& round, const std::string& stage) { return Has(round.stages, stage); }
+
+// The policy's verdicts over root/eval and root/probe for r->configs, and the cheapest
+// configuration under test that passes.
+Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
+  KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs({SubDir(root, "eval"), SubDir(root, "probe")}));
+  KV_ASSIGN_OR_RETURN(r->gate, EvaluateGate(plan.policy, inputs));
+  for (AuditConfig& c : r->configs) {
+    for (const ConfigVerdict& v : r->gate.configs) {
+      if (v.config == c.spec) c.verdict = v;
+    }
+  }
+  for (size_t i = 0; i < r->configs.size(); ++i) {
+    const bool fewer = !r->cheapest_passing || r->configs[i].bytes_per_token < r->configs[*r->cheapest_passing].bytes_per_token;
+    if (r->configs[i].verdict.pass && fewer) r->cheapest_passing = i;
+  }
+  return Status::Ok();
+}
+
+// What the recommendation verifies besides its own choices: the engines' approximations of the
+// cheapest configuration under test that passes (RunAudit; the audit's deploy choice).
+RecommendOptions RecommendFor(const AuditPlan& plan, const AuditResult& r) {
+  RecommendOptions ro = *plan.recommend;
+  if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].spec};
+  return ro;
+}
+
+// A round of an audit shard (docs/scale-out.md "Staged jobs"): its eval windows and probe units
+// until they are merged; with --budget, its recommendation's round (recommend.h), which from the
+// verification on needs the verdicts over the merged eval and probes (its round 3 approximates
+// the audit's cheapest passing configuration), so those are resumed from MERGED and judged first.
+Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
+  const AuditOptions& o = plan.options;
+  ShardRound round = AuditShardRound(o);
+  r.threads = plan.eval->info.threads;
+  nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", r.threads}};
+  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, false));
+  const bool merged_stages = !Has(round, "eval") && !Has(round, "probe");
+  if (Has(round, "eval")) {
+    KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
+    r.shard_windows = eval.shard_windows;
+  } else if (plan.recommend) {  // merged: resumed wholly (nothing computed), for its configurations' bytes
+    plan.eval->options.out = SubDir(o.merged, "eval"), plan.eval->options.restart = false;
+    plan.eval->Reshard({});
+    KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
+    for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});
+  }
+  plan.eval.reset();  // one loaded model at a time
+  if (Has(round, "probe")) {
+    KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
+    KV_ASSIGN_OR_RETURN(const ProbeSessionResult done, ProbeSession(probe).Run());
+    r.shard_probes = static_cast<int>(done.probes.size() + done.variance.size() + done.drift.size());
+  }
+  if (plan.recommend) {
+    if (merged_stages) KV_RETURN_IF_ERROR(Judge(plan, o.merged, &r));
+    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(RecommendFor(plan, r)));
+    KV_ASSIGN_OR_RETURN(const RecommendResult rec, RunRecommend(rp));
+    r.shard_windows += rec.shard_windows, r.shard_probes += rec.shard_probes;
+    std::vector<std::string> stages;  // this round's eval and probe, then what the recommendation computed
+    for (const std::string& s : kAuditShardStages) {
+      if (Has(round, s)) stages.push_back(s);
+    }
+    for (const std::string& s : rec.shard_round.Prefixed("recommend").stages) stages.push_back(s);
+    round.stages = std::move(stages);
+    round.more_rounds = rec.shard_round.more_rounds;
+  }
+  const RunTotals totals = plan.clock.Stop();
+  r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
+  run["wall_s"] = totals.wall_s, run["peak_rss_mb"] = totals.peak_rss_mb;
+  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, true));
+  r.shard_round = round;
+  r.results_path = SubDir(o.out, ShardManifest::kFile);
+  return r;
+}
+
+}  // namespace
+
+ShardRound AuditShardRound(const AuditOptions& o) {
+  ShardRound round;
+  for (const std::string& stage : kAuditShardStages) {  // eval and probe: round 1, all in one
+    if (o.merged.empty() || !HasCompleteResults(SubDir(o.merged, stage))) round.stages.push_back(stage);
+  }
+  if (!o.budget.empty()) {
+    RecommendOptions r;
+    r.stage = o.stage, r.merged = o.merged.empty() ? "" : SubDir(o.merged, "recommend");
+    const ShardRound rec = RecommendShardRound(r).Prefixed("recommend");
+    round.stages.insert(round.stages.end(), rec.stages.begin(), rec.stages.end());
+    round.more_rounds = rec.more_rounds;
+  }
+  return round;
+}
+
+Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
+  const RunClock clock;
+  KV_ASSIGN_OR_RETURN(Workload workload, WorkloadByName(o.workload));
+  if (o.policy.empty()) o.policy = workload.policy;
+  KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
+  if (!o.budget.empty()) KV_RETURN_IF_ERROR(ParseBudget(o.budget));
+  if (o.kv.kv.empty()) o.kv.kv = kDefaultAuditConfigs;
+  if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
+
+  EvalOptions e;
+  e.model = o.model, e.threads = o.threads, e.kv = o.kv, e.data = o.data, e.ctx = o.ctx;
+  e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
+  e.out = SubDir(o.out, "eval"), e.restart = o.restart, e.shard = o.shard;
+  KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::Make(std::move(e)));
+  o.ctx = eval.info.ctx;
+  const int target = policy.target_context.value_or(o.ctx);
+  if (target > o.ctx) {
+    return BadInput("the policy's target_context " + std::to_string(target) + " is longer than the windows (--ctx " +
+                    std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) + " or lower target_context");
+  }
+  const ModelConfig& cfg = eval.engine.model->config();
+  const DecodeSpeedOptions bench;
+  const int timed = 1 + bench.rounds * bench.tokens;  // decode steps after the depth
+  if (o.bench && o.bench_depth + timed > cfg.max_ctx) {
+    return BadInput("--bench-depth " + std::to_string(o.bench_depth) + " leaves no room for the " +
+                    std::to_string(timed) + " timed decode steps in the model's context " + std::to_string(cfg.max_ctx) +
+                    "; hint: use at most " + std::to_string(cfg.max_ctx - timed));
+  }
+  const std::vector<int> lengths =
+      o.probe_lengths.empty()
+          ? DefaultProbeLengths(std::min(target + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
+          : o.probe_lengths;
+  AuditPlan plan;
+  plan.probe = ProbeOptionsFor(o, workload, policy, eval.info.baseline_spec, eval.configs.config_specs(), lengths);
+  // Checked now (the custom file, lengths, variants), planned again when the stage starts.
+  KV_RETURN_IF_ERROR(ProbePlan::Make(plan.probe));
+  if (!o.budget.empty()) {
+    plan.recommend = RecommendOptionsFor(o, lengths);
+    KV_RETURN_IF_ERROR(RecommendPlan::Make(*plan.recommend));
+  }
+  plan.options = std::move(o), plan.clock = clock, plan.workload = std::move(workload);
+  plan.policy = std::move(policy), plan.target_ctx = target;
+  plan.eval.emplace(std::move(eval));
+  return plan;
+}
+
+Expected<AuditResult> RunAudit(AuditPlan& plan) {
+  const AuditOptions& o = plan.options;
+  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
+  AuditResult r;
+  r.workload = plan.workload, r.policy = plan.policy.name, r.target_ctx = plan.target_ctx;
+  r.baseline = plan.eval->info.baseline_spec, r.probe_families = plan.probe.families;
+  r.model_hash = plan.eval->model_hash;
+  r.config = plan.eval->engine.model->config();
+  r.f16_bytes_per_token = F16BytesPerToken(r.config);
+  if (o.shard.on()) return RunAuditShard(plan, std::move(r));
+  {
+    KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
+    for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});
+    r.threads = eval.info.threads;
+    if (o.bench) KV_RETURN_IF_ERROR(Bench(plan, &r));
+    plan.eval.reset();  // one loaded model at a time
+  }
+  {
+    KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
+    KV_RETURN_IF_ERROR(ProbeSession(probe).Run());
+  }
+  KV_RETURN_IF_ERROR(Judge(plan, o.out, &r));
+  if (plan.recommend) {
+    // What to deploy of the configurations under test: its engines' approximations get verdicts too.
+    KV_ASSIGN_OR_RETURN(RecommendPlan rp, RecommendPlan::Make(RecommendFor(plan, r)));
+    r.recommend_plan = std::make_unique<RecommendPlan>(std::move(rp));
+    KV_ASSIGN_OR_RETURN(r.recommend, RunRecommend(*r.recommend_plan));
+  }
+  KV_RETURN_IF_ERROR(WriteFileAtomically(SubDir(o.out, "gate.xml"), GateJunitXml(r.gate)));
+  KV_RETURN_IF_ERROR(WriteFileAtomically(SubDir(o.out, "summary.md"), GateMarkdown(r.gate)));
+  const RunTotals totals = plan.clock.Stop();
+  r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
+  KV_ASSIGN_OR_RETURN(r.results, AuditJson(r, plan));
+  KV_RETURN_IF_ERROR(dir.WriteResults(r.results));
+  r.results_path = dir.results_path();
+  return r;
+}
+
+}  // namespace kvaudit

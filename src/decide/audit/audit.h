@@ -1,0 +1,119 @@
+// `kvaudit audit` as a library (docs/audit.md): the main job. For the cache
+// configurations under test, in one resumable output directory:
+//   eval/       fidelity by context length on the audit's windows (eval/session.h);
+//   probe/      the workload's probe families (probe/session.h);
+//   recommend/  with --budget: sensitivity on other windows, the search, and the candidates
+//               verified on the audit's own windows and probes (decide/recommend/recommend.h);
+// then the policy's verdict per configuration (decide/gate/gate.h) and DIR/results.json, DIR/gate.xml
+// (JUnit) and DIR/summary.md. `kvaudit gate --results DIR` reads eval/ and probe/ and gives the
+// same verdicts.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "decide/gate/gate.h"
+#include "decide/recommend/recommend.h"
+#include "decide/audit/workload.h"
+#include "eval/session.h"
+#include "probe/plan.h"
+#include "run/decode_speed.h"
+
+namespace kvaudit {
+
+inline constexpr int kAuditSchemaVersion = 1;
+
+// The configurations an audit measures without --kv: llama.cpp's most deployed cache settings
+// (-ctk/-ctv q8_0, q8_0 with q4_0 V, q4_0).
+inline const std::vector<std::string> kDefaultAuditConfigs = {"k=q8_0,v=q8_0", "k=q8_0,v=q4_0", "k=q4_0,v=q4_0"};
+
+struct AuditOptions {
+  std::string model;
+  int threads = 0;
+  KvConfigOptions kv;               // baseline, configurations (empty: kDefaultAuditConfigs), calibration
+  std::string workload = "code";    // decide/audit/workload.h
+  std::string policy;               // "": the workload's preset
+  std::string budget;               // "": no recommendation search
+  std::vector<std::string> formats;  // the recommendation's candidates (recommend --formats)
+  std::string stage = "auto";
+  std::string data, custom;
+  int ctx = 0;                      // 0: the policy's target_context, else the model's, at most 4096
+  int windows = 4, first_window = 0;  // the eval windows (and the recommendation's held-out set)
+  int calib_windows = 0;            // the recommendation's calibration windows, right after them (0: recommend's default)
+  int attn_samples = 16;            // the eval's attention diagnosis (per layer and KV head)
+  std::vector<int> probe_lengths;   // empty: 512, 1024, ... up to the target context
+  int probe_n = 1;
+  bool bench = false;               // also measure decode tokens/s per configuration (run/decode_speed.h)
+  int bench_depth = 0;              // 0: the target context minus the timed steps
+  std::string out = "kvaudit-audit";
+  bool restart = false;
+  // --shard I/N (docs/scale-out.md): only this shard's eval windows and probe units, into
+  // out/eval and out/probe, and out/shard.json. `kvaudit merge` combines the shards' stages; the
+  // same command without --shard and with --out MERGED then resumes them wholly and computes
+  // what depends on all of them (the verdicts, the recommendation, --bench, the report).
+  ShardSpec shard;
+  std::string merged;  // --merged: where earlier rounds of the shards were merged (with --budget: 2 rounds)
+};
+
+struct AuditConfig {
+  std::string spec;  // canonical
+  uint64_t bytes_per_token = 0;
+  ConfigVerdict verdict;
+};
+
+struct AuditResult {
+  Workload workload;
+  std::string policy;
+  int target_ctx = 0;
+  std::string baseline, model_hash;
+  int threads = 0;
+  uint64_t f16_bytes_per_token = 0;
+  ModelConfig config;                      // the model's, for the engine settings
+  std::vector<AuditConfig> configs;        // in --kv order
+  GateReport gate;
+  std::optional<size_t> cheapest_passing;  // among the configurations under test
+  std::optional<RecommendResult> recommend;
+  std::unique_ptr<RecommendPlan> recommend_plan;  // what the recommendation's report reads
+  std::vector<std::string> probe_families;
+  std::vector<DecodeSpeed> bench;          // with --bench: the baseline, then the configurations
+  DecodeSpeedOptions bench_options;
+  double wall_s = 0, peak_rss_mb = 0;
+  std::string results_path;         // DIR/results.json (a shard: DIR/shard.json)
+  nlohmann::json results;           // (a shard: null)
+  int shard_windows = 0, shard_probes = 0;  // a shard round: the windows (eval, sensitivity) and probe units it computed
+  ShardRound shard_round;                    // a shard round: its stages
+};
+
+// The stages a sharded audit splits in its first round; merge combines each into MERGED/<stage>.
+inline const std::vector<std::string> kAuditShardStages = {"eval", "probe"};
+
+// What a round of an audit shard computes, as far as `merged` tells before anything runs: eval and
+// probe until they are merged; with --budget, the recommendation's sensitivity rounds (below
+// "recommend"). The verification rounds after those are known only when the round runs.
+ShardRound AuditShardRound(const AuditOptions& o);
+
+class AuditPlan {
+ public:
+  // Everything checked before any compute: the workload, the policy, every --kv, the probe run
+  // (families, lengths, the custom file) and, with --budget, the recommendation (budget, formats,
+  // windows). The probe and recommendation plans are made again when their stage starts, so one
+  // loaded model at a time computes.
+  static Expected<AuditPlan> Make(AuditOptions options);
+
+  AuditOptions options;
+  RunClock clock;
+  Workload workload;
+  AcceptancePolicy policy;
+  int target_ctx = 0;
+  std::optional<EvalPlan> eval;
+  ProbeOptions probe;
+  std::optional<RecommendOptions> recommend;
+};
+
+Expected<AuditResult> RunAudit(AuditPlan& plan);
+
+}  // namespace kvaudit

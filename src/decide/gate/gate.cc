@@ -1,0 +1,353 @@
+#include "decide/gate/gate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+
+namespace kvaudit {
+namespace {
+
+// The results of one configuration, wherever they came from.
+struct ConfigInputs {
+  std::string spec;
+  const EvalConfigResult* eval = nullptr;
+  const EvalInput* eval_file = nullptr;
+  const ProbeConfigResult* probe = nullptr;
+  const ProbeInput* probe_file = nullptr;
+};
+
+ConfigInputs& Slot(std::vector<ConfigInputs>& all, const std::string& spec) {
+  for (ConfigInputs& c : all) {
+    if (c.spec == spec) return c;
+  }
+  all.push_back({spec});
+  return all.back();
+}
+
+// Adds every configuration of one job's files (eval or probe) to `all`; a configuration in two
+// files of the same job is ambiguous.
+template <class Input, class Config>
+Status AddJob(const std::vector<Input>& files, const char* job, const Config* ConfigInputs::*result,
+              const Input* ConfigInputs::*file, std::vector<ConfigInputs>* all) {
+  for (const Input& f : files) {
+    for (const Config& c : f.configs) {
+      ConfigInputs& s = Slot(*all, c.spec);
+      if (s.*result) {
+        return BadInput(c.spec + " has " + job + " results in two files, " + (s.*file)->path + " and " + f.path +
+                        "; hint: pass one --results per configuration and job");
+      }
+      s.*result = &c, s.*file = &f;
+    }
+  }
+  return Status::Ok();
+}
+
+// Every configuration in the order the results list it; one eval and one probe result at most each.
+Expected<std::vector<ConfigInputs>> Configurations(const GateInputs& in) {
+  std::vector<ConfigInputs> all;
+  KV_RETURN_IF_ERROR(AddJob(in.evals, "eval", &ConfigInputs::eval, &ConfigInputs::eval_file, &all));
+  KV_RETURN_IF_ERROR(AddJob(in.probes, "probe", &ConfigInputs::probe, &ConfigInputs::probe_file, &all));
+  if (all.empty()) return BadInput("the results hold no configuration; hint: run eval or probe with --kv SPEC");
+  return all;
+}
+
+// Eval and probe compare against a baseline; results against different baselines do not add up.
+Status CheckBaselines(const GateInputs& in) {
+  std::string first, first_path;
+  auto check = [&](const std::string& baseline, const std::string& path) -> Status {
+    if (baseline.empty()) return Status::Ok();
+    if (first.empty()) first = baseline, first_path = path;
+    if (baseline == first) return Status::Ok();
+    return BadInput("the results compare against different baselines (" + first + " in " + first_path + ", " +
+                    baseline + " in " + path + "); hint: run eval and probe with the same --baseline");
+  };
+  for (const EvalInput& e : in.evals) KV_RETURN_IF_ERROR(check(e.baseline, e.path));
+  for (const ProbeInput& p : in.probes) KV_RETURN_IF_ERROR(check(p.baseline, p.path));
+  return Status::Ok();
+}
+
+Status CheckAlpha(const AcceptancePolicy& policy, const GateInputs& in) {
+  if (!policy.alpha) return Status::Ok();
+  for (const ProbeInput& p : in.probes) {
+    if (std::fabs(p.alpha - *policy.alpha) <= 1e-12) continue;
+    return BadInput("probes.alpha = " + GateNumber(*policy.alpha) + " in " + policy.name + " but the probe run used alpha " +
+                    GateNumber(p.alpha) + ", " + p.path + "; hint: probe's verdicts are at alpha " + GateNumber(p.alpha) +
+                    ": set alpha to that, or drop it");
+  }
+  return Status::Ok();
+}
+
+bool HasFidelityCriteria(const AcceptancePolicy& p) {
+  return p.fidelity.any() ||
+         std::any_of(p.ranges.begin(), p.ranges.end(), [](const FidelityRange& r) { return r.limits.any(); });
+}
+
+// A case before it is judged: pass and text follow from measured and threshold.
+GateCase Case(std::string criterion, std::string scope, int from, int to, std::string family, std::string measure,
+              double measured, double threshold) {
+  GateCase c;
+  c.criterion = std::move(criterion), c.scope = std::move(scope), c.from = from, c.to = to;
+  c.family = std::move(family), c.measure = std::move(measure), c.measured = measured, c.threshold = threshold;
+  return c;
+}
+
+std::string Range(int from, int to) { return std::to_string(from) + "-" + std::to_string(to); }
+
+// "kld_mean 0.0123 > 0.005 (kld_mean_max), context 1-16: 1234 tokens".
+std::string Text(const GateCase& c, bool is_min, const std::string& detail) {
+  const char* op = c.pass ? (is_min ? ">=" : "<=") : (is_min ? "<" : ">");
+  return c.measure + " " + GateNumber(c.measured) + " " + op + " " + GateNumber(c.threshold) + " (" + c.criterion +
+         "), " + c.scope + ": " + detail;
+}
+
+// One metric over a pool of buckets (PoolSmallBuckets says how); none when a part lacks it.
+std::optional<double> PooledValue(FidelityMetric m, const std::vector<const EvalBucketRow*>& pool, int64_t tokens) {
+  double acc = 0;
+  for (const EvalBucketRow* b : pool) {
+    const std::optional<double>& x = b->value[static_cast<size_t>(m)];
+    if (!x) return std::nullopt;  // a part without the metric: the pool has none
+    const double w = static_cast<double>(b->tokens) / static_cast<double>(tokens);
+    if (m == FidelityMetric::kKldP99) {
+      acc = std::max(acc, *x);
+    } else if (m == FidelityMetric::kPplRatio) {
+      acc += w * std::log(*x);
+    } else {
+      acc += w * *x;
+    }
+  }
+  return m == FidelityMetric::kPplRatio ? std::exp(acc) : acc;
+}
+
+// Buckets with fewer than fidelity.min_bucket_tokens scored tokens are judged together with the
+// buckets after them until the pool holds enough (a short last pool joins the one before), so a
+// small eval is judged on coarser ranges instead of on a few tokens. Pooled exactly where the
+// schema allows: mean KLD and top-1 weighted by tokens, the PPL ratio as exp of the weighted mean
+// log ratio (ppl_ratio = exp(mean ΔNLL)); the p99 of a pool is at most the largest p99 of its
+// parts (each part has ≥ 99% of its tokens at or below its own), so that bound is judged.
+// Fewer tokens than the minimum in all is bad input: nothing can be judged.
+Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& policy, const ConfigInputs& in) {
+  const std::vector<EvalBucketRow>& buckets = in.eval->buckets;
+  if (!policy.min_bucket_tokens) return buckets;
+  const int64_t min = *policy.min_bucket_tokens;
+  std::vector<std::vector<const EvalBucketRow*>> pools(1);
+  int64_t total = 0, pooled = 0;
+  for (const EvalBucketRow& b : buckets) {
+    if (pooled >= min) pools.emplace_back(), pooled = 0;
+    pools.back().push_back(&b);
+    pooled += b.tokens, total += b.tokens;
+  }
+  if (total < min) {
+    return BadInput("context " + Range(buckets.front().from, buckets.back().to) + " of " + in.spec + " has " +
+                    std::to_string(total) + " scored tokens in all, fewer than fidelity.min_bucket_tokens = " +
+                    std::to_string(min) + " of " + policy.name + ", " + in.eval_file->path +
+                    "; hint: run kvaudit eval with more --windows");
+  }
+  if (pooled < min && pools.size() > 1) {  // the short tail joins the pool before it
+    std::vector<const EvalBucketRow*> tail = std::move(pools.back());
+    pools.pop_back();
+    pools.back().insert(pools.back().end(), tail.begin(), tail.end());
+  }
+  std::vector<EvalBucketRow> out;
+  for (const auto& pool : pools) {
+    EvalBucketRow r = *pool.front();
+    r.to = pool.back()->to, r.measured_to = pool.back()->measured_to, r.tokens = 0;
+    for (const EvalBucketRow* b : pool) r.tokens += b->tokens;
+    if (pool.size() == 1) {  // unchanged, to the bit
+      out.push_back(r);
+      continue;
+    }
+    for (size_t m = 0; m < kNumFidelityMetrics; ++m) r.value[m] = PooledValue(static_cast<FidelityMetric>(m), pool, r.tokens);
+    out.push_back(r);
+  }
+  return out;
+}
+
+// One case per (bucket with from <= target, criterion) and the safe prefix over every bucket.
+Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, ConfigVerdict* v) {
+  const std::string& path = in.eval_file->path;
+  if (in.eval->buckets.empty()) return BadInput(in.spec + " has no measured bucket, " + path + "; hint: rerun kvaudit eval");
+  KV_ASSIGN_OR_RETURN(const std::vector<EvalBucketRow> buckets, PoolSmallBuckets(policy, in));
+  if (policy.target_context && *policy.target_context > buckets.back().to) {
+    return BadInput("target_context " + std::to_string(*policy.target_context) + " is beyond the longest context eval measured for " +
+                    in.spec + " (" + std::to_string(buckets.back().to) + "), " + path + "; hint: rerun kvaudit eval with --ctx " +
+                    std::to_string(*policy.target_context) + " (at most the model's context), or lower target_context");
+  }
+  const int target = policy.target_context.value_or(buckets.back().to);
+  v->judged_fidelity = true;
+  bool prefix = true;
+  for (const EvalBucketRow& b : buckets) {
+    const FidelityLimits limits = policy.LimitsFor(b.from, b.to);
+    bool bucket_pass = true;
+    for (size_t m = 0; m < kNumFidelityMetrics; ++m) {
+      if (!limits.limit[m]) continue;
+      const FidelityMetricInfo& info = Info(static_cast<FidelityMetric>(m));
+      if (!b.value[m]) {
+        if (b.from > target) {
+          bucket_pass = false;
+          continue;
+        }
+        return BadInput(in.spec + " has no " + info.field + " for context " + Range(b.from, b.to) + ", " + path +
+                        " (the policy's " + info.key + " needs it); hint: rerun kvaudit eval with this kvaudit");
+      }
+      GateCase c = Case(info.key, "context " + Range(b.from, b.to), b.from, b.to, "", info.field, *b.value[m], *limits.limit[m]);
+      c.pass = info.is_min ? c.measured >= c.threshold : c.measured <= c.threshold;
+      // Through an endpoint the KLD is a lower bound from top-k logprobs (docs/metrics.md): a pass
+      // on it is "not refuted", and the case says so.
+      const bool bound = in.eval->kld_lower_bound && std::string_view(info.field).starts_with("kld");
+      c.text = Text(c, info.is_min, std::to_string(b.tokens) + " tokens" +
+                                        (bound ? ", a lower bound from the endpoint's top-k logprobs" : ""));
+      bucket_pass = bucket_pass && c.pass;
+      if (b.from <= target) v->cases.push_back(std::move(c));
+    }
+    prefix = prefix && bucket_pass;
+    if (prefix) v->safe_up_to = b.measured_to;
+  }
+  v->safe_up_to_is_all_measured = prefix;
+  return Status::Ok();
+}
+
+std::string MissingFamilyHint(ProbeFamily f, const std::string& spec) {
+  const std::string family = FamilyName(f);
+  return "run kvaudit probe --kv " + spec + " --family " + family + (f == ProbeFamily::kCustom ? " --custom FILE" : "") +
+         " --out DIR and pass --results DIR, or make " + family + " not required";
+}
+
+void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row, double alpha,
+                        ConfigVerdict* v) {
+  const std::string family = FamilyName(f);
+  const std::string counts = std::to_string(row.cache_induced) + " cache-induced failures, " +
+                             std::to_string(row.recovered) + " recoveries in " + std::to_string(row.n) + " pooled instances";
+  if (const auto& max = policy.family(f) ? policy.family(f)->cache_induced_rate_max : std::nullopt) {
+    GateCase c = Case(family + ".cache_induced_rate_max", "family " + family, 0, 0, family, "cache-induced rate",
+                      static_cast<double>(row.cache_induced) / row.n, *max);
+    c.pass = c.measured <= c.threshold;
+    c.text = Text(c, false, counts);
+    v->cases.push_back(std::move(c));
+  }
+  if (policy.FailsOnSignificant(f)) {
+    // Only a significant loss fails: more recoveries than failures is a difference toward the cache.
+    GateCase c = Case(family + ".fail_on_significant", "family " + family, 0, 0, family, "Holm-adjusted McNemar p",
+                      row.p_holm, alpha);
+    c.pass = !(row.significant && row.cache_induced > row.recovered);
+    const char* verdict = !row.significant ? "not significant" : c.pass ? "significant, toward the configuration"
+                                                                        : "significant cache-induced loss";
+    c.text = c.measure + " " + GateNumber(c.measured) + (row.significant ? " < " : " >= ") + GateNumber(alpha) + " (" +
+             c.criterion + "), " + c.scope + ": " + verdict + "; " + counts;
+    v->cases.push_back(std::move(c));
+  }
+}
+
+void VarianceCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, ConfigVerdict* v) {
+  const int differ = p.variance_pairs - p.variance_identical;
+  GateCase c = Case("variance.same_seed_divergence_max", "family variance", 0, 0, "variance", "same-seed divergence",
+                    p.variance_pairs > 0 ? static_cast<double>(differ) / p.variance_pairs : 0.0,
+                    *policy.family(ProbeFamily::kVariance)->same_seed_divergence_max);
+  c.pass = c.measured <= c.threshold;
+  c.text = Text(c, false, std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
+                              " same-seed sample pairs differ from the baseline's");
+  v->cases.push_back(std::move(c));
+}
+
+void DriftCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, ConfigVerdict* v) {
+  const auto worst = std::max_element(p.drift_kl_mean.begin(), p.drift_kl_mean.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  GateCase c = Case("drift.kl_mean_max", "family drift", 0, 0, "drift", "drift kl_mean", worst->second,
+                    *policy.family(ProbeFamily::kDrift)->kl_mean_max);
+  c.pass = c.measured <= c.threshold;
+  c.text = Text(c, false, "the worst of " + std::to_string(p.drift_kl_mean.size()) + " lengths, at length " +
+                              std::to_string(worst->first));
+  v->cases.push_back(std::move(c));
+}
+
+// The families the policy judges, in canonical order; a required one that is missing is bad input.
+Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, ConfigVerdict* v) {
+  std::vector<std::pair<std::string, std::string>> skipped;  // (why, families), in family order
+  for (size_t i = 0; i < kNumProbeFamilies; ++i) {
+    const auto f = static_cast<ProbeFamily>(i);
+    if (policy.CriteriaOf(f) == 0) continue;
+    const PooledFamilyRow* row = nullptr;
+    if (in.probe && IsCheckedFamily(f)) {
+      for (const PooledFamilyRow& r : in.probe->pooled) row = r.family == FamilyName(f) ? &r : row;
+    }
+    const bool present = in.probe && (IsCheckedFamily(f) ? row != nullptr
+                                      : f == ProbeFamily::kVariance ? in.probe->variance_rows > 0
+                                                                    : !in.probe->drift_kl_mean.empty());
+    if (!present) {
+      const std::string where = in.probe ? "not in " + in.probe_file->path : "no probe results";
+      if (policy.Required(f)) {
+        return BadInput(std::string("the policy requires the probe family ") + FamilyName(f) + " but " + in.spec +
+                        " has " + (in.probe ? "none in " + in.probe_file->path : "no probe results") + "; hint: " +
+                        MissingFamilyHint(f, in.spec));
+      }
+      auto same = std::find_if(skipped.begin(), skipped.end(), [&](const auto& s) { return s.first == where; });
+      if (same == skipped.end()) same = skipped.insert(skipped.end(), {where, ""});
+      same->second += (same->second.empty() ? "" : ", ") + std::string(FamilyName(f));
+      continue;
+    }
+    if (IsCheckedFamily(f)) {
+      CheckedFamilyCases(policy, f, *row, in.probe_file->alpha, v);
+    } else if (f == ProbeFamily::kVariance) {
+      VarianceCase(policy, *in.probe, v);
+    } else {
+      DriftCase(policy, *in.probe, v);
+    }
+  }
+  for (const auto& [why, families] : skipped) v->not_judged.push_back(families + ": " + why + " (not required)");
+  return Status::Ok();
+}
+
+Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs& in) {
+  ConfigVerdict v;
+  v.config = in.spec;
+  if (HasFidelityCriteria(policy)) {
+    if (!in.eval) {
+      return BadInput(in.spec + " has no eval results (only " + in.probe_file->path + ") but the policy has fidelity "
+                      "criteria; hint: run kvaudit eval --kv " + in.spec + " --out DIR and pass --results DIR");
+    }
+    KV_RETURN_IF_ERROR(FidelityCases(policy, in, &v));
+  }
+  KV_RETURN_IF_ERROR(ProbeCases(policy, in, &v));
+  for (size_t i = 0; i < v.cases.size() && !v.first_failure; ++i) {
+    if (!v.cases[i].pass) v.first_failure = i;
+  }
+  v.pass = !v.first_failure.has_value();
+  return v;
+}
+
+}  // namespace
+
+int GateReport::failed() const {
+  return static_cast<int>(std::count_if(configs.begin(), configs.end(), [](const ConfigVerdict& v) { return !v.pass; }));
+}
+
+Expected<GateReport> EvaluateGate(const AcceptancePolicy& policy, const GateInputs& inputs) {
+  KV_RETURN_IF_ERROR(CheckBaselines(inputs));
+  KV_RETURN_IF_ERROR(CheckAlpha(policy, inputs));
+  KV_ASSIGN_OR_RETURN(const std::vector<ConfigInputs> configs, Configurations(inputs));
+  GateReport report;
+  report.policy = policy.name;
+  report.target_context = policy.target_context;
+  for (const EvalInput& e : inputs.evals) report.inputs.push_back(e.path + " (eval)");
+  for (const ProbeInput& p : inputs.probes) report.inputs.push_back(p.path + " (probe)");
+  for (const ConfigInputs& c : configs) {
+    KV_ASSIGN_OR_RETURN(ConfigVerdict v, Judge(policy, c));
+    report.configs.push_back(std::move(v));
+  }
+  return report;
+}
+
+std::string SafeUpToText(const ConfigVerdict& v) {
+  if (!v.judged_fidelity) return "not judged";
+  if (!v.safe_up_to) return "none";
+  if (v.safe_up_to_is_all_measured) return "all measured (>= " + std::to_string(*v.safe_up_to) + ")";
+  return std::to_string(*v.safe_up_to);
+}
+
+std::string GateNumber(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+}  // namespace kvaudit

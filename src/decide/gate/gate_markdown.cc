@@ -1,0 +1,70 @@
+#include "decide/gate/gate_markdown.h"
+
+namespace kvaudit {
+namespace {
+
+// A pull-request comment stays readable (and under the forge's size limit): the first failures of
+// each configuration, the count of the rest; --junit and --json have every case.
+constexpr size_t kFailuresShown = 10;
+
+// A table cell: '|' would end it and a newline the row; backticks keep specs literal.
+std::string Cell(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Code(const std::string& s) { return "`" + Cell(s) + "`"; }
+
+std::string Target(const GateReport& r) {
+  return r.target_context ? std::to_string(*r.target_context) + " tokens" : "the longest context measured";
+}
+
+}  // namespace
+
+std::string GateMarkdown(const GateReport& r) {
+  const int failed = r.failed();
+  std::string out = std::string("## kvaudit gate: ") + (failed ? "FAIL" : "PASS") + "\n\n";
+  out += "Policy " + Code(r.policy) + ", target context: " + Target(r) + "; " + std::to_string(failed) + " of " +
+         std::to_string(r.configs.size()) + " configurations fail.\n\n";
+  out += "| configuration | verdict | safe up to | first failure |\n|---|---|---|---|\n";
+  for (const ConfigVerdict& v : r.configs) {
+    const std::string first = v.first_failure ? Cell(v.cases[*v.first_failure].text) : "–";
+    out += "| " + Code(v.config) + " | " + (v.pass ? "**PASS**" : "**FAIL**") + " | " + Cell(SafeUpToText(v)) + " | " +
+           first + " |\n";
+  }
+  std::string failing;
+  for (const ConfigVerdict& v : r.configs) {
+    size_t n = 0;
+    for (const GateCase& c : v.cases) {
+      if (c.pass || n++ >= kFailuresShown) continue;
+      failing += "| " + Code(v.config) + " | " + Code(c.criterion) + " | " + Cell(c.scope) + " | " + GateNumber(c.measured) +
+                 " | " + GateNumber(c.threshold) + " | " + Cell(c.text) + " |\n";
+    }
+    if (n > kFailuresShown) {
+      failing += "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kFailuresShown) + " more failing cases |\n";
+    }
+  }
+  if (!failing.empty()) {
+    out += "\n### Failing cases\n\n| configuration | criterion | where | measured | threshold | detail |\n"
+           "|---|---|---|---|---|---|\n" + failing;
+  }
+  std::string not_judged;
+  for (const ConfigVerdict& v : r.configs) {
+    for (const std::string& n : v.not_judged) not_judged += "- " + Code(v.config) + ": " + Cell(n) + "\n";
+  }
+  if (!not_judged.empty()) out += "\n### Not judged\n\n" + not_judged;
+  out += "\nResults: ";
+  for (size_t i = 0; i < r.inputs.size(); ++i) out += (i ? ", " : "") + Code(r.inputs[i]);
+  return out + "\n";
+}
+
+}  // namespace kvaudit

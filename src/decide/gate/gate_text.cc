@@ -1,0 +1,82 @@
+#include "decide/gate/gate_text.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kvaudit {
+namespace {
+
+using nlohmann::json;
+
+// The terminal shows the first failures of each configuration; --json and --junit have them all.
+constexpr size_t kFailuresShown = 5;
+
+std::string Pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
+
+std::string Target(const GateReport& r) {
+  return r.target_context ? std::to_string(*r.target_context) + " tokens" : "the longest context measured";
+}
+
+json CaseJson(const GateCase& c) {
+  const bool fidelity = c.family.empty();
+  return {{"criterion", c.criterion}, {"scope", c.scope}, {"from", fidelity ? json(c.from) : json(nullptr)},
+          {"to", fidelity ? json(c.to) : json(nullptr)}, {"family", fidelity ? json(nullptr) : json(c.family)},
+          {"measure", c.measure}, {"measured", c.measured}, {"threshold", c.threshold}, {"pass", c.pass},
+          {"text", c.text}};
+}
+
+}  // namespace
+
+std::string GateVerdictText(const GateReport& r) {
+  size_t width = std::string("configuration").size();
+  for (const ConfigVerdict& v : r.configs) width = std::max(width, v.config.size());
+  std::string out = "kvaudit gate: policy " + r.policy + ", target context: " + Target(r) + "\nresults:";
+  for (const std::string& in : r.inputs) out += " " + in;
+  out += "\n\n" + Pad("configuration", width) + "  verdict  " + Pad("safe up to", 24) + "  first failure\n";
+  size_t cases = 0, failing = 0;
+  std::string failures, not_judged;
+  for (const ConfigVerdict& v : r.configs) {
+    const std::string first = v.first_failure ? v.cases[*v.first_failure].text : "-";
+    out += Pad(v.config, width) + "  " + (v.pass ? "PASS   " : "FAIL   ") + "  " + Pad(SafeUpToText(v), 24) + "  " + first + "\n";
+    size_t shown = 0, failing_here = 0;
+    for (const GateCase& c : v.cases) {
+      ++cases;
+      if (c.pass) continue;
+      ++failing, ++failing_here;
+      if (shown++ < kFailuresShown) failures += "  " + Pad(v.config, width) + "  " + c.text + "\n";
+    }
+    if (failing_here > kFailuresShown) {
+      failures += "  " + Pad(v.config, width) + "  ... and " + std::to_string(failing_here - kFailuresShown) +
+                  " more (--json or --junit lists every case)\n";
+    }
+    std::string joined;
+    for (const std::string& n : v.not_judged) joined += (joined.empty() ? "" : "; ") + n;
+    if (!joined.empty()) not_judged += "  " + Pad(v.config, width) + "  " + joined + "\n";
+  }
+  if (!failures.empty()) out += "\nfailing cases (" + std::to_string(failing) + "):\n" + failures;
+  if (!not_judged.empty()) out += "\nnot judged:\n" + not_judged;
+  const int failed = r.failed();
+  out += "\ngate: " + std::string(failed ? "FAIL" : "PASS") + ": " + std::to_string(failed) + " of " +
+         std::to_string(r.configs.size()) + " configurations fail (" + std::to_string(cases) + " cases, " +
+         std::to_string(failing) + " failing)\n";
+  return out;
+}
+
+json GateJson(const GateReport& r) {
+  json j = {{"policy", r.policy}, {"target_context", r.target_context ? json(*r.target_context) : json(nullptr)},
+            {"pass", r.failed() == 0}, {"failed", r.failed()}, {"inputs", r.inputs}};
+  j["configs"] = json::array();
+  for (const ConfigVerdict& v : r.configs) {
+    json cases = json::array();
+    for (const GateCase& c : v.cases) cases.push_back(CaseJson(c));
+    j["configs"].push_back(
+        {{"config", v.config}, {"verdict", v.pass ? "PASS" : "FAIL"},
+         {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
+         {"safe_up_to_is_all_measured", v.safe_up_to_is_all_measured}, {"fidelity_judged", v.judged_fidelity},
+         {"first_failure", v.first_failure ? CaseJson(v.cases[*v.first_failure]) : json(nullptr)},
+         {"not_judged", v.not_judged}, {"cases", std::move(cases)}});
+  }
+  return j;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,73 @@
+#include "decide/gate/junit.h"
+
+#include <algorithm>
+
+#include "tokenizer/utf8.h"
+
+namespace kvaudit {
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t pos = 0; pos < s.size();) {
+    const int32_t cp = NextCodepoint(s, &pos);
+    switch (cp) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // Invalid UTF-8 and the controls XML 1.0 cannot hold (not even as &#x1;) become U+FFFD.
+        const bool bad = cp < 0 || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+                         (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF || cp > 0x10FFFF;
+        AppendUtf8(bad ? 0xFFFD : static_cast<uint32_t>(cp), &out);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string Attr(const char* name, std::string_view value) {
+  return std::string(" ") + name + "=\"" + XmlEscape(value) + "\"";
+}
+
+int Failures(const ConfigVerdict& v) {
+  return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return !c.pass; }));
+}
+
+// A configuration whose cases are all skipped (no criterion applied) still gets its suite, so CI
+// shows it was there.
+std::string Suite(const ConfigVerdict& v) {
+  std::string out = "  <testsuite" + Attr("name", v.config) + Attr("tests", std::to_string(v.cases.size())) +
+                    Attr("failures", std::to_string(Failures(v))) + Attr("errors", "0") + Attr("skipped", "0") + ">\n";
+  out += "    <properties>\n      <property" + Attr("name", "safe_up_to") + Attr("value", SafeUpToText(v)) + "/>\n";
+  for (const std::string& n : v.not_judged) out += "      <property" + Attr("name", "not_judged") + Attr("value", n) + "/>\n";
+  out += "    </properties>\n";
+  for (const GateCase& c : v.cases) {
+    out += "    <testcase" + Attr("classname", "kvaudit.gate." + v.config) + Attr("name", c.criterion + " " + c.scope);
+    if (c.pass) {
+      out += "/>\n";
+      continue;
+    }
+    out += ">\n      <failure" + Attr("message", c.text) + Attr("type", "threshold") + ">" + XmlEscape(c.text) +
+           "</failure>\n    </testcase>\n";
+  }
+  return out + "  </testsuite>\n";
+}
+
+}  // namespace
+
+std::string GateJunitXml(const GateReport& report) {
+  size_t tests = 0;
+  int failures = 0;
+  for (const ConfigVerdict& v : report.configs) tests += v.cases.size(), failures += Failures(v);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites" + Attr("name", "kvaudit gate, policy " + report.policy) + Attr("tests", std::to_string(tests)) +
+         Attr("failures", std::to_string(failures)) + Attr("errors", "0") + ">\n";
+  for (const ConfigVerdict& v : report.configs) out += Suite(v);
+  return out + "</testsuites>\n";
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,33 @@
+// `kvaudit recommend`'s results.json (docs/results-schema.md "`kvaudit recommend` results") and
+// its terminal report: the verified points with their held-out numbers and verdicts, the
+// recommendation, the best uniform configuration, and each engine's settings for them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "decide/targets/engine_settings.h"
+#include "decide/recommend/recommend.h"
+
+namespace kvaudit {
+
+Expected<nlohmann::json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan);
+std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan);
+
+// One line per engine: its flags when it stores `engines`' spec exactly; otherwise why not, and the
+// first of its approximations (closest first) that this run verified and that passed, with the
+// settings for it; or, when every one verified failed, that none passes; or the closest one,
+// marked "not verified". verdicts: canonical spec -> pass, of every configuration this run judged.
+std::string EngineLines(const std::vector<EngineSettings>& engines, const std::string& indent,
+                        const std::map<std::string, bool>& verdicts, const ModelConfig& config, int target_ctx);
+// The verdicts of a recommendation's verified points, for EngineLines.
+std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r);
+
+// "per-layer", "first/last", "uniform" joined by commas; "engine approximation" for round 3.
+std::string ShapesText(const std::vector<MixShape>& shapes);
+// The verdict in one line: "PASS", or "FAIL: <first failing case>".
+std::string VerdictLine(const ConfigVerdict& v);
+
+}  // namespace kvaudit

@@ -1,0 +1,255 @@
+#include "decide/recommend/recommend_verify.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "decide/targets/engine_settings.h"
+#include "decide/gate/gate_inputs.h"
+#include "probe/session.h"
+#include "run/fingerprint.h"
+#include "run/run_dir.h"
+
+namespace kvaudit {
+namespace {
+
+std::string Canonical(const std::string& spec) {
+  auto p = CachePolicy::Parse(spec);
+  KV_CHECK_MSG(p.ok(), spec.c_str());
+  return p->spec();
+}
+
+// k indices evenly spaced over [lo, hi], hi first.
+std::vector<size_t> Spread(size_t lo, size_t hi, int k) {
+  std::vector<size_t> out;
+  if (k <= 1 || lo == hi) return {hi};
+  for (int i = 0; i < k; ++i) {
+    const size_t at = hi - ((hi - lo) * static_cast<size_t>(i) + static_cast<size_t>(k - 1) / 2) / static_cast<size_t>(k - 1);
+    if (std::find(out.begin(), out.end(), at) == out.end()) out.push_back(at);
+  }
+  return out;
+}
+
+struct Window {
+  std::optional<size_t> lo, hi;  // inclusive range of front indices to pick from
+};
+
+// Round 1: from the best point under the budget down to the fewest-bytes point predicted to pass.
+// Round 2: from the first point above the budget up to the first predicted to pass.
+Window RangeOf(const MixProblem& problem, const MixFront& front, uint64_t budget, std::optional<double> kld_max,
+               int round, const std::string& baseline) {
+  auto usable = [&](size_t i) { return Canonical(problem.Spec(front[i])) != baseline; };
+  auto predicted_pass = [&](size_t i) { return !kld_max || front[i].cost <= *kld_max; };
+  const BudgetFit fit = CheapestUnder(front, budget);
+  Window w;
+  if (round == 1) {
+    if (!fit.best) return w;
+    size_t hi = *fit.best;
+    while (!usable(hi)) {
+      if (hi == 0) return w;
+      --hi;
+    }
+    size_t lo = hi;
+    if (kld_max) {
+      for (size_t i = 0; i <= hi; ++i) {
+        if (predicted_pass(i)) { lo = i; break; }
+      }
+    } else {
+      lo = 0;
+    }
+    w.lo = lo, w.hi = hi;
+    return w;
+  }
+  size_t lo = fit.n_within, hi = front.size();
+  for (size_t i = lo; i < front.size(); ++i) {
+    if (!usable(i)) break;
+    hi = i;
+    if (predicted_pass(i)) break;
+  }
+  if (hi == front.size()) return w;
+  w.lo = lo, w.hi = hi;
+  return w;
+}
+
+void Add(const MixProblem& problem, const MixPoint& p, MixShape shape, uint64_t budget, int round,
+         std::vector<VerifiedPoint>* out) {
+  const std::string spec = Canonical(problem.Spec(p));
+  for (VerifiedPoint& v : *out) {
+    if (v.spec != spec) continue;
+    if (std::find(v.shapes.begin(), v.shapes.end(), shape) == v.shapes.end()) v.shapes.push_back(shape);
+    return;
+  }
+  VerifiedPoint v;
+  v.spec = spec, v.shapes = {shape}, v.bytes_per_token = p.bytes_per_token, v.predicted_kld = p.cost;
+  v.within_budget = p.bytes_per_token <= budget, v.round = round;
+  out->push_back(std::move(v));
+}
+
+}  // namespace
+
+ShapedFronts SearchFronts(const MixProblem& problem) {
+  ShapedFronts out;
+  out.push_back({MixShape::kPerLayer, SearchFront(problem, MixShape::kPerLayer)});
+  bool all_share = true;
+  const Part& k0 = problem.part(0, 'k');
+  const Part& v0 = problem.part(0, 'v');
+  for (int l = 0; l < problem.n_layers() && all_share; ++l) {
+    for (size_t k = 0; k < k0.choices.size() && all_share; ++k) {
+      for (size_t v = 0; v < v0.choices.size() && all_share; ++v) {
+        all_share = problem.Compatible(l, static_cast<int>(k), static_cast<int>(v));
+      }
+    }
+  }
+  if (all_share) out.push_back({MixShape::kFirstLast, SearchFront(problem, MixShape::kFirstLast)});
+  out.push_back({MixShape::kUniform, SearchFront(problem, MixShape::kUniform)});
+  return out;
+}
+
+std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedFronts& fronts, uint64_t budget,
+                                        std::optional<double> kld_max, int per_layer_points, int round,
+                                        const std::string& baseline_spec) {
+  const std::string baseline = Canonical(baseline_spec);
+  std::vector<VerifiedPoint> out;
+  for (const auto& [shape, front] : fronts) {
+    if (front.empty()) continue;
+    const Window w = RangeOf(problem, front, budget, kld_max, round, baseline);
+    if (!w.hi) continue;
+    const int k = shape == MixShape::kPerLayer ? per_layer_points : shape == MixShape::kUniform ? 2 : 1;
+    std::vector<size_t> picks;
+    if (shape == MixShape::kPerLayer || round == 2) {
+      picks = Spread(*w.lo, *w.hi, k);
+    } else {  // under the budget, uniform and first/last: the best points that fit
+      for (size_t i = 0; i < static_cast<size_t>(k) && i <= *w.hi; ++i) picks.push_back(*w.hi - i);
+    }
+    for (size_t i : picks) Add(problem, front[i], shape, budget, round, &out);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const VerifiedPoint& a, const VerifiedPoint& b) { return a.bytes_per_token > b.bytes_per_token; });
+  return out;
+}
+
+std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& specs,
+                                                const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
+                                                int target_ctx, const std::string& baseline_spec) {
+  const std::string baseline = Canonical(baseline_spec);
+  std::vector<VerifiedPoint> out;
+  auto known = [&](const std::string& spec) {
+    auto same = [&](const VerifiedPoint& p) { return p.spec == spec; };
+    return spec == baseline || std::any_of(verified.begin(), verified.end(), same) ||
+           std::any_of(out.begin(), out.end(), same);
+  };
+  for (const std::string& spec : specs) {
+    auto policy = CachePolicy::Parse(spec);
+    if (!policy) continue;
+    auto engines = SettingsFor(*policy, config, target_ctx);
+    if (!engines) continue;
+    for (const EngineSettings& e : *engines) {
+      for (const std::string& a : e.exact ? std::vector<std::string>{} : e.approximations) {
+        const std::string c = Canonical(a);
+        if (known(c)) continue;
+        VerifiedPoint v;
+        v.spec = c, v.round = 3, v.predicted_kld = std::numeric_limits<double>::quiet_NaN();
+        out.push_back(std::move(v));
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Where a round's eval and probe run, and as which shard (none: the whole run).
+struct RoundPlace {
+  std::string base;
+  bool restart = false;
+  ShardSpec shard;
+};
+
+ProbeOptions VerifyProbeOptions(const RecommendPlan& plan, const std::vector<std::string>& specs, const std::string& base,
+                                const RoundPlace& place) {
+  const RecommendOptions& o = plan.options;
+  ProbeOptions p;
+  p.model = o.model, p.threads = o.threads, p.kv = {plan.sensitivity.eval.info.baseline_spec, specs, o.kv.kv_calib};
+  p.families = plan.probe_families, p.lengths = plan.probe_lengths, p.n = o.probe_n;
+  p.custom = o.custom, p.data = o.data, p.out = SubDir(base, "probe"), p.restart = place.restart, p.shard = place.shard;
+  return p;
+}
+
+// Unsharded: DIR/<dir>. A shard: MERGED/<dir> when merged there (resumed wholly), else its own part
+// under DIR/<dir>, announced through before_compute.
+Expected<RoundPlace> PlaceRound(const RecommendPlan& plan, const std::string& dir, VerifyShard* shard) {
+  const RecommendOptions& o = plan.options;
+  if (!shard) return RoundPlace{SubDir(o.out, dir), o.restart, {}};
+  const std::string merged = SubDir(shard->merged, dir);
+  const bool probes = !plan.probe_families.empty();
+  if (!shard->merged.empty() && HasCompleteResults(SubDir(merged, "eval")) &&
+      (!probes || HasCompleteResults(SubDir(merged, "probe")))) {
+    return RoundPlace{merged, false, {}};
+  }
+  shard->stopped = true;
+  shard->stages = {dir + "/eval"};
+  if (probes) shard->stages.push_back(dir + "/probe");
+  KV_RETURN_IF_ERROR(shard->before_compute({shard->stages, true}));
+  return RoundPlace{SubDir(o.out, dir), o.restart, shard->shard};
+}
+
+}  // namespace
+
+Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir, VerifyShard* shard) {
+  const RecommendOptions& o = plan.options;
+  std::vector<std::string> specs;
+  std::string joined;
+  for (const VerifiedPoint& p : *points) specs.push_back(p.spec), joined += p.spec + "\n";
+  const std::string round = std::to_string(points->empty() ? 1 : points->front().round);
+  *dir = "verify-" + round + "-" + HexHash(HashBytes(joined.data(), joined.size(), 0x7265636f)).substr(0, 8);
+  KV_ASSIGN_OR_RETURN(const RoundPlace place, PlaceRound(plan, *dir, shard));
+  const std::string& base = place.base;
+  const std::string baseline = plan.sensitivity.eval.info.baseline_spec;
+
+  EvalOptions e;
+  e.model = o.model, e.threads = o.threads, e.data = o.data, e.ctx = o.ctx;
+  e.kv = {baseline, specs, o.kv.kv_calib};
+  e.windows = o.windows, e.first_window = o.verify_first_window, e.attn_samples = 0;
+  e.out = SubDir(base, "eval"), e.restart = place.restart, e.shard = place.shard;
+  Engine& engine = plan.sensitivity.eval.engine;
+  auto eval_plan = EvalPlan::FromWindows(std::move(e), std::move(engine), plan.all_windows);
+  if (!eval_plan) return eval_plan.error();
+  auto eval = EvalSession(*eval_plan).Run();
+  engine = std::move(eval_plan->engine);  // handed back for the next round
+  if (!eval) return eval.error();
+  if (place.shard.on()) {  // this shard's part of the round: its eval windows, its probe units; no verdicts
+    shard->windows = eval->shard_windows;
+    if (plan.probe_families.empty()) return Status::Ok();
+    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, base, place)));
+    KV_ASSIGN_OR_RETURN(const ProbeSessionResult probe, ProbeSession(probe_plan).Run());
+    shard->probe_units = static_cast<int>(probe.probes.size() + probe.variance.size() + probe.drift.size());
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < points->size(); ++i) {
+    VerifiedPoint& p = (*points)[i];
+    p.held_out = eval->configs[i];
+    if (p.round == 3) {  // not from a front: its bytes are the eval's (the same accounting)
+      p.bytes_per_token = p.held_out->bytes_per_token;
+      p.within_budget = p.bytes_per_token <= plan.budget_bytes_per_token;
+    }
+  }
+
+  std::vector<std::string> judged = {SubDir(base, "eval")};
+  if (!plan.probe_families.empty()) {
+    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, base, place)));
+    auto probe = ProbeSession(probe_plan).Run();
+    if (!probe) return probe.error();
+    judged.push_back(SubDir(base, "probe"));
+  }
+
+  KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs(judged));
+  KV_ASSIGN_OR_RETURN(const GateReport report, EvaluateGate(plan.policy, inputs));
+  for (VerifiedPoint& point : *points) {
+    auto it = std::find_if(report.configs.begin(), report.configs.end(),
+                           [&](const ConfigVerdict& v) { return v.config == point.spec; });
+    KV_CHECK_MSG(it != report.configs.end(), point.spec.c_str());
+    point.verdict = *it;
+  }
+  return Status::Ok();
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,138 @@
+#include "decide/targets/engine_settings.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "decide/targets/engines.h"
+
+namespace kvaudit {
+namespace {
+
+constexpr std::array<InferenceEngine, 7> kEngines = {InferenceEngine::kLlamaCpp, InferenceEngine::kIkLlamaCpp, InferenceEngine::kOllama, InferenceEngine::kVllm,
+                                            InferenceEngine::kSglang,   InferenceEngine::kTensorRtLlm, InferenceEngine::kTransformers};
+
+// At most this many approximations: the caller verifies each end to end.
+constexpr size_t kMaxApproximations = 4;
+
+const EngineImpl& ImplOf(InferenceEngine e) {
+  switch (e) {
+    case InferenceEngine::kLlamaCpp: return LlamaCppEngine();
+    case InferenceEngine::kIkLlamaCpp: return IkLlamaCppEngine();
+    case InferenceEngine::kOllama: return OllamaEngine();
+    case InferenceEngine::kVllm: return VllmEngine();
+    case InferenceEngine::kSglang: return SglangEngine();
+    case InferenceEngine::kTensorRtLlm: return TensorRtLlmEngine();
+    case InferenceEngine::kTransformers: return TransformersEngine();
+  }
+  KV_CHECK_MSG(false, "unknown engine");
+  return LlamaCppEngine();
+}
+
+// A candidate spec the engine runs exactly, as its view; nullopt when it is not valid for the
+// model or the engine would not run it as written.
+std::optional<PolicyView> ExactCandidate(const EngineImpl& impl, const std::string& spec, const ModelConfig& c) {
+  auto policy = CachePolicy::Parse(spec);
+  if (!policy || !policy->Validate(c, /*have_calibration=*/true).ok()) return std::nullopt;
+  PolicyView view = PolicyView::Of(*policy, c);
+  if (!impl.analyze(view, c).empty()) return std::nullopt;
+  return view;
+}
+
+}  // namespace
+
+std::span<const InferenceEngine> AllEngines() { return kEngines; }
+
+std::string_view EngineName(InferenceEngine e) {
+  switch (e) {
+    case InferenceEngine::kLlamaCpp: return "llama.cpp";
+    case InferenceEngine::kIkLlamaCpp: return "ik_llama.cpp";
+    case InferenceEngine::kOllama: return "ollama";
+    case InferenceEngine::kVllm: return "vLLM";
+    case InferenceEngine::kSglang: return "SGLang";
+    case InferenceEngine::kTensorRtLlm: return "TensorRT-LLM";
+    case InferenceEngine::kTransformers: return "transformers";
+  }
+  return "?";
+}
+
+std::string ProtectionReason(const PolicyView& view) {
+  const std::string p = view.KvauditOnlyProtections();
+  if (p.empty()) return "";
+  return p + ": sinks, recent windows, outlier channels and pre-RoPE keys are kvaudit protections no engine has";
+}
+
+std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
+                                      bool per_layer, const std::string& extra) {
+  const int hd = view.head_dim;
+  auto map = [&](LayerKv l) { return LayerKv{Nearest(l.k, have, hd), Nearest(l.v, have, hd)}; };
+  // One format for both tensors: the more precise of the two first (keys matter more, and it never
+  // stores a tensor below the spec), then the other.
+  auto unified = [&](LayerKv l) {
+    const KvFormat hi = DefaultBits(l.k, hd) >= DefaultBits(l.v, hd) ? l.k : l.v;
+    const KvFormat lo = hi == l.k ? l.v : l.k;
+    return std::vector<LayerKv>{{hi, hi}, {lo, lo}};
+  };
+  // The extra keys (scales, rotation, groups) only mean something where a tensor is quantized.
+  auto quantized = [](const LayerKv& l) { return !IsFullPrecision(l.k) || !IsFullPrecision(l.v); };
+  auto pair_spec = [&](const LayerKv& l) { return PairSpec(l, quantized(l) ? extra : ""); };
+  std::vector<std::string> out;
+  if (per_layer) {
+    std::vector<LayerKv> layers;
+    for (const LayerKv& l : view.layers) layers.push_back(same_kv ? unified(map(l)).front() : map(l));
+    const bool any = std::any_of(layers.begin(), layers.end(), quantized);
+    out.push_back(LayeredSpec(layers, any ? extra : ""));
+  }
+  for (const LayerKv& pair : UniformStandIns(view)) {
+    const LayerKv m = map(pair);
+    if (!same_kv) {
+      out.push_back(pair_spec(m));
+      continue;
+    }
+    for (const LayerKv& u : unified(m)) out.push_back(pair_spec(u));
+  }
+  out.push_back(PairSpec({KvFormat::kF16, KvFormat::kF16}));
+  return out;
+}
+
+EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config, int target_ctx) {
+  const EngineImpl& impl = ImplOf(engine);
+  const PolicyView view = PolicyView::Of(policy, config);
+  EngineSettings out;
+  out.engine = engine;
+  const std::vector<std::string> reasons = impl.analyze(view, config);
+  if (reasons.empty()) {
+    out.exact = true;
+    out.settings_for = view.spec;
+    impl.render(view, config, target_ctx, out);
+    return out;
+  }
+  out.why_not = reasons.front();
+  std::optional<PolicyView> first;
+  for (const std::string& spec : impl.candidates(view, config)) {
+    if (out.approximations.size() == kMaxApproximations) break;
+    std::optional<PolicyView> cv = ExactCandidate(impl, spec, config);
+    if (!cv || cv->spec == view.spec) continue;
+    if (std::find(out.approximations.begin(), out.approximations.end(), cv->spec) != out.approximations.end()) continue;
+    out.approximations.push_back(cv->spec);
+    if (!first) first = std::move(cv);
+  }
+  if (first) {
+    out.settings_for = first->spec;
+    impl.render(*first, config, target_ctx, out);
+  }
+  return out;
+}
+
+Expected<std::vector<EngineSettings>> SettingsFor(const CachePolicy& policy, const ModelConfig& config,
+                                                  int target_ctx) {
+  if (target_ctx < 1) {
+    return BadInput("deploy: target context " + std::to_string(target_ctx) + " tokens; hint: pass --ctx N with N >= 1");
+  }
+  KV_RETURN_IF_ERROR(policy.Validate(config, /*have_calibration=*/true));
+  std::vector<EngineSettings> out;
+  for (InferenceEngine e : AllEngines()) out.push_back(SettingsForEngine(e, policy, config, target_ctx));
+  return out;
+}
+
+}  // namespace kvaudit

@@ -1,0 +1,53 @@
+// How a kvaudit cache configuration runs in each inference engine:
+// whether the engine can store exactly what the spec measured, the settings that realise it (or
+// the closest configurations it can run), and the KV memory those settings take for this model in
+// the engine's own layout. Every flag and its source: docs/deployment.md.
+//
+// Candidates only: `recommend` verifies approximations end to end; nothing here claims that any
+// of them passes a policy.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "decide/targets/kv_memory.h"
+#include "kv/policy/cache_policy.h"
+#include "model/config.h"
+
+namespace kvaudit {
+
+enum class InferenceEngine { kLlamaCpp, kIkLlamaCpp, kOllama, kVllm, kSglang, kTensorRtLlm, kTransformers };
+
+std::span<const InferenceEngine> AllEngines();  // in the order above
+std::string_view EngineName(InferenceEngine e);  // "llama.cpp", "ik_llama.cpp", "ollama", "vLLM", ...
+
+struct EngineSettings {
+  InferenceEngine engine = InferenceEngine::kLlamaCpp;
+  bool exact = false;                        // the engine stores the same formats for the same tensors
+                                             // with the same protections
+  std::string why_not;                       // one line; empty when exact
+  std::vector<std::string> approximations;   // specs the engine runs exactly, closest first (when !exact)
+  std::string settings_for;                  // the spec the settings below realise: the input spec when
+                                             // exact, else approximations[0] ("" if none)
+  std::vector<std::string> flags;            // flags, NAME=value environment lines, or API arguments
+  std::string command_example;
+  std::string measure_spec;                  // the kvaudit spec that measures what these settings run
+                                             // (llama.cpp and ollama: its engine=llama.cpp emulation)
+  std::vector<std::string> notes;            // rotation, scales, version caveats
+  std::string applies_to;                    // the version/commit the settings are cited at
+  KvMemory memory;                           // of settings_for, in this engine's layout
+};
+
+// Every engine of AllEngines() for one configuration. Errors (exit 2): a spec the model cannot
+// take (CachePolicy::Validate, without the calibration requirement: nothing is computed here), or
+// target_ctx < 1.
+Expected<std::vector<EngineSettings>> SettingsFor(const CachePolicy& policy, const ModelConfig& config,
+                                                  int target_ctx);
+// One engine; the policy must already be valid for the model.
+EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config,
+                                 int target_ctx);
+
+}  // namespace kvaudit

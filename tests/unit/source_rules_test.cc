@@ -1,0 +1,105 @@
+// Rules of the source tree that a compiler does not check, read from every file of src/ (and, for
+// comments, tests/, bench/ and tools/):
+//  - no Expected read without a check: a parse or load dereferenced where it is called
+//    (`*CachePolicy::Parse(spec)`, `ParseX(...).value()`) turns a bad input into an internal
+//    error instead of the one-line exit 2 the caller owes the user;
+//  - no issue-tracker references in comments ("issue 5", "scope 3"): the tracker is not in the
+//    repository, so a comment says the reason or names the doc section instead.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/fixtures.h"
+
+namespace kvaudit::testing {
+namespace {
+
+struct Finding {
+  std::string where;  // path:line
+  std::string line;
+};
+
+// An Expected-returning factory read in place: `*X::ParseY(`, `*ParseY(`, or `...Parse(...).value()`
+// / `->` on the same call. Names: Parse*, Load*, Make*, From* (the project's fallible factories).
+const std::regex& UncheckedRead() {
+  static const std::regex r(
+      R"((\*\s*([A-Z]\w*::)?(Parse|Load|Make|From)\w*\()|(\b([A-Z]\w*::)?(Parse|Load)\w*\([^()]*\)\s*(\.value\(\)|->)))");
+  return r;
+}
+
+// A tracker reference inside a // comment (toml++'s upstream bug numbers are named as such).
+const std::regex& TrackerReference() {
+  static const std::regex r(R"(//.*\b([Ii]ssues? \d+|[Ss]cope \d+)\b)");
+  return r;
+}
+
+std::vector<Finding> Scan(const std::string& name, const std::string& text, const std::regex& rule) {
+  std::vector<Finding> out;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    if (line.find("upstream") != std::string::npos || line.find("toml++ issue") != std::string::npos) continue;
+    if (std::regex_search(line, rule)) out.push_back({name + ":" + std::to_string(n), line});
+  }
+  return out;
+}
+
+std::vector<Finding> ScanTree(const std::vector<std::string>& dirs, const std::regex& rule) {
+  std::vector<Finding> out;
+  for (const std::string& d : dirs) {
+    const std::filesystem::path root = RepoDir() / d;
+    EXPECT_TRUE(std::filesystem::is_directory(root)) << root;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cc")) continue;
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string rel = std::filesystem::relative(e.path(), RepoDir()).generic_string();
+      if (rel == "tests/unit/source_rules_test.cc") continue;  // its own examples
+      for (Finding& f : Scan(rel, text.str(), rule)) out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+std::string Describe(const std::vector<Finding>& fs) {
+  std::string s;
+  for (const Finding& f : fs) s += f.where + ": " + f.line + "\n";
+  return s;
+}
+
+TEST(SourceRules, TheRulesCatchWhatTheyAreFor) {
+  const std::regex& u = UncheckedRead();
+  EXPECT_EQ(Scan("a.cc", "  const CachePolicy p = *CachePolicy::Parse(spec);", u).size(), 1u);
+  EXPECT_EQ(Scan("a.cc", "  f(*ParseBudget(text));", u).size(), 1u);
+  EXPECT_EQ(Scan("a.cc", "  auto x = CachePolicy::Parse(spec).value();", u).size(), 1u);
+  EXPECT_EQ(Scan("a.cc", "  n = LoadPolicy(name)->thresholds.size();", u).size(), 1u);
+  EXPECT_TRUE(Scan("a.cc", "  KV_ASSIGN_OR_RETURN(const CachePolicy p, CachePolicy::Parse(spec));", u).empty());
+  EXPECT_TRUE(Scan("a.cc", "  auto p = CachePolicy::Parse(spec);\n  if (!p) return p.error();", u).empty());
+
+  const std::regex& t = TrackerReference();
+  EXPECT_EQ(Scan("a.h", "// Storage follows use (issue 10): nothing", t).size(), 1u);
+  EXPECT_EQ(Scan("a.h", "  int x;  // see scope 4", t).size(), 1u);
+  EXPECT_TRUE(Scan("a.h", "// Storage follows use (docs/architecture.md \"Cache memory\")", t).empty());
+  EXPECT_TRUE(Scan("a.h", "// upstream marzer/tomlplusplus issues 190 and 295", t).empty());
+}
+
+TEST(SourceRules, NoExpectedIsReadWithoutACheck) {
+  const std::vector<Finding> f = ScanTree({"src"}, UncheckedRead());
+  EXPECT_TRUE(f.empty()) << "an Expected read where it is made (check ok() or use KV_ASSIGN_OR_RETURN):\n"
+                         << Describe(f);
+}
+
+TEST(SourceRules, NoCommentNamesTheIssueTracker) {
+  const std::vector<Finding> f = ScanTree({"src", "tests", "bench", "tools"}, TrackerReference());
+  EXPECT_TRUE(f.empty()) << "comments that cite the tracker (say the reason or the doc section):\n" << Describe(f);
+}
+
+}  // namespace
+}  // namespace kvaudit::testing
