@@ -32,7 +32,7 @@
 #include "ops/aligned_buffer.h"
 
 #define KVAUDIT_ISA_SELF "../../bench/attention_bench.cc"  // from src/base/isa_passes.h
-#include "base/isa_passes.h"  // StreamSumPart / FmaChains below, once per kernel path
+#include "base/isa_passes.h"                               // StreamSumPart / FmaChains below, once per kernel path
 
 namespace kvaudit {
 namespace {
@@ -96,9 +96,7 @@ float StreamSum(const float* buf, int64_t n, ThreadPool& pool) {
 double FmaPeak(int64_t iters, ThreadPool& pool) {
   std::vector<float> part(pool.size() * 16, 0.0f);
   const double t0 = Now();
-  pool.RunOnAll([&](int t) {
-    part[t * 16] = FmaChains(iters, t);
-  });
+  pool.RunOnAll([&](int t) { part[t * 16] = FmaChains(iters, t); });
   const double dt = Now() - t0;
   volatile float sink = part[0];
   (void)sink;
@@ -121,8 +119,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs;
   for (int i = 3; i < argc; ++i) specs.push_back(argv[i]);
   if (specs.empty()) {
-    for (const char* f : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "iq4_nl", "fp8_e4m3", "int4", "kivi2",
-                          "kivi4"}) {
+    for (const char* f :
+         {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "iq4_nl", "fp8_e4m3", "int4", "kivi2", "kivi4"}) {
       specs.push_back(std::string("kv=") + f);
     }
     specs.push_back("k=q4_0,v=q4_0,engine=llama.cpp");
@@ -204,15 +202,18 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("Llama-3-8B attention shape (32 heads, 8 KV heads, head_dim 128), 1 layer, decode at depth %d, "
-              "median of %d\n", depth, reps);
+  std::printf(
+      "Llama-3-8B attention shape (32 heads, 8 KV heads, head_dim 128), 1 layer, decode at depth %d, "
+      "median of %d\n",
+      depth, reps);
   double bw[2];
   const double bw_cpu = bw_floats * 4.0 / Median(bw_cpu1) / 1e9;
   std::printf("streaming read, 1 thread, by CPU time: %.1f GB/s\n", bw_cpu);
   for (int t = 0; t < 2; ++t) {
     bw[t] = bw_floats * 4.0 / Median(bw_secs[t]) / 1e9;
     std::printf("streaming read, %d thread%s: %.1f GB/s  [", t + 1, t ? "s" : "", bw[t]);
-    for (size_t i = 0; i < bw_secs[t].size(); ++i) std::printf("%s%.1f", i ? " " : "", bw_floats * 4.0 / bw_secs[t][i] / 1e9);
+    for (size_t i = 0; i < bw_secs[t].size(); ++i)
+      std::printf("%s%.1f", i ? " " : "", bw_floats * 4.0 / bw_secs[t][i] / 1e9);
     std::printf("]\n");
   }
   // fp32 arithmetic floor of one decode step at this shape: 2 · n_heads · n_keys · head_dim / 16 FMAs.
@@ -228,7 +229,9 @@ int main(int argc, char** argv) {
   for (const Entry& e : entries) {
     if (e.spec == "kv=f16") f16 = &e;
   }
-  std::printf("\n| format | MB read | 1T CPU ms | 1T CPU GB/s | %% of bw | f16/x | 1T ms | 1T GB/s | %%bw | f16/x | 2T ms | 2T GB/s | %%bw | f16/x |\n");
+  std::printf(
+      "\n| format | MB read | 1T CPU ms | 1T CPU GB/s | %% of bw | f16/x | 1T ms | 1T GB/s | %%bw | f16/x | 2T ms | 2T "
+      "GB/s | %%bw | f16/x |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Entry& e : entries) {
     const double mc = Median(e.cpu1), gc = e.bytes / mc / 1e9;

@@ -23,7 +23,10 @@ double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 // Byte offsets of a block's f16 fields (ggml-common.h block structs).
 std::vector<int> ScaleOffsets(WeightType t) {
   switch (t) {
-    case WeightType::kQ4_1: case WeightType::kQ5_1: case WeightType::kQ4_K: case WeightType::kQ5_K: return {0, 2};
+    case WeightType::kQ4_1:
+    case WeightType::kQ5_1:
+    case WeightType::kQ4_K:
+    case WeightType::kQ5_K: return {0, 2};
     case WeightType::kQ2_K: return {80, 82};
     case WeightType::kQ3_K: return {108};
     case WeightType::kQ6_K: return {208};
@@ -38,11 +41,14 @@ std::vector<uint8_t> RandomBlocks(WeightType t, size_t n_blocks, uint32_t seed) 
   std::vector<uint8_t> b(n_blocks * bb);
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
   for (auto& x : b) {
-    s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
     x = static_cast<uint8_t>(s);
   }
   for (size_t i = 0; i < n_blocks; ++i) {
-    for (const int off : ScaleOffsets(t)) b[i * bb + static_cast<size_t>(off) + 1] = static_cast<uint8_t>(0x20 | (b[i * bb + off + 1] & 0x83));
+    for (const int off : ScaleOffsets(t))
+      b[i * bb + static_cast<size_t>(off) + 1] = static_cast<uint8_t>(0x20 | (b[i * bb + off + 1] & 0x83));
   }
   return b;
 }
@@ -54,15 +60,19 @@ int main(int argc, char** argv) {
   const int64_t rows = argc > 2 ? std::atoll(argv[2]) : 256;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 20;
   std::printf("path: %s; cols %lld, rows %lld, reps %d\n",
-              Avx512Kernels() ? "AVX-512" : Avx2MatmulKernels() ? "AVX2" : "scalar (no twin)",
+              Avx512Kernels()       ? "AVX-512"
+              : Avx2MatmulKernels() ? "AVX2"
+                                    : "scalar (no twin)",
               static_cast<long long>(cols), static_cast<long long>(rows), reps);
-  std::printf("%-8s %12s %12s %12s %12s %8s\n", "type", "ref ns/elt", "simd ns/elt", "ref GB/s", "simd GB/s", "speedup");
+  std::printf("%-8s %12s %12s %12s %12s %8s\n", "type", "ref ns/elt", "simd ns/elt", "ref GB/s", "simd GB/s",
+              "speedup");
   std::vector<float> out(static_cast<size_t>(cols));  // [cols]
   for (int ti = 0; ti < kNumWeightTypes; ++ti) {
     const auto t = static_cast<WeightType>(ti);
     if (!IsBlockType(t) || cols % GetWeightTypeInfo(t).block_elems != 0) continue;
     const size_t row_bytes = WeightRowBytes(t, cols);
-    const std::vector<uint8_t> w = RandomBlocks(t, row_bytes / GetWeightTypeInfo(t).block_bytes * rows, 17u + ti);  // [rows, row_bytes]
+    const std::vector<uint8_t> w =
+        RandomBlocks(t, row_bytes / GetWeightTypeInfo(t).block_bytes * rows, 17u + ti);  // [rows, row_bytes]
     double best[2] = {1e30, 1e30};
     float sink = 0;
     for (int r = 0; r < reps; ++r) {
@@ -70,8 +80,10 @@ int main(int argc, char** argv) {
         const double t0 = Now();
         for (int64_t i = 0; i < rows; ++i) {
           const uint8_t* src = w.data() + static_cast<size_t>(i) * row_bytes;
-          if (path == 0) DequantizeBlocksRef(t, src, out.data(), cols);
-          else DequantizeBlocks(t, src, out.data(), cols);
+          if (path == 0)
+            DequantizeBlocksRef(t, src, out.data(), cols);
+          else
+            DequantizeBlocks(t, src, out.data(), cols);
           sink += out[static_cast<size_t>(i % cols)];
         }
         best[path] = std::min(best[path], Now() - t0);

@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
     const int start = rep < 0 ? depth : depth + 1 + rep * n_tok, n = rep < 0 ? 1 : n_tok;
     for (Run& r : runs) {
       const double t0 = Now();
-      for (int i = 0; i < n; ++i) r.fwd->Run(std::span<const int32_t>(&ids[start + i], 1), start + i, logits.data(), false);
+      for (int i = 0; i < n; ++i)
+        r.fwd->Run(std::span<const int32_t>(&ids[start + i], 1), start + i, logits.data(), false);
       if (rep >= 0) r.tps.push_back(n / (Now() - t0));
     }
   }

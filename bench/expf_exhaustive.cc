@@ -58,10 +58,11 @@ int main(int argc, char** argv) {
     }
   }
   const kvaudit::Isa isa = kvaudit::ActiveIsa();
-  std::printf("path %s: patterns [0x%" PRIx64 ", 0x%" PRIx64 "): %" PRIu64 " mismatches; self-check %s; "
+  std::printf("path %s: patterns [0x%" PRIx64 ", 0x%" PRIx64 "): %" PRIu64
+              " mismatches; self-check %s; "
               "simd %.2f s, libm %.2f s (thread-seconds)\n",
               kvaudit::IsaName(isa), lo, hi, total,
-              isa == kvaudit::Isa::kPortable              ? "none (no SIMD kernel on this path)"
+              isa == kvaudit::Isa::kPortable        ? "none (no SIMD kernel on this path)"
               : kvaudit::llamacpp::ExpBatchIsSimd() ? "passed"
                                                     : "FAILED",
               ts, tl);

@@ -20,7 +20,10 @@ using namespace kvaudit;
 
 namespace {
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-double Median(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,7 +71,8 @@ int main(int argc, char** argv) {
       cache->Reset();
       fwd.Run(std::span<const int32_t>(ids.data(), depth), 0, logits.data(), false);
       t = Now();
-      for (int i = 0; i < n_decode; ++i) fwd.Run(std::span<const int32_t>(&ids[depth + i], 1), depth + i, logits.data(), false);
+      for (int i = 0; i < n_decode; ++i)
+        fwd.Run(std::span<const int32_t>(&ids[depth + i], 1), depth + i, logits.data(), false);
       tgd.push_back(n_decode / (Now() - t));
     }
   }
@@ -77,9 +81,11 @@ int main(int argc, char** argv) {
     for (double x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x + 0.5));
     return s;
   };
-  std::printf("model %s (weights %s), %d threads, f32 KV cache, median of %d\n", path.c_str(), (*model)->weights().storage_summary().c_str(), threads, reps);
+  std::printf("model %s (weights %s), %d threads, f32 KV cache, median of %d\n", path.c_str(),
+              (*model)->weights().storage_summary().c_str(), threads, reps);
   if (do_pp) std::printf("prefill %d tokens: %.0f tokens/s  [%s]\n", n_prefill, Median(pp), all(pp).c_str());
-  if (do_tg0) std::printf("decode %d tokens at depth 0: %.0f tokens/s  [%s]\n", n_decode, Median(tg0), all(tg0).c_str());
+  if (do_tg0)
+    std::printf("decode %d tokens at depth 0: %.0f tokens/s  [%s]\n", n_decode, Median(tg0), all(tg0).c_str());
   if (do_tgd) {
     std::printf("decode %d tokens at depth %d: %.0f tokens/s  [%s]\n", n_decode, depth, Median(tgd), all(tgd).c_str());
   }

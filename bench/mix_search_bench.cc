@@ -94,10 +94,11 @@ void Run(const char* name, bool random_bytes, int reps, uint64_t seed) {
     const MixPoint& mid = front[front.size() / 2];
     std::string spec;
     const double render = TimeMedian(reps, [&] { spec = m.Spec(mid); });
-    std::printf("%-8s %-10s %9.2f ms  front %6zu points  (%llu..%llu B/token)  spec of the middle point %.2f ms, %zu chars\n",
-                name, std::string(MixShapeName(shape)).c_str(), t * 1e3, front.size(),
-                static_cast<unsigned long long>(front.front().bytes_per_token),
-                static_cast<unsigned long long>(front.back().bytes_per_token), render * 1e3, spec.size());
+    std::printf(
+        "%-8s %-10s %9.2f ms  front %6zu points  (%llu..%llu B/token)  spec of the middle point %.2f ms, %zu chars\n",
+        name, std::string(MixShapeName(shape)).c_str(), t * 1e3, front.size(),
+        static_cast<unsigned long long>(front.front().bytes_per_token),
+        static_cast<unsigned long long>(front.back().bytes_per_token), render * 1e3, spec.size());
   }
 }
 

@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
   const int threads = argc > 3 ? std::max(1, std::atoi(argv[3])) : 2;
   std::vector<std::string> specs;
   for (int i = 4; i < argc; ++i) specs.push_back(argv[i]);
-  if (specs.empty()) specs = {"k=q8_0,v=q8_0", "k=q8_0,v=q8_0,engine=llama.cpp", "k=q4_0,v=q4_0",
-                              "k=q4_0,v=q4_0,engine=llama.cpp"};
+  if (specs.empty())
+    specs = {"k=q8_0,v=q8_0", "k=q8_0,v=q8_0,engine=llama.cpp", "k=q4_0,v=q4_0", "k=q4_0,v=q4_0,engine=llama.cpp"};
   ModelConfig c;
   c.arch = Arch::kLlama;
   c.n_layers = 1;
@@ -39,8 +39,7 @@ int main(int argc, char** argv) {
   c.max_ctx = ctx;
   constexpr int kChunk = 512;
   const int qw = c.n_heads * c.head_dim, kw = c.n_kv_heads * c.head_dim;
-  std::vector<float> q(static_cast<size_t>(ctx) * qw), k(static_cast<size_t>(ctx) * kw), v(k.size()),
-      out(q.size());
+  std::vector<float> q(static_cast<size_t>(ctx) * qw), k(static_cast<size_t>(ctx) * kw), v(k.size()), out(q.size());
   std::mt19937 gen(7);
   std::normal_distribution<float> normal;
   for (float& x : q) x = normal(gen);
@@ -64,7 +63,8 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int p0 = 0; p0 < ctx; p0 += kChunk) {
         const int n = std::min(kChunk, ctx - p0);
-        kv.Append(0, p0, n, &k[static_cast<size_t>(p0) * kw], &k[static_cast<size_t>(p0) * kw], &v[static_cast<size_t>(p0) * kw]);
+        kv.Append(0, p0, n, &k[static_cast<size_t>(p0) * kw], &k[static_cast<size_t>(p0) * kw],
+                  &v[static_cast<size_t>(p0) * kw]);
         kv.Attend(0, p0, n, &q[static_cast<size_t>(p0) * qw], &out[static_cast<size_t>(p0) * qw], pool);
       }
       secs[s].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -39,12 +39,14 @@ int Time(const fs::path& page, int runs) {
     const kvaudit::Expected<double> t = browser->NavigationMs();
     if (!t.ok()) return std::fprintf(stderr, "report_page_bench: %s\n", t.error().message.c_str()), 2;
     ms.push_back(*t);
-    if (!browser->ConsoleErrors().empty()) std::fprintf(stderr, "console error: %s\n", browser->ConsoleErrors()[0].c_str());
+    if (!browser->ConsoleErrors().empty())
+      std::fprintf(stderr, "console error: %s\n", browser->ConsoleErrors()[0].c_str());
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   std::printf("%s: %ju bytes; load %.1f ms median of %d (min %.1f, max %.1f); runs:", page.c_str(),
-              static_cast<uintmax_t>(fs::file_size(page)), sorted[sorted.size() / 2], runs, sorted.front(), sorted.back());
+              static_cast<uintmax_t>(fs::file_size(page)), sorted[sorted.size() / 2], runs, sorted.front(),
+              sorted.back());
   for (double m : ms) std::printf(" %.1f", m);
   std::printf("\n");
   return 0;
@@ -69,7 +71,8 @@ int Shots(const fs::path& page, const fs::path& out) {
   fs::create_directories(out);
   for (const Shot& s : shots) {
     const kvaudit::Status done = browser->ScreenshotElement(s.selector, out / s.name);
-    if (!done.ok()) return std::fprintf(stderr, "report_page_bench: %s: %s\n", s.selector, done.error().message.c_str()), 2;
+    if (!done.ok())
+      return std::fprintf(stderr, "report_page_bench: %s: %s\n", s.selector, done.error().message.c_str()), 2;
     std::printf("%s: %ju bytes\n", (out / s.name).c_str(), static_cast<uintmax_t>(fs::file_size(out / s.name)));
   }
   return 0;

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   const auto t0 = Clock::now();
   for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] { results[static_cast<size_t>(c)] = RunClient(port, c, requests, prompt_tokens, max_tokens); });
+    threads.emplace_back(
+        [&, c] { results[static_cast<size_t>(c)] = RunClient(port, c, requests, prompt_tokens, max_tokens); });
   }
   for (std::thread& t : threads) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();

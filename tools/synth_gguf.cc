@@ -19,15 +19,24 @@ class Meta {
   uint64_t count() const { return n_; }
   const std::string& bytes() const { return b_; }
 
-  void U32(const std::string& key, uint32_t v) { Key(key, GgufType::kU32); Raw(v); }
-  void F32(const std::string& key, float v) { Key(key, GgufType::kF32); Raw(v); }
-  void Str(const std::string& key, const std::string& v) { Key(key, GgufType::kString); String(v); }
+  void U32(const std::string& key, uint32_t v) {
+    Key(key, GgufType::kU32);
+    Raw(v);
+  }
+  void F32(const std::string& key, float v) {
+    Key(key, GgufType::kF32);
+    Raw(v);
+  }
+  void Str(const std::string& key, const std::string& v) {
+    Key(key, GgufType::kString);
+    String(v);
+  }
   // A value read by io/gguf.h, written back with its own type.
   Status Copy(const std::string& key, const GgufValue& v) {
     Key(key, v.type);
     if (v.type != GgufType::kArray) return Scalar(key, v.type, v.i, v.f, v.s);
     Raw(static_cast<uint32_t>(v.elem_type));
-    const size_t n = v.elem_type == GgufType::kString ? v.strings.size()
+    const size_t n = v.elem_type == GgufType::kString                                   ? v.strings.size()
                      : (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) ? v.floats.size()
                                                                                         : v.ints.size();
     Raw(static_cast<uint64_t>(n));
@@ -45,9 +54,18 @@ class Meta {
 
  private:
   template <class T>
-  void Raw(T v) { b_.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
-  void String(const std::string& s) { Raw(static_cast<uint64_t>(s.size())); b_ += s; }
-  void Key(const std::string& key, GgufType t) { ++n_; String(key); Raw(static_cast<uint32_t>(t)); }
+  void Raw(T v) {
+    b_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void String(const std::string& s) {
+    Raw(static_cast<uint64_t>(s.size()));
+    b_ += s;
+  }
+  void Key(const std::string& key, GgufType t) {
+    ++n_;
+    String(key);
+    Raw(static_cast<uint32_t>(t));
+  }
   Status Scalar(const std::string& key, GgufType t, int64_t i, double f, const std::string& s) {
     switch (t) {
       case GgufType::kU8: Raw(static_cast<uint8_t>(i)); break;
@@ -62,7 +80,10 @@ class Meta {
       case GgufType::kF32: Raw(static_cast<float>(f)); break;
       case GgufType::kF64: Raw(f); break;
       case GgufType::kString: String(s); break;
-      default: return BadInput("vocabulary key '" + key + "' has a value type kvaudit-synth-model cannot copy; hint: pass a vocabulary GGUF from llama.cpp (models/ggml-vocab-*.gguf)");
+      default:
+        return BadInput("vocabulary key '" + key +
+                        "' has a value type kvaudit-synth-model cannot copy; hint: pass a vocabulary GGUF from "
+                        "llama.cpp (models/ggml-vocab-*.gguf)");
     }
     return Status::Ok();
   }
@@ -72,7 +93,8 @@ class Meta {
 
 }  // namespace
 
-Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<TensorPlan>& plan, const GgufFile& vocab) {
+Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<TensorPlan>& plan,
+                                const GgufFile& vocab) {
   // Keys in convert_hf_to_gguf.py's order (general.*, then LlamaModel.set_gguf_parameters).
   Meta m;
   m.Str("general.architecture", "llama");
@@ -99,7 +121,9 @@ Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<Te
     ++n_tokenizer;
   }
   if (n_tokenizer == 0) {
-    return BadInput(vocab.label() + ": no tokenizer.* keys; hint: pass a vocabulary GGUF from llama.cpp (models/ggml-vocab-llama-bpe.gguf)");
+    return BadInput(
+        vocab.label() +
+        ": no tokenizer.* keys; hint: pass a vocabulary GGUF from llama.cpp (models/ggml-vocab-llama-bpe.gguf)");
   }
   m.U32("general.quantization_version", kQuantizationVersion);
 
@@ -143,7 +167,9 @@ Status WriteGguf(const std::string& path, const GgufLayout& layout, const Shape&
   KV_RETURN_IF_ERROR(out.Close());
   std::error_code ec;
   std::filesystem::rename(partial, path, ec);
-  if (ec) return Internal(path + ": cannot rename " + partial + ": " + ec.message() + "; hint: check --out's folder is writable");
+  if (ec)
+    return Internal(path + ": cannot rename " + partial + ": " + ec.message() +
+                    "; hint: check --out's folder is writable");
   return Status::Ok();
 }
 

@@ -64,8 +64,11 @@ int FailWith(const Error& e) {
 // Flags as "--name value" or "--name=value". Returns false after printing the error.
 bool ParseArgs(int argc, char** argv, Args* a, int* rc) {
   const std::string hint = "run " + std::string(kTool) + " --help";
-  const std::map<std::string, std::string*> values = {
-      {"--shape", &a->shape}, {"--type", &a->type}, {"--vocab", &a->vocab}, {"--out", &a->out}, {"--format", &a->format}};
+  const std::map<std::string, std::string*> values = {{"--shape", &a->shape},
+                                                      {"--type", &a->type},
+                                                      {"--vocab", &a->vocab},
+                                                      {"--out", &a->out},
+                                                      {"--format", &a->format}};
   std::string seed, shard;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i], value;
@@ -75,34 +78,66 @@ bool ParseArgs(int argc, char** argv, Args* a, int* rc) {
       flag = flag.substr(0, eq);
       has_value = true;
     }
-    if (flag == "--help" || flag == "-h") { a->help = true; continue; }
-    if (flag == "--dry-run") { a->dry_run = true; continue; }
+    if (flag == "--help" || flag == "-h") {
+      a->help = true;
+      continue;
+    }
+    if (flag == "--dry-run") {
+      a->dry_run = true;
+      continue;
+    }
     std::string* dst = flag == "--seed" ? &seed : flag == "--max-shard-bytes" ? &shard : nullptr;
     if (auto it = values.find(flag); it != values.end()) dst = it->second;
-    if (!dst) { *rc = Fail("unknown flag '" + flag + "'", hint); return false; }
+    if (!dst) {
+      *rc = Fail("unknown flag '" + flag + "'", hint);
+      return false;
+    }
     if (!has_value) {
-      if (i + 1 >= argc) { *rc = Fail(flag + " needs a value", hint); return false; }
+      if (i + 1 >= argc) {
+        *rc = Fail(flag + " needs a value", hint);
+        return false;
+      }
       value = argv[++i];
     }
     *dst = value;
   }
   if (a->help) return true;
-  for (auto [flag, text, dst] : {std::tuple{"--seed", &seed, &a->seed}, std::tuple{"--max-shard-bytes", &shard, &a->max_shard_bytes}}) {
+  for (auto [flag, text, dst] :
+       {std::tuple{"--seed", &seed, &a->seed}, std::tuple{"--max-shard-bytes", &shard, &a->max_shard_bytes}}) {
     if (text->empty()) continue;
     char* end = nullptr;
     errno = 0;
     *dst = std::strtoull(text->c_str(), &end, 10);
     if ((*text)[0] == '-' || *end != '\0' || errno != 0) {
-      *rc = Fail(std::string(flag) + " '" + *text + "' is not a non-negative integer", "pass e.g. " + std::string(flag) + " 1");
+      *rc = Fail(std::string(flag) + " '" + *text + "' is not a non-negative integer",
+                 "pass e.g. " + std::string(flag) + " 1");
       return false;
     }
   }
-  if (a->max_shard_bytes == 0) { *rc = Fail("--max-shard-bytes must be positive", "pass e.g. --max-shard-bytes 5000000000"); return false; }
-  if (a->shape.empty()) { *rc = Fail("--shape is required", "pass --shape " + ShapeNames()); return false; }
-  if (a->type.empty()) { *rc = Fail("--type is required", "pass --type q4_k_m|q8_0|f16|bf16"); return false; }
-  if (a->vocab.empty()) { *rc = Fail("--vocab is required", "pass a llama.cpp vocabulary GGUF, e.g. ggml-vocab-llama-bpe.gguf"); return false; }
-  if (a->out.empty() && !a->dry_run) { *rc = Fail("--out is required", "pass the file (or, for safetensors, folder) to write, or --dry-run"); return false; }
-  if (a->format != "gguf" && a->format != "safetensors") { *rc = Fail("--format '" + a->format + "' is unknown", "pass --format gguf or safetensors"); return false; }
+  if (a->max_shard_bytes == 0) {
+    *rc = Fail("--max-shard-bytes must be positive", "pass e.g. --max-shard-bytes 5000000000");
+    return false;
+  }
+  if (a->shape.empty()) {
+    *rc = Fail("--shape is required", "pass --shape " + ShapeNames());
+    return false;
+  }
+  if (a->type.empty()) {
+    *rc = Fail("--type is required", "pass --type q4_k_m|q8_0|f16|bf16");
+    return false;
+  }
+  if (a->vocab.empty()) {
+    *rc = Fail("--vocab is required", "pass a llama.cpp vocabulary GGUF, e.g. ggml-vocab-llama-bpe.gguf");
+    return false;
+  }
+  if (a->out.empty() && !a->dry_run) {
+    *rc = Fail("--out is required", "pass the file (or, for safetensors, folder) to write, or --dry-run");
+    return false;
+  }
+  if (a->format != "gguf" && a->format != "safetensors") {
+    *rc = Fail("--format '" + a->format + "' is unknown", "pass --format gguf or safetensors");
+    return false;
+  }
   return true;
 }
 
@@ -147,7 +182,10 @@ void PrintPlan(const Args& a, const Shape& s, FileType ft, const std::vector<Ten
     }
     std::printf("  %-12s %-16s%s\n", role.c_str(), shapes[role].c_str(), line.c_str());
   }
-  struct Sum { int tensors = 0; uint64_t params = 0, bytes = 0; };
+  struct Sum {
+    int tensors = 0;
+    uint64_t params = 0, bytes = 0;
+  };
   std::map<std::string, Sum> by_type;
   Sum total;
   for (const TensorPlan& t : plan) {
@@ -186,7 +224,8 @@ int Run(int argc, char** argv) {
   if (!ParseFileType(a.type, &ft)) return Fail("unknown --type '" + a.type + "'", "pass --type q4_k_m|q8_0|f16|bf16");
   const bool gguf = a.format == "gguf";
   if (!gguf && ft != FileType::kF16 && ft != FileType::kBF16) {
-    return Fail("--format safetensors holds f16/bf16 weights, not " + a.type, "pass --type bf16 or f16, or --format gguf");
+    return Fail("--format safetensors holds f16/bf16 weights, not " + a.type,
+                "pass --type bf16 or f16, or --format gguf");
   }
   auto vocab = GgufFile::Open(a.vocab);
   if (!vocab) {  // the reader's message names the file and ends with its hint
@@ -195,8 +234,10 @@ int Run(int argc, char** argv) {
   }
   if (const GgufValue* tokens = vocab->Find("tokenizer.ggml.tokens");
       !tokens || static_cast<int64_t>(tokens->strings.size()) > shape->vocab) {
-    return Fail(a.vocab + ": " + (tokens ? std::to_string(tokens->strings.size()) + " tokens, more than the model's vocabulary of " +
-                                               std::to_string(shape->vocab) : std::string("no tokenizer.ggml.tokens")),
+    return Fail(a.vocab + ": " +
+                    (tokens ? std::to_string(tokens->strings.size()) + " tokens, more than the model's vocabulary of " +
+                                  std::to_string(shape->vocab)
+                            : std::string("no tokenizer.ggml.tokens")),
                 "pass the vocabulary of this model family (Llama-3: ggml-vocab-llama-bpe.gguf)");
   }
 
@@ -214,12 +255,14 @@ int Run(int argc, char** argv) {
   } else {
     const std::vector<SafetensorsShard> shards = LayOutSafetensors(plan, a.max_shard_bytes);
     for (const SafetensorsShard& sh : shards) {
-      std::printf("  %s: %llu bytes, %zu tensors\n", sh.file.c_str(), static_cast<unsigned long long>(sh.file_bytes), sh.tensors.size());
+      std::printf("  %s: %llu bytes, %zu tensors\n", sh.file.c_str(), static_cast<unsigned long long>(sh.file_bytes),
+                  sh.tensors.size());
       bytes += sh.file_bytes;
     }
     PrintFileBytes(bytes, "the .safetensors files; config.json and tokenizer files not counted");
     if (a.dry_run) return 0;
-    if (Status st = WriteSafetensorsDir(a.out, *shape, ft, plan, shards, *vocab, a.seed); !st) return FailWith(st.error());
+    if (Status st = WriteSafetensorsDir(a.out, *shape, ft, plan, shards, *vocab, a.seed); !st)
+      return FailWith(st.error());
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("wrote %s: %llu bytes in %.1f s (%.0f MB/s)\n", a.out.c_str(), static_cast<unsigned long long>(bytes), s,

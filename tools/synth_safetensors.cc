@@ -51,7 +51,8 @@ std::string ConfigJson(const Shape& s, FileType t, int64_t bos, int64_t eos) {
       {"tie_word_embeddings", s.tied_embeddings},
       {"vocab_size", s.vocab},
       {"torch_dtype", t == FileType::kF16 ? "float16" : "bfloat16"},
-      {"_kvaudit_synthetic", "random weights from kvaudit-synth-model: for memory and speed only, outputs are meaningless"},
+      {"_kvaudit_synthetic",
+       "random weights from kvaudit-synth-model: for memory and speed only, outputs are meaningless"},
   };
   if (bos >= 0) j["bos_token_id"] = bos;
   if (eos >= 0) j["eos_token_id"] = eos;
@@ -67,7 +68,8 @@ struct TokenizerFiles {
 // regex, then ByteLevel without its own regex; BOS added by a TemplateProcessing post-processor.
 // src/tokenizer/hf_tokenizer_json.cc reads exactly these parts.
 Expected<TokenizerFiles> BuildTokenizer(const GgufFile& v) {
-  const std::string hint = "; hint: --format safetensors needs a byte-level BPE vocabulary (models/ggml-vocab-llama-bpe.gguf)";
+  const std::string hint =
+      "; hint: --format safetensors needs a byte-level BPE vocabulary (models/ggml-vocab-llama-bpe.gguf)";
   KV_ASSIGN_OR_RETURN(std::string model, v.GetString("tokenizer.ggml.model"));
   if (model != "gpt2") return BadInput(v.label() + ": tokenizer.ggml.model is '" + model + "', not 'gpt2'" + hint);
   std::string pre = "default";
@@ -94,15 +96,22 @@ Expected<TokenizerFiles> BuildTokenizer(const GgufFile& v) {
   if (v.Has("tokenizer.ggml.add_bos_token")) {
     KV_ASSIGN_OR_RETURN(add_bos, v.GetBool("tokenizer.ggml.add_bos_token"));
   }
-  auto token = [&](int64_t id) { return id >= 0 && id < static_cast<int64_t>(tokens.size()) ? tokens[id] : std::string(); };
+  auto token = [&](int64_t id) {
+    return id >= 0 && id < static_cast<int64_t>(tokens.size()) ? tokens[id] : std::string();
+  };
 
   json vocab = json::object(), added = json::array();
   for (size_t id = 0; id < tokens.size(); ++id) {
     if (types[id] == kTokenNormal) {
       vocab[tokens[id]] = id;
     } else {
-      added.push_back({{"id", id}, {"content", tokens[id]}, {"single_word", false}, {"lstrip", false},
-                       {"rstrip", false}, {"normalized", false}, {"special", types[id] != kTokenUserDefined}});
+      added.push_back({{"id", id},
+                       {"content", tokens[id]},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", types[id] != kTokenUserDefined}});
     }
   }
   json splits = json::array();
@@ -113,11 +122,15 @@ Expected<TokenizerFiles> BuildTokenizer(const GgufFile& v) {
   json post = nullptr;
   if (add_bos && !token(out.bos).empty()) {
     const std::string b = token(out.bos);
-    post = {{"type", "TemplateProcessing"},
-            {"single", {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-            {"pair", {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-                      {{"SpecialToken", {{"id", b}, {"type_id", 1}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-            {"special_tokens", {{b, {{"id", b}, {"ids", {out.bos}}, {"tokens", {b}}}}}}};
+    post = {
+        {"type", "TemplateProcessing"},
+        {"single", {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"pair",
+         {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}},
+          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+          {{"SpecialToken", {{"id", b}, {"type_id", 1}}}},
+          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+        {"special_tokens", {{b, {{"id", b}, {"ids", {out.bos}}, {"tokens", {b}}}}}}};
   }
   const json tok = {
       {"version", "1.0"},
@@ -129,12 +142,21 @@ Expected<TokenizerFiles> BuildTokenizer(const GgufFile& v) {
       {"post_processor", post},
       {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
       {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-        {"ignore_merges", pre_type->ignore_merges}, {"vocab", vocab}, {"merges", merges}}},
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", pre_type->ignore_merges},
+        {"vocab", vocab},
+        {"merges", merges}}},
   };
   out.tokenizer_json = tok.dump() + "\n";
-  json cfg = {{"tokenizer_class", "PreTrainedTokenizerFast"}, {"model_max_length", 131072}, {"clean_up_tokenization_spaces", true}};
+  json cfg = {{"tokenizer_class", "PreTrainedTokenizerFast"},
+              {"model_max_length", 131072},
+              {"clean_up_tokenization_spaces", true}};
   if (!token(out.bos).empty()) cfg["bos_token"] = token(out.bos);
   if (!token(out.eos).empty()) cfg["eos_token"] = token(out.eos);
   out.tokenizer_config_json = cfg.dump(2) + "\n";
@@ -166,7 +188,9 @@ std::vector<SafetensorsShard> LayOutSafetensors(const std::vector<TensorPlan>& p
     uint64_t off = 0;
     for (size_t i : sh.tensors) {
       const TensorPlan& t = plan[i];
-      h[t.hf_name] = {{"dtype", std::string(GetDTypeInfo(t.type).name)}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes()}}};
+      h[t.hf_name] = {{"dtype", std::string(GetDTypeInfo(t.type).name)},
+                      {"shape", t.shape},
+                      {"data_offsets", {off, off + t.bytes()}}};
       off += t.bytes();
     }
     std::string text = h.dump();
@@ -184,7 +208,8 @@ Status WriteSafetensorsDir(const std::string& dir, const Shape& s, FileType t, c
   KV_ASSIGN_OR_RETURN(TokenizerFiles tok, BuildTokenizer(vocab));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return BadInput(dir + ": cannot create the folder: " + ec.message() + "; hint: check --out names a writable place");
+  if (ec)
+    return BadInput(dir + ": cannot create the folder: " + ec.message() + "; hint: check --out names a writable place");
   const fs::path d(dir);
   KV_RETURN_IF_ERROR(WriteText(d / "config.json", ConfigJson(s, t, tok.bos, tok.eos)));
   KV_RETURN_IF_ERROR(WriteText(d / "tokenizer.json", tok.tokenizer_json));

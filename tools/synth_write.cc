@@ -9,11 +9,12 @@
 namespace kvaudit::synth {
 namespace {
 
-constexpr size_t kBufferBytes = size_t{8} << 20;  // one write() per 8 MiB
+constexpr size_t kBufferBytes = size_t{8} << 20;     // one write() per 8 MiB
 constexpr uint64_t kChunkBytes = uint64_t{8} << 20;  // tensor bytes generated at a time
 
 Error IoFailed(const std::string& path, const std::string& what) {
-  return Internal(path + ": " + what + ": " + std::strerror(errno) + "; hint: check the disk has space and the folder is writable");
+  return Internal(path + ": " + what + ": " + std::strerror(errno) +
+                  "; hint: check the disk has space and the folder is writable");
 }
 
 }  // namespace
@@ -23,7 +24,8 @@ Expected<OutFile> OutFile::Create(const std::string& path) {
   f.path_ = path;
   f.f_.reset(std::fopen(path.c_str(), "wb"));
   if (!f.f_) {
-    return BadInput(path + ": cannot create: " + std::string(std::strerror(errno)) + "; hint: check --out names a writable place");
+    return BadInput(path + ": cannot create: " + std::string(std::strerror(errno)) +
+                    "; hint: check --out names a writable place");
   }
   f.buf_.resize(kBufferBytes);
   return f;
@@ -77,7 +79,8 @@ Status WriteTensorData(const TensorPlan& t, const Shape& s, uint64_t seed, size_
   const uint64_t rows = t.numel() / cols;
   const uint64_t row_bytes = t.bytes() / rows;
   const uint64_t rows_per_chunk = std::max<uint64_t>(1, kChunkBytes / row_bytes);
-  std::vector<uint8_t> chunk(static_cast<size_t>(std::min(rows, rows_per_chunk) * row_bytes));  // [rows_per_chunk, row_bytes]
+  std::vector<uint8_t> chunk(
+      static_cast<size_t>(std::min(rows, rows_per_chunk) * row_bytes));  // [rows_per_chunk, row_bytes]
   for (uint64_t r = 0; r < rows; r += rows_per_chunk) {
     const uint64_t n_rows = std::min(rows_per_chunk, rows - r);
     FillRandom(t.type, n_rows * cols, rng, chunk.data());

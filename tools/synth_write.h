@@ -22,7 +22,9 @@ class OutFile {
   uint64_t pos() const { return pos_; }
 
  private:
-  struct Closer { void operator()(std::FILE* f) const { std::fclose(f); } };
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
   Status Flush();
   std::unique_ptr<std::FILE, Closer> f_;
   std::string path_;

@@ -7,8 +7,16 @@
 
 namespace kvaudit {
 
-inline float BitsToFloat(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint32_t FloatToBits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float BitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint32_t FloatToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
 
 // f16 -> f32, exact for every input (subnormals, inf, NaN).
 inline float F16ToF32(uint16_t h) {

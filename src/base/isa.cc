@@ -33,16 +33,22 @@ bool F16cPresent() {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-#define KVAUDIT_CPU_FEATURE(name) Feature{name, [] { return __builtin_cpu_supports(name) != 0; }}
+#define KVAUDIT_CPU_FEATURE(name)                          \
+  Feature {                                                \
+    name, [] { return __builtin_cpu_supports(name) != 0; } \
+  }
 #else
-#define KVAUDIT_CPU_FEATURE(name) Feature{name, [] { return false; }}
+#define KVAUDIT_CPU_FEATURE(name) \
+  Feature {                       \
+    name, [] { return false; }    \
+  }
 #endif
 
 // What each path's kernels are compiled with (base/isa_passes.h: the target strings name the same
 // features; BMI/LZCNT/POPCNT come with every AVX2 CPU).
-const Feature kAvx2Features[] = {KVAUDIT_CPU_FEATURE("avx2"), KVAUDIT_CPU_FEATURE("fma"), Feature{"f16c", F16cPresent},
-                                 KVAUDIT_CPU_FEATURE("bmi"), KVAUDIT_CPU_FEATURE("bmi2"),
-                                 KVAUDIT_CPU_FEATURE("popcnt")};
+const Feature kAvx2Features[] = {KVAUDIT_CPU_FEATURE("avx2"),  KVAUDIT_CPU_FEATURE("fma"),
+                                 Feature{"f16c", F16cPresent}, KVAUDIT_CPU_FEATURE("bmi"),
+                                 KVAUDIT_CPU_FEATURE("bmi2"),  KVAUDIT_CPU_FEATURE("popcnt")};
 const Feature kAvx512Features[] = {KVAUDIT_CPU_FEATURE("avx512f"), KVAUDIT_CPU_FEATURE("avx512bw"),
                                    KVAUDIT_CPU_FEATURE("avx512vl"), KVAUDIT_CPU_FEATURE("avx512dq"),
                                    KVAUDIT_CPU_FEATURE("avx512vnni")};

@@ -25,11 +25,11 @@ enum class Isa : int {
   kAvx512 = 2,    // AVX-512 F/BW/VL/DQ + VNNI (Cascade Lake, Ice Lake, Sapphire Rapids, Zen 4 and later)
 };
 
-const char* IsaName(Isa isa);               // "avx512" | "avx2" | "portable"
+const char* IsaName(Isa isa);  // "avx512" | "avx2" | "portable"
 std::optional<Isa> ParseIsa(std::string_view name);
-Isa BestSupportedIsa();                     // what this CPU (and OS: XSAVE state) can run
+Isa BestSupportedIsa();  // what this CPU (and OS: XSAVE state) can run
 bool IsaSupported(Isa isa);
-std::vector<Isa> SupportedIsas();           // ascending, always starts with kPortable
+std::vector<Isa> SupportedIsas();  // ascending, always starts with kPortable
 // The CPU features a path needs that this CPU lacks ("avx512vnni, avx512dq"); empty if none.
 std::string MissingFeatures(Isa isa);
 
@@ -38,7 +38,7 @@ Expected<Isa> IsaFromEnvironment();
 
 namespace detail {
 inline std::atomic<int> g_active_isa{-1};  // -1: not chosen yet
-Isa ChooseActiveIsa();                      // first use: IsaFromEnvironment(), or exit 2 with its message
+Isa ChooseActiveIsa();                     // first use: IsaFromEnvironment(), or exit 2 with its message
 }  // namespace detail
 
 // The path every dispatched kernel takes. Chosen on first use; the CLI calls InitActiveIsa() first
@@ -68,21 +68,27 @@ void ForEachSupportedIsa(Body&& body) {
 
 // In a dispatching entry point: call `fn` of the active path's namespace (isa_avx512 / isa_avx2 /
 // isa_portable, base/isa_passes.h) with the arguments and return its result.
-#define KVAUDIT_DISPATCH(fn, ...)                                          \
-  do {                                                                     \
-    switch (::kvaudit::ActiveIsa()) {                                      \
-      case ::kvaudit::Isa::kAvx512: return isa_avx512::fn(__VA_ARGS__);    \
-      case ::kvaudit::Isa::kAvx2: return isa_avx2::fn(__VA_ARGS__);        \
-      case ::kvaudit::Isa::kPortable: break;                               \
-    }                                                                      \
-    return isa_portable::fn(__VA_ARGS__);                                  \
+#define KVAUDIT_DISPATCH(fn, ...)                                       \
+  do {                                                                  \
+    switch (::kvaudit::ActiveIsa()) {                                   \
+      case ::kvaudit::Isa::kAvx512: return isa_avx512::fn(__VA_ARGS__); \
+      case ::kvaudit::Isa::kAvx2: return isa_avx2::fn(__VA_ARGS__);     \
+      case ::kvaudit::Isa::kPortable: break;                            \
+    }                                                                   \
+    return isa_portable::fn(__VA_ARGS__);                               \
   } while (0)
 
 // Declares `decl` in each path's namespace: a kernel file's functions that kernels of the same path
 // in other files call directly (unqualified from inside a pass, they are found before the
 // dispatcher in kvaudit::), e.g. KVAUDIT_DECLARE_PER_PATH(float DotF32(const float*, const float*, int64_t);)
 // inside namespace kvaudit.
-#define KVAUDIT_DECLARE_PER_PATH(...)  \
-  namespace isa_avx512 { __VA_ARGS__ } \
-  namespace isa_avx2 { __VA_ARGS__ }   \
-  namespace isa_portable { __VA_ARGS__ }
+#define KVAUDIT_DECLARE_PER_PATH(...) \
+  namespace isa_avx512 {              \
+  __VA_ARGS__                         \
+  }                                   \
+  namespace isa_avx2 {                \
+  __VA_ARGS__                         \
+  }                                   \
+  namespace isa_portable {            \
+  __VA_ARGS__                         \
+  }

@@ -12,8 +12,8 @@
 namespace kvaudit {
 
 enum class ErrorCode : int {
-  kBadInput = 2,   // the user's file, flag or data is wrong: exit 2
-  kInternal = 1,   // an I/O failure or an invariant we could not keep: exit 1
+  kBadInput = 2,  // the user's file, flag or data is wrong: exit 2
+  kInternal = 1,  // an I/O failure or an invariant we could not keep: exit 1
 };
 
 struct Error {
@@ -28,8 +28,8 @@ inline Error Internal(std::string message) { return Error{ErrorCode::kInternal, 
 // Always-on invariant check (not assert: release builds keep it). Internal bugs only;
 // user mistakes must come back as Error instead.
 [[noreturn]] inline void CheckFailed(const char* expr, const char* file, int line, const char* msg) {
-  std::fprintf(stderr, "kvaudit: internal error: %s:%d: check failed: %s%s%s\n", file, line, expr,
-               msg[0] ? ": " : "", msg);
+  std::fprintf(stderr, "kvaudit: internal error: %s:%d: check failed: %s%s%s\n", file, line, expr, msg[0] ? ": " : "",
+               msg);
   std::abort();
 }
 
@@ -40,8 +40,8 @@ inline Error Internal(std::string message) { return Error{ErrorCode::kInternal, 
 template <class T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Expected(Error error) : v_(std::move(error)) {}      // NOLINT: implicit by design
+  Expected(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Expected(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   T& value() & { return *Checked(std::get_if<0>(&v_)); }
@@ -82,16 +82,20 @@ class [[nodiscard]] Status {
 
 }  // namespace kvaudit
 
-#define KV_CHECK(cond) \
-  do { if (!(cond)) ::kvaudit::CheckFailed(#cond, __FILE__, __LINE__, ""); } while (0)
-#define KV_CHECK_MSG(cond, msg) \
-  do { if (!(cond)) ::kvaudit::CheckFailed(#cond, __FILE__, __LINE__, (msg)); } while (0)
+#define KV_CHECK(cond)                                                  \
+  do {                                                                  \
+    if (!(cond)) ::kvaudit::CheckFailed(#cond, __FILE__, __LINE__, ""); \
+  } while (0)
+#define KV_CHECK_MSG(cond, msg)                                            \
+  do {                                                                     \
+    if (!(cond)) ::kvaudit::CheckFailed(#cond, __FILE__, __LINE__, (msg)); \
+  } while (0)
 
 // Propagate an error from an Expected/Status expression.
-#define KV_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    auto kv_status_ = (expr);                    \
-    if (!kv_status_) return kv_status_.error();  \
+#define KV_RETURN_IF_ERROR(expr)                \
+  do {                                          \
+    auto kv_status_ = (expr);                   \
+    if (!kv_status_) return kv_status_.error(); \
   } while (0)
 
 #define KV_CONCAT_INNER(a, b) a##b

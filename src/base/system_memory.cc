@@ -48,8 +48,9 @@ uint64_t MemInfoAvailable() {
 }  // namespace
 
 uint64_t AvailableMemoryBytes() {
-  return std::min({MemInfoAvailable(), Headroom("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                   Headroom("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")});
+  return std::min(
+      {MemInfoAvailable(), Headroom("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+       Headroom("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")});
 }
 
 }  // namespace kvaudit

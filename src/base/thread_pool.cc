@@ -99,8 +99,7 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& fn) {
   }
 }
 
-void ThreadPool::ParallelFor(int64_t n, int64_t grain,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t n_chunks = (n + grain - 1) / grain;

@@ -41,11 +41,13 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   AuditOptions& o = f->options;
   f->model.Add(app);
   AddKvCompareFlags(app, o.kv);
-  app.add_option("--workload", o.workload, "code, retrieval or chat: the probes run and the default policy (docs/audit.md)")
+  app.add_option("--workload", o.workload,
+                 "code, retrieval or chat: the probes run and the default policy (docs/audit.md)")
       ->capture_default_str();
   o.policy.clear();  // "": the workload's preset
-  app.add_option("--policy", o.policy,
-                 "acceptance policy: a preset (strict, balanced) or a TOML file (default: the workload's; docs/decision.md)");
+  app.add_option(
+      "--policy", o.policy,
+      "acceptance policy: a preset (strict, balanced) or a TOML file (default: the workload's; docs/decision.md)");
   AddBudgetFlag(app, o.budget, false);
   AddFormatsFlag(app, o.formats, "the recommendation's candidates under --budget (default q8_0,q4_0)");
   AddStageFlag(app, o.stage);
@@ -56,7 +58,8 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   AddCalibWindowsFlag(app, o.calib_windows);
   AddAttnSamplesFlag(app, o.attn_samples, "the eval's per layer and KV head diagnosis (0 = off)");
   AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
-  app.add_flag("--bench", o.bench, "also measure decode tokens/s per configuration (this engine's speed, not the deployment's)");
+  app.add_flag("--bench", o.bench,
+               "also measure decode tokens/s per configuration (this engine's speed, not the deployment's)");
   app.add_option("--bench-depth", o.bench_depth, "the depth of --bench's decode steps (default: the target context)")
       ->check(CLI::NonNegativeNumber);
   o.out = "kvaudit-audit";
@@ -68,8 +71,8 @@ CommandRunner AddAuditCommand(CLI::App& app) {
     auto done = RunAuditCommand(*f, &plan);
     if (!done) return ReportError(done.error());
     if (f->options.shard.on()) {  // the verdicts, recommendation and page need every shard: after the merge
-      const std::string computed = std::to_string(done->shard_windows) + " windows, " +
-                                   std::to_string(done->shard_probes) + " probe units";
+      const std::string computed =
+          std::to_string(done->shard_windows) + " windows, " + std::to_string(done->shard_probes) + " probe units";
       return PrintStagedShardDone(f->options.shard, done->shard_round, computed, done->wall_s, done->results_path);
     }
     // The page is drawn from the files just written, by the same code as `kvaudit report DIR`.
@@ -78,7 +81,8 @@ CommandRunner AddAuditCommand(CLI::App& app) {
     if (!html) return ReportError(html.error());
     const Status written = report::WriteReport(*html, page);
     if (!written) return ReportError(written.error());
-    const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path) + "report: " + page + "\n";
+    const std::string footer =
+        RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path) + "report: " + page + "\n";
     PrintResults(AuditText(*done, *plan), done->results, footer, f->json);
     return done->gate.exit_code();
   };

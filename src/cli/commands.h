@@ -4,7 +4,9 @@
 
 #include <functional>
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace kvaudit::cli {
 

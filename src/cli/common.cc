@@ -40,8 +40,8 @@ Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t voca
                       "' is not an integer; hint: --ids-file takes whitespace-separated token ids");
     }
     if (value < 0 || value >= vocab) {
-      return BadInput(path + ": token " + std::to_string(ids.size()) + " id " + word +
-                      " is out of range [0, " + std::to_string(vocab) + "); hint: ids must come from this model's vocabulary");
+      return BadInput(path + ": token " + std::to_string(ids.size()) + " id " + word + " is out of range [0, " +
+                      std::to_string(vocab) + "); hint: ids must come from this model's vocabulary");
     }
     ids.push_back(static_cast<int32_t>(value));
     i = j;
@@ -66,22 +66,26 @@ int PrintStagedShardDone(const ShardSpec& shard, const ShardRound& round, const 
   std::string stages;
   for (const std::string& s : round.stages) stages += (stages.empty() ? "" : ", ") + s;
   if (round.stages.empty()) {
-    std::printf("shard %s: nothing left to shard (every stage is merged); finish with this command without --shard "
-                "and with --out MERGED\n", shard.Text().c_str());
+    std::printf(
+        "shard %s: nothing left to shard (every stage is merged); finish with this command without --shard "
+        "and with --out MERGED\n",
+        shard.Text().c_str());
     return 0;
   }
-  std::printf("shard %s: stages %s (%s) recorded in %.1f s; manifest %s; when the %d shards have finished: kvaudit "
-              "merge DIR... --out MERGED, then %s\n",
-              shard.Text().c_str(), stages.c_str(), computed.c_str(), wall_s, manifest_path.c_str(), shard.count,
-              round.more_rounds ? "run the shards again with --merged MERGED (the next stage needs this one merged)"
-                                : "this command without --shard and with --out MERGED");
+  std::printf(
+      "shard %s: stages %s (%s) recorded in %.1f s; manifest %s; when the %d shards have finished: kvaudit "
+      "merge DIR... --out MERGED, then %s\n",
+      shard.Text().c_str(), stages.c_str(), computed.c_str(), wall_s, manifest_path.c_str(), shard.count,
+      round.more_rounds ? "run the shards again with --merged MERGED (the next stage needs this one merged)"
+                        : "this command without --shard and with --out MERGED");
   return 0;
 }
 
 int PrintShardDone(const ShardSpec& shard, int units, const std::string& unit_name, double wall_s,
                    const std::string& manifest_path) {
-  std::printf("shard %s: %d %s recorded in %.1f s; manifest %s; combine the %d shards with kvaudit merge DIR... --out DIR\n",
-              shard.Text().c_str(), units, unit_name.c_str(), wall_s, manifest_path.c_str(), shard.count);
+  std::printf(
+      "shard %s: %d %s recorded in %.1f s; manifest %s; combine the %d shards with kvaudit merge DIR... --out DIR\n",
+      shard.Text().c_str(), units, unit_name.c_str(), wall_s, manifest_path.c_str(), shard.count);
   return 0;
 }
 

@@ -25,7 +25,8 @@ struct DeployFlags {
 };
 
 int RunDeploy(const DeployFlags& f) {
-  if (f.kv.empty()) return ReportError(BadInput("deploy needs --kv SPEC; hint: e.g. kvaudit deploy --kv k=q8_0,v=q4_0"));
+  if (f.kv.empty())
+    return ReportError(BadInput("deploy needs --kv SPEC; hint: e.g. kvaudit deploy --kv k=q8_0,v=q4_0"));
   auto policy = CachePolicy::FromArgument(f.kv);
   if (!policy) return ReportError(policy.error());
   auto path = f.model.Resolve();

@@ -15,12 +15,15 @@ void AddEndpointFlags(CLI::App& app, RemoteConfigOptions& r) {
                  "environment variable holding the endpoints' API key (default KVAUDIT_API_KEY; unset = no key)");
   app.add_option("--api-key-file", r.api_key.file, "file whose first line is the API key (never on the command line)");
   app.add_option("--request-timeout", r.http.timeout_s, "seconds one request attempt to an endpoint may take")
-      ->capture_default_str()->check(CLI::Range(1.0, 86400.0));
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--parallel", r.parallel,
                  "probe instances or eval windows sent at once when the baseline and every configuration are endpoints")
-      ->capture_default_str()->check(CLI::Range(1, 64));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_option("--retries", r.http.max_attempts, "attempts per request to an endpoint (5xx, resets, timeouts)")
-      ->capture_default_str()->check(CLI::Range(1, 20));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
 }
 
 }  // namespace kvaudit::cli

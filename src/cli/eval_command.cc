@@ -43,12 +43,16 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   app.add_flag("--per-doc", o.per_doc, "one document per window (truncated to --ctx) instead of one joined stream");
   AddCtxFlag(app, o.ctx, "the window length (default: the model's context, at most 4096)");
   AddWindowFlags(app, o.windows, o.first_window);
-  app.add_option("--score-from", o.score_from, "statistics use only positions >= this in each window (llama.cpp: ctx/2)")
+  app.add_option("--score-from", o.score_from,
+                 "statistics use only positions >= this in each window (llama.cpp: ctx/2)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--buckets", o.buckets, "ascending upper edges of context-length buckets, e.g. 16,64,256 (default powers of two)");
-  app.add_option("--kld-threshold", o.kld_threshold, "KLD above which a context length counts as unsafe")->capture_default_str();
+  app.add_option("--buckets", o.buckets,
+                 "ascending upper edges of context-length buckets, e.g. 16,64,256 (default powers of two)");
+  app.add_option("--kld-threshold", o.kld_threshold, "KLD above which a context length counts as unsafe")
+      ->capture_default_str();
   app.add_option("--bootstrap", o.bootstrap, "bootstrap replicates for the KLD confidence intervals")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   AddBootstrapSeedFlag(app, o.bootstrap_seed);
   AddOutFlags(app, o.out, o.restart, "windows");
   AddJsonlFlag(app, o.jsonl);

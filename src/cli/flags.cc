@@ -11,7 +11,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kModelHelp = "Hugging Face model directory or .gguf file";
-constexpr const char* kKvHelp = "KV cache configuration, e.g. k=q8_0,v=q4_0 or @policy.json (kvaudit formats; docs/formats.md)";
+constexpr const char* kKvHelp =
+    "KV cache configuration, e.g. k=q8_0,v=q4_0 or @policy.json (kvaudit formats; docs/formats.md)";
 constexpr const char* kKvCalibHelp = "calibration text (file, folder or JSONL) for fp8 scale=calib and outliers=N";
 
 // A bundled default, used only by its relative name and only when it is there.
@@ -41,8 +42,9 @@ void ModelFlags::Add(CLI::App& app) {
 
 void AddModelCheckFlag(CLI::App& app, std::string& model) {
   app.add_option("--model", model,
-                 std::string(kModelHelp) + ": the model the results must come from, checked by its content hash "
-                 "(default: not checked)");
+                 std::string(kModelHelp) +
+                     ": the model the results must come from, checked by its content hash "
+                     "(default: not checked)");
 }
 
 Expected<std::string> ModelFlags::Resolve() const {
@@ -83,7 +85,8 @@ void AddWindowFlags(CLI::App& app, int& windows, int& first_window) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--first-window", first_window,
                  "the first window used (0-based): windows [F, F + --windows) of the data, e.g. to hold out windows")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 void AddCalibWindowsFlag(CLI::App& app, int& windows) {
@@ -94,7 +97,8 @@ void AddCalibWindowsFlag(CLI::App& app, int& windows) {
 
 void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use) {
   app.add_option("--attn-samples", samples, "query positions per window sampled for the attention diagnosis: " + use)
-      ->capture_default_str()->check(CLI::Range(0, 4096));
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
 }
 
 void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use) {
@@ -102,9 +106,10 @@ void AddCtxFlag(CLI::App& app, int& ctx, const std::string& use) {
 }
 
 void AddDataFlag(CLI::App& app, std::string& data, const std::string& use) {
-  app.add_option("--data", data,
-                 use + ": a text file, a folder of text files, or JSONL with \"text\" (default: the bundled eval documents " +
-                     kBundledData + ", relative to the current directory)");
+  app.add_option(
+      "--data", data,
+      use + ": a text file, a folder of text files, or JSONL with \"text\" (default: the bundled eval documents " +
+          kBundledData + ", relative to the current directory)");
 }
 
 Expected<std::string> ResolveData(const std::string& data) {
@@ -113,8 +118,9 @@ Expected<std::string> ResolveData(const std::string& data) {
 }
 
 void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use) {
-  app.add_option("--formats", formats,
-                 "candidate formats, comma-separated; key=value after a format is its protection (q8_0,q4_0,rot=1,kivi2): " + use);
+  app.add_option(
+      "--formats", formats,
+      "candidate formats, comma-separated; key=value after a format is its protection (q8_0,q4_0,rot=1,kivi2): " + use);
 }
 
 void AddStageFlag(CLI::App& app, std::string& stage) {
@@ -124,7 +130,8 @@ void AddStageFlag(CLI::App& app, std::string& stage) {
 }
 
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit) {
-  app.add_option("--out", out, "output directory (results.json, progress.jsonl); a rerun resumes it")->capture_default_str();
+  app.add_option("--out", out, "output directory (results.json, progress.jsonl); a rerun resumes it")
+      ->capture_default_str();
   app.add_flag("--restart", restart, "discard the " + unit + " recorded in --out and start over");
 }
 
@@ -144,7 +151,8 @@ void AddStagedShardFlags(CLI::App& app, std::string& shard, std::string& merged)
 Status ParseStagedShardFlags(const std::string& shard_text, const std::string& merged, ShardSpec* shard) {
   KV_RETURN_IF_ERROR(ParseShardFlag(shard_text, shard));
   if (!merged.empty() && !shard->on()) {
-    return BadInput("--merged " + merged + " without --shard; hint: --merged names the merge of the shards' earlier "
+    return BadInput("--merged " + merged +
+                    " without --shard; hint: --merged names the merge of the shards' earlier "
                     "rounds; the final unsharded run takes that directory as --out");
   }
   return Status::Ok();
@@ -169,11 +177,14 @@ void AddSeedFlag(CLI::App& app, uint64_t& seed, const std::string& use) {
 }
 
 void AddTempFlag(CLI::App& app, float& temp, const std::string& use) {
-  app.add_option("--temp", temp, "sampling temperature (0 = greedy): " + use)->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--temp", temp, "sampling temperature (0 = greedy): " + use)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 void AddProbeSeedFlag(CLI::App& app, uint64_t& seed) {
-  app.add_option("--probe-seed", seed, "seed of the generated probe prompts (needle values, filler, spans)")->capture_default_str();
+  app.add_option("--probe-seed", seed, "seed of the generated probe prompts (needle values, filler, spans)")
+      ->capture_default_str();
 }
 
 void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
@@ -181,8 +192,8 @@ void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
 }
 
 void AddPolicyFlag(CLI::App& app, std::string& policy) {
-  CLI::Option* o =
-      app.add_option("--policy", policy, "acceptance policy: a preset (strict, balanced) or a TOML file (docs/decision.md)");
+  CLI::Option* o = app.add_option("--policy", policy,
+                                  "acceptance policy: a preset (strict, balanced) or a TOML file (docs/decision.md)");
   if (policy.empty()) {
     o->required();
   } else {
@@ -195,7 +206,8 @@ void AddCustomFlag(CLI::App& app, std::string& path, const std::string& use) {
 }
 
 void AddProbeSizeFlags(CLI::App& app, std::vector<int>& lengths, int& n, const std::string& default_lengths) {
-  app.add_option("--lengths", lengths, "probe prompt lengths in tokens, e.g. 1024,2048 (default " + default_lengths + ")")
+  app.add_option("--lengths", lengths,
+                 "probe prompt lengths in tokens, e.g. 1024,2048 (default " + default_lengths + ")")
       ->delimiter(',');
   app.add_option("--n", n, "probe instances per cell")->capture_default_str()->check(CLI::Range(1, 1 << 20));
 }
@@ -226,22 +238,27 @@ void ServeFlags::Add(CLI::App& app) {
   app.add_option("--host", host, "address to listen on (another than 127.0.0.1 exposes the server to the network)")
       ->capture_default_str();
   app.add_option("--port", port, "TCP port (0 = a free one; the server prints the one it bound)")
-      ->capture_default_str()->check(CLI::Range(0, 65535));
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
   app.add_option("--parallel", parallel, "completions run at once, each worker with its own KV cache")
-      ->capture_default_str()->check(CLI::Range(1, 64));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_option("--queue", queue, "completions that may wait for a worker; beyond them the server answers 503")
-      ->capture_default_str()->check(CLI::Range(1, 256));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_option("--api-key-file", api_key_file,
                  "file whose first line is the key every request but /health must send as 'Authorization: Bearer KEY'");
   app.add_option("--request-timeout", request_timeout_s, "seconds a completion may take from arrival; later: 504")
-      ->capture_default_str()->check(CLI::Range(1, 86400));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
   app.add_option("--chat-template", chat_template,
                  "template of /v1/chat/completions: auto (from the model), none, chatml, llama3, mistral, mistral-v3")
       ->capture_default_str();
   app.add_option("--shadow-rate", shadow_rate,
                  "fraction of completions (0-1, evenly spaced) re-run on an f32 shadow cache after they are answered; "
                  "the drift is exported on /metrics")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--shadow-log", shadow_log, "append one JSON line per shadowed completion to this file");
 }
 

@@ -24,8 +24,10 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
     for (const FormatRow& r : FormatTable()) {
       const double b64 = defaults.BitsPerElement(r.id, 64), b128 = defaults.BitsPerElement(r.id, 128);
       if (*json) {
-        rows.push_back({{"format", std::string(KvFormatName(r.id))}, {"bits_per_element_hd64", b64},
-                        {"bits_per_element_hd128", b128}, {"layout", std::string(r.layout)},
+        rows.push_back({{"format", std::string(KvFormatName(r.id))},
+                        {"bits_per_element_hd64", b64},
+                        {"bits_per_element_hd128", b128},
+                        {"layout", std::string(r.layout)},
                         {"deployed_by", std::string(r.deployed_by)}});
       } else {
         std::printf("%-10s %9.3f %9.3f  %-78s %s\n", std::string(KvFormatName(r.id)).c_str(), b64, b128,
@@ -39,8 +41,9 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
       dyn.scale = Fp8ScaleMode::kDynamic;
       std::printf("\nfp8 scale=dynamic: %.3f bits/element (f32 scale per 32 elements)\n",
                   dyn.BitsPerElement(KvFormat::kFp8E4M3, 128));
-      std::printf("int8/int4 use group=64 by default (HF QuantizedCache); kivi2/kivi4 group=32, recent=128.\n"
-                  "Bits exclude full-precision protections (sink=, recent=, outliers=), which `info --kv` counts.\n");
+      std::printf(
+          "int8/int4 use group=64 by default (HF QuantizedCache); kivi2/kivi4 group=32, recent=128.\n"
+          "Bits exclude full-precision protections (sink=, recent=, outliers=), which `info --kv` counts.\n");
     }
     return 0;
   };

@@ -36,7 +36,8 @@ int RunGenerate(const GenerateFlags& f) {
   const Model& model = **loaded;
   const ModelConfig& cfg = model.config();
   const Tokenizer* tok = model.tokenizer();
-  if (!tok) return ReportError(BadInput(*model_path + ": model has no tokenizer; hint: generate needs text in and out"));
+  if (!tok)
+    return ReportError(BadInput(*model_path + ": model has no tokenizer; hint: generate needs text in and out"));
   std::string prompt = f.prompt;
   if (!f.prompt_file.empty()) {
     auto text = ReadTextFile(f.prompt_file);
@@ -107,12 +108,20 @@ CommandRunner AddGenerateCommand(CLI::App& app) {
   auto* file = app.add_option("--prompt-file", f->prompt_file, "read the prompt from a file");
   prompt->excludes(file);
   file->excludes(prompt);
-  app.add_option("--max-tokens", f->max_tokens, "tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--max-tokens", f->max_tokens, "tokens to generate")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   AddCtxFlag(app, f->ctx, "prompt and continuation together (default: the model's context)");
   AddTempFlag(app, f->sampling.temperature, "the continuation");
-  app.add_option("--top-k", f->sampling.top_k, "keep the k most likely tokens (0 = off)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--top-p", f->sampling.top_p, "nucleus sampling mass (1 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  app.add_option("--min-p", f->sampling.min_p, "drop tokens below min-p x top probability (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--top-k", f->sampling.top_k, "keep the k most likely tokens (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", f->sampling.top_p, "nucleus sampling mass (1 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--min-p", f->sampling.min_p, "drop tokens below min-p x top probability (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   AddSeedFlag(app, f->sampling.seed, "the continuation (with --temp > 0)");
   app.add_flag("--ignore-eos", f->ignore_eos, "keep generating after the end-of-sequence token");
   return [f] {

@@ -36,23 +36,41 @@ struct InfoFlags {
 // `info --json`: what Model::Describe prints, as data (docs/cli.md).
 nlohmann::json ModelJson(const Model& model) {
   const ModelConfig& c = model.config();
-  const char* rope = c.rope.type == RopeType::kDefault ? "default" : c.rope.type == RopeType::kLinear ? "linear" : "llama3";
+  const char* rope = c.rope.type == RopeType::kDefault  ? "default"
+                     : c.rope.type == RopeType::kLinear ? "linear"
+                                                        : "llama3";
   nlohmann::json dtypes = nlohmann::json::object();
   for (const auto& [name, n] : model.weights().source_dtypes) dtypes[name] = n;
-  return {{"path", model.path()}, {"format", model.format()}, {"architecture", ArchName(c.arch)},
-          {"layers", c.n_layers}, {"hidden", c.d_model}, {"heads", c.n_heads}, {"kv_heads", c.n_kv_heads},
-          {"head_dim", c.head_dim}, {"ffn", c.d_ff}, {"vocab", c.vocab_size}, {"context", c.max_ctx},
-          {"rms_eps", c.rms_eps}, {"rope", {{"type", rope}, {"theta", c.rope.theta}}},
-          {"qkv_bias", c.attn_qkv_bias}, {"qk_norm", c.qk_norm}, {"tied_embeddings", c.tied_embeddings},
-          {"sliding_window", c.sliding_window}, {"parameters", model.weights().n_params},
-          {"stored_dtypes", dtypes}, {"weights_bytes", model.weights().bytes()},
+  return {{"path", model.path()},
+          {"format", model.format()},
+          {"architecture", ArchName(c.arch)},
+          {"layers", c.n_layers},
+          {"hidden", c.d_model},
+          {"heads", c.n_heads},
+          {"kv_heads", c.n_kv_heads},
+          {"head_dim", c.head_dim},
+          {"ffn", c.d_ff},
+          {"vocab", c.vocab_size},
+          {"context", c.max_ctx},
+          {"rms_eps", c.rms_eps},
+          {"rope", {{"type", rope}, {"theta", c.rope.theta}}},
+          {"qkv_bias", c.attn_qkv_bias},
+          {"qk_norm", c.qk_norm},
+          {"tied_embeddings", c.tied_embeddings},
+          {"sliding_window", c.sliding_window},
+          {"parameters", model.weights().n_params},
+          {"stored_dtypes", dtypes},
+          {"weights_bytes", model.weights().bytes()},
           {"weights_in_memory", model.weights().storage_summary()},
           {"weights_mapped", !model.weights().mappings.empty()}};
 }
 
 nlohmann::json TokenizerJson(const Tokenizer* tok) {
   if (!tok) return nullptr;
-  return {{"vocab", tok->vocab_size()}, {"bos", tok->bos_id()}, {"eos", tok->eos_id()}, {"adds_bos", tok->add_bos_default()}};
+  return {{"vocab", tok->vocab_size()},
+          {"bos", tok->bos_id()},
+          {"eos", tok->eos_id()},
+          {"adds_bos", tok->add_bos_default()}};
 }
 
 int RunInfo(const InfoFlags& flags) {
@@ -66,8 +84,10 @@ int RunInfo(const InfoFlags& flags) {
   auto resolved_ctx = ResolveContext(flags.ctx, c, c.max_ctx, 1);
   if (!resolved_ctx) return ReportError(resolved_ctx.error());
   const int ctx = *resolved_ctx;
-  nlohmann::json j = {{"model", ModelJson(model)}, {"tokenizer", TokenizerJson(model.tokenizer())},
-                      {"kv", nlohmann::json::array()}, {"kernels", SimdPath()},
+  nlohmann::json j = {{"model", ModelJson(model)},
+                      {"tokenizer", TokenizerJson(model.tokenizer())},
+                      {"kv", nlohmann::json::array()},
+                      {"kernels", SimdPath()},
                       {"kernels_supported", SupportedIsaNames()}};
   // Every cache is built (its spec validated) before anything is printed: a bad --kv is one line
   // on stderr and nothing on stdout.
@@ -77,8 +97,10 @@ int RunInfo(const InfoFlags& flags) {
     auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
     if (!built) return ReportError(built.error());
     const double per_token = static_cast<double>(built->cache->bytes_per_token());
-    j["kv"].push_back({{"spec", built->policy.spec()}, {"bytes_per_token", built->cache->bytes_per_token()},
-                       {"bytes_per_token_per_layer", per_token / c.n_layers}, {"ctx", ctx},
+    j["kv"].push_back({{"spec", built->policy.spec()},
+                       {"bytes_per_token", built->cache->bytes_per_token()},
+                       {"bytes_per_token_per_layer", per_token / c.n_layers},
+                       {"ctx", ctx},
                        {"mib", per_token * ctx / (1024.0 * 1024.0)}});
   }
   if (flags.json) {
@@ -93,8 +115,8 @@ int RunInfo(const InfoFlags& flags) {
               std::getenv("KVAUDIT_ISA") && *std::getenv("KVAUDIT_ISA") ? ", forced by KVAUDIT_ISA" : "",
               supported.c_str());
   if (const Tokenizer* tok = model.tokenizer()) {
-    std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(),
-                tok->eos_id(), tok->add_bos_default() ? "yes" : "no");
+    std::printf("tokenizer: %d tokens, bos %d, eos %d, adds bos: %s\n", tok->vocab_size(), tok->bos_id(), tok->eos_id(),
+                tok->add_bos_default() ? "yes" : "no");
   } else {
     std::printf("tokenizer: none (use --ids-file)\n");
   }

@@ -47,8 +47,8 @@ std::string StagedFooter(const MergeResult& done) {
     parts += (parts.empty() ? "" : ", ") + st.kind + " " + std::to_string(st.units) + " " +
              (st.kind.ends_with("probe") ? "probe units" : "windows");
   }
-  lines += "merged " + std::to_string(done.shards) + " " + done.kind + " shards (" + (parts.empty() ? "nothing" : parts) +
-           ") -> " + done.results_path;
+  lines += "merged " + std::to_string(done.shards) + " " + done.kind + " shards (" +
+           (parts.empty() ? "nothing" : parts) + ") -> " + done.results_path;
   if (done.more_rounds) {
     return lines + "; next: run the same shard commands again with --merged " + done.results_path + "\n";
   }
@@ -60,7 +60,9 @@ std::string StagedFooter(const MergeResult& done) {
 
 CommandRunner AddMergeCommand(CLI::App& app) {
   auto f = std::make_shared<MergeFlags>();
-  app.add_option("dirs", f->dirs, "the shard directories (each a --shard I/N eval, probe or audit run's --out), every index once")->required();
+  app.add_option("dirs", f->dirs,
+                 "the shard directories (each a --shard I/N eval, probe or audit run's --out), every index once")
+      ->required();
   app.add_flag("--partial", f->partial,
                "while shards still run: merge what is recorded so far (unfinished, missing and not yet started "
                "shards allowed); results.json says what is in it");

@@ -37,7 +37,8 @@ int PrintList() {
       "  variance    K samples (--samples 5, --temp 0.8, seeds --seed..--seed+K-1, --variance-tokens 48) of one\n"
       "              prompt per length\n"
       "  drift       greedy --drift-tokens 64 from one prompt per length: divergence, edit distance, KL, repetition\n"
-      "  custom      --custom FILE: JSONL {\"id\",\"prompt\",\"expected\"|\"regex\"|\"contains\"|\"json_valid\"|\"json_equals\",\"max_tokens\"}\n"
+      "  custom      --custom FILE: JSONL "
+      "{\"id\",\"prompt\",\"expected\"|\"regex\"|\"contains\"|\"json_valid\"|\"json_equals\",\"max_tokens\"}\n"
       "--variant all runs every variant of the selected families; a variant of no selected family is an error.\n"
       "--n instances per cell (default 1), --probe-seed (default 1). Details: docs/probes.md\n");
   return 0;
@@ -71,7 +72,8 @@ void AddProbeFlags(CLI::App& app, ProbeOptions& o) {
   AddProbeSizeFlags(app, o.lengths, o.n, "512..4096 within context");
   app.add_option("--depths", o.depths, "needle/exact depths in percent, e.g. 0,50,100")->delimiter(',');
   AddProbeSeedFlag(app, o.probe_seed);
-  app.add_option("--needle-value", o.needle_value, "needle values: rotate (number, word, hex in turn), number, word, hex, uuid")
+  app.add_option("--needle-value", o.needle_value,
+                 "needle values: rotate (number, word, hex in turn), number, word, hex, uuid")
       ->capture_default_str();
   AddCustomFlag(app, o.custom, "without --family only these run");
   AddDataFlag(app, o.data, "the haystack text");
@@ -103,10 +105,10 @@ CommandRunner AddProbeCommand(CLI::App& app) {
       const int n = static_cast<int>(r.probes.size() + r.variance.size() + r.drift.size());
       return PrintShardDone(f->options.shard, n, "probes", r.info.wall_s, r.results_path);
     }
-    return PrintResults(ProbeResultsTable(r.info, r.probes, r.variance, r.drift), r.results,
-                        RunFooter({r.info.wall_s, r.info.peak_rss_mb}, r.info.resumed, r.info.instances, "instances",
-                                  r.results_path),
-                        f->json);
+    return PrintResults(
+        ProbeResultsTable(r.info, r.probes, r.variance, r.drift), r.results,
+        RunFooter({r.info.wall_s, r.info.peak_rss_mb}, r.info.resumed, r.info.instances, "instances", r.results_path),
+        f->json);
   };
 }
 

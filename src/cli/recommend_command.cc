@@ -32,13 +32,17 @@ void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
   AddCustomFlag(app, o.custom, "the verification runs them too");
   AddCtxFlag(app, o.ctx, "the window length (default: the policy's target_context, else the model's, at most 4096)");
   AddCalibWindowsFlag(app, o.calib_windows);
-  app.add_option("--windows", o.windows, "held-out windows where the candidates are verified, right after the calibration ones")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--windows", o.windows,
+                 "held-out windows where the candidates are verified, right after the calibration ones")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--first-window", o.first_window, "the first calibration window (0-based)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   AddStageFlag(app, o.stage);
   app.add_option("--verify-points", o.verify_points, "per-layer front points verified under the budget")
-      ->capture_default_str()->check(CLI::Range(1, 16));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
   AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
 }
 
@@ -62,8 +66,8 @@ CommandRunner AddRecommendCommand(CLI::App& app) {
     auto done = RunRecommend(*plan);
     if (!done) return ReportError(done.error());
     if (o.shard.on()) {  // the search and the verification need every part: after the merge
-      const std::string computed = std::to_string(done->shard_windows) + " windows, " +
-                                   std::to_string(done->shard_probes) + " probe units";
+      const std::string computed =
+          std::to_string(done->shard_windows) + " windows, " + std::to_string(done->shard_probes) + " probe units";
       return PrintStagedShardDone(o.shard, done->shard_round, computed, done->wall_s, done->results_path);
     }
     const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);

@@ -32,7 +32,8 @@ Expected<std::string> OutputPath(const ReportFlags& f) {
 
 CommandRunner AddReportCommand(CLI::App& app) {
   auto f = std::make_shared<ReportFlags>();
-  app.add_option("dirs", f->dirs, "audit, eval, probe, recommend or sensitivity output directories (several: side by side)")
+  app.add_option("dirs", f->dirs,
+                 "audit, eval, probe, recommend or sensitivity output directories (several: side by side)")
       ->required();
   app.add_option("--out", f->out, "the file to write (default: DIR/report.html for one directory; markdown: stdout)");
   app.add_option("--format", f->format, "html (the page) or md (verdict and main table, for a pull-request comment)")

@@ -70,21 +70,28 @@ int RunScore(const ScoreFlags& f) {
   char line[256];
   ScoreSummary s = ScoreWindows(model, cache, pool, *windows, options, [&](const ScoredPosition& p) {
     if (!jsonl) return;
-    std::snprintf(line, sizeof(line), "{\"window\":%d,\"pos\":%d,\"token\":%d,\"nll\":%.9g,\"argmax\":%d}\n",
-                  p.window, p.pos, p.token, p.nll, p.argmax);
+    std::snprintf(line, sizeof(line), "{\"window\":%d,\"pos\":%d,\"token\":%d,\"nll\":%.9g,\"argmax\":%d}\n", p.window,
+                  p.pos, p.token, p.nll, p.argmax);
     *jsonl << line;
   });
   if (jsonl && !jsonl->flush()) return ReportError(Internal(f.jsonl + ": write failed"));
   if (f.json) {
-    const nlohmann::json j = {{"kv", built->policy.spec()}, {"bytes_per_token", cache.bytes_per_token()},
-                              {"ctx", *ctx}, {"windows", windows->size()}, {"last_window_tokens", windows->back().size()},
-                              {"tokens", s.tokens}, {"mean_nll", s.mean_nll}, {"ppl", s.ppl}};
+    const nlohmann::json j = {{"kv", built->policy.spec()},
+                              {"bytes_per_token", cache.bytes_per_token()},
+                              {"ctx", *ctx},
+                              {"windows", windows->size()},
+                              {"last_window_tokens", windows->back().size()},
+                              {"tokens", s.tokens},
+                              {"mean_nll", s.mean_nll},
+                              {"ppl", s.ppl}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("kv: %s (%.1f bytes/token)\n", built->policy.spec().c_str(), static_cast<double>(cache.bytes_per_token()));
+  std::printf("kv: %s (%.1f bytes/token)\n", built->policy.spec().c_str(),
+              static_cast<double>(cache.bytes_per_token()));
   std::printf("windows: %zu of %d tokens (last %zu)\n", windows->size(), *ctx, windows->back().size());
-  std::printf("{\"tokens\":%lld,\"mean_nll\":%.9g,\"ppl\":%.9g}\n", static_cast<long long>(s.tokens), s.mean_nll, s.ppl);
+  std::printf("{\"tokens\":%lld,\"mean_nll\":%.9g,\"ppl\":%.9g}\n", static_cast<long long>(s.tokens), s.mean_nll,
+              s.ppl);
   return 0;
 }
 
@@ -95,12 +102,14 @@ CommandRunner AddScoreCommand(CLI::App& app) {
   f->model.Add(app);
   f->kv.Add(app, "the cache the text is scored with");
   AddDataFlag(app, f->data, "the text to tokenize (BOS first) and score, documents joined by a blank line");
-  auto* ids = app.add_option("--ids-file", f->ids_file, "whitespace-separated token ids, used as they are (instead of --data)");
+  auto* ids =
+      app.add_option("--ids-file", f->ids_file, "whitespace-separated token ids, used as they are (instead of --data)");
   ids->excludes(app.get_option("--data"));
   app.get_option("--data")->excludes(ids);
   AddCtxFlag(app, f->ctx, "the window length (default: the model's context, at most 4096)");
   app.add_option("--score-from", f->score_from,
-                 "summary counts only positions >= this inside each window (llama.cpp: ctx/2)")->check(CLI::NonNegativeNumber);
+                 "summary counts only positions >= this inside each window (llama.cpp: ctx/2)")
+      ->check(CLI::NonNegativeNumber);
   AddJsonlFlag(app, f->jsonl);
   AddJsonFlag(app, f->json);
   return [f] { return RunScore(*f); };

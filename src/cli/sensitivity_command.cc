@@ -55,10 +55,9 @@ CommandRunner AddSensitivityCommand(CLI::App& app) {
     }
     const int resumed = done->windows_resumed_proxy + done->windows_resumed_parts;
     const int total = done->eval.n_windows * (done->parts_results.empty() ? 1 : 2);
-    return PrintResults(SensitivityTable(*done), done->results,
-                        RunFooter({done->wall_s, done->peak_rss_mb}, resumed, total, "stage windows",
-                                  done->results_path),
-                        f->json);
+    return PrintResults(
+        SensitivityTable(*done), done->results,
+        RunFooter({done->wall_s, done->peak_rss_mb}, resumed, total, "stage windows", done->results_path), f->json);
   };
 }
 

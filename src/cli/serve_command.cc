@@ -62,8 +62,13 @@ int RunServe(const ServeCommandFlags& f) {
   }
   // Before any thread starts, so every thread inherits the mask and only the watcher sees them.
   serve::BlockTerminationSignals();
-  serve::WorkerPoolOptions w{f.kv.kv, f.kv.kv_calib, *ctx, f.serve.parallel, ResolveThreads(f.model.threads),
-                             static_cast<size_t>(f.serve.queue), shadow != nullptr};
+  serve::WorkerPoolOptions w{f.kv.kv,
+                             f.kv.kv_calib,
+                             *ctx,
+                             f.serve.parallel,
+                             ResolveThreads(f.model.threads),
+                             static_cast<size_t>(f.serve.queue),
+                             shadow != nullptr};
   auto workers = serve::WorkerPool::Start(model, w);
   if (!workers) return ReportError(workers.error());
   o.host = f.serve.host;

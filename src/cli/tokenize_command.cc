@@ -25,7 +25,9 @@ int RunTokenize(const TokenizeFlags& f) {
   auto loaded = Model::Load(*model_path);
   if (!loaded) return ReportError(loaded.error());
   const Tokenizer* tok = (*loaded)->tokenizer();
-  if (!tok) return ReportError(BadInput(*model_path + ": model has no tokenizer; hint: use a model with tokenizer.json or a GGUF vocabulary"));
+  if (!tok)
+    return ReportError(
+        BadInput(*model_path + ": model has no tokenizer; hint: use a model with tokenizer.json or a GGUF vocabulary"));
   std::string text = f.text;
   if (!f.text_file.empty()) {
     auto read = ReadTextFile(f.text_file);
@@ -52,7 +54,8 @@ CommandRunner AddTokenizeCommand(CLI::App& app) {
   auto f = std::make_shared<TokenizeFlags>();
   f->model.Add(app);
   auto* text = app.add_option("--text", f->text, "text to tokenize");
-  auto* file = app.add_option("--text-file", f->text_file, "file whose raw bytes are tokenized as they are (no document parsing)");
+  auto* file = app.add_option("--text-file", f->text_file,
+                              "file whose raw bytes are tokenized as they are (no document parsing)");
   text->excludes(file);
   file->excludes(text);
   app.add_flag("--no-bos", f->no_bos, "do not prepend BOS even if the model adds it");

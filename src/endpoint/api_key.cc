@@ -15,7 +15,8 @@ std::string Trim(const std::string& s) {
 Expected<std::string> Checked(std::string key, const std::string& where) {
   for (unsigned char c : key) {
     if (c < 0x20 || c == 0x7f) {
-      return BadInput("the API key in " + where + " has a control character; hint: the key is one line of printable text");
+      return BadInput("the API key in " + where +
+                      " has a control character; hint: the key is one line of printable text");
     }
   }
   return key;
@@ -29,11 +30,13 @@ Expected<std::string> LoadApiKey(const ApiKeySource& source, const std::function
   }
   if (!source.file.empty()) {
     std::ifstream in(source.file);
-    if (!in) return BadInput("cannot read the API key file '" + source.file + "'; hint: check the path and its permissions");
+    if (!in)
+      return BadInput("cannot read the API key file '" + source.file + "'; hint: check the path and its permissions");
     std::string line;
     std::getline(in, line);
     const std::string key = Trim(line);
-    if (key.empty()) return BadInput("the API key file '" + source.file + "' has an empty first line; hint: write the key on line 1");
+    if (key.empty())
+      return BadInput("the API key file '" + source.file + "' has an empty first line; hint: write the key on line 1");
     return Checked(key, "'" + source.file + "'");
   }
   const std::string name = source.env_name.empty() ? kDefaultApiKeyEnv : source.env_name;

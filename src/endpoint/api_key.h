@@ -21,7 +21,6 @@ struct ApiKeySource {
 // getenv is the lookup (std::getenv in the CLI; a map in tests). "" = no key (a server without
 // --api-key). Errors: the file unreadable or empty, a named variable unset or empty, both sources
 // given, or a key with control characters (it would break the header line).
-Expected<std::string> LoadApiKey(const ApiKeySource& source,
-                                 const std::function<const char*(const char*)>& getenv);
+Expected<std::string> LoadApiKey(const ApiKeySource& source, const std::function<const char*(const char*)>& getenv);
 
 }  // namespace kvaudit

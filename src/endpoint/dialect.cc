@@ -7,9 +7,12 @@ using nlohmann::json;
 
 // The one model entry's owned_by, "" when the listing has none.
 std::string OwnedBy(const json& models) {
-  if (!models.is_object() || !models.contains("data") || !models["data"].is_array() || models["data"].empty()) return "";
+  if (!models.is_object() || !models.contains("data") || !models["data"].is_array() || models["data"].empty())
+    return "";
   const json& first = models["data"][0];
-  return first.is_object() && first.contains("owned_by") && first["owned_by"].is_string() ? first["owned_by"].get<std::string>() : "";
+  return first.is_object() && first.contains("owned_by") && first["owned_by"].is_string()
+             ? first["owned_by"].get<std::string>()
+             : "";
 }
 
 }  // namespace
@@ -31,7 +34,8 @@ Expected<std::optional<Dialect>> ParseDialectFlag(std::string_view value) {
   for (Dialect d : {Dialect::kKvaudit, Dialect::kVllm, Dialect::kLlamaServer, Dialect::kOpenAI}) {
     if (value == DialectName(d)) return std::optional<Dialect>(d);
   }
-  return BadInput("--dialect '" + std::string(value) + "' is not a dialect; hint: auto, kvaudit, vllm, llama-server or openai");
+  return BadInput("--dialect '" + std::string(value) +
+                  "' is not a dialect; hint: auto, kvaudit, vllm, llama-server or openai");
 }
 
 // One row per dialect; docs/endpoints.md has the same table with links.

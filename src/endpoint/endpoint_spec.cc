@@ -50,8 +50,9 @@ Expected<EndpointSpec> ParseEndpointSpec(std::string_view text, std::string_view
   if (url.rfind("http://", 0) == 0) {
     spec.scheme = "http";
   } else if (url.rfind("https://", 0) == 0) {
-    if (!HttpsAvailable()) return Bad(flag, text, "https is not available in this build (cpp-httplib without OpenSSL)",
-                                      "use http:// or a TLS-terminating proxy on loopback");
+    if (!HttpsAvailable())
+      return Bad(flag, text, "https is not available in this build (cpp-httplib without OpenSSL)",
+                 "use http:// or a TLS-terminating proxy on loopback");
     spec.scheme = "https";
   } else {
     return Bad(flag, text, "the URL must start with http:// or https://", form);
@@ -75,7 +76,8 @@ Expected<EndpointSpec> ParseEndpointSpec(std::string_view text, std::string_view
   if (port.empty() || ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) {
     return Bad(flag, text, "the port '" + std::string(port) + "' is not in 1..65535", form);
   }
-  if (path.find_first_of("?#") != std::string_view::npos) return Bad(flag, text, "the URL has a query or fragment", form);
+  if (path.find_first_of("?#") != std::string_view::npos)
+    return Bad(flag, text, "the URL has a query or fragment", form);
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   if (path.size() >= 3 && path.substr(path.size() - 3) == "/v1") path.remove_suffix(3);
   spec.host = std::string(host);

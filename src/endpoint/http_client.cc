@@ -84,11 +84,11 @@ Attempt FromStatus(const httplib::Response& r, const std::string& path, bool mis
   const bool transient = (s >= 500 && s != 501) || s == 408 || s == 429;
   a.kind = transient ? Attempt::kTransient : Attempt::kFinal;
   if (s == 429 || s == 503) a.retry_after_s = RetryAfter(r);
-  a.hint = transient ? "the server keeps failing or is overloaded; see its log, or retry later"
-         : s == 401 || s == 403 ? "check the API key (KVAUDIT_API_KEY, --api-key-env or --api-key-file)"
-         : s == 404 ? "the server has no " + path + "; check the URL's base path and --dialect"
-         : s >= 300 && s < 400 ? "the server redirects; give the final URL"
-                               : "the server refused the request; check --dialect and the model's limits";
+  a.hint = transient              ? "the server keeps failing or is overloaded; see its log, or retry later"
+           : s == 401 || s == 403 ? "check the API key (KVAUDIT_API_KEY, --api-key-env or --api-key-file)"
+           : s == 404             ? "the server has no " + path + "; check the URL's base path and --dialect"
+           : s >= 300 && s < 400  ? "the server redirects; give the final URL"
+                                  : "the server refused the request; check --dialect and the model's limits";
   return a;
 }
 
@@ -171,7 +171,8 @@ Expected<std::optional<nlohmann::json>> HttpClient::PostIfPresent(const std::str
 
 Expected<nlohmann::json> HttpClient::Call(const std::string& path, const nlohmann::json* body, bool* missing) const {
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.max_total_s));
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.max_total_s));
   const std::vector<double> waits = BackoffSchedule(options_);
   const std::string full_path = spec_.base_path + path;
   const std::string payload = body ? body->dump() : "";
@@ -189,8 +190,8 @@ Expected<nlohmann::json> HttpClient::Call(const std::string& path, const nlohman
     ConfigureSocket(client, std::min(options_.timeout_s, left), std::min(options_.connect_timeout_s, left));
     ++made;
     ++*attempts_;
-    httplib::Result r = body ? client.Post(full_path.c_str(), payload, "application/json")
-                             : client.Get(full_path.c_str());
+    httplib::Result r =
+        body ? client.Post(full_path.c_str(), payload, "application/json") : client.Get(full_path.c_str());
     last = r ? FromStatus(*r, path, missing != nullptr) : FromError(r.error(), options_, spec_);
     if (last.kind == Attempt::kOk) return std::move(last.body);
     if (last.kind == Attempt::kMissing) return *missing = true, nlohmann::json();

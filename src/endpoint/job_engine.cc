@@ -14,7 +14,8 @@ Expected<Engine> LoadJobEngine(const std::string& model, int threads, const KvCo
   // The full load failed: if the files hold a config and a tokenizer, the user pointed an
   // in-process run at a tokenizer-only model; say what needs the weights.
   if (!Model::LoadForTokenizing(model)) return engine;
-  const std::string what = !kv.kv.empty() ? "--kv " + kv.kv.front() : "the baseline " + kv.baseline + " (no --baseline-endpoint)";
+  const std::string what =
+      !kv.kv.empty() ? "--kv " + kv.kv.front() : "the baseline " + kv.baseline + " (no --baseline-endpoint)";
   return BadInput(model + ": " + what + " runs in-process and needs the weights, which did not load (" +
                   engine.error().message.substr(0, engine.error().message.find("; hint:")) +
                   "); hint: pass the model with its weights, or make every configuration an endpoint "

@@ -13,7 +13,8 @@ Error Malformed(const HttpClient& c, const std::string& path, const std::string&
 
 // The first choice of an OpenAI completion object, or nullptr.
 const json* FirstChoice(const json& reply) {
-  if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array() || reply["choices"].empty()) return nullptr;
+  if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array() || reply["choices"].empty())
+    return nullptr;
   const json& c = reply["choices"][0];
   return c.is_object() ? &c : nullptr;
 }
@@ -45,11 +46,16 @@ void AddSampling(json& body, const SamplingParams& p, Dialect d) {
 
 RemoteBackend::RemoteBackend(HttpClient client, Dialect dialect, std::string detection, std::string model_id,
                              const Tokenizer& tok)
-    : client_(std::move(client)), dialect_(dialect), caps_(CapabilitiesOf(dialect)), detection_(std::move(detection)),
-      model_id_(std::move(model_id)), tok_(tok) {}
+    : client_(std::move(client)),
+      dialect_(dialect),
+      caps_(CapabilitiesOf(dialect)),
+      detection_(std::move(detection)),
+      model_id_(std::move(model_id)),
+      tok_(tok) {}
 
-Expected<std::unique_ptr<RemoteBackend>> RemoteBackend::Connect(EndpointSpec spec, std::string api_key, HttpOptions http,
-                                                                std::optional<Dialect> forced, const Tokenizer& tokenizer) {
+Expected<std::unique_ptr<RemoteBackend>> RemoteBackend::Connect(EndpointSpec spec, std::string api_key,
+                                                                HttpOptions http, std::optional<Dialect> forced,
+                                                                const Tokenizer& tokenizer) {
   HttpClient client(std::move(spec), std::move(api_key), http);
   KV_ASSIGN_OR_RETURN(std::optional<json> models, client.GetIfPresent("/v1/models"));
   std::string model_id;
@@ -105,10 +111,13 @@ Expected<std::vector<int32_t>> RemoteBackend::GenerateCompletions(std::span<cons
   if (!choice) return Malformed(client_, path, "the answer has no choices[0]", "is this an OpenAI-compatible server?");
   std::vector<int32_t> ids;
   if (ids_back) {
-    const json* tokens = choice->contains("logprobs") && (*choice)["logprobs"].is_object() &&
-                                 (*choice)["logprobs"].contains("tokens") ? &(*choice)["logprobs"]["tokens"] : nullptr;
+    const json* tokens =
+        choice->contains("logprobs") && (*choice)["logprobs"].is_object() && (*choice)["logprobs"].contains("tokens")
+            ? &(*choice)["logprobs"]["tokens"]
+            : nullptr;
     if (!tokens || !tokens->is_array()) {
-      return Malformed(client_, path, "choices[0].logprobs.tokens is missing", "the server ignored logprobs; pass --dialect");
+      return Malformed(client_, path, "choices[0].logprobs.tokens is missing",
+                       "the server ignored logprobs; pass --dialect");
     }
     for (size_t i = 0; i < tokens->size(); ++i) {
       const std::optional<int32_t> id = TokenIdString((*tokens)[i]);
@@ -126,7 +135,8 @@ Expected<std::vector<int32_t>> RemoteBackend::GenerateCompletions(std::span<cons
   }
   DropEos(ids);
   if (static_cast<int>(ids.size()) > max_tokens) {
-    return Malformed(client_, path, std::to_string(ids.size()) + " tokens back for max_tokens " + std::to_string(max_tokens),
+    return Malformed(client_, path,
+                     std::to_string(ids.size()) + " tokens back for max_tokens " + std::to_string(max_tokens),
                      "the server does not honour max_tokens; pass --dialect");
   }
   return ids;
@@ -138,9 +148,13 @@ Expected<std::vector<int32_t>> RemoteBackend::GenerateCompletions(std::span<cons
 Expected<std::vector<int32_t>> RemoteBackend::GenerateLlamaNative(std::span<const int32_t> prompt, int max_tokens,
                                                                   const SamplingParams& params) {
   const std::string path = "/completion";
-  json body = {{"prompt", std::vector<int32_t>(prompt.begin(), prompt.end())}, {"n_predict", max_tokens},
-               {"return_tokens", true}, {"cache_prompt", false}, {"stream", false},
-               {"samplers", {"temperature", "top_k", "top_p", "min_p"}}, {"repeat_penalty", 1.0}};
+  json body = {{"prompt", std::vector<int32_t>(prompt.begin(), prompt.end())},
+               {"n_predict", max_tokens},
+               {"return_tokens", true},
+               {"cache_prompt", false},
+               {"stream", false},
+               {"samplers", {"temperature", "top_k", "top_p", "min_p"}},
+               {"repeat_penalty", 1.0}};
   AddSampling(body, params, dialect_);
   KV_ASSIGN_OR_RETURN(json reply, client_.Post(path, body));
   if (!reply.is_object() || !reply.contains("content") || !reply["content"].is_string()) {
@@ -150,7 +164,8 @@ Expected<std::vector<int32_t>> RemoteBackend::GenerateLlamaNative(std::span<cons
   const json tokens = reply.value("tokens", json::array());
   if (tokens.is_array() && !tokens.empty()) {
     for (const json& t : tokens) {
-      if (!t.is_number_integer() || t.get<int64_t>() < 0) return Malformed(client_, path, "'tokens' holds a non-id", "pass --dialect");
+      if (!t.is_number_integer() || t.get<int64_t>() < 0)
+        return Malformed(client_, path, "'tokens' holds a non-id", "pass --dialect");
       ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
     }
   } else {

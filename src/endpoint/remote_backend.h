@@ -30,16 +30,16 @@ namespace kvaudit {
 
 // One prompt position's distribution as the server reports it (vLLM's prompt_logprobs entry).
 struct PromptPositionLogprobs {
-  int32_t token = 0;     // the prompt's token at this position
-  double logprob = 0;    // its log-probability given the positions before
-  int64_t rank = 1;      // 1 = most likely
+  int32_t token = 0;                            // the prompt's token at this position
+  double logprob = 0;                           // its log-probability given the positions before
+  int64_t rank = 1;                             // 1 = most likely
   std::vector<std::pair<int32_t, double>> top;  // [<= k] (id, logprob), most likely first, ties to the lower id
 };
 
 struct TokenizerCheck {
   bool checked = false;  // false: the server has no /tokenize (note says so)
   int samples = 0;
-  int64_t tokens = 0;    // tokens compared
+  int64_t tokens = 0;  // tokens compared
   std::string note;
 };
 

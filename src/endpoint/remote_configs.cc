@@ -24,12 +24,18 @@ Expected<RemoteConfig> ConnectOne(const std::string& text, const char* flag, std
 
 nlohmann::json RemoteConfig::Describe() const {
   const Capabilities& caps = backend->capabilities();
-  nlohmann::json check = {{"checked", tokenizer_check.checked}, {"samples", tokenizer_check.samples},
-                          {"tokens", tokenizer_check.tokens}, {"note", tokenizer_check.note}};
-  return {{"name", name}, {"url", backend->client().spec().origin() + backend->client().spec().base_path},
-          {"dialect", DialectName(backend->dialect())}, {"detection", backend->detection()},
-          {"served_model", backend->model_id()}, {"ids_from", caps.ids_from.empty() ? "text" : caps.ids_from},
-          {"ids_retokenized", backend->ids_retokenized()}, {"tokenizer_check", check}};
+  nlohmann::json check = {{"checked", tokenizer_check.checked},
+                          {"samples", tokenizer_check.samples},
+                          {"tokens", tokenizer_check.tokens},
+                          {"note", tokenizer_check.note}};
+  return {{"name", name},
+          {"url", backend->client().spec().origin() + backend->client().spec().base_path},
+          {"dialect", DialectName(backend->dialect())},
+          {"detection", backend->detection()},
+          {"served_model", backend->model_id()},
+          {"ids_from", caps.ids_from.empty() ? "text" : caps.ids_from},
+          {"ids_retokenized", backend->ids_retokenized()},
+          {"tokenizer_check", check}};
 }
 
 Expected<RemoteConfigs> RemoteConfigs::Connect(const RemoteConfigOptions& o, const Tokenizer& tokenizer,
@@ -65,8 +71,8 @@ std::vector<const RemoteConfig*> RemoteConfigs::all() const {
 
 nlohmann::json RemoteConfigs::Fingerprint() const {
   auto one = [](const RemoteConfig& c) {
-    return nlohmann::json{{"name", c.name}, {"dialect", DialectName(c.backend->dialect())},
-                          {"served_model", c.backend->model_id()}};
+    return nlohmann::json{
+        {"name", c.name}, {"dialect", DialectName(c.backend->dialect())}, {"served_model", c.backend->model_id()}};
   };
   nlohmann::json fp = {{"baseline", baseline_ ? one(*baseline_) : nlohmann::json(nullptr)},
                        {"configs", nlohmann::json::array()}};

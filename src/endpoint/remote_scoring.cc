@@ -81,7 +81,9 @@ Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PromptLogprobs(std:
                "fidelity needs vLLM or kvaudit serve; probes and generation still run");
   }
   if (ids.size() < 2) return std::vector<PromptPositionLogprobs>();
-  json body = {{"prompt", std::vector<int32_t>(ids.begin(), ids.end())}, {"max_tokens", 1}, {"temperature", 0.0},
+  json body = {{"prompt", std::vector<int32_t>(ids.begin(), ids.end())},
+               {"max_tokens", 1},
+               {"temperature", 0.0},
                {"prompt_logprobs", k}};
   if (!model_id_.empty()) body["model"] = model_id_;
   KV_ASSIGN_OR_RETURN(json reply, client_.Post(path, body));
@@ -91,8 +93,10 @@ Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PromptLogprobs(std:
     list = &reply["choices"][0]["prompt_logprobs"];
   }
   if (!list || !list->is_array() || list->size() != ids.size()) {
-    return Bad(client_, path, "choices[0].prompt_logprobs is missing or not one entry per prompt token (" +
-                                  std::to_string(ids.size()) + ")", "the server ignored prompt_logprobs; pass --dialect");
+    return Bad(
+        client_, path,
+        "choices[0].prompt_logprobs is missing or not one entry per prompt token (" + std::to_string(ids.size()) + ")",
+        "the server ignored prompt_logprobs; pass --dialect");
   }
   std::vector<PromptPositionLogprobs> out;  // [ids.size() - 1]
   for (size_t i = 1; i < ids.size(); ++i) {
@@ -121,7 +125,8 @@ Expected<std::vector<TopKRow>> RemoteBackend::ForcedTopK(std::span<const int32_t
   return out;
 }
 
-Expected<TokenizerCheck> RemoteBackend::CheckTokenizer(const Tokenizer& tokenizer, std::span<const std::string> samples) const {
+Expected<TokenizerCheck> RemoteBackend::CheckTokenizer(const Tokenizer& tokenizer,
+                                                       std::span<const std::string> samples) const {
   TokenizerCheck check;
   if (caps_.tokenize == Support::kNo) {
     check.note = std::string("the ") + DialectName(dialect_) + " dialect has no /tokenize: tokenization not checked";

@@ -40,8 +40,14 @@ std::vector<int> SampleQueryPositions(int n_run, const std::vector<Bucket>& buck
 
 AttentionDiagnosis::AttentionDiagnosis(const ModelConfig& config, KvCache& baseline, std::vector<KvCache*> shadows,
                                        std::vector<Bucket> buckets, int samples_per_window)
-    : n_layers_(config.n_layers), n_heads_(config.n_heads), n_kv_(config.n_kv_heads), hd_(config.head_dim),
-      window_(config.sliding_window), baseline_(baseline), shadows_(std::move(shadows)), buckets_(std::move(buckets)),
+    : n_layers_(config.n_layers),
+      n_heads_(config.n_heads),
+      n_kv_(config.n_kv_heads),
+      hd_(config.head_dim),
+      window_(config.sliding_window),
+      baseline_(baseline),
+      shadows_(std::move(shadows)),
+      buckets_(std::move(buckets)),
       samples_(samples_per_window) {
   KV_CHECK(!shadows_.empty() && !buckets_.empty() && n_heads_ % n_kv_ == 0);
   cells_.assign(shadows_.size(), std::vector<AttnCell>(static_cast<size_t>(n_layers_) * n_kv_ * buckets_.size()));

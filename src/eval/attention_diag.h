@@ -65,10 +65,10 @@ class AttentionDiagnosis final : public KvCache {
   std::vector<KvCache*> shadows_;
   std::vector<Bucket> buckets_;
   const int samples_;
-  std::vector<int> sampled_;                    // ascending positions of the current window
-  std::vector<std::vector<AttnCell>> cells_;    // [n_configs][n_layers, n_kv_heads, n_buckets]
-  std::vector<Scratch> scratch_;                // [threads]
-  std::vector<float> cfg_out_;                  // [n_configs, n_sampled_in_call, n_heads, hd]
+  std::vector<int> sampled_;                  // ascending positions of the current window
+  std::vector<std::vector<AttnCell>> cells_;  // [n_configs][n_layers, n_kv_heads, n_buckets]
+  std::vector<Scratch> scratch_;              // [threads]
+  std::vector<float> cfg_out_;                // [n_configs, n_sampled_in_call, n_heads, hd]
 };
 
 }  // namespace kvaudit

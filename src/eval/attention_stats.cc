@@ -33,8 +33,8 @@ std::vector<AttnSummary> SummarizeAttention(const std::vector<AttnCell>& cells, 
         if (c.queries == 0) continue;
         all.Add(c);
         const double q = static_cast<double>(c.queries);
-        s.buckets.push_back({b, c.queries, Rel(c.k_err2, c.k_ref2), Rel(c.v_err2, c.v_ref2), c.kl / q,
-                             Rel(c.out_err2, c.out_ref2)});
+        s.buckets.push_back(
+            {b, c.queries, Rel(c.k_err2, c.k_ref2), Rel(c.v_err2, c.v_ref2), c.kl / q, Rel(c.out_err2, c.out_ref2)});
       }
       if (all.queries == 0) continue;
       const double q = static_cast<double>(all.queries);

@@ -49,10 +49,10 @@ struct WindowRecord {
   std::vector<int32_t> tokens;   // [n] true next tokens
   std::vector<double> nll_base;  // [n] −log p_base(true)
   struct Config {
-    std::vector<double> kld, nll, dp;       // each [n]
-    std::vector<uint8_t> top1, top5_drop;   // each [n], 0/1
+    std::vector<double> kld, nll, dp;      // each [n]
+    std::vector<uint8_t> top1, top5_drop;  // each [n], 0/1
   };
-  std::vector<Config> configs;   // [n_configs]
+  std::vector<Config> configs;  // [n_configs]
   // Attention-level sums (attention_diag.h): [n_configs][n_layers, n_kv_heads, n_buckets]; empty
   // when the diagnosis is off.
   std::vector<std::vector<AttnCell>> attention;

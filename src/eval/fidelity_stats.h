@@ -52,7 +52,7 @@ struct ClassSummary {
 
 // Where the configuration meets the KLD criterion (docs/metrics.md "Safe context length").
 struct SafeRange {
-  std::optional<int> up_to;  // largest measured context length of the safe prefix; nullopt: none
+  std::optional<int> up_to;      // largest measured context length of the safe prefix; nullopt: none
   bool is_all_measured = false;  // the criterion holds in every measured bucket (up_to = the largest measured)
 };
 

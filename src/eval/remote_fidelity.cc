@@ -19,7 +19,8 @@ Status CheckForEval(const RemoteConfig& c, int top_logprobs) {
   const Capabilities& caps = c.backend->capabilities();
   const std::string at = "--endpoint " + c.name + " (" + DialectName(c.backend->dialect()) + ")";
   if (caps.prompt_logprobs != Support::kYes) {
-    return BadInput(at + " returns no prompt logprobs, which eval needs; hint: eval a vLLM or kvaudit serve "
+    return BadInput(at +
+                    " returns no prompt logprobs, which eval needs; hint: eval a vLLM or kvaudit serve "
                     "deployment; `kvaudit probe` runs against this one (docs/endpoints.md)");
   }
   if (caps.max_top_logprobs > 0 && top_logprobs > caps.max_top_logprobs) {
@@ -36,12 +37,14 @@ Expected<RemoteConfigs> ConnectEvalEndpoints(const RemoteConfigOptions& o, bool 
                                              const Tokenizer& tokenizer, std::span<const std::string> samples) {
   if (o.empty()) return RemoteConfigs();
   if (!o.baseline_endpoint.empty() && any_in_process_config) {
-    return BadInput("--baseline-endpoint with an in-process --kv configuration: eval compares an in-process "
-                    "configuration only with an in-process baseline; hint: give the configurations as --endpoint, "
-                    "or drop --baseline-endpoint");
+    return BadInput(
+        "--baseline-endpoint with an in-process --kv configuration: eval compares an in-process "
+        "configuration only with an in-process baseline; hint: give the configurations as --endpoint, "
+        "or drop --baseline-endpoint");
   }
   if (o.parallel > 1 && o.baseline_endpoint.empty()) {
-    return BadInput("--parallel " + std::to_string(o.parallel) + " needs --baseline-endpoint (an in-process baseline runs "
+    return BadInput("--parallel " + std::to_string(o.parallel) +
+                    " needs --baseline-endpoint (an in-process baseline runs "
                     "one window at a time; the endpoints of a window are always asked at once); hint: drop --parallel");
   }
   if (top_logprobs < kMinTopK) {
@@ -70,8 +73,9 @@ Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>&
     for (size_t i = 0; i < rows.size(); ++i) {
       KV_CHECK(rows[i].token == ids[i + 1]);
       if (rows[i].top.empty()) {
-        return BadInput(backends[b]->client().spec().Url("/v1/completions") + ": position " + std::to_string(i + 1) +
-                        " came back without top logprobs; hint: the server must honour prompt_logprobs (vLLM, kvaudit serve)");
+        return BadInput(
+            backends[b]->client().spec().Url("/v1/completions") + ": position " + std::to_string(i + 1) +
+            " came back without top logprobs; hint: the server must honour prompt_logprobs (vLLM, kvaudit serve)");
       }
       out[b].push_back(ToRow(std::move(rows[i])));
     }

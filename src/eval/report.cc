@@ -9,40 +9,58 @@ namespace {
 
 using nlohmann::json;
 
-json Ci(const std::optional<Interval>& ci) {
-  return ci ? json::array({ci->lo, ci->hi}) : json(nullptr);
-}
+json Ci(const std::optional<Interval>& ci) { return ci ? json::array({ci->lo, ci->hi}) : json(nullptr); }
 
 json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 json OverallJson(const FidelitySummary& s) {
-  return {
-      // stable keys
-      {"tokens", s.tokens}, {"kld_mean", Num(s.kld_mean)}, {"kld_ci95", Ci(s.kld_ci95)},
-      {"kld_p99", Num(s.kld_p99)}, {"top1_agree", Num(s.top1_agree)}, {"ppl_ratio", Num(s.ppl_ratio)},
-      {"delta_p_mean", Num(s.dp_mean)},
-      // extras
-      {"kld_median", Num(s.kld_median)}, {"kld_p90", Num(s.kld_p90)}, {"kld_p999", Num(s.kld_p999)},
-      {"kld_max", Num(s.kld_max)}, {"top5_drop", Num(s.top5_drop)}, {"ppl", Num(s.ppl)},
-      {"ppl_base", Num(s.ppl_base)}, {"delta_ppl", Num(s.delta_ppl)},
-      {"delta_nll_mean", Num(s.nll_mean - s.nll_base_mean)}, {"delta_p_p01", Num(s.dp_p01)},
-      {"delta_p_p99", Num(s.dp_p99)}, {"delta_p_rms", Num(s.dp_rms)}};
+  return {// stable keys
+          {"tokens", s.tokens},
+          {"kld_mean", Num(s.kld_mean)},
+          {"kld_ci95", Ci(s.kld_ci95)},
+          {"kld_p99", Num(s.kld_p99)},
+          {"top1_agree", Num(s.top1_agree)},
+          {"ppl_ratio", Num(s.ppl_ratio)},
+          {"delta_p_mean", Num(s.dp_mean)},
+          // extras
+          {"kld_median", Num(s.kld_median)},
+          {"kld_p90", Num(s.kld_p90)},
+          {"kld_p999", Num(s.kld_p999)},
+          {"kld_max", Num(s.kld_max)},
+          {"top5_drop", Num(s.top5_drop)},
+          {"ppl", Num(s.ppl)},
+          {"ppl_base", Num(s.ppl_base)},
+          {"delta_ppl", Num(s.delta_ppl)},
+          {"delta_nll_mean", Num(s.nll_mean - s.nll_base_mean)},
+          {"delta_p_p01", Num(s.dp_p01)},
+          {"delta_p_p99", Num(s.dp_p99)},
+          {"delta_p_rms", Num(s.dp_rms)}};
 }
 
 json AttentionJson(const AttnSummary& a, const std::vector<Bucket>& buckets, bool with_buckets) {
   json j = {// stable keys
-            {"layer", a.layer}, {"kv_head", a.kv_head}, {"k_rel_err", Num(a.k_rel_err)},
-            {"v_rel_err", Num(a.v_rel_err)}, {"attn_kl", Num(a.attn_kl)}, {"out_rel_err", Num(a.out_rel_err)},
+            {"layer", a.layer},
+            {"kv_head", a.kv_head},
+            {"k_rel_err", Num(a.k_rel_err)},
+            {"v_rel_err", Num(a.v_rel_err)},
+            {"attn_kl", Num(a.attn_kl)},
+            {"out_rel_err", Num(a.out_rel_err)},
             // extras
-            {"attn_tv", Num(a.attn_tv)}, {"sink_mass", Num(a.sink_mass)}, {"sink_moved", Num(a.sink_moved)},
-            {"queries", a.queries}, {"grows_from", a.grows_from ? json(a.grows_from) : json(nullptr)}};
+            {"attn_tv", Num(a.attn_tv)},
+            {"sink_mass", Num(a.sink_mass)},
+            {"sink_moved", Num(a.sink_moved)},
+            {"queries", a.queries},
+            {"grows_from", a.grows_from ? json(a.grows_from) : json(nullptr)}};
   if (with_buckets) {
     j["buckets"] = json::array();
     for (const AttnSummary::Bucket& b : a.buckets) {
       j["buckets"].push_back({{"from", buckets[static_cast<size_t>(b.bucket)].from},
-                              {"to", buckets[static_cast<size_t>(b.bucket)].to}, {"queries", b.queries},
-                              {"k_rel_err", Num(b.k_rel_err)}, {"v_rel_err", Num(b.v_rel_err)},
-                              {"attn_kl", Num(b.attn_kl)}, {"out_rel_err", Num(b.out_rel_err)}});
+                              {"to", buckets[static_cast<size_t>(b.bucket)].to},
+                              {"queries", b.queries},
+                              {"k_rel_err", Num(b.k_rel_err)},
+                              {"v_rel_err", Num(b.v_rel_err)},
+                              {"attn_kl", Num(b.attn_kl)},
+                              {"out_rel_err", Num(b.out_rel_err)}});
     }
   }
   return j;
@@ -69,8 +87,13 @@ std::string CiText(const FidelitySummary& s) {
 
 json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& configs) {
   const AggregateOptions& a = info.aggregate;
-  json j = {{"schema_version", kEvalSchemaVersion}, {"kind", "eval"}, {"model", info.model},
-            {"model_hash", info.model_hash}, {"model_hash_kind", info.model_hash_kind}, {"ctx", info.ctx}, {"score_from", info.score_from}};
+  json j = {{"schema_version", kEvalSchemaVersion},
+            {"kind", "eval"},
+            {"model", info.model},
+            {"model_hash", info.model_hash},
+            {"model_hash_kind", info.model_hash_kind},
+            {"ctx", info.ctx},
+            {"score_from", info.score_from}};
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
   const bool remote_base = !info.baseline_endpoint.is_null();
   j["baseline"] = {{"spec", info.baseline_spec},
@@ -79,53 +102,74 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
                    {"nll_mean", any ? Num(any->nll_base_mean) : json(nullptr)}};
   if (remote_base) j["baseline"]["endpoint"] = info.baseline_endpoint;
   if (!info.notes.empty()) j["notes"] = info.notes;
-  j["data"] = {{"path", info.data}, {"per_doc", info.per_doc}, {"windows", info.n_windows}, {"first_window", info.first_window},
-               {"tokens", any ? any->tokens : 0}, {"tokens_hash", info.tokens_hash}};
-  j["settings"] = {{"kld_threshold", a.kld_threshold}, {"bootstrap_replicates", a.bootstrap.replicates},
-                   {"bootstrap_seed", a.bootstrap.seed}, {"bucket_unit", "context length (0-based position + 1)"},
+  j["data"] = {{"path", info.data},
+               {"per_doc", info.per_doc},
+               {"windows", info.n_windows},
+               {"first_window", info.first_window},
+               {"tokens", any ? any->tokens : 0},
+               {"tokens_hash", info.tokens_hash}};
+  j["settings"] = {{"kld_threshold", a.kld_threshold},
+                   {"bootstrap_replicates", a.bootstrap.replicates},
+                   {"bootstrap_seed", a.bootstrap.seed},
+                   {"bucket_unit", "context length (0-based position + 1)"},
                    {"attention_samples_per_window", info.attn_samples}};
   j["configs"] = json::array();
   for (const ConfigResult& c : configs) {
     const ConfigSummary& s = c.summary;
     const bool remote = !c.endpoint.is_null();
-    json cj = {{"spec", c.spec}, {"bytes_per_token", remote ? json(nullptr) : json(c.bytes_per_token)},
+    json cj = {{"spec", c.spec},
+               {"bytes_per_token", remote ? json(nullptr) : json(c.bytes_per_token)},
                {"overall", OverallJson(s.overall)}};
     // Through an endpoint the KLD is a lower bound from the top-k logprobs (eval/topk_fidelity.h).
-    cj["kld_estimate"] = remote || remote_base ? json({{"kind", "lower_bound_from_top_k"}, {"top_logprobs", info.top_logprobs}})
-                                               : json({{"kind", "exact"}});
+    cj["kld_estimate"] = remote || remote_base
+                             ? json({{"kind", "lower_bound_from_top_k"}, {"top_logprobs", info.top_logprobs}})
+                             : json({{"kind", "exact"}});
     if (remote) cj["endpoint"] = c.endpoint;
     cj["buckets"] = json::array();
     for (size_t b = 0; b < s.buckets.size(); ++b) {
       const FidelitySummary& bs = s.buckets[b];
       if (bs.tokens == 0) continue;  // e.g. buckets wholly before --score-from
-      cj["buckets"].push_back({{"from", a.buckets[b].from}, {"to", a.buckets[b].to}, {"tokens", bs.tokens},
-                               {"kld_mean", Num(bs.kld_mean)}, {"kld_ci95", Ci(bs.kld_ci95)},
-                               {"top1_agree", Num(bs.top1_agree)}, {"ppl_ratio", Num(bs.ppl_ratio)},
-                               {"kld_p99", Num(bs.kld_p99)}, {"delta_p_mean", Num(bs.dp_mean)},
-                               {"measured_to", b < s.bucket_last_len.size() ? json(s.bucket_last_len[b]) : json(nullptr)}});
+      cj["buckets"].push_back(
+          {{"from", a.buckets[b].from},
+           {"to", a.buckets[b].to},
+           {"tokens", bs.tokens},
+           {"kld_mean", Num(bs.kld_mean)},
+           {"kld_ci95", Ci(bs.kld_ci95)},
+           {"top1_agree", Num(bs.top1_agree)},
+           {"ppl_ratio", Num(bs.ppl_ratio)},
+           {"kld_p99", Num(bs.kld_p99)},
+           {"delta_p_mean", Num(bs.dp_mean)},
+           {"measured_to", b < s.bucket_last_len.size() ? json(s.bucket_last_len[b]) : json(nullptr)}});
     }
     cj["safe_up_to"] = s.safe.up_to ? json(*s.safe.up_to) : json(nullptr);
     cj["safe_up_to_is_all_measured"] = s.safe.is_all_measured;
     cj["attention"] = json::array();
     for (const AttnSummary& at : c.attention) cj["attention"].push_back(AttentionJson(at, a.buckets, false));
     cj["attention_worst"] = json::array();
-    for (const AttnSummary& at : WorstHeads(c.attention, 5)) cj["attention_worst"].push_back(AttentionJson(at, a.buckets, true));
+    for (const AttnSummary& at : WorstHeads(c.attention, 5))
+      cj["attention_worst"].push_back(AttentionJson(at, a.buckets, true));
     cj["token_classes"] = json::array();
     for (const ClassSummary& k : s.classes) {
-      cj["token_classes"].push_back({{"class", k.name}, {"tokens", k.tokens},
+      cj["token_classes"].push_back({{"class", k.name},
+                                     {"tokens", k.tokens},
                                      {"kld_mean", k.tokens ? Num(k.kld_mean) : json(nullptr)},
                                      {"top1_agree", k.tokens ? Num(k.top1_agree) : json(nullptr)}});
     }
-    cj["bytes_vs_baseline"] = info.baseline_bytes_per_token && !remote && !remote_base
-                                  ? json(static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token))
-                                  : json(nullptr);
+    cj["bytes_vs_baseline"] =
+        info.baseline_bytes_per_token && !remote && !remote_base
+            ? json(static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token))
+            : json(nullptr);
     j["configs"].push_back(std::move(cj));
   }
-  j["run"] = {{"wall_s", info.wall_s}, {"peak_rss_mb", info.peak_rss_mb}, {"threads", info.threads},
+  j["run"] = {{"wall_s", info.wall_s},
+              {"peak_rss_mb", info.peak_rss_mb},
+              {"threads", info.threads},
               {"windows_resumed", info.windows_resumed}};
   j["run"].update(ProvenanceJson());
-  j["model_info"] = {{"architecture", info.model_architecture}, {"layers", info.n_layers},
-                     {"kv_heads", info.n_kv_heads}, {"head_dim", info.head_dim}};
+  j["model_info"] = {{"architecture", info.model_architecture},
+                     {"layers", info.n_layers},
+                     {"kv_heads", info.n_kv_heads},
+                     {"head_dim", info.head_dim}};
   return j;
 }
 
@@ -135,7 +179,8 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
   const AggregateOptions& a = info.aggregate;
   if (!configs.empty()) {
     const FidelitySummary& o = configs[0].summary.overall;
-    std::snprintf(line, sizeof(line), "baseline %s: PPL %.4f over %lld tokens (%d windows of ctx %d, positions >= %d)\n",
+    std::snprintf(line, sizeof(line),
+                  "baseline %s: PPL %.4f over %lld tokens (%d windows of ctx %d, positions >= %d)\n",
                   info.baseline_spec.c_str(), o.ppl_base, static_cast<long long>(o.tokens), info.n_windows, info.ctx,
                   info.score_from);
     out += line;
@@ -156,10 +201,11 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
     }
   }
   if (info.attn_samples > 0) {
-    std::snprintf(line, sizeof(line),
-                  "\nattention: the 5 (layer, KV head) with the largest attention-output error (baseline queries and rows,\n"
-                  "%d sampled positions per window; k/v/out: relative L2 error; sink: baseline weight on token 0 -> moved)\n",
-                  info.attn_samples);
+    std::snprintf(
+        line, sizeof(line),
+        "\nattention: the 5 (layer, KV head) with the largest attention-output error (baseline queries and rows,\n"
+        "%d sampled positions per window; k/v/out: relative L2 error; sink: baseline weight on token 0 -> moved)\n",
+        info.attn_samples);
     out += line;
     std::snprintf(line, sizeof(line), "%-28s %5s %4s %9s %9s %10s %9s %15s  %s\n", "config", "layer", "head", "k err",
                   "v err", "attn KL", "out err", "sink -> moved", "out err by context (grows from)");
@@ -170,8 +216,8 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
         std::string series;
         for (const AttnSummary::Bucket& b : at.buckets) {
           char cellbuf[48];
-          std::snprintf(cellbuf, sizeof(cellbuf), "%s%d:%.3g", series.empty() ? "" : " ", a.buckets[static_cast<size_t>(b.bucket)].to,
-                        b.out_rel_err);
+          std::snprintf(cellbuf, sizeof(cellbuf), "%s%d:%.3g", series.empty() ? "" : " ",
+                        a.buckets[static_cast<size_t>(b.bucket)].to, b.out_rel_err);
           series += cellbuf;
         }
         series += at.grows_from ? " (" + std::to_string(at.grows_from) + ")" : " (-)";

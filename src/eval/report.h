@@ -17,17 +17,17 @@ inline constexpr int kEvalSchemaVersion = 2;
 
 struct EvalRunInfo {
   std::string model, data, baseline_spec;
-  std::string model_hash;  // hex, run/fingerprint.h IdentifyModel: the same in the resume fingerprint
+  std::string model_hash;                   // hex, run/fingerprint.h IdentifyModel: the same in the resume fingerprint
   std::string model_hash_kind = "weights";  // or "config+tokenizer": an all-remote run loads no weights
-  std::string model_architecture;  // ArchName: llama, mistral, qwen2, qwen3
+  std::string model_architecture;           // ArchName: llama, mistral, qwen2, qwen3
   int n_layers = 0, n_kv_heads = 0, head_dim = 0;  // the shape of the attention diagnosis
   uint64_t baseline_bytes_per_token = 0;
   int ctx = 0, score_from = 0;
   bool per_doc = false;
   int n_windows = 0, windows_resumed = 0;
-  int first_window = 0;  // the data's window the selection starts at (--first-window)
-  int attn_samples = 0;  // sampled query positions per window for the attention diagnosis (0: off)
-  std::string tokens_hash;  // hex, of the window tokens
+  int first_window = 0;        // the data's window the selection starts at (--first-window)
+  int attn_samples = 0;        // sampled query positions per window for the attention diagnosis (0: off)
+  std::string tokens_hash;     // hex, of the window tokens
   AggregateOptions aggregate;  // buckets, threshold, bootstrap settings (class tables unused here)
   // Endpoints (docs/endpoints.md): the baseline's when it is remote (else null), the top-k asked of
   // every server, and what the run left out and why.
@@ -40,7 +40,7 @@ struct EvalRunInfo {
 };
 
 struct ConfigResult {
-  std::string spec;  // canonical
+  std::string spec;              // canonical
   uint64_t bytes_per_token = 0;  // 0 for an endpoint (null in results: unknown)
   nlohmann::json endpoint;       // null in-process; an endpoint's RemoteConfig::Describe()
   ConfigSummary summary;

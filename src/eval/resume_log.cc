@@ -55,8 +55,11 @@ nlohmann::json WindowToJson(const WindowRecord& rec) {
   j["nll_base"] = rec.nll_base;
   j["configs"] = nlohmann::json::array();
   for (const WindowRecord::Config& c : rec.configs) {
-    j["configs"].push_back({{"kld", c.kld}, {"nll", c.nll}, {"dp", c.dp},
-                            {"top1", BitString(c.top1)}, {"top5_drop", BitString(c.top5_drop)}});
+    j["configs"].push_back({{"kld", c.kld},
+                            {"nll", c.nll},
+                            {"dp", c.dp},
+                            {"top1", BitString(c.top1)},
+                            {"top5_drop", BitString(c.top5_drop)}});
   }
   if (!rec.attention.empty()) {
     j["attention"] = nlohmann::json::array();

@@ -17,7 +17,7 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
   const size_t n_caches = caches.size(), n_cfg = n_caches - 1, n_topk = options.n_topk;
   const int64_t vocab = model.config().vocab_size;
   const size_t row = static_cast<size_t>(vocab);
-  std::vector<std::unique_ptr<Forward>> forwards;  // [n_caches], one per cache (activations are per pass)
+  std::vector<std::unique_ptr<Forward>> forwards;    // [n_caches], one per cache (activations are per pass)
   std::vector<std::vector<float>> logits(n_caches);  // [n_caches][chunk, vocab]
   for (KvCache* cache : caches) forwards.push_back(std::make_unique<Forward>(model, *cache, pool));
   for (auto& l : logits) l.resize(static_cast<size_t>(options.chunk) * row);
@@ -29,7 +29,8 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
     rec.window = static_cast<int>(w);
     rec.first_pos = std::min(options.score_from, std::max(n - 1, 0));
     const size_t n_scored = static_cast<size_t>(std::max(0, n - 1 - rec.first_pos));
-    rec.tokens.assign(ids.begin() + rec.first_pos + 1, ids.begin() + rec.first_pos + 1 + static_cast<std::ptrdiff_t>(n_scored));
+    rec.tokens.assign(ids.begin() + rec.first_pos + 1,
+                      ids.begin() + rec.first_pos + 1 + static_cast<std::ptrdiff_t>(n_scored));
     rec.nll_base.resize(n_scored);
     rec.configs.resize(n_cfg + n_topk);
     for (auto& c : rec.configs) {

@@ -27,8 +27,10 @@ Status WritePositionsJsonl(const std::string& path, const std::vector<WindowReco
   if (!out) return BadInput(path + ": cannot open for writing; hint: check the directory exists");
   for (const WindowRecord& w : records) {
     for (size_t i = 0; i < w.size(); ++i) {
-      nlohmann::json row = {{"window", w.window}, {"pos", w.first_pos + static_cast<int>(i)},
-                            {"token", w.tokens[i]}, {"nll_base", w.nll_base[i]}};
+      nlohmann::json row = {{"window", w.window},
+                            {"pos", w.first_pos + static_cast<int>(i)},
+                            {"token", w.tokens[i]},
+                            {"nll_base", w.nll_base[i]}};
       for (const char* key : {"kld", "nll", "dp", "top1", "top5_drop"}) row[key] = nlohmann::json::array();
       for (const WindowRecord::Config& c : w.configs) {
         row["kld"].push_back(c.kld[i]), row["nll"].push_back(c.nll[i]), row["dp"].push_back(c.dp[i]);
@@ -117,8 +119,12 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   RemoteConfigs remote;
   if (!o.remote.empty()) {
     const Tokenizer* tok = engine.model->tokenizer();
-    if (!tok) return BadInput(o.model + ": eval through an endpoint sends token ids, and the model has no tokenizer; hint: use a model directory with tokenizer.json");
-    KV_ASSIGN_OR_RETURN(remote, ConnectEvalEndpoints(o.remote, !o.kv.kv.empty(), o.top_logprobs, *tok, TokenizerSamples(tok, windows)));
+    if (!tok)
+      return BadInput(o.model +
+                      ": eval through an endpoint sends token ids, and the model has no tokenizer; hint: use a model "
+                      "directory with tokenizer.json");
+    KV_ASSIGN_OR_RETURN(
+        remote, ConnectEvalEndpoints(o.remote, !o.kv.kv.empty(), o.top_logprobs, *tok, TokenizerSamples(tok, windows)));
     if (o.attn_samples > 0) {
       o.attn_samples = 0;  // the diagnosis reads each configuration's cache rows: none through an API
       notes.push_back("attention diagnosis: off, an endpoint's cache rows cannot be read (docs/endpoints.md)");
@@ -179,12 +185,15 @@ void EvalPlan::Reshard(const ShardSpec& shard) {
 }
 
 nlohmann::json EvalPlan::MakeFingerprint() const {
-  nlohmann::json fp = {{"model", model_hash}, {"data", info.tokens_hash}, {"ctx", info.ctx},
-                       {"score_from", info.score_from}, {"per_doc", info.per_doc}};
+  nlohmann::json fp = {{"model", model_hash},
+                       {"data", info.tokens_hash},
+                       {"ctx", info.ctx},
+                       {"score_from", info.score_from},
+                       {"per_doc", info.per_doc}};
   // The journal numbers windows from the first selected one: another start cannot be mixed in.
   // (Absent at 0, so journals written before --first-window existed still resume.)
   if (options.first_window > 0) fp["first_window"] = options.first_window;
-  fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  fp.update(configs.Fingerprint());                              // baseline, configs, calibration
   if (options.shard.on()) fp["shard"] = options.shard.ToJson();  // a resumed shard must be the same shard
   if (remote.any()) fp["endpoints"] = {{"servers", remote.Fingerprint()}, {"top_logprobs", options.top_logprobs}};
   if (options.attn_samples > 0) {
@@ -229,7 +238,8 @@ Expected<EvalSessionResult> EvalSession::Run() {
   KV_RETURN_IF_ERROR(RunWindows(dir, cache_ptrs, shadow_ptrs, &records));
   EvalSessionResult out;
   const EvalSummaryInputs inputs = SummaryInputs(caches);
-  if (!plan_.options.jsonl.empty()) KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows
+  if (!plan_.options.jsonl.empty())
+    KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows
   if (plan_.options.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
     const RunTotals totals = plan_.clock.Stop();
     plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
@@ -251,11 +261,11 @@ Expected<EvalSessionResult> EvalSession::Run() {
 
 // Opens the journal, reads the recorded windows back and runs the others; *records ends in
 // ascending window order (a resumed run must sum in the same order as a fresh one).
-Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches_in,
-                               std::vector<KvCache*> shadows, std::vector<WindowRecord>* records) {
+Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches_in, std::vector<KvCache*> shadows,
+                               std::vector<WindowRecord>* records) {
   const auto& windows = plan_.windows;
-  KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, n_configs(),
-                                                  windows.size(), records, AttentionCells(plan_.info)));
+  KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, n_configs(), windows.size(),
+                                                  records, AttentionCells(plan_.info)));
   plan_.info.windows_resumed = static_cast<int>(records->size());
   std::vector<bool> skip(windows.size(), true);  // done, or another shard's
   for (size_t w : plan_.shard_windows) skip[w] = false;
@@ -329,7 +339,8 @@ Status EvalSession::WriteShard(const RunDir& dir, const EvalSummaryInputs& input
   for (size_t w : plan_.shard_windows) m.units.push_back(static_cast<int64_t>(w));
   m.summary = EvalSummaryInputsToJson(inputs);
   const EvalRunInfo& i = plan_.info;
-  m.run = {{"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.windows_resumed}, {"threads", i.threads}};
+  m.run = {
+      {"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.windows_resumed}, {"threads", i.threads}};
   return WriteShardManifest(dir.dir(), m);
 }
 

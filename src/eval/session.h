@@ -23,28 +23,28 @@
 namespace kvaudit {
 
 struct EvalOptions {
-  std::string model;       // Hugging Face directory or .gguf file
-  int threads = 0;         // 0 = all cores
-  KvConfigOptions kv;      // baseline, in-process configurations, calibration text
+  std::string model;   // Hugging Face directory or .gguf file
+  int threads = 0;     // 0 = all cores
+  KvConfigOptions kv;  // baseline, in-process configurations, calibration text
   // Deployed servers (docs/endpoints.md): --endpoint configurations after the --kv ones,
   // compared through their prompt logprobs; --baseline-endpoint replaces kv.baseline (then every
   // configuration must be an endpoint). At least one configuration in all.
   RemoteConfigOptions remote;
-  int top_logprobs = 20;   // top-k logprobs asked per position of an endpoint (>= 5)
-  std::string data;        // text: file, folder of text files, or JSONL with "text"
-  bool per_doc = false;    // one document per window instead of one joined stream
-  int ctx = 0;             // window length; 0 = the model's context, at most 4096
-  int windows = 0;         // use K windows; 0 = all from first_window on
-  int first_window = 0;    // the first of them: windows [first_window, first_window + K) of the data
-  int score_from = 0;      // statistics use positions >= this in each window
-  std::string buckets;     // ascending upper edges of context buckets; "" = powers of two
+  int top_logprobs = 20;  // top-k logprobs asked per position of an endpoint (>= 5)
+  std::string data;       // text: file, folder of text files, or JSONL with "text"
+  bool per_doc = false;   // one document per window instead of one joined stream
+  int ctx = 0;            // window length; 0 = the model's context, at most 4096
+  int windows = 0;        // use K windows; 0 = all from first_window on
+  int first_window = 0;   // the first of them: windows [first_window, first_window + K) of the data
+  int score_from = 0;     // statistics use positions >= this in each window
+  std::string buckets;    // ascending upper edges of context buckets; "" = powers of two
   double kld_threshold = 0.01;
-  int bootstrap = 1000;    // replicates for the KLD confidence intervals
+  int bootstrap = 1000;  // replicates for the KLD confidence intervals
   uint64_t bootstrap_seed = 1;
-  int attn_samples = 32;   // query positions per window for the attention diagnosis; 0 = off
+  int attn_samples = 32;  // query positions per window for the attention diagnosis; 0 = off
   std::string out = "kvaudit-eval";
-  bool restart = false;    // discard the windows recorded in out
-  std::string jsonl;       // also write one JSON line per scored position; "" = no
+  bool restart = false;  // discard the windows recorded in out
+  std::string jsonl;     // also write one JSON line per scored position; "" = no
   // --shard I/N (docs/scale-out.md): run only this shard's windows (run/shard.h ShardUnits, cost =
   // window length), journal them and write DIR/shard.json instead of results.json.
   ShardSpec shard;
@@ -62,7 +62,8 @@ struct EvalPlan {
   // as eval cuts it (joined, or --per-doc), every window of the data before any selection.
   static Expected<std::vector<std::vector<int32_t>>> CutWindows(const Engine& engine, const std::string& job,
                                                                 EvalOptions& options);
-  static Expected<EvalPlan> FromWindows(EvalOptions options, Engine engine, std::vector<std::vector<int32_t>> all_windows);
+  static Expected<EvalPlan> FromWindows(EvalOptions options, Engine engine,
+                                        std::vector<std::vector<int32_t>> all_windows);
   // The same model and windows under other configurations, diagnosis samples and output
   // directory: a job that runs eval in stages (decide/sensitivity) plans each stage on one
   // loaded model. Every spec is validated before any compute; the fingerprint follows.
@@ -74,19 +75,18 @@ struct EvalPlan {
   EvalOptions options;
   RunClock clock;  // started when planning began: the run's wall time includes loading
   Engine engine;
-  const Tokenizer* tokenizer = nullptr;      // null: no token classes
+  const Tokenizer* tokenizer = nullptr;       // null: no token classes
   std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the selected windows
   KvConfigs configs;
-  RemoteConfigs remote;        // connected; empty without --endpoint/--baseline-endpoint
-  EvalRunInfo info;            // the inputs half of results.json
-  nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed (with "shard" in a shard run)
+  RemoteConfigs remote;               // connected; empty without --endpoint/--baseline-endpoint
+  EvalRunInfo info;                   // the inputs half of results.json
+  nlohmann::json fingerprint;         // what DIR/progress.jsonl must carry to be resumed (with "shard" in a shard run)
   std::vector<size_t> shard_windows;  // the selected windows this run computes, ascending: all without --shard
-  std::string model_hash;      // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
-  int max_len = 0;             // longest window: the caches' size
+  std::string model_hash;  // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
+  int max_len = 0;         // longest window: the caches' size
 
  private:
-  EvalPlan(EvalOptions o, Engine e, KvConfigs c)
-      : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
+  EvalPlan(EvalOptions o, Engine e, KvConfigs c) : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
   nlohmann::json MakeFingerprint() const;
   std::vector<size_t> ShardWindows() const;
 };

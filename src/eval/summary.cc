@@ -40,14 +40,29 @@ namespace {
 nlohmann::json InfoToJson(const EvalRunInfo& i) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const Bucket& b : i.aggregate.buckets) buckets.push_back({b.from, b.to});
-  return {{"model", i.model}, {"data", i.data}, {"baseline_spec", i.baseline_spec}, {"model_hash", i.model_hash},
-          {"model_architecture", i.model_architecture}, {"n_layers", i.n_layers}, {"n_kv_heads", i.n_kv_heads},
-          {"head_dim", i.head_dim}, {"baseline_bytes_per_token", i.baseline_bytes_per_token}, {"ctx", i.ctx},
-          {"score_from", i.score_from}, {"per_doc", i.per_doc}, {"n_windows", i.n_windows},
-          {"first_window", i.first_window}, {"attn_samples", i.attn_samples}, {"tokens_hash", i.tokens_hash},
-          {"buckets", buckets}, {"kld_threshold", i.aggregate.kld_threshold},
-          {"bootstrap_replicates", i.aggregate.bootstrap.replicates}, {"bootstrap_seed", i.aggregate.bootstrap.seed},
-          {"baseline_endpoint", i.baseline_endpoint}, {"top_logprobs", i.top_logprobs}, {"notes", i.notes},
+  return {{"model", i.model},
+          {"data", i.data},
+          {"baseline_spec", i.baseline_spec},
+          {"model_hash", i.model_hash},
+          {"model_architecture", i.model_architecture},
+          {"n_layers", i.n_layers},
+          {"n_kv_heads", i.n_kv_heads},
+          {"head_dim", i.head_dim},
+          {"baseline_bytes_per_token", i.baseline_bytes_per_token},
+          {"ctx", i.ctx},
+          {"score_from", i.score_from},
+          {"per_doc", i.per_doc},
+          {"n_windows", i.n_windows},
+          {"first_window", i.first_window},
+          {"attn_samples", i.attn_samples},
+          {"tokens_hash", i.tokens_hash},
+          {"buckets", buckets},
+          {"kld_threshold", i.aggregate.kld_threshold},
+          {"bootstrap_replicates", i.aggregate.bootstrap.replicates},
+          {"bootstrap_seed", i.aggregate.bootstrap.seed},
+          {"baseline_endpoint", i.baseline_endpoint},
+          {"top_logprobs", i.top_logprobs},
+          {"notes", i.notes},
           {"threads", i.threads}};
 }
 

@@ -18,7 +18,9 @@ const char* TokenClassName(TokenClass c) {
 }
 
 TokenClass ClassifyTokenText(std::string_view text) {
-  auto is_space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  auto is_space = [](unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
   if (text.empty()) return TokenClass::kOther;
   if (std::all_of(text.begin(), text.end(), [&](char c) { return is_space(static_cast<unsigned char>(c)); })) {
     return TokenClass::kWhitespace;

@@ -8,7 +8,11 @@
 
 namespace kvaudit {
 namespace {
-inline uint16_t LoadU16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return v; }
+inline uint16_t LoadU16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
 
 WeightType BlockWeightType(DType t) {
   const std::optional<WeightType> w = WeightTypeOfDType(t);
@@ -92,8 +96,8 @@ Status DequantizeRowsToF32(const TensorView& t, int64_t first_row, int64_t n_row
   KV_RETURN_IF_ERROR(CheckConvertible(t));
   const int64_t cols = t.cols();
   if (first_row < 0 || n_rows < 0 || first_row > t.rows() || n_rows > t.rows() - first_row) {
-    return BadInput("tensor '" + t.name + "': rows [" + std::to_string(first_row) + ", +" +
-                    std::to_string(n_rows) + ") out of range (" + std::to_string(t.rows()) +
+    return BadInput("tensor '" + t.name + "': rows [" + std::to_string(first_row) + ", +" + std::to_string(n_rows) +
+                    ") out of range (" + std::to_string(t.rows()) +
                     " rows); hint: a token id or index exceeds the tensor");
   }
   auto row_bytes = ByteSize(t.dtype, cols);

@@ -11,10 +11,28 @@
 namespace kvaudit {
 
 enum class DType : uint8_t {
-  kF32, kF16, kBF16, kF64,
-  kI8, kI16, kI32, kI64, kU8, kBool,
-  kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ4_K, kQ5_K, kQ6_K,
-  kQ2_K, kQ3_K, kIQ4_NL, kIQ4_XS,
+  kF32,
+  kF16,
+  kBF16,
+  kF64,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kBool,
+  kQ8_0,
+  kQ4_0,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
+  kQ2_K,
+  kQ3_K,
+  kIQ4_NL,
+  kIQ4_XS,
 };
 
 struct DTypeInfo {

@@ -44,7 +44,7 @@ class Cursor {
 };
 
 const char* TypeName(GgufType t) {
-  static constexpr const char* kNames[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
+  static constexpr const char* kNames[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
                                            "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
   return i < 13 ? kNames[i] : "unknown";
@@ -53,9 +53,14 @@ const char* TypeName(GgufType t) {
 // Bytes a scalar of type t occupies (strings: the minimum, an empty one).
 uint64_t MinSize(GgufType t) {
   switch (t) {
-    case GgufType::kU8: case GgufType::kI8: case GgufType::kBool: return 1;
-    case GgufType::kU16: case GgufType::kI16: return 2;
-    case GgufType::kU32: case GgufType::kI32: case GgufType::kF32: return 4;
+    case GgufType::kU8:
+    case GgufType::kI8:
+    case GgufType::kBool: return 1;
+    case GgufType::kU16:
+    case GgufType::kI16: return 2;
+    case GgufType::kU32:
+    case GgufType::kI32:
+    case GgufType::kF32: return 4;
     default: return 8;  // u64, i64, f64, string length
   }
 }
@@ -127,9 +132,9 @@ class Parser {
     }
     if (*version != 2 && *version != 3) {
       const bool swapped = (*version & 0xFFFFu) == 0;
-      return Fail("unsupported GGUF version " + std::to_string(*version), "",
-                  swapped ? "this looks like a big-endian GGUF; convert it to little-endian"
-                          : "kvaudit reads GGUF v2 and v3");
+      return Fail(
+          "unsupported GGUF version " + std::to_string(*version), "",
+          swapped ? "this looks like a big-endian GGUF; convert it to little-endian" : "kvaudit reads GGUF v2 and v3");
     }
     if (!c_.Read(n_tensors) || !c_.Read(n_kv)) return Fail("truncated header", "");
     return Status::Ok();
@@ -173,17 +178,23 @@ class Parser {
       return Fail("array of " + std::to_string(count) + " elements exceeds the file", Key(key));
     }
     const bool is_float = v->elem_type == GgufType::kF32 || v->elem_type == GgufType::kF64;
-    if (v->elem_type == GgufType::kString) v->strings.reserve(count);
-    else if (is_float) v->floats.reserve(count);
-    else v->ints.reserve(count);
+    if (v->elem_type == GgufType::kString)
+      v->strings.reserve(count);
+    else if (is_float)
+      v->floats.reserve(count);
+    else
+      v->ints.reserve(count);
     for (uint64_t j = 0; j < count; ++j) {
       GgufValue e;
       if (!ReadScalar(&c_, v->elem_type, &e)) {
         return Fail("truncated array element #" + std::to_string(j), Key(key));
       }
-      if (v->elem_type == GgufType::kString) v->strings.push_back(std::move(e.s));
-      else if (is_float) v->floats.push_back(e.f);
-      else v->ints.push_back(e.i);
+      if (v->elem_type == GgufType::kString)
+        v->strings.push_back(std::move(e.s));
+      else if (is_float)
+        v->floats.push_back(e.f);
+      else
+        v->ints.push_back(e.i);
     }
     return Status::Ok();
   }
@@ -222,7 +233,10 @@ class Parser {
       for (uint32_t d = 0; d < n_dims; ++d) {
         if (!c_.Read(&ne[d])) return Fail("truncated tensor info", Tensor(t.name));
         constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-        if (ne[d] == 0) { any_zero = true; continue; }
+        if (ne[d] == 0) {
+          any_zero = true;
+          continue;
+        }
         if (ne[d] > kMax || nonzero > kMax / ne[d]) return Fail("tensor element count overflows", Tensor(t.name));
         nonzero *= ne[d];
       }
@@ -242,7 +256,8 @@ class Parser {
       const DTypeInfo& info = GetDTypeInfo(t.dtype);
       if (ne[0] % static_cast<uint64_t>(info.block_elems) != 0) {
         return Fail("row length ne[0] = " + std::to_string(ne[0]) + " is not a multiple of the " +
-                    std::string(info.name) + " block size " + std::to_string(info.block_elems), Tensor(t.name));
+                        std::string(info.name) + " block size " + std::to_string(info.block_elems),
+                    Tensor(t.name));
       }
       auto nbytes = ByteSize(t.dtype, static_cast<int64_t>(numel));
       if (!nbytes.ok()) return Fail(nbytes.error().message, Tensor(t.name));
@@ -265,11 +280,13 @@ class Parser {
       TensorView& t = (*tensors)[ti.index];
       if (ti.offset % alignment != 0) {
         return Fail("data offset " + std::to_string(ti.offset) + " is not a multiple of the alignment " +
-                    std::to_string(alignment), Tensor(t.name));
+                        std::to_string(alignment),
+                    Tensor(t.name));
       }
       if (ti.offset > data_size || t.nbytes > data_size - ti.offset) {
         return Fail("data [" + std::to_string(ti.offset) + ", +" + std::to_string(t.nbytes) +
-                    ") extends beyond the end of the file", Tensor(t.name));
+                        ") extends beyond the end of the file",
+                    Tensor(t.name));
       }
       t.data = data_ + data_start + ti.offset;
     }
@@ -296,13 +313,26 @@ class Parser {
 
 std::optional<DType> DTypeFromGgmlType(uint32_t id) {
   switch (id) {
-    case 0: return DType::kF32;     case 1: return DType::kF16;     case 2: return DType::kQ4_0;
-    case 3: return DType::kQ4_1;    case 6: return DType::kQ5_0;    case 7: return DType::kQ5_1;
-    case 8: return DType::kQ8_0;    case 10: return DType::kQ2_K;   case 11: return DType::kQ3_K;
-    case 12: return DType::kQ4_K;   case 13: return DType::kQ5_K;   case 14: return DType::kQ6_K;
-    case 20: return DType::kIQ4_NL; case 23: return DType::kIQ4_XS; case 24: return DType::kI8;
-    case 25: return DType::kI16;    case 26: return DType::kI32;    case 27: return DType::kI64;
-    case 28: return DType::kF64;    case 30: return DType::kBF16;
+    case 0: return DType::kF32;
+    case 1: return DType::kF16;
+    case 2: return DType::kQ4_0;
+    case 3: return DType::kQ4_1;
+    case 6: return DType::kQ5_0;
+    case 7: return DType::kQ5_1;
+    case 8: return DType::kQ8_0;
+    case 10: return DType::kQ2_K;
+    case 11: return DType::kQ3_K;
+    case 12: return DType::kQ4_K;
+    case 13: return DType::kQ5_K;
+    case 14: return DType::kQ6_K;
+    case 20: return DType::kIQ4_NL;
+    case 23: return DType::kIQ4_XS;
+    case 24: return DType::kI8;
+    case 25: return DType::kI16;
+    case 26: return DType::kI32;
+    case 27: return DType::kI64;
+    case 28: return DType::kF64;
+    case 30: return DType::kBF16;
     default: return std::nullopt;
   }
 }

@@ -17,8 +17,19 @@ namespace kvaudit {
 
 // GGUF metadata value types (gguf.md: GGUF_TYPE_UINT8 = 0 ... GGUF_TYPE_FLOAT64 = 12).
 enum class GgufType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 // u8..i64 (not bool, not float).
@@ -78,7 +89,7 @@ class GgufFile {
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   std::map<std::string, GgufValue> kv_;
-  std::vector<TensorView> tensors_;  // in file order
+  std::vector<TensorView> tensors_;             // in file order
   std::map<std::string, size_t> tensor_index_;  // name -> position in tensors_
 };
 

@@ -7,7 +7,7 @@ namespace kvaudit {
 namespace {
 
 const char* TypeWord(GgufType t) {
-  static constexpr const char* kNames[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
+  static constexpr const char* kNames[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
                                            "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
   return i < 13 ? kNames[i] : "unknown";
@@ -36,7 +36,8 @@ template <class Pred>
 Expected<const GgufValue*> Lookup(const GgufFile& g, const std::string& key, const char* want, Pred accept) {
   const GgufValue* v = g.Find(key);
   if (v == nullptr) {
-    return BadInput(g.label() + ": missing metadata (key '" + key + "'); hint: the GGUF was written without it; "
+    return BadInput(g.label() + ": missing metadata (key '" + key +
+                    "'); hint: the GGUF was written without it; "
                     "re-convert with a current llama.cpp");
   }
   if (!accept(*v)) {
@@ -49,24 +50,26 @@ Expected<const GgufValue*> Lookup(const GgufFile& g, const std::string& key, con
 }  // namespace
 
 Expected<std::string> GgufFile::GetString(const std::string& key) const {
-  KV_ASSIGN_OR_RETURN(auto v, Lookup(*this, key, "string", [](const GgufValue& x) { return x.type == GgufType::kString; }));
+  KV_ASSIGN_OR_RETURN(auto v,
+                      Lookup(*this, key, "string", [](const GgufValue& x) { return x.type == GgufType::kString; }));
   return v->s;
 }
 
 Expected<int64_t> GgufFile::GetInt(const std::string& key) const {
   KV_ASSIGN_OR_RETURN(auto v, Lookup(*this, key, "integer", [](const GgufValue& x) {
-    return IsGgufIntType(x.type) || x.type == GgufType::kBool;
-  }));
+                        return IsGgufIntType(x.type) || x.type == GgufType::kBool;
+                      }));
   if (v->type == GgufType::kU64 && v->u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return BadInput(label_ + ": value " + std::to_string(v->u) + " out of range (key '" + key + "'); hint: corrupt file");
+    return BadInput(label_ + ": value " + std::to_string(v->u) + " out of range (key '" + key +
+                    "'); hint: corrupt file");
   }
   return v->i;
 }
 
 Expected<double> GgufFile::GetFloat(const std::string& key) const {
   KV_ASSIGN_OR_RETURN(auto v, Lookup(*this, key, "number", [](const GgufValue& x) {
-    return IsGgufIntType(x.type) || x.type == GgufType::kF32 || x.type == GgufType::kF64;
-  }));
+                        return IsGgufIntType(x.type) || x.type == GgufType::kF32 || x.type == GgufType::kF64;
+                      }));
   if (IsGgufIntType(v->type)) return IsUnsigned(v->type) ? static_cast<double>(v->u) : static_cast<double>(v->i);
   return v->f;
 }
@@ -78,23 +81,25 @@ Expected<bool> GgufFile::GetBool(const std::string& key) const {
 
 Expected<std::vector<std::string>> GgufFile::GetStringArray(const std::string& key) const {
   KV_ASSIGN_OR_RETURN(auto v, Lookup(*this, key, "array of string", [](const GgufValue& x) {
-    return x.type == GgufType::kArray && x.elem_type == GgufType::kString;
-  }));
+                        return x.type == GgufType::kArray && x.elem_type == GgufType::kString;
+                      }));
   return v->strings;
 }
 
 Expected<std::vector<int64_t>> GgufFile::GetIntArray(const std::string& key) const {
   KV_ASSIGN_OR_RETURN(auto v, Lookup(*this, key, "array of integer", [](const GgufValue& x) {
-    return x.type == GgufType::kArray && (IsGgufIntType(x.elem_type) || x.elem_type == GgufType::kBool);
-  }));
+                        return x.type == GgufType::kArray &&
+                               (IsGgufIntType(x.elem_type) || x.elem_type == GgufType::kBool);
+                      }));
   return v->ints;
 }
 
 Expected<std::vector<double>> GgufFile::GetFloatArray(const std::string& key) const {
-  KV_ASSIGN_OR_RETURN(auto v, Lookup(*this, key, "array of number", [](const GgufValue& x) {
-    return x.type == GgufType::kArray && (IsGgufIntType(x.elem_type) || x.elem_type == GgufType::kF32 ||
-                                          x.elem_type == GgufType::kF64);
-  }));
+  KV_ASSIGN_OR_RETURN(
+      auto v, Lookup(*this, key, "array of number", [](const GgufValue& x) {
+        return x.type == GgufType::kArray &&
+               (IsGgufIntType(x.elem_type) || x.elem_type == GgufType::kF32 || x.elem_type == GgufType::kF64);
+      }));
   if (!v->floats.empty() || v->ints.empty()) return v->floats;
   std::vector<double> out(v->ints.begin(), v->ints.end());  // integer arrays widen (u64 > 2^63 wraps)
   return out;

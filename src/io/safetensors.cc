@@ -12,8 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-Error Fail(const std::string& label, const std::string& what, const std::string& tensor,
-           const std::string& hint) {
+Error Fail(const std::string& label, const std::string& what, const std::string& tensor, const std::string& hint) {
   std::string msg = label + ": " + what;
   if (!tensor.empty()) msg += " (tensor '" + tensor + "')";
   return BadInput(msg + "; hint: " + hint);
@@ -40,8 +39,10 @@ bool AsNonNegInt(const json& v, uint64_t* out) {
 json ParseHeader(const uint8_t* begin, const uint8_t* end, std::string* dup_key) {
   std::vector<std::set<std::string>> keys;  // one set per open object
   auto cb = [&](int /*depth*/, json::parse_event_t ev, json& parsed) {
-    if (ev == json::parse_event_t::object_start) keys.emplace_back();
-    else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (ev == json::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (ev == json::parse_event_t::object_end && !keys.empty())
+      keys.pop_back();
     else if (ev == json::parse_event_t::key && !keys.empty() && parsed.is_string()) {
       const auto& k = parsed.get_ref<const std::string&>();
       if (!keys.back().insert(k).second && dup_key->empty()) *dup_key = k;
@@ -51,7 +52,10 @@ json ParseHeader(const uint8_t* begin, const uint8_t* end, std::string* dup_key)
   return json::parse(begin, end, cb, /*allow_exceptions=*/false);
 }
 
-struct Span { uint64_t begin, end; size_t index; };
+struct Span {
+  uint64_t begin, end;
+  size_t index;
+};
 
 }  // namespace
 
@@ -71,9 +75,8 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
   std::memcpy(&header_len, data, 8);  // little-endian u64 (safetensors format); we run on LE hosts
   if (header_len > size - 8) {
     const bool is_gguf = std::memcmp(data, "GGUF", 4) == 0;
-    return Fail(label, "header length " + std::to_string(header_len) + " exceeds the file size " +
-                std::to_string(size), "", is_gguf ? "this is a GGUF file; open it as GGUF"
-                                                  : "the file is truncated or not safetensors");
+    return Fail(label, "header length " + std::to_string(header_len) + " exceeds the file size " + std::to_string(size),
+                "", is_gguf ? "this is a GGUF file; open it as GGUF" : "the file is truncated or not safetensors");
   }
   std::string dup;
   const json header = ParseHeader(data + 8, data + 8 + header_len, &dup);
@@ -120,9 +123,13 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
     bool any_zero = false;
     for (const auto& d : *sh) {
       uint64_t dim;
-      if (!AsNonNegInt(d, &dim)) return Fail(label, "shape has a negative or non-integer dimension", name, kCorruptHint);
+      if (!AsNonNegInt(d, &dim))
+        return Fail(label, "shape has a negative or non-integer dimension", name, kCorruptHint);
       t.shape.push_back(static_cast<int64_t>(dim));
-      if (dim == 0) { any_zero = true; continue; }
+      if (dim == 0) {
+        any_zero = true;
+        continue;
+      }
       if (nonzero > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / dim) {
         return Fail(label, "shape element count overflows", name, kCorruptHint);
       }
@@ -134,14 +141,17 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
       return Fail(label, "data_offsets is not [begin, end] of non-negative integers", name, kCorruptHint);
     }
     if (begin > end || end > data_size) {
-      return Fail(label, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                  "] outside the data section of " + std::to_string(data_size) + " bytes", name,
-                  "the file is truncated or corrupt");
+      return Fail(label,
+                  "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                      "] outside the data section of " + std::to_string(data_size) + " bytes",
+                  name, "the file is truncated or corrupt");
     }
     auto want = ByteSize(*dtype, numel);
     if (!want.ok() || *want != end - begin) {
-      return Fail(label, "data_offsets span " + std::to_string(end - begin) + " bytes but shape and dtype need " +
-                  (want.ok() ? std::to_string(*want) : std::string("an impossible size")), name, kCorruptHint);
+      return Fail(label,
+                  "data_offsets span " + std::to_string(end - begin) + " bytes but shape and dtype need " +
+                      (want.ok() ? std::to_string(*want) : std::string("an impossible size")),
+                  name, kCorruptHint);
     }
     t.data = base + begin;
     t.nbytes = end - begin;
@@ -150,9 +160,8 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
     st.tensors_.push_back(std::move(t));
   }
   // Overlap check: sorted by begin, each tensor must end at or before the next one starts.
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   for (size_t i = 1; i < spans.size(); ++i) {
     if (spans[i].begin < spans[i - 1].end) {
       return Fail(label, "data overlaps tensor '" + st.tensors_[spans[i - 1].index].name + "'",
@@ -224,7 +233,8 @@ Expected<SafetensorsSet> SafetensorsSet::OpenDir(const std::string& dir) {
       }
     }
   } else {
-    return BadInput(dir + ": no model.safetensors or model.safetensors.index.json; hint: pass a Hugging Face "
+    return BadInput(dir +
+                    ": no model.safetensors or model.safetensors.index.json; hint: pass a Hugging Face "
                     "model directory with safetensors weights (or a .gguf file)");
   }
   // files_ is complete: pointers into its tensors_ vectors are now stable (moves keep buffers).

@@ -25,7 +25,7 @@ class RecordingCache final : public KvCache {
       for (int g = 0; g < nkv; ++g) {
         const size_t head = static_cast<size_t>(layer) * nkv + g;
         const size_t row = (static_cast<size_t>(t) * nkv + g) * hd;
-        float* kc = cal_.k_channel_amax.data() + head * hd;           // [hd]
+        float* kc = cal_.k_channel_amax.data() + head * hd;            // [hd]
         float* kpc = cal_.k_pre_rope_channel_amax.data() + head * hd;  // [hd]
         for (int d = 0; d < hd; ++d) {
           const float ka = std::fabs(k[row + d]), va = std::fabs(v[row + d]);
@@ -55,8 +55,7 @@ class RecordingCache final : public KvCache {
 
 }  // namespace
 
-Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_t>& tokens, int ctx,
-                                    ThreadPool& pool) {
+Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_t>& tokens, int ctx, ThreadPool& pool) {
   const ModelConfig& c = model.config();
   if (tokens.empty()) return BadInput("KV calibration text has no tokens; hint: pass a non-empty --kv-calib FILE");
   if (ctx <= 0) return BadInput("KV calibration window must be positive; hint: use --ctx N with N > 0");
@@ -71,10 +70,10 @@ Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_
   cal.n_kv_heads = c.n_kv_heads;
   cal.head_dim = c.head_dim;
   const size_t heads = static_cast<size_t>(c.n_layers) * c.n_kv_heads;
-  cal.k_amax.assign(heads, 0.0f);                                  // [n_layers, n_kv_heads]
-  cal.v_amax.assign(heads, 0.0f);                                  // [n_layers, n_kv_heads]
-  cal.k_channel_amax.assign(heads * c.head_dim, 0.0f);             // [n_layers, n_kv_heads, head_dim]
-  cal.k_pre_rope_channel_amax.assign(heads * c.head_dim, 0.0f);    // [n_layers, n_kv_heads, head_dim]
+  cal.k_amax.assign(heads, 0.0f);                                // [n_layers, n_kv_heads]
+  cal.v_amax.assign(heads, 0.0f);                                // [n_layers, n_kv_heads]
+  cal.k_channel_amax.assign(heads * c.head_dim, 0.0f);           // [n_layers, n_kv_heads, head_dim]
+  cal.k_pre_rope_channel_amax.assign(heads * c.head_dim, 0.0f);  // [n_layers, n_kv_heads, head_dim]
   const int n = static_cast<int>(tokens.size()), window = std::min(ctx, n);
   auto f32 = MakeF32Cache(c, window);
   RecordingCache rec(*f32, cal);

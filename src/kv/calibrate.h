@@ -14,7 +14,6 @@ class Model;
 
 // Runs the model (f32 cache) over `tokens` in windows of at most `ctx` tokens and records the
 // KvCalibration statistics. Error if tokens is empty.
-Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_t>& tokens, int ctx,
-                                    ThreadPool& pool);
+Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_t>& tokens, int ctx, ThreadPool& pool);
 
 }  // namespace kvaudit

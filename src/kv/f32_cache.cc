@@ -21,8 +21,13 @@ static_assert(kCacheChunk % kKeyChunk == 0, "an attention key chunk must lie in 
 class F32Cache final : public KvCache {
  public:
   F32Cache(const ModelConfig& c, int max_pos)
-      : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        len_(c.n_layers, 0), attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
+      : n_layers_(c.n_layers),
+        n_heads_(c.n_heads),
+        n_kv_(c.n_kv_heads),
+        hd_(c.head_dim),
+        max_pos_(max_pos),
+        len_(c.n_layers, 0),
+        attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     shape_ = AttnShapeFor(c);
     for (int i = 0; i < 2 * n_layers_ * n_kv_; ++i) rows_.emplace_back(sizeof(float) * hd_);
@@ -75,7 +80,9 @@ class F32Cache final : public KvCache {
     });
   }
 
-  uint64_t bytes_per_token() const override { return static_cast<uint64_t>(n_layers_) * 2 * n_kv_ * hd_ * sizeof(float); }
+  uint64_t bytes_per_token() const override {
+    return static_cast<uint64_t>(n_layers_) * 2 * n_kv_ * hd_ * sizeof(float);
+  }
   uint64_t bytes_used() const override {
     uint64_t b = 0;
     for (int l : len_) b += static_cast<uint64_t>(l) * 2 * n_kv_ * hd_ * sizeof(float);

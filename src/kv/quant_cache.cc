@@ -38,8 +38,14 @@ class QuantCache final : public KvCache {
  public:
   QuantCache(const ModelConfig& c, const CachePolicy& policy, const KvCalibration* calib, int max_pos,
              const StoreFactory& factory)
-      : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        spec_(policy.spec()), rope_params_(c.rope), heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
+      : n_layers_(c.n_layers),
+        n_heads_(c.n_heads),
+        n_kv_(c.n_kv_heads),
+        hd_(c.head_dim),
+        max_pos_(max_pos),
+        spec_(policy.spec()),
+        rope_params_(c.rope),
+        heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
         attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     KV_CHECK_MSG(policy.engine() == AttentionEngine::kNative, "engine=llama.cpp is not the native quantized cache");
@@ -119,8 +125,9 @@ class QuantCache final : public KvCache {
         AttendChunkStores(shape_, qs, n_tok, p0, *h.k, *h.v, k0, k1, o, part, scores);
       }
     };
-    attn_.Attend(pos0, n, q, out, pool, kernel, [&](int g) { return Head(layer, g).rot_k; },
-                 [&](int g) { return Head(layer, g).rot_v; });
+    attn_.Attend(
+        pos0, n, q, out, pool, kernel, [&](int g) { return Head(layer, g).rot_k; },
+        [&](int g) { return Head(layer, g).rot_v; });
   }
 
   void Reset() override {
@@ -150,7 +157,8 @@ class QuantCache final : public KvCache {
     KV_CHECK(n_pos >= 0 && n_pos <= max_pos_);
     uint64_t total = RopeBytes(std::max(RopePositionsFor(n_pos), rope_.max_pos()));
     for (const HeadStores& h : heads_) total += h.k->StorageFor(n_pos) + h.v->StorageFor(n_pos);
-    const std::string what = spec_ + ": " + std::to_string(n_layers_) + " layers × " + std::to_string(n_kv_) + " KV heads";
+    const std::string what =
+        spec_ + ": " + std::to_string(n_layers_) + " layers × " + std::to_string(n_kv_) + " KV heads";
     return ReserveKvStorage(n_pos, total, bytes_reserved(), what, [&] {
       for (HeadStores& h : heads_) {
         if (!h.k->Reserve(n_pos) || !h.v->Reserve(n_pos)) return false;
@@ -195,15 +203,16 @@ class QuantCache final : public KvCache {
   // Copies n rows of one KV head (row stride `stride`) into rot_ and rotates them: [n, hd].
   const float* Rotated(const float* src, int n, int64_t stride) {
     if (rot_.size() < static_cast<int64_t>(n) * hd_) rot_.Resize(static_cast<int64_t>(n) * hd_);
-    for (int t = 0; t < n; ++t) std::memcpy(rot_.data() + static_cast<int64_t>(t) * hd_, src + t * stride, sizeof(float) * hd_);
+    for (int t = 0; t < n; ++t)
+      std::memcpy(rot_.data() + static_cast<int64_t>(t) * hd_, src + t * stride, sizeof(float) * hd_);
     HadamardRows(rot_.data(), n, hd_, hd_);
     return rot_.data();
   }
 
   int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
-  std::string spec_;               // the policy's canonical spec, for Reserve's error
+  std::string spec_;  // the policy's canonical spec, for Reserve's error
   AttnShape shape_;
-  bool pre_rope_ = false;          // some key store is pre-RoPE (prerope=1)
+  bool pre_rope_ = false;  // some key store is pre-RoPE (prerope=1)
   RopeParams rope_params_;
   RopeTable rope_;                 // [positions, head_dim/2] cos and sin for pre-RoPE key stores
   std::vector<HeadStores> heads_;  // [n_layers, n_kv_heads]

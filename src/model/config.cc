@@ -28,17 +28,21 @@ Status ModelConfig::Validate(const std::string& src) const {
   };
   if (n_layers <= 0) return bad("n_layers must be positive", "check num_hidden_layers / block_count");
   if (d_model <= 0) return bad("hidden size must be positive", "check hidden_size / embedding_length");
-  if (n_heads <= 0 || n_kv_heads <= 0) return bad("head counts must be positive", "check num_attention_heads / num_key_value_heads");
+  if (n_heads <= 0 || n_kv_heads <= 0)
+    return bad("head counts must be positive", "check num_attention_heads / num_key_value_heads");
   if (n_heads % n_kv_heads != 0) {
     return bad("num_attention_heads " + std::to_string(n_heads) + " is not a multiple of num_key_value_heads " +
-                   std::to_string(n_kv_heads), "grouped-query attention needs whole groups");
+                   std::to_string(n_kv_heads),
+               "grouped-query attention needs whole groups");
   }
-  if (head_dim <= 0 || head_dim % 2 != 0) return bad("head_dim " + std::to_string(head_dim) + " must be positive and even", "RoPE rotates pairs");
+  if (head_dim <= 0 || head_dim % 2 != 0)
+    return bad("head_dim " + std::to_string(head_dim) + " must be positive and even", "RoPE rotates pairs");
   if (d_ff <= 0) return bad("intermediate_size must be positive", "check intermediate_size / feed_forward_length");
   if (vocab_size <= 0) return bad("vocab_size must be positive", "check vocab_size");
   if (max_ctx <= 0) return bad("context length must be positive", "check max_position_embeddings / context_length");
   if (!(rms_eps > 0)) return bad("rms_norm_eps must be positive", "check rms_norm_eps");
-  if (!(rope.theta > 0) || !(rope.factor > 0)) return bad("rope theta and factor must be positive", "check rope_theta / rope scaling factor");
+  if (!(rope.theta > 0) || !(rope.factor > 0))
+    return bad("rope theta and factor must be positive", "check rope_theta / rope scaling factor");
   if (rope.type == RopeType::kLlama3 && !(rope.high_freq_factor > rope.low_freq_factor)) {
     return bad("llama3 rope needs high_freq_factor > low_freq_factor", "check rope_parameters");
   }
@@ -54,7 +58,8 @@ struct JsonReader {
   const Json& j;
   const std::string& path;
   Error Missing(const std::string& key) const {
-    return BadInput(path + ": missing key '" + key + "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3 model?");
+    return BadInput(path + ": missing key '" + key +
+                    "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3 model?");
   }
   Error Invalid(const std::string& key, const std::string& want) const {
     return BadInput(path + ": key '" + key + "' must be " + want + "; hint: fix config.json");
@@ -103,7 +108,8 @@ Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
              j["architectures"][0].is_string()) {
     name = j["architectures"][0].get<std::string>();
   } else {
-    return BadInput(path + ": missing key 'model_type' (and 'architectures'); hint: is this a transformers config.json?");
+    return BadInput(path +
+                    ": missing key 'model_type' (and 'architectures'); hint: is this a transformers config.json?");
   }
   if (name == "llama" || name == "LlamaForCausalLM") return Arch::kLlama;
   if (name == "mistral" || name == "MistralForCausalLM") return Arch::kMistral;
@@ -172,14 +178,18 @@ Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
     int n_sliding = 0;
     for (const Json& t : lt) n_sliding += t.is_string() && t.get<std::string>() == "sliding_attention";
     if (n_sliding != 0 && n_sliding != static_cast<int>(lt.size())) {
-      return BadInput(r.path + ": layer_types mixes sliding and full attention; hint: per-layer windows are not supported");
+      return BadInput(r.path +
+                      ": layer_types mixes sliding and full attention; hint: per-layer windows are not supported");
     }
     use = n_sliding != 0;
   } else if (use && (c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3)) {
     KV_ASSIGN_OR_RETURN(int max_window_layers, r.Int(r.j, "max_window_layers", c.n_layers));
-    if (max_window_layers >= c.n_layers) use = false;
+    if (max_window_layers >= c.n_layers)
+      use = false;
     else if (max_window_layers > 0) {
-      return BadInput(r.path + ": max_window_layers makes some layers sliding and others not; hint: per-layer windows are not supported");
+      return BadInput(
+          r.path +
+          ": max_window_layers makes some layers sliding and others not; hint: per-layer windows are not supported");
     }
   }
   c.sliding_window = use ? window : 0;
@@ -193,13 +203,15 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   const Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return BadInput(path + ": not a JSON object; hint: check the file is a valid config.json");
+  if (j.is_discarded() || !j.is_object())
+    return BadInput(path + ": not a JSON object; hint: check the file is a valid config.json");
   const JsonReader r{j, path};
 
   ModelConfig c;
   KV_ASSIGN_OR_RETURN(c.arch, ArchFromHf(j, path));
   if (r.Present(j, "hidden_act") && !(j["hidden_act"].is_string() && j["hidden_act"].get<std::string>() == "silu")) {
-    return BadInput(path + ": unsupported hidden_act " + j["hidden_act"].dump() + "; hint: only silu (SwiGLU) MLPs are supported");
+    return BadInput(path + ": unsupported hidden_act " + j["hidden_act"].dump() +
+                    "; hint: only silu (SwiGLU) MLPs are supported");
   }
   KV_ASSIGN_OR_RETURN(bool mlp_bias, r.Bool(j, "mlp_bias", false));
   if (mlp_bias) return BadInput(path + ": mlp_bias=true is not supported; hint: only bias-free MLPs are implemented");
@@ -214,8 +226,9 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   c.rms_eps = static_cast<float>(eps);
   if (c.n_heads <= 0 || c.d_model % c.n_heads != 0) {
     if (!r.Present(j, "head_dim")) {
-      return BadInput(path + ": hidden_size " + std::to_string(c.d_model) + " is not a multiple of num_attention_heads " +
-                      std::to_string(c.n_heads) + "; hint: set head_dim explicitly");
+      return BadInput(path + ": hidden_size " + std::to_string(c.d_model) +
+                      " is not a multiple of num_attention_heads " + std::to_string(c.n_heads) +
+                      "; hint: set head_dim explicitly");
     }
   }
   KV_ASSIGN_OR_RETURN(c.head_dim, r.Int(j, "head_dim", c.n_heads > 0 ? c.d_model / c.n_heads : 0));
@@ -238,19 +251,28 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   auto missing = [&](const std::string& key, const std::string& hint) {
     return BadInput(file + ": missing key '" + key + "'; hint: " + hint);
   };
-  if (!g.Has("general.architecture")) return missing("general.architecture", "is this a model GGUF (not vocabulary-only)?");
+  if (!g.Has("general.architecture"))
+    return missing("general.architecture", "is this a model GGUF (not vocabulary-only)?");
   KV_ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
   ModelConfig c;
-  if (arch == "llama") c.arch = Arch::kLlama;
-  else if (arch == "qwen2") c.arch = Arch::kQwen2;
-  else if (arch == "qwen3") c.arch = Arch::kQwen3;
-  else return BadInput(file + ": unsupported architecture '" + arch + "'; hint: kvaudit runs llama, mistral (as llama), qwen2 and qwen3 GGUFs");
+  if (arch == "llama")
+    c.arch = Arch::kLlama;
+  else if (arch == "qwen2")
+    c.arch = Arch::kQwen2;
+  else if (arch == "qwen3")
+    c.arch = Arch::kQwen3;
+  else
+    return BadInput(file + ": unsupported architecture '" + arch +
+                    "'; hint: kvaudit runs llama, mistral (as llama), qwen2 and qwen3 GGUFs");
 
   const std::string hint = "re-convert the model with llama.cpp's convert_hf_to_gguf.py";
   auto get_int = [&](const std::string& key, int& out, std::optional<int> def) -> Status {
     const std::string k = arch + "." + key;
     if (!g.Has(k)) {
-      if (def) { out = *def; return Status::Ok(); }
+      if (def) {
+        out = *def;
+        return Status::Ok();
+      }
       return missing(k, hint);
     }
     KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt(k));
@@ -261,7 +283,10 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   auto get_float = [&](const std::string& key, double& out, std::optional<double> def) -> Status {
     const std::string k = arch + "." + key;
     if (!g.Has(k)) {
-      if (def) { out = *def; return Status::Ok(); }
+      if (def) {
+        out = *def;
+        return Status::Ok();
+      }
       return missing(k, hint);
     }
     KV_ASSIGN_OR_RETURN(out, g.GetFloat(k));
@@ -292,15 +317,16 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
       c.rope.type = RopeType::kLinear;
       KV_RETURN_IF_ERROR(get_float("rope.scaling.factor", c.rope.factor, std::nullopt));
     } else if (type != "none") {
-      return BadInput(file + ": unsupported rope scaling '" + type + "'; hint: kvaudit supports none, linear and llama3 RoPE");
+      return BadInput(file + ": unsupported rope scaling '" + type +
+                      "'; hint: kvaudit supports none, linear and llama3 RoPE");
     }
   }
   // llama3 RoPE: convert_hf_to_gguf.py (LlamaModel.generate_extra_tensors) stores the divisors
   // 1/(llama3 inv_freq / default inv_freq) as rope_freqs.weight; llama.cpp divides theta by them.
   if (const TensorView* rf = g.FindTensor("rope_freqs.weight")) {
     if (rf->numel() != c.head_dim / 2) {
-      return BadInput(file + ": tensor 'rope_freqs.weight' has " + std::to_string(rf->numel()) + " elements, expected head_dim/2 = " +
-                      std::to_string(c.head_dim / 2) + "; hint: " + hint);
+      return BadInput(file + ": tensor 'rope_freqs.weight' has " + std::to_string(rf->numel()) +
+                      " elements, expected head_dim/2 = " + std::to_string(c.head_dim / 2) + "; hint: " + hint);
     }
     c.rope.freq_divisors.resize(rf->numel());
     KV_RETURN_IF_ERROR(DequantizeToF32(*rf, c.rope.freq_divisors.data()));
@@ -310,8 +336,14 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   c.attn_qkv_bias = g.FindTensor("blk.0.attn_q.bias") != nullptr;
   c.attn_o_bias = g.FindTensor("blk.0.attn_output.bias") != nullptr;
   c.qk_norm = g.FindTensor("blk.0.attn_q_norm.weight") != nullptr;
-  if (g.Has("tokenizer.ggml.bos_token_id")) { KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.bos_token_id")); c.bos_id = static_cast<int>(v); }
-  if (g.Has("tokenizer.ggml.eos_token_id")) { KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.eos_token_id")); c.eos_id = static_cast<int>(v); }
+  if (g.Has("tokenizer.ggml.bos_token_id")) {
+    KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.bos_token_id"));
+    c.bos_id = static_cast<int>(v);
+  }
+  if (g.Has("tokenizer.ggml.eos_token_id")) {
+    KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.eos_token_id"));
+    c.eos_id = static_cast<int>(v);
+  }
   KV_RETURN_IF_ERROR(c.Validate(file));
   return c;
 }

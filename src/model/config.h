@@ -26,15 +26,15 @@ struct ModelConfig {
   int head_dim = 0;
   int d_ff = 0;
   int vocab_size = 0;
-  int max_ctx = 0;            // max_position_embeddings / {arch}.context_length
+  int max_ctx = 0;  // max_position_embeddings / {arch}.context_length
   float rms_eps = 1e-6f;
   RopeParams rope;
   bool attn_qkv_bias = false;  // qwen2 (always), llama/qwen3 with attention_bias: q/k/v biases
   bool attn_o_bias = false;    // llama/qwen3 with attention_bias: o_proj bias (qwen2 never)
   bool qk_norm = false;        // qwen3: per-head RMSNorm of q and k before RoPE
   bool tied_embeddings = false;
-  int sliding_window = 0;      // 0 = full causal attention; else keys [p − window + 1, p]
-  int bos_id = -1;             // -1 when the model has none
+  int sliding_window = 0;  // 0 = full causal attention; else keys [p − window + 1, p]
+  int bos_id = -1;         // -1 when the model has none
   int eos_id = -1;
 
   int q_dim() const { return n_heads * head_dim; }

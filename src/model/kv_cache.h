@@ -20,7 +20,7 @@ class KvCache {  // one per sequence, all layers
   // Causal attention of n queries at positions pos0..pos0+n-1 over cached positions [max(0, p-window+1), p].
   // q: [n, n_heads, head_dim] after RoPE; out: [n, n_heads, head_dim].
   virtual void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) = 0;
-  virtual void Reset() = 0;                 // empty, keep allocation (the next window reuses it)
+  virtual void Reset() = 0;  // empty, keep allocation (the next window reuses it)
   // Storage follows use: nothing per position is allocated when a cache is built;
   // Append grows storage in chunks of 256 positions, and Reserve allocates chunks for positions
   // [0, n_positions) up front (n_positions <= the cache's max_positions, its hard limit). A run

@@ -28,7 +28,8 @@ Expected<ModelPathKind> ClassifyModelPath(const std::string& path) {
     return BadInput(path + ": no such file or directory; hint: pass a Hugging Face model directory or a .gguf file");
   }
   if (!HasGgufMagic(path)) {
-    return BadInput(path + ": not a model directory or a GGUF file; hint: pass a Hugging Face model directory or a .gguf file");
+    return BadInput(
+        path + ": not a model directory or a GGUF file; hint: pass a Hugging Face model directory or a .gguf file");
   }
   return ModelPathKind::kGguf;
 }
@@ -47,7 +48,8 @@ Expected<std::unique_ptr<Model>> Model::Load(const std::string& path, const Weig
 
 Expected<std::unique_ptr<Model>> Model::LoadForTokenizing(const std::string& path) { return LoadImpl(path, false, {}); }
 
-Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool weights, const WeightLoadOptions& options) {
+Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool weights,
+                                                 const WeightLoadOptions& options) {
   auto m = std::make_unique<Model>();
   m->path_ = path;
   std::error_code ec;
@@ -75,8 +77,9 @@ Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool w
   }
   m->has_weights_ = weights;
   if (m->tokenizer_ && m->tokenizer_->vocab_size() > m->config_.vocab_size) {
-    return BadInput(path + ": tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but the model only " +
-                    std::to_string(m->config_.vocab_size) + "; hint: the tokenizer does not belong to this model");
+    return BadInput(path + ": tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) +
+                    " tokens but the model only " + std::to_string(m->config_.vocab_size) +
+                    "; hint: the tokenizer does not belong to this model");
   }
   return m;
 }
@@ -87,10 +90,13 @@ std::string Model::Describe() const {
   for (const auto& [name, n] : weights_.source_dtypes) {
     dtypes += (dtypes.empty() ? "" : ", ") + name + " " + std::to_string(n);
   }
-  const char* rope = c.rope.type == RopeType::kDefault ? "default" : c.rope.type == RopeType::kLinear ? "linear" : "llama3";
+  const char* rope = c.rope.type == RopeType::kDefault  ? "default"
+                     : c.rope.type == RopeType::kLinear ? "linear"
+                                                        : "llama3";
   char buf[1024];
   std::snprintf(buf, sizeof(buf),
-                "model: %s\nformat: %s\narchitecture: %s\nlayers: %d  hidden: %d  heads: %d  kv_heads: %d  head_dim: %d  ffn: %d\n"
+                "model: %s\nformat: %s\narchitecture: %s\nlayers: %d  hidden: %d  heads: %d  kv_heads: %d  head_dim: "
+                "%d  ffn: %d\n"
                 "vocab: %d  context: %d  rms_eps: %g  rope: %s theta %g%s%s%s%s\n"
                 "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB (%s; %s)\n"
                 "kv cache (f32): %lld bytes/token\ntokenizer: %s\n",
@@ -99,12 +105,10 @@ std::string Model::Describe() const {
                 c.attn_qkv_bias ? "  qkv-bias" : "", c.qk_norm ? "  qk-norm" : "",
                 c.tied_embeddings ? "  tied-embeddings" : "", c.sliding_window ? "  sliding-window" : "",
                 static_cast<long long>(weights_.n_params), has_weights_ ? dtypes.c_str() : "not loaded",
-                weights_.bytes() / 1048576.0,
-                has_weights_ ? weights_.storage_summary().c_str() : "not loaded",
+                weights_.bytes() / 1048576.0, has_weights_ ? weights_.storage_summary().c_str() : "not loaded",
                 weights_.mappings.empty() ? "copied from the files, 16-bit kept as stored, the rest as f32"
                                           : "read in place from the memory-mapped file, as stored",
-                static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4),
-                tokenizer_ ? "yes" : "none");
+                static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4), tokenizer_ ? "yes" : "none");
   std::string s = buf;
   if (c.sliding_window) s += "sliding window: " + std::to_string(c.sliding_window) + "\n";
   return s;

@@ -1,5 +1,5 @@
-// A loaded model: config, weights (ops/weight_matrix.h: in their stored type) and (when the files carry one) its tokenizer; or, loaded
-// for tokenizing, the config and tokenizer alone (an audit whose every configuration is a remote
+// A loaded model: config, weights (ops/weight_matrix.h: in their stored type) and (when the files carry one) its
+// tokenizer; or, loaded for tokenizing, the config and tokenizer alone (an audit whose every configuration is a remote
 // server, docs/endpoints.md: nothing runs in-process, so no weight is read).
 #pragma once
 
@@ -44,7 +44,8 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   bool has_weights_ = false;
 
-  static Expected<std::unique_ptr<Model>> LoadImpl(const std::string& path, bool weights, const WeightLoadOptions& options);
+  static Expected<std::unique_ptr<Model>> LoadImpl(const std::string& path, bool weights,
+                                                   const WeightLoadOptions& options);
 };
 
 // The config alone (config.json, or a GGUF file's metadata), without reading any weights: for

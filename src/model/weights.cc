@@ -47,8 +47,8 @@ void UnpermuteRows(uint8_t* w, int n_head, int head_dim, size_t row_bytes) {
     std::memcpy(tmp.data(), head, tmp.size());
     for (int j = 0; j < half; ++j) {
       for (int t = 0; t < 2; ++t) {
-        std::memcpy(head + static_cast<size_t>(t * half + j) * row_bytes, tmp.data() + static_cast<size_t>(2 * j + t) * row_bytes,
-                    row_bytes);
+        std::memcpy(head + static_cast<size_t>(t * half + j) * row_bytes,
+                    tmp.data() + static_cast<size_t>(2 * j + t) * row_bytes, row_bytes);
       }
     }
   }
@@ -74,8 +74,8 @@ class Loader {
   // Tensor `name` [rows, cols] appended to m as a part read in place, rows reordered by row_map
   // (empty: as stored). A dtype the kernels cannot read, or data misaligned for its element size,
   // is converted to f32 into w.converted instead (still a part of m).
-  Status AddPart(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m, std::vector<int32_t> row_map,
-                 ModelWeights& w) const {
+  Status AddPart(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m,
+                 std::vector<int32_t> row_map, ModelWeights& w) const {
     KV_RETURN_IF_ERROR(Check(name, shape));
     const TensorView* t = find_(name);
     const std::optional<WeightType> type = WeightTypeOfDType(t->dtype);
@@ -83,8 +83,9 @@ class Loader {
     if (type && reinterpret_cast<uintptr_t>(t->data) % align == 0) {
       const int block = GetWeightTypeInfo(*type).block_elems;
       if (shape[1] % block != 0) {
-        return BadInput(source_ + ": tensor '" + name + "' has rows of " + std::to_string(shape[1]) + " elements, not whole " +
-                        WeightTypeName(*type) + " blocks of " + std::to_string(block) + "; hint: the file is corrupt");
+        return BadInput(source_ + ": tensor '" + name + "' has rows of " + std::to_string(shape[1]) +
+                        " elements, not whole " + WeightTypeName(*type) + " blocks of " + std::to_string(block) +
+                        "; hint: the file is corrupt");
       }
       const uint64_t want = static_cast<uint64_t>(shape[0]) * WeightRowBytes(*type, shape[1]);
       if (t->nbytes != want) {
@@ -119,8 +120,10 @@ class Loader {
     const TensorView* t = find_(name);
     if (!t) return BadInput(source_ + ": missing tensor '" + name + "'; hint: " + hint_);
     if (t->shape != shape) {
-      return BadInput(source_ + ": tensor '" + name + "' has shape " + ShapeStr(t->shape) + ", expected " + ShapeStr(shape) +
-                      "; hint: the tensor does not match config (check hidden_size, heads, head_dim, intermediate_size, vocab_size)");
+      return BadInput(source_ + ": tensor '" + name + "' has shape " + ShapeStr(t->shape) + ", expected " +
+                      ShapeStr(shape) +
+                      "; hint: the tensor does not match config (check hidden_size, heads, head_dim, "
+                      "intermediate_size, vocab_size)");
     }
     const DTypeInfo& info = GetDTypeInfo(t->dtype);
     if (!info.float_convertible) {
@@ -139,7 +142,9 @@ class Loader {
       const TensorView* t = find_(n);
       if (!t || t->dtype != first->dtype) return WeightType::kF32;
     }
-    return first->dtype == DType::kBF16 ? WeightType::kBF16 : first->dtype == DType::kF16 ? WeightType::kF16 : WeightType::kF32;
+    return first->dtype == DType::kBF16  ? WeightType::kBF16
+           : first->dtype == DType::kF16 ? WeightType::kF16
+                                         : WeightType::kF32;
   }
 
   // Loads tensor `name` [rows, cols] into rows [row0, row0 + rows) of m: 16-bit bytes copied as
@@ -160,12 +165,14 @@ class Loader {
     return Status::Ok();
   }
 
-  Status LoadMatrix(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m, ModelWeights& w) const {
+  Status LoadMatrix(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m,
+                    ModelWeights& w) const {
     m.Resize(shape[0], shape[1], MatrixType({name}));
     return LoadRows(name, shape, m, 0, w);
   }
 
-  Status LoadNew(const std::string& name, const std::vector<int64_t>& shape, AlignedBuffer& buf, ModelWeights& w) const {
+  Status LoadNew(const std::string& name, const std::vector<int64_t>& shape, AlignedBuffer& buf,
+                 ModelWeights& w) const {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     buf.Resize(n);
@@ -213,8 +220,10 @@ Status LoadQkv(const Loader& ld, const LayerNames& name, const ModelConfig& c, b
   const int64_t d = c.d_model, qd = c.q_dim(), kvd = c.kv_dim();
   const std::string q = name("q", ".weight"), k = name("k", ".weight"), v = name("v", ".weight");
   if (ld.in_place()) {
-    KV_RETURN_IF_ERROR(ld.AddPart(q, {qd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_heads, c.head_dim) : std::vector<int32_t>{}, w));
-    KV_RETURN_IF_ERROR(ld.AddPart(k, {kvd, d}, L.wqkv, gguf_llama ? UnpermuteRowMap(c.n_kv_heads, c.head_dim) : std::vector<int32_t>{}, w));
+    KV_RETURN_IF_ERROR(ld.AddPart(q, {qd, d}, L.wqkv,
+                                  gguf_llama ? UnpermuteRowMap(c.n_heads, c.head_dim) : std::vector<int32_t>{}, w));
+    KV_RETURN_IF_ERROR(ld.AddPart(k, {kvd, d}, L.wqkv,
+                                  gguf_llama ? UnpermuteRowMap(c.n_kv_heads, c.head_dim) : std::vector<int32_t>{}, w));
     return ld.AddPart(v, {kvd, d}, L.wqkv, {}, w);
   }
   L.wqkv.Resize(qd + 2 * kvd, d, ld.MatrixType({q, k, v}));
@@ -307,10 +316,12 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
   nm.output = "lm_head.weight";
   nm.layer = [](int i, const char* role) {
     static const std::map<std::string, std::string> kRole = {
-        {"attn_norm", "input_layernorm"}, {"q", "self_attn.q_proj"}, {"k", "self_attn.k_proj"},
-        {"v", "self_attn.v_proj"}, {"o", "self_attn.o_proj"}, {"q_norm", "self_attn.q_norm"},
-        {"k_norm", "self_attn.k_norm"}, {"ffn_norm", "post_attention_layernorm"}, {"gate", "mlp.gate_proj"},
-        {"up", "mlp.up_proj"}, {"down", "mlp.down_proj"}};
+        {"attn_norm", "input_layernorm"}, {"q", "self_attn.q_proj"},
+        {"k", "self_attn.k_proj"},        {"v", "self_attn.v_proj"},
+        {"o", "self_attn.o_proj"},        {"q_norm", "self_attn.q_norm"},
+        {"k_norm", "self_attn.k_norm"},   {"ffn_norm", "post_attention_layernorm"},
+        {"gate", "mlp.gate_proj"},        {"up", "mlp.up_proj"},
+        {"down", "mlp.down_proj"}};
     return "model.layers." + std::to_string(i) + "." + kRole.at(role);
   };
   return LoadAll(ld, nm, c, /*gguf_llama=*/false);
@@ -327,9 +338,9 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, 
   nm.output = "output.weight";
   nm.layer = [](int i, const char* role) {
     static const std::map<std::string, std::string> kRole = {
-        {"attn_norm", "attn_norm"}, {"q", "attn_q"}, {"k", "attn_k"}, {"v", "attn_v"}, {"o", "attn_output"},
-        {"q_norm", "attn_q_norm"}, {"k_norm", "attn_k_norm"}, {"ffn_norm", "ffn_norm"}, {"gate", "ffn_gate"},
-        {"up", "ffn_up"}, {"down", "ffn_down"}};
+        {"attn_norm", "attn_norm"}, {"q", "attn_q"},           {"k", "attn_k"},           {"v", "attn_v"},
+        {"o", "attn_output"},       {"q_norm", "attn_q_norm"}, {"k_norm", "attn_k_norm"}, {"ffn_norm", "ffn_norm"},
+        {"gate", "ffn_gate"},       {"up", "ffn_up"},          {"down", "ffn_down"}};
     return "blk." + std::to_string(i) + "." + kRole.at(role);
   };
   // Only the 'llama' converter permutes Q/K (LlamaModel.modify_tensors); qwen2/qwen3 use NEOX RoPE

@@ -29,16 +29,16 @@ class GgufFile;
 class SafetensorsSet;
 
 struct LayerWeights {
-  AlignedBuffer attn_norm;   // [d_model]            input_layernorm / attn_norm
-  WeightMatrix wqkv;         // [q_dim + 2*kv_dim, d_model]  rows: q (HF rotate-half order), k, v
-  AlignedBuffer bqkv;        // [q_dim + 2*kv_dim] or empty
-  AlignedBuffer q_norm;      // [head_dim] or empty (qwen3)
-  AlignedBuffer k_norm;      // [head_dim] or empty (qwen3)
-  WeightMatrix wo;           // [d_model, q_dim]
-  AlignedBuffer bo;          // [d_model] or empty
-  AlignedBuffer ffn_norm;    // [d_model]            post_attention_layernorm / ffn_norm
-  WeightMatrix w_gate_up;    // [2*d_ff, d_model]    rows: gate, then up
-  WeightMatrix w_down;       // [d_model, d_ff]
+  AlignedBuffer attn_norm;  // [d_model]            input_layernorm / attn_norm
+  WeightMatrix wqkv;        // [q_dim + 2*kv_dim, d_model]  rows: q (HF rotate-half order), k, v
+  AlignedBuffer bqkv;       // [q_dim + 2*kv_dim] or empty
+  AlignedBuffer q_norm;     // [head_dim] or empty (qwen3)
+  AlignedBuffer k_norm;     // [head_dim] or empty (qwen3)
+  WeightMatrix wo;          // [d_model, q_dim]
+  AlignedBuffer bo;         // [d_model] or empty
+  AlignedBuffer ffn_norm;   // [d_model]            post_attention_layernorm / ffn_norm
+  WeightMatrix w_gate_up;   // [2*d_ff, d_model]    rows: gate, then up
+  WeightMatrix w_down;      // [d_model, d_ff]
 };
 
 struct WeightLoadOptions {
@@ -48,7 +48,7 @@ struct WeightLoadOptions {
 };
 
 struct ModelWeights {
-  WeightMatrix embed;        // [vocab, d_model]
+  WeightMatrix embed;  // [vocab, d_model]
   std::vector<LayerWeights> layers;
   AlignedBuffer final_norm;  // [d_model]
   WeightMatrix lm_head;      // [vocab, d_model]; empty when tied (use embed)

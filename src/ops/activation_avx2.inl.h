@@ -8,10 +8,11 @@
 inline __m256 Exp8(__m256 x) {
   x = _mm256_max_ps(x, _mm256_set1_ps(kExpLo));  // a NaN x gives the bound, as Exp1's compare
   x = _mm256_min_ps(x, _mm256_set1_ps(kExpHi));
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 k =
+      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256i ki = _mm256_cvtps_epi32(k);  // exact: k is an integer in [-150, 128] (the clamps)
-  const __m256i in_range = _mm256_and_si256(_mm256_cmpgt_epi32(ki, _mm256_set1_epi32(-126)),
-                                            _mm256_cmpgt_epi32(_mm256_set1_epi32(128), ki));
+  const __m256i in_range =
+      _mm256_and_si256(_mm256_cmpgt_epi32(ki, _mm256_set1_epi32(-126)), _mm256_cmpgt_epi32(_mm256_set1_epi32(128), ki));
   if (_mm256_movemask_ps(_mm256_castsi256_ps(in_range)) != 0xFF) {
     alignas(32) float v[8];
     _mm256_store_ps(v, x);  // clamped: Exp1 clamps again to the same value

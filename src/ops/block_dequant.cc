@@ -10,11 +10,19 @@
 namespace kvaudit {
 namespace {
 
-constexpr int kQK = 32;    // QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 (ggml-common.h)
+constexpr int kQK = 32;     // QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 (ggml-common.h)
 constexpr int kQK_K = 256;  // super-block size of the K-quants
 
-inline uint16_t LoadU16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return v; }
-inline uint32_t LoadU32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+inline uint16_t LoadU16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
 inline float LoadF16(const uint8_t* p) { return F16ToF32(LoadU16(p)); }
 
 // block_q8_0 {f16 d; i8 qs[32]}: y = qs * d.
@@ -164,7 +172,6 @@ void RowQ6_K(const uint8_t* b, float* y, int64_t nb) {
     }
   }
 }
-
 
 // block_q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: scales[k] holds the 4-bit scale (low) and
 // min (high) of elements 16k..16k+15. Each 128 elements use 32 bytes of qs: element 32j + l of

@@ -38,7 +38,9 @@ struct V {
   // bit e0 + e of qh is set (one masked op here).
   using Bits = uint32_t;
   static Bits LoadBits(uint32_t qh) { return qh; }
-  static I OrBit16(I a, Bits qh, int e0) { return _mm512_mask_or_epi32(a, static_cast<__mmask16>(qh >> e0), a, Splat(16)); }
+  static I OrBit16(I a, Bits qh, int e0) {
+    return _mm512_mask_or_epi32(a, static_cast<__mmask16>(qh >> e0), a, Splat(16));
+  }
   static F ToF(I a) { return _mm512_cvtepi32_ps(a); }
   static F SplatF(float v) { return _mm512_set1_ps(v); }
   static F BroadcastF(const float* p) { return _mm512_set1_ps(*p); }
@@ -54,7 +56,9 @@ struct V {
   static constexpr int kLanes = 8;
   using I = __m256i;
   using F = __m256;
-  struct Table { __m256 lo, hi; };  // levels 0..7 and 8..15
+  struct Table {
+    __m256 lo, hi;
+  };  // levels 0..7 and 8..15
   static I U8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static I I8(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static I Splat(int32_t v) { return _mm256_set1_epi32(v); }
@@ -94,7 +98,11 @@ inline float LoadScale(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
-inline uint32_t LoadU32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+inline uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
 
 // The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4 in block_dequant.cc, byte-parallel on the
 // three little-endian scale words), as f32: dsc[p] = d * sc_p, dmn[p] = dmin * m_p.
@@ -105,8 +113,8 @@ inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, flo
                           w1 & six, ((w2 >> 4) & nib) | (((w1 >> 6) & two) << 4)};  // m 0..3, 4..7
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sm));
   _mm256_storeu_ps(dsc, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes))));
-  _mm256_storeu_ps(dmn, _mm256_mul_ps(_mm256_set1_ps(dmin),
-                                      _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)))));
+  _mm256_storeu_ps(
+      dmn, _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)))));
 }
 
 // kvalues_iq4nl (ggml-common.h) as f32: every level is a small integer, so the table holds exactly

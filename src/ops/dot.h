@@ -37,5 +37,4 @@ KVAUDIT_DECLARE_PER_PATH(float DotF32(const float* a, const float* b, int64_t n)
 
 // The SIMD helpers of this order (ReduceAdd16, ReduceAdd16x16) are per kernel path: ops/dot_simd.inl.h.
 
-
 }  // namespace kvaudit

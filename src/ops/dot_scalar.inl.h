@@ -28,6 +28,6 @@ inline float DotCanonicalScalar(const float* a, BAt b_at, int64_t n) {
   return ReduceLanesRef(acc);
 }
 inline float DotCanonicalScalar(const float* a, const float* b, int64_t n) {
-  return DotCanonicalScalar(a, [b](int64_t i) { return b[i]; }, n);
+  return DotCanonicalScalar(
+      a, [b](int64_t i) { return b[i]; }, n);
 }
-

@@ -29,7 +29,8 @@ inline __m512 ReduceAdd16x16Raw(const __m512* a) {
                          _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xDD));
   }
   for (int i = 0; i < 2; ++i) {  // per 128-bit lane {R0+R2, R1+R3, S0+S2, S1+S3}: c_i + c_{i+2}
-    d[i] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * i], c[2 * i + 1], 0x44), _mm512_shuffle_ps(c[2 * i], c[2 * i + 1], 0xEE));
+    d[i] =
+        _mm512_add_ps(_mm512_shuffle_ps(c[2 * i], c[2 * i + 1], 0x44), _mm512_shuffle_ps(c[2 * i], c[2 * i + 1], 0xEE));
   }
   return _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD));  // d_0 + d_1
 }
@@ -42,9 +43,9 @@ inline __m512 ReduceAdd16x16(const __m512* a) {
 #if defined(KVAUDIT_ISA_AVX2)
 // The tree over lanes lo (0-7) and hi (8-15): ReduceLanesRef's additions, in its order.
 inline float ReduceAdd16Avx2(__m256 lo, __m256 hi) {
-  const __m256 b = _mm256_add_ps(lo, hi);                                                // a_i + a_{i+8}
+  const __m256 b = _mm256_add_ps(lo, hi);                                               // a_i + a_{i+8}
   const __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));  // b_i + b_{i+4}
-  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));                                   // c_i + c_{i+2}
-  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));                               // d_0 + d_1
+  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));                                  // c_i + c_{i+2}
+  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));                              // d_0 + d_1
 }
 #endif

@@ -38,9 +38,14 @@ using block_simd::LoadScale;
 // streams are more than the hardware prefetcher keeps ahead of).
 constexpr int64_t kPrefetchRows = 32;
 
-inline __m512i Codes(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m512i Codes(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 inline __m512i High4(__m512i codes) { return _mm512_srli_epi32(codes, 4); }
-inline __m512 Iota(int first) { return _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(first))); }
+inline __m512 Iota(int first) {
+  return _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                             _mm512_set1_epi32(first)));
+}
 inline __m512 Pick(__m512i code, __m512 table) { return _mm512_permutexvar_ps(code, table); }  // table[code & 15]
 inline __m512 Pick32(__m512i code, __m512 lo, __m512 hi) { return _mm512_permutex2var_ps(lo, code, hi); }  // code & 31
 // code | 16 in lane e where bit e0 + e of qh is set: q5's fifth bit.
@@ -83,16 +88,20 @@ inline void LoadHeadScales(const uint8_t* const* wr, size_t offset, HeadScales* 
 
 struct DecQ8_0 {  // {f16 d; i8 qs[32]}: w = f32(q) · d (RowQ8_0)
   static constexpr int kElems = 32, kBytes = 34, kHeadScales = 1;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 d = _mm512_set1_ps(s.d);
     for (int g = 0; g < 2; ++g)
-      emit(g, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * g)))), d));
+      emit(g, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * g)))),
+                            d));
   }
 };
 
 struct DecQ4_0 {  // {f16 d; u8 qs[16]}: level(q) = f32(q - 8) · d (RowQ4_0)
   static constexpr int kElems = 32, kBytes = 18, kHeadScales = 1;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 t = _mm512_mul_ps(Iota(-8), _mm512_set1_ps(s.d));
     const __m512i q = Codes(b + 2);
     emit(0, Pick(q, t));
@@ -102,7 +111,8 @@ struct DecQ4_0 {  // {f16 d; u8 qs[16]}: level(q) = f32(q - 8) · d (RowQ4_0)
 
 struct DecQ4_1 {  // {f16 d, m; u8 qs[16]}: level(q) = f32(q) · d + m (RowQ4_1)
   static constexpr int kElems = 32, kBytes = 20, kHeadScales = 2;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 t = _mm512_add_ps(_mm512_mul_ps(Iota(0), _mm512_set1_ps(s.d)), _mm512_set1_ps(s.m));
     const __m512i q = Codes(b + 4);
     emit(0, Pick(q, t));
@@ -112,7 +122,8 @@ struct DecQ4_1 {  // {f16 d, m; u8 qs[16]}: level(q) = f32(q) · d + m (RowQ4_1)
 
 struct DecQ5_0 {  // {f16 d; u32 qh; u8 qs[16]}: level(q) = f32(q - 16) · d, q = nibble | bit << 4 (RowQ5_0)
   static constexpr int kElems = 32, kBytes = 22, kHeadScales = 1;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 d = _mm512_set1_ps(s.d);
     const __m512 lo = _mm512_mul_ps(Iota(-16), d), hi = _mm512_mul_ps(Iota(0), d);
     const uint32_t qh = block_simd::LoadU32(b + 2);
@@ -124,7 +135,8 @@ struct DecQ5_0 {  // {f16 d; u32 qh; u8 qs[16]}: level(q) = f32(q - 16) · d, q 
 
 struct DecQ5_1 {  // {f16 d, m; u32 qh; u8 qs[16]}: level(q) = f32(q) · d + m (RowQ5_1)
   static constexpr int kElems = 32, kBytes = 24, kHeadScales = 2;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 d = _mm512_set1_ps(s.d), m = _mm512_set1_ps(s.m);
     const __m512 lo = _mm512_add_ps(_mm512_mul_ps(Iota(0), d), m), hi = _mm512_add_ps(_mm512_mul_ps(Iota(16), d), m);
     const uint32_t qh = block_simd::LoadU32(b + 4);
@@ -136,7 +148,8 @@ struct DecQ5_1 {  // {f16 d, m; u32 qh; u8 qs[16]}: level(q) = f32(q) · d + m (
 
 struct DecIQ4_NL {  // {f16 d; u8 qs[16]}: level(q) = d · kvalues_iq4nl[q] (RowIQ4_NL)
   static constexpr int kElems = 32, kBytes = 18, kHeadScales = 1;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 t = _mm512_mul_ps(_mm512_set1_ps(s.d), _mm512_loadu_ps(block_simd::kIq4NlLevelsF));
     const __m512i q = Codes(b + 2);
     emit(0, Pick(q, t));
@@ -148,13 +161,15 @@ struct DecIQ4_NL {  // {f16 d; u8 qs[16]}: level(q) = d · kvalues_iq4nl[q] (Row
 // in sub-block 2c, high in 2c+1; level(q) = dsc · f32(q) − dmn (RowQ4_KSimd).
 struct DecQ4_K {
   static constexpr int kElems = 256, kBytes = 144, kHeadScales = 0;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
     alignas(32) float dsc[8], dmn[8];
     block_simd::ScalesK4(b + 4, LoadScale(b), LoadScale(b + 2), dsc, dmn);
     const __m512 iota = Iota(0);
     for (int c = 0; c < 4; ++c) {
       const __m512 t1 = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(dsc[2 * c]), iota), _mm512_set1_ps(dmn[2 * c]));
-      const __m512 t2 = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(dsc[2 * c + 1]), iota), _mm512_set1_ps(dmn[2 * c + 1]));
+      const __m512 t2 =
+          _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(dsc[2 * c + 1]), iota), _mm512_set1_ps(dmn[2 * c + 1]));
       const __m512i q0 = Codes(b + 16 + 32 * c), q1 = Codes(b + 32 + 32 * c);
       emit(4 * c, Pick(q0, t1));
       emit(4 * c + 1, Pick(q1, t1));
@@ -168,7 +183,8 @@ struct DecQ4_K {
 // half) / 2c+1 (high half) of qh[l]; 32 levels per sub-block (RowQ5_KSimd).
 struct DecQ5_K {
   static constexpr int kElems = 256, kBytes = 176, kHeadScales = 0;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
     alignas(32) float dsc[8], dmn[8];
     block_simd::ScalesK4(b + 4, LoadScale(b), LoadScale(b + 2), dsc, dmn);
     const __m512 iota0 = Iota(0), iota16 = Iota(16);
@@ -177,8 +193,10 @@ struct DecQ5_K {
     for (int c = 0; c < 4; ++c) {
       const __m512 d1 = _mm512_set1_ps(dsc[2 * c]), m1 = _mm512_set1_ps(dmn[2 * c]);
       const __m512 d2 = _mm512_set1_ps(dsc[2 * c + 1]), m2 = _mm512_set1_ps(dmn[2 * c + 1]);
-      const __m512 lo1 = _mm512_sub_ps(_mm512_mul_ps(d1, iota0), m1), hi1 = _mm512_sub_ps(_mm512_mul_ps(d1, iota16), m1);
-      const __m512 lo2 = _mm512_sub_ps(_mm512_mul_ps(d2, iota0), m2), hi2 = _mm512_sub_ps(_mm512_mul_ps(d2, iota16), m2);
+      const __m512 lo1 = _mm512_sub_ps(_mm512_mul_ps(d1, iota0), m1),
+                   hi1 = _mm512_sub_ps(_mm512_mul_ps(d1, iota16), m1);
+      const __m512 lo2 = _mm512_sub_ps(_mm512_mul_ps(d2, iota0), m2),
+                   hi2 = _mm512_sub_ps(_mm512_mul_ps(d2, iota16), m2);
       const __m512i q0 = Codes(b + 48 + 32 * c), q1 = Codes(b + 64 + 32 * c);
       const auto bit = [&](__m512i h, int n) { return _mm512_and_si512(_mm512_srli_epi32(h, n), sixteen); };
       emit(4 * c, Pick32(_mm512_or_si512(_mm512_and_si512(q0, low4), bit(h0, 2 * c)), lo1, hi1));
@@ -194,9 +212,11 @@ struct DecQ5_K {
 // 0, 2, 4, 6 of qh[l]; w = ds · f32(q − 32) (RowQ6_KSimd), computed directly (64 levels).
 struct DecQ6_K {
   static constexpr int kElems = 256, kBytes = 210, kHeadScales = 0;
-  template <class Emit> static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
-    const __m512 ds = _mm512_mul_ps(_mm512_set1_ps(LoadScale(b + 208)),
-                                    _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)))));
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
+    const __m512 ds = _mm512_mul_ps(
+        _mm512_set1_ps(LoadScale(b + 208)),
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)))));
     alignas(64) float sc[16];
     _mm512_store_ps(sc, ds);
     const __m512i low4 = _mm512_set1_epi32(15), top2 = _mm512_set1_epi32(0x30), bias = _mm512_set1_epi32(32);
@@ -236,12 +256,14 @@ void GemvDecoded(const float* x, const WeightView& w, int64_t row0, int64_t row1
     for (int64_t blk = 0; blk < nb; ++blk) {
       const float* xb = x + blk * Dec::kElems;
       HeadScales hs[16];  // [16 rows]
-      if constexpr (Dec::kHeadScales > 0) LoadHeadScales<Dec::kHeadScales>(wr, static_cast<size_t>(blk) * Dec::kBytes, hs);
+      if constexpr (Dec::kHeadScales > 0)
+        LoadHeadScales<Dec::kHeadScales>(wr, static_cast<size_t>(blk) * Dec::kBytes, hs);
 #pragma GCC unroll 16  // the 16 accumulators stay in registers only if j is unrolled
       for (int j = 0; j < 16; ++j) {
         const uint8_t* b = wr[j] + blk * Dec::kBytes;
         if (prefetch) {
-          for (int o = 0; o < Dec::kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + o), _MM_HINT_T0);
+          for (int o = 0; o < Dec::kBytes; o += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(b + ahead + o), _MM_HINT_T0);
         }
         __m512& a = acc[j];
         Dec::Run(b, hs[j], [&](int g, __m512 wv) { a = _mm512_fmadd_ps(_mm512_loadu_ps(xb + 16 * g), wv, a); });

@@ -20,7 +20,8 @@ inline void DequantizeChunk(const WeightView& w, const uint8_t* const* wr, const
   const size_t chunk_bytes = static_cast<size_t>(len / info.block_elems) * info.block_bytes;
   for (int j = 0; j < nj; ++j) {
     if (ahead[j]) {
-      for (size_t b = 0; b < chunk_bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead[j] + offset + b), _MM_HINT_T0);
+      for (size_t b = 0; b < chunk_bytes; b += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(ahead[j] + offset + b), _MM_HINT_T0);
     }
     KVAUDIT_ISA_NS::DequantizeBlocks(w.type, wr[j] + offset, s[j], len);
   }

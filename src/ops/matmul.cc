@@ -32,8 +32,8 @@ void MatMulRowsScalar(const float* x, int64_t n, const WeightView& w, int64_t r0
     for (int64_t j = r0; j < r1; ++j) {
       const uint8_t* row = w.row(j);
       const WeightType type = w.type;
-      y[t * ldy + j] =
-          DotCanonicalScalar(x + t * w.cols, [row, type](int64_t i) { return WeightAt(type, row, i); }, w.cols);
+      y[t * ldy + j] = DotCanonicalScalar(
+          x + t * w.cols, [row, type](int64_t i) { return WeightAt(type, row, i); }, w.cols);
     }
   }
 }
@@ -156,7 +156,8 @@ inline __m512 Tile16(const float* const* x, const uint8_t* const* w, int64_t in)
     __m512 xv[MR];
     for (int i = 0; i < MR; ++i) xv[i] = _mm512_loadu_ps(x[i] + k);
     for (int j = 0; j < NR; ++j) {
-      if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(w[j]) + ahead + k * WeightTypeBytes(T), _MM_HINT_T0);
+      if constexpr (kPrefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(w[j]) + ahead + k * WeightTypeBytes(T), _MM_HINT_T0);
       const __m512 wv = LoadW16<T>(w[j], k);
       for (int i = 0; i < MR; ++i) acc[j * MR + i] = _mm512_fmadd_ps(xv[i], wv, acc[j * MR + i]);
     }

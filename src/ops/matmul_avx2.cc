@@ -30,8 +30,10 @@ inline __m256 LoadW8(const uint8_t* row, int64_t i) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
   } else {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i));
-    if constexpr (T == WeightType::kBF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    else return _mm256_cvtph_ps(h);
+    if constexpr (T == WeightType::kBF16)
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    else
+      return _mm256_cvtph_ps(h);
   }
 }
 
@@ -114,9 +116,9 @@ void Rows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1
 // chunks, so every lane sees the canonical sequence (k ascending, lane k mod 16) and the
 // reduction is ReduceAdd16Avx2: the bits of the f32 gemv on the dequantized rows. (Before: all
 // of 16 rows dequantized first, 24-64 KiB for the bundled model's widths, then Rows<1, 6>.)
-constexpr int kGemvRows = 6;             // 12 accumulators + x + the scratch operand in 16 ymm (4, 8: 3% slower)
-constexpr int64_t kBlockChunk = 256;     // a K-quant super-block; 8 legacy blocks
-constexpr int64_t kPrefetchRows = 16;    // rows ahead whose chunk is prefetched (as the AVX-512 gemv)
+constexpr int kGemvRows = 6;           // 12 accumulators + x + the scratch operand in 16 ymm (4, 8: 3% slower)
+constexpr int64_t kBlockChunk = 256;   // a K-quant super-block; 8 legacy blocks
+constexpr int64_t kPrefetchRows = 16;  // rows ahead whose chunk is prefetched (as the AVX-512 gemv)
 
 }  // namespace
 
@@ -141,7 +143,8 @@ void GemvBlockRowsAvx2(const float* x, const WeightView& w, int64_t row0, int64_
       for (int64_t k = 0; k < len; k += 16) {
         for (int h = 0; h < 2; ++h) {
           const __m256 xv = _mm256_loadu_ps(x + k0 + k + 8 * h);
-          for (int j = 0; j < kGemvRows; ++j) acc[h][j] = _mm256_fmadd_ps(xv, _mm256_load_ps(s[j] + k + 8 * h), acc[h][j]);
+          for (int j = 0; j < kGemvRows; ++j)
+            acc[h][j] = _mm256_fmadd_ps(xv, _mm256_load_ps(s[j] + k + 8 * h), acc[h][j]);
         }
       }
     }

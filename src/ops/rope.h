@@ -16,9 +16,9 @@ enum class RopeType { kDefault, kLinear, kLlama3 };
 struct RopeParams {
   RopeType type = RopeType::kDefault;
   double theta = 10000.0;
-  double factor = 1.0;             // linear and llama3
-  double low_freq_factor = 1.0;    // llama3
-  double high_freq_factor = 4.0;   // llama3
+  double factor = 1.0;                          // linear and llama3
+  double low_freq_factor = 1.0;                 // llama3
+  double high_freq_factor = 4.0;                // llama3
   int original_max_position_embeddings = 8192;  // llama3
   // GGUF llama3 checkpoints store the llama3 adjustment as per-frequency divisors
   // (rope_freqs.weight, [head_dim/2]): inv_freq[i] = theta^(−2i/d) / divisor[i]. Empty = compute.

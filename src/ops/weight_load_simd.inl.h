@@ -9,8 +9,10 @@ inline __m512 LoadW16(const uint8_t* row, int64_t i) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
   } else {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i));
-    if constexpr (T == WeightType::kBF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    else return _mm512_cvtph_ps(h);
+    if constexpr (T == WeightType::kBF16)
+      return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    else
+      return _mm512_cvtph_ps(h);
   }
 }
 // The first popcount(m) of them, zeros in the other lanes.
@@ -20,8 +22,10 @@ inline __m512 LoadW16Masked(const uint8_t* row, int64_t i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
   } else {
     const __m256i h = _mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + i);
-    if constexpr (T == WeightType::kBF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    else return _mm512_cvtph_ps(h);
+    if constexpr (T == WeightType::kBF16)
+      return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    else
+      return _mm512_cvtph_ps(h);
   }
 }
 #endif

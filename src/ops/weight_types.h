@@ -10,13 +10,24 @@
 namespace kvaudit {
 
 enum class WeightType : uint8_t {
-  kF32, kBF16, kF16,
+  kF32,
+  kBF16,
+  kF16,
   // ggml's legacy 32-element blocks
-  kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0,
+  kQ4_0,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kQ8_0,
   // K-quants: 256-element super-blocks
-  kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K,
+  kQ2_K,
+  kQ3_K,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
   // non-linear 4-bit grids (IQ4_NL: 32-element blocks; IQ4_XS: 256-element super-blocks)
-  kIQ4_NL, kIQ4_XS,
+  kIQ4_NL,
+  kIQ4_XS,
 };
 inline constexpr int kNumWeightTypes = 15;
 
@@ -34,16 +45,14 @@ struct WeightTypeInfo {
 // block_q6_K {ql[128]; qh[64]; i8 scales[16]; d};
 // block_iq4_nl {f16 d; qs[16]}, block_iq4_xs {f16 d; u16 scales_h; u8 scales_l[4]; qs[128]}.
 inline constexpr WeightTypeInfo kWeightTypeTable[kNumWeightTypes] = {
-    {"f32", 1, 4},        {"bf16", 1, 2},       {"f16", 1, 2},
-    {"q4_0", 32, 18},     {"q4_1", 32, 20},     {"q5_0", 32, 22},   {"q5_1", 32, 24}, {"q8_0", 32, 34},
-    {"q2_K", 256, 84},    {"q3_K", 256, 110},   {"q4_K", 256, 144}, {"q5_K", 256, 176}, {"q6_K", 256, 210},
-    {"iq4_nl", 32, 18},   {"iq4_xs", 256, 136},
+    {"f32", 1, 4},      {"bf16", 1, 2},     {"f16", 1, 2},      {"q4_0", 32, 18},   {"q4_1", 32, 20},
+    {"q5_0", 32, 22},   {"q5_1", 32, 24},   {"q8_0", 32, 34},   {"q2_K", 256, 84},  {"q3_K", 256, 110},
+    {"q4_K", 256, 144}, {"q5_K", 256, 176}, {"q6_K", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136},
 };
 static_assert(static_cast<int>(WeightType::kIQ4_XS) + 1 == kNumWeightTypes, "kTable must cover every WeightType");
 static_assert(kWeightTypeTable[static_cast<int>(WeightType::kQ2_K)].block_bytes == 16 + 64 + 2 + 2);
 static_assert(kWeightTypeTable[static_cast<int>(WeightType::kQ3_K)].block_bytes == 32 + 64 + 12 + 2);
 static_assert(kWeightTypeTable[static_cast<int>(WeightType::kIQ4_XS)].block_bytes == 2 + 2 + 4 + 128);
-
 
 // The table row of t (checked in range).
 const WeightTypeInfo& GetWeightTypeInfo(WeightType t);

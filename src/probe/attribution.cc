@@ -45,9 +45,8 @@ std::string DescribeAttribution(const ProbeAttribution& a, double alpha) {
                 "%lld cache-induced failure%s, %lld recover%s: %s "
                 "(exact McNemar p = %.3g, Holm-adjusted p = %.3g %s %.2g)",
                 static_cast<long long>(a.cache_induced), a.cache_induced == 1 ? "" : "s",
-                static_cast<long long>(a.recovered), a.recovered == 1 ? "y" : "ies",
-                VerdictWords(a), a.mcnemar_p, a.mcnemar_p_holm,
-                a.significant ? "<" : ">=", alpha);
+                static_cast<long long>(a.recovered), a.recovered == 1 ? "y" : "ies", VerdictWords(a), a.mcnemar_p,
+                a.mcnemar_p_holm, a.significant ? "<" : ">=", alpha);
   return buf;
 }
 

@@ -21,10 +21,10 @@ struct ProbeAttribution {
   double baseline_pass_rate = 0;  // fractions in 0..1; 0 when n = 0
   double config_pass_rate = 0;
   int64_t both_pass = 0;
-  int64_t cache_induced = 0;  // baseline passes, configuration fails (McNemar's b)
-  int64_t recovered = 0;      // baseline fails, configuration passes (McNemar's c)
-  int64_t both_fail = 0;      // model-limit failures: not the cache's doing
-  double mcnemar_p = 1.0;     // exact two-sided, on (cache_induced, recovered): this test alone
+  int64_t cache_induced = 0;    // baseline passes, configuration fails (McNemar's b)
+  int64_t recovered = 0;        // baseline fails, configuration passes (McNemar's c)
+  int64_t both_fail = 0;        // model-limit failures: not the cache's doing
+  double mcnemar_p = 1.0;       // exact two-sided, on (cache_induced, recovered): this test alone
   double mcnemar_p_holm = 1.0;  // Holm-adjusted over its family of tests (HolmCorrect); = mcnemar_p alone
   bool significant = false;     // mcnemar_p_holm < alpha: the verdict that reports put in words
 };

@@ -15,9 +15,15 @@ using nlohmann::json;
 // The counts, rates and tests of one row (json objects keep their keys sorted, so merging
 // into a row's own keys gives the same bytes in any order).
 json AttributionJson(const ProbeAttribution& a) {
-  return {{"n", a.n}, {"baseline_pass", a.baseline_pass_rate}, {"config_pass", a.config_pass_rate},
-          {"both_pass", a.both_pass}, {"cache_induced", a.cache_induced}, {"recovered", a.recovered},
-          {"both_fail", a.both_fail}, {"mcnemar_p", a.mcnemar_p}, {"mcnemar_p_holm", a.mcnemar_p_holm},
+  return {{"n", a.n},
+          {"baseline_pass", a.baseline_pass_rate},
+          {"config_pass", a.config_pass_rate},
+          {"both_pass", a.both_pass},
+          {"cache_induced", a.cache_induced},
+          {"recovered", a.recovered},
+          {"both_fail", a.both_fail},
+          {"mcnemar_p", a.mcnemar_p},
+          {"mcnemar_p_holm", a.mcnemar_p_holm},
           {"significant", a.significant}};
 }
 
@@ -65,7 +71,10 @@ std::vector<PooledRow> PooledRows(const std::vector<ProbeRow>& cells, const std:
 
 json CellJson(const ProbeRow& r) {
   json j = AttributionJson(r.a);
-  j.update({{"family", r.family}, {"variant", r.variant}, {"config", r.config}, {"length", r.length},
+  j.update({{"family", r.family},
+            {"variant", r.variant},
+            {"config", r.config},
+            {"length", r.length},
             {"depth", r.depth >= 0 ? json(r.depth) : json(nullptr)}});
   return j;
 }
@@ -93,10 +102,11 @@ std::string LengthTable(const std::vector<ProbeRow>& cells) {
                   a.mcnemar_p_holm, VerdictWords(a));
     out += line;
   }
-  out += "  (cache = cache-induced failures: baseline passes, configuration fails; recov = the reverse;\n"
-         "   model = both fail, a model limit; p = exact McNemar on cache vs recov, depths pooled;\n"
-         "   adj p = Holm over this table's rows of one configuration with >= 2 discordant pairs;\n"
-         "   the verdict follows adj p < 0.05)\n";
+  out +=
+      "  (cache = cache-induced failures: baseline passes, configuration fails; recov = the reverse;\n"
+      "   model = both fail, a model limit; p = exact McNemar on cache vs recov, depths pooled;\n"
+      "   adj p = Holm over this table's rows of one configuration with >= 2 discordant pairs;\n"
+      "   the verdict follows adj p < 0.05)\n";
   return out;
 }
 
@@ -106,8 +116,8 @@ std::string PooledTable(const std::vector<PooledRow>& pooled) {
       "\npooled per probe family (all its variants, lengths and depths; exact McNemar on the summed counts,\n"
       "Holm over the families of one configuration):\n";
   for (const PooledRow& r : pooled) {
-    out += "  " + r.config + " " + r.family + ", " + std::to_string(r.a.n) + " instances: " +
-           DescribeAttribution(r.a) + "\n";
+    out += "  " + r.config + " " + r.family + ", " + std::to_string(r.a.n) + " instances: " + DescribeAttribution(r.a) +
+           "\n";
   }
   return out;
 }

@@ -17,7 +17,6 @@ using nlohmann::json;
 
 constexpr size_t kQuoteLimit = kJsonQuoteLimit;
 
-
 // A compiled PCRE2 pattern (UTF + UCP, as the pre-tokenizer). Model output may hold invalid
 // UTF-8 (a byte-level token cut mid-character), so MATCH_INVALID_UTF: such bytes match nothing.
 class Regex {
@@ -64,7 +63,6 @@ class Regex {
   pcre2_match_context* context_ = nullptr;
   pcre2_match_data* data_ = nullptr;
 };
-
 
 std::string DumpShort(const json& j) {
   const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -115,8 +113,10 @@ ProbeScore ScorePrefix(const ProbeCheck& check, std::span<const int32_t> ids, co
   if (i < want.size()) {
     wrong_at = start + i;
     const std::string_view got = std::string_view(text).substr(wrong_at);
-    why = got.empty() ? "the output ends after " + std::to_string(i) + " of " + std::to_string(want.size()) + " expected bytes"
-                      : "departs from " + QuoteJsonText(want) + " at expected byte " + std::to_string(i) + ": got " + QuoteJsonText(got, 20);
+    why = got.empty()
+              ? "the output ends after " + std::to_string(i) + " of " + std::to_string(want.size()) + " expected bytes"
+              : "departs from " + QuoteJsonText(want) + " at expected byte " + std::to_string(i) + ": got " +
+                    QuoteJsonText(got, 20);
   } else if (strip && start + i < text.size() && ContinuesWord(text[start + i])) {
     wrong_at = start + i;
     why = QuoteJsonText(want) + " is followed by " + QuoteJsonText(std::string_view(text).substr(wrong_at, 1)) +
@@ -127,7 +127,8 @@ ProbeScore ScorePrefix(const ProbeCheck& check, std::span<const int32_t> ids, co
   }
   score.first_wrong_token = TokenAtOffset(ids, wrong_at, tokenizer);
   score.detail = why + " (byte " + std::to_string(wrong_at) +
-                 (score.first_wrong_token >= 0 ? ", token " + std::to_string(score.first_wrong_token) : std::string()) + ")";
+                 (score.first_wrong_token >= 0 ? ", token " + std::to_string(score.first_wrong_token) : std::string()) +
+                 ")";
   return score;
 }
 
@@ -169,7 +170,8 @@ ProbeScore ScoreEveryLine(const ProbeCheck& check, const std::string& text) {
     const int ok = (*pattern)->Search(line);
     if (ok < 0) return Fail("pattern gave up (match limit) on line " + std::to_string(line_no));
     if (ok == 0) {
-      return Fail("line " + std::to_string(line_no) + " " + QuoteJsonText(line, 40) + " does not match /" + check.pattern + "/");
+      return Fail("line " + std::to_string(line_no) + " " + QuoteJsonText(line, 40) + " does not match /" +
+                  check.pattern + "/");
     }
   }
   if (checked < check.min_lines) {
@@ -263,8 +265,7 @@ Status ProbeCheck::Validate() const {
       if (!re) return re.error();
       return Status::Ok();
     }
-    case Kind::kJsonValid:
-      return Status::Ok();
+    case Kind::kJsonValid: return Status::Ok();
     case Kind::kJsonEquals: {
       auto steps = ParseJsonPath(json_path);
       if (!steps) return steps.error();
@@ -272,7 +273,8 @@ Status ProbeCheck::Validate() const {
       return Status::Ok();
     }
     case Kind::kEveryLine: {
-      if (pattern.empty()) return BadInput("the line pattern is empty; hint: give a PCRE2 pattern every line must match");
+      if (pattern.empty())
+        return BadInput("the line pattern is empty; hint: give a PCRE2 pattern every line must match");
       auto re = Regex::Compile(pattern, "line pattern");
       if (!re) return re.error();
       if (!line_filter.empty()) {
@@ -292,7 +294,9 @@ ProbeScore ScoreProbe(const ProbeCheck& check, std::span<const int32_t> produced
     case ProbeCheck::Kind::kPrefix: return ScorePrefix(check, produced_ids, text, tokenizer, /*strip=*/true);
     case ProbeCheck::Kind::kExactSpan: return ScorePrefix(check, produced_ids, text, tokenizer, /*strip=*/false);
     case ProbeCheck::Kind::kContains:
-      return text.find(check.expected) != std::string::npos ? Pass() : Fail("no " + QuoteJsonText(check.expected) + " in the output");
+      return text.find(check.expected) != std::string::npos
+                 ? Pass()
+                 : Fail("no " + QuoteJsonText(check.expected) + " in the output");
     case ProbeCheck::Kind::kRegex: {
       auto re = Regex::Compile(check.pattern, "regex");
       if (!re) return Fail(re.error().message);
@@ -317,7 +321,8 @@ ProbeScore ScoreProbe(const ProbeCheck& check, std::span<const int32_t> produced
       // nlohmann's == compares numbers by value across integer and float (1 == 1.0) and never
       // equates a number with a string ("42" != 42).
       if (*at == check.json_value) return Pass();
-      return Fail("JSON path " + QuoteJsonText(check.json_path) + ": got " + DumpShort(*at) + ", want " + DumpShort(check.json_value));
+      return Fail("JSON path " + QuoteJsonText(check.json_path) + ": got " + DumpShort(*at) + ", want " +
+                  DumpShort(check.json_value));
     }
     case ProbeCheck::Kind::kEveryLine: return ScoreEveryLine(check, text);
   }

@@ -36,11 +36,11 @@ class Tokenizer;
 struct ProbeCheck {
   enum class Kind { kPrefix, kExactSpan, kRegex, kContains, kJsonValid, kJsonEquals, kEveryLine };
   Kind kind = Kind::kPrefix;
-  std::string expected;     // kPrefix, kExactSpan, kContains
-  std::string pattern;      // kRegex, kEveryLine (PCRE2, UTF)
-  std::string line_filter;  // kEveryLine
-  int min_lines = 1;        // kEveryLine
-  std::string json_path;    // kJsonEquals
+  std::string expected;       // kPrefix, kExactSpan, kContains
+  std::string pattern;        // kRegex, kEveryLine (PCRE2, UTF)
+  std::string line_filter;    // kEveryLine
+  int min_lines = 1;          // kEveryLine
+  std::string json_path;      // kJsonEquals
   nlohmann::json json_value;  // kJsonEquals
 
   // One-line human description, e.g. `prefix "0x3fa9"` (reports, worst-case listings).

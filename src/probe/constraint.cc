@@ -39,7 +39,10 @@ std::string Examples(ProbeRng& rng, const std::string& variant, const std::strin
     if (!out.empty()) out += "\n\n";
     out += "def " + FunctionName(rng, prefix);
     for (const char* c = kBodies[b]; *c; ++c) {
-      if (*c == '@') out += in; else out += *c;
+      if (*c == '@')
+        out += in;
+      else
+        out += *c;
     }
   }
   return out;
@@ -96,9 +99,11 @@ ConstraintPlan PlanConstraint(const std::string& variant, bool chat, ProbeRng& r
     check.line_filter = kLiteralLine;
     check.pattern = single ? R"(^[^"]*$)" : R"(^[^']*$)";
     if (chat) {
-      plan.header = kRule + std::string("every string literal in the Python code you write, docstrings included, "
-                                        "must use ") + style + " quotes, for example " + q + "text" + q + "." +
-                    kReference;
+      plan.header = kRule +
+                    std::string(
+                        "every string literal in the Python code you write, docstrings included, "
+                        "must use ") +
+                    style + " quotes, for example " + q + "text" + q + "." + kReference;
       plan.layout.question =
           "Write a Python function with a docstring that raises ValueError with a message when its argument is "
           "empty.";
@@ -117,8 +122,11 @@ ConstraintPlan PlanConstraint(const std::string& variant, bool chat, ProbeRng& r
     check.line_filter = R"(^[ \t]+\S)";
     check.pattern = R"(^\t+\S)";
     if (chat) {
-      plan.header = kRule + std::string("indent all Python code you write with tabs, one tab per level, never "
-                                        "with spaces.") + kReference;
+      plan.header = kRule +
+                    std::string(
+                        "indent all Python code you write with tabs, one tab per level, never "
+                        "with spaces.") +
+                    kReference;
       plan.layout.question = "Write a Python function that returns the even numbers in a list, using a for loop.";
     } else {
       plan.header = "# Style: this module is indented with one tab per level, never with spaces.\n\n\n" +

@@ -15,8 +15,8 @@ using nlohmann::json;
 constexpr size_t kMaxListedProblems = 50;
 constexpr const char* kKeysHint = "keys are id, prompt, expected, contains, regex, json_valid, json_equals, max_tokens";
 constexpr const char* kCheckKeys[] = {"expected", "contains", "regex", "json_valid", "json_equals"};
-constexpr const char* kAllKeys[] = {"id", "prompt", "expected", "contains", "regex", "json_valid", "json_equals",
-                                    "max_tokens"};
+constexpr const char* kAllKeys[] = {"id",    "prompt",     "expected",    "contains",
+                                    "regex", "json_valid", "json_equals", "max_tokens"};
 
 // "a string", "an array", ... for messages.
 std::string AType(const json& j) {
@@ -41,7 +41,9 @@ std::string UnknownKeyHint(const std::string& key) {
 // The problems of one line (empty when it is a good probe, which then lands in *probe).
 std::vector<std::string> ParseLine(const std::string& line, CustomProbe* probe) {
   std::vector<std::string> problems;
-  auto problem = [&](const std::string& what, const std::string& hint) { problems.push_back(what + "; hint: " + hint); };
+  auto problem = [&](const std::string& what, const std::string& hint) {
+    problems.push_back(what + "; hint: " + hint);
+  };
   json j;
   try {
     j = json::parse(line);
@@ -55,7 +57,8 @@ std::vector<std::string> ParseLine(const std::string& line, CustomProbe* probe) 
     return problems;
   }
   if (!j.is_object()) {
-    problem("a JSON " + std::string(j.type_name()) + ", not an object", "each line is {\"id\": ..., \"prompt\": ..., <check>}");
+    problem("a JSON " + std::string(j.type_name()) + ", not an object",
+            "each line is {\"id\": ..., \"prompt\": ..., <check>}");
     return problems;
   }
   for (const auto& [key, value] : j.items()) {
@@ -81,8 +84,9 @@ std::vector<std::string> ParseLine(const std::string& line, CustomProbe* probe) 
     if (!it->is_number_integer()) {
       problem("\"max_tokens\" is " + AType(*it) + (it->is_number() ? " with a fraction" : ""),
               "give a whole number from 1 to " + std::to_string(kMaxProbeMaxTokens));
-    } else if (it->is_number_unsigned() ? (it->get<uint64_t>() < 1 || it->get<uint64_t>() > uint64_t{kMaxProbeMaxTokens})
-                                        : (it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxProbeMaxTokens)) {
+    } else if (it->is_number_unsigned()
+                   ? (it->get<uint64_t>() < 1 || it->get<uint64_t>() > uint64_t{kMaxProbeMaxTokens})
+                   : (it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxProbeMaxTokens)) {
       problem("\"max_tokens\" is " + it->dump() + ", outside 1.." + std::to_string(kMaxProbeMaxTokens),
               "give a whole number from 1 to " + std::to_string(kMaxProbeMaxTokens) + " (default " +
                   std::to_string(kDefaultProbeMaxTokens) + ")");
@@ -101,7 +105,8 @@ std::vector<std::string> ParseLine(const std::string& line, CustomProbe* probe) 
   }
   if (checks.size() > 1) {
     std::string list;
-    for (size_t i = 0; i < checks.size(); ++i) list += (i ? (i + 1 == checks.size() ? " and \"" : ", \"") : "\"") + checks[i] + "\"";
+    for (size_t i = 0; i < checks.size(); ++i)
+      list += (i ? (i + 1 == checks.size() ? " and \"" : ", \"") : "\"") + checks[i] + "\"";
     problem(std::to_string(checks.size()) + " checks " + list, "one check per probe; split it into several probes");
     return problems;
   }
@@ -201,7 +206,8 @@ Expected<std::vector<CustomProbe>> ParseCustomProbes(std::string_view text, cons
     return BadInput(std::move(message));
   }
   if (probes.empty()) {
-    return BadInput(label + ": no probes in the file; hint: one JSON object per line, e.g. "
+    return BadInput(label +
+                    ": no probes in the file; hint: one JSON object per line, e.g. "
                     "{\"id\": \"p1\", \"prompt\": \"...\", \"expected\": \"...\"}");
   }
   return probes;

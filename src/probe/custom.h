@@ -24,7 +24,7 @@ struct CustomProbe {
   std::string prompt;
   ProbeCheck check;
   int max_tokens = kDefaultProbeMaxTokens;  // 1..kMaxProbeMaxTokens
-  int line = 0;  // 1-based line in the file, for reports
+  int line = 0;                             // 1-based line in the file, for reports
 };
 
 // On any problem: one BadInput error whose message is

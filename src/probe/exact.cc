@@ -50,8 +50,8 @@ Span Identifiers(ProbeRng& rng) {
 }
 
 Span Signature(ProbeRng& rng) {
-  static const std::vector<std::string> kReturns = {"bool", "int", "str", "bytes", "list[str]", "dict[str, int]",
-                                                    "None"};
+  static const std::vector<std::string> kReturns = {"bool",           "int", "str", "bytes", "list[str]",
+                                                    "dict[str, int]", "None"};
   const std::string fname = rng.Pick(w::kVerbs) + "_" + rng.Pick(w::kNouns);
   const int n_pos = rng.Range(1, 2), n_kw = rng.Range(1, 3);
   const auto params = Distinct(n_pos + n_kw, [&] { return rng.Pick(w::kNouns); });
@@ -127,8 +127,8 @@ Expected<std::vector<ProbeInstance>> MakeExactProbes(const Tokenizer& tokenizer,
         p.length = length;
         p.depth = depth;
         ProbeRng rng(InstanceSeed(options.seed, p.id));
-        const Span span = options.variant == "identifiers" ? Identifiers(rng)
-                          : options.variant == "signature" ? Signature(rng)
+        const Span span = options.variant == "identifiers"   ? Identifiers(rng)
+                          : options.variant == "signature"   ? Signature(rng)
                           : options.variant == "json_record" ? JsonRecord(rng)
                                                              : Number(rng);
         ProbeLayout layout;

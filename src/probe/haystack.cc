@@ -213,8 +213,9 @@ Expected<AssembledPrompt> AssemblePrompt(const Tokenizer& tokenizer, FillerStrea
     const std::string text = wrap(kSentinel, layout.question, layout.answer_prefix);
     const size_t pos = text.find(kSentinel);
     if (pos == std::string::npos || text.find(kSentinel, pos + 1) != std::string::npos) {
-      return BadInput("probe prompt wrap must contain the body exactly once; hint: the chat template must render "
-                      "the user message verbatim");
+      return BadInput(
+          "probe prompt wrap must contain the body exactly once; hint: the chat template must render "
+          "the user message verbatim");
     }
     head = text.substr(0, pos);
     tail = text.substr(pos + kSentinel.size());
@@ -249,7 +250,7 @@ Expected<AssembledPrompt> AssemblePrompt(const Tokenizer& tokenizer, FillerStrea
                     (length / 4 > 32 ? " or a shorter template" : ""));
   }
   const int hay = fill + planted - static_cast<int>(layout.fact.size());  // H
-  const int k = (depth * hay + 50) / 100;  // round half up; all terms are >= 0
+  const int k = (depth * hay + 50) / 100;                                 // round half up; all terms are >= 0
 
   // Distractors: each gets a uniform filler offset; those that fit entirely before position k go
   // first, so the fact's haystack position stays exactly k; the rest follow it.

@@ -70,7 +70,7 @@ class FillerStream {
   size_t start_ = 0;
   size_t visited_ = 0;  // lines looked at so far (kept or not)
   int ordinal_ = 0;
-  int blank_run_ = 0;  // blank lines just handed out
+  int blank_run_ = 0;                // blank lines just handed out
   std::vector<FillerLine> pending_;  // lines read ahead but not used yet
 };
 
@@ -81,9 +81,9 @@ struct ProbeLayout {
   // answer_prefix's ids when they must be exact (the first tokens of a planted span); empty = its
   // EncodePiece. Used where the wrapped text ends with answer_prefix (always for completion style).
   std::vector<int32_t> answer_ids;
-  std::vector<int32_t> open;  // fixed ids before the haystack inside the body (e.g. "{\n")
-  std::vector<int32_t> close; // fixed ids after the haystack inside the body
-  std::vector<int32_t> fact;  // planted at the depth
+  std::vector<int32_t> open;                      // fixed ids before the haystack inside the body (e.g. "{\n")
+  std::vector<int32_t> close;                     // fixed ids after the haystack inside the body
+  std::vector<int32_t> fact;                      // planted at the depth
   std::vector<std::vector<int32_t>> distractors;  // planted at random positions of the haystack
 };
 

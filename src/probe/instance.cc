@@ -64,7 +64,8 @@ uint64_t ProbeRng::Below(uint64_t n) {
   // Reject the top partial block so every residue is equally likely.
   const uint64_t limit = ~0ull - (~0ull % n + 1) % n;
   uint64_t x;
-  do x = gen_(); while (x > limit);
+  do x = gen_();
+  while (x > limit);
   return x % n;
 }
 

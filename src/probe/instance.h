@@ -16,12 +16,12 @@
 namespace kvaudit {
 
 struct ProbeInstance {
-  std::string family;   // "needle" | "exact" | "constraint"
-  std::string variant;  // needle: code|prose|json|multikey; exact: identifiers|signature|json_record|number;
-                        // constraint: prefix|quotes|indent
-  std::string id;       // stable, e.g. "needle/code/L1024/d50/i3"
-  int length = 0;       // requested prompt length in tokens (the grid cell); prompt.size() == length
-  int depth = -1;       // fact depth in percent (needle, exact); -1 for constraint
+  std::string family;           // "needle" | "exact" | "constraint"
+  std::string variant;          // needle: code|prose|json|multikey; exact: identifiers|signature|json_record|number;
+                                // constraint: prefix|quotes|indent
+  std::string id;               // stable, e.g. "needle/code/L1024/d50/i3"
+  int length = 0;               // requested prompt length in tokens (the grid cell); prompt.size() == length
+  int depth = -1;               // fact depth in percent (needle, exact); -1 for constraint
   std::vector<int32_t> prompt;  // token ids, BOS first when the tokenizer's add_bos_default()
   // The planted fact / span / constraint header: prompt[fact_token, fact_token + fact_tokens).
   int fact_token = -1;
@@ -73,10 +73,12 @@ uint64_t InstanceSeed(uint64_t seed, std::string_view instance_id);
 class ProbeRng {
  public:
   explicit ProbeRng(uint64_t seed) : gen_(seed) {}
-  uint64_t Below(uint64_t n);          // uniform in [0, n); n > 0
-  int Range(int lo, int hi);           // uniform in [lo, hi]
+  uint64_t Below(uint64_t n);  // uniform in [0, n); n > 0
+  int Range(int lo, int hi);   // uniform in [lo, hi]
   template <class T>
-  const T& Pick(const std::vector<T>& v) { return v[Below(v.size())]; }
+  const T& Pick(const std::vector<T>& v) {
+    return v[Below(v.size())];
+  }
 
  private:
   std::mt19937_64 gen_;

@@ -42,7 +42,8 @@ Expected<std::vector<JsonPathStep>> ParsePointer(const std::string& path) {
       } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
         step.key += raw[++i] == '0' ? '~' : '/';
       } else {
-        return BadInput("JSON pointer " + QuoteJsonText(path) + " has a '~' not followed by 0 or 1; hint: write ~0 for '~' and ~1 for '/'");
+        return BadInput("JSON pointer " + QuoteJsonText(path) +
+                        " has a '~' not followed by 0 or 1; hint: write ~0 for '~' and ~1 for '/'");
       }
     }
     steps.push_back(std::move(step));
@@ -101,8 +102,8 @@ const json* ResolveJsonPath(const json& root, const std::vector<JsonPathStep>& s
   for (size_t s = 0; s < steps.size(); ++s) {
     const JsonPathStep& step = steps[s];
     const std::string where = "step " + std::to_string(s + 1);
-    const bool as_index = step.kind == JsonPathStep::Kind::kIndex ||
-                          (step.kind == JsonPathStep::Kind::kPointerToken && cur->is_array());
+    const bool as_index =
+        step.kind == JsonPathStep::Kind::kIndex || (step.kind == JsonPathStep::Kind::kPointerToken && cur->is_array());
     if (as_index) {
       size_t index = step.index;
       if (step.kind == JsonPathStep::Kind::kPointerToken) {
@@ -117,7 +118,8 @@ const json* ResolveJsonPath(const json& root, const std::vector<JsonPathStep>& s
         return nullptr;
       }
       if (index >= cur->size()) {
-        *why = where + " [" + std::to_string(index) + "] is past the end (" + std::to_string(cur->size()) + " elements)";
+        *why =
+            where + " [" + std::to_string(index) + "] is past the end (" + std::to_string(cur->size()) + " elements)";
         return nullptr;
       }
       cur = &(*cur)[index];

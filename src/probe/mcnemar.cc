@@ -28,8 +28,8 @@ double McNemarExactP(int64_t b, int64_t c) {
   const double log_n_fact = std::lgamma(static_cast<double>(n) + 1.0);
   const double log_half_n = static_cast<double>(n) * std::log(0.5);
   auto log_term = [&](int64_t i) {
-    return log_n_fact - std::lgamma(static_cast<double>(i) + 1.0) -
-           std::lgamma(static_cast<double>(n - i) + 1.0) + log_half_n;
+    return log_n_fact - std::lgamma(static_cast<double>(i) + 1.0) - std::lgamma(static_cast<double>(n - i) + 1.0) +
+           log_half_n;
   };
   const double top = log_term(k);
   double sum = 0;

@@ -89,7 +89,7 @@ NeedlePlan PlanNeedle(const Tokenizer& tok, const std::string& variant, NeedleVa
     while (static_cast<int>(names.size()) < distractors + 1) {
       // Distractors share a word with the asked name where they can: same adjective, same noun, then free.
       const size_t i = names.size();
-      const std::string cand = w::Upper(i % 3 == 1 ? a + "_" + rng.Pick(w::kNouns)
+      const std::string cand = w::Upper(i % 3 == 1   ? a + "_" + rng.Pick(w::kNouns)
                                         : i % 3 == 2 ? rng.Pick(w::kAdjectives) + "_" + n
                                                      : w::SnakeName(rng));
       std::string v = MakeValue(kind, rng);

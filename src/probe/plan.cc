@@ -27,10 +27,9 @@ struct VariantFamily {
   std::vector<std::string> defaults;
 };
 const std::vector<VariantFamily>& VariantFamilies() {
-  static const std::vector<VariantFamily> families = {
-      {"needle", &kNeedleVariants, {"code", "multikey"}},
-      {"exact", &kExactVariants, {"identifiers", "json_record"}},
-      {"constraint", &kConstraintVariants, {"prefix"}}};
+  static const std::vector<VariantFamily> families = {{"needle", &kNeedleVariants, {"code", "multikey"}},
+                                                      {"exact", &kExactVariants, {"identifiers", "json_record"}},
+                                                      {"constraint", &kConstraintVariants, {"prefix"}}};
   return families;
 }
 
@@ -51,14 +50,17 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return s;
 }
 
-bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 Status CheckOptions(const ProbeOptions& o) {
   if (o.kv.kv.empty() && o.remote.endpoints.empty()) {
     return BadInput("probe needs at least one --kv or --endpoint configuration; hint: e.g. --kv k=q4_0,v=q4_0");
   }
   if (o.remote.parallel > 1 && (o.remote.baseline_endpoint.empty() || !o.kv.kv.empty())) {
-    return BadInput("--parallel " + std::to_string(o.remote.parallel) + " needs the baseline and every configuration to be "
+    return BadInput("--parallel " + std::to_string(o.remote.parallel) +
+                    " needs the baseline and every configuration to be "
                     "endpoints (an in-process cache runs one instance at a time); hint: use --baseline-endpoint and "
                     "--endpoint only, or drop --parallel");
   }
@@ -106,7 +108,8 @@ Expected<FamilyVariants> SelectVariants(const ProbeOptions& o, const std::set<st
   std::vector<std::string> every;
   for (const VariantFamily& f : VariantFamilies()) every.insert(every.end(), f.known->begin(), f.known->end());
   for (const std::string& v : all ? std::vector<std::string>{} : o.variants) {
-    if (!Has(every, v)) return BadInput("--variant " + v + " is not known; hint: use one of " + JoinNames(every) + ", or all");
+    if (!Has(every, v))
+      return BadInput("--variant " + v + " is not known; hint: use one of " + JoinNames(every) + ", or all");
     std::vector<std::string> owners, selected;
     for (const VariantFamily& f : VariantFamilies()) {
       if (Has(*f.known, v)) (fam.count(f.name) ? selected : owners).push_back(f.name);
@@ -125,8 +128,8 @@ Expected<FamilyVariants> SelectVariants(const ProbeOptions& o, const std::set<st
       if (Has(*f.known, v) && !Has(vs, v)) vs.push_back(v);
     }
     if (vs.empty() && Has(o.families, f.name)) {
-      return BadInput("--family " + f.name + " gets none of --variant " + JoinNames(o.variants) + "; hint: add one of " +
-                      JoinNames(*f.known) + " (or all), or drop " + f.name + " from --family");
+      return BadInput("--family " + f.name + " gets none of --variant " + JoinNames(o.variants) +
+                      "; hint: add one of " + JoinNames(*f.known) + " (or all), or drop " + f.name + " from --family");
     }
   }
   return out;
@@ -146,7 +149,8 @@ Expected<std::vector<int>> ProbeLengths(const ProbeOptions& o, const ModelConfig
   for (int L : lengths) {
     if (L > cfg.max_ctx - 64) {
       return BadInput("--lengths " + std::to_string(L) + " leaves under 64 tokens of the model's context " +
-                      std::to_string(cfg.max_ctx) + " for the answer; hint: use at most " + std::to_string(cfg.max_ctx - 64));
+                      std::to_string(cfg.max_ctx) + " for the answer; hint: use at most " +
+                      std::to_string(cfg.max_ctx - 64));
     }
   }
   return lengths;
@@ -200,8 +204,9 @@ Expected<std::vector<ProbeInstance>> CustomInstances(const Generation& g, const 
     const std::string where = g.o.custom + ":" + std::to_string(c.line);
     if (i.prompt.empty()) return BadInput(where + ": the prompt is empty; hint: give the probe a prompt");
     if (static_cast<int>(i.prompt.size()) + c.max_tokens > max_ctx) {
-      return BadInput(where + ": prompt (" + std::to_string(i.prompt.size()) + " tokens) + max_tokens exceeds the model's context " +
-                      std::to_string(max_ctx) + "; hint: shorten the prompt or lower max_tokens");
+      return BadInput(where + ": prompt (" + std::to_string(i.prompt.size()) +
+                      " tokens) + max_tokens exceeds the model's context " + std::to_string(max_ctx) +
+                      "; hint: shorten the prompt or lower max_tokens");
     }
     i.length = RoundUpPow2(static_cast<int>(i.prompt.size()));
     i.check = c.check, i.max_tokens = c.max_tokens, i.expected_text = c.check.Describe();
@@ -249,8 +254,10 @@ Expected<int> MaxPositions(const ProbePlan& p, int max_ctx) {
     }
     max_pos = std::max(max_pos, need);
   }
-  for (const FreePrompt& v : p.variance) max_pos = std::max<int>(max_pos, static_cast<int>(v.prompt.size()) + p.options.variance_tokens);
-  for (const FreePrompt& d : p.drift) max_pos = std::max<int>(max_pos, static_cast<int>(d.prompt.size()) + p.options.drift_tokens);
+  for (const FreePrompt& v : p.variance)
+    max_pos = std::max<int>(max_pos, static_cast<int>(v.prompt.size()) + p.options.variance_tokens);
+  for (const FreePrompt& d : p.drift)
+    max_pos = std::max<int>(max_pos, static_cast<int>(d.prompt.size()) + p.options.drift_tokens);
   if (max_pos == 0) return BadInput("nothing to run; hint: check --family and --variant");
   return std::min(max_pos + 1, max_ctx);
 }
@@ -330,7 +337,8 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   const ModelIdentity id = IdentifyModel(*plan.engine.model);
   plan.model_hash = id.hash, plan.model_hash_kind = id.kind;
   plan.fingerprint = plan.MakeFingerprint(custom);
-  if (plan.options.shard.on()) plan.fingerprint["shard"] = plan.options.shard.ToJson();  // a resumed shard is the same shard
+  if (plan.options.shard.on())
+    plan.fingerprint["shard"] = plan.options.shard.ToJson();  // a resumed shard is the same shard
   return plan;
 }
 
@@ -340,11 +348,16 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
 // "expected" is named when the run is refused.
 nlohmann::json ProbePlan::MakeFingerprint(const std::vector<CustomProbe>& custom) const {
   const ProbeOptions& o = options;
-  nlohmann::json fp = {{"model", model_hash}, {"probe_seed", o.probe_seed}, {"seed", o.seed},
-                       {"data", o.data}, {"chat", ChatFormatName(chat)}, {"samples", o.samples},
-                       {"temperature", o.temperature}, {"variance_tokens", o.variance_tokens},
+  nlohmann::json fp = {{"model", model_hash},
+                       {"probe_seed", o.probe_seed},
+                       {"seed", o.seed},
+                       {"data", o.data},
+                       {"chat", ChatFormatName(chat)},
+                       {"samples", o.samples},
+                       {"temperature", o.temperature},
+                       {"variance_tokens", o.variance_tokens},
                        {"drift_tokens", o.drift_tokens}};
-  fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  fp.update(configs.Fingerprint());                          // baseline, configs, calibration
   if (remote.any()) fp["endpoints"] = remote.Fingerprint();  // absent without: older journals resume
   std::vector<int32_t> all_prompts;
   nlohmann::json checks = nlohmann::json::array();

@@ -26,9 +26,9 @@ inline const std::vector<std::string> kProbeFamilies = {"needle", "exact", "cons
 inline const std::vector<std::string> kDefaultProbeFamilies = {"needle", "exact", "constraint", "variance", "drift"};
 
 struct ProbeOptions {
-  std::string model;               // Hugging Face directory or .gguf file
-  int threads = 0;                 // 0 = all cores
-  KvConfigOptions kv;              // baseline, in-process configurations, calibration text
+  std::string model;   // Hugging Face directory or .gguf file
+  int threads = 0;     // 0 = all cores
+  KvConfigOptions kv;  // baseline, in-process configurations, calibration text
   // Deployed servers (docs/endpoints.md): --baseline-endpoint replaces kv.baseline, each
   // --endpoint is a configuration after the --kv ones. At least one configuration in all.
   RemoteConfigOptions remote;
@@ -38,20 +38,20 @@ struct ProbeOptions {
   // Empty: each family's default variants; {"all"}: every variant of the selected families. Each
   // value must belong to a selected family.
   std::vector<std::string> variants;
-  std::vector<int> lengths;        // empty: 512..4096 below the model's context
-  std::vector<int> depths;         // empty: each family's default depths
-  int n = 1;                       // instances per cell
-  int samples = 5;                 // variance: samples per prompt
+  std::vector<int> lengths;  // empty: 512..4096 below the model's context
+  std::vector<int> depths;   // empty: each family's default depths
+  int n = 1;                 // instances per cell
+  int samples = 5;           // variance: samples per prompt
   int variance_tokens = 48, drift_tokens = 64;
-  float temperature = 0.8f;        // variance: sampling temperature
-  uint64_t probe_seed = 1;         // the generated prompts and needle values
-  uint64_t seed = 1;               // sampling: variance sample k (1..K) uses seed + k - 1
+  float temperature = 0.8f;  // variance: sampling temperature
+  uint64_t probe_seed = 1;   // the generated prompts and needle values
+  uint64_t seed = 1;         // sampling: variance sample k (1..K) uses seed + k - 1
   std::string needle_value = "rotate";
-  std::string custom;              // JSONL file of custom probes; "" = none
-  std::string data;                // haystack text: file, folder or JSONL; "" when no family needs one
-  std::string chat = "auto";       // auto (the model's template), none, chatml, llama3, mistral, mistral-v3
+  std::string custom;         // JSONL file of custom probes; "" = none
+  std::string data;           // haystack text: file, folder or JSONL; "" when no family needs one
+  std::string chat = "auto";  // auto (the model's template), none, chatml, llama3, mistral, mistral-v3
   std::string out = "kvaudit-probe";
-  bool restart = false;            // discard the probes recorded in out
+  bool restart = false;  // discard the probes recorded in out
   // --shard I/N (docs/scale-out.md): run only this shard's units (probe/units.h) and write
   // DIR/shard.json instead of results.json.
   ShardSpec shard;

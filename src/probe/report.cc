@@ -67,7 +67,8 @@ std::vector<VarianceRow> VarianceRows(const std::vector<VarianceRecord>& recs, c
   }
   std::vector<VarianceRow> out;
   for (auto& [k, row] : rows) {
-    row.baseline_distinct /= row.n, row.config_distinct /= row.n, row.baseline_spread /= row.n, row.config_spread /= row.n;
+    row.baseline_distinct /= row.n, row.config_distinct /= row.n, row.baseline_spread /= row.n,
+        row.config_spread /= row.n;
     out.push_back(row);
   }
   return out;
@@ -115,10 +116,11 @@ std::vector<WorstCase> CacheInduced(const std::vector<ProbeRecord>& probes, size
 json ToJson(const ProbeRecord& r) {
   json runs = json::array();
   for (const ProbeRun& x : r.runs) {
-    runs.push_back({{"pass", x.pass}, {"text", x.text}, {"first_wrong_token", x.first_wrong_token}, {"detail", x.detail}});
+    runs.push_back(
+        {{"pass", x.pass}, {"text", x.text}, {"first_wrong_token", x.first_wrong_token}, {"detail", x.detail}});
   }
-  return {{"kind", "check"}, {"id", r.id}, {"family", r.family}, {"variant", r.variant}, {"length", r.length},
-          {"depth", r.depth}, {"expected", r.expected}, {"runs", runs}};
+  return {{"kind", "check"},    {"id", r.id},       {"family", r.family},     {"variant", r.variant},
+          {"length", r.length}, {"depth", r.depth}, {"expected", r.expected}, {"runs", runs}};
 }
 
 json ToJson(const VarianceRecord& r) {
@@ -126,8 +128,8 @@ json ToJson(const VarianceRecord& r) {
 }
 
 json ToJson(const DriftRecord& r) {
-  return {{"kind", "drift"}, {"id", r.id}, {"length", r.length}, {"outputs", r.outputs}, {"kl_mean", r.kl_mean},
-          {"kl_max", r.kl_max}};
+  return {{"kind", "drift"},      {"id", r.id},           {"length", r.length},
+          {"outputs", r.outputs}, {"kl_mean", r.kl_mean}, {"kl_max", r.kl_max}};
 }
 
 std::optional<ProbeRecord> ProbeRecordFromJson(const json& j, size_t n_caches) {
@@ -191,8 +193,8 @@ std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, c
   for (const auto& [family, variant] : order) {
     for (const auto& [key, outcomes] : cells) {
       if (std::get<0>(key) != family || std::get<1>(key) != variant) continue;
-      rows.push_back({family, variant, specs[std::get<2>(key)], std::get<3>(key), std::get<4>(key),
-                      AttributeProbes(outcomes)});
+      rows.push_back(
+          {family, variant, specs[std::get<2>(key)], std::get<3>(key), std::get<4>(key), AttributeProbes(outcomes)});
     }
   }
   HolmCorrectPerConfig(rows);
@@ -201,10 +203,16 @@ std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, c
 
 json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,
                       const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift) {
-  json j = {{"schema_version", kProbeSchemaVersion}, {"kind", "probe"}, {"alpha", kProbeAlpha},
-            {"model", info.model}, {"model_hash", info.model_hash},
-            {"model_hash_kind", info.model_hash_kind}, {"probe_seed", info.probe_seed},
-            {"sampling_seed", info.sampling_seed}, {"baseline", info.baseline_spec}, {"chat_template", info.chat_format}};
+  json j = {{"schema_version", kProbeSchemaVersion},
+            {"kind", "probe"},
+            {"alpha", kProbeAlpha},
+            {"model", info.model},
+            {"model_hash", info.model_hash},
+            {"model_hash_kind", info.model_hash_kind},
+            {"probe_seed", info.probe_seed},
+            {"sampling_seed", info.sampling_seed},
+            {"baseline", info.baseline_spec},
+            {"chat_template", info.chat_format}};
   j["data"] = info.data.empty() ? json(nullptr) : json(info.data);  // null: custom probes only, no haystack
   j["configs"] = json::array();
   for (size_t c = 0; c < info.specs.size(); ++c) {
@@ -222,12 +230,19 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
   for (const PooledRow& r : PooledRows(rows, info.specs)) j["pooled"].push_back(PooledJson(r));
   j["variance"] = json::array();
   for (const VarianceRow& v : VarianceRows(variance, info.specs)) {
-    j["variance"].push_back({{"config", v.config}, {"length", v.length}, {"n", v.n}, {"samples", v.samples},
-                             {"baseline_distinct", v.baseline_distinct}, {"config_distinct", v.config_distinct},
-                             {"baseline_spread", v.baseline_spread}, {"config_spread", v.config_spread},
-                             {"pairs", v.pairs}, {"identical_pairs", v.identical_pairs},
-                             {"first_divergence_mean", v.diverged ? json(v.divergence_sum / v.diverged) : json(nullptr)},
-                             {"spread_larger", v.config_spread > v.baseline_spread}});
+    j["variance"].push_back(
+        {{"config", v.config},
+         {"length", v.length},
+         {"n", v.n},
+         {"samples", v.samples},
+         {"baseline_distinct", v.baseline_distinct},
+         {"config_distinct", v.config_distinct},
+         {"baseline_spread", v.baseline_spread},
+         {"config_spread", v.config_spread},
+         {"pairs", v.pairs},
+         {"identical_pairs", v.identical_pairs},
+         {"first_divergence_mean", v.diverged ? json(v.divergence_sum / v.diverged) : json(nullptr)},
+         {"spread_larger", v.config_spread > v.baseline_spread}});
   }
   j["drift"] = json::array();
   // Exact between in-process caches; through an endpoint a lower bound from top-k logprobs.
@@ -239,10 +254,15 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
   };
   for (const DriftRow& d : DriftRows(drift, info.specs)) {
     const bool bound = !info.baseline_endpoint.is_null() || remote_config(d.config);
-    j["drift"].push_back({{"config", d.config}, {"length", d.length}, {"n", d.n}, {"identical", d.identical},
+    j["drift"].push_back({{"config", d.config},
+                          {"length", d.length},
+                          {"n", d.n},
+                          {"identical", d.identical},
                           {"first_divergence_mean", d.diverged ? json(d.divergence_sum / d.diverged) : json(nullptr)},
-                          {"edit_distance_mean", d.edit_sum / d.n}, {"kl_mean", Num(d.kl_mean_sum / d.n)},
-                          {"kl_max", Num(d.kl_max)}, {"baseline_repetition", d.rep_base_sum / d.n},
+                          {"edit_distance_mean", d.edit_sum / d.n},
+                          {"kl_mean", Num(d.kl_mean_sum / d.n)},
+                          {"kl_max", Num(d.kl_max)},
+                          {"baseline_repetition", d.rep_base_sum / d.n},
                           {"config_repetition", d.rep_cfg_sum / d.n},
                           {"kl_estimate", bound ? "lower_bound_from_top_k" : "exact"}});
   }
@@ -250,12 +270,19 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
   for (const WorstCase& w : CacheInduced(probes, info.specs.size(), 20)) {
     const ProbeRun& b = w.rec->runs[0];
     const ProbeRun& c = w.rec->runs[w.config + 1];
-    j["worst_cases"].push_back({{"id", w.rec->id}, {"config", info.specs[w.config]}, {"expected", w.rec->expected},
-                                {"baseline_output", b.text}, {"config_output", c.text},
-                                {"first_wrong_token", c.first_wrong_token}, {"detail", c.detail}});
+    j["worst_cases"].push_back({{"id", w.rec->id},
+                                {"config", info.specs[w.config]},
+                                {"expected", w.rec->expected},
+                                {"baseline_output", b.text},
+                                {"config_output", c.text},
+                                {"first_wrong_token", c.first_wrong_token},
+                                {"detail", c.detail}});
   }
-  j["run"] = {{"wall_s", info.wall_s}, {"peak_rss_mb", info.peak_rss_mb}, {"threads", info.threads},
-              {"instances", info.instances}, {"instances_resumed", info.resumed}};
+  j["run"] = {{"wall_s", info.wall_s},
+              {"peak_rss_mb", info.peak_rss_mb},
+              {"threads", info.threads},
+              {"instances", info.instances},
+              {"instances_resumed", info.resumed}};
   j["run"].update(ProvenanceJson());
   return j;
 }
@@ -274,7 +301,8 @@ std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeR
     for (const std::string& v : variants) {
       std::set<int> lengths, depths;
       for (const ProbeRow& r : rows) {
-        if (r.family == "needle" && r.variant == v && r.config == spec) lengths.insert(r.length), depths.insert(r.depth);
+        if (r.family == "needle" && r.variant == v && r.config == spec)
+          lengths.insert(r.length), depths.insert(r.depth);
       }
       out += "needle/" + v + " under " + spec + ": baseline passes / configuration passes of n, by length x depth\n";
       std::snprintf(line, sizeof(line), "%8s", "length");
@@ -306,7 +334,8 @@ std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeR
   if (!worst.empty()) {
     out += "\ncache-induced failures (first 10): expected | baseline output | configuration output\n";
     for (const WorstCase& w : worst) {
-      std::snprintf(line, sizeof(line), "  %s under %s (first wrong token %d)\n    expected %s\n    baseline %s\n    config   %s\n",
+      std::snprintf(line, sizeof(line),
+                    "  %s under %s (first wrong token %d)\n    expected %s\n    baseline %s\n    config   %s\n",
                     w.rec->id.c_str(), info.specs[w.config].c_str(), w.rec->runs[w.config + 1].first_wrong_token,
                     Visible(w.rec->expected, 80).c_str(), Visible(w.rec->runs[0].text, 80).c_str(),
                     Visible(w.rec->runs[w.config + 1].text, 80).c_str());
@@ -320,18 +349,20 @@ std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeR
     out += line;
     for (const VarianceRow& v : vrows) {
       const std::string div = v.diverged ? std::to_string(static_cast<int>(v.divergence_sum / v.diverged)) : "-";
-      std::snprintf(line, sizeof(line), "%-26s %6d %4d %10.2f %10.2f %10.2f %10.2f %7d of %2d %10s%s\n", v.config.c_str(),
-                    v.length, v.samples, v.baseline_distinct, v.config_distinct, v.baseline_spread, v.config_spread,
-                    v.identical_pairs, v.pairs, div.c_str(), v.config_spread > v.baseline_spread ? "  (wider)" : "");
+      std::snprintf(line, sizeof(line), "%-26s %6d %4d %10.2f %10.2f %10.2f %10.2f %7d of %2d %10s%s\n",
+                    v.config.c_str(), v.length, v.samples, v.baseline_distinct, v.config_distinct, v.baseline_spread,
+                    v.config_spread, v.identical_pairs, v.pairs, div.c_str(),
+                    v.config_spread > v.baseline_spread ? "  (wider)" : "");
       out += line;
     }
-    out += "  (spread: mean pairwise token edit distance of the K samples; same seed =: samples identical to the\n"
-           "   baseline's sample with the same seed; diverge at: mean first differing token of the others)\n";
+    out +=
+        "  (spread: mean pairwise token edit distance of the K samples; same seed =: samples identical to the\n"
+        "   baseline's sample with the same seed; diverge at: mean first differing token of the others)\n";
   }
   const auto drows = DriftRows(drift, info.specs);
   if (!drows.empty()) {
-    std::snprintf(line, sizeof(line), "\n%-26s %6s %4s %9s %10s %9s %10s %10s %8s %8s\n", "drift: config", "length", "n",
-                  "identical", "diverge at", "edit", "KL mean", "KL max", "rep b", "rep c");
+    std::snprintf(line, sizeof(line), "\n%-26s %6s %4s %9s %10s %9s %10s %10s %8s %8s\n", "drift: config", "length",
+                  "n", "identical", "diverge at", "edit", "KL mean", "KL max", "rep b", "rep c");
     out += line;
     for (const DriftRow& d : drows) {
       const std::string div = d.diverged ? std::to_string(static_cast<int>(d.divergence_sum / d.diverged)) : "-";

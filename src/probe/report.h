@@ -26,10 +26,10 @@ struct ProbeRun {
 
 struct ProbeRecord {
   std::string id, family, variant;
-  int length = 0;  // the grid cell (custom: the prompt's length rounded up to a power of two)
-  int depth = -1;  // needle and exact: percent; else -1
-  std::string expected;           // what the check wants, in words
-  std::vector<ProbeRun> runs;     // [1 + n_configs], baseline first
+  int length = 0;              // the grid cell (custom: the prompt's length rounded up to a power of two)
+  int depth = -1;              // needle and exact: percent; else -1
+  std::string expected;        // what the check wants, in words
+  std::vector<ProbeRun> runs;  // [1 + n_configs], baseline first
 };
 
 // Repeated-run variance: K seeded samples of one prompt under each cache (same seeds).
@@ -58,20 +58,20 @@ std::optional<DriftRecord> DriftRecordFromJson(const nlohmann::json& j, size_t n
 
 struct ProbeRunInfo {
   std::string model, baseline_spec, data;
-  std::string model_hash;                  // hex, run/fingerprint.h IdentifyModel (as in the fingerprint)
+  std::string model_hash;                   // hex, run/fingerprint.h IdentifyModel (as in the fingerprint)
   std::string model_hash_kind = "weights";  // or "config+tokenizer": an all-remote run loads no weights
-  std::vector<std::string> specs;          // [n_configs] canonical
-  std::vector<uint64_t> bytes_per_token;   // [n_configs]; 0 for an endpoint (null in results)
+  std::vector<std::string> specs;           // [n_configs] canonical
+  std::vector<uint64_t> bytes_per_token;    // [n_configs]; 0 for an endpoint (null in results)
   // [n_configs]: null for an in-process configuration, else its endpoint (endpoint/remote_configs.h
   // RemoteConfig::Describe); baseline_endpoint likewise for the baseline.
   std::vector<nlohmann::json> endpoints;
   nlohmann::json baseline_endpoint;
-  std::vector<std::string> notes;          // what the run left out and why
-  uint64_t probe_seed = 0;                 // the generated prompts (--probe-seed)
-  uint64_t sampling_seed = 1;              // the variance samples (--seed)
+  std::vector<std::string> notes;  // what the run left out and why
+  uint64_t probe_seed = 0;         // the generated prompts (--probe-seed)
+  uint64_t sampling_seed = 1;      // the variance samples (--seed)
   int instances = 0, resumed = 0, threads = 0;
   double wall_s = 0, peak_rss_mb = 0;
-  std::string chat_format;                 // "none", "chatml", ...
+  std::string chat_format;  // "none", "chatml", ...
 };
 
 // One attribution row per family × variant × configuration × length (× depth for needles), its

@@ -3,10 +3,19 @@
 namespace kvaudit {
 
 nlohmann::json ProbeRunInfoToJson(const ProbeRunInfo& i) {
-  return {{"model", i.model}, {"baseline_spec", i.baseline_spec}, {"data", i.data}, {"model_hash", i.model_hash},
-          {"specs", i.specs}, {"bytes_per_token", i.bytes_per_token}, {"endpoints", i.endpoints},
-          {"baseline_endpoint", i.baseline_endpoint}, {"notes", i.notes}, {"probe_seed", i.probe_seed},
-          {"sampling_seed", i.sampling_seed}, {"instances", i.instances}, {"threads", i.threads},
+  return {{"model", i.model},
+          {"baseline_spec", i.baseline_spec},
+          {"data", i.data},
+          {"model_hash", i.model_hash},
+          {"specs", i.specs},
+          {"bytes_per_token", i.bytes_per_token},
+          {"endpoints", i.endpoints},
+          {"baseline_endpoint", i.baseline_endpoint},
+          {"notes", i.notes},
+          {"probe_seed", i.probe_seed},
+          {"sampling_seed", i.sampling_seed},
+          {"instances", i.instances},
+          {"threads", i.threads},
           {"chat_format", i.chat_format}};
 }
 

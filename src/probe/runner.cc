@@ -82,7 +82,8 @@ double KlAt(const ForcedSide& base, const ForcedSide& cfg, size_t i, int32_t tok
 
 Expected<DriftRecord> ProbeRunner::RunDrift(const std::string& id, int length, std::span<const int32_t> prompt,
                                             int max_tokens) {
-  for (GenerationBackend* b : backends_) KV_CHECK_MSG(b->has_full_logits() || b->has_forced_top_k(), "drift needs logits");
+  for (GenerationBackend* b : backends_)
+    KV_CHECK_MSG(b->has_full_logits() || b->has_forced_top_k(), "drift needs logits");
   DriftRecord rec;
   rec.id = id, rec.length = length;
   SamplingParams greedy;

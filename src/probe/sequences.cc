@@ -33,7 +33,8 @@ double RepeatedNgramShare(std::span<const int32_t> ids, int n) {
   const size_t total = ids.size() - static_cast<size_t>(n) + 1;
   size_t repeated = 0;
   for (size_t i = 0; i < total; ++i) {
-    if (!seen.emplace(ids.begin() + static_cast<std::ptrdiff_t>(i), ids.begin() + static_cast<std::ptrdiff_t>(i + n)).second) {
+    if (!seen.emplace(ids.begin() + static_cast<std::ptrdiff_t>(i), ids.begin() + static_cast<std::ptrdiff_t>(i + n))
+             .second) {
       ++repeated;
     }
   }

@@ -111,7 +111,8 @@ Status ProbeSession::WriteShard(const RunDir& dir, const ProbeSessionResult& out
     if (owned[u]) m.units.push_back(static_cast<int64_t>(u)), ids.push_back(UnitId(plan_, u));
   }
   const ProbeUnitCounts n = UnitCounts(plan_);
-  m.summary = {{"info", ProbeRunInfoToJson(out.info)}, {"ids", ids},
+  m.summary = {{"info", ProbeRunInfoToJson(out.info)},
+               {"ids", ids},
                {"units", {{"instances", n.instances}, {"variance", n.variance}, {"drift", n.drift}}}};
   const ProbeRunInfo& i = out.info;
   m.run = {{"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.resumed}, {"threads", i.threads}};
@@ -155,7 +156,8 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
   const size_t n_backends = 1 + out.info.specs.size();  // baseline + every configuration
   std::vector<nlohmann::json> lines;
-  KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
+  KV_ASSIGN_OR_RETURN(auto journal,
+                      JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
   KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), n_backends));
 
   // [1 + n_configs]: the baseline (in-process or remote), the --kv caches, then the endpoints.
@@ -180,18 +182,21 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   const size_t parallel = static_cast<size_t>(std::max(1, o.remote.parallel));
   const auto& inst = plan_.instances;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; }, ProbeRecordFromJson, out.probes,
-      [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
+      recorded, *journal, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; },
+      ProbeRecordFromJson, out.probes, [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
   const auto& var = plan_.variance;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, all.subspan(n.instances, n.variance), parallel, [&](size_t k) { return var[k].id; }, VarianceRecordFromJson, out.variance,
+      recorded, *journal, all.subspan(n.instances, n.variance), parallel, [&](size_t k) { return var[k].id; },
+      VarianceRecordFromJson, out.variance,
       [&](size_t k) {
-        return runner.RunVariance(var[k].id, var[k].length, var[k].prompt, o.samples, o.temperature, o.variance_tokens, o.seed);
+        return runner.RunVariance(var[k].id, var[k].length, var[k].prompt, o.samples, o.temperature, o.variance_tokens,
+                                  o.seed);
       },
       bar));
   const auto& drift = plan_.drift;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, all.subspan(n.instances + n.variance, n.drift), 1, [&](size_t k) { return drift[k].id; }, DriftRecordFromJson, out.drift,
+      recorded, *journal, all.subspan(n.instances + n.variance, n.drift), 1, [&](size_t k) { return drift[k].id; },
+      DriftRecordFromJson, out.drift,
       [&](size_t k) { return runner.RunDrift(drift[k].id, drift[k].length, drift[k].prompt, o.drift_tokens); }, bar));
   bar.Finish();
   out.info.resumed = recorded.restored();

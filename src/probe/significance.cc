@@ -11,7 +11,7 @@ std::vector<double> HolmAdjust(std::span<const double> p) {
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
   std::vector<double> adjusted(m);  // [m] input order
-  double running = 0;  // the max over j ≤ i keeps the adjusted values monotone in p
+  double running = 0;               // the max over j ≤ i keeps the adjusted values monotone in p
   for (size_t i = 0; i < m; ++i) {
     const double scaled = std::min(1.0, static_cast<double>(m - i) * p[order[i]]);
     running = std::max(running, scaled);

@@ -17,11 +17,13 @@ std::vector<int64_t> UnitCosts(const ProbePlan& plan) {
   const ProbeOptions& o = plan.options;
   const int64_t caches = 1 + static_cast<int64_t>(plan.configs.n_configs() + plan.remote.configs().size());
   std::vector<int64_t> costs;  // [n_units]
-  for (const ProbeInstance& i : plan.instances) costs.push_back((static_cast<int64_t>(i.prompt.size()) + i.max_tokens) * caches);
+  for (const ProbeInstance& i : plan.instances)
+    costs.push_back((static_cast<int64_t>(i.prompt.size()) + i.max_tokens) * caches);
   for (const FreePrompt& p : plan.variance) {
     costs.push_back(o.samples * (static_cast<int64_t>(p.prompt.size()) + o.variance_tokens) * caches);
   }
-  for (const FreePrompt& p : plan.drift) costs.push_back((static_cast<int64_t>(p.prompt.size()) + o.drift_tokens) * caches);
+  for (const FreePrompt& p : plan.drift)
+    costs.push_back((static_cast<int64_t>(p.prompt.size()) + o.drift_tokens) * caches);
   return costs;
 }
 

@@ -18,7 +18,9 @@ struct ProbeUnitCounts {
   size_t instances = 0, variance = 0, drift = 0;
   size_t total() const { return instances + variance + drift; }
   ProbeUnitKind KindOf(size_t u) const {
-    return u < instances ? ProbeUnitKind::kInstance : u < instances + variance ? ProbeUnitKind::kVariance : ProbeUnitKind::kDrift;
+    return u < instances              ? ProbeUnitKind::kInstance
+           : u < instances + variance ? ProbeUnitKind::kVariance
+                                      : ProbeUnitKind::kDrift;
   }
 };
 

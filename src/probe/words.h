@@ -11,28 +11,27 @@ namespace kvaudit::probe_words {
 
 // Lower-case words for identifiers: NAME = "value" names (upper-cased), function and key names.
 inline const std::vector<std::string> kNouns = {
-    "cache",  "buffer", "socket", "record", "config", "header", "packet", "cursor", "ledger", "bucket",
-    "token",  "window", "signal", "stream", "thread", "vector", "matrix", "folder", "filter", "parser",
+    "cache",  "buffer", "socket", "record", "config", "header",  "packet",  "cursor",  "ledger", "bucket",
+    "token",  "window", "signal", "stream", "thread", "vector",  "matrix",  "folder",  "filter", "parser",
     "anchor", "beacon", "harbor", "meadow", "canyon", "glacier", "lantern", "orchard", "quarry", "summit",
-    "tunnel", "valley", "wizard", "falcon", "badger", "otter",  "heron",  "walrus", "jaguar", "marlin"};
+    "tunnel", "valley", "wizard", "falcon", "badger", "otter",   "heron",   "walrus",  "jaguar", "marlin"};
 inline const std::vector<std::string> kAdjectives = {
-    "amber", "silent", "rapid", "hidden", "frozen", "golden", "hollow", "lunar", "misty", "noble",
-    "polar", "quiet", "rustic", "scarlet", "solar", "stormy", "tidal", "velvet", "wild", "zesty"};
-inline const std::vector<std::string> kVerbs = {
-    "fetch", "parse", "render", "load", "store", "merge", "split", "encode", "decode", "resolve",
-    "build", "scan", "flush", "sync", "probe", "index", "rotate", "compact", "verify", "export"};
+    "amber", "silent", "rapid",  "hidden",  "frozen", "golden", "hollow", "lunar",  "misty", "noble",
+    "polar", "quiet",  "rustic", "scarlet", "solar",  "stormy", "tidal",  "velvet", "wild",  "zesty"};
+inline const std::vector<std::string> kVerbs = {"fetch",  "parse",  "render",  "load",    "store",  "merge", "split",
+                                                "encode", "decode", "resolve", "build",   "scan",   "flush", "sync",
+                                                "probe",  "index",  "rotate",  "compact", "verify", "export"};
 // Values of kind "word": common, single-token-ish English words that are not Python keywords.
 inline const std::vector<std::string> kValueWords = {
-    "apricot", "blizzard", "cinnamon", "dolphin", "emerald", "flamingo", "gondola", "hazelnut",
-    "iceberg", "jasmine", "kangaroo", "lavender", "mosaic", "nutmeg", "octopus", "pelican",
-    "quartz", "raspberry", "saffron", "tornado", "umbrella", "volcano", "walnut", "zeppelin"};
+    "apricot", "blizzard",  "cinnamon", "dolphin",  "emerald",  "flamingo", "gondola", "hazelnut",
+    "iceberg", "jasmine",   "kangaroo", "lavender", "mosaic",   "nutmeg",   "octopus", "pelican",
+    "quartz",  "raspberry", "saffron",  "tornado",  "umbrella", "volcano",  "walnut",  "zeppelin"};
 // Prose needles: "The <attribute> for the <project> project is <value>."
-inline const std::vector<std::string> kProjects = {
-    "Nimbus", "Orchid", "Juniper", "Cobalt", "Sequoia", "Tundra", "Zephyr", "Marigold",
-    "Basalt", "Osprey", "Willow", "Comet",  "Saffron", "Granite", "Heron",  "Aurora"};
-inline const std::vector<std::string> kAttributes = {
-    "access code", "release tag", "backup key", "vault number", "launch word", "gate code", "badge id",
-    "archive label"};
+inline const std::vector<std::string> kProjects = {"Nimbus",  "Orchid",   "Juniper", "Cobalt", "Sequoia", "Tundra",
+                                                   "Zephyr",  "Marigold", "Basalt",  "Osprey", "Willow",  "Comet",
+                                                   "Saffron", "Granite",  "Heron",   "Aurora"};
+inline const std::vector<std::string> kAttributes = {"access code", "release tag", "backup key", "vault number",
+                                                     "launch word", "gate code",   "badge id",   "archive label"};
 
 inline std::string Upper(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);

@@ -10,7 +10,11 @@ namespace {
 std::string Title(const ReportContext& ctx) {
   std::string models;
   for (const RunDirectory& d : ctx.dirs) {
-    const ResultsFile* f = d.audit ? &*d.audit : d.eval ? &*d.eval : d.probe ? &*d.probe : d.recommend ? &*d.recommend : nullptr;
+    const ResultsFile* f = d.audit       ? &*d.audit
+                           : d.eval      ? &*d.eval
+                           : d.probe     ? &*d.probe
+                           : d.recommend ? &*d.recommend
+                                         : nullptr;
     const std::string m = f ? f->doc.value("model", std::string()) : std::string();
     if (!m.empty() && models.find(m) == std::string::npos) models += (models.empty() ? "" : ", ") + m;
   }
@@ -20,7 +24,8 @@ std::string Title(const ReportContext& ctx) {
 std::string PartialBanner(const ReportContext& ctx) {
   std::string items;
   for (const RunDirectory& d : ctx.dirs) {
-    for (const std::string& m : d.missing) items += "<li>" + (ctx.compare ? EscapeHtml(d.label) + ": " : "") + EscapeHtml(m) + "</li>";
+    for (const std::string& m : d.missing)
+      items += "<li>" + (ctx.compare ? EscapeHtml(d.label) + ": " : "") + EscapeHtml(m) + "</li>";
   }
   if (items.empty()) return "";
   return "<aside class=\"partial\" id=\"partial\"><b>Not everything is here.</b><ul>" + items + "</ul></aside>\n";
@@ -46,11 +51,12 @@ constexpr const char* kToc =
 
 std::string RenderHtmlPage(const ReportContext& ctx) {
   const std::string title = Title(ctx);
-  std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<meta name=\"generator\" content=\"kvaudit report\">\n<title>" +
-                     EscapeHtml(title) + "</title>\n<style>\n" + PageCss() + "</style>\n</head>\n<body>\n<header><h1>" +
-                     EscapeHtml(title) + "</h1>\n" + kToc + Toggles(ctx) + "</header>\n<main>\n" + PartialBanner(ctx);
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta name=\"generator\" content=\"kvaudit report\">\n<title>" +
+      EscapeHtml(title) + "</title>\n<style>\n" + PageCss() + "</style>\n</head>\n<body>\n<header><h1>" +
+      EscapeHtml(title) + "</h1>\n" + kToc + Toggles(ctx) + "</header>\n<main>\n" + PartialBanner(ctx);
   page += RenderVerdictSection(ctx);
   page += RenderMemorySection(ctx);
   page += RenderCurvesSection(ctx);
@@ -59,8 +65,9 @@ std::string RenderHtmlPage(const ReportContext& ctx) {
   page += RenderProbesSection(ctx);
   page += RenderWorstCasesSection(ctx);
   page += RenderRunInfoSection(ctx);
-  page += "</main>\n<footer>Written by kvaudit report from results.json files; every tagged number carries its "
-          "source as data-src (directory | file | JSON pointer).</footer>\n<script>\n";
+  page +=
+      "</main>\n<footer>Written by kvaudit report from results.json files; every tagged number carries its "
+      "source as data-src (directory | file | JSON pointer).</footer>\n<script>\n";
   page += PageScript();
   return page + "</script>\n</body>\n</html>\n";
 }

@@ -26,7 +26,8 @@ Status WriteReport(const std::string& text, const std::string& path) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return BadInput("report: cannot write " + path + "; hint: check that its directory exists and is writable");
+    if (!out)
+      return BadInput("report: cannot write " + path + "; hint: check that its directory exists and is writable");
     out << text;
     if (!out.flush()) return Internal("report: writing " + tmp + " failed");
   }

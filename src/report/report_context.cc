@@ -48,9 +48,7 @@ std::string SectionStart(const std::string& id, const std::string& title, const 
          EscapeHtml(how_to_read) + "</p>\n";
 }
 
-std::string MissingNote(const std::string& text) {
-  return "<p class=\"missing\">" + EscapeHtml(text) + "</p>\n";
-}
+std::string MissingNote(const std::string& text) { return "<p class=\"missing\">" + EscapeHtml(text) + "</p>\n"; }
 
 std::string PerDirectory(const ReportContext& ctx, const std::function<bool(const RunDirectory&)>& has,
                          const std::function<std::string(const RunDirectory&)>& render, const std::string& missing) {

@@ -12,15 +12,15 @@ namespace kvaudit::report {
 
 struct ConfigView {
   const RunDirectory* dir = nullptr;
-  int index = 0;      // in the directory's eval configs[]
-  std::string spec;   // canonical spec
-  std::string name;   // spec, or "label · spec" when several directories are compared
-  int color = 0;      // palette index, the same in every chart
+  int index = 0;     // in the directory's eval configs[]
+  std::string spec;  // canonical spec
+  std::string name;  // spec, or "label · spec" when several directories are compared
+  int color = 0;     // palette index, the same in every chart
 };
 
 struct ReportContext {
   ReportContext() = default;
-  ReportContext(ReportContext&&) = default;  // moving keeps dirs' elements where they are
+  ReportContext(ReportContext&&) = default;      // moving keeps dirs' elements where they are
   ReportContext(const ReportContext&) = delete;  // ConfigView points into dirs
 
   std::vector<RunDirectory> dirs;

@@ -54,18 +54,19 @@ std::string StringAt(const json& doc, const char* key, const std::string& fallba
 // An audit's parts: eval/, probe/, recommend/ and recommend's sensitivity/.
 Status LoadAuditParts(const fs::path& dir, RunDirectory& d) {
   const json* top = d.audit ? &d.audit->doc : nullptr;
-  KV_RETURN_IF_ERROR(LoadOptional(dir, top ? StringAt(*top, "eval", "eval/results.json") : "eval/results.json",
-                                  "eval", d.eval));
-  KV_RETURN_IF_ERROR(LoadOptional(dir, top ? StringAt(*top, "probe", "probe/results.json") : "probe/results.json",
-                                  "probe", d.probe));
+  KV_RETURN_IF_ERROR(
+      LoadOptional(dir, top ? StringAt(*top, "eval", "eval/results.json") : "eval/results.json", "eval", d.eval));
+  KV_RETURN_IF_ERROR(
+      LoadOptional(dir, top ? StringAt(*top, "probe", "probe/results.json") : "probe/results.json", "probe", d.probe));
   KV_RETURN_IF_ERROR(LoadOptional(dir, "recommend/results.json", "recommend", d.recommend));
   KV_RETURN_IF_ERROR(LoadOptional(dir, "recommend/sensitivity/results.json", "sensitivity", d.sensitivity));
   const bool wants_recommend = !top || (top->contains("recommend") && !(*top)["recommend"].is_null());
   if (!d.eval) d.missing.push_back("eval results (eval/results.json) are not there: the eval stage did not finish");
   if (!d.probe) d.missing.push_back("probe results (probe/results.json) are not there: the probe stage did not finish");
   if (wants_recommend && !d.recommend) {
-    d.missing.push_back(top ? "recommend results (recommend/results.json) are not there"
-                            : "no recommendation: the recommend stage did not finish, or the audit ran without --budget");
+    d.missing.push_back(
+        top ? "recommend results (recommend/results.json) are not there"
+            : "no recommendation: the recommend stage did not finish, or the audit ran without --budget");
   }
   if (top && !wants_recommend) d.missing.push_back("no recommendation: the audit ran without --budget");
   return Status::Ok();
@@ -85,27 +86,30 @@ std::string PartialNote(const json& p) {
                      "-shard run";
   if (!unfinished.empty()) note += "; shards still unfinished: " + unfinished;
   if (!missing.empty()) note += "; shards missing: " + missing;
-  return note + ". The numbers and their intervals are over the recorded units alone; "
-                "hint: merge again without --partial once every shard has finished";
+  return note +
+         ". The numbers and their intervals are over the recorded units alone; "
+         "hint: merge again without --partial once every shard has finished";
 }
 
 // A directory without results.json: an interrupted run, or not kvaudit output at all.
 Status LoadInterrupted(const fs::path& dir, RunDirectory& d) {
   d.complete = false;
   const bool journal = fs::is_regular_file(dir / "progress.jsonl");
-  const bool stages = fs::is_directory(dir / "eval") || fs::is_directory(dir / "probe") ||
-                      fs::is_directory(dir / "recommend");
+  const bool stages =
+      fs::is_directory(dir / "eval") || fs::is_directory(dir / "probe") || fs::is_directory(dir / "recommend");
   if (stages) {
     d.kind = "audit";
     KV_RETURN_IF_ERROR(LoadAuditParts(dir, d));
-    d.missing.insert(d.missing.begin(), "the audit did not finish (no results.json): no verdicts; "
-                                        "hint: rerun the same kvaudit audit command to resume it");
+    d.missing.insert(d.missing.begin(),
+                     "the audit did not finish (no results.json): no verdicts; "
+                     "hint: rerun the same kvaudit audit command to resume it");
     return Status::Ok();
   }
   if (journal) {
     d.kind = "interrupted";
-    d.missing.push_back("the run did not finish (progress.jsonl but no results.json): nothing to show yet; "
-                        "hint: rerun the same command to resume it");
+    d.missing.push_back(
+        "the run did not finish (progress.jsonl but no results.json): nothing to show yet; "
+        "hint: rerun the same command to resume it");
     return Status::Ok();
   }
   return BadInput("report: " + d.path + " is not a kvaudit output directory (no results.json, no progress.jsonl); " +

@@ -16,16 +16,16 @@ namespace kvaudit::report {
 // One results.json: its document and where it came from (shown in the report and used by
 // data-src attributes, which name values as "<dir index>|<file>|<JSON pointer>").
 struct ResultsFile {
-  std::string file;       // relative to the directory: "results.json", "eval/results.json"
+  std::string file;  // relative to the directory: "results.json", "eval/results.json"
   nlohmann::json doc;
 };
 
 struct RunDirectory {
-  int index = 0;          // position on the command line (0-based)
-  std::string path;       // as given
-  std::string label;      // shown beside every configuration when several directories are compared
-  std::string kind;       // "audit", "eval", "probe", "recommend", "sensitivity"
-  bool complete = true;   // false: the run was interrupted (its results.json is not written)
+  int index = 0;         // position on the command line (0-based)
+  std::string path;      // as given
+  std::string label;     // shown beside every configuration when several directories are compared
+  std::string kind;      // "audit", "eval", "probe", "recommend", "sensitivity"
+  bool complete = true;  // false: the run was interrupted (its results.json is not written)
   std::optional<ResultsFile> audit, eval, probe, recommend, sensitivity;
   std::vector<std::string> missing;  // one sentence per part that is not there, with the hint to get it
 };

@@ -13,7 +13,8 @@ using nlohmann::json;
 // A markdown cell: '|' would end it, a newline the row.
 std::string Md(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : (c == '\n' || c == '\r') ? std::string(" ") : std::string(1, c);
+  for (char c : s)
+    out += c == '|' ? std::string("\\|") : (c == '\n' || c == '\r') ? std::string(" ") : std::string(1, c);
   return out;
 }
 
@@ -45,8 +46,9 @@ std::string MemoryTable(const ReportContext& ctx) {
     const std::string audit = AuditConfigPointer(*c.dir, c.spec);  // the policy's verdict where judged
     const json* safe = audit.empty() ? Lookup(e, b + "/safe_up_to") : Lookup(*c.dir->audit, audit + "/safe_up_to");
     out += "| " + (ctx.compare ? Md(c.dir->label) + " | " : "") + "`" + Md(c.spec) + "` | " +
-           Plain(e, b + "/bytes_per_token", ValueFormat::kBytes) + " | " + Plain(e, b + "/overall/kld_mean", ValueFormat::kSig) +
-           " | [" + Plain(e, b + "/overall/kld_ci95/0", ValueFormat::kSig) + ", " +
+           Plain(e, b + "/bytes_per_token", ValueFormat::kBytes) + " | " +
+           Plain(e, b + "/overall/kld_mean", ValueFormat::kSig) + " | [" +
+           Plain(e, b + "/overall/kld_ci95/0", ValueFormat::kSig) + ", " +
            Plain(e, b + "/overall/kld_ci95/1", ValueFormat::kSig) + "] | " +
            Plain(e, b + "/overall/top1_agree", ValueFormat::kPercent) + " | " +
            Plain(e, b + "/overall/delta_ppl", ValueFormat::kSig) + " | " +
@@ -59,10 +61,13 @@ std::string Recommendation(const RunDirectory& d) {
   if (!d.recommend) return "";
   const ResultsFile& r = *d.recommend;
   const json* rec = Lookup(r, "/recommended");
-  if (!rec || rec->is_null()) return "**Recommendation:** nothing under the budget of " + Plain(r, "/budget/bytes_per_token", ValueFormat::kBytes) + " per token passes.\n\n";
+  if (!rec || rec->is_null())
+    return "**Recommendation:** nothing under the budget of " +
+           Plain(r, "/budget/bytes_per_token", ValueFormat::kBytes) + " per token passes.\n\n";
   return "**Recommendation** under " + Plain(r, "/budget/bytes_per_token", ValueFormat::kBytes) + " per token: `" +
-         Plain(r, "/recommended/spec", ValueFormat::kText) + "` (" + Plain(r, "/recommended/bytes_per_token", ValueFormat::kBytes) +
-         " per token, " + Plain(r, "/recommended/f16_fraction", ValueFormat::kPercent) + " of f16), verified on held-out windows.\n\n";
+         Plain(r, "/recommended/spec", ValueFormat::kText) + "` (" +
+         Plain(r, "/recommended/bytes_per_token", ValueFormat::kBytes) + " per token, " +
+         Plain(r, "/recommended/f16_fraction", ValueFormat::kPercent) + " of f16), verified on held-out windows.\n\n";
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ std::string QuantityRow(const ReportContext& ctx, const Quantity& q) {
       if (x > 0) lo = std::min(lo, x);
     }
   }
-  if (hi <= 0 || !std::isfinite(lo)) return "<h3>" + EscapeHtml(q.label) + "</h3>" + MissingNote("All zero or not measured.");
+  if (hi <= 0 || !std::isfinite(lo))
+    return "<h3>" + EscapeHtml(q.label) + "</h3>" + MissingNote("All zero or not measured.");
   const bool log_scale = hi / lo > 100;
   const double vmin = log_scale ? lo : 0;
   std::string out = "<h3>" + EscapeHtml(q.label) + "</h3>\n<div class=\"heatmaps\">";
@@ -97,8 +98,10 @@ std::string RenderAttentionSection(const ReportContext& ctx) {
   bool any = false;
   for (const ConfigView& c : ctx.eval_configs) any = any || !CellsOf(c).empty();
   if (!any) {
-    return out + MissingNote(ctx.eval_configs.empty() ? "No eval results: no attention diagnosis; hint: kvaudit eval or kvaudit audit."
-                                                      : "The eval ran with --attn-samples 0: no attention diagnosis.") +
+    return out +
+           MissingNote(ctx.eval_configs.empty()
+                           ? "No eval results: no attention diagnosis; hint: kvaudit eval or kvaudit audit."
+                           : "The eval ran with --attn-samples 0: no attention diagnosis.") +
            "</section>\n";
   }
   for (const Quantity& q : kQuantities) out += QuantityRow(ctx, q);

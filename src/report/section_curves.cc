@@ -33,14 +33,16 @@ Threshold PolicyThreshold(const ReportContext& ctx, FidelityMetric metric, const
     const std::string name = f->doc["policy"].get<std::string>();
     Expected<AcceptancePolicy> policy = LoadPolicy(name);
     if (!policy || !policy->fidelity[metric]) continue;
-    return {*policy->fidelity[metric], std::string("policy ") + name + ": " + what + " " + FormatSig(*policy->fidelity[metric], 4)};
+    return {*policy->fidelity[metric],
+            std::string("policy ") + name + ": " + what + " " + FormatSig(*policy->fidelity[metric], 4)};
   }
   if (metric == FidelityMetric::kKldMean) {
     for (const RunDirectory& d : ctx.dirs) {
       if (!d.eval) continue;
       const json& s = d.eval->doc.value("settings", json::object());
       if (s.contains("kld_threshold") && s["kld_threshold"].is_number()) {
-        return {s["kld_threshold"].get<double>(), "eval --kld-threshold " + FormatSig(s["kld_threshold"].get<double>(), 4)};
+        return {s["kld_threshold"].get<double>(),
+                "eval --kld-threshold " + FormatSig(s["kld_threshold"].get<double>(), 4)};
       }
     }
   }
@@ -85,9 +87,10 @@ std::string RenderCurvesSection(const ReportContext& ctx) {
       "top-1 per bucket). Dashed: the policy's limit. "
       "A curve that rises with context is error the cache compounds; where it crosses the limit is where the "
       "configuration stops being safe. Hover a point for its value; the legend's checkboxes above hide lines.");
-  if (ctx.eval_configs.empty()) return out + MissingNote("No eval results: no curves; hint: kvaudit eval or kvaudit audit.") + "</section>\n";
-  out += Chart(ctx, "kld-vs-context", "Mean KLD by context length", "mean KLD (nats, log scale)", "kld_mean", true, true,
-               PolicyThreshold(ctx, FidelityMetric::kKldMean, "kld_mean_max"));
+  if (ctx.eval_configs.empty())
+    return out + MissingNote("No eval results: no curves; hint: kvaudit eval or kvaudit audit.") + "</section>\n";
+  out += Chart(ctx, "kld-vs-context", "Mean KLD by context length", "mean KLD (nats, log scale)", "kld_mean", true,
+               true, PolicyThreshold(ctx, FidelityMetric::kKldMean, "kld_mean_max"));
   out += Chart(ctx, "top1-vs-context", "Top-1 agreement by context length", "top-1 agreement (fraction)", "top1_agree",
                false, false, PolicyThreshold(ctx, FidelityMetric::kTop1Agree, "top1_agree_min"));
   return out + "</section>\n";

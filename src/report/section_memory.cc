@@ -17,8 +17,8 @@ std::string Row(const ReportContext& ctx, const ConfigView& c) {
   const std::string audit = AuditConfigPointer(d, c.spec);
   std::string row = "<tr data-config=\"" + EscapeHtml(c.name) + "\">";
   if (ctx.compare) row += "<td>" + EscapeHtml(d.label) + "</td>";
-  row += "<td class=\"spec\" data-sort=\"" + EscapeHtml(c.spec) + "\"><span class=\"swatch c" + std::to_string(c.color % 8) +
-         "\"></span>" + ValueSpan(d, e, base + "/spec", ValueFormat::kText) + "</td>";
+  row += "<td class=\"spec\" data-sort=\"" + EscapeHtml(c.spec) + "\"><span class=\"swatch c" +
+         std::to_string(c.color % 8) + "\"></span>" + ValueSpan(d, e, base + "/spec", ValueFormat::kText) + "</td>";
   row += ValueCell(d, e, base + "/bytes_per_token", ValueFormat::kBytes);
   if (!audit.empty()) {
     row += ValueCell(d, *d.audit, audit + "/f16_fraction", ValueFormat::kPercent) +
@@ -50,14 +50,17 @@ std::string RenderMemorySection(const ReportContext& ctx) {
       "with its 95% bootstrap interval over windows; top-1: share of positions with the baseline's most likely "
       "token; ΔPPL: perplexity minus the baseline's. Click a column to sort.");
   if (ctx.eval_configs.empty()) {
-    for (const RunDirectory& d : ctx.dirs) out += DirHeading(ctx, d, "") + MissingNote("No eval results in " + d.path + ": nothing to tabulate; hint: kvaudit eval or kvaudit audit.");
+    for (const RunDirectory& d : ctx.dirs)
+      out += DirHeading(ctx, d, "") + MissingNote("No eval results in " + d.path +
+                                                  ": nothing to tabulate; hint: kvaudit eval or kvaudit audit.");
     return out + "</section>\n";
   }
   out += "<table class=\"sortable\" id=\"memory-table\"><thead><tr>";
   if (ctx.compare) out += "<th>run</th>";
-  out += "<th>configuration</th><th>bytes/token</th><th>of f16</th><th>KV GiB at target</th><th>mean KLD (nats)</th>"
-         "<th>95% CI</th><th>KLD p99</th><th>top-1 agree</th><th>ΔPPL</th><th>PPL ratio</th><th>safe up to (tokens)</th>"
-         "</tr></thead><tbody>\n";
+  out +=
+      "<th>configuration</th><th>bytes/token</th><th>of f16</th><th>KV GiB at target</th><th>mean KLD (nats)</th>"
+      "<th>95% CI</th><th>KLD p99</th><th>top-1 agree</th><th>ΔPPL</th><th>PPL ratio</th><th>safe up to (tokens)</th>"
+      "</tr></thead><tbody>\n";
   for (const ConfigView& c : ctx.eval_configs) out += Row(ctx, c);
   out += "</tbody></table>\n";
   for (const RunDirectory& d : ctx.dirs) {
@@ -69,7 +72,8 @@ std::string RenderMemorySection(const ReportContext& ctx) {
              ValueSpan(d, *d.eval, "/ctx", ValueFormat::kInt) + " tokens. Safe up to: " +
              (d.audit ? std::string("the policy's verdict (section 1).")
                       : "every bucket from the first has mean KLD ≤ " +
-                            ValueSpan(d, *d.eval, "/settings/kld_threshold", ValueFormat::kSig) + " (the eval's threshold).") +
+                            ValueSpan(d, *d.eval, "/settings/kld_threshold", ValueFormat::kSig) +
+                            " (the eval's threshold).") +
              "</p>\n";
     }
   }

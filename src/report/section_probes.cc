@@ -45,8 +45,9 @@ std::map<std::string, Grid> NeedleGrids(const json& probes, const std::string& b
 std::string GridTable(const std::string& title, const Grid& grid) {
   std::set<int> lengths, depths;
   for (const auto& [at, c] : grid) lengths.insert(at.first), depths.insert(at.second);
-  std::string out = "<figure class=\"needles\" data-config=\"" + EscapeHtml(title) + "\"><table class=\"grid\"><caption>" +
-                    EscapeHtml(title) + "</caption><thead><tr><th>length \\ depth</th>";
+  std::string out = "<figure class=\"needles\" data-config=\"" + EscapeHtml(title) +
+                    "\"><table class=\"grid\"><caption>" + EscapeHtml(title) +
+                    "</caption><thead><tr><th>length \\ depth</th>";
   for (int d : depths) out += "<th>" + std::to_string(d) + " %</th>";
   out += "</tr></thead><tbody>\n";
   for (int l : lengths) {
@@ -62,7 +63,8 @@ std::string GridTable(const std::string& title, const Grid& grid) {
       const std::string mark = c.cache_induced ? " ✕" + std::to_string(c.cache_induced) : "";
       out += "<td style=\"background:" + SequentialColor(rate) + ";color:" + (rate > 0.55 ? "#000" : "#fff") +
              "\" data-pass=\"" + FormatSig(rate, 6) + "\" data-cache-induced=\"" + std::to_string(c.cache_induced) +
-             "\" title=\"" + FormatFixed(c.passed, 0) + " of " + FormatFixed(c.n, 0) + " passed\">" + FormatFixed(100 * rate, 0) + "%" + mark + "</td>";
+             "\" title=\"" + FormatFixed(c.passed, 0) + " of " + FormatFixed(c.n, 0) + " passed\">" +
+             FormatFixed(100 * rate, 0) + "%" + mark + "</td>";
     }
     out += "</tr>\n";
   }
@@ -70,13 +72,15 @@ std::string GridTable(const std::string& title, const Grid& grid) {
 }
 
 std::string VerdictWords(const json& r) {
-  const int induced = r.value("cache_induced", 0), recovered = r.value("recovered", 0), both_fail = r.value("both_fail", 0);
+  const int induced = r.value("cache_induced", 0), recovered = r.value("recovered", 0),
+            both_fail = r.value("both_fail", 0);
   std::string words;
   if (induced == 0 && recovered == 0) {
     words = "same outcomes as the baseline";
   } else if (induced > 0) {
     words = std::to_string(induced) + " failure" + (induced > 1 ? "s" : "") + " caused by the cache";
-    words += r.value("significant", false) ? ": significant after Holm's correction" : ": not significant (could be chance)";
+    words +=
+        r.value("significant", false) ? ": significant after Holm's correction" : ": not significant (could be chance)";
     if (recovered > 0) words += "; " + std::to_string(recovered) + " passed only with the cache";
   } else {
     words = std::to_string(recovered) + " passed only with the cache (noise, not damage)";
@@ -86,10 +90,11 @@ std::string VerdictWords(const json& r) {
 }
 
 std::string AttributionTable(const RunDirectory& d, const ResultsFile& f, const char* key, bool cells) {
-  std::string out = std::string("<table class=\"sortable attribution\" id=\"") + key + "-" + std::to_string(d.index) +
-                    "\"><thead><tr><th>family</th>" + (cells ? "<th>variant</th><th>length</th><th>depth</th>" : "") +
-                    "<th>configuration</th><th>n</th><th>baseline pass</th><th>configuration pass</th><th>cache-induced</th>"
-                    "<th>McNemar p</th><th>Holm p</th><th>verdict</th></tr></thead><tbody>\n";
+  std::string out =
+      std::string("<table class=\"sortable attribution\" id=\"") + key + "-" + std::to_string(d.index) +
+      "\"><thead><tr><th>family</th>" + (cells ? "<th>variant</th><th>length</th><th>depth</th>" : "") +
+      "<th>configuration</th><th>n</th><th>baseline pass</th><th>configuration pass</th><th>cache-induced</th>"
+      "<th>McNemar p</th><th>Holm p</th><th>verdict</th></tr></thead><tbody>\n";
   const json& rows = f.doc.value(key, json::array());
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string b = Pointer({key, std::to_string(i)});
@@ -99,9 +104,12 @@ std::string AttributionTable(const RunDirectory& d, const ResultsFile& f, const 
              ValueCell(d, f, b + "/depth", ValueFormat::kInt);
     }
     out += ValueCell(d, f, b + "/config", ValueFormat::kText) + ValueCell(d, f, b + "/n", ValueFormat::kInt) +
-           ValueCell(d, f, b + "/baseline_pass", ValueFormat::kPercent) + ValueCell(d, f, b + "/config_pass", ValueFormat::kPercent) +
-           ValueCell(d, f, b + "/cache_induced", ValueFormat::kInt) + ValueCell(d, f, b + "/mcnemar_p", ValueFormat::kSig) +
-           ValueCell(d, f, b + "/mcnemar_p_holm", ValueFormat::kSig) + "<td>" + EscapeHtml(VerdictWords(rows[i])) + "</td></tr>\n";
+           ValueCell(d, f, b + "/baseline_pass", ValueFormat::kPercent) +
+           ValueCell(d, f, b + "/config_pass", ValueFormat::kPercent) +
+           ValueCell(d, f, b + "/cache_induced", ValueFormat::kInt) +
+           ValueCell(d, f, b + "/mcnemar_p", ValueFormat::kSig) +
+           ValueCell(d, f, b + "/mcnemar_p_holm", ValueFormat::kSig) + "<td>" + EscapeHtml(VerdictWords(rows[i])) +
+           "</td></tr>\n";
   }
   return out + "</tbody></table>\n";
 }

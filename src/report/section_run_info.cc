@@ -65,7 +65,8 @@ std::string RenderRunInfoSection(const ReportContext& ctx) {
   out += "</tr></thead><tbody>\n<tr><th>directory</th>";
   for (const RunDirectory& d : ctx.dirs) out += "<td><code>" + EscapeHtml(d.path) + "</code></td>";
   out += "</tr>\n<tr><th>kind</th>";
-  for (const RunDirectory& d : ctx.dirs) out += "<td>" + EscapeHtml(d.kind) + (d.complete ? "" : " (interrupted)") + "</td>";
+  for (const RunDirectory& d : ctx.dirs)
+    out += "<td>" + EscapeHtml(d.kind) + (d.complete ? "" : " (interrupted)") + "</td>";
   out += "</tr>\n";
   for (const Row& row : kRows) {
     out += std::string("<tr><th>") + row.label + "</th>";

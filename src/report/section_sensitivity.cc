@@ -54,8 +54,10 @@ std::string CostCharts(const RunDirectory& d) {
     if (!ParsePart(p.value("part", ""), layer, tensor)) continue;
     for (const json& c : p.value("costs", json::array())) {
       const std::string cand = c.value("candidate", "?");
-      auto it = charts.try_emplace(cand, PartChart("sensitivity-" + std::to_string(d.index) + "-" + cand,
-                                                   "KLD with only this part in " + cand, "mean KLD (nats, log scale)")).first;
+      auto it = charts
+                    .try_emplace(cand, PartChart("sensitivity-" + std::to_string(d.index) + "-" + cand,
+                                                 "KLD with only this part in " + cand, "mean KLD (nats, log scale)"))
+                    .first;
       Put(it->second, layer, tensor, c.contains("kld") && c["kld"].is_number() ? c["kld"].get<double>() : kNaN);
       if (!c.value("measured", true)) estimated[cand] += (estimated[cand].empty() ? "" : ", ") + p.value("part", "");
     }
@@ -64,8 +66,10 @@ std::string CostCharts(const RunDirectory& d) {
   for (auto& [cand, chart] : charts) {
     out += "<figure>" + RenderBarChart(chart) + "<figcaption>" + EscapeHtml(chart.title) + "</figcaption></figure>\n";
     if (!estimated[cand].empty()) {
-      out += "<p class=\"note\">" + EscapeHtml(cand) + ": estimated, not measured end to end (split of the K-only/V-only "
-             "KLD by proxy score): " + EscapeHtml(estimated[cand]) + ".</p>\n";
+      out += "<p class=\"note\">" + EscapeHtml(cand) +
+             ": estimated, not measured end to end (split of the K-only/V-only "
+             "KLD by proxy score): " +
+             EscapeHtml(estimated[cand]) + ".</p>\n";
     }
   }
   return out;
@@ -76,8 +80,9 @@ std::string OneAtATimeCharts(const RunDirectory& d) {
   std::string out;
   for (const json& f : d.sensitivity->doc.value("formats", json::array())) {
     const std::string format = f.value("format", "?");
-    BarChart chart = PartChart("sensitivity-" + std::to_string(d.index) + "-" + format,
-                               "KLD with only this part in " + format + " (measured parts)", "mean KLD (nats, log scale)");
+    BarChart chart =
+        PartChart("sensitivity-" + std::to_string(d.index) + "-" + format,
+                  "KLD with only this part in " + format + " (measured parts)", "mean KLD (nats, log scale)");
     for (const json& p : f.value("parts", json::array())) {
       int layer = 0;
       char tensor = 'K';
@@ -113,15 +118,18 @@ std::string Pareto(const ReportContext& ctx, const RunDirectory& d) {
     s.name = "front: " + f.value("shape", "?") + " (predicted)";
     s.color = color++ % 8;
     for (const json& p : f.value("points", json::array())) {
-      s.points.push_back({p.value("bytes_per_token", kNaN), p.value("predicted_kld", kNaN), "", ScatterPoint::Mark::kFront});
+      s.points.push_back(
+          {p.value("bytes_per_token", kNaN), p.value("predicted_kld", kNaN), "", ScatterPoint::Mark::kFront});
     }
     plot.series.push_back(std::move(s));
   }
   const json* rec = r.contains("recommended") && r["recommended"].is_object() ? &r["recommended"] : nullptr;
   const std::string recommended = rec ? rec->value("spec", "") : "";
-  ScatterSeries held{"verified (held-out KLD)", 0, false, {}}, engines{"engines' approximations (held-out KLD)", 7, false, {}};
+  ScatterSeries held{"verified (held-out KLD)", 0, false, {}},
+      engines{"engines' approximations (held-out KLD)", 7, false, {}};
   for (const json& v : r.value("verified", json::array())) {
-    const double kld = v.contains("held_out") && v["held_out"].is_object() ? v["held_out"].value("kld_mean", kNaN) : kNaN;
+    const double kld =
+        v.contains("held_out") && v["held_out"].is_object() ? v["held_out"].value("kld_mean", kNaN) : kNaN;
     ScatterSeries& s = v.value("round", 1) == 3 ? engines : held;
     s.points.push_back({v.value("bytes_per_token", kNaN), kld, v.value("spec", ""), MarkOf(v, recommended)});
   }
@@ -132,23 +140,27 @@ std::string Pareto(const ReportContext& ctx, const RunDirectory& d) {
 
 std::string VerifiedTable(const RunDirectory& d) {
   const ResultsFile& r = *d.recommend;
-  std::string out = "<table class=\"sortable\" id=\"verified-" + std::to_string(d.index) +
-                    "\"><thead><tr><th>configuration</th><th>round</th><th>bytes/token</th><th>predicted KLD</th>"
-                    "<th>held-out KLD</th><th>worst bucket KLD</th><th>top-1 agree</th><th>verdict</th><th>safe up to</th>"
-                    "<th>first failure</th></tr></thead><tbody>\n";
+  std::string out =
+      "<table class=\"sortable\" id=\"verified-" + std::to_string(d.index) +
+      "\"><thead><tr><th>configuration</th><th>round</th><th>bytes/token</th><th>predicted KLD</th>"
+      "<th>held-out KLD</th><th>worst bucket KLD</th><th>top-1 agree</th><th>verdict</th><th>safe up to</th>"
+      "<th>first failure</th></tr></thead><tbody>\n";
   const json& verified = r.doc.value("verified", json::array());
   for (size_t i = 0; i < verified.size(); ++i) {
     const std::string b = Pointer({"verified", std::to_string(i)});
-    out += "<tr>" + ValueCell(d, r, b + "/spec", ValueFormat::kText) + ValueCell(d, r, b + "/round", ValueFormat::kInt) +
-           ValueCell(d, r, b + "/bytes_per_token", ValueFormat::kBytes) + ValueCell(d, r, b + "/predicted_kld", ValueFormat::kSig) +
-           ValueCell(d, r, b + "/held_out/kld_mean", ValueFormat::kSig) +
-           ValueCell(d, r, b + "/held_out/worst_bucket/kld_mean", ValueFormat::kSig) +
-           ValueCell(d, r, b + "/held_out/top1_agree", ValueFormat::kPercent) + ValueCell(d, r, b + "/pass", ValueFormat::kPassFail) +
-           ValueCell(d, r, b + "/safe_up_to", ValueFormat::kText) + ValueCell(d, r, b + "/first_failure", ValueFormat::kText) +
-           "</tr>\n";
+    out +=
+        "<tr>" + ValueCell(d, r, b + "/spec", ValueFormat::kText) + ValueCell(d, r, b + "/round", ValueFormat::kInt) +
+        ValueCell(d, r, b + "/bytes_per_token", ValueFormat::kBytes) +
+        ValueCell(d, r, b + "/predicted_kld", ValueFormat::kSig) +
+        ValueCell(d, r, b + "/held_out/kld_mean", ValueFormat::kSig) +
+        ValueCell(d, r, b + "/held_out/worst_bucket/kld_mean", ValueFormat::kSig) +
+        ValueCell(d, r, b + "/held_out/top1_agree", ValueFormat::kPercent) +
+        ValueCell(d, r, b + "/pass", ValueFormat::kPassFail) + ValueCell(d, r, b + "/safe_up_to", ValueFormat::kText) +
+        ValueCell(d, r, b + "/first_failure", ValueFormat::kText) + "</tr>\n";
   }
-  return out + "</tbody></table>\n<p class=\"note\">Round 1: under the budget; 2: above it (only when nothing under it "
-               "passes); 3: what engines that cannot store the choice run instead.</p>\n";
+  return out +
+         "</tbody></table>\n<p class=\"note\">Round 1: under the budget; 2: above it (only when nothing under it "
+         "passes); 3: what engines that cannot store the choice run instead.</p>\n";
 }
 
 }  // namespace
@@ -163,7 +175,8 @@ std::string RenderSensitivitySection(const ReportContext& ctx) {
   out += PerDirectory(
       ctx, [](const RunDirectory& d) { return d.recommend || d.sensitivity; },
       [&](const RunDirectory& d) {
-        return DirHeading(ctx, d, "") + (d.recommend ? CostCharts(d) + Pareto(ctx, d) + VerifiedTable(d) : OneAtATimeCharts(d));
+        return DirHeading(ctx, d, "") +
+               (d.recommend ? CostCharts(d) + Pareto(ctx, d) + VerifiedTable(d) : OneAtATimeCharts(d));
       },
       "No sensitivity or recommendation in these results; hint: kvaudit audit --budget B (or kvaudit recommend).");
   return out + "</section>\n";

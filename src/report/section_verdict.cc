@@ -14,10 +14,10 @@ using nlohmann::json;
 std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
   const ResultsFile& a = *d.audit;
   std::string out = "<p class=\"headline\">" + ValueSpan(d, a, "/passed", ValueFormat::kInt) + " of " +
-                    std::to_string(a.doc.value("configs", json::array()).size()) +
-                    " configurations pass policy <b>" + ValueSpan(d, a, "/policy", ValueFormat::kText) +
-                    "</b> at target context " + ValueSpan(d, a, "/target_context", ValueFormat::kInt) +
-                    " (workload " + ValueSpan(d, a, "/workload", ValueFormat::kText) + ", baseline " +
+                    std::to_string(a.doc.value("configs", json::array()).size()) + " configurations pass policy <b>" +
+                    ValueSpan(d, a, "/policy", ValueFormat::kText) + "</b> at target context " +
+                    ValueSpan(d, a, "/target_context", ValueFormat::kInt) + " (workload " +
+                    ValueSpan(d, a, "/workload", ValueFormat::kText) + ", baseline " +
                     ValueSpan(d, a, "/baseline", ValueFormat::kText) + ").</p>\n";
   out += "<table class=\"sortable\" id=\"verdict-table-" + std::to_string(d.index) +
          "\"><thead><tr><th>configuration</th><th>verdict</th><th>safe up to (tokens)</th>"
@@ -28,8 +28,9 @@ std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
     const std::string base = Pointer({"configs", std::to_string(i)});
     const json& c = configs[i];
     out += "<tr data-config=\"" + EscapeHtml(ctx.NameOf(d, c.value("spec", ""))) + "\">" +
-           ValueCell(d, a, base + "/spec", ValueFormat::kText) + ValueCell(d, a, base + "/pass", ValueFormat::kPassFail) +
-           SafeUpToCell(d, a, base) + ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
+           ValueCell(d, a, base + "/spec", ValueFormat::kText) +
+           ValueCell(d, a, base + "/pass", ValueFormat::kPassFail) + SafeUpToCell(d, a, base) +
+           ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
            ValueCell(d, a, base + "/failed_criteria", ValueFormat::kInt) +
            ValueCell(d, a, base + "/bytes_per_token", ValueFormat::kBytes) +
            ValueCell(d, a, base + "/f16_fraction", ValueFormat::kPercent) +
@@ -37,10 +38,9 @@ std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
   }
   out += "</tbody></table>\n";
   const json* deploy = Lookup(a, "/deploy");
-  out += deploy && !deploy->is_null()
-             ? "<p>Fewest bytes among the configurations under test that pass: <code>" +
-                   ValueSpan(d, a, "/deploy", ValueFormat::kText) + "</code>.</p>\n"
-             : "<p class=\"fail\">No configuration under test passes the policy.</p>\n";
+  out += deploy && !deploy->is_null() ? "<p>Fewest bytes among the configurations under test that pass: <code>" +
+                                            ValueSpan(d, a, "/deploy", ValueFormat::kText) + "</code>.</p>\n"
+                                      : "<p class=\"fail\">No configuration under test passes the policy.</p>\n";
   return out;
 }
 
@@ -53,7 +53,8 @@ std::string ClosestVerified(const json& engine, const json& verified) {
     for (const json& v : verified) {
       if (v.value("spec", "") != spec.get<std::string>()) continue;
       any_verified = true;
-      if (v.value("pass", false)) return "closest that passes: <code>" + EscapeHtml(spec.get<std::string>()) + "</code> (verified)";
+      if (v.value("pass", false))
+        return "closest that passes: <code>" + EscapeHtml(spec.get<std::string>()) + "</code> (verified)";
     }
   }
   return any_verified ? "none of its closest configurations passes (verified)" : "closest configurations not verified";
@@ -74,29 +75,32 @@ std::string SettingsCell(const RunDirectory& d, const ResultsFile& r, const std:
                          const json& verified) {
   const std::string why = e.value("exact", false) ? "" : EscapeHtml(e.value("why_not", "")) + "; ";
   if (!e.contains("verified_choice")) {
-    return "<td>for <code>" + ValueSpan(d, r, base + "/settings_for", ValueFormat::kText) + "</code>:<pre class=\"copy\"><code>" +
-           ValueSpan(d, r, base + "/command_example", ValueFormat::kText) + "</code></pre></td><td>" + why +
-           ClosestVerified(e, verified) + "</td>";
+    return "<td>for <code>" + ValueSpan(d, r, base + "/settings_for", ValueFormat::kText) +
+           "</code>:<pre class=\"copy\"><code>" + ValueSpan(d, r, base + "/command_example", ValueFormat::kText) +
+           "</code></pre></td><td>" + why + ClosestVerified(e, verified) + "</td>";
   }
   const json& choice = e["verified_choice"];
   std::string failed = JoinSpecs(choice.value("failed", json::array()));
   if (choice["spec"].is_null()) {
     return "<td class=\"fail\">no verified setting: none of its closest configurations passes</td><td>" + why +
-           (failed.empty() ? std::string("none was verified") : "failed: <code>" + EscapeHtml(failed) + "</code>") + "</td>";
+           (failed.empty() ? std::string("none was verified") : "failed: <code>" + EscapeHtml(failed) + "</code>") +
+           "</td>";
   }
   const bool exact = e.value("exact", false);
   if (!failed.empty()) failed = "; closer ones failed: <code>" + EscapeHtml(failed) + "</code>";
   return "<td>for <code>" + ValueSpan(d, r, base + "/verified_choice/spec", ValueFormat::kText) +
-         "</code>:<pre class=\"copy\"><code>" + ValueSpan(d, r, base + "/verified_choice/command_example", ValueFormat::kText) +
-         "</code></pre></td><td>" + why + (exact ? std::string("") : "the closest configuration that passes (verified)" + failed) + "</td>";
+         "</code>:<pre class=\"copy\"><code>" +
+         ValueSpan(d, r, base + "/verified_choice/command_example", ValueFormat::kText) + "</code></pre></td><td>" +
+         why + (exact ? std::string("") : "the closest configuration that passes (verified)" + failed) + "</td>";
 }
 
 std::string EngineRows(const RunDirectory& d, const ResultsFile& r, const std::string& choice) {
   const json* engines = Lookup(r, choice + "/deploy/engines");
   if (!engines || !engines->is_array()) return "";
   const json& verified = r.doc.value("verified", json::array());
-  std::string out = "<table class=\"engines\"><thead><tr><th>engine</th><th>stores it exactly</th><th>settings</th>"
-                    "<th>otherwise</th></tr></thead><tbody>\n";
+  std::string out =
+      "<table class=\"engines\"><thead><tr><th>engine</th><th>stores it exactly</th><th>settings</th>"
+      "<th>otherwise</th></tr></thead><tbody>\n";
   for (size_t i = 0; i < engines->size(); ++i) {
     const json& e = (*engines)[i];
     const std::string base = choice + Pointer({"deploy", "engines", std::to_string(i)});
@@ -108,19 +112,21 @@ std::string EngineRows(const RunDirectory& d, const ResultsFile& r, const std::s
 
 std::string Recommendation(const RunDirectory& d) {
   const ResultsFile& r = *d.recommend;
-  std::string out = "<h4>Recommendation under the budget of " + ValueSpan(d, r, "/budget/bytes_per_token", ValueFormat::kBytes) +
-                    " per token (policy " + ValueSpan(d, r, "/policy", ValueFormat::kText) + ")</h4>\n";
+  std::string out = "<h4>Recommendation under the budget of " +
+                    ValueSpan(d, r, "/budget/bytes_per_token", ValueFormat::kBytes) + " per token (policy " +
+                    ValueSpan(d, r, "/policy", ValueFormat::kText) + ")</h4>\n";
   const json* rec = Lookup(r, "/recommended");
   std::string choice = "/recommended";
   if (!rec || rec->is_null()) {
     out += "<p class=\"fail\">Nothing under the budget passes.</p>\n";
     const json* cheapest = Lookup(r, "/cheapest_passing");
-    if (!cheapest || cheapest->is_null()) return out + "<p>No verified configuration above the budget passes either.</p>\n";
+    if (!cheapest || cheapest->is_null())
+      return out + "<p>No verified configuration above the budget passes either.</p>\n";
     choice = "/cheapest_passing";
     out += "<p>The cheapest verified configuration that passes, above the budget:</p>\n";
   }
-  out += "<p class=\"recommended\"><code>" + ValueSpan(d, r, choice + "/spec", ValueFormat::kText) + "</code>: " +
-         ValueSpan(d, r, choice + "/bytes_per_token", ValueFormat::kBytes) + " per token, " +
+  out += "<p class=\"recommended\"><code>" + ValueSpan(d, r, choice + "/spec", ValueFormat::kText) +
+         "</code>: " + ValueSpan(d, r, choice + "/bytes_per_token", ValueFormat::kBytes) + " per token, " +
          ValueSpan(d, r, choice + "/f16_fraction", ValueFormat::kPercent) + " of f16, " +
          ValueSpan(d, r, choice + "/kv_gib_at_target", ValueFormat::kGib) + " at the target context.</p>\n";
   const json* uniform = Lookup(r, "/best_uniform");
@@ -136,7 +142,8 @@ std::string EvalOnly(const ReportContext& ctx, const RunDirectory& d) {
   const ResultsFile& e = *d.eval;
   std::string out = "<p>No policy was applied (an eval run). Safe context by the eval's own KLD threshold " +
                     ValueSpan(d, e, "/settings/kld_threshold", ValueFormat::kSig) + " nats:</p>\n";
-  out += "<table class=\"sortable\"><thead><tr><th>configuration</th><th>safe up to (tokens)</th></tr></thead><tbody>\n";
+  out +=
+      "<table class=\"sortable\"><thead><tr><th>configuration</th><th>safe up to (tokens)</th></tr></thead><tbody>\n";
   const json& configs = e.doc.value("configs", json::array());
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::string base = Pointer({"configs", std::to_string(i)});
@@ -161,7 +168,8 @@ std::string RenderVerdictSection(const ReportContext& ctx) {
       out += EvalOnly(ctx, d);
     }
     if (d.recommend) out += Recommendation(d);
-    if (!d.audit && !d.eval && !d.recommend) out += MissingNote("No verdict: these results hold no eval, audit or recommendation.");
+    if (!d.audit && !d.eval && !d.recommend)
+      out += MissingNote("No verdict: these results hold no eval, audit or recommendation.");
   }
   return out + "</section>\n";
 }

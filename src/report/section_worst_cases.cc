@@ -38,12 +38,15 @@ std::string WorstCases(const RunDirectory& d, const ResultsFile& f) {
     const std::string b = Pointer({"worst_cases", std::to_string(i)});
     const json& c = cases[i];
     out += "<div class=\"case\"><h4>" + ValueSpan(d, f, b + "/id", ValueFormat::kText) + " under <code>" +
-           ValueSpan(d, f, b + "/config", ValueFormat::kText) + "</code></h4>\n<table class=\"sxs\"><thead><tr><th>expected</th>"
+           ValueSpan(d, f, b + "/config", ValueFormat::kText) +
+           "</code></h4>\n<table class=\"sxs\"><thead><tr><th>expected</th>"
            "<th>baseline</th><th>configuration</th></tr></thead><tbody><tr><td><pre>" +
            ValueSpan(d, f, b + "/expected", ValueFormat::kText) + "</pre></td><td><pre>" +
            ValueSpan(d, f, b + "/baseline_output", ValueFormat::kText) + "</pre></td><td><pre>" +
-           MarkDivergence(c.value("baseline_output", ""), c.value("config_output", "")) + "</pre></td></tr></tbody></table>\n"
-           "<p class=\"note\">first wrong token: " + ValueSpan(d, f, b + "/first_wrong_token", ValueFormat::kInt) + "; " +
+           MarkDivergence(c.value("baseline_output", ""), c.value("config_output", "")) +
+           "</pre></td></tr></tbody></table>\n"
+           "<p class=\"note\">first wrong token: " +
+           ValueSpan(d, f, b + "/first_wrong_token", ValueFormat::kInt) + "; " +
            ValueSpan(d, f, b + "/detail", ValueFormat::kText) + "</p></div>\n";
   }
   return out + "</div>\n";
@@ -57,7 +60,8 @@ struct Column {
 
 std::string Table(const RunDirectory& d, const ResultsFile& f, const char* key, std::initializer_list<Column> columns) {
   const json& rows = f.doc.value(key, json::array());
-  std::string out = std::string("<table class=\"sortable\" id=\"") + key + "-" + std::to_string(d.index) + "\"><thead><tr>";
+  std::string out =
+      std::string("<table class=\"sortable\" id=\"") + key + "-" + std::to_string(d.index) + "\"><thead><tr>";
   for (const Column& c : columns) out += std::string("<th>") + c.header + "</th>";
   out += "</tr></thead><tbody>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -75,24 +79,30 @@ std::string ProbeDir(const ReportContext& ctx, const RunDirectory& d) {
   out += f.doc.value("drift", json::array()).empty()
              ? MissingNote("The drift family did not run.")
              : Table(d, f, "drift",
-                     {{"config", "configuration", ValueFormat::kText}, {"length", "prompt length", ValueFormat::kInt},
-                      {"n", "n", ValueFormat::kInt}, {"identical", "identical to baseline", ValueFormat::kInt},
+                     {{"config", "configuration", ValueFormat::kText},
+                      {"length", "prompt length", ValueFormat::kInt},
+                      {"n", "n", ValueFormat::kInt},
+                      {"identical", "identical to baseline", ValueFormat::kInt},
                       {"first_divergence_mean", "first divergence (tokens, mean)", ValueFormat::kSig},
                       {"edit_distance_mean", "edit distance (mean)", ValueFormat::kSig},
-                      {"kl_mean", "KL on baseline path (mean)", ValueFormat::kSig}, {"kl_max", "KL max", ValueFormat::kSig},
+                      {"kl_mean", "KL on baseline path (mean)", ValueFormat::kSig},
+                      {"kl_max", "KL max", ValueFormat::kSig},
                       {"baseline_repetition", "repetition, baseline", ValueFormat::kPercent},
                       {"config_repetition", "repetition, configuration", ValueFormat::kPercent}});
   out += "<h3>Variance of sampled outputs</h3>\n";
   out += f.doc.value("variance", json::array()).empty()
              ? MissingNote("The variance family did not run.")
              : Table(d, f, "variance",
-                     {{"config", "configuration", ValueFormat::kText}, {"length", "prompt length", ValueFormat::kInt},
-                      {"n", "n", ValueFormat::kInt}, {"samples", "samples", ValueFormat::kInt},
+                     {{"config", "configuration", ValueFormat::kText},
+                      {"length", "prompt length", ValueFormat::kInt},
+                      {"n", "n", ValueFormat::kInt},
+                      {"samples", "samples", ValueFormat::kInt},
                       {"baseline_distinct", "distinct, baseline", ValueFormat::kSig},
                       {"config_distinct", "distinct, configuration", ValueFormat::kSig},
                       {"baseline_spread", "spread, baseline", ValueFormat::kSig},
                       {"config_spread", "spread, configuration", ValueFormat::kSig},
-                      {"identical_pairs", "identical same-seed pairs", ValueFormat::kInt}, {"pairs", "pairs", ValueFormat::kInt}});
+                      {"identical_pairs", "identical same-seed pairs", ValueFormat::kInt},
+                      {"pairs", "pairs", ValueFormat::kInt}});
   return out;
 }
 

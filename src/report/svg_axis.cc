@@ -27,7 +27,9 @@ struct Step {
   int m = 1, e = 0;
   double value() const { return e < 0 ? m / Pow10(-e) : m * Pow10(e); }
   // The i-th multiple, the double nearest the decimal number i * m * 10^e.
-  double At(long i) const { return e < 0 ? static_cast<double>(i * m) / Pow10(-e) : static_cast<double>(i * m) * Pow10(e); }
+  double At(long i) const {
+    return e < 0 ? static_cast<double>(i * m) / Pow10(-e) : static_cast<double>(i * m) * Pow10(e);
+  }
 };
 
 Step NiceStep(double span, int target) {
@@ -164,11 +166,13 @@ std::string DrawXAxis(const Scale& x, const std::vector<Tick>& ticks, const Plot
     const double px = x.Map(ticks[i].value);
     out += Line(px, area.top, px, area.bottom(), " stroke=\"" + std::string(kGrid) + "\"");
     out += Line(px, area.bottom(), px, area.bottom() + 5, stroke);
-    if (i % every == 0) out += Text(px, area.bottom() + 17, ticks[i].label, " text-anchor=\"middle\" fill=\"" + std::string(kInk) + "\"");
+    if (i % every == 0)
+      out += Text(px, area.bottom() + 17, ticks[i].label, " text-anchor=\"middle\" fill=\"" + std::string(kInk) + "\"");
   }
   out += Line(area.left, area.bottom(), area.right(), area.bottom(), stroke);
-  out += Text(area.left + area.width / 2, area.bottom() + 36, label,
-              " class=\"axis-label\" text-anchor=\"middle\" font-size=\"" + Px(kLabelFont) + "\" fill=\"" + kInk + "\"");
+  out +=
+      Text(area.left + area.width / 2, area.bottom() + 36, label,
+           " class=\"axis-label\" text-anchor=\"middle\" font-size=\"" + Px(kLabelFont) + "\" fill=\"" + kInk + "\"");
   return out + "</g>\n";
 }
 

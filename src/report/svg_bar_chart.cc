@@ -23,18 +23,22 @@ std::string Bar(const BarChart& c, size_t gi, size_t si, const XyFrame& f, const
   const size_t n = c.series_names.size();
   const double group_w = f.area.width / static_cast<double>(c.groups.size());
   const double bar_w = group_w * kGroupFill / static_cast<double>(n);
-  const double x = f.area.left + group_w * (static_cast<double>(gi) + (1 - kGroupFill) / 2) + bar_w * static_cast<double>(si);
+  const double x =
+      f.area.left + group_w * (static_cast<double>(gi) + (1 - kGroupFill) / 2) + bar_w * static_cast<double>(si);
   // Bars start at 0 on a linear axis and at the axis bottom on a log one.
   const double base = yp.kind == ScaleKind::kLinear ? f.y.Map(0) : f.area.bottom();
   // NaN is not measured (a 3 px grey mark); ±inf runs to the edge of the area it points at.
   const bool measured = !std::isnan(v);
-  const double top = !measured ? base - kStub : std::isfinite(v) ? f.y.Map(yp.Clip(v)) : v > 0 ? f.area.top : f.area.bottom();
+  const double top = !measured          ? base - kStub
+                     : std::isfinite(v) ? f.y.Map(yp.Clip(v))
+                     : v > 0            ? f.area.top
+                                        : f.area.bottom();
   const std::string text = g.label + " " + c.series_names[si] + ": " + (measured ? FormatSig(v) : "not measured");
   return "<rect" + std::string(measured ? "" : " class=\"not-measured\"") + " x=\"" + Px(x) + "\" y=\"" +
-         Px(std::min(top, base)) + "\" width=\"" + Px(std::max(bar_w - 1, 1.0)) + "\" height=\"" + Px(std::fabs(base - top)) +
-         "\" fill=\"" + (measured ? SeriesColor(static_cast<int>(si)) : "#d9d9d9") + "\"" + Attr("data-group", g.label) +
-         Attr("data-series", c.series_names[si]) + Attr("data-value", FormatRaw(v)) + "><title>" + EscapeHtml(text) +
-         "</title></rect>\n";
+         Px(std::min(top, base)) + "\" width=\"" + Px(std::max(bar_w - 1, 1.0)) + "\" height=\"" +
+         Px(std::fabs(base - top)) + "\" fill=\"" + (measured ? SeriesColor(static_cast<int>(si)) : "#d9d9d9") + "\"" +
+         Attr("data-group", g.label) + Attr("data-series", c.series_names[si]) + Attr("data-value", FormatRaw(v)) +
+         "><title>" + EscapeHtml(text) + "</title></rect>\n";
 }
 
 // The group labels under the axis, every k-th when they would not fit side by side.
@@ -65,8 +69,10 @@ std::string RenderBarChart(const BarChart& c) {
   if (!yp.note.empty()) notes.push_back(yp.note);
   std::vector<LegendItem> legend;
   for (size_t s = 0; s < c.series_names.size(); ++s) {
-    legend.push_back({c.series_names[s], "<rect x=\"-6\" y=\"-6\" width=\"12\" height=\"12\" fill=\"" + SeriesColor(static_cast<int>(s)) + "\"/>",
-                      c.series_names[s]});
+    legend.push_back(
+        {c.series_names[s],
+         "<rect x=\"-6\" y=\"-6\" width=\"12\" height=\"12\" fill=\"" + SeriesColor(static_cast<int>(s)) + "\"/>",
+         c.series_names[s]});
   }
   XySpec spec;
   spec.width = c.width, spec.height = c.height, spec.has_title = !c.title.empty();

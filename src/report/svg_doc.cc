@@ -53,13 +53,15 @@ std::string Line(double x1, double y1, double x2, double y2, std::string_view ex
 
 std::string Title(std::string_view title, double x) {
   if (title.empty()) return "";
-  return Text(x, 20, title, " class=\"chart-title\" font-size=\"" + Px(kTitleFont) + "\" font-weight=\"600\" fill=\"" +
-                                std::string(kInk) + "\"");
+  return Text(x, 20, title,
+              " class=\"chart-title\" font-size=\"" + Px(kTitleFont) + "\" font-weight=\"600\" fill=\"" +
+                  std::string(kInk) + "\"");
 }
 
 double TextWidth(std::string_view text, double font_size) {
   // Count code points, not bytes: a UTF-8 continuation byte adds no width.
-  const auto points = std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
+  const auto points =
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
   return 0.6 * font_size * static_cast<double>(points);
 }
 
@@ -70,8 +72,9 @@ std::string NoDataSvg(std::string_view id, std::string_view title, int width) {
   out += Title(title, 8);
   out += "<rect x=\"0.5\" y=\"" + Px(height - 50.5) + "\" width=\"" + Px(width - 1) +
          "\" height=\"44\" fill=\"none\" stroke=\"" + kGrid + "\"/>\n";
-  out += Text(width / 2.0, height - 24, "no data", " class=\"no-data\" text-anchor=\"middle\" fill=\"" + std::string(kMuted) +
-                                                       "\" font-size=\"" + Px(kLabelFont) + "\"");
+  out += Text(width / 2.0, height - 24, "no data",
+              " class=\"no-data\" text-anchor=\"middle\" fill=\"" + std::string(kMuted) + "\" font-size=\"" +
+                  Px(kLabelFont) + "\"");
   return out + "</svg>\n";
 }
 

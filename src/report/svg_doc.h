@@ -11,8 +11,8 @@ namespace kvaudit::report {
 
 inline constexpr const char* kFontFamily = "system-ui, sans-serif";  // no web fonts
 inline constexpr double kTickFont = 11, kLabelFont = 12, kTitleFont = 14;
-inline constexpr const char* kInk = "#222222";   // text and axes
-inline constexpr const char* kGrid = "#e4e4e4";  // grid lines
+inline constexpr const char* kInk = "#222222";    // text and axes
+inline constexpr const char* kGrid = "#e4e4e4";   // grid lines
 inline constexpr const char* kMuted = "#666666";  // notes, reference lines
 
 // A pixel coordinate: 2 decimals, trailing zeros dropped ("12.5", "3", never "-0"); NaN as 0 and

@@ -39,8 +39,8 @@ std::string ScaleBody(double vmin, double vmax, bool log_scale, const std::strin
   const double w = kScaleBarW / kScaleSteps;
   for (int i = 0; i < kScaleSteps; ++i) {
     // Each step a little wider than its share, so no hairline gaps show between them.
-    out += "<rect x=\"" + Px(kScaleBarX + w * i) + "\" y=\"" + Px(kScaleBarY) + "\" width=\"" + Px(w + 0.4) + "\" height=\"" +
-           Px(kScaleBarH) + "\" fill=\"" + SequentialColor((i + 0.5) / kScaleSteps) + "\"/>\n";
+    out += "<rect x=\"" + Px(kScaleBarX + w * i) + "\" y=\"" + Px(kScaleBarY) + "\" width=\"" + Px(w + 0.4) +
+           "\" height=\"" + Px(kScaleBarH) + "\" fill=\"" + SequentialColor((i + 0.5) / kScaleSteps) + "\"/>\n";
   }
   out += "<rect x=\"" + Px(kScaleBarX) + "\" y=\"" + Px(kScaleBarY) + "\" width=\"" + Px(kScaleBarW) + "\" height=\"" +
          Px(kScaleBarH) + "\" fill=\"none\" stroke=\"" + kInk + "\" stroke-width=\"0.5\"/>\n";
@@ -51,7 +51,8 @@ std::string ScaleBody(double vmin, double vmax, bool log_scale, const std::strin
   for (const Tick& t : ticks) {
     const double px = vmax > vmin ? s.Map(t.value) : kScaleBarX + (t.value == vmin ? 0 : kScaleBarW);
     out += Line(px, kScaleBarY + kScaleBarH, px, kScaleBarY + kScaleBarH + 4, " stroke=\"" + std::string(kInk) + "\"");
-    out += Text(px, kScaleBarY + kScaleBarH + 15, t.label, " text-anchor=\"middle\" fill=\"" + std::string(kInk) + "\"");
+    out +=
+        Text(px, kScaleBarY + kScaleBarH + 15, t.label, " text-anchor=\"middle\" fill=\"" + std::string(kInk) + "\"");
   }
   return out + "</g>\n";
 }
@@ -99,7 +100,8 @@ std::string Labels(const Heatmap& m, const Layout& l, size_t rows, size_t cols) 
 
 std::string Cell(const Heatmap& m, size_t r, size_t c, double v, double x, double y, double size) {
   const bool measured = !std::isnan(v);
-  const std::string text = LabelOr(m.row_labels, r) + " " + LabelOr(m.col_labels, c) + ": " + (measured ? FormatSig(v) : "not measured");
+  const std::string text =
+      LabelOr(m.row_labels, r) + " " + LabelOr(m.col_labels, c) + ": " + (measured ? FormatSig(v) : "not measured");
   const std::string fill = measured ? SequentialColor(ScalePosition(v, m.vmin, m.vmax, m.log_scale)) : kNotMeasuredFill;
   return "<rect" + std::string(measured ? "" : " class=\"not-measured\"") + " x=\"" + Px(x) + "\" y=\"" + Px(y) +
          "\" width=\"" + Px(size) + "\" height=\"" + Px(size) + "\" fill=\"" + fill + "\"" +
@@ -144,8 +146,10 @@ std::string RenderHeatmap(const Heatmap& m) {
   if (any_nan) {
     // The hatch lets hover reach the cell below it; the legend swatch reuses the same strokes.
     hatch += Hatch(l.left, y + 2, 12);
-    out += "<rect x=\"" + Px(l.left) + "\" y=\"" + Px(y + 2) + "\" width=\"12\" height=\"12\" fill=\"" + kNotMeasuredFill + "\"/>\n";
-    out += "<path class=\"hatch\" d=\"" + hatch.substr(0, hatch.size() - 1) + "\" stroke=\"#8c8c8c\" stroke-width=\"1\" pointer-events=\"none\"/>\n";
+    out += "<rect x=\"" + Px(l.left) + "\" y=\"" + Px(y + 2) + "\" width=\"12\" height=\"12\" fill=\"" +
+           kNotMeasuredFill + "\"/>\n";
+    out += "<path class=\"hatch\" d=\"" + hatch.substr(0, hatch.size() - 1) +
+           "\" stroke=\"#8c8c8c\" stroke-width=\"1\" pointer-events=\"none\"/>\n";
     out += Text(l.left + 18, y + 8, "not measured", " dy=\"0.32em\" fill=\"" + std::string(kMuted) + "\"");
     y += 22;
   }
@@ -154,8 +158,10 @@ std::string RenderHeatmap(const Heatmap& m) {
 }
 
 std::string RenderColorScale(double vmin, double vmax, bool log_scale, const std::string& label) {
-  const std::string aria = (label.empty() ? std::string("colour scale") : label) + " from " + FormatSig(vmin) + " to " + FormatSig(vmax);
-  std::string out = SvgOpen("", "chart color-scale-bar", static_cast<int>(kScaleWidth), static_cast<int>(kScaleHeight), aria);
+  const std::string aria =
+      (label.empty() ? std::string("colour scale") : label) + " from " + FormatSig(vmin) + " to " + FormatSig(vmax);
+  std::string out =
+      SvgOpen("", "chart color-scale-bar", static_cast<int>(kScaleWidth), static_cast<int>(kScaleHeight), aria);
   return out + ScaleBody(vmin, vmax, log_scale, label, 0, 0) + "</svg>\n";
 }
 

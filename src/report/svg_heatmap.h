@@ -12,11 +12,11 @@ struct Heatmap {
   std::vector<std::string> row_labels;  // e.g. "L0".."L5" (layers)
   std::vector<std::string> col_labels;  // e.g. "h0".."h1" (KV heads)
   std::vector<double> values;           // [rows, cols] row-major; NaN = not measured (hatched/grey cell)
-  double vmin = 0, vmax = 1;            // the shared colour scale (the caller passes the same range to every heatmap of a group)
-  bool log_scale = false;               // colour by log10 when the values span decades
-  std::string value_label;              // e.g. "attention-output relative error"
-  int cell = 22;                        // cell size in px
-  bool color_scale = false;             // also draw the colour scale under the map (a map shown alone)
+  double vmin = 0, vmax = 1;  // the shared colour scale (the caller passes the same range to every heatmap of a group)
+  bool log_scale = false;     // colour by log10 when the values span decades
+  std::string value_label;    // e.g. "attention-output relative error"
+  int cell = 22;              // cell size in px
+  bool color_scale = false;   // also draw the colour scale under the map (a map shown alone)
 };
 
 // The map's <svg>: rows = row_labels.size(), cols = col_labels.size(), one <rect> per cell with

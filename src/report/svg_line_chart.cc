@@ -69,7 +69,8 @@ Plan MakePlan(const LineChart& c, bool log_x) {
 
 std::string Tooltip(const LineSeries& s, size_t i, bool band) {
   std::string t = s.name + " \u2014 x: " + FormatSig(s.x[i], 6) + ", y: " + FormatSig(s.y[i]);
-  if (band && std::isfinite(s.lo[i]) && std::isfinite(s.hi[i])) t += " [" + FormatSig(s.lo[i]) + ", " + FormatSig(s.hi[i]) + "]";
+  if (band && std::isfinite(s.lo[i]) && std::isfinite(s.hi[i]))
+    t += " [" + FormatSig(s.lo[i]) + ", " + FormatSig(s.hi[i]) + "]";
   return t;
 }
 
@@ -88,7 +89,8 @@ std::string Band(const LineSeries& s, const std::vector<size_t>& idx, const XyFr
     }
     size_t b = a;
     while (b + 1 < idx.size() && ok(b + 1)) ++b;
-    for (size_t k = a; k <= b; ++k) d += (k == a ? "M" : " L") + Px(f.x.Map(s.x[idx[k]])) + " " + Px(f.y.Map(yp.Clip(s.hi[idx[k]])));
+    for (size_t k = a; k <= b; ++k)
+      d += (k == a ? "M" : " L") + Px(f.x.Map(s.x[idx[k]])) + " " + Px(f.y.Map(yp.Clip(s.hi[idx[k]])));
     for (size_t k = b + 1; k-- > a;) d += " L" + Px(f.x.Map(s.x[idx[k]])) + " " + Px(f.y.Map(yp.Clip(s.lo[idx[k]])));
     d += " Z ";
     a = b + 1;
@@ -118,15 +120,16 @@ std::string Series(const LineSeries& s, const std::vector<size_t>& idx, const Xy
     const size_t i = idx[k];
     if (!std::isfinite(s.y[i])) continue;
     out += "<circle cx=\"" + Px(px[k]) + "\" cy=\"" + Px(py[k]) + "\" r=\"3.5\" fill=\"" + color +
-           "\" stroke=\"#ffffff\" stroke-width=\"1\"" + Attr("data-series", s.name) + Attr("data-x", FormatRaw(s.x[i])) +
-           Attr("data-y", FormatRaw(s.y[i])) + "><title>" + EscapeHtml(Tooltip(s, i, band)) + "</title></circle>\n";
+           "\" stroke=\"#ffffff\" stroke-width=\"1\"" + Attr("data-series", s.name) +
+           Attr("data-x", FormatRaw(s.x[i])) + Attr("data-y", FormatRaw(s.y[i])) + "><title>" +
+           EscapeHtml(Tooltip(s, i, band)) + "</title></circle>\n";
   }
   return out + "</g>\n";
 }
 
 std::string Swatch(const std::string& color) {
-  return "<line x1=\"-8\" y1=\"0\" x2=\"8\" y2=\"0\" stroke=\"" + color + "\" stroke-width=\"2\"/><circle r=\"3.5\" fill=\"" +
-         color + "\"/>";
+  return "<line x1=\"-8\" y1=\"0\" x2=\"8\" y2=\"0\" stroke=\"" + color +
+         "\" stroke-width=\"2\"/><circle r=\"3.5\" fill=\"" + color + "\"/>";
 }
 
 }  // namespace
@@ -138,7 +141,8 @@ std::string RenderLineChart(const LineChart& c) {
   const YPlan yp = PlanY(c.log_y, p.y, p.clipped_y);
   std::vector<std::string> notes;
   if (!yp.note.empty()) notes.push_back(yp.note);
-  if (p.skipped_x > 0) notes.push_back(Counted(p.skipped_x, "point", "points") + " with x \u2264 0 not drawn (log x scale)");
+  if (p.skipped_x > 0)
+    notes.push_back(Counted(p.skipped_x, "point", "points") + " with x \u2264 0 not drawn (log x scale)");
   if (p.infinite_y > 0) notes.push_back(Counted(p.infinite_y, "point", "points") + " with an infinite y not drawn");
   std::vector<LegendItem> legend;
   for (const LineSeries& s : c.series) legend.push_back({s.name, Swatch(SeriesColor(s.color)), s.name});

@@ -11,19 +11,19 @@
 namespace kvaudit::report {
 
 struct LineSeries {
-  std::string name;           // legend text, e.g. "k=q4_0,v=q4_0"
-  int color = 0;              // palette index (SeriesColor)
-  std::vector<double> x, y;   // same length; NaN y = gap
-  std::vector<double> lo, hi; // optional CI band (empty = none), same length as x
+  std::string name;            // legend text, e.g. "k=q4_0,v=q4_0"
+  int color = 0;               // palette index (SeriesColor)
+  std::vector<double> x, y;    // same length; NaN y = gap
+  std::vector<double> lo, hi;  // optional CI band (empty = none), same length as x
 };
 
 struct LineChart {
   std::string id;                       // DOM id of the <svg>, e.g. "kld-vs-context"
   std::string title, x_label, y_label;  // labels carry units, e.g. "context length (tokens)", "mean KLD (nats)"
   enum class XScale { kLinear, kLog2, kLog10 } x_scale = XScale::kLog2;
-  bool log_y = false;                   // log10 y (values <= 0 clipped to the smallest positive, noted)
-  std::optional<double> threshold;      // a horizontal dashed line
-  std::string threshold_label;          // e.g. "policy limit 0.05"
+  bool log_y = false;               // log10 y (values <= 0 clipped to the smallest positive, noted)
+  std::optional<double> threshold;  // a horizontal dashed line
+  std::string threshold_label;      // e.g. "policy limit 0.05"
   std::vector<LineSeries> series;
   int width = 760, height = 380;
 };

@@ -24,7 +24,9 @@ void Range::Add(double v) {
   if (v > 0) min_positive = std::min(min_positive, v);
 }
 
-std::string Counted(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+std::string Counted(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 YPlan PlanY(bool log_y, const Range& r, int clipped) {
   YPlan plan;
@@ -36,8 +38,8 @@ YPlan PlanY(bool log_y, const Range& r, int clipped) {
   plan.kind = ScaleKind::kLog10;
   plan.floor = r.min_positive;
   if (clipped > 0) {
-    plan.note = Counted(clipped, "value", "values") + " \u2264 0 drawn at " +
-                FormatSig(r.min_positive) + " (log scale)";
+    plan.note =
+        Counted(clipped, "value", "values") + " \u2264 0 drawn at " + FormatSig(r.min_positive) + " (log scale)";
   }
   return plan;
 }
@@ -88,14 +90,16 @@ XyFrame LayoutXy(const XySpec& s) {
   return f;
 }
 
-std::string DrawFrame(const XyFrame& f, const std::string& title, const std::string& x_label, const std::string& y_label) {
+std::string DrawFrame(const XyFrame& f, const std::string& title, const std::string& x_label,
+                      const std::string& y_label) {
   std::string out = Title(title, f.area.left);
   out += DrawYAxis(f.y, f.y_ticks, f.area, y_label, f.y_label_x);
   out += DrawXAxis(f.x, f.x_ticks, f.area, x_label);
   return out;
 }
 
-std::string DrawReference(const XyFrame& f, bool vertical, double value, const std::string& label, const std::string& cls) {
+std::string DrawReference(const XyFrame& f, bool vertical, double value, const std::string& label,
+                          const std::string& cls) {
   const std::string style = " stroke=\"" + std::string(kMuted) + "\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"";
   const std::string text_style = " font-size=\"" + Px(kTickFont) + "\" fill=\"" + kMuted + "\"";
   std::string out = "<g" + Attr("class", cls) + Attr("data-value", FormatRaw(value)) + ">\n";

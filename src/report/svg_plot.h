@@ -69,7 +69,8 @@ struct XySpec {
 XyFrame LayoutXy(const XySpec& spec);
 
 // Title, axes and grid of a laid-out frame.
-std::string DrawFrame(const XyFrame& f, const std::string& title, const std::string& x_label, const std::string& y_label);
+std::string DrawFrame(const XyFrame& f, const std::string& title, const std::string& x_label,
+                      const std::string& y_label);
 
 // A dashed reference line across the area at value (vertical: on x), with its label.
 std::string DrawReference(const XyFrame& f, bool vertical, double value, const std::string& label,

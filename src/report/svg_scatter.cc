@@ -43,16 +43,17 @@ std::string Shape(Mark m, double cx, double cy, const std::string& color, const 
   switch (m) {
     case Mark::kFront:
       *tag = "circle";
-      return "<circle cx=\"" + Px(cx) + "\" cy=\"" + Px(cy) + "\" r=\"4\" fill=\"#ffffff\" stroke=" + c + " stroke-width=\"1.8\"";
+      return "<circle cx=\"" + Px(cx) + "\" cy=\"" + Px(cy) + "\" r=\"4\" fill=\"#ffffff\" stroke=" + c +
+             " stroke-width=\"1.8\"";
     case Mark::kVerifiedPass:
       *tag = "rect";
       return "<rect x=\"" + Px(cx - 4.5) + "\" y=\"" + Px(cy - 4.5) + "\" width=\"9\" height=\"9\" fill=" + c +
              " stroke=\"#ffffff\" stroke-width=\"0.8\"";
     case Mark::kVerifiedFail:
       *tag = "path";
-      return "<path d=\"M" + Px(cx - 4.5) + " " + Px(cy - 4.5) + " L" + Px(cx + 4.5) + " " + Px(cy + 4.5) + " M" + Px(cx - 4.5) +
-             " " + Px(cy + 4.5) + " L" + Px(cx + 4.5) + " " + Px(cy - 4.5) + "\" fill=\"none\" stroke=" + c +
-             " stroke-width=\"2.2\" stroke-linecap=\"round\"";
+      return "<path d=\"M" + Px(cx - 4.5) + " " + Px(cy - 4.5) + " L" + Px(cx + 4.5) + " " + Px(cy + 4.5) + " M" +
+             Px(cx - 4.5) + " " + Px(cy + 4.5) + " L" + Px(cx + 4.5) + " " + Px(cy - 4.5) +
+             "\" fill=\"none\" stroke=" + c + " stroke-width=\"2.2\" stroke-linecap=\"round\"";
     case Mark::kRecommended:
       *tag = "path";
       return "<path d=\"" + Star(cx, cy, 9) + "\" fill=" + c + " stroke=\"" + kInk + "\" stroke-width=\"1.2\"";
@@ -60,14 +61,16 @@ std::string Shape(Mark m, double cx, double cy, const std::string& color, const 
   return "";
 }
 
-bool Drawable(const ScatterPoint& p, bool log_x) { return std::isfinite(p.x) && std::isfinite(p.y) && (!log_x || p.x > 0); }
+bool Drawable(const ScatterPoint& p, bool log_x) {
+  return std::isfinite(p.x) && std::isfinite(p.y) && (!log_x || p.x > 0);
+}
 
 std::string Point(const ScatterSeries& s, const ScatterPoint& p, const XyFrame& f, const YPlan& yp) {
   const char* tag = "";
   const std::string color = SeriesColor(s.color);
   std::string out = Shape(p.mark, f.x.Map(p.x), f.y.Map(yp.Clip(p.y)), color, &tag);
-  const std::string title = (p.label.empty() ? s.name : p.label + " (" + s.name + ")") + " \u2014 x: " + FormatSig(p.x, 6) +
-                            ", y: " + FormatSig(p.y) + "; " + MarkText(p.mark);
+  const std::string title = (p.label.empty() ? s.name : p.label + " (" + s.name + ")") +
+                            " \u2014 x: " + FormatSig(p.x, 6) + ", y: " + FormatSig(p.y) + "; " + MarkText(p.mark);
   out += Attr("data-series", s.name) + Attr("data-x", FormatRaw(p.x)) + Attr("data-y", FormatRaw(p.y)) +
          Attr("data-label", p.label) + Attr("data-mark", MarkName(p.mark));
   return out + "><title>" + EscapeHtml(title) + "</title></" + tag + ">\n";
@@ -100,7 +103,10 @@ std::vector<LegendItem> Legend(const Scatter& plot, bool log_x) {
   std::vector<LegendItem> items;
   bool used[4] = {false, false, false, false};
   for (const ScatterSeries& s : plot.series) {
-    items.push_back({s.name, "<line x1=\"-8\" y1=\"0\" x2=\"8\" y2=\"0\" stroke=\"" + SeriesColor(s.color) + "\" stroke-width=\"2\"/>", s.name});
+    items.push_back(
+        {s.name,
+         "<line x1=\"-8\" y1=\"0\" x2=\"8\" y2=\"0\" stroke=\"" + SeriesColor(s.color) + "\" stroke-width=\"2\"/>",
+         s.name});
     for (const ScatterPoint& p : s.points) used[static_cast<int>(p.mark)] |= Drawable(p, log_x);
   }
   for (Mark m : kMarks) {
@@ -143,7 +149,8 @@ std::string RenderScatter(const Scatter& plot) {
   const ScaleKind x_kind = plot.log_x ? ScaleKind::kLog10 : ScaleKind::kLinear;
   std::vector<std::string> notes;
   if (!yp.note.empty()) notes.push_back(yp.note);
-  if (skipped_x > 0) notes.push_back(Counted(skipped_x, "point", "points") + " with x \u2264 0 not drawn (log x scale)");
+  if (skipped_x > 0)
+    notes.push_back(Counted(skipped_x, "point", "points") + " with x \u2264 0 not drawn (log x scale)");
   if (infinite > 0) notes.push_back(Counted(infinite, "point", "points") + " with an infinite coordinate not drawn");
   const std::vector<LegendItem> legend = Legend(plot, plot.log_x);
 
@@ -161,7 +168,8 @@ std::string RenderScatter(const Scatter& plot) {
   if (plot.x_marker && std::isfinite(*plot.x_marker) && (!plot.log_x || *plot.x_marker > 0)) {
     out += DrawReference(f, true, *plot.x_marker, plot.x_marker_label, "x-marker");
   }
-  if (plot.y_marker && std::isfinite(*plot.y_marker)) out += DrawReference(f, false, yp.Clip(*plot.y_marker), plot.y_marker_label, "y-marker");
+  if (plot.y_marker && std::isfinite(*plot.y_marker))
+    out += DrawReference(f, false, yp.Clip(*plot.y_marker), plot.y_marker_label, "y-marker");
   for (const ScatterSeries& s : plot.series) out += Series(s, f, yp, plot.log_x);
   out += DrawLegend(legend, f.legend_x, f.legend_y);
   out += DrawNotes(f, notes);

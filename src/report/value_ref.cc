@@ -59,7 +59,8 @@ std::string FormatValue(const json* v, ValueFormat format) {
   }
 }
 
-std::string ValueSpan(const RunDirectory& dir, const ResultsFile& file, const std::string& pointer, ValueFormat format) {
+std::string ValueSpan(const RunDirectory& dir, const ResultsFile& file, const std::string& pointer,
+                      ValueFormat format) {
   const json* v = Lookup(file, pointer);
   std::string css = "v";
   if (format == ValueFormat::kPassFail && v) css += v->is_boolean() && v->get<bool>() ? " pass" : " fail";
@@ -67,7 +68,8 @@ std::string ValueSpan(const RunDirectory& dir, const ResultsFile& file, const st
          EscapeHtml(pointer) + "\" data-format=\"" + FormatName(format) + "\">" + FormatValue(v, format) + "</span>";
 }
 
-std::string ValueCell(const RunDirectory& dir, const ResultsFile& file, const std::string& pointer, ValueFormat format) {
+std::string ValueCell(const RunDirectory& dir, const ResultsFile& file, const std::string& pointer,
+                      ValueFormat format) {
   return "<td data-sort=\"" + EscapeHtml(SortKey(Lookup(file, pointer))) + "\">" +
          ValueSpan(dir, file, pointer, format) + "</td>";
 }
@@ -78,7 +80,8 @@ std::string SafeUpToCell(const RunDirectory& dir, const ResultsFile& file, const
   if (!v || !v->is_number()) return "<td data-sort=\"0\">none (fails from the first bucket)</td>";
   const bool everything = all && all->is_boolean() && all->get<bool>();
   return "<td data-sort=\"" + std::to_string(v->get<long long>()) + "\">" + (everything ? "≥ " : "") +
-         ValueSpan(dir, file, base + "/safe_up_to", ValueFormat::kInt) + (everything ? " (all measured)" : "") + "</td>";
+         ValueSpan(dir, file, base + "/safe_up_to", ValueFormat::kInt) + (everything ? " (all measured)" : "") +
+         "</td>";
 }
 
 std::string Pointer(std::initializer_list<std::string> parts) {

@@ -50,7 +50,8 @@ std::vector<float> CacheGenerator::PrefillLogits(std::span<const int32_t> prompt
   return out;
 }
 
-std::vector<float> CacheGenerator::ForcedLogits(std::span<const int32_t> prompt, std::span<const int32_t> continuation) {
+std::vector<float> CacheGenerator::ForcedLogits(std::span<const int32_t> prompt,
+                                                std::span<const int32_t> continuation) {
   KV_CHECK(!prompt.empty());
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size), n = continuation.size();
   std::vector<float> out(n * vocab);  // [n, vocab]

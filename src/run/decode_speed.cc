@@ -41,7 +41,8 @@ Expected<std::vector<DecodeSpeed>> MeasureDecodeSpeed(const Model& model, Thread
     for (size_t i = 0; i < n; ++i) {
       const double t0 = SteadySeconds();
       for (int s = 0; s < steps; ++s) {
-        forwards[i]->Run(std::span<const int32_t>(&ids[static_cast<size_t>(start + s)], 1), start + s, logits.data(), false);
+        forwards[i]->Run(std::span<const int32_t>(&ids[static_cast<size_t>(start + s)], 1), start + s, logits.data(),
+                         false);
       }
       if (round >= 0) out[i].rounds.push_back(steps / (SteadySeconds() - t0));
     }

@@ -13,15 +13,15 @@
 namespace kvaudit {
 
 struct DecodeSpeedOptions {
-  int depth = 0;         // positions in the cache before the first timed step
-  int tokens = 32;       // decode steps per round
-  int rounds = 3;        // the median of these is reported
+  int depth = 0;    // positions in the cache before the first timed step
+  int tokens = 32;  // decode steps per round
+  int rounds = 3;   // the median of these is reported
 };
 
 struct DecodeSpeed {
-  std::string spec;                  // canonical (the baseline first)
-  double tokens_per_s = 0;           // median over rounds
-  std::vector<double> rounds;        // tokens/s of each round
+  std::string spec;            // canonical (the baseline first)
+  double tokens_per_s = 0;     // median over rounds
+  std::vector<double> rounds;  // tokens/s of each round
 };
 
 // Seconds on the steady clock, and the median of timings (an even count: the mean of the middle

@@ -26,8 +26,8 @@ int ResolveThreads(int requested) {
 Expected<int> ResolveContext(int requested, const ModelConfig& config, int fallback, int min_ctx) {
   const int ctx = requested != 0 ? requested : fallback;
   if (ctx < min_ctx) {
-    return BadInput("--ctx " + std::to_string(ctx) + " is below " + std::to_string(min_ctx) +
-                    "; hint: use --ctx " + std::to_string(min_ctx) + " or more");
+    return BadInput("--ctx " + std::to_string(ctx) + " is below " + std::to_string(min_ctx) + "; hint: use --ctx " +
+                    std::to_string(min_ctx) + " or more");
   }
   if (ctx > config.max_ctx) {
     return BadInput("--ctx " + std::to_string(ctx) + " exceeds the model's context length " +

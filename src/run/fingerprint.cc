@@ -29,9 +29,22 @@ namespace {
 
 // The config numbers and the RoPE frequencies: the first part of both model hashes.
 uint64_t HashConfig(const ModelConfig& c) {
-  const int64_t numbers[] = {static_cast<int64_t>(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
-                             c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.attn_qkv_bias, c.attn_o_bias,
-                             c.qk_norm, c.tied_embeddings, c.sliding_window, c.bos_id, c.eos_id};
+  const int64_t numbers[] = {static_cast<int64_t>(c.arch),
+                             c.n_layers,
+                             c.d_model,
+                             c.n_heads,
+                             c.n_kv_heads,
+                             c.head_dim,
+                             c.d_ff,
+                             c.vocab_size,
+                             c.max_ctx,
+                             c.attn_qkv_bias,
+                             c.attn_o_bias,
+                             c.qk_norm,
+                             c.tied_embeddings,
+                             c.sliding_window,
+                             c.bos_id,
+                             c.eos_id};
   uint64_t h = HashBytes(numbers, sizeof(numbers), 1);
   h = HashBytes(&c.rms_eps, sizeof(c.rms_eps), h);
   const std::vector<float> inv_freq = RopeInvFreq(c.rope, c.head_dim);  // [head_dim/2]

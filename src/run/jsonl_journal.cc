@@ -103,7 +103,8 @@ Status ParseJournal(const std::string& content, const std::string& path, const s
   while (std::getline(lines, line)) {
     ++line_no;
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return BadInput(path + ":" + std::to_string(line_no) + ": damaged " + what + " record" + hint);
+    if (j.is_discarded())
+      return BadInput(path + ":" + std::to_string(line_no) + ": damaged " + what + " record" + hint);
     records->push_back(std::move(j));
   }
   return Status::Ok();

@@ -21,7 +21,8 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
     KV_ASSIGN_OR_RETURN(CachePolicy policy, CachePolicy::FromArgument(arg));
     KV_RETURN_IF_ERROR(policy.Validate(model.config(), have_calib));
     if (i > 0 && !seen.insert(policy.spec()).second) {
-      return BadInput("--kv " + arg + " repeats configuration " + policy.spec() + "; hint: give each configuration once");
+      return BadInput("--kv " + arg + " repeats configuration " + policy.spec() +
+                      "; hint: give each configuration once");
     }
     c.policies_.push_back(std::move(policy));
   }
@@ -30,8 +31,8 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
     const std::string text = JoinDocuments(docs);
     c.calib_path_ = options.kv_calib;
     c.calib_hash_ = HexHash(HashBytes(text.data(), text.size(), 7));
-    const bool needed = std::any_of(c.policies_.begin(), c.policies_.end(),
-                                    [](const CachePolicy& p) { return p.NeedsCalibration(); });
+    const bool needed =
+        std::any_of(c.policies_.begin(), c.policies_.end(), [](const CachePolicy& p) { return p.NeedsCalibration(); });
     if (needed) KV_RETURN_IF_ERROR(c.Calibrate(model, text, pool));
   }
   return c;
@@ -39,7 +40,9 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
 
 Status KvConfigs::Calibrate(const Model& model, const std::string& text, ThreadPool& pool) {
   const Tokenizer* tok = model.tokenizer();
-  if (!tok) return BadInput(calib_path_ + ": calibration needs a model with a tokenizer; hint: drop --kv-calib and the calibrated settings");
+  if (!tok)
+    return BadInput(calib_path_ +
+                    ": calibration needs a model with a tokenizer; hint: drop --kv-calib and the calibrated settings");
   const std::vector<int32_t> ids = tok->Encode(text, tok->add_bos_default());
   KV_ASSIGN_OR_RETURN(KvCalibration calib, CalibrateKv(model, ids, std::min(model.config().max_ctx, 4096), pool));
   calib_ = std::make_shared<const KvCalibration>(std::move(calib));

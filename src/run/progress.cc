@@ -9,8 +9,11 @@ namespace kvaudit {
 bool StderrIsTerminal() { return ::isatty(2) == 1; }
 
 ProgressBar::ProgressBar(int64_t total, bool enabled, std::string label)
-    : total_(total), enabled_(enabled && total > 0), label_(std::move(label)),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {
+    : total_(total),
+      enabled_(enabled && total > 0),
+      label_(std::move(label)),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {
   if (enabled_) Draw();
 }
 

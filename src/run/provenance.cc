@@ -64,7 +64,8 @@ std::string ShellQuote(const std::string& arg) {
   if (arg.empty()) return "''";
   bool plain = true;
   for (char c : arg) {
-    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
+    const bool safe =
+        std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
     plain = plain && safe;
   }
   if (plain) return arg;
@@ -85,7 +86,9 @@ const char* SimdPath() { return IsaName(ActiveIsa()); }
 nlohmann::json ProvenanceJson() {
   MarkStarted();
   const unsigned cores = std::thread::hardware_concurrency();
-  return {{"kvaudit_version", KVAUDIT_VERSION}, {"commit", KVAUDIT_COMMIT}, {"command", Record().command},
+  return {{"kvaudit_version", KVAUDIT_VERSION},
+          {"commit", KVAUDIT_COMMIT},
+          {"command", Record().command},
           {"started_utc", Record().started_utc},
           {"machine", {{"cpu", CpuModel()}, {"logical_cores", cores}, {"simd", SimdPath()}}}};
 }

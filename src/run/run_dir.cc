@@ -17,7 +17,9 @@ Expected<RunDir> RunDir::Prepare(const std::string& dir, bool restart) {
   RunDir out(dir);
   if (restart) {
     fs::remove(out.journal_path(), ec);
-    if (ec) return BadInput(out.journal_path() + ": cannot remove for --restart: " + ec.message() + "; hint: check the permissions of --out");
+    if (ec)
+      return BadInput(out.journal_path() + ": cannot remove for --restart: " + ec.message() +
+                      "; hint: check the permissions of --out");
   }
   return out;
 }

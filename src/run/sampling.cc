@@ -36,8 +36,8 @@ int32_t Sampler::Sample(std::span<const float> logits) {
   size_t keep = candidates_.size();
   if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
     keep = static_cast<size_t>(params_.top_k);
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
-                      candidates_.end(), by_value);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep), candidates_.end(),
+                      by_value);
     candidates_.resize(keep);
   } else {
     std::sort(candidates_.begin(), candidates_.end(), by_value);

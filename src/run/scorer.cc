@@ -26,8 +26,8 @@ ScoreSummary ScoreWindows(const Model& model, KvCache& cache, ThreadPool& pool,
     for (int start = 0; start < n - 1; start += options.chunk) {
       // The last token of a window predicts nothing, so it is never run.
       const int len = std::min(options.chunk, n - 1 - start);
-      forward.Run(std::span<const int32_t>(ids.data() + start, static_cast<size_t>(len)), start,
-                  logits.data(), /*all_logits=*/true);
+      forward.Run(std::span<const int32_t>(ids.data() + start, static_cast<size_t>(len)), start, logits.data(),
+                  /*all_logits=*/true);
       for (int r = 0; r < len; ++r) {
         std::span<const float> row(logits.data() + static_cast<int64_t>(r) * vocab, static_cast<size_t>(vocab));
         ScoredPosition p;

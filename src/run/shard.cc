@@ -21,7 +21,8 @@ Expected<ShardSpec> ParseShard(const std::string& text) {
   if (slash == std::string::npos || !ParseInt(std::string_view(text).substr(0, slash), &s.index) ||
       !ParseInt(std::string_view(text).substr(slash + 1), &s.count) || s.count < 1 || s.index < 0 ||
       s.index >= s.count) {
-    return BadInput("--shard " + text + ": not a shard I/N with 0 <= I < N; hint: e.g. --shard 0/4 for the first of four");
+    return BadInput("--shard " + text +
+                    ": not a shard I/N with 0 <= I < N; hint: e.g. --shard 0/4 for the first of four");
   }
   return s;
 }
@@ -31,7 +32,7 @@ std::vector<int> AssignShards(const std::vector<int64_t>& costs, int count) {
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] > costs[b]; });
   std::vector<int64_t> load(static_cast<size_t>(std::max(count, 1)), 0);  // [count]
-  std::vector<int> shard(costs.size(), 0);                                  // [n_units]
+  std::vector<int> shard(costs.size(), 0);                                // [n_units]
   for (size_t u : order) {
     // min_element returns the first minimum: ties go to the lower shard index.
     const size_t s = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());

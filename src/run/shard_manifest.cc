@@ -57,7 +57,8 @@ Expected<ShardManifest> ReadShardManifest(const std::string& dir) {
   const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   ShardManifest m;
   try {
-    if (j.is_discarded() || j.at("kvaudit_shard") != 1) throw nlohmann::json::other_error::create(501, "not a manifest", nullptr);
+    if (j.is_discarded() || j.at("kvaudit_shard") != 1)
+      throw nlohmann::json::other_error::create(501, "not a manifest", nullptr);
     j.at("kind").get_to(m.kind), j.at("journal_kind").get_to(m.journal_kind);
     j.at("kvaudit_version").get_to(m.kvaudit_version);
     m.fingerprint = j.at("fingerprint");

@@ -19,14 +19,14 @@
 namespace kvaudit {
 
 struct ShardManifest {
-  std::string kind;              // "eval" or "probe"
-  std::string journal_kind;      // the progress.jsonl header key ("kvaudit_eval_progress", ...)
-  nlohmann::json fingerprint;    // the run's fingerprint without "shard": equal across the shards of a run
+  std::string kind;             // "eval" or "probe"
+  std::string journal_kind;     // the progress.jsonl header key ("kvaudit_eval_progress", ...)
+  nlohmann::json fingerprint;   // the run's fingerprint without "shard": equal across the shards of a run
   std::string kvaudit_version;  // written: this binary's (run/provenance.h)
   ShardSpec shard;
-  std::vector<int64_t> units;    // the unit indexes this shard owns, ascending (eval: windows; probe: see probe/plan.h)
-  nlohmann::json summary;        // the job's summary inputs (eval/summary.h, probe/plan.h)
-  nlohmann::json run;            // {"wall_s", "peak_rss_mb", "resumed", "threads"} of this shard's run
+  std::vector<int64_t> units;  // the unit indexes this shard owns, ascending (eval: windows; probe: see probe/plan.h)
+  nlohmann::json summary;      // the job's summary inputs (eval/summary.h, probe/plan.h)
+  nlohmann::json run;          // {"wall_s", "peak_rss_mb", "resumed", "threads"} of this shard's run
   // false from the shard's start until its last unit is recorded: `kvaudit merge` takes only
   // finished shards, `merge --partial` also the units an unfinished one has recorded so far.
   bool finished = false;

@@ -62,7 +62,10 @@ Expected<std::vector<std::string>> LoadDocuments(const std::string& path) {
   }
   bool any = false;
   for (const auto& d : docs) any = any || !d.empty();
-  if (!any) return BadInput(path + ": no text found (empty file or folder); hint: pass text, a folder of text files, or JSONL with \"text\"");
+  if (!any)
+    return BadInput(
+        path +
+        ": no text found (empty file or folder); hint: pass text, a folder of text files, or JSONL with \"text\"");
   return docs;
 }
 

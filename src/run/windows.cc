@@ -39,9 +39,9 @@ Expected<std::vector<std::vector<int32_t>>> SelectWindows(std::vector<std::vecto
                                                           int count) {
   KV_CHECK(first >= 0 && count >= 0);
   if (static_cast<size_t>(first) >= windows.size()) {
-    return BadInput("--first-window " + std::to_string(first) + " is past the data's " + std::to_string(windows.size()) +
-                    " windows; hint: use --first-window 0.." + std::to_string(windows.size() - 1) +
-                    ", a shorter --ctx or more text");
+    return BadInput("--first-window " + std::to_string(first) + " is past the data's " +
+                    std::to_string(windows.size()) + " windows; hint: use --first-window 0.." +
+                    std::to_string(windows.size() - 1) + ", a shorter --ctx or more text");
   }
   windows.erase(windows.begin(), windows.begin() + first);
   if (count > 0 && static_cast<size_t>(count) < windows.size()) windows.resize(static_cast<size_t>(count));

@@ -24,7 +24,8 @@ Expected<ShardProgress> ReadShardWindows(const CheckedShard& s, const EvalSummar
   std::vector<bool> owned(by_window.size(), false);  // [n_windows]
   for (const int64_t w : s.manifest.units) {
     if (w < 0 || static_cast<size_t>(w) >= by_window.size()) {
-      return BadInput(s.dir + "/shard.json: window " + std::to_string(w) + " is outside the run; hint: rerun the shard");
+      return BadInput(s.dir + "/shard.json: window " + std::to_string(w) +
+                      " is outside the run; hint: rerun the shard");
     }
     owned[static_cast<size_t>(w)] = true;
   }
@@ -65,7 +66,9 @@ Expected<MergeResult> MergeEvalShards(const std::vector<CheckedShard>& shards, c
   for (size_t w = 0; w < n_windows; ++w) {
     if (!by_window[w] && scope.partial) continue;
     if (!by_window[w]) {
-      return BadInput("merge: window " + std::to_string(w) + " is in no shard's journal; hint: the shards disagree on the partition, rerun them with one kvaudit");
+      return BadInput(
+          "merge: window " + std::to_string(w) +
+          " is in no shard's journal; hint: the shards disagree on the partition, rerun them with one kvaudit");
     }
     lines.push_back(WindowToJson(*by_window[w]));
     records.push_back(std::move(*by_window[w]));
@@ -83,7 +86,8 @@ Expected<MergeResult> MergeEvalShards(const std::vector<CheckedShard>& shards, c
   info.wall_s = result.wall_s, info.peak_rss_mb = result.peak_rss_mb, info.windows_resumed = resumed;
   KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(out, false));
   KV_RETURN_IF_ERROR(WriteMergedJournal(dir.journal_path(), first.journal_kind, first.fingerprint, lines));
-  result.kind = "eval", result.shards = static_cast<int>(shards.size()), result.units = static_cast<int>(records.size());
+  result.kind = "eval", result.shards = static_cast<int>(shards.size()),
+  result.units = static_cast<int>(records.size());
   result.results = ResultsJson(info, configs);
   if (scope.partial) result.results["partial"] = result.partial;
   result.table = ResultsTable(info, configs);

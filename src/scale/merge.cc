@@ -11,7 +11,8 @@
 namespace kvaudit {
 namespace {
 
-constexpr const char* kHint = "; hint: merge the shards of one run (same model, data, --kv, seeds, kvaudit version), each once";
+constexpr const char* kHint =
+    "; hint: merge the shards of one run (same model, data, --kv, seeds, kvaudit version), each once";
 
 // What must agree across the shards of one run: the fingerprint without the shard, the job, the
 // version (a newer kvaudit may compute other numbers from the same records) and the summary
@@ -45,10 +46,12 @@ Status CheckSameRun(const std::vector<CheckedShard>& all) {
   for (const CheckedShard& b : all) {
     nlohmann::json ka = RunKey(a.manifest), kb = RunKey(b.manifest);
     if (ka != kb && ka.contains("stages") && kb.contains("stages")) {  // the key holds the fingerprint's entries
-      for (nlohmann::json* k : {&ka, &kb}) k->erase("stages"), (*k)["summary"].erase("stages"), (*k)["summary"].erase("more_rounds");
+      for (nlohmann::json* k : {&ka, &kb})
+        k->erase("stages"), (*k)["summary"].erase("stages"), (*k)["summary"].erase("more_rounds");
       if (ka == kb) {  // a staged job's shards at different rounds
         return BadInput("merge: " + a.dir + " ran the stages " + StagesText(a.manifest) + " but " + b.dir + " ran " +
-                        StagesText(b.manifest) + " (the shards are at different rounds); hint: run every shard's "
+                        StagesText(b.manifest) +
+                        " (the shards are at different rounds); hint: run every shard's "
                         "round with the same --merged, then merge them");
       }
     }
@@ -86,8 +89,9 @@ Expected<std::vector<CheckedShard>> CheckIndexes(std::vector<CheckedShard> all, 
                     std::to_string(missing[0]) + "/" + std::to_string(count) +
                     " and pass its directory, or merge --partial for what has finished so far");
   }
-  std::sort(all.begin(), all.end(),
-            [](const CheckedShard& a, const CheckedShard& b) { return a.manifest.shard.index < b.manifest.shard.index; });
+  std::sort(all.begin(), all.end(), [](const CheckedShard& a, const CheckedShard& b) {
+    return a.manifest.shard.index < b.manifest.shard.index;
+  });
   return all;
 }
 
@@ -97,7 +101,8 @@ Expected<std::string> ShardJournal(const CheckedShard& s) {
   const std::string path = SubDir(s.dir, "progress.jsonl");
   if (!std::filesystem::exists(path) && !s.manifest.finished) return std::string();  // started, nothing recorded yet
   if (!std::filesystem::exists(path)) {
-    return BadInput(path + ": missing (shard " + s.manifest.shard.Text() + " has its manifest but no journal); hint: rerun the shard");
+    return BadInput(path + ": missing (shard " + s.manifest.shard.Text() +
+                    " has its manifest but no journal); hint: rerun the shard");
   }
   return path;
 }
@@ -122,13 +127,17 @@ nlohmann::json PartialJson(const MergeScope& scope, const std::vector<ShardProgr
   for (int i = 0; i < scope.count; ++i) {
     if (next < shards.size() && shards[next].index == i) {
       const ShardProgress& s = shards[next++];
-      per_shard.push_back({{"index", i}, {"state", s.finished ? "finished" : "unfinished"}, {"dir", s.dir},
-                           {"owned", s.owned}, {"recorded", s.recorded}});
+      per_shard.push_back({{"index", i},
+                           {"state", s.finished ? "finished" : "unfinished"},
+                           {"dir", s.dir},
+                           {"owned", s.owned},
+                           {"recorded", s.recorded}});
     } else {
       per_shard.push_back({{"index", i}, {"state", "missing"}});
     }
   }
-  return {{"unit", unit}, {"recorded", recorded}, {"total", total}, {"shard_count", scope.count},
+  return {{"unit", unit},        {"recorded", recorded},
+          {"total", total},      {"shard_count", scope.count},
           {"shards", per_shard}, {"not_started", scope.not_started}};
 }
 

@@ -19,11 +19,11 @@
 namespace kvaudit {
 
 struct MergeResult {
-  std::string kind;          // "eval", "probe", or a staged job: "audit", "recommend", "sensitivity"
-  int shards = 0, units = 0;  // shards merged; windows or probe units in all
+  std::string kind;                    // "eval", "probe", or a staged job: "audit", "recommend", "sensitivity"
+  int shards = 0, units = 0;           // shards merged; windows or probe units in all
   double wall_s = 0, peak_rss_mb = 0;  // summed / the largest over the shards
-  std::string table;         // the terminal table the unsharded run prints
-  nlohmann::json partial;    // null for a complete merge; else results.json's "partial" block
+  std::string table;                   // the terminal table the unsharded run prints
+  nlohmann::json partial;              // null for a complete merge; else results.json's "partial" block
   nlohmann::json results;    // OUT/results.json's content; a staged job: {kind, more_rounds, stages: {stage: results}}
   std::string results_path;  // OUT/results.json, written (with OUT/progress.jsonl); an audit: OUT
   std::vector<MergeResult> stages;  // a staged job: each stage's merge (kind = the stage), in stage order

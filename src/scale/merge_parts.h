@@ -39,7 +39,7 @@ Expected<MergeResult> MergeEvalShards(const std::vector<CheckedShard>& shards, c
 // A staged job's shards (audit, recommend, sensitivity): each stage of the round (its manifest's
 // `stages`, below every shard) by MergeShards into OUT/<stage>.
 Expected<MergeResult> MergeStagedShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
-                                       const std::string& out);
+                                        const std::string& out);
 Expected<MergeResult> MergeProbeShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
                                        const std::string& out);
 

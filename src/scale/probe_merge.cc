@@ -17,7 +17,8 @@ namespace {
 template <class Parse, class Records>
 Status Take(const nlohmann::json& line, size_t n_caches, Parse parse, Records& into) {
   auto rec = parse(line, n_caches);
-  if (!rec) return BadInput("merge: damaged probe record " + line.value("id", std::string("?")) + "; hint: rerun its shard");
+  if (!rec)
+    return BadInput("merge: damaged probe record " + line.value("id", std::string("?")) + "; hint: rerun its shard");
   into.push_back(std::move(*rec));
   return Status::Ok();
 }
@@ -38,12 +39,14 @@ Expected<ShardProgress> ReadShardUnits(const CheckedShard& s, std::vector<std::o
     by_id[id] = std::move(j);
   }
   const nlohmann::json ids = s.manifest.summary.value("ids", nlohmann::json::array());
-  if (ids.size() != s.manifest.units.size()) return BadInput(s.dir + "/shard.json: damaged shard manifest; hint: rerun the shard");
+  if (ids.size() != s.manifest.units.size())
+    return BadInput(s.dir + "/shard.json: damaged shard manifest; hint: rerun the shard");
   for (size_t k = 0; k < ids.size(); ++k) {
     const int64_t u = s.manifest.units[k];
     const std::string id = ids[k].is_string() ? ids[k].get<std::string>() : "?";
     if (u < 0 || static_cast<size_t>(u) >= by_unit.size()) {
-      return BadInput(s.dir + "/shard.json: probe unit " + std::to_string(u) + " is outside the run; hint: rerun the shard");
+      return BadInput(s.dir + "/shard.json: probe unit " + std::to_string(u) +
+                      " is outside the run; hint: rerun the shard");
     }
     if (!by_id.count(id)) {
       if (!s.manifest.finished) continue;  // not reached yet
@@ -82,7 +85,8 @@ Expected<MergeResult> MergeProbeShards(const std::vector<CheckedShard>& shards, 
   for (size_t u = 0; u < n_units; ++u) {
     if (!by_unit[u] && scope.partial) continue;
     if (!by_unit[u]) {
-      return BadInput("merge: probe unit " + std::to_string(u) + " is in no shard; hint: the shards disagree on the partition, rerun them with one kvaudit");
+      return BadInput("merge: probe unit " + std::to_string(u) +
+                      " is in no shard; hint: the shards disagree on the partition, rerun them with one kvaudit");
     }
     const nlohmann::json& line = *by_unit[u];
     if (u < n_inst) {

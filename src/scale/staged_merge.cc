@@ -14,7 +14,7 @@
 namespace kvaudit {
 
 Expected<MergeResult> MergeStagedShards(const std::vector<CheckedShard>& shards, const MergeScope& scope,
-                                       const std::string& out) {
+                                        const std::string& out) {
   MergeResult result;
   result.kind = shards[0].manifest.kind, result.shards = static_cast<int>(shards.size());
   result.more_rounds = shards[0].manifest.summary.value("more_rounds", false);

@@ -9,11 +9,11 @@
 namespace kvaudit::serve {
 
 struct ApiError {
-  int status = 400;                             // HTTP status
-  std::string message;                          // one line: what is wrong and how to fix it
-  std::string type = "invalid_request_error";   // OpenAI's error type
-  std::string code;                             // machine-readable reason ("invalid_type", ...)
-  std::string param;                            // the request field at fault, "" for none
+  int status = 400;                            // HTTP status
+  std::string message;                         // one line: what is wrong and how to fix it
+  std::string type = "invalid_request_error";  // OpenAI's error type
+  std::string code;                            // machine-readable reason ("invalid_type", ...)
+  std::string param;                           // the request field at fault, "" for none
 
   nlohmann::json ToJson() const;
 };

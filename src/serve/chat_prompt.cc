@@ -53,8 +53,9 @@ std::optional<std::string> Mistral(bool v3, const std::vector<ChatMessage>& ms, 
     }
   }
   if (ms.size() == first || ms.back().role != "user") {
-    *error = BadRequest("invalid_value", "messages",
-                        "this model's chat template (Mistral) needs the last message to be the user's; hint: end with a user turn");
+    *error = BadRequest(
+        "invalid_value", "messages",
+        "this model's chat template (Mistral) needs the last message to be the user's; hint: end with a user turn");
     return std::nullopt;
   }
   return out;

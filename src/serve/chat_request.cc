@@ -18,13 +18,16 @@ bool ReadContent(const json& m, std::string* out, ApiError* error) {
   const json* c = Given(m, "content");
   if (!c) return *error = BadRequest("missing_field", "messages", "every message needs a 'content'"), false;
   if (c->is_string()) return *out = c->get<std::string>(), true;
-  if (!c->is_array()) return *error = BadRequest("invalid_type", "messages", "'content' must be a string or an array of text parts"), false;
+  if (!c->is_array())
+    return *error = BadRequest("invalid_type", "messages", "'content' must be a string or an array of text parts"),
+           false;
   for (const json& part : *c) {
     const json* type = part.is_object() ? Given(part, "type") : nullptr;
     const json* text = part.is_object() ? Given(part, "text") : nullptr;
     if (!type || *type != "text" || !text || !text->is_string()) {
-      return *error = BadRequest("unsupported_value", "messages",
-                                 "only text content parts ({\"type\": \"text\", \"text\": ...}) are served; hint: send text"),
+      return *error = BadRequest(
+                 "unsupported_value", "messages",
+                 "only text content parts ({\"type\": \"text\", \"text\": ...}) are served; hint: send text"),
              false;
     }
     if (!out->empty()) *out += "\n";
@@ -36,21 +39,26 @@ bool ReadContent(const json& m, std::string* out, ApiError* error) {
 bool ReadMessages(const json& body, std::vector<ChatMessage>* out, ApiError* error) {
   const json* ms = Given(body, "messages");
   if (!ms) return *error = BadRequest("missing_field", "messages", "'messages' is required"), false;
-  if (!ms->is_array()) return *error = BadRequest("invalid_type", "messages", "'messages' must be an array of messages"), false;
+  if (!ms->is_array())
+    return *error = BadRequest("invalid_type", "messages", "'messages' must be an array of messages"), false;
   if (ms->empty() || ms->size() > kMaxChatMessages) {
     return *error = BadRequest("invalid_value", "messages",
-                               "'messages' must hold 1 to " + std::to_string(kMaxChatMessages) + " messages"), false;
+                               "'messages' must hold 1 to " + std::to_string(kMaxChatMessages) + " messages"),
+           false;
   }
   for (const json& m : *ms) {
     if (!m.is_object()) return *error = BadRequest("invalid_type", "messages", "each message must be an object"), false;
     const json* role = Given(m, "role");
-    if (!role || !role->is_string()) return *error = BadRequest("missing_field", "messages", "every message needs a string 'role'"), false;
+    if (!role || !role->is_string())
+      return *error = BadRequest("missing_field", "messages", "every message needs a string 'role'"), false;
     ChatMessage msg{role->get<std::string>(), ""};
     if (msg.role != "system" && msg.role != "user" && msg.role != "assistant") {
       return *error = BadRequest("unsupported_value", "messages",
-                                 "role '" + msg.role + "' is not served; hint: use system, user or assistant"), false;
+                                 "role '" + msg.role + "' is not served; hint: use system, user or assistant"),
+             false;
     }
-    if (Given(m, "tool_calls")) return *error = BadRequest("unsupported_value", "messages", "tool calls are not built; hint: omit them"), false;
+    if (Given(m, "tool_calls"))
+      return *error = BadRequest("unsupported_value", "messages", "tool calls are not built; hint: omit them"), false;
     if (!ReadContent(m, &msg.content, error)) return false;
     out->push_back(std::move(msg));
   }
@@ -62,15 +70,17 @@ bool RefuseUnbuilt(const json& body, ApiError* error) {
   for (const char* name : {"tools", "tool_choice", "functions", "function_call", "response_format", "prompt_logprobs",
                            "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs"}) {
     if (Given(body, name)) {
-      return *error = BadRequest("unsupported_value", name, std::string("'") + name + "' is not built; hint: omit it"), false;
+      return *error = BadRequest("unsupported_value", name, std::string("'") + name + "' is not built; hint: omit it"),
+             false;
     }
   }
-  for (const auto& [name, neutral] : {std::pair{"add_generation_prompt", true}, std::pair{"continue_final_message", false},
-                                      std::pair{"echo", false}}) {
+  for (const auto& [name, neutral] : {std::pair{"add_generation_prompt", true},
+                                      std::pair{"continue_final_message", false}, std::pair{"echo", false}}) {
     const json* v = Given(body, name);
     if (v && *v != neutral) {
-      return *error = BadRequest("unsupported_value", name, std::string("'") + name + "' other than " +
-                                                                (neutral ? "true" : "false") + " is not built; hint: omit it"),
+      return *error = BadRequest("unsupported_value", name,
+                                 std::string("'") + name + "' other than " + (neutral ? "true" : "false") +
+                                     " is not built; hint: omit it"),
              false;
     }
   }
@@ -81,15 +91,18 @@ bool RefuseUnbuilt(const json& body, ApiError* error) {
 bool MapLogprobs(const json& body, json* mapped, ApiError* error) {
   const json* lp = Given(body, "logprobs");
   const json* top = Given(body, "top_logprobs");
-  if (lp && !lp->is_boolean()) return *error = BadRequest("invalid_type", "logprobs", "'logprobs' must be true or false"), false;
+  if (lp && !lp->is_boolean())
+    return *error = BadRequest("invalid_type", "logprobs", "'logprobs' must be true or false"), false;
   const bool want = lp && lp->get<bool>();
   if (top) {
     if (!top->is_number_integer() || top->get<int64_t>() < 0 || top->get<int64_t>() > kMaxLogprobs) {
-      return *error = BadRequest("invalid_value", "top_logprobs", "'top_logprobs' must be an integer in [0, 20]"), false;
+      return *error = BadRequest("invalid_value", "top_logprobs", "'top_logprobs' must be an integer in [0, 20]"),
+             false;
     }
     if (!want) {
       return *error = BadRequest("invalid_value", "top_logprobs",
-                                 "'top_logprobs' needs 'logprobs': true; hint: set logprobs"), false;
+                                 "'top_logprobs' needs 'logprobs': true; hint: set logprobs"),
+             false;
     }
   }
   if (want) (*mapped)["logprobs"] = top ? top->get<int64_t>() : 0;
@@ -107,12 +120,15 @@ std::optional<ChatRequest> ParseChatRequest(std::string_view body, ApiError* err
   // The completions body with the same sampling fields; max_completion_tokens (OpenAI's newer name)
   // wins over the deprecated max_tokens, as in vLLM.
   json mapped = {{"prompt", ""}};
-  for (const char* name : {"model", "user", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "n",
-                           "best_of", "presence_penalty", "frequency_penalty", "logit_bias", "stream", "stream_options"}) {
+  for (const char* name :
+       {"model", "user", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "n", "best_of",
+        "presence_penalty", "frequency_penalty", "logit_bias", "stream", "stream_options"}) {
     if (const json* v = Given(j, name)) mapped[name] = *v;
   }
   if (const json* v = Given(j, "max_completion_tokens")) {
-    if (!v->is_number_integer()) return *error = BadRequest("invalid_type", "max_completion_tokens", "'max_completion_tokens' must be an integer"), std::nullopt;
+    if (!v->is_number_integer())
+      return *error = BadRequest("invalid_type", "max_completion_tokens", "'max_completion_tokens' must be an integer"),
+             std::nullopt;
     mapped["max_tokens"] = *v;
   }
   if (!MapLogprobs(j, &mapped, error)) return std::nullopt;

@@ -33,18 +33,24 @@ json ChatLogprobs(const CompletionOutput& o, const Tokenizer& tok, int k) {
 }  // namespace
 
 nlohmann::json Usage(size_t prompt_tokens, size_t completion_tokens) {
-  return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens},
+  return {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
           {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
 nlohmann::json ChatCompletionResponse(const CompletionRequest& request, const CompletionOutput& output,
                                       const Tokenizer& tokenizer, const ResponseIds& ids) {
   const std::optional<int>& k = request.logprobs;
-  json choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", output.text}}},
+  json choice = {{"index", 0},
+                 {"message", {{"role", "assistant"}, {"content", output.text}}},
                  {"logprobs", k ? ChatLogprobs(output, tokenizer, *k) : json(nullptr)},
                  {"finish_reason", output.finish_reason}};
-  return {{"id", ids.id}, {"object", "chat.completion"}, {"created", ids.created}, {"model", ids.model},
-          {"choices", json::array({choice})}, {"usage", Usage(output.prompt_ids.size(), output.generated.size())}};
+  return {{"id", ids.id},
+          {"object", "chat.completion"},
+          {"created", ids.created},
+          {"model", ids.model},
+          {"choices", json::array({choice})},
+          {"usage", Usage(output.prompt_ids.size(), output.generated.size())}};
 }
 
 }  // namespace kvaudit::serve

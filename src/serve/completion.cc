@@ -75,23 +75,23 @@ CompletionOutput RunCompletion(const Model& model, CacheGenerator& generator, co
   size_t scanned = 0;  // text bytes already searched for stop strings
   std::string text;
   std::vector<float>* served = hooks.step_logits;
-  out.generated = generator.Generate(out.prompt_ids, request.max_tokens, params,
-                                     [&](std::span<const float> logits, int32_t token) {
-    out.generated.push_back(token);  // the running copy the stop search decodes
-    if (served) served->insert(served->end(), logits.begin(), logits.end());
-    if (request.logprobs) out.generated_logprobs.push_back(LogprobsAt(logits, token, *request.logprobs));
-    if (!request.stop.empty() && tok) {
-      text = tok->Decode(out.generated);
-      // A stop string may straddle tokens: search from where the longest one could start.
-      const size_t from = scanned > kMaxStopBytes ? scanned - kMaxStopBytes : 0;
-      const size_t at = FindStop(text, request.stop, from);
-      scanned = text.size();
-      if (at != std::string::npos) return text.resize(at), stopped = true, false;
-    }
-    if (cancel()) return out.cancelled = true, false;
-    if (hooks.on_token) hooks.on_token(out);
-    return true;
-  });
+  out.generated =
+      generator.Generate(out.prompt_ids, request.max_tokens, params, [&](std::span<const float> logits, int32_t token) {
+        out.generated.push_back(token);  // the running copy the stop search decodes
+        if (served) served->insert(served->end(), logits.begin(), logits.end());
+        if (request.logprobs) out.generated_logprobs.push_back(LogprobsAt(logits, token, *request.logprobs));
+        if (!request.stop.empty() && tok) {
+          text = tok->Decode(out.generated);
+          // A stop string may straddle tokens: search from where the longest one could start.
+          const size_t from = scanned > kMaxStopBytes ? scanned - kMaxStopBytes : 0;
+          const size_t at = FindStop(text, request.stop, from);
+          scanned = text.size();
+          if (at != std::string::npos) return text.resize(at), stopped = true, false;
+        }
+        if (cancel()) return out.cancelled = true, false;
+        if (hooks.on_token) hooks.on_token(out);
+        return true;
+      });
   if (!stopped && tok) text = tok->Decode(out.generated);
   out.text = std::move(text);
   out.finish_reason = stopped || static_cast<int>(out.generated.size()) < request.max_tokens ? "stop" : "length";

@@ -31,12 +31,12 @@ PositionLogprobs LogprobsAt(std::span<const float> logits, int32_t token, int k)
 
 struct CompletionOutput {
   std::vector<int32_t> prompt_ids;
-  std::vector<int32_t> generated;        // every sampled token (a stop string's last token included)
-  std::string text;                      // the generated text, cut before a stop string
-  std::string finish_reason = "length";  // "stop": EOS or a stop string; "length": max_tokens
+  std::vector<int32_t> generated;                    // every sampled token (a stop string's last token included)
+  std::string text;                                  // the generated text, cut before a stop string
+  std::string finish_reason = "length";              // "stop": EOS or a stop string; "length": max_tokens
   std::vector<PositionLogprobs> generated_logprobs;  // [generated] when request.logprobs
-  std::vector<PositionLogprobs> prompt_logprobs;     // [prompt - 1], positions 1.. when echo+logprobs or prompt_logprobs
-  bool cancelled = false;                // stopped by `cancel` (timeout, shutdown): not a result
+  std::vector<PositionLogprobs> prompt_logprobs;  // [prompt - 1], positions 1.. when echo+logprobs or prompt_logprobs
+  bool cancelled = false;                         // stopped by `cancel` (timeout, shutdown): not a result
 };
 
 // What a run reports besides its output (both optional). on_token: after every generated token

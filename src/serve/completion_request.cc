@@ -31,7 +31,7 @@ bool ReadInt(const json& body, const char* name, int64_t lo, int64_t hi, Int* ou
   if (!v) return true;
   if (!v->is_number_integer()) return *error = WrongType(name, "an integer"), false;
   const bool in_range = v->is_number_unsigned() ? v->get<uint64_t>() <= static_cast<uint64_t>(hi)
-                                                 : v->get<int64_t>() >= lo && v->get<int64_t>() <= hi;
+                                                : v->get<int64_t>() >= lo && v->get<int64_t>() <= hi;
   if (!in_range) {
     return *error = OutOfRange(name, "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"), false;
   }
@@ -75,13 +75,15 @@ bool ReadPrompt(const json& body, CompletionRequest* r, ApiError* error) {
   if (v->empty()) return *error = BadRequest("invalid_value", "prompt", "'prompt' is an empty array"), false;
   if ((*v)[0].is_string() || (*v)[0].is_array()) {
     return *error = BadRequest("invalid_value", "prompt",
-                               "one prompt per request; hint: send each prompt in a request of its own"), false;
+                               "one prompt per request; hint: send each prompt in a request of its own"),
+           false;
   }
   r->prompt_is_ids = true;
   for (const json& id : *v) {
     if (!id.is_number_integer()) return *error = WrongType("prompt", "a string or an array of token ids"), false;
-    const bool fits = id.is_number_unsigned() ? id.get<uint64_t>() <= std::numeric_limits<int32_t>::max()
-                                              : id.get<int64_t>() >= 0 && id.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+    const bool fits = id.is_number_unsigned()
+                          ? id.get<uint64_t>() <= std::numeric_limits<int32_t>::max()
+                          : id.get<int64_t>() >= 0 && id.get<int64_t>() <= std::numeric_limits<int32_t>::max();
     if (!fits) return *error = OutOfRange("prompt", "token ids of the model's vocabulary"), false;
     r->prompt_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
   }
@@ -115,19 +117,24 @@ bool RefuseUnbuilt(const json& body, ApiError* error) {
   const json* best_of = Field(body, "best_of");
   if ((n && *n != 1) || (best_of && *best_of != 1)) {
     return *error = BadRequest("unsupported_value", n && *n != 1 ? "n" : "best_of",
-                               "one choice per request; hint: send the request again for another sample"), false;
+                               "one choice per request; hint: send the request again for another sample"),
+           false;
   }
   for (const char* name : {"presence_penalty", "frequency_penalty"}) {
     const json* p = Field(body, name);
     if (p && (!p->is_number() || p->get<double>() != 0.0)) {
-      return *error = BadRequest("unsupported_value", name, std::string("'") + name + "' is not built yet; hint: omit it"), false;
+      return *error =
+                 BadRequest("unsupported_value", name, std::string("'") + name + "' is not built yet; hint: omit it"),
+             false;
     }
   }
   const json* bias = Field(body, "logit_bias");
   const json* suffix = Field(body, "suffix");
   if ((bias && !(bias->is_object() && bias->empty())) || suffix) {
     const char* name = suffix ? "suffix" : "logit_bias";
-    return *error = BadRequest("unsupported_value", name, std::string("'") + name + "' is not built yet; hint: omit it"), false;
+    return *error =
+               BadRequest("unsupported_value", name, std::string("'") + name + "' is not built yet; hint: omit it"),
+           false;
   }
   return true;
 }
@@ -182,7 +189,8 @@ std::optional<CompletionRequest> ParseCompletionRequest(std::string_view body, A
   if (const json* user = Field(j, "user"); user && !user->is_string()) {
     return *error = WrongType("user", "a string"), std::nullopt;
   }
-  if (!ReadPrompt(j, &r, error) || !ReadInt(j, "max_tokens", 0, std::numeric_limits<int32_t>::max(), &r.max_tokens, error) ||
+  if (!ReadPrompt(j, &r, error) ||
+      !ReadInt(j, "max_tokens", 0, std::numeric_limits<int32_t>::max(), &r.max_tokens, error) ||
       !ReadSampling(j, &r, error) || !ReadStop(j, &r, error) || !ReadLogprobs(j, &r, error) ||
       !RefuseUnbuilt(j, error) || !ReadStreamOptions(j, &r.stream, error)) {
     return std::nullopt;
@@ -195,16 +203,18 @@ std::optional<ApiError> CheckAgainstModel(const CompletionRequest& request, size
   if (prompt_tokens == 0) return BadRequest("invalid_value", "prompt", "the prompt has no tokens");
   for (int32_t id : request.prompt_ids) {
     if (id >= vocab) {
-      return BadRequest("invalid_value", "prompt",
-                        "token id " + std::to_string(id) + " is not below the vocabulary size " + std::to_string(vocab));
+      return BadRequest(
+          "invalid_value", "prompt",
+          "token id " + std::to_string(id) + " is not below the vocabulary size " + std::to_string(vocab));
     }
   }
   const int64_t total = static_cast<int64_t>(prompt_tokens) + request.max_tokens;
   if (total > ctx) {
     return BadRequest("context_length_exceeded", "max_tokens",
-                      "the context is " + std::to_string(ctx) + " tokens, but the prompt (" + std::to_string(prompt_tokens) +
-                          " tokens) and max_tokens (" + std::to_string(request.max_tokens) + ") need " +
-                          std::to_string(total) + "; hint: shorten the prompt or lower max_tokens");
+                      "the context is " + std::to_string(ctx) + " tokens, but the prompt (" +
+                          std::to_string(prompt_tokens) + " tokens) and max_tokens (" +
+                          std::to_string(request.max_tokens) + ") need " + std::to_string(total) +
+                          "; hint: shorten the prompt or lower max_tokens");
   }
   return std::nullopt;
 }
@@ -232,7 +242,8 @@ std::optional<std::vector<int32_t>> ParseDetokenizeRequest(std::string_view body
   std::vector<int32_t> ids;
   for (const json& id : *tokens) {
     if (!id.is_number_integer()) return *error = WrongType("tokens", "an array of token ids"), std::nullopt;
-    if (id.is_number_unsigned() ? id.get<uint64_t>() >= static_cast<uint64_t>(vocab) : id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab) {
+    if (id.is_number_unsigned() ? id.get<uint64_t>() >= static_cast<uint64_t>(vocab)
+                                : id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab) {
       return *error = OutOfRange("tokens", "token ids in [0, " + std::to_string(vocab) + ")"), std::nullopt;
     }
     ids.push_back(static_cast<int32_t>(id.get<int64_t>()));

@@ -24,18 +24,18 @@ inline constexpr int kMaxStops = 16;
 inline constexpr size_t kMaxStopBytes = 256;
 
 struct CompletionRequest {
-  std::string model;                  // as sent ("" when absent); not checked against --model
-  bool prompt_is_ids = false;         // prompt was an array of token ids
-  std::string prompt_text;            // when !prompt_is_ids
-  std::vector<int32_t> prompt_ids;    // when prompt_is_ids (not yet checked against the vocabulary)
-  int max_tokens = 16;                // OpenAI's default
-  SamplingParams sampling;            // temperature 1 (OpenAI's default), top_p 1, top_k off, min_p 0
-  bool seeded = false;                // "seed" given; without it each request draws its own
-  std::vector<std::string> stop;      // generation ends before the first of these in the text
-  std::optional<int> logprobs;        // top-k logprobs per generated token
-  bool echo = false;                  // the prompt's tokens come first in text and logprobs
-  std::optional<int> prompt_logprobs; // vLLM: top-k logprobs per prompt position
-  StreamOptions stream;               // stream, stream_options (serve/stream_options.h)
+  std::string model;                        // as sent ("" when absent); not checked against --model
+  bool prompt_is_ids = false;               // prompt was an array of token ids
+  std::string prompt_text;                  // when !prompt_is_ids
+  std::vector<int32_t> prompt_ids;          // when prompt_is_ids (not yet checked against the vocabulary)
+  int max_tokens = 16;                      // OpenAI's default
+  SamplingParams sampling;                  // temperature 1 (OpenAI's default), top_p 1, top_k off, min_p 0
+  bool seeded = false;                      // "seed" given; without it each request draws its own
+  std::vector<std::string> stop;            // generation ends before the first of these in the text
+  std::optional<int> logprobs;              // top-k logprobs per generated token
+  bool echo = false;                        // the prompt's tokens come first in text and logprobs
+  std::optional<int> prompt_logprobs;       // vLLM: top-k logprobs per prompt position
+  StreamOptions stream;                     // stream, stream_options (serve/stream_options.h)
   bool return_tokens_as_token_ids = false;  // vLLM: logprobs tokens (and top keys) as "token_id:<id>"
 };
 

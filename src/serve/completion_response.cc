@@ -23,14 +23,16 @@ std::string Name(const Tokenizer& tok, int32_t id, bool as_ids) {
 // logprobs+1 elements").
 json TopDict(const Tokenizer& tok, const PositionLogprobs& p, int k, bool as_ids) {
   json d = json::object();
-  for (size_t i = 0; i < p.top.size() && i < static_cast<size_t>(k); ++i) d[Name(tok, p.top[i].first, as_ids)] = p.top[i].second;
+  for (size_t i = 0; i < p.top.size() && i < static_cast<size_t>(k); ++i)
+    d[Name(tok, p.top[i].first, as_ids)] = p.top[i].second;
   d[Name(tok, p.token, as_ids)] = p.logprob;
   return d;
 }
 
 // The legacy logprobs object over (echoed prompt +) generated tokens; text_offset is each token's
 // byte offset in the choice's text (its decoded prefix), as vLLM computes it.
-json LegacyLogprobs(const CompletionRequest& r, const CompletionOutput& o, const Tokenizer& tok, size_t prompt_text_len) {
+json LegacyLogprobs(const CompletionRequest& r, const CompletionOutput& o, const Tokenizer& tok,
+                    size_t prompt_text_len) {
   json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
   const bool as_ids = r.return_tokens_as_token_ids;
   if (r.echo) {
@@ -79,14 +81,21 @@ json VllmPromptLogprobs(const CompletionOutput& o, const Tokenizer& tok, int k) 
 nlohmann::json CompletionResponse(const CompletionRequest& request, const CompletionOutput& output,
                                   const Tokenizer& tokenizer, const ResponseIds& ids) {
   const std::string prompt_text = request.prompt_is_ids ? tokenizer.Decode(output.prompt_ids) : request.prompt_text;
-  json choice = {{"index", 0}, {"text", request.echo ? prompt_text + output.text : output.text},
+  json choice = {{"index", 0},
+                 {"text", request.echo ? prompt_text + output.text : output.text},
                  {"finish_reason", output.finish_reason}};
-  choice["logprobs"] = request.logprobs ? LegacyLogprobs(request, output, tokenizer, prompt_text.size()) : json(nullptr);
-  if (request.prompt_logprobs) choice["prompt_logprobs"] = VllmPromptLogprobs(output, tokenizer, *request.prompt_logprobs);
+  choice["logprobs"] =
+      request.logprobs ? LegacyLogprobs(request, output, tokenizer, prompt_text.size()) : json(nullptr);
+  if (request.prompt_logprobs)
+    choice["prompt_logprobs"] = VllmPromptLogprobs(output, tokenizer, *request.prompt_logprobs);
   const size_t prompt = output.prompt_ids.size(), completion = output.generated.size();
-  return {{"id", ids.id}, {"object", "text_completion"}, {"created", ids.created}, {"model", ids.model},
-          {"choices", json::array({choice})},
-          {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}}}};
+  return {
+      {"id", ids.id},
+      {"object", "text_completion"},
+      {"created", ids.created},
+      {"model", ids.model},
+      {"choices", json::array({choice})},
+      {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}}}};
 }
 
 std::string DumpJson(const nlohmann::json& j) {

@@ -16,9 +16,9 @@
 namespace kvaudit::serve {
 
 struct ResponseIds {
-  std::string id;         // "cmpl-..."
-  int64_t created = 0;    // Unix seconds
-  std::string model;      // the served model's id (GET /v1/models)
+  std::string id;       // "cmpl-..."
+  int64_t created = 0;  // Unix seconds
+  std::string model;    // the served model's id (GET /v1/models)
 };
 
 nlohmann::json CompletionResponse(const CompletionRequest& request, const CompletionOutput& output,

@@ -22,7 +22,8 @@ std::string Histogram::Render(const std::string& name, const std::string& labels
   int64_t cumulative = 0;
   for (size_t b = 0; b < bounds_.size(); ++b) {
     cumulative += counts_[b];
-    out += name + "_bucket{" + labels + sep + "le=\"" + PromNumber(bounds_[b]) + "\"} " + std::to_string(cumulative) + "\n";
+    out += name + "_bucket{" + labels + sep + "le=\"" + PromNumber(bounds_[b]) + "\"} " + std::to_string(cumulative) +
+           "\n";
   }
   out += name + "_bucket{" + labels + sep + "le=\"+Inf\"} " + std::to_string(count_) + "\n";
   out += name + "_sum" + plain + " " + PromNumber(sum_) + "\n";

@@ -31,10 +31,11 @@ bool EventChannel::Pop(std::string* out, Clock::time_point deadline, bool* timed
 }
 
 ApiError CancelledError(bool aborting, int timeout_s) {
-  return aborting ? ServerError(503, "server_error", "shutting_down", "the server shut down before the completion finished")
-                  : ServerError(504, "timeout_error", "timeout",
-                                "the completion took longer than " + std::to_string(timeout_s) +
-                                    " s; hint: lower max_tokens or raise --request-timeout");
+  return aborting
+             ? ServerError(503, "server_error", "shutting_down", "the server shut down before the completion finished")
+             : ServerError(504, "timeout_error", "timeout",
+                           "the completion took longer than " + std::to_string(timeout_s) +
+                               " s; hint: lower max_tokens or raise --request-timeout");
 }
 
 namespace {
@@ -58,8 +59,10 @@ CompletionOutput RunStreamed(Worker& w, Job& job, const JobContext& c, const std
   if (out.cancelled) {
     if (!job.disconnected) job.events.Push(SseEvent(CancelledError(c.aborting, job.timeout_s).ToJson()));
   } else {
-    job.events.Push(SseEvent(TextChunk(job.route, job.response_ids, text.Finish(out.text), out.finish_reason, first, usage)));
-    if (usage) job.events.Push(SseEvent(UsageChunk(job.route, job.response_ids, out.prompt_ids.size(), out.generated.size())));
+    job.events.Push(
+        SseEvent(TextChunk(job.route, job.response_ids, text.Finish(out.text), out.finish_reason, first, usage)));
+    if (usage)
+      job.events.Push(SseEvent(UsageChunk(job.route, job.response_ids, out.prompt_ids.size(), out.generated.size())));
     job.events.Push(kSseDone);
     c.metrics.AddTokens(static_cast<int64_t>(out.prompt_ids.size()), static_cast<int64_t>(out.generated.size()));
   }
@@ -88,8 +91,9 @@ void RunJob(Worker& w, Job& job, const JobContext& c) {
   if (shadowed) hooks.step_logits = &steps;
   const auto t0 = Clock::now();
   const double cpu0 = ProcessCpuSeconds();
-  CompletionOutput out = job.request.stream.stream ? RunStreamed(w, job, c, cancel, hooks)
-                                                   : RunCompletion(c.model, *w.generator, job.request, job.ids, cancel, hooks);
+  CompletionOutput out = job.request.stream.stream
+                             ? RunStreamed(w, job, c, cancel, hooks)
+                             : RunCompletion(c.model, *w.generator, job.request, job.ids, cancel, hooks);
   ShadowMonitor::Served info{job.response_ids.id, out.prompt_ids.size(),
                              std::chrono::duration<double>(Clock::now() - t0).count(), ProcessCpuSeconds() - cpu0};
   if (out.cancelled) {

@@ -46,14 +46,14 @@ class EventChannel {
 struct Job {
   StreamRoute route = StreamRoute::kCompletions;
   CompletionRequest request;
-  std::vector<int32_t> ids;            // the prompt's tokens
+  std::vector<int32_t> ids;  // the prompt's tokens
   ResponseIds response_ids;
   Clock::time_point deadline;
   int timeout_s = 0;                   // --request-timeout, for the error's message
   std::atomic<bool> abandoned{false};  // the HTTP side gave up: timeout, or a stream's client went away
   std::atomic<bool> disconnected{false};
-  std::promise<CompletionOutput> done; // without stream
-  EventChannel events;                 // with stream
+  std::promise<CompletionOutput> done;  // without stream
+  EventChannel events;                  // with stream
 };
 
 // What every job shares: the model, the server's counters, the shadow monitor (null when off) and

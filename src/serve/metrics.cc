@@ -64,7 +64,8 @@ std::string Metrics::Render(size_t queue_depth, size_t running) const {
   int64_t cumulative = 0;
   for (size_t b = 0; b < kBuckets.size(); ++b) {
     cumulative += bucket_counts_[b];
-    out += "kvaudit_request_duration_seconds_bucket{le=\"" + Number(kBuckets[b]) + "\"} " + std::to_string(cumulative) + "\n";
+    out += "kvaudit_request_duration_seconds_bucket{le=\"" + Number(kBuckets[b]) + "\"} " + std::to_string(cumulative) +
+           "\n";
   }
   cumulative += bucket_counts_.back();
   out += "kvaudit_request_duration_seconds_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";

@@ -29,7 +29,7 @@ class Metrics {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, int>, int64_t> requests_;  // (endpoint, status) -> count
+  std::map<std::pair<std::string, int>, int64_t> requests_;   // (endpoint, status) -> count
   std::array<int64_t, kBuckets.size() + 1> bucket_counts_{};  // non-cumulative; last is +Inf
   double duration_sum_ = 0;
   int64_t duration_count_ = 0;

@@ -33,7 +33,8 @@ void Reply(httplib::Response& res, const ApiError& e) {
 
 // A metrics label from a fixed set, so a client's path never becomes a label value.
 std::string EndpointOf(const std::string& path) {
-  for (const char* known : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/metrics"}) {
+  for (const char* known :
+       {"/v1/completions", "/v1/chat/completions", "/v1/models", "/tokenize", "/detokenize", "/health", "/metrics"}) {
     if (path == known) return known;
   }
   return "other";
@@ -79,7 +80,8 @@ httplib::Server::HandlerResponse Server::Impl::Authorize(const httplib::Request&
   t_started = Clock::now();
   t_timed = true;
   if (o.api_key.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-  if (BearerMatches(req.get_header_value("Authorization"), o.api_key)) return httplib::Server::HandlerResponse::Unhandled;
+  if (BearerMatches(req.get_header_value("Authorization"), o.api_key))
+    return httplib::Server::HandlerResponse::Unhandled;
   Reply(res, ServerError(401, "authentication_error", "invalid_api_key",
                          "missing or wrong API key; hint: send 'Authorization: Bearer <key>'"));
   return httplib::Server::HandlerResponse::Handled;
@@ -89,7 +91,8 @@ void Server::Impl::Completions(const httplib::Request& req, httplib::Response& r
   ApiError err;
   std::optional<CompletionRequest> request = ParseCompletionRequest(req.body, &err);
   if (!request) return Reply(res, err);
-  std::vector<int32_t> ids = request->prompt_is_ids ? request->prompt_ids : tok.Encode(request->prompt_text, tok.add_bos_default());
+  std::vector<int32_t> ids =
+      request->prompt_is_ids ? request->prompt_ids : tok.Encode(request->prompt_text, tok.add_bos_default());
   Dispatch(StreamRoute::kCompletions, std::move(*request), std::move(ids), res);
 }
 
@@ -126,7 +129,9 @@ void Server::Impl::Dispatch(StreamRoute route, CompletionRequest request, std::v
   const bool stream = job->request.stream.stream;
   std::future<CompletionOutput> answer;
   if (!stream) answer = job->done.get_future();
-  const bool queued = workers.TrySubmit([this, job](Worker& w) { RunJob(w, *job, {model, metrics, o.shadow, aborting}); });
+  const bool queued = workers.TrySubmit([this, job](Worker& w) {
+    RunJob(w, *job, {model, metrics, o.shadow, aborting});
+  });
   if (!queued) {
     return Reply(res, stopping ? ServerError(503, "server_error", "shutting_down", "the server is shutting down")
                                : ServerError(503, "server_error", "queue_full",
@@ -150,26 +155,29 @@ void Server::Impl::Dispatch(StreamRoute route, CompletionRequest request, std::v
 // token and takes the next request.
 void Server::Impl::Stream(const std::shared_ptr<Job>& job, httplib::Response& res) {
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider("text/event-stream", [this, job](size_t, httplib::DataSink& sink) {
-    std::string event;
-    bool timed_out = false;
-    while (job->events.Pop(&event, job->deadline + std::chrono::seconds(2), &timed_out)) {
-      if (!sink.is_writable() || !sink.write(event.data(), event.size())) {
-        job->disconnected = true;
-        job->abandoned = true;
-        return false;
-      }
-    }
-    if (timed_out) {  // the worker never answered (still queued past the deadline)
-      job->abandoned = true;
-      const std::string error = SseEvent(CancelledError(aborting, o.request_timeout_s).ToJson());
-      sink.write(error.data(), error.size());
-    }
-    sink.done();
-    return true;
-  }, [job](bool success) {
-    if (!success) job->disconnected = true, job->abandoned = true;
-  });
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, job](size_t, httplib::DataSink& sink) {
+        std::string event;
+        bool timed_out = false;
+        while (job->events.Pop(&event, job->deadline + std::chrono::seconds(2), &timed_out)) {
+          if (!sink.is_writable() || !sink.write(event.data(), event.size())) {
+            job->disconnected = true;
+            job->abandoned = true;
+            return false;
+          }
+        }
+        if (timed_out) {  // the worker never answered (still queued past the deadline)
+          job->abandoned = true;
+          const std::string error = SseEvent(CancelledError(aborting, o.request_timeout_s).ToJson());
+          sink.write(error.data(), error.size());
+        }
+        sink.done();
+        return true;
+      },
+      [job](bool success) {
+        if (!success) job->disconnected = true, job->abandoned = true;
+      });
 }
 
 void Server::Impl::Tokenize(const httplib::Request& req, httplib::Response& res) {
@@ -197,8 +205,11 @@ void Server::Impl::Routes() {
     r.set_content(R"({"status":"ok"})", "application/json");
   });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
-    const json model_entry = {{"id", o.model_id}, {"object", "model"}, {"created", started_unix},
-                              {"owned_by", "kvaudit"}, {"max_model_len", o.ctx}};
+    const json model_entry = {{"id", o.model_id},
+                              {"object", "model"},
+                              {"created", started_unix},
+                              {"owned_by", "kvaudit"},
+                              {"max_model_len", o.ctx}};
     r.set_content(DumpJson({{"object", "list"}, {"data", json::array({model_entry})}}), "application/json");
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
@@ -246,8 +257,9 @@ Server::Server(const Model& model, WorkerPool& workers, ServeOptions options)
     if (!r.body.empty()) return;  // our own error, already in OpenAI's shape
     ApiError e = ServerError(r.status, "invalid_request_error", "", "");
     e.code = r.status == 413 ? "payload_too_large" : r.status == 404 ? "not_found" : "http_" + std::to_string(r.status);
-    e.message = r.status == 413 ? "the body is larger than the server's limit; hint: send a shorter prompt"
-              : r.status == 404 ? "no such endpoint; hint: see docs/serve.md" : "the HTTP request was refused";
+    e.message = r.status == 413   ? "the body is larger than the server's limit; hint: send a shorter prompt"
+                : r.status == 404 ? "no such endpoint; hint: see docs/serve.md"
+                                  : "the HTTP request was refused";
     Reply(r, e);
   });
   m.http.set_logger([&m](const httplib::Request& q, const httplib::Response& r) {
@@ -270,7 +282,8 @@ Server::~Server() {
 
 Expected<int> Server::Bind() {
   Impl& m = *impl_;
-  const int port = m.o.port == 0 ? m.http.bind_to_any_port(m.o.host) : (m.http.bind_to_port(m.o.host, m.o.port) ? m.o.port : -1);
+  const int port =
+      m.o.port == 0 ? m.http.bind_to_any_port(m.o.host) : (m.http.bind_to_port(m.o.host, m.o.port) ? m.o.port : -1);
   if (port <= 0) {
     return BadInput("cannot listen on " + m.o.host + ":" + std::to_string(m.o.port) +
                     "; hint: the port may be in use (--port 0 picks a free one) or --host is not an address here");

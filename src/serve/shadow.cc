@@ -37,7 +37,8 @@ Expected<std::unique_ptr<ShadowMonitor>> ShadowMonitor::Open(const ShadowOptions
   if (!o.log_path.empty()) {
     m->log_.open(o.log_path, std::ios::app);
     if (!m->log_) {
-      return BadInput("--shadow-log " + o.log_path + ": cannot be opened for appending; hint: check the folder exists and is writable");
+      return BadInput("--shadow-log " + o.log_path +
+                      ": cannot be opened for appending; hint: check the folder exists and is writable");
     }
   }
   return m;
@@ -84,13 +85,19 @@ void ShadowMonitor::Log(const Served& r, size_t tokens, const std::vector<Shadow
     if (t.positions == 0) continue;
     const double n = static_cast<double>(t.positions);
     by_bucket.push_back({{"context", std::to_string(buckets[b].from) + "-" + std::to_string(buckets[b].to)},
-                         {"positions", t.positions}, {"mean_kld", t.kld / n}, {"top1", static_cast<double>(t.top1) / n},
+                         {"positions", t.positions},
+                         {"mean_kld", t.kld / n},
+                         {"top1", static_cast<double>(t.top1) / n},
                          {"mean_delta_nll", t.delta_nll / n}});
   }
-  const nlohmann::json line = {{"id", r.id}, {"prompt_tokens", r.prompt_tokens},
-                               {"completion_tokens", tokens - r.prompt_tokens}, {"buckets", by_bucket},
-                               {"shadow_seconds", seconds}, {"shadow_cpu_seconds", cpu_seconds},
-                               {"request_seconds", r.seconds}, {"request_cpu_seconds", r.cpu_seconds}};
+  const nlohmann::json line = {{"id", r.id},
+                               {"prompt_tokens", r.prompt_tokens},
+                               {"completion_tokens", tokens - r.prompt_tokens},
+                               {"buckets", by_bucket},
+                               {"shadow_seconds", seconds},
+                               {"shadow_cpu_seconds", cpu_seconds},
+                               {"request_seconds", r.seconds},
+                               {"request_cpu_seconds", r.cpu_seconds}};
   std::lock_guard<std::mutex> lock(log_mu_);
   log_ << line.dump() << '\n' << std::flush;
 }

@@ -52,10 +52,10 @@ class ShadowMonitor {
 
   // What the worker measured of the request itself (the JSONL log's reference for the cost).
   struct Served {
-    std::string id;             // the response's id
+    std::string id;  // the response's id
     size_t prompt_tokens = 0;
-    double seconds = 0;         // wall time of the served run on the worker
-    double cpu_seconds = 0;     // process CPU over it
+    double seconds = 0;      // wall time of the served run on the worker
+    double cpu_seconds = 0;  // process CPU over it
   };
   // Runs the served prefill again on `served` (the worker's generator) and the shadow on `shadow`
   // (its f32 one), compares and records. tokens: prompt (the first prompt_tokens) + generated;

@@ -8,8 +8,10 @@ namespace {
 using nlohmann::json;
 
 json Envelope(StreamRoute route, const ResponseIds& ids) {
-  return {{"id", ids.id}, {"object", route == StreamRoute::kChat ? "chat.completion.chunk" : "text_completion"},
-          {"created", ids.created}, {"model", ids.model}};
+  return {{"id", ids.id},
+          {"object", route == StreamRoute::kChat ? "chat.completion.chunk" : "text_completion"},
+          {"created", ids.created},
+          {"model", ids.model}};
 }
 
 }  // namespace

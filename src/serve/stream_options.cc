@@ -29,7 +29,8 @@ bool ReadStreamOptions(const nlohmann::json& body, StreamOptions* out, ApiError*
     }
     if (const nlohmann::json* u = Given(*options, "include_usage")) {
       if (!u->is_boolean()) {
-        return *error = BadRequest("invalid_type", "stream_options", "'stream_options.include_usage' must be true or false"),
+        return *error =
+                   BadRequest("invalid_type", "stream_options", "'stream_options.include_usage' must be true or false"),
                false;
       }
       out->include_usage = u->get<bool>();

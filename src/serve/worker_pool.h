@@ -34,12 +34,12 @@ struct Worker {
 
 struct WorkerPoolOptions {
   std::string kv = "k=f32,v=f32";  // --kv
-  std::string kv_calib;             // --kv-calib
-  int ctx = 0;                      // the cache's positions (--ctx, resolved)
-  int workers = 1;                  // --parallel
-  int threads = 1;                  // compute threads in all (--threads, resolved), split over the workers
-  size_t queue_capacity = 16;       // --queue: tasks waiting for a worker
-  bool shadow = false;              // --shadow-rate > 0: each worker also gets an f32 shadow cache
+  std::string kv_calib;            // --kv-calib
+  int ctx = 0;                     // the cache's positions (--ctx, resolved)
+  int workers = 1;                 // --parallel
+  int threads = 1;                 // compute threads in all (--threads, resolved), split over the workers
+  size_t queue_capacity = 16;      // --queue: tasks waiting for a worker
+  bool shadow = false;             // --shadow-rate > 0: each worker also gets an f32 shadow cache
 };
 
 class WorkerPool {

@@ -27,8 +27,8 @@ Expected<std::vector<BpeMerge>> ResolveMerges(const Vocab& vocab,
     if (m.left < 0 || m.right < 0 || m.result < 0) {
       if (!strict) continue;
       const std::string& missing = m.left < 0 ? a : m.right < 0 ? b : a + b;
-      return BadInput("merge #" + std::to_string(i) + " '" + a + " " + b + "' references token '" +
-                      missing + "' that is not in the vocabulary");
+      return BadInput("merge #" + std::to_string(i) + " '" + a + " " + b + "' references token '" + missing +
+                      "' that is not in the vocabulary");
     }
     merges.push_back(m);
   }
@@ -58,7 +58,9 @@ struct ByteLevelBpeTokenizer::Scratch {
 
 ByteLevelBpeTokenizer::ByteLevelBpeTokenizer(Vocab vocab, const std::vector<BpeMerge>& merges,
                                              PreTokenizer pretokenizer, bool ignore_merges)
-    : vocab_(std::move(vocab)), specials_(vocab_), pretokenizer_(std::move(pretokenizer)),
+    : vocab_(std::move(vocab)),
+      specials_(vocab_),
+      pretokenizer_(std::move(pretokenizer)),
       ignore_merges_(ignore_merges) {
   const ByteLevelTable& table = ByteLevelTable::Get();
   for (int b = 0; b < 256; ++b) byte_ids_[b] = vocab_.Find(table.Encode(static_cast<uint8_t>(b)));

@@ -53,9 +53,9 @@ class ByteLevelBpeTokenizer final : public Tokenizer {
   SpecialTokenSplitter specials_;
   PreTokenizer pretokenizer_;
   bool ignore_merges_;
-  int32_t byte_ids_[256];                   // token of each single byte (-1 if absent)
+  int32_t byte_ids_[256];                                             // token of each single byte (-1 if absent)
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left<<32|right) -> (rank, result)
-  std::vector<std::string> pieces_;         // [n_vocab] decoded bytes of each normal token
+  std::vector<std::string> pieces_;                                   // [n_vocab] decoded bytes of each normal token
 };
 
 }  // namespace kvaudit

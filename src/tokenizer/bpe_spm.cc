@@ -40,8 +40,7 @@ std::string UnescapeSpaces(const std::string& text) {
 }  // namespace
 
 SpmTokenizer::SpmTokenizer(Vocab vocab, std::vector<float> scores, bool add_space_prefix)
-    : vocab_(std::move(vocab)), specials_(vocab_), scores_(std::move(scores)),
-      add_space_prefix_(add_space_prefix) {
+    : vocab_(std::move(vocab)), specials_(vocab_), scores_(std::move(scores)), add_space_prefix_(add_space_prefix) {
   scores_.resize(vocab_.tokens.size(), 0.0f);
   for (int b = 0; b < 256; ++b) {
     // llama.cpp byte_to_token: "<0xNN>", else the byte itself as a one-character token.

@@ -70,9 +70,7 @@ const char* ChatFormatName(ChatFormat format) {
 std::string ApplyChatTemplate(ChatFormat format, std::string_view user_message, std::string_view assistant_prefix) {
   std::string out;
   switch (format) {
-    case ChatFormat::kNone:
-      out = user_message;
-      break;
+    case ChatFormat::kNone: out = user_message; break;
     case ChatFormat::kChatML:
       // Qwen2/2.5 templates add a default system turn when none is given ("You are a helpful
       // assistant." / "You are Qwen, ..."); we render the bare user turn of the ChatML format.

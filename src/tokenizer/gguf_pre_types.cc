@@ -32,21 +32,19 @@ Expected<GgufPreType> LookupGgufPreType(const std::string& pre) {
     t.add_bos = true;
   } else if (OneOf(pre, {"dbrx", "smaug-bpe", "chatglm-bpe", "glm4"})) {
     t.regexes = {kLlama3Pattern};
-  } else if (OneOf(pre, {"gpt-2", "gpt2", "phi-2", "jina-es", "jina-de", "jina-v1-en", "jina-v2-es",
-                         "jina-v2-de", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais", "exaone4",
-                         "trillion", "granite-docling"})) {
+  } else if (OneOf(pre,
+                   {"gpt-2", "gpt2", "phi-2", "jina-es", "jina-de", "jina-v1-en", "jina-v2-es", "jina-v2-de",
+                    "jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais", "exaone4", "trillion", "granite-docling"})) {
     t.regexes = {kGpt2Pattern};
   } else if (OneOf(pre, {"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan"})) {
     t.regexes = {kQwen2Pattern};
-  } else if (OneOf(pre, {"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone",
-                         "minerva-7b"})) {
+  } else if (OneOf(pre, {"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"})) {
     t.regexes = {R"(\p{N})", kGpt2Pattern};
   } else if (OneOf(pre, {"poro-chat", "bloom", "gpt3-finnish"})) {
     t.regexes = {R"( ?[^(\s|.,!?…。，、।۔،)]+)"};
   } else if (pre == "falcon") {
     t.regexes = {R"([\p{P}\$\+<=>\^~\|`]+)",
-                 R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))",
-                 R"([0-9][0-9][0-9])"};
+                 R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))", R"([0-9][0-9][0-9])"};
   } else if (pre == "deepseek-coder") {
     t.regexes = {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", R"([一-龥ࠀ-一가-퟿]+)", R"(\p{N})"};
   } else {

@@ -13,18 +13,15 @@
 namespace kvaudit {
 namespace {
 
-Error Fail(const GgufFile& gguf, const std::string& what) {
-  return BadInput(gguf.label() + ": " + what);
-}
+Error Fail(const GgufFile& gguf, const std::string& what) { return BadInput(gguf.label() + ": " + what); }
 
 // Optional integer key: `fallback` when absent; an id outside the vocabulary is an error.
-Expected<int32_t> OptionalTokenId(const GgufFile& gguf, const std::string& key, int32_t fallback,
-                                  int32_t n_vocab) {
+Expected<int32_t> OptionalTokenId(const GgufFile& gguf, const std::string& key, int32_t fallback, int32_t n_vocab) {
   if (!gguf.Has(key)) return fallback < n_vocab ? fallback : -1;
   KV_ASSIGN_OR_RETURN(int64_t id, gguf.GetInt(key));
   if (id < 0 || id >= n_vocab) {
-    return Fail(gguf, key + " = " + std::to_string(id) + " is outside the vocabulary of " +
-                          std::to_string(n_vocab) + " tokens");
+    return Fail(gguf, key + " = " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(n_vocab) +
+                          " tokens");
   }
   return static_cast<int32_t>(id);
 }
@@ -41,8 +38,8 @@ Status LoadVocab(const GgufFile& gguf, Vocab* vocab) {
   if (gguf.Has("tokenizer.ggml.token_type")) {
     KV_ASSIGN_OR_RETURN(auto types, gguf.GetIntArray("tokenizer.ggml.token_type"));
     if (types.size() < vocab->tokens.size()) {
-      return Fail(gguf, "tokenizer.ggml.token_type has " + std::to_string(types.size()) +
-                            " entries for " + std::to_string(vocab->tokens.size()) + " tokens");
+      return Fail(gguf, "tokenizer.ggml.token_type has " + std::to_string(types.size()) + " entries for " +
+                            std::to_string(vocab->tokens.size()) + " tokens");
     }
     for (size_t i = 0; i < vocab->tokens.size(); ++i) vocab->attrs[i] = AttrFromGgufTokenType(types[i]);
   }
@@ -116,8 +113,8 @@ Expected<std::unique_ptr<Tokenizer>> LoadByteLevel(const GgufFile& gguf, Vocab v
   KV_ASSIGN_OR_RETURN(vocab.eos, OptionalTokenId(gguf, "tokenizer.ggml.eos_token_id", -1, n));
   KV_ASSIGN_OR_RETURN(vocab.add_bos, OptionalBool(gguf, "tokenizer.ggml.add_bos_token", pre_type->add_bos));
   if (vocab.add_bos && vocab.bos < 0) return Fail(gguf, "add_bos_token is set but there is no BOS token");
-  return std::unique_ptr<Tokenizer>(std::make_unique<ByteLevelBpeTokenizer>(
-      std::move(vocab), merges, std::move(pretok), pre_type->ignore_merges));
+  return std::unique_ptr<Tokenizer>(
+      std::make_unique<ByteLevelBpeTokenizer>(std::move(vocab), merges, std::move(pretok), pre_type->ignore_merges));
 }
 
 }  // namespace

@@ -66,8 +66,7 @@ class HfParser {
     const json* v = Member(model, "vocab");
     if (v == nullptr || !v->is_object()) return Fail("missing model.vocab object");
     for (auto it = v->begin(); it != v->end(); ++it) {
-      if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-          it.value().get<int64_t>() >= kMaxVocab) {
+      if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= kMaxVocab) {
         return Fail("model.vocab['" + it.key() + "'] is not a token id");
       }
       const auto id = static_cast<size_t>(it.value().get<int64_t>());
@@ -87,8 +86,8 @@ class HfParser {
     for (const json& t : *added) {
       const json* id_v = Member(t, "id");
       const json* content = Member(t, "content");
-      if (!id_v || !id_v->is_number_integer() || !content || !content->is_string() ||
-          id_v->get<int64_t>() < 0 || id_v->get<int64_t>() >= kMaxVocab) {
+      if (!id_v || !id_v->is_number_integer() || !content || !content->is_string() || id_v->get<int64_t>() < 0 ||
+          id_v->get<int64_t>() >= kMaxVocab) {
         return Fail("an added_tokens entry lacks an integer id or a content string");
       }
       const auto id = static_cast<size_t>(id_v->get<int64_t>());
@@ -273,8 +272,7 @@ bool ReadFile(const std::filesystem::path& path, std::string* out) {
 }  // namespace
 
 Expected<std::unique_ptr<Tokenizer>> Tokenizer::FromHfJsonText(std::string_view tokenizer_json,
-                                                               std::string_view config_json,
-                                                               const std::string& label) {
+                                                               std::string_view config_json, const std::string& label) {
   return Build(tokenizer_json, config_json, label, label + " (tokenizer_config.json)");
 }
 

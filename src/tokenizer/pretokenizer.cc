@@ -15,13 +15,12 @@ class RegexSplitter {
     // MATCH_INVALID_UTF: the input may hold invalid UTF-8 (byte-level BPE must still encode it);
     // invalid bytes then match nothing and end up in gaps, which become pieces of their own.
     pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err,
-                                     &err_offset, nullptr);
+                                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &err_offset, nullptr);
     if (code == nullptr) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof(msg));
-      return BadInput("pre-tokenizer regex does not compile at offset " + std::to_string(err_offset) +
-                      ": " + reinterpret_cast<const char*>(msg));
+      return BadInput("pre-tokenizer regex does not compile at offset " + std::to_string(err_offset) + ": " +
+                      reinterpret_cast<const char*>(msg));
     }
     // JIT is optional: pcre2_match falls back to the interpreter when it is unavailable.
     pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);

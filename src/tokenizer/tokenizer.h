@@ -31,8 +31,7 @@ class Tokenizer {
   // FromHfDir over file contents already in memory (fuzz target, tests). config_json is the
   // tokenizer_config.json text, empty when there is none; label names the source in errors.
   static Expected<std::unique_ptr<Tokenizer>> FromHfJsonText(std::string_view tokenizer_json,
-                                                             std::string_view config_json,
-                                                             const std::string& label);
+                                                             std::string_view config_json, const std::string& label);
 
   // Text -> ids. add_bos: prepend BOS (callers pass add_bos_default() for the model's convention).
   virtual std::vector<int32_t> Encode(std::string_view text, bool add_bos, bool parse_special = true) const = 0;

@@ -58,9 +58,8 @@ SpecialTokenSplitter::SpecialTokenSplitter(const Vocab& vocab) : vocab_(&vocab) 
       by_length_.push_back(id);
     }
   }
-  std::stable_sort(by_length_.begin(), by_length_.end(), [&](int32_t a, int32_t b) {
-    return vocab.tokens[a].size() > vocab.tokens[b].size();
-  });
+  std::stable_sort(by_length_.begin(), by_length_.end(),
+                   [&](int32_t a, int32_t b) { return vocab.tokens[a].size() > vocab.tokens[b].size(); });
 }
 
 std::vector<Fragment> SpecialTokenSplitter::Split(std::string_view text, bool parse_special) const {

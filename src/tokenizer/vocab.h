@@ -19,9 +19,9 @@ enum TokenAttr : uint8_t {
   kAttrControl = 1 << 2,      // HF added token with special=true; GGUF token_type 3
   kAttrUserDefined = 1 << 3,  // HF added token with special=false; GGUF token_type 4
   kAttrUnused = 1 << 4,
-  kAttrByte = 1 << 5,         // <0xNN> byte-fallback token; GGUF token_type 6
-  kAttrLstrip = 1 << 6,       // eat whitespace left of the token when matching it in text
-  kAttrRstrip = 1 << 7,       // ... and right of it
+  kAttrByte = 1 << 5,    // <0xNN> byte-fallback token; GGUF token_type 6
+  kAttrLstrip = 1 << 6,  // eat whitespace left of the token when matching it in text
+  kAttrRstrip = 1 << 7,  // ... and right of it
 };
 
 // GGUF tokenizer.ggml.token_type values (llama.h: LLAMA_TOKEN_TYPE_*).

@@ -25,7 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char* kSections[] = {"verdict", "memory", "curves", "attention", "sensitivity", "probes", "worst-cases", "run-info"};
+const char* kSections[] = {"verdict",     "memory", "curves",      "attention",
+                           "sensitivity", "probes", "worst-cases", "run-info"};
 
 fs::path ArtifactsDir() {
   const char* env = std::getenv("KVAUDIT_TEST_ARTIFACTS");
@@ -85,11 +86,13 @@ bool Matches(const json& v, const std::string& format, const std::string& text, 
 class ReportBrowserTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(AuditDir().empty()) << "KVAUDIT_REPORT_AUDIT is not set: run these tests through ctest (fixture ReportBrowserAudit)";
+    ASSERT_FALSE(AuditDir().empty())
+        << "KVAUDIT_REPORT_AUDIT is not set: run these tests through ctest (fixture ReportBrowserAudit)";
     ASSERT_TRUE(fs::exists(AuditDir() / "results.json")) << "the fixture audit did not finish: " << AuditDir();
     std::string error;
     browser_ = HeadlessChromium::Launch(&error);
-    ASSERT_NE(browser_, nullptr) << "headless Chromium did not start (CI needs it; scripts/setup.sh installs it): " << error;
+    ASSERT_NE(browser_, nullptr) << "headless Chromium did not start (CI needs it; scripts/setup.sh installs it): "
+                                 << error;
     page_ = AuditDir() / "report.html";
     ASSERT_TRUE(fs::exists(page_)) << "kvaudit audit did not write " << page_;
     const Status loaded = browser_->Navigate("file://" + fs::absolute(page_).string());
@@ -106,7 +109,8 @@ TEST_F(ReportBrowserTest, LoadsOfflineWithoutErrorsAndEverySectionIsThere) {
     EXPECT_TRUE(url.rfind("file://", 0) == 0 || url.rfind("data:", 0) == 0) << "the page requested " << url;
   }
   const Expected<json> refs = browser_->Evaluate(
-      "Array.from(document.querySelectorAll('[src],[href]')).map(e => e.getAttribute('src') || e.getAttribute('href'))");
+      "Array.from(document.querySelectorAll('[src],[href]')).map(e => e.getAttribute('src') || "
+      "e.getAttribute('href'))");
   ASSERT_TRUE(refs.ok()) << refs.error().message;
   for (const json& r : *refs) EXPECT_EQ(r.get<std::string>().rfind("http", 0), std::string::npos) << r;
   const std::string html = ReadFile(page_.string());
@@ -173,7 +177,8 @@ TEST_F(ReportBrowserTest, ChartsDrawTheResultsPointForPoint) {
   const json rec = ReadJson(AuditDir() / "recommend" / "results.json");
   ASSERT_TRUE(rec["recommended"].is_object());
   const Expected<json> star = browser_->Evaluate(
-      "Array.from(document.querySelectorAll('#sensitivity [data-mark=\"recommended\"]')).map(e => e.getAttribute('data-label'))");
+      "Array.from(document.querySelectorAll('#sensitivity [data-mark=\"recommended\"]')).map(e => "
+      "e.getAttribute('data-label'))");
   ASSERT_TRUE(star.ok());
   ASSERT_EQ(star->size(), 1u);
   EXPECT_EQ((*star)[0], rec["recommended"]["spec"]);

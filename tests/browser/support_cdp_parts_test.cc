@@ -18,9 +18,13 @@ using nlohmann::json;
 std::vector<uint8_t> Bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
 TEST(Base64, Rfc4648TestVectors) {  // RFC 4648 section 10
-  const std::vector<std::pair<std::string, std::string>> vectors = {
-      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
-      {"foobar", "Zm9vYmFy"}};
+  const std::vector<std::pair<std::string, std::string>> vectors = {{"", ""},
+                                                                    {"f", "Zg=="},
+                                                                    {"fo", "Zm8="},
+                                                                    {"foo", "Zm9v"},
+                                                                    {"foob", "Zm9vYg=="},
+                                                                    {"fooba", "Zm9vYmE="},
+                                                                    {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(Base64Encode(Bytes(plain)), encoded);
     const auto decoded = Base64Decode(encoded);
@@ -47,16 +51,16 @@ TEST(Base64, RejectsDamagedText) {
 }
 
 TEST(PngInfo, ReadsTheIhdrSize) {
-  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
-                              0, 0, 0x05, 0x00,  // width 1280
-                              0, 0, 0x0B, 0xB8,  // height 3000
-                              8, 6, 0, 0, 0};
+  std::vector<uint8_t> png = {0x89, 'P', 'N',  'G',  0x0D, 0x0A, 0x1A, 0x0A, 0,    0,
+                              0,    13,  'I',  'H',  'D',  'R',  0,    0,    0x05, 0x00,  // width 1280
+                              0,    0,   0x0B, 0xB8,                                      // height 3000
+                              8,    6,   0,    0,    0};
   const auto size = ReadPngSize(png);
   ASSERT_TRUE(size.has_value());
   EXPECT_EQ(size->width, 1280u);
   EXPECT_EQ(size->height, 3000u);
   png[1] = 'Q';
-  EXPECT_FALSE(ReadPngSize(png).has_value());                       // not the signature
+  EXPECT_FALSE(ReadPngSize(png).has_value());                                                  // not the signature
   EXPECT_FALSE(ReadPngSize(std::vector<uint8_t>(png.begin(), png.begin() + 20)).has_value());  // cut short
 }
 

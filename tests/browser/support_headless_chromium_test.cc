@@ -113,20 +113,23 @@ Expected<json> PixelsOf(HeadlessChromium& browser, const fs::path& png, const js
       "new Promise((done, fail) => { const img = new Image();"
       " img.onload = () => { const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;"
       " const g = c.getContext('2d'); g.drawImage(img, 0, 0);"
-      " done({w: img.width, h: img.height, px: " + points.dump() +
+      " done({w: img.width, h: img.height, px: " +
+      points.dump() +
       ".map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data))}); };"
       " img.onerror = () => fail(new Error('the PNG did not decode'));"
-      " img.src = 'data:image/png;base64," + Base64Encode(ReadBytes(png)) + "'; })");
+      " img.src = 'data:image/png;base64," +
+      Base64Encode(ReadBytes(png)) + "'; })");
 }
 
 TEST(HeadlessChromium, ElementScreenshotIsTheElementInPageCoordinates) {
   const fs::path dir = MakeTempDir("browser");
   // The box lies below the first viewport and off the left edge, on white: a clip taken in
   // viewport coordinates, or off by a scroll, would show white at its corners.
-  const std::string url = WriteFile(
-      dir, "box.html",
-      Page("", "<div style=\"height: 2000px\"></div><div id=\"box\" style=\"margin-left: 100px; width: 200px;"
-               " height: 120px; background: rgb(0, 128, 255)\"></div><div style=\"height: 2000px\"></div>"));
+  const std::string url =
+      WriteFile(dir, "box.html",
+                Page("",
+                     "<div style=\"height: 2000px\"></div><div id=\"box\" style=\"margin-left: 100px; width: 200px;"
+                     " height: 120px; background: rgb(0, 128, 255)\"></div><div style=\"height: 2000px\"></div>"));
   auto browser = LaunchChromiumOrFail();
   ASSERT_NE(browser, nullptr);
   ASSERT_TRUE(browser->Navigate(url).ok());
@@ -147,10 +150,11 @@ TEST(HeadlessChromium, ElementScreenshotIsTheElementInPageCoordinates) {
 
 TEST(HeadlessChromium, ConsoleErrorsAndAssertsAreRecordedWithTheirText) {
   const fs::path dir = MakeTempDir("browser");
-  const std::string url = WriteFile(
-      dir, "console.html",
-      Page("", "<script>console.log('fine'); console.warn('only a warning');\n"
-               "console.error('the report broke', 42); console.assert(1 === 2, 'one is not two');</script>"));
+  const std::string url =
+      WriteFile(dir, "console.html",
+                Page("",
+                     "<script>console.log('fine'); console.warn('only a warning');\n"
+                     "console.error('the report broke', 42); console.assert(1 === 2, 'one is not two');</script>"));
   auto browser = LaunchChromiumOrFail();
   ASSERT_NE(browser, nullptr);
   ASSERT_TRUE(browser->Navigate(url).ok());
@@ -164,10 +168,10 @@ TEST(HeadlessChromium, ConsoleErrorsAndAssertsAreRecordedWithTheirText) {
 
 TEST(HeadlessChromium, UncaughtExceptionsAreRecorded) {
   const fs::path dir = MakeTempDir("browser");
-  const std::string url =
-      WriteFile(dir, "throw.html",
-                Page("", "<script>Promise.reject(new Error('never handled'));</script>"
-                         "<script>throw new Error('kaboom');</script><p id=\"after\">still here</p>"));
+  const std::string url = WriteFile(dir, "throw.html",
+                                    Page("",
+                                         "<script>Promise.reject(new Error('never handled'));</script>"
+                                         "<script>throw new Error('kaboom');</script><p id=\"after\">still here</p>"));
   auto browser = LaunchChromiumOrFail();
   ASSERT_NE(browser, nullptr);
   ASSERT_TRUE(browser->Navigate(url).ok());
@@ -182,8 +186,7 @@ TEST(HeadlessChromium, UncaughtExceptionsAreRecorded) {
 TEST(HeadlessChromium, HttpRequestIsSeenAndItsFailureReported) {
   const fs::path dir = MakeTempDir("browser");
   // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
-  const std::string url =
-      WriteFile(dir, "remote.html", Page("", "<img alt=\"\" src=\"http://127.0.0.1:9/x.png\">"));
+  const std::string url = WriteFile(dir, "remote.html", Page("", "<img alt=\"\" src=\"http://127.0.0.1:9/x.png\">"));
   auto browser = LaunchChromiumOrFail();
   ASSERT_NE(browser, nullptr);
   ASSERT_TRUE(browser->Navigate(url).ok());
@@ -257,8 +260,9 @@ TEST(HeadlessChromium, MissingBinaryFailsWithAClearMessage) {
   ScopedEnv env("KVAUDIT_CHROMIUM", "/nonexistent/chromium");
   std::string error;
   EXPECT_EQ(HeadlessChromium::Launch(&error), nullptr);
-  EXPECT_EQ(error, "cannot launch headless chromium: chromium not found: /nonexistent/chromium is not an executable"
-                   " file (from $KVAUDIT_CHROMIUM); install Debian's package chromium (scripts/setup.sh)");
+  EXPECT_EQ(error,
+            "cannot launch headless chromium: chromium not found: /nonexistent/chromium is not an executable"
+            " file (from $KVAUDIT_CHROMIUM); install Debian's package chromium (scripts/setup.sh)");
 }
 
 TEST(HeadlessChromium, BinaryThatIsNoBrowserFailsFast) {

@@ -29,7 +29,8 @@ TEST(HtmlStrict, CleanPageWithSvgStyleAndScriptHasNoErrors) {
       "<main><h1>KV &amp; cache</h1><p>one<p>two (optional end tags omitted)\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 100 50\" role=\"img\" aria-labelledby=\"t1\">\n"
       "<title id=\"t1\">a chart</title><g class=\"bars\"><path d=\"M0 0L10 10\" stroke=\"black\"/>\n"
-      "<rect x=\"1\" y=\"2\" width=\"3\" height=\"4\"/><text x=\"5\" y=\"9\" text-anchor=\"end\">a &lt; b</text></g></svg>\n"
+      "<rect x=\"1\" y=\"2\" width=\"3\" height=\"4\"/><text x=\"5\" y=\"9\" text-anchor=\"end\">a &lt; "
+      "b</text></g></svg>\n"
       "<table><thead><tr><th>k<th>v<tbody><tr><td>1<td>2</table><br><img src=\"x.png\" alt=\"\"></main>\n"
       "<script>const s = '</p><div>'; if (1 < 2 && 3 > 2) document.body.dataset.ok = s;</script>\n"
       "</body>\n</html>\n";

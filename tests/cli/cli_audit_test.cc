@@ -19,9 +19,10 @@ using testing::RunCli;
 
 const std::string kModelData = "--model " + testing::BundledModelDir().string() + " --data " +
                                (testing::RepoDir() / "data" / "eval-docs.jsonl").string();
-const std::string kArgs = "audit " + kModelData +
-                          " --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --ctx 256 --windows 2 --calib-windows 2 --lengths 128 "
-                          "--attn-samples 4 --threads 2 ";
+const std::string kArgs =
+    "audit " + kModelData +
+    " --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --ctx 256 --windows 2 --calib-windows 2 --lengths 128 "
+    "--attn-samples 4 --threads 2 ";
 
 nlohmann::json Results(const fs::path& dir) {
   return nlohmann::json::parse(ReadFile((dir / "results.json").string()), nullptr, false);
@@ -60,7 +61,7 @@ TEST(AuditCliTest, VerdictBlockResultsGateAgreementAndResume) {
   EXPECT_EQ(j["recommend"]["budget_bytes_per_token"], 1800);
   const nlohmann::json rec = Results(out / "recommend");
   EXPECT_EQ(rec["kind"], "recommend");
-  EXPECT_EQ(rec["held_out"]["first_window"], 0);  // verified on the audit's own windows
+  EXPECT_EQ(rec["held_out"]["first_window"], 0);     // verified on the audit's own windows
   EXPECT_EQ(rec["calibration"]["first_window"], 2);  // calibrated on the next ones
   for (const char* f : {"gate.xml", "summary.md", "eval/results.json", "probe/results.json"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;

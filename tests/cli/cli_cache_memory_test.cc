@@ -87,7 +87,8 @@ TEST(CliCacheMemoryTest, ShortGenerateHoldsOneChunkOfCache) {
   const auto f32 = RunCli("generate" + model + " --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --threads 2");
   ASSERT_EQ(f32.exit_code, 0) << f32.err;
   EXPECT_DOUBLE_EQ(HeldMib(f32.err), 2.0) << f32.err;
-  const auto q4 = RunCli("generate" + model + " --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --kv k=q4_0,v=q4_0");
+  const auto q4 =
+      RunCli("generate" + model + " --prompt 'def fibonacci(n):' --max-tokens 16 --temp 0 --kv k=q4_0,v=q4_0");
   ASSERT_EQ(q4.exit_code, 0) << q4.err;
   EXPECT_DOUBLE_EQ(HeldMib(q4.err), 0.28) << q4.err;
 }

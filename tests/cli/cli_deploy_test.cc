@@ -58,8 +58,8 @@ TEST(CliDeployTest, JsonHasEveryEngineWithItsSettingsAndMemory) {
   EXPECT_EQ(o["approximations"][0], "k=q8_0,v=q8_0");
   EXPECT_EQ(o["settings_for"], "k=q8_0,v=q8_0");
   for (const auto& e : j["engines"]) {
-    for (const char* key : {"why_not", "command_example", "measure_spec", "notes", "applies_to", "kv_gib_at_target",
-                            "memory_layout"}) {
+    for (const char* key :
+         {"why_not", "command_example", "measure_spec", "notes", "applies_to", "kv_gib_at_target", "memory_layout"}) {
       EXPECT_TRUE(e.contains(key)) << e["engine"] << " lacks " << key;
     }
   }
@@ -68,7 +68,8 @@ TEST(CliDeployTest, JsonHasEveryEngineWithItsSettingsAndMemory) {
 TEST(CliDeployTest, BadInputIsOneLineAndExitTwo) {
   ExpectOneLineError(RunCli("deploy " + kModel + "--kv k=q9_0,v=q4_0"), "unknown format 'q9_0'");
   ExpectOneLineError(RunCli("deploy " + kModel), "deploy needs --kv");
-  ExpectOneLineError(RunCli("deploy " + kModel + "--kv \"k=q8_0,v=q8_0;layers=9:k=f16\""), "outside the model's 8 layers");
+  ExpectOneLineError(RunCli("deploy " + kModel + "--kv \"k=q8_0,v=q8_0;layers=9:k=f16\""),
+                     "outside the model's 8 layers");
   ExpectOneLineError(RunCli("deploy " + kModel + "--kv k=q8_0,v=q8_0 --ctx 100000"), "exceeds the model's context");
   ExpectOneLineError(RunCli("deploy --model /nonexistent/model --kv k=q8_0,v=q8_0"), "/nonexistent/model");
 }

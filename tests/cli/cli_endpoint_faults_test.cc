@@ -90,7 +90,8 @@ TEST_F(CliEndpointFaultsTest, PersistentFaultsAreOneLineAndExit2) {
     const auto r = RunCli(kProbe + Via(proxy) + "--out " + out.string(), 300);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-    EXPECT_NE(r.err.find("http://127.0.0.1:" + std::to_string(proxy.port()) + "/v1/completions"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("http://127.0.0.1:" + std::to_string(proxy.port()) + "/v1/completions"), std::string::npos)
+        << r.err;
     EXPECT_NE(r.err.find(cases[i].says), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out / "results.json"));
   }

@@ -59,7 +59,8 @@ class CliEndpointWeightlessTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete base_, delete q4_, delete dir_; }
   static std::string Remote() {
-    return " --baseline-endpoint base=" + Url(*base_) + " --endpoint q4=" + Url(*q4_) + " --retries 2 --request-timeout 60 ";
+    return " --baseline-endpoint base=" + Url(*base_) + " --endpoint q4=" + Url(*q4_) +
+           " --retries 2 --request-timeout 60 ";
   }
   static std::string Weightless() { return " --model " + (*dir_ / "model").string(); }
   static std::string Full() { return " --model " + testing::BundledModelDir().string(); }
@@ -118,7 +119,6 @@ TEST_F(CliEndpointWeightlessTest, EvalThroughEndpointsNeedsNoWeights) {
   EXPECT_EQ(a["model_hash_kind"], "weights");
   EXPECT_EQ(b["model_hash"], c["model_hash"]);
   EXPECT_LT(b["run"]["peak_rss_mb"].get<double>(), a["run"]["peak_rss_mb"].get<double>());
-
 }
 
 // docs/decision.md "Gate": files of one hash kind are compared with each other and with --model's
@@ -145,9 +145,10 @@ TEST_F(CliEndpointWeightlessTest, GateComparesHashKindsLikeWithLike) {
   const std::string mixed = "gate --results " + local.string() + " --results " + eval.string() + " --policy " + policy;
   const auto refused = RunCli(mixed);
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
-  EXPECT_NE(refused.err.find(eval.string() + "/results.json (model_hash of its config+tokenizer) and " + local.string() +
-                             "/results.json (of its weights) cannot be compared"),
-            std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(eval.string() + "/results.json (model_hash of its config+tokenizer) and " +
+                             local.string() + "/results.json (of its weights) cannot be compared"),
+            std::string::npos)
+      << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   // ... with the full --model each matches it in its own kind (what stops the gate then is the
   // next rule: an in-process and a remote baseline are different baselines).
@@ -169,24 +170,27 @@ TEST_F(CliEndpointWeightlessTest, GateComparesHashKindsLikeWithLike) {
   const auto other = RunCli(remote + " --model " + edited.string());
   EXPECT_EQ(other.exit_code, 2) << other.err;
   EXPECT_NE(other.err.find("is from another model (model_hash "), std::string::npos) << other.err;
-  EXPECT_NE(other.err.find(" of its config+tokenizer, --model " + edited.string() + " is "), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find(" of its config+tokenizer, --model " + edited.string() + " is "), std::string::npos)
+      << other.err;
 }
 
 TEST_F(CliEndpointWeightlessTest, InProcessConfigurationWithoutWeightsIsOneLine) {
   ASSERT_TRUE(base_ && q4_);
   const std::string model = (*dir_ / "model").string();
-  const auto probe = RunCli("probe" + Weightless() + kProbe + Remote() + "--kv " + kQ4 + " --out " +
-                            (*dir_ / "mixed-probe").string(), 120);
+  const auto probe = RunCli(
+      "probe" + Weightless() + kProbe + Remote() + "--kv " + kQ4 + " --out " + (*dir_ / "mixed-probe").string(), 120);
   EXPECT_EQ(probe.exit_code, 2) << probe.err;
-  EXPECT_NE(probe.err.find(model + ": --kv " + kQ4 + " runs in-process and needs the weights"), std::string::npos) << probe.err;
+  EXPECT_NE(probe.err.find(model + ": --kv " + kQ4 + " runs in-process and needs the weights"), std::string::npos)
+      << probe.err;
   EXPECT_NE(probe.err.find("hint: "), std::string::npos) << probe.err;
   EXPECT_EQ(std::count(probe.err.begin(), probe.err.end(), '\n'), 1) << probe.err;
   // Eval with an in-process baseline and an endpoint: the baseline must run here.
-  const auto eval = RunCli("eval" + Weightless() + kEval + "--endpoint q4=" + Url(*q4_) + " --out " +
-                           (*dir_ / "mixed-eval").string(), 120);
+  const auto eval = RunCli(
+      "eval" + Weightless() + kEval + "--endpoint q4=" + Url(*q4_) + " --out " + (*dir_ / "mixed-eval").string(), 120);
   EXPECT_EQ(eval.exit_code, 2) << eval.err;
   EXPECT_NE(eval.err.find("the baseline k=f32,v=f32 (no --baseline-endpoint) runs in-process and needs the weights"),
-            std::string::npos) << eval.err;
+            std::string::npos)
+      << eval.err;
   EXPECT_EQ(std::count(eval.err.begin(), eval.err.end(), '\n'), 1) << eval.err;
 }
 

@@ -119,15 +119,16 @@ TEST(CliErrorsTest, ShardNamedInIndexButAbsent) {
 TEST(CliErrorsTest, TokenIdOutOfRange) {
   const fs::path dir = MakeTempDir("ids");
   WriteFile(dir / "ids.txt", "1 2 3 256 4");
-  ExpectCleanError(RunCli("score --model " + Fixture("golden/llama").string() + " --ids-file " + (dir / "ids.txt").string()),
-                   "256");
+  ExpectCleanError(
+      RunCli("score --model " + Fixture("golden/llama").string() + " --ids-file " + (dir / "ids.txt").string()), "256");
 }
 
 TEST(CliErrorsTest, EmptyTextFile) {
   const fs::path dir = MakeTempDir("empty");
   WriteFile(dir / "empty.txt", "");
-  ExpectCleanError(RunCli("score --model " + testing::BundledModelDir().string() + " --data " + (dir / "empty.txt").string()),
-                   "empty.txt");
+  ExpectCleanError(
+      RunCli("score --model " + testing::BundledModelDir().string() + " --data " + (dir / "empty.txt").string()),
+      "empty.txt");
 }
 
 TEST(CliErrorsTest, MissingModelPath) {

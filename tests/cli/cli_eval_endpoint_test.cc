@@ -25,8 +25,8 @@ using testing::RunCli;
 using testing::ServeProcess;
 
 const std::string kQ4 = "k=q4_0,v=q4_0";
-const std::string kEval = "eval --model " + testing::BundledModelDir().string() +
-                          " --data " + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+const std::string kEval = "eval --model " + testing::BundledModelDir().string() + " --data " +
+                          (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
                           " --ctx 512 --windows 2 --threads 2 --bootstrap 200 --restart ";
 
 std::string Url(const ServeProcess& s) { return "http://127.0.0.1:" + std::to_string(s.port()); }
@@ -55,12 +55,11 @@ class CliEvalEndpointTest : public ::testing::Test {
     q4_ = ServeProcess::Start({"--kv", kQ4}).release();
     dir_ = new fs::path(testing::MakeTempDir("eval-endpoint"));
     const auto r = RunCli(kEval + "--kv " + kQ4 + " --attn-samples 0 --out " + (*dir_ / "local").string() +
-                          " --jsonl " + (*dir_ / "local.jsonl").string(), 300);
+                              " --jsonl " + (*dir_ / "local.jsonl").string(),
+                          300);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  static void TearDownTestSuite() {
-    delete base_, delete q4_, delete dir_;
-  }
+  static void TearDownTestSuite() { delete base_, delete q4_, delete dir_; }
   static ServeProcess* base_;
   static ServeProcess* q4_;
   static fs::path* dir_;
@@ -86,7 +85,8 @@ void ExpectMatchesInProcess(const fs::path& dir, const fs::path& local_dir, bool
   EXPECT_EQ(remote_baseline, remote["baseline"].contains("endpoint"));
   ExpectExactEqual(lc["overall"], rc["overall"], "overall");
   ASSERT_EQ(lc["buckets"].size(), rc["buckets"].size());
-  for (size_t b = 0; b < lc["buckets"].size(); ++b) ExpectExactEqual(lc["buckets"][b], rc["buckets"][b], "bucket " + std::to_string(b));
+  for (size_t b = 0; b < lc["buckets"].size(); ++b)
+    ExpectExactEqual(lc["buckets"][b], rc["buckets"][b], "bucket " + std::to_string(b));
   const double exact = lc["overall"]["kld_mean"], bound = rc["overall"]["kld_mean"];
   EXPECT_GT(bound, 0.5 * exact);  // top-20 holds most of the divergence on this model
   EXPECT_LE(bound, exact);
@@ -94,7 +94,8 @@ void ExpectMatchesInProcess(const fs::path& dir, const fs::path& local_dir, bool
   ASSERT_EQ(a.size(), r.size());
   int below = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    for (const char* key : {"token", "nll_base", "nll", "dp", "top1", "top5_drop"}) EXPECT_EQ(a[i][key], r[i][key]) << i << key;
+    for (const char* key : {"token", "nll_base", "nll", "dp", "top1", "top5_drop"})
+      EXPECT_EQ(a[i][key], r[i][key]) << i << key;
     const double k_exact = a[i]["kld"][0], k_bound = r[i]["kld"][0];
     EXPECT_LE(k_bound, k_exact * (1 + 1e-9) + 1e-15) << i;
     below += k_bound < k_exact;
@@ -105,7 +106,8 @@ void ExpectMatchesInProcess(const fs::path& dir, const fs::path& local_dir, bool
 TEST_F(CliEvalEndpointTest, EndpointConfigurationAgainstInProcessBaseline) {
   ASSERT_TRUE(base_ && q4_);
   const fs::path out = *dir_ / "remote";
-  const auto r = RunCli(kEval + "--endpoint q4=" + Url(*q4_) + " --out " + out.string() + " --jsonl " + out.string() + ".jsonl", 300);
+  const auto r = RunCli(
+      kEval + "--endpoint q4=" + Url(*q4_) + " --out " + out.string() + " --jsonl " + out.string() + ".jsonl", 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("lower bound from the top 20"), std::string::npos) << r.out;
   ExpectMatchesInProcess(out, *dir_, false);
@@ -146,7 +148,8 @@ TEST_F(CliEvalEndpointTest, EveryPartRemote) {
   const fs::path out = *dir_ / "both";
   // --parallel 2: two windows in flight; records still in window order.
   const auto r = RunCli(kEval + "--baseline-endpoint base=" + Url(*base_) + " --endpoint q4=" + Url(*q4_) +
-                        " --parallel 2 --out " + out.string() + " --jsonl " + out.string() + ".jsonl", 300);
+                            " --parallel 2 --out " + out.string() + " --jsonl " + out.string() + ".jsonl",
+                        300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ExpectMatchesInProcess(out, *dir_, true);
   EXPECT_EQ(Results(out)["baseline"]["spec"], "base");

@@ -108,7 +108,8 @@ TEST(EvalCliTest, ResumeAfterCrashGivesIdenticalResultsAndMismatchIsRefused) {
 
   // Another configuration into the same directory: refused, the file untouched; --restart runs.
   const std::string before = ReadFile((a / "progress.jsonl").string());
-  const std::string other = "eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 256 --windows 3 --score-from 128 --out " + a.string();
+  const std::string other =
+      "eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 256 --windows 3 --score-from 128 --out " + a.string();
   const auto refused = RunCli(other);
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("configs"), std::string::npos) << refused.err;
@@ -126,7 +127,8 @@ TEST(EvalCliTest, FormatsOrderByBitsAtTheLogitsAndInEveryLayer) {
   const fs::path out = testing::MakeTempDir("eval-order");
   const auto r = RunCli("eval " + kModel +
                         "--kv k=f16,v=f16 --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --kv k=q4_0,v=q4_0,rot=1 --ctx 512 "
-                        "--windows 2 --attn-samples 16 --out " + out.string());
+                        "--windows 2 --attn-samples 16 --out " +
+                        out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = Results(out);
   ASSERT_EQ(j["configs"].size(), 4u);
@@ -156,7 +158,8 @@ TEST(EvalCliTest, FormatsOrderByBitsAtTheLogitsAndInEveryLayer) {
 // --json prints results.json on stdout (and nothing else there); the footer goes to stderr.
 TEST(EvalCliTest, JsonPrintsTheResultsDocument) {
   const fs::path out = testing::MakeTempDir("eval-json");
-  const auto r = RunCli("eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 128 --windows 1 --attn-samples 0 --bootstrap-seed 3 --json --out " +
+  const auto r = RunCli("eval " + kModel +
+                        "--kv k=q8_0,v=q8_0 --ctx 128 --windows 1 --attn-samples 0 --bootstrap-seed 3 --json --out " +
                         out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
@@ -202,12 +205,11 @@ TEST(EvalCliTest, FirstWindowSelectsLaterWindowsAndIsPartOfTheFingerprint) {
 TEST(EvalCliTest, BadFlagsExitTwoWithHint) {
   const fs::path out = testing::MakeTempDir("eval-bad");
   const std::string base = "eval " + kModel + "--ctx 256 --windows 1 --out " + out.string() + " ";
-  for (const std::string& flags : {std::string("--kv k=q4_0,v=q4_0 --score-from 255"),
-                                   std::string("--kv k=q4_0,v=q4_0 --buckets 64,16"),
-                                   std::string("--kv k=q4_0,v=q4_0 --kv k=q4_0,v=q4_0"),
-                                   std::string("--kv k=q9_9"), std::string(""),
-                                   std::string("--kv k=q4_0,v=q4_0 --seed 3"),  // eval's seed is --bootstrap-seed
-                                   std::string("--kv k=q4_0,v=q4_0 --kv-calib /nonexistent/calib.txt")}) {
+  for (const std::string& flags :
+       {std::string("--kv k=q4_0,v=q4_0 --score-from 255"), std::string("--kv k=q4_0,v=q4_0 --buckets 64,16"),
+        std::string("--kv k=q4_0,v=q4_0 --kv k=q4_0,v=q4_0"), std::string("--kv k=q9_9"), std::string(""),
+        std::string("--kv k=q4_0,v=q4_0 --seed 3"),  // eval's seed is --bootstrap-seed
+        std::string("--kv k=q4_0,v=q4_0 --kv-calib /nonexistent/calib.txt")}) {
     const auto r = RunCli(base + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find("hint"), std::string::npos) << flags << ": " << r.err;

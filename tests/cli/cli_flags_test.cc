@@ -46,14 +46,17 @@ TEST(CliFlagsTest, WithoutModelTheBundledModelIsUsedByItsRelativeNameAndSaidSo) 
 TEST(CliFlagsTest, WithoutModelElsewhereIsAnErrorWithAHint) {
   const fs::path dir = testing::MakeTempDir("no-model");
   ExpectOneLineError(RunCliIn(dir, "info"), {"--model not given", "models/kvq-code-16m", "hint: pass --model"});
-  ExpectOneLineError(RunCliIn(dir, "score " + kModel), {"--data not given", "data/eval-docs.jsonl", "hint: pass --data"});
+  ExpectOneLineError(RunCliIn(dir, "score " + kModel),
+                     {"--data not given", "data/eval-docs.jsonl", "hint: pass --data"});
   fs::remove_all(dir);
 }
 
 TEST(CliFlagsTest, WithoutDataTheBundledDocumentsAreUsedAndSaidSo) {
   const fs::path out = testing::MakeTempDir("default-data");
-  const CliResult r = RunCliIn(testing::RepoDir(), "eval " + kModel + "--kv k=q8_0,v=q8_0 --ctx 64 --windows 1 --attn-samples 0 "
-                                                   "--out " + out.string());
+  const CliResult r = RunCliIn(testing::RepoDir(), "eval " + kModel +
+                                                       "--kv k=q8_0,v=q8_0 --ctx 64 --windows 1 --attn-samples 0 "
+                                                       "--out " +
+                                                       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "kvaudit: --data not given: using the bundled eval documents data/eval-docs.jsonl\n");
   fs::remove_all(out);
@@ -62,7 +65,8 @@ TEST(CliFlagsTest, WithoutDataTheBundledDocumentsAreUsedAndSaidSo) {
 // --ctx above the model's context (4096 for the bundled model) is refused in every subcommand that
 // takes it, before anything runs.
 void ExpectCtxRefused(const std::string& command) {
-  ExpectOneLineError(RunCli(command + " --ctx 4097"), {"--ctx 4097 exceeds the model's context length 4096", "hint: use --ctx 4096"});
+  ExpectOneLineError(RunCli(command + " --ctx 4097"),
+                     {"--ctx 4097 exceeds the model's context length 4096", "hint: use --ctx 4096"});
 }
 
 TEST(CliFlagsTest, CtxAboveTheModelsContextIsRefusedByInfo) { ExpectCtxRefused("info " + kModel); }
@@ -84,7 +88,8 @@ TEST(CliFlagsTest, BadKvIsOneLineAndNothingOnStdout) {
   std::ofstream(dir / "bad.json") << R"({"k":"q3_x","v":"q4_0"})";
   const std::string data = " --data " + testing::Fixture("data/public-kld.txt").string();
   for (const std::string& kv : std::vector<std::string>{"k=q3_x,v=q4_0", "@" + (dir / "bad.json").string()}) {
-    for (const std::string& cmd : std::vector<std::string>{"info " + kModel, "generate " + kModel + "--prompt 'def f(x):' --max-tokens 4",
+    for (const std::string& cmd :
+         std::vector<std::string>{"info " + kModel, "generate " + kModel + "--prompt 'def f(x):' --max-tokens 4",
                                   "score " + kModel + data, "eval " + kModel + data + " --out " + (dir / "e").string(),
                                   "probe " + kModel + data + " --out " + (dir / "p").string()}) {
       const CliResult r = RunCli(cmd + " --kv " + kv);
@@ -124,7 +129,8 @@ TEST(CliFlagsTest, JsonIsOneDocumentForInfoAndFormats) {
 // bytes only; the seeds are named apart.
 TEST(CliFlagsTest, OldFlagNamesAreGone) {
   const std::string text = testing::Fixture("data/public-kld.txt").string();
-  for (const std::string& args : {"score " + kModel + "--text-file " + text, "eval " + kModel + "--kv k=q8_0,v=q8_0 --seed 2"}) {
+  for (const std::string& args :
+       {"score " + kModel + "--text-file " + text, "eval " + kModel + "--kv k=q8_0,v=q8_0 --seed 2"}) {
     const CliResult r = RunCli(args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
     EXPECT_NE(r.err.find("hint: run 'kvaudit "), std::string::npos) << args << ": " << r.err;

@@ -73,8 +73,8 @@ TEST(GateCliTest, ExitsOneWhenAnyFailsAndWritesJunitAndMarkdown) {
   ASSERT_EQ(doc.LoadFile(junit.c_str()), tinyxml2::XML_SUCCESS) << doc.ErrorStr();
   const tinyxml2::XMLElement* root = doc.FirstChildElement("testsuites");
   ASSERT_NE(root, nullptr);
-  EXPECT_EQ(root->IntAttribute("tests"), 6);     // per configuration: 2 buckets + needle rate
-  EXPECT_EQ(root->IntAttribute("failures"), 3);  // q4_0: both buckets and the needle rate
+  EXPECT_EQ(root->IntAttribute("tests"), 6);                           // per configuration: 2 buckets + needle rate
+  EXPECT_EQ(root->IntAttribute("failures"), 3);                        // q4_0: both buckets and the needle rate
   for (const auto& e : fs::directory_iterator(junit.parent_path())) {  // no temporary left behind
     EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
   }
@@ -130,12 +130,17 @@ TEST(GateCliTest, BadInputIsOneLineAndExitTwo) {
 TEST(GateCliTest, BundledModelQ8PassesAndQ4FailsEndToEnd) {
   const fs::path dir = testing::MakeTempDir("gate-e2e");
   const std::string model = testing::BundledModelDir().string();
-  const std::string common = "--model " + model + " --data " + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+  const std::string common = "--model " + model + " --data " +
+                             (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
                              " --threads 2 --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 ";
-  const auto eval = RunCli("eval " + common + "--ctx 256 --windows 2 --attn-samples 0 --out " + (dir / "eval").string(), 300);
+  const auto eval =
+      RunCli("eval " + common + "--ctx 256 --windows 2 --attn-samples 0 --out " + (dir / "eval").string(), 300);
   ASSERT_EQ(eval.exit_code, 0) << eval.err;
-  const auto probe = RunCli("probe " + common + "--family needle,drift --variant code --lengths 256 --depths 0,100 "
-                            "--drift-tokens 8 --out " + (dir / "probe").string(), 300);
+  const auto probe = RunCli("probe " + common +
+                                "--family needle,drift --variant code --lengths 256 --depths 0,100 "
+                                "--drift-tokens 8 --out " +
+                                (dir / "probe").string(),
+                            300);
   ASSERT_EQ(probe.exit_code, 0) << probe.err;
   std::ofstream(dir / "policy.toml") << "[fidelity]\nkld_mean_max = 0.005\n"
                                         "[probes.needle]\nrequired = true\ncache_induced_rate_max = 1.0\n"

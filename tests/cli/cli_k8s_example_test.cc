@@ -61,10 +61,12 @@ TEST(K8sExampleTest, ManifestsAgreeWithTheScripts) {
   EXPECT_NE(run.find("kvaudit: next round"), std::string::npos);
   EXPECT_NE(ReadFile((kExample / "merge.sh").string()).find("echo \"kvaudit: next round\""), std::string::npos);
   for (const auto& [yaml, script] : {std::pair{shards, "shard.sh"}, std::pair{merge, "merge.sh"}}) {
-    EXPECT_NE(yaml.find(std::string("command: [\"/opt/kvaudit/examples/k8s/") + script + "\"]"), std::string::npos) << script;
+    EXPECT_NE(yaml.find(std::string("command: [\"/opt/kvaudit/examples/k8s/") + script + "\"]"), std::string::npos)
+        << script;
     EXPECT_TRUE(fs::exists(kExample / script));
     const std::string audit_dir = EnvValue(yaml, "AUDIT_DIR");
-    EXPECT_NE(yaml.find("mountPath: " + audit_dir + "}"), std::string::npos) << "AUDIT_DIR " << audit_dir << " is not a volume";
+    EXPECT_NE(yaml.find("mountPath: " + audit_dir + "}"), std::string::npos)
+        << "AUDIT_DIR " << audit_dir << " is not a volume";
   }
 }
 
@@ -72,7 +74,8 @@ TEST(K8sExampleTest, ManifestsAgreeWithTheScripts) {
 // after the other, then the merge, until the merge prints `kvaudit: finished`.
 TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
   const std::string flags = "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 --budget 1800";
-  const std::string env = "KVAUDIT=" + testing::KvauditBinary().string() + " MODEL=" + testing::BundledModelDir().string() +
+  const std::string env = "KVAUDIT=" + testing::KvauditBinary().string() +
+                          " MODEL=" + testing::BundledModelDir().string() +
                           " DATA=" + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " THREADS=2" +
                           " AUDIT_FLAGS='" + flags + "' SHARDS=2 AUDIT_DIR=";
   const fs::path root = testing::MakeTempDir("k8s-audit");
@@ -81,7 +84,8 @@ TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
     ++rounds;
     for (int i = 0; i < 2; ++i) {
       const auto r = testing::RunShell("JOB_COMPLETION_INDEX=" + std::to_string(i) + " " + env + root.string() + " " +
-                                       (kExample / "shard.sh").string(), 300);
+                                           (kExample / "shard.sh").string(),
+                                       300);
       ASSERT_EQ(r.exit_code, 0) << r.err;
       EXPECT_NE(r.out.find("shard " + std::to_string(i) + "/2: "), std::string::npos) << r.out;
     }

@@ -37,20 +37,24 @@ TEST(CliKernelPath, InfoReportsTheForcedPathAndTheSupportedOnes) {
     const CliResult text = RunWithIsa(IsaName(isa), "info" + kModel);
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find(std::string("kernels: ") + IsaName(isa) + " (chosen at run time, forced by KVAUDIT_ISA"),
-              std::string::npos) << text.out;
+              std::string::npos)
+        << text.out;
   }
   const CliResult best = RunWithIsa("", "info" + kModel);
   ASSERT_EQ(best.exit_code, 0) << best.err;
-  EXPECT_NE(best.out.find(std::string("kernels: ") + IsaName(BestSupportedIsa()) + " (chosen at run time; this CPU runs "),
-            std::string::npos) << best.out;
+  EXPECT_NE(
+      best.out.find(std::string("kernels: ") + IsaName(BestSupportedIsa()) + " (chosen at run time; this CPU runs "),
+      std::string::npos)
+      << best.out;
 }
 
 TEST(CliKernelPath, UnknownPathIsOneLineAndExit2) {
   const CliResult r = RunWithIsa("avx1024", "formats");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.out.empty()) << r.out;
-  EXPECT_EQ(r.err, "kvaudit: error: KVAUDIT_ISA=avx1024: unknown kernel path; hint: use avx512, avx2 or portable, "
-                   "or unset it to pick the CPU's best\n");
+  EXPECT_EQ(r.err,
+            "kvaudit: error: KVAUDIT_ISA=avx1024: unknown kernel path; hint: use avx512, avx2 or portable, "
+            "or unset it to pick the CPU's best\n");
 }
 
 // A quantized cache too, so the row codecs' kernels run (k=q4_0 through the llama.cpp emulation).
@@ -62,8 +66,8 @@ TEST(CliKernelPath, ScoreGivesTheSameNllOnEveryPath) {
   }
   std::string first;
   for (Isa isa : SupportedIsas()) {
-    const CliResult r = RunWithIsa(IsaName(isa), "score" + kModel + " --data " + text +
-                                                     " --ctx 128 --kv 'k=q4_0,v=q8_0,engine=llama.cpp' --json");
+    const CliResult r = RunWithIsa(
+        IsaName(isa), "score" + kModel + " --data " + text + " --ctx 128 --kv 'k=q4_0,v=q8_0,engine=llama.cpp' --json");
     ASSERT_EQ(r.exit_code, 0) << IsaName(isa) << ": " << r.err;
     nlohmann::json j = nlohmann::json::parse(r.out);
     j.erase("run");  // provenance: timestamps and the machine block differ

@@ -158,14 +158,18 @@ TEST(MergeCliTest, AShardKilledMidRunResumesAndMergesToTheSameResults) {
   ExpectRefused(Merge({s0, s1}, merged), {"shard 0/2", s0.string(), "has not finished", "--partial"});
   // merge --partial reads the killed shard's journal without touching it, a torn last line included
   // (what a shard still running may show), and says what the results hold.
-  { std::ofstream torn(s0 / "progress.jsonl", std::ios::app); torn << "{\"window\": 7, \"tok"; }
+  {
+    std::ofstream torn(s0 / "progress.jsonl", std::ios::app);
+    torn << "{\"window\": 7, \"tok";
+  }
   const std::string journal = ReadFile((s0 / "progress.jsonl").string());
   const fs::path partial = testing::MakeTempDir("merge-kill-partial");
   const auto p = RunCli("merge --partial " + s0.string() + " " + s1.string() + " --out " + partial.string());
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(ReadFile((s0 / "progress.jsonl").string()), journal);
   EXPECT_NE(p.out.find("partial: " + std::to_string(recorded + 4) + " of 8 windows (shards finished 1; unfinished 0)"),
-            std::string::npos) << p.out;
+            std::string::npos)
+      << p.out;
   const nlohmann::json pj = nlohmann::json::parse(ReadFile((partial / "results.json").string()));
   EXPECT_EQ(pj["partial"]["recorded"], recorded + 4);
   EXPECT_EQ(pj["partial"]["total"], 8);
@@ -246,8 +250,8 @@ TEST(MergeCliTest, APartialProbeMergeHoldsTheFinishedShardsProbes) {
   const fs::path page = out / "report.md";
   const auto r = RunCli("report " + out.string() + " --format md --out " + page.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string note = "partial merge: " + pj["partial"]["recorded"].dump() + " of " + pj["partial"]["total"].dump() +
-                           " probe units of a 2-shard run; shards missing: 0.";
+  const std::string note = "partial merge: " + pj["partial"]["recorded"].dump() + " of " +
+                           pj["partial"]["total"].dump() + " probe units of a 2-shard run; shards missing: 0.";
   EXPECT_NE(ReadFile(page.string()).find(note), std::string::npos) << ReadFile(page.string());
 }
 
@@ -257,7 +261,8 @@ std::string RunRound(const std::string& job, const std::vector<fs::path>& dirs, 
   const int n = static_cast<int>(dirs.size());
   for (int i = 0; i < n; ++i) {
     const std::string shard = std::to_string(i) + "/" + std::to_string(n);
-    const auto r = RunCli(job + "--shard " + shard + " --merged " + merged.string() + " --out " + dirs[i].string(), 300);
+    const auto r =
+        RunCli(job + "--shard " + shard + " --merged " + merged.string() + " --out " + dirs[i].string(), 300);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("shard " + shard + ": "), std::string::npos) << r.out;
     EXPECT_TRUE(ManifestFinished(dirs[i]));
@@ -277,23 +282,32 @@ TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRu
   ASSERT_EQ(RunCli(job + "--out " + whole.string()).exit_code, 0);
   const std::vector<fs::path> dirs = {testing::MakeTempDir("merge-sens-0"), testing::MakeTempDir("merge-sens-1")};
   const fs::path merged = testing::MakeTempDir("merge-sens-merged");
-  EXPECT_NE(RunRound(job, dirs, merged).find("(proxy 3 windows) -> " + merged.string() + "; next: run the same shard "
-                                             "commands again with --merged"), std::string::npos);
+  EXPECT_NE(RunRound(job, dirs, merged)
+                .find("(proxy 3 windows) -> " + merged.string() +
+                      "; next: run the same shard "
+                      "commands again with --merged"),
+            std::string::npos);
   // Shard 0 in round 2, shard 1 still at round 1: merge says so.
   ASSERT_EQ(RunCli(job + "--shard 0/2 --merged " + merged.string() + " --out " + dirs[0].string()).exit_code, 0);
   ExpectRefused(Merge(dirs, merged), {"ran the stages \"auto\"", "ran \"proxy\"", "different rounds"});
-  EXPECT_NE(RunRound(job, dirs, merged).find("(auto 3 windows) -> " + merged.string() + "; finish with the same "
-                                             "kvaudit sensitivity command without --shard"), std::string::npos);
+  EXPECT_NE(RunRound(job, dirs, merged)
+                .find("(auto 3 windows) -> " + merged.string() +
+                      "; finish with the same "
+                      "kvaudit sensitivity command without --shard"),
+            std::string::npos);
   const auto idle = RunCli(job + "--shard 0/2 --merged " + merged.string() + " --out " + dirs[0].string());
   EXPECT_NE(idle.out.find("nothing left to shard"), std::string::npos) << idle.out;
   const auto fin = RunCli(job + "--json --out " + merged.string());
   ASSERT_EQ(fin.exit_code, 0) << fin.err;
   testing::ExpectSameResultsTree(merged, whole, 3);
-  ExpectRefused(RunCli(job + "--merged " + merged.string() + " --out " + dirs[0].string()), {"--merged", "without --shard"});
+  ExpectRefused(RunCli(job + "--merged " + merged.string() + " --out " + dirs[0].string()),
+                {"--merged", "without --shard"});
   // A round 2 against a merge of other windows is refused before anything is computed (--stage
   // full: its parts stage is not merged yet, so this is a second round).
-  const std::string other = "sensitivity " + kModel + "--ctx 256 --windows 2 --attn-samples 4 --formats q4_0 --stage full ";
-  ExpectRefused(RunCli(other + "--shard 0/2 --merged " + merged.string() + " --out " + testing::MakeTempDir("merge-sens-x").string()),
+  const std::string other =
+      "sensitivity " + kModel + "--ctx 256 --windows 2 --attn-samples 4 --formats q4_0 --stage full ";
+  ExpectRefused(RunCli(other + "--shard 0/2 --merged " + merged.string() + " --out " +
+                       testing::MakeTempDir("merge-sens-x").string()),
                 {"proxy/results.json", "is not the merged proxy stage of 2 windows"});
 }
 
@@ -303,7 +317,8 @@ TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRu
 // unsharded audit's verdicts, results (every stage's) and journals, but the run blocks and the
 // directory names.
 TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
-  const std::string job = "audit " + kModel + "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 "
+  const std::string job = "audit " + kModel +
+                          "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 "
                           "--budget 1800 ";
   const fs::path whole = testing::MakeTempDir("merge-audit-whole");
   const auto w = RunCli(job + "--out " + whole.string(), 300);
@@ -337,7 +352,8 @@ TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
   }
   EXPECT_EQ(verify_rounds, rounds - 3);
   for (const char* stage : {"eval", "probe", "recommend/sensitivity/proxy", "recommend/sensitivity/auto"}) {
-    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()))
+    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()),
+              ReadFile((whole / stage / "progress.jsonl").string()))
         << stage;
   }
   EXPECT_EQ(testing::ReplaceAll(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),

@@ -29,10 +29,11 @@ using testing::RunCli;
 using testing::ServeProcess;
 
 const std::string kQ4 = "k=q4_0,v=q4_0";
-const std::string kCommon = "--model " + testing::BundledModelDir().string() + " --data " +
-                            (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
-                            " --threads 2 --family needle,exact,constraint,variance --lengths 256,512 --depths 0,50,100 "
-                            "--samples 2 --variance-tokens 8 --restart ";
+const std::string kCommon =
+    "--model " + testing::BundledModelDir().string() + " --data " +
+    (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+    " --threads 2 --family needle,exact,constraint,variance --lengths 256,512 --depths 0,50,100 "
+    "--samples 2 --variance-tokens 8 --restart ";
 
 std::string Url(const ServeProcess& s) { return "http://127.0.0.1:" + std::to_string(s.port()); }
 
@@ -114,7 +115,8 @@ TEST_P(CliProbeEndpointParallelTest, TwoServersGiveTheInProcessOutcomes) {
   auto q4 = ServeProcess::Start({"--kv", kQ4, "--parallel", parallel});
   ASSERT_TRUE(base && q4);
   const fs::path out = testing::MakeTempDir("probe-remote");
-  const auto r = RunCli("probe " + kCommon + Remote(*base, *q4) + "--parallel " + parallel + " --out " + out.string(), 600);
+  const auto r =
+      RunCli("probe " + kCommon + Remote(*base, *q4) + "--parallel " + parallel + " --out " + out.string(), 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json local = Results(*in_process_), remote = Results(out);
   ASSERT_FALSE(remote.is_discarded());
@@ -177,9 +179,11 @@ TEST(CliProbeEndpointDriftTest, SamePathsAndALowerBoundKl) {
 }
 
 TEST_F(CliProbeEndpointTest, ParallelNeedsEveryPartRemote) {
-  const auto r = RunCli("probe " + kCommon + "--kv " + kQ4 + " --parallel 2 --out " + testing::MakeTempDir("probe-par").string());
+  const auto r =
+      RunCli("probe " + kCommon + "--kv " + kQ4 + " --parallel 2 --out " + testing::MakeTempDir("probe-par").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--parallel 2 needs the baseline and every configuration to be endpoints"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--parallel 2 needs the baseline and every configuration to be endpoints"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliProbeEndpointTest, KilledCandidateIsOneLineAndTheRerunResumesIdentically) {

@@ -55,9 +55,9 @@ TEST(ProbeCliTest, IdenticalConfigurationAttributesNothingToTheCache) {
   ASSERT_EQ(j["probes"].size(), 8u);
   int f32_rows = 0;
   for (const auto& row : j["probes"]) {
-    for (const char* key : {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass",
-                            "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p",
-                            "mcnemar_p_holm", "significant"}) {
+    for (const char* key :
+         {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass", "both_pass",
+          "cache_induced", "recovered", "both_fail", "mcnemar_p", "mcnemar_p_holm", "significant"}) {
       ASSERT_TRUE(row.contains(key)) << key;
     }
     EXPECT_GE(row["mcnemar_p_holm"].get<double>(), row["mcnemar_p"].get<double>());
@@ -129,13 +129,15 @@ TEST(ProbeCliTest, CustomProbesRunAndMalformedFilesStopBeforeAnything) {
                         << "\n\n"
                         << R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})"
                         << "\n";
-    std::ofstream(bad) << R"({"id": "a", "prompt": "x", "expected": "y"})" << "\n"
-                       << R"({"id": "b", "prompt": "x", "regex": "("})" << "\n"
+    std::ofstream(bad) << R"({"id": "a", "prompt": "x", "expected": "y"})"
+                       << "\n"
+                       << R"({"id": "b", "prompt": "x", "regex": "("})"
+                       << "\n"
                        << "not json\n";
   }
   const fs::path run_dir = out / "run";
-  const auto r = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --family custom --custom " + good.string() +
-                        " --out " + run_dir.string());
+  const auto r = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --family custom --custom " + good.string() + " --out " +
+                        run_dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = Results(run_dir);
   int n = 0;  // rows per length bucket (the prompt's length rounded up to a power of two)
@@ -146,7 +148,8 @@ TEST(ProbeCliTest, CustomProbesRunAndMalformedFilesStopBeforeAnything) {
   }
   EXPECT_EQ(n, 2);
   const fs::path bad_dir = out / "bad-run";
-  const auto e = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + bad.string() + " --out " + bad_dir.string());
+  const auto e =
+      RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + bad.string() + " --out " + bad_dir.string());
   EXPECT_EQ(e.exit_code, 2);
   EXPECT_NE(e.err.find("bad.jsonl:2:"), std::string::npos) << e.err;
   EXPECT_NE(e.err.find("bad.jsonl:3:"), std::string::npos) << e.err;
@@ -162,7 +165,8 @@ TEST(ProbeCliTest, EditedCustomProbeIsRefusedOnResume) {
   const std::string fib = R"({"id": "fib", "prompt": "def fibonacci(n):\n", )";
   const std::string imp = R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})";
   Write(probes, fib + R"("expected": "return", "max_tokens": 8})" + "\n" + imp + "\n");
-  const std::string args = "probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + probes.string() + " --out " + out.string();
+  const std::string args =
+      "probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + probes.string() + " --out " + out.string();
   const auto first = RunCli(args);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string journal = ReadFile((out / "progress.jsonl").string());
@@ -183,8 +187,10 @@ TEST(ProbeCliTest, EditedCustomProbeIsRefusedOnResume) {
 TEST(ProbeCliTest, ChangedCalibrationTextIsRefusedOnResume) {
   const fs::path dir = testing::MakeTempDir("probe-calib-edit");
   const fs::path calib = dir / "calib.txt", probes = dir / "probes.jsonl", out = dir / "run";
-  Write(calib, "def add(a, b):\n    return a + b\n\nclass Stack:\n    def push(self, x):\n        self.items.append(x)\n");
-  Write(probes, R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})" "\n");
+  Write(calib,
+        "def add(a, b):\n    return a + b\n\nclass Stack:\n    def push(self, x):\n        self.items.append(x)\n");
+  Write(probes, R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})"
+                "\n");
   const std::string args = "probe " + kModel + "--kv k=fp8_e4m3,v=fp8_e4m3,scale=calib --kv-calib " + calib.string() +
                            " --custom " + probes.string() + " --out " + out.string();
   const auto first = RunCli(args);
@@ -197,9 +203,10 @@ TEST(ProbeCliTest, ChangedCalibrationTextIsRefusedOnResume) {
 // --custom without --family runs the custom probes only (not every default family besides).
 TEST(ProbeCliTest, CustomFileAloneRunsOnlyTheCustomProbes) {
   const fs::path dir = testing::MakeTempDir("probe-custom-only");
-  Write(dir / "p.jsonl", R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})" "\n");
-  const auto r = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + (dir / "p.jsonl").string() + " --json --out " +
-                        (dir / "run").string());
+  Write(dir / "p.jsonl", R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})"
+                         "\n");
+  const auto r = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + (dir / "p.jsonl").string() +
+                        " --json --out " + (dir / "run").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);  // --json: the results document on stdout
   ASSERT_FALSE(j.is_discarded()) << r.out;
@@ -218,11 +225,14 @@ TEST(ProbeCliTest, CustomFileAloneRunsOnlyTheCustomProbes) {
 // --data nor falls back to the bundled documents (run from a directory that has none).
 TEST(ProbeCliTest, CustomOnlyRunNeedsNoHaystack) {
   const fs::path dir = testing::MakeTempDir("probe-custom-nodata");
-  Write(dir / "p.jsonl", R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})" "\n");
+  Write(dir / "p.jsonl", R"({"id": "imp", "prompt": "import os\nimport ", "regex": "^[a-z_]+", "max_tokens": 4})"
+                         "\n");
   const fs::path before = fs::current_path();
   fs::current_path(dir);
-  const auto r = RunCli("probe --model " + testing::BundledModelDir().string() + " --threads 2 --kv k=q8_0,v=q8_0 --custom p.jsonl --out run");
-  const auto needs = RunCli("probe --model " + testing::BundledModelDir().string() + " --kv k=q8_0,v=q8_0 --family needle --out run2");
+  const auto r = RunCli("probe --model " + testing::BundledModelDir().string() +
+                        " --threads 2 --kv k=q8_0,v=q8_0 --custom p.jsonl --out run");
+  const auto needs =
+      RunCli("probe --model " + testing::BundledModelDir().string() + " --kv k=q8_0,v=q8_0 --family needle --out run2");
   fs::current_path(before);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("--data not given"), std::string::npos) << r.err;
@@ -238,7 +248,8 @@ TEST(ProbeCliTest, CustomOnlyRunNeedsNoHaystack) {
 // A --variant that belongs to no selected family is an error naming the value and its family;
 // so is a family named in --family that gets none of the variants.
 TEST(ProbeCliTest, VariantOutsideTheSelectedFamiliesIsAnError) {
-  const std::string base = "probe " + kModel + "--kv k=q4_0,v=q4_0 --lengths 256 --out " + testing::MakeTempDir("probe-var").string();
+  const std::string base =
+      "probe " + kModel + "--kv k=q4_0,v=q4_0 --lengths 256 --out " + testing::MakeTempDir("probe-var").string();
   const auto other = RunCli(base + " --family needle --variant code,identifiers");
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("--variant identifiers belongs to exact"), std::string::npos) << other.err;

@@ -32,11 +32,15 @@ const SmallRuns& Runs() {
     SmallRuns r;
     r.root = MakeTempDir("report-cli");
     r.eval = r.root / "eval", r.probe = r.root / "probe";
-    const CliResult e = RunCli("eval " + kModel + "--kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --ctx 128 --windows 2 "
-                               "--attn-samples 2 --out " + r.eval.string());
+    const CliResult e = RunCli("eval " + kModel +
+                               "--kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --ctx 128 --windows 2 "
+                               "--attn-samples 2 --out " +
+                               r.eval.string());
     EXPECT_EQ(e.exit_code, 0) << e.err;
-    const CliResult p = RunCli("probe " + kModel + "--kv k=q4_0,v=q4_0 --family needle --lengths 128 --depths 0,50,100 "
-                               "--variant code --out " + r.probe.string());
+    const CliResult p = RunCli("probe " + kModel +
+                               "--kv k=q4_0,v=q4_0 --family needle --lengths 128 --depths 0,50,100 "
+                               "--variant code --out " +
+                               r.probe.string());
     EXPECT_EQ(p.exit_code, 0) << p.err;
     return r;
   }();

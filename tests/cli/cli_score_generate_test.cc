@@ -31,8 +31,8 @@ TEST(CliScoreTest, IdsFileOnModelWithoutTokenizerWritesJsonlAndSummary) {
     std::ofstream ids(dir / "ids.txt");
     for (int i = 0; i < 40; ++i) ids << (i * 37) % 256 << (i % 7 == 6 ? "\n" : " ");
   }
-  const auto r = RunCli("score --model " + Fixture("golden/llama").string() + " --ids-file " + (dir / "ids.txt").string() +
-                        " --jsonl " + (dir / "out.jsonl").string() + " --threads 2");
+  const auto r = RunCli("score --model " + Fixture("golden/llama").string() + " --ids-file " +
+                        (dir / "ids.txt").string() + " --jsonl " + (dir / "out.jsonl").string() + " --threads 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(LastLine(r.out), nullptr, false);
   ASSERT_FALSE(summary.is_discarded()) << r.out;
@@ -86,7 +86,8 @@ TEST(CliGenerateTest, GreedyIsIdenticalAcrossThreadCountsAndRuns) {
 }
 
 TEST(CliGenerateTest, SampledOutputIsReproducibleForASeed) {
-  const std::string args = "generate " + kModel + "--prompt 'import os' --max-tokens 32 --temp 0.8 --top-p 0.95 --top-k 40";
+  const std::string args =
+      "generate " + kModel + "--prompt 'import os' --max-tokens 32 --temp 0.8 --top-p 0.95 --top-k 40";
   const auto a = RunCli(args + " --seed 5");
   const auto b = RunCli(args + " --seed 5");
   const auto c = RunCli(args + " --seed 6");

@@ -60,7 +60,8 @@ TEST(SensitivityCliTest, AutoStageKeysTableResumeAndRefusal) {
   ASSERT_EQ(f["parts"].size(), 16u);
   int measured = 0;
   for (const auto& p : f["parts"]) {
-    for (const char* key : {"part", "layer", "tensor", "measured_end_to_end", "one_at_a_time", "leave_one_out", "proxy"}) {
+    for (const char* key :
+         {"part", "layer", "tensor", "measured_end_to_end", "one_at_a_time", "leave_one_out", "proxy"}) {
       ASSERT_TRUE(p.contains(key)) << key;
     }
     EXPECT_EQ(p["proxy"]["quantity"], "out_rel_err");
@@ -84,7 +85,8 @@ TEST(SensitivityCliTest, AutoStageKeysTableResumeAndRefusal) {
   EXPECT_EQ(f["additivity"]["complete"], false);
   // The table: ranked worst first, the measured ones by one-at-a-time KLD.
   const std::string first = f["rankings"]["one_at_a_time"][0];
-  EXPECT_NE(r.out.find("sensitivity of q4_0 against k=f32,v=f32: stage auto, 4 of 16 parts end to end"), std::string::npos)
+  EXPECT_NE(r.out.find("sensitivity of q4_0 against k=f32,v=f32: stage auto, 4 of 16 parts end to end"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("   1  " + first + " "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Spearman proxy vs one-at-a-time"), std::string::npos) << r.out;
@@ -128,8 +130,8 @@ TEST(SensitivityCliTest, FullStageIsTheSameForAnyThreadCount) {
 TEST(SensitivityCliTest, BadInputIsOneLineAndExitTwo) {
   const fs::path out = testing::MakeTempDir("sens-bad");
   const std::string base = "sensitivity --model " + testing::BundledModelDir().string() + " --data " +
-                           (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " --ctx 128 --windows 1 --out " +
-                           out.string() + " ";
+                           (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+                           " --ctx 128 --windows 1 --out " + out.string() + " ";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--formats q4_0,q9_0", "--formats: unknown format 'q9_0'"},
       {"--formats q4_0,k=q8_0", "is not a protection of q4_0"},

@@ -19,8 +19,8 @@ const std::string kSystem = "You write Python.";
 const std::string kUser = "def fibonacci(n):";
 // What serve/chat_prompt.h renders for the two messages in ChatML (the bundled model has no
 // template of its own, so the server is started with --chat-template chatml).
-const std::string kChatMlPrompt = "<|im_start|>system\n" + kSystem + "<|im_end|>\n<|im_start|>user\n" + kUser +
-                                  "<|im_end|>\n<|im_start|>assistant\n";
+const std::string kChatMlPrompt =
+    "<|im_start|>system\n" + kSystem + "<|im_end|>\n<|im_start|>user\n" + kUser + "<|im_end|>\n<|im_start|>assistant\n";
 
 json Messages() {
   return json::array({{{"role", "system"}, {"content", kSystem}}, {{"role", "user"}, {"content", kUser}}});
@@ -86,10 +86,13 @@ TEST(CliServeChatTest, GreedyChatEqualsCompletionOfTheTemplatedPrompt) {
   auto s = StartServer({"--chat-template", "chatml"});
   ASSERT_TRUE(s);
   const int n = 24;
-  const auto plain = s->Post("/v1/completions", json{{"prompt", kChatMlPrompt}, {"max_tokens", n}, {"temperature", 0},
-                                                     {"logprobs", 0}});
-  const auto chat = s->Post("/v1/chat/completions", json{{"messages", Messages()}, {"max_completion_tokens", n},
-                                                         {"temperature", 0}, {"logprobs", true}, {"top_logprobs", 2}});
+  const auto plain = s->Post("/v1/completions",
+                             json{{"prompt", kChatMlPrompt}, {"max_tokens", n}, {"temperature", 0}, {"logprobs", 0}});
+  const auto chat = s->Post("/v1/chat/completions", json{{"messages", Messages()},
+                                                         {"max_completion_tokens", n},
+                                                         {"temperature", 0},
+                                                         {"logprobs", true},
+                                                         {"top_logprobs", 2}});
   ASSERT_EQ(plain.status, 200) << plain.body;
   ASSERT_EQ(chat.status, 200) << chat.body;
   EXPECT_EQ(chat.json["object"], "chat.completion");
@@ -129,10 +132,11 @@ TEST(CliServeStreamTest, StreamedTextEqualsUnstreamedForBothRoutes) {
   const json sampled = {{"temperature", 0.9}, {"seed", 11}, {"max_tokens", 40}};
   const json greedy_stop = {{"temperature", 0}, {"max_tokens", 40}, {"stop", json::array({"\n    ", "return"})}};
   const json unicode = {{"temperature", 0.8}, {"seed", 3}, {"max_tokens", 40}};
-  const std::vector<std::pair<json, json>> cases = {
-      {json{{"prompt", kUser}}, sampled}, {json{{"prompt", kUser}}, greedy_stop},
-      {json{{"prompt", "# Grüße, naïve café — 日本語の説明: "}}, unicode},
-      {json{{"messages", Messages()}}, sampled}, {json{{"messages", Messages()}}, greedy_stop}};
+  const std::vector<std::pair<json, json>> cases = {{json{{"prompt", kUser}}, sampled},
+                                                    {json{{"prompt", kUser}}, greedy_stop},
+                                                    {json{{"prompt", "# Grüße, naïve café — 日本語の説明: "}}, unicode},
+                                                    {json{{"messages", Messages()}}, sampled},
+                                                    {json{{"messages", Messages()}}, greedy_stop}};
   for (const auto& [input, sampling] : cases) {
     const bool chat = input.contains("messages");
     const std::string route = chat ? "/v1/chat/completions" : "/v1/completions";
@@ -168,8 +172,9 @@ TEST(CliServeStreamTest, ClientDisconnectCancelsTheCompletion) {
   req.method = "POST";
   req.path = "/v1/completions";
   req.set_header("Content-Type", "application/json");
-  req.body = json{{"prompt", "1, 2, 3, 4, 5, 6, 7, 8, 9, 10,"}, {"max_tokens", 2000}, {"temperature", 0},
-                  {"stream", true}}.dump();
+  req.body =
+      json{{"prompt", "1, 2, 3, 4, 5, 6, 7, 8, 9, 10,"}, {"max_tokens", 2000}, {"temperature", 0}, {"stream", true}}
+          .dump();
   int received = 0;
   req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++received < 3; };
   const auto aborted = client.send(req);

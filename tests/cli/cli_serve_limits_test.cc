@@ -50,7 +50,8 @@ TEST(CliServeLimitsTest, BadRequestsAnswer400And413) {
   const auto batch = s->Post("/v1/completions", json{{"prompt", json::array({"a", "b"})}});
   ExpectOpenAiError(batch, 400, "invalid_value");
   EXPECT_NE(batch.json["error"]["message"].get<std::string>().find("one prompt per request"), std::string::npos);
-  ExpectOpenAiError(s->Post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 300}}), 400, "context_length_exceeded");
+  ExpectOpenAiError(s->Post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 300}}), 400,
+                    "context_length_exceeded");
   ExpectOpenAiError(s->Post("/v1/completions", json{{"prompt", json::array({1, 99999999})}}), 400, "invalid_value");
   ExpectOpenAiError(s->Post("/tokenize", json{{"content", 5}}), 400, "invalid_type");
   // Over the 8 MiB body limit: refused unread.
@@ -177,7 +178,9 @@ TEST(CliServeLimitsTest, BadFlagsAreOneLineExit2) {
   auto busy = ServeProcess::Start({});
   ASSERT_TRUE(busy);
   const std::string model = "serve --model " + testing::BundledModelDir().string();
-  const struct { std::string args, says; } cases[] = {
+  const struct {
+    std::string args, says;
+  } cases[] = {
       {" --port " + std::to_string(busy->port()), "cannot listen on 127.0.0.1:" + std::to_string(busy->port())},
       {" --api-key-file /nonexistent/key", "--api-key-file /nonexistent/key: cannot be read"},
       {" --kv k=bogus", "unknown format 'bogus'"},

@@ -55,7 +55,8 @@ ShadowRun ServeAndShadow(const std::string& kv, const std::string& log) {
   run.first = r.json;
   run.tokens = r.json["usage"]["total_tokens"].get<size_t>();
   // A streamed one is shadowed too.
-  const auto streamed = s->Post("/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 8}, {"stream", true}, {"seed", 1}});
+  const auto streamed =
+      s->Post("/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 8}, {"stream", true}, {"seed", 1}});
   EXPECT_EQ(streamed.status, 200) << streamed.body;
   run.metrics = MetricsAfterShadows(*s, 2);
   EXPECT_EQ(Sample(run.metrics, "kvaudit_shadow_requests_total"), 2) << run.metrics;
@@ -74,7 +75,8 @@ TEST(CliServeShadowTest, Q4CacheDriftsInEveryBucketTheRequestCovered) {
     EXPECT_GT(Sample(run.metrics, "kvaudit_shadow_kld_sum" + label), 0) << b << "\n" << run.metrics;
     EXPECT_GT(Sample(run.metrics, "kvaudit_shadow_kld_count" + label), 0) << b;
     EXPECT_GE(Sample(run.metrics, "kvaudit_shadow_positions_total" + label),
-              Sample(run.metrics, "kvaudit_shadow_top1_agree_total" + label)) << b;
+              Sample(run.metrics, "kvaudit_shadow_top1_agree_total" + label))
+        << b;
   }
   EXPECT_EQ(run.metrics.find("context=\"65-128\""), std::string::npos) << run.metrics;
   EXPECT_GT(Sample(run.metrics, "kvaudit_shadow_cpu_seconds_total"), 0);

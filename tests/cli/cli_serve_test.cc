@@ -93,7 +93,8 @@ TEST(CliServeTest, GreedyEqualsGenerateForTextAndTokenIds) {
   EXPECT_EQ(usage["total_tokens"].get<int>(), usage["prompt_tokens"].get<int>() + completion);
   // The same prompt as token ids (BOS included, as the server tokenizes a string) gives the same.
   const auto ids = s->Post("/tokenize", json{{"content", kPrompt}, {"add_special", true}});
-  const auto by_ids = s->Post("/v1/completions", json{{"prompt", ids.json["tokens"]}, {"max_tokens", n}, {"temperature", 0}});
+  const auto by_ids =
+      s->Post("/v1/completions", json{{"prompt", ids.json["tokens"]}, {"max_tokens", n}, {"temperature", 0}});
   ASSERT_EQ(by_ids.status, 200) << by_ids.body;
   EXPECT_EQ(by_ids.json["choices"][0]["text"], choice["text"]);
   EXPECT_EQ(by_ids.json["usage"], usage);
@@ -102,14 +103,16 @@ TEST(CliServeTest, GreedyEqualsGenerateForTextAndTokenIds) {
 TEST(CliServeTest, SeededSamplingIsReproducibleAndEqualsGenerate) {
   auto s = StartServer();
   ASSERT_TRUE(s);
-  const json req = {{"prompt", "import os"}, {"max_tokens", 32}, {"temperature", 0.8}, {"top_p", 0.95}, {"top_k", 40},
-                    {"seed", 5}};
+  const json req = {{"prompt", "import os"}, {"max_tokens", 32}, {"temperature", 0.8},
+                    {"top_p", 0.95},         {"top_k", 40},      {"seed", 5}};
   const auto a = s->Post("/v1/completions", req);
   const auto b = s->Post("/v1/completions", req);
   ASSERT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(a.json["choices"][0]["text"], b.json["choices"][0]["text"]);
-  const auto gen = RunCli("generate " + kModelFlag + "--prompt 'import os' --max-tokens 32 --temp 0.8 --top-p 0.95 "
-                          "--top-k 40 --seed 5 --kv " + kKv + " --threads 2");
+  const auto gen = RunCli("generate " + kModelFlag +
+                          "--prompt 'import os' --max-tokens 32 --temp 0.8 --top-p 0.95 "
+                          "--top-k 40 --seed 5 --kv " +
+                          kKv + " --threads 2");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ("import os" + a.json["choices"][0]["text"].get<std::string>() + "\n", gen.out);
   json other = req;
@@ -153,12 +156,17 @@ TEST(CliServeTest, LogprobsEchoAndPromptLogprobsMatchScore) {
   auto s = StartServer();
   ASSERT_TRUE(s);
   const std::string prompt = "import numpy as np\n\ndef mean(xs):\n    return";
-  const auto r = s->Post("/v1/completions", json{{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0},
-                                                 {"logprobs", 3}, {"echo", true}, {"prompt_logprobs", 2}});
+  const auto r = s->Post("/v1/completions", json{{"prompt", prompt},
+                                                 {"max_tokens", 4},
+                                                 {"temperature", 0},
+                                                 {"logprobs", 3},
+                                                 {"echo", true},
+                                                 {"prompt_logprobs", 2}});
   ASSERT_EQ(r.status, 200) << r.body;
   const json& c = r.json["choices"][0];
   const int np = r.json["usage"]["prompt_tokens"], ng = r.json["usage"]["completion_tokens"];
-  const auto ids = s->Post("/tokenize", json{{"content", prompt}, {"add_special", true}}).json["tokens"].get<std::vector<int32_t>>();
+  const auto ids =
+      s->Post("/tokenize", json{{"content", prompt}, {"add_special", true}}).json["tokens"].get<std::vector<int32_t>>();
   ASSERT_EQ(static_cast<int>(ids.size()), np);
   EXPECT_EQ(c["text"].get<std::string>().rfind(prompt, 0), 0u);  // echo: the prompt comes first
   const json& lp = c["logprobs"];

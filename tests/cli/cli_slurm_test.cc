@@ -33,7 +33,8 @@ using testing::SlurmCluster;
 // A small audit of the bundled model, and one with a recommendation (--budget: the shards run
 // several rounds, each merge job submitting the next). The verdicts do not matter here (exit 1
 // is not a job failure); that the gate ran does, so the policy fails q4_0 for certain.
-const std::string kAuditFlags = "--kv k=q4_0,v=q4_0 --kv k=q8_0,v=q8_0 --ctx 256 --windows 4 --lengths 256 --attn-samples 4";
+const std::string kAuditFlags =
+    "--kv k=q4_0,v=q4_0 --kv k=q8_0,v=q8_0 --ctx 256 --windows 4 --lengths 256 --attn-samples 4";
 const std::string kBudgetFlags = "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 --budget 1800";
 constexpr const char* kPolicy =
     "[fidelity]\nkld_mean_max = 0.005\n[probes.needle]\nrequired = true\ncache_induced_rate_max = 0.1\n";
@@ -47,7 +48,9 @@ struct Audit {
            " DATA=" + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " AUDIT_DIR=" + dir.string() +
            " AUDIT_FLAGS='" + flags + "' ";
   }
-  std::string Script(const std::string& name) const { return (testing::RepoDir() / "examples" / "slurm" / name).string(); }
+  std::string Script(const std::string& name) const {
+    return (testing::RepoDir() / "examples" / "slurm" / name).string();
+  }
 };
 
 Audit NewAudit(const std::string& tag, const std::string& flags) {
@@ -78,7 +81,8 @@ fs::path Unsharded(const Audit& audit, const std::string& tag) {
 void ExpectSameAsUnsharded(const fs::path& merged, const fs::path& whole) {
   testing::ExpectSameResultsTree(merged, whole, 3);
   for (const char* stage : {"eval", "probe"}) {
-    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()), ReadFile((whole / stage / "progress.jsonl").string()));
+    EXPECT_EQ(ReadFile((merged / stage / "progress.jsonl").string()),
+              ReadFile((whole / stage / "progress.jsonl").string()));
   }
   EXPECT_EQ(testing::ReplaceAll(ReadFile((merged / "gate.xml").string()), merged.string(), "DIR"),
             testing::ReplaceAll(ReadFile((whole / "gate.xml").string()), whole.string(), "DIR"));
@@ -108,7 +112,9 @@ void ExpectAllCompleted(const SlurmCluster& cluster, const std::string& job, siz
   for (const std::string& s : states) EXPECT_EQ(s, "COMPLETED") << job << "\n" << cluster.LogTail();
 }
 
-bool Finished(const fs::path& dir) { return fs::exists(dir / "shard.json") && ReadJson(dir / "shard.json").value("finished", false); }
+bool Finished(const fs::path& dir) {
+  return fs::exists(dir / "shard.json") && ReadJson(dir / "shard.json").value("finished", false);
+}
 
 TEST(SlurmCliTest, AnArrayOfShardsAndItsMergeJobGiveTheUnshardedAudit) {
   const auto start = std::chrono::steady_clock::now();
@@ -197,11 +203,13 @@ TEST(SlurmCliTest, AKilledTaskAndAPreemptedOneResumeAndTheRoundsChainToTheUnshar
   ASSERT_TRUE(cluster->WaitUntilDone(merge, seconds(60)));
   EXPECT_EQ(cluster->State(merge), "CANCELLED");
   // Round 1's merge again, alone, with what submit.sh gives it; it submits rounds 2, 3, ... itself.
-  const std::string env = audit.Env() + "ROUND=1 SHARDS=2 KVAUDIT_SLURM_EXAMPLES=" +
-                          (testing::RepoDir() / "examples" / "slurm").string() +
-                          " KVAUDIT_SBATCH_FLAGS=--cpus-per-task=1 ";
-  const std::string again = cluster->Submit("--cpus-per-task=1 --output=" + (audit.dir / "logs" / "merge-1.log").string() +
-                                                " " + audit.Script("merge.sbatch"), env);
+  const std::string env =
+      audit.Env() + "ROUND=1 SHARDS=2 KVAUDIT_SLURM_EXAMPLES=" + (testing::RepoDir() / "examples" / "slurm").string() +
+      " KVAUDIT_SBATCH_FLAGS=--cpus-per-task=1 ";
+  const std::string again =
+      cluster->Submit("--cpus-per-task=1 --output=" + (audit.dir / "logs" / "merge-1.log").string() + " " +
+                          audit.Script("merge.sbatch"),
+                      env);
   ASSERT_FALSE(again.empty());
   ASSERT_TRUE(cluster->WaitUntilIdle(seconds(600))) << cluster->LogTail();
   // The rounds: eval + probe + proxy, the parts stage, then a round per verification round the
@@ -216,7 +224,8 @@ TEST(SlurmCliTest, AKilledTaskAndAPreemptedOneResumeAndTheRoundsChainToTheUnshar
   EXPECT_NE(last.find("kvaudit audit finished after round " + std::to_string(rounds)), std::string::npos) << last;
   ExpectSameAsUnsharded(audit.dir / "audit", whole);
   cluster->Stop();
-  std::cout << "[ timing ] kill + requeue + preemption + " << rounds << " chained rounds on Slurm, with the unsharded audit: "
+  std::cout << "[ timing ] kill + requeue + preemption + " << rounds
+            << " chained rounds on Slurm, with the unsharded audit: "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
 }
 

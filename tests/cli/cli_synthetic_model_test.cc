@@ -156,13 +156,13 @@ TEST(SynthModelCliTest, TinyQ4_K_MGgufHasLlamaCppMixAndScores) {
   EXPECT_EQ(g->GetInt("general.file_type").value(), 15);
   // use_more_bits(i, 2) holds for layer 1 only (i >= 7*2/8): attn_v and ffn_down are Q6_K there.
   const std::map<std::string, DType> want = {
-      {"token_embd.weight", DType::kQ4_K},       {"output.weight", DType::kQ6_K},
-      {"output_norm.weight", DType::kF32},       {"rope_freqs.weight", DType::kF32},
-      {"blk.0.attn_q.weight", DType::kQ4_K},     {"blk.0.attn_k.weight", DType::kQ4_K},
-      {"blk.0.attn_v.weight", DType::kQ4_K},     {"blk.1.attn_v.weight", DType::kQ6_K},
+      {"token_embd.weight", DType::kQ4_K},        {"output.weight", DType::kQ6_K},
+      {"output_norm.weight", DType::kF32},        {"rope_freqs.weight", DType::kF32},
+      {"blk.0.attn_q.weight", DType::kQ4_K},      {"blk.0.attn_k.weight", DType::kQ4_K},
+      {"blk.0.attn_v.weight", DType::kQ4_K},      {"blk.1.attn_v.weight", DType::kQ6_K},
       {"blk.0.attn_output.weight", DType::kQ4_K}, {"blk.0.ffn_gate.weight", DType::kQ4_K},
-      {"blk.0.ffn_up.weight", DType::kQ4_K},     {"blk.0.ffn_down.weight", DType::kQ4_K},
-      {"blk.1.ffn_down.weight", DType::kQ6_K},   {"blk.1.attn_norm.weight", DType::kF32},
+      {"blk.0.ffn_up.weight", DType::kQ4_K},      {"blk.0.ffn_down.weight", DType::kQ4_K},
+      {"blk.1.ffn_down.weight", DType::kQ6_K},    {"blk.1.attn_norm.weight", DType::kF32},
   };
   for (const auto& [name, type] : want) {
     const TensorView* t = g->FindTensor(name);
@@ -171,7 +171,7 @@ TEST(SynthModelCliTest, TinyQ4_K_MGgufHasLlamaCppMixAndScores) {
   }
   EXPECT_EQ(g->tensors().size(), 4u + 2 * 9);
   EXPECT_EQ(g->FindTensor("rope_freqs.weight")->numel(), 32);
-  ExpectSaneWeights(*g, "blk.0.attn_q.weight");  // Q4_K
+  ExpectSaneWeights(*g, "blk.0.attn_q.weight");    // Q4_K
   ExpectSaneWeights(*g, "blk.1.ffn_down.weight");  // Q6_K
   // Every tokenizer.* key of the vocabulary, with its value.
   auto v = GgufFile::Open(Vocab());
@@ -243,7 +243,8 @@ TEST(SynthModelCliTest, TinySafetensorsShardsLoad) {
   ASSERT_EQ(w.exit_code, 0) << w.err;
   EXPECT_FALSE(fs::exists(model / "model.safetensors"));
   ASSERT_TRUE(fs::exists(model / "model.safetensors.index.json"));
-  const auto index = nlohmann::json::parse(testing::ReadFile((model / "model.safetensors.index.json").string()), nullptr, false);
+  const auto index =
+      nlohmann::json::parse(testing::ReadFile((model / "model.safetensors.index.json").string()), nullptr, false);
   ASSERT_TRUE(index.is_object());
   std::set<std::string> files;
   for (const auto& [name, file] : index["weight_map"].items()) files.insert(file.get<std::string>());
@@ -279,7 +280,8 @@ TEST(SynthModelCliTest, SameSeedSameBytesOtherSeedDiffers) {
   const fs::path dir = testing::MakeTempDir("synth");
   auto write = [&](const std::string& name, int seed) {
     const fs::path p = dir / name;
-    const auto r = Synth("--shape tiny --type q4_k_m --seed " + std::to_string(seed) + " --vocab " + Vocab() + " --out " + p.string());
+    const auto r = Synth("--shape tiny --type q4_k_m --seed " + std::to_string(seed) + " --vocab " + Vocab() +
+                         " --out " + p.string());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return testing::ReadBytes(p);
   };
@@ -306,8 +308,8 @@ uint64_t Llama31_8bQ4KmBytes() {
   uint64_t total = Bytes("q4_K", V * d) + Bytes("q6_K", V * d) + Bytes("f32", d) + Bytes("f32", hd / 2);
   for (uint64_t i = 0; i < L; ++i) {
     const bool more = i < L / 8 || i >= 7 * L / 8 || (i - L / 8) % 3 == 2;
-    total += 2 * Bytes("f32", d) + 2 * Bytes("q4_K", d * d) + Bytes("q4_K", kv * d) + Bytes(more ? "q6_K" : "q4_K", kv * d) +
-             2 * Bytes("q4_K", ff * d) + Bytes(more ? "q6_K" : "q4_K", ff * d);
+    total += 2 * Bytes("f32", d) + 2 * Bytes("q4_K", d * d) + Bytes("q4_K", kv * d) +
+             Bytes(more ? "q6_K" : "q4_K", kv * d) + 2 * Bytes("q4_K", ff * d) + Bytes(more ? "q6_K" : "q4_K", ff * d);
   }
   return total;
 }
@@ -326,7 +328,8 @@ TEST(SynthModelCliTest, DryRunOf8bQ4_K_MMatchesTheShapesAndTheRealFile) {
 
 TEST(SynthModelCliTest, DryRunOf1bTiesTheEmbeddingsAndMatchesTheRealFiles) {
   // bartowski/Llama-3.2-1B-Instruct-GGUF: Q4_K_M 0.81 GB, Q8_0 1.32 GB, f16 2.48 GB (two digits).
-  for (const auto& [type, gb] : std::vector<std::pair<std::string, double>>{{"q4_k_m", 0.81}, {"q8_0", 1.32}, {"f16", 2.48}}) {
+  for (const auto& [type, gb] :
+       std::vector<std::pair<std::string, double>>{{"q4_k_m", 0.81}, {"q8_0", 1.32}, {"f16", 2.48}}) {
     const auto r = Synth("--shape llama-3.2-1b --type " + type + " --vocab " + Vocab() + " --dry-run");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NEAR(static_cast<double>(Number(r.out, "file bytes")), gb * 1e9, 0.006e9) << type << "\n" << r.out;
@@ -345,7 +348,8 @@ TEST(SynthModelCliTest, BadFlagsAndVocabAreOneLineErrorsWithExit2) {
            std::string("--shape tiny --type q3_k --vocab ") + Vocab() + " --dry-run",
            std::string("--shape tiny --type q4_k_m --format safetensors --vocab ") + Vocab() + " --dry-run",
            std::string("--shape tiny --type q8_0 --vocab /nonexistent/vocab.gguf --dry-run"),
-           std::string("--shape tiny --type q8_0 --vocab ") + (testing::RepoDir() / "README.md").string() + " --dry-run",
+           std::string("--shape tiny --type q8_0 --vocab ") + (testing::RepoDir() / "README.md").string() +
+               " --dry-run",
            std::string("--shape tiny --type q8_0 --vocab ") + Vocab(),
        }) {
     const auto r = Synth(args);

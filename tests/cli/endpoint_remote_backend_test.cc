@@ -197,9 +197,11 @@ TEST(EndpointRemoteBackendTest, TokenizerCheckPassesAndNamesTheFirstDifferingTok
   const std::vector<int32_t> real = Ids(kPrompts[0]);
   const int32_t local_id = (real[2] + 1) % Tok().vocab_size();
   const int32_t one_local[1] = {local_id}, one_server[1] = {real[2]};
-  const std::string want = "/tokenize: the server's tokenizer differs from the local one: sample 0 'def fibonacci(n):', "
-                           "token 2: local " + std::to_string(local_id) + " '" + Tok().Decode(one_local, true) +
-                           "', server " + std::to_string(real[2]) + " '" + Tok().Decode(one_server) + "'; hint: ";
+  const std::string want =
+      "/tokenize: the server's tokenizer differs from the local one: sample 0 'def fibonacci(n):', "
+      "token 2: local " +
+      std::to_string(local_id) + " '" + Tok().Decode(one_local, true) + "', server " + std::to_string(real[2]) + " '" +
+      Tok().Decode(one_server) + "'; hint: ";
   EXPECT_NE(bad.error().message.find(want), std::string::npos) << bad.error().message << "\nwant: " << want;
   EXPECT_EQ(bad.error().message.find('\n'), std::string::npos);
   auto openai = Connect(*s, Dialect::kOpenAI);
@@ -237,7 +239,8 @@ TEST(EndpointRemoteBackendTest, EightThreadsLoseAndDuplicateNothing) {
   ASSERT_TRUE(remote);
   const int threads = 8, per_thread = 4, n = 6;
   std::vector<std::vector<int32_t>> prompts;  // [threads * per_thread] distinct prompts
-  for (int i = 0; i < threads * per_thread; ++i) prompts.push_back(Ids("x" + std::to_string(i) + " = compute(" + std::to_string(i * 7) + ")\n"));
+  for (int i = 0; i < threads * per_thread; ++i)
+    prompts.push_back(Ids("x" + std::to_string(i) + " = compute(" + std::to_string(i * 7) + ")\n"));
   Local local;
   std::vector<std::vector<int32_t>> want;
   for (const auto& p : prompts) want.push_back(*local.backend->Generate(p, n, SamplingParams{}));

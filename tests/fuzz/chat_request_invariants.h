@@ -14,7 +14,8 @@ namespace kvaudit::fuzz {
 
 inline std::string ChatRequestViolation(const std::optional<serve::ChatRequest>& r, const serve::ApiError& e) {
   if (!r) return ServeRequestViolation(std::nullopt, e);
-  if (r->messages.empty() || r->messages.size() > serve::kMaxChatMessages) return "message count out of bounds accepted";
+  if (r->messages.empty() || r->messages.size() > serve::kMaxChatMessages)
+    return "message count out of bounds accepted";
   for (const serve::ChatMessage& m : r->messages) {
     if (m.role != "system" && m.role != "user" && m.role != "assistant") return "a role not served accepted: " + m.role;
   }

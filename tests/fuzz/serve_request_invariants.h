@@ -22,8 +22,8 @@ inline std::string ServeRequestViolation(const std::optional<serve::CompletionRe
   }
   const SamplingParams& s = r->sampling;
   if (r->max_tokens < 0) return "negative max_tokens accepted";
-  if (!(s.temperature >= 0 && s.temperature <= 2) || !(s.top_p > 0 && s.top_p <= 1) || !(s.min_p >= 0 && s.min_p <= 1) ||
-      s.top_k < 0) {
+  if (!(s.temperature >= 0 && s.temperature <= 2) || !(s.top_p > 0 && s.top_p <= 1) ||
+      !(s.min_p >= 0 && s.min_p <= 1) || s.top_k < 0) {
     return "a sampling parameter out of range accepted";
   }
   if (r->stop.size() > static_cast<size_t>(serve::kMaxStops)) return "too many stop strings accepted";

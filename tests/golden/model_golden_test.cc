@@ -19,10 +19,10 @@ using ::kvaudit::testing::Fixture;
 namespace {
 
 struct Reference {
-  std::vector<int32_t> ids;      // [96]
-  std::vector<float> logits;     // [96, vocab]
+  std::vector<int32_t> ids;       // [96]
+  std::vector<float> logits;      // [96, vocab]
   std::vector<float> k[2], v[2];  // layer 0 and 2: [n_kv_heads, 96, head_dim]
-  std::vector<int32_t> greedy;   // [40]
+  std::vector<int32_t> greedy;    // [40]
 };
 
 std::vector<float> ReadF32(const SafetensorsFile& f, const std::string& name) {
@@ -93,8 +93,10 @@ TEST_P(GoldenTest, MatchesTransformers) {
     if (slot < 0) return;
     for (int t = 0; t < nt; ++t) {
       for (int g = 0; g < nkv; ++g) {
-        std::memcpy(&k_got[slot][(static_cast<size_t>(g) * n + pos0 + t) * hd], k + (static_cast<size_t>(t) * nkv + g) * hd, hd * 4);
-        std::memcpy(&v_got[slot][(static_cast<size_t>(g) * n + pos0 + t) * hd], v + (static_cast<size_t>(t) * nkv + g) * hd, hd * 4);
+        std::memcpy(&k_got[slot][(static_cast<size_t>(g) * n + pos0 + t) * hd],
+                    k + (static_cast<size_t>(t) * nkv + g) * hd, hd * 4);
+        std::memcpy(&v_got[slot][(static_cast<size_t>(g) * n + pos0 + t) * hd],
+                    v + (static_cast<size_t>(t) * nkv + g) * hd, hd * 4);
       }
     }
   });
@@ -109,13 +111,15 @@ TEST_P(GoldenTest, MatchesTransformers) {
     EXPECT_LE(ErrorRatio(k_got[i].data(), ref.k[i].data(), ref.k[i].size()), 1.0) << "K of layer slot " << i;
     EXPECT_LE(ErrorRatio(v_got[i].data(), ref.v[i].data(), ref.v[i].size()), 1.0) << "V of layer slot " << i;
   }
-  std::printf("[golden %s] prefill max|dlogit| %.3g (ratio to tolerance %.3f)\n", GetParam().c_str(), max_abs, r_prefill);
+  std::printf("[golden %s] prefill max|dlogit| %.3g (ratio to tolerance %.3f)\n", GetParam().c_str(), max_abs,
+              r_prefill);
 
   // 2) token-by-token decode of the same ids
   fwd.set_kv_observer(nullptr);
   cache->Reset();
   std::vector<float> dec(static_cast<size_t>(n) * V);
-  for (int t = 0; t < n; ++t) fwd.Run(std::span<const int32_t>(&ref.ids[t], 1), t, dec.data() + static_cast<size_t>(t) * V, false);
+  for (int t = 0; t < n; ++t)
+    fwd.Run(std::span<const int32_t>(&ref.ids[t], 1), t, dec.data() + static_cast<size_t>(t) * V, false);
   const double r_decode = ErrorRatio(dec.data(), ref.logits.data(), dec.size(), &max_abs);
   EXPECT_LE(r_decode, 1.0) << "decode logits max |Δ| " << max_abs;
 
@@ -136,7 +140,8 @@ TEST_P(GoldenTest, MatchesTransformers) {
 INSTANTIATE_TEST_SUITE_P(Models, GoldenTest, ::testing::Values("llama", "llama3-rope", "qwen2", "qwen3", "mistral"),
                          [](const auto& info) {
                            std::string s = info.param;
-                           for (char& ch : s) if (ch == '-') ch = '_';
+                           for (char& ch : s)
+                             if (ch == '-') ch = '_';
                            return s;
                          });
 

@@ -29,7 +29,8 @@ fs::path WriteModel() {
   testing::TinyLlamaShape shape;  // 4 layers, 2 KV heads x 64: q4_0 72, q8_0 136 bytes per part and token
   shape.embed_std = 1.0f, shape.branch_std = 0.05f;  // residual-dominated (see the sensitivity test)
   return testing::WriteTinyLlama(testing::MakeTempDir("rec-planted"), shape, [&](testing::TinyTensors& t) {
-    testing::ScaleKeyChannels(t, shape, kPlantedLayer, {5, 37, 20, 52}, 50.0f);  // channels 5, 20 and their RoPE partners
+    testing::ScaleKeyChannels(t, shape, kPlantedLayer, {5, 37, 20, 52},
+                              50.0f);  // channels 5, 20 and their RoPE partners
   });
 }
 

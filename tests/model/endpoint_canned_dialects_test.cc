@@ -20,7 +20,8 @@ using testing::FaultServer;
 const Tokenizer& Tok() { return *testing::BundledModel().tokenizer(); }
 
 std::string Models(const std::string& owner) {
-  return json{{"object", "list"}, {"data", {{{"id", "org/served-model"}, {"object", "model"}, {"owned_by", owner}}}}}.dump();
+  return json{{"object", "list"}, {"data", {{{"id", "org/served-model"}, {"object", "model"}, {"owned_by", owner}}}}}
+      .dump();
 }
 
 std::unique_ptr<RemoteBackend> Connect(const FaultServer& s, std::optional<Dialect> forced = std::nullopt) {
@@ -34,17 +35,22 @@ std::unique_ptr<RemoteBackend> Connect(const FaultServer& s, std::optional<Diale
 }
 
 json Completion(const std::vector<std::string>& tokens, const std::string& finish) {
-  return {{"id", "cmpl-1"}, {"object", "text_completion"},
-          {"choices", {{{"index", 0}, {"text", "ignored"}, {"finish_reason", finish},
-                        {"logprobs", {{"tokens", tokens}, {"token_logprobs", json::array()}}}}}}};
+  return {{"id", "cmpl-1"},
+          {"object", "text_completion"},
+          {"choices",
+           {{{"index", 0},
+             {"text", "ignored"},
+             {"finish_reason", finish},
+             {"logprobs", {{"tokens", tokens}, {"token_logprobs", json::array()}}}}}}};
 }
 
 TEST(EndpointCannedDialectsTest, VllmIdsComeFromTokenIdStringsAndEosIsDropped) {
   ASSERT_GE(Tok().eos_id(), 0);
   const std::string eos = "token_id:" + std::to_string(Tok().eos_id());
-  FaultServer s({Answer(200, Models("vllm")), Answer(200, Completion({"token_id:17", "token_id:4", eos}, "stop").dump()),
-                 Answer(200, Completion({"token_id:17", "hello"}, "length").dump())},
-                Answer(500, "{}"));
+  FaultServer s(
+      {Answer(200, Models("vllm")), Answer(200, Completion({"token_id:17", "token_id:4", eos}, "stop").dump()),
+       Answer(200, Completion({"token_id:17", "hello"}, "length").dump())},
+      Answer(500, "{}"));
   auto remote = Connect(s);
   ASSERT_TRUE(remote);
   EXPECT_EQ(remote->dialect(), Dialect::kVllm);
@@ -69,19 +75,21 @@ TEST(EndpointCannedDialectsTest, VllmIdsComeFromTokenIdStringsAndEosIsDropped) {
   auto ignored = remote->Generate(std::vector<int32_t>{1}, 8, p);
   ASSERT_FALSE(ignored.ok());
   EXPECT_NE(ignored.error().message.find("/v1/completions: choices[0].logprobs.tokens[1] is not 'token_id:<id>'"),
-            std::string::npos) << ignored.error().message;
+            std::string::npos)
+      << ignored.error().message;
 }
 
 TEST(EndpointCannedDialectsTest, VllmPromptLogprobsWithTheTokenOutsideTheTopK) {
   // Two positions; at position 1 the prompt's token 7 is rank 3, outside the top 2.
   const json pl = json::array({nullptr,
-      {{"7", {{"logprob", -2.5}, {"rank", 3}, {"decoded_token", "a"}}},
-       {"9", {{"logprob", -0.5}, {"rank", 1}, {"decoded_token", "b"}}},
-       {"3", {{"logprob", -1.25}, {"rank", 2}, {"decoded_token", "c"}}}},
-      {{"5", {{"logprob", -0.125}, {"rank", 1}, {"decoded_token", "d"}}},
-       {"2", {{"logprob", -3.0}, {"rank", 2}, {"decoded_token", "e"}}}}});
+                               {{"7", {{"logprob", -2.5}, {"rank", 3}, {"decoded_token", "a"}}},
+                                {"9", {{"logprob", -0.5}, {"rank", 1}, {"decoded_token", "b"}}},
+                                {"3", {{"logprob", -1.25}, {"rank", 2}, {"decoded_token", "c"}}}},
+                               {{"5", {{"logprob", -0.125}, {"rank", 1}, {"decoded_token", "d"}}},
+                                {"2", {{"logprob", -3.0}, {"rank", 2}, {"decoded_token", "e"}}}}});
   const json reply = {{"choices", {{{"index", 0}, {"text", "x"}, {"prompt_logprobs", pl}}}}};
-  FaultServer s({Answer(200, Models("vllm")), Answer(200, reply.dump())}, Answer(200, R"({"choices": [{"text": ""}]})"));
+  FaultServer s({Answer(200, Models("vllm")), Answer(200, reply.dump())},
+                Answer(200, R"({"choices": [{"text": ""}]})"));
   auto remote = Connect(s);
   ASSERT_TRUE(remote);
   auto got = remote->PromptLogprobs(std::vector<int32_t>{1, 7, 5}, 2);
@@ -119,7 +127,7 @@ TEST(EndpointCannedDialectsTest, LlamaServerNativeTokensThenReTokenizedText) {
   EXPECT_EQ(sent["n_predict"], 5);
   EXPECT_EQ(sent["return_tokens"], true);
   EXPECT_EQ(sent["cache_prompt"], false);
-  EXPECT_EQ(sent["top_k"], 0);  // llama-server's off (its default is 40)
+  EXPECT_EQ(sent["top_k"], 0);    // llama-server's off (its default is 40)
   EXPECT_EQ(sent["min_p"], 0.0);  // its default is 0.05
   EXPECT_EQ(sent["samplers"], json({"temperature", "top_k", "top_p", "min_p"}));
   auto text = remote->Generate(std::vector<int32_t>{1, 2}, 5, SamplingParams{});
@@ -129,14 +137,16 @@ TEST(EndpointCannedDialectsTest, LlamaServerNativeTokensThenReTokenizedText) {
 }
 
 TEST(EndpointCannedDialectsTest, UnknownServerIsRefusedWithTheDialectHint) {
-  FaultServer s({Answer(200, Models("acme")), Answer(404, R"({"error": {"message": "no /props"}})")}, Answer(500, "{}"));
+  FaultServer s({Answer(200, Models("acme")), Answer(404, R"({"error": {"message": "no /props"}})")},
+                Answer(500, "{}"));
   HttpOptions o;
   o.max_attempts = 1;
   auto spec = ParseEndpointSpec("http://127.0.0.1:" + std::to_string(s.port()));
   auto b = RemoteBackend::Connect(*spec, "", o, std::nullopt, Tok());
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.error().message.find("cannot tell which server this is (/v1/models owned_by 'acme', no /props)"),
-            std::string::npos) << b.error().message;
+            std::string::npos)
+      << b.error().message;
   EXPECT_EQ(s.requests(), 2);
 }
 

@@ -20,7 +20,9 @@ namespace {
 class NaiveCache : public KvCache {
  public:
   NaiveCache(const ModelConfig& c, int max_pos, int drop_bits)
-      : c_(c), row_(static_cast<size_t>(c.n_kv_heads * c.head_dim)), drop_bits_(drop_bits),
+      : c_(c),
+        row_(static_cast<size_t>(c.n_kv_heads * c.head_dim)),
+        drop_bits_(drop_bits),
         k_(static_cast<size_t>(c.n_layers), std::vector<float>(static_cast<size_t>(max_pos) * row_)),
         v_(k_) {}
   void Append(int layer, int pos0, int n, const float* k, const float*, const float* v) override {
@@ -57,7 +59,8 @@ class NaiveCache : public KvCache {
         float* o = out + (static_cast<size_t>(i) * c_.n_heads + h) * hd;
         for (int d = 0; d < hd; ++d) {
           double acc = 0;
-          for (int t = 0; t <= p; ++t) acc += w[static_cast<size_t>(t)] * V[static_cast<size_t>(t) * row_ + static_cast<size_t>(kvh * hd + d)];
+          for (int t = 0; t <= p; ++t)
+            acc += w[static_cast<size_t>(t)] * V[static_cast<size_t>(t) * row_ + static_cast<size_t>(kvh * hd + d)];
           o[d] = static_cast<float>(acc / sum);
         }
       }
@@ -80,13 +83,15 @@ const Model& Bundled() { return testing::BundledModel(); }
 
 std::vector<std::vector<int32_t>> TwoWindows(const Model& m) {
   std::vector<std::vector<int32_t>> w(2);
-  const std::string text[2] = {"def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n" , "for i in range(10):\n    x = i * 3\n"};
+  const std::string text[2] = {"def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n",
+                               "for i in range(10):\n    x = i * 3\n"};
   for (int i = 0; i < 2; ++i) w[static_cast<size_t>(i)] = m.tokenizer()->Encode(text[i], true);
   return w;
 }
 
-std::vector<WindowRecord> RunAll(const Model& m, std::vector<KvCache*> caches, const std::vector<std::vector<int32_t>>& w,
-                              std::vector<bool> skip, int score_from, int chunk) {
+std::vector<WindowRecord> RunAll(const Model& m, std::vector<KvCache*> caches,
+                                 const std::vector<std::vector<int32_t>>& w, std::vector<bool> skip, int score_from,
+                                 int chunk) {
   ThreadPool pool(2);
   std::vector<WindowRecord> out;
   FidelityRunOptions o;

@@ -88,7 +88,8 @@ Diff Compare(const std::string& spec) {
 // caches under test can be replayed on exactly the same q, k, v in prefill chunks and token by token.
 class Recorder final : public KvCache {
  public:
-  Recorder(const ModelConfig& c, int n) : c_(c), inner_(MakeF32Cache(c, n)), k_(c.n_layers), v_(c.n_layers), q_(c.n_layers) {}
+  Recorder(const ModelConfig& c, int n)
+      : c_(c), inner_(MakeF32Cache(c, n)), k_(c.n_layers), v_(c.n_layers), q_(c.n_layers) {}
   void Append(int layer, int pos0, int n, const float* k, const float* kp, const float* v) override {
     k_[layer].insert(k_[layer].end(), k, k + static_cast<size_t>(n) * c_.kv_dim());
     v_[layer].insert(v_[layer].end(), v, v + static_cast<size_t>(n) * c_.kv_dim());
@@ -149,8 +150,8 @@ Diff ReplayCompare(const std::string& spec) {
     d.max_abs_diff = std::max(d.max_abs_diff, static_cast<double>(std::fabs(prefill[i] - decode[i])));
     d.max_logit = std::max(d.max_logit, static_cast<double>(std::fabs(decode[i])));
   }
-  std::printf("replay %-38s max|Δout| = %.3g  (max|out| %.3g, ratio %.3g)\n", spec.c_str(), d.max_abs_diff,
-              d.max_logit, d.max_abs_diff / d.max_logit);
+  std::printf("replay %-38s max|Δout| = %.3g  (max|out| %.3g, ratio %.3g)\n", spec.c_str(), d.max_abs_diff, d.max_logit,
+              d.max_abs_diff / d.max_logit);
   return d;
 }
 
@@ -163,10 +164,11 @@ TEST_P(CacheEquivalence, PrefillEqualsDecodeOnRecordedActivations) {
 INSTANTIATE_TEST_SUITE_P(Bundled, CacheEquivalence,
                          ::testing::Values("k=kivi2,v=kivi2,group=32,recent=32", "k=kivi2,v=kivi2,group=32,recent=128",
                                            "k=kivi4,v=kivi4,group=32,recent=32", "k=kivi4,v=kivi4,group=32,recent=128",
-                                           "k=q8_0,v=q8_0,engine=llama.cpp,rot=0", "k=q4_0,v=q4_0,engine=llama.cpp,rot=0",
-                                           "k=q4_0,v=q4_0,engine=llama.cpp", "k=q4_1,v=q4_1,engine=llama.cpp",
-                                           "k=q5_0,v=q5_0,engine=llama.cpp,rot=0", "k=q5_1,v=q5_1,engine=llama.cpp,rot=0",
-                                           "k=iq4_nl,v=iq4_nl,engine=llama.cpp", "k=q8_0,v=q4_0,engine=llama.cpp"));
+                                           "k=q8_0,v=q8_0,engine=llama.cpp,rot=0",
+                                           "k=q4_0,v=q4_0,engine=llama.cpp,rot=0", "k=q4_0,v=q4_0,engine=llama.cpp",
+                                           "k=q4_1,v=q4_1,engine=llama.cpp", "k=q5_0,v=q5_0,engine=llama.cpp,rot=0",
+                                           "k=q5_1,v=q5_1,engine=llama.cpp,rot=0", "k=iq4_nl,v=iq4_nl,engine=llama.cpp",
+                                           "k=q8_0,v=q4_0,engine=llama.cpp"));
 
 TEST(CacheEquivalenceF16, LlamaCppDecodeF16AccumulatorIsLooser) {
   const Diff d = ReplayCompare("k=f16,v=f16,engine=llama.cpp");

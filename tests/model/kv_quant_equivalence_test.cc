@@ -99,12 +99,26 @@ struct Case {
 // Every row format alone, and every modifier on q4_0 (recent=64: the window boundary moves
 // through the 128-token prefill chunks; outliers: calibrated on doc 5, not the scored text).
 const Case kCases[] = {
-    {"k=f32,v=f32", 300}, {"k=f16,v=f16", 300}, {"k=bf16,v=bf16", 300}, {"k=fp8_e4m3,v=fp8_e4m3", 300},
-    {"k=fp8_e5m2,v=fp8_e5m2", 300}, {"k=q8_0,v=q8_0", 300}, {"k=q4_0,v=q4_0", 300}, {"k=q4_1,v=q4_1", 300},
-    {"k=q5_0,v=q5_0", 300}, {"k=q5_1,v=q5_1", 300}, {"k=iq4_nl,v=iq4_nl", 300}, {"k=int8,v=int8", 300},
-    {"k=int4,v=int4", 300}, {"k=q4_0,v=q4_0,rot=1", 300}, {"k=q4_0,v=q4_0,sink=4", 300},
-    {"k=q4_0,v=q4_0,recent=64", 300}, {"k=q4_0,v=q4_0,outliers=4", 300}, {"k=q4_0,v=q4_0,prerope=1", 300},
-    {"k=fp8_e4m3,v=fp8_e4m3,scale=calib", 300}, {"k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head", 300},
+    {"k=f32,v=f32", 300},
+    {"k=f16,v=f16", 300},
+    {"k=bf16,v=bf16", 300},
+    {"k=fp8_e4m3,v=fp8_e4m3", 300},
+    {"k=fp8_e5m2,v=fp8_e5m2", 300},
+    {"k=q8_0,v=q8_0", 300},
+    {"k=q4_0,v=q4_0", 300},
+    {"k=q4_1,v=q4_1", 300},
+    {"k=q5_0,v=q5_0", 300},
+    {"k=q5_1,v=q5_1", 300},
+    {"k=iq4_nl,v=iq4_nl", 300},
+    {"k=int8,v=int8", 300},
+    {"k=int4,v=int4", 300},
+    {"k=q4_0,v=q4_0,rot=1", 300},
+    {"k=q4_0,v=q4_0,sink=4", 300},
+    {"k=q4_0,v=q4_0,recent=64", 300},
+    {"k=q4_0,v=q4_0,outliers=4", 300},
+    {"k=q4_0,v=q4_0,prerope=1", 300},
+    {"k=fp8_e4m3,v=fp8_e4m3,scale=calib", 300},
+    {"k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head", 300},
     {"k=fp8_e4m3,v=fp8_e4m3,scale=dynamic", 300},
     {"k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=q8_0;layers=2:k=fp8_e5m2,v=int4,group=32", 300},
 };
@@ -188,8 +202,8 @@ TEST_P(CachePrefillEqualsDecode, AttentionOutputs) {
   for (int chunk : {128, cs.n}) {
     const auto pre = Replay(*cache, cs.n, chunk);
     for (size_t l = 0; l < dec.size(); ++l) {
-      EXPECT_TRUE(SameBits(dec[l], pre[l])) << cs.spec << " prefill" << chunk << " layer " << l
-                                            << ": max|Δ| / max|out| = " << MaxRelDiff(dec[l], pre[l]);
+      EXPECT_TRUE(SameBits(dec[l], pre[l]))
+          << cs.spec << " prefill" << chunk << " layer " << l << ": max|Δ| / max|out| = " << MaxRelDiff(dec[l], pre[l]);
     }
   }
 }
@@ -221,9 +235,13 @@ INSTANTIATE_TEST_SUITE_P(Formats, PrefillEqualsDecode, ::testing::ValuesIn(kCase
 // KIVI (key groups along tokens; the full-precision residual moves through the 128-token chunks)
 // and the llama.cpp emulation's one-row path, built as the CLI builds them.
 const Case kEngineCases[] = {
-    {"k=kivi2,v=kivi2", 300}, {"k=kivi4,v=kivi4", 300}, {"k=kivi2,v=kivi2,group=32,recent=64", 300},
-    {"k=kivi4,v=kivi2,group=16,recent=48", 300}, {"k=q8_0,v=q8_0,engine=llama.cpp", 300},
-    {"k=q4_0,v=q4_0,engine=llama.cpp,rot=0", 300}, {"k=q4_0,v=q4_0,engine=llama.cpp,rot=1", 300},
+    {"k=kivi2,v=kivi2", 300},
+    {"k=kivi4,v=kivi4", 300},
+    {"k=kivi2,v=kivi2,group=32,recent=64", 300},
+    {"k=kivi4,v=kivi2,group=16,recent=48", 300},
+    {"k=q8_0,v=q8_0,engine=llama.cpp", 300},
+    {"k=q4_0,v=q4_0,engine=llama.cpp,rot=0", 300},
+    {"k=q4_0,v=q4_0,engine=llama.cpp,rot=1", 300},
     {"k=q8_0,v=q4_0,engine=llama.cpp", 300},
 };
 class PrefillEqualsDecodeEngines : public ::testing::TestWithParam<Case> {};
@@ -262,7 +280,8 @@ TEST(KvQuantModel, BitwiseIdenticalFor1And2Threads) {
 }
 
 // Mean |NLL − NLL_f32| over the next-token predictions of ids.
-double MeanAbsDeltaNll(const std::vector<float>& logits, const std::vector<float>& ref, const std::vector<int32_t>& ids) {
+double MeanAbsDeltaNll(const std::vector<float>& logits, const std::vector<float>& ref,
+                       const std::vector<int32_t>& ids) {
   const int V = Bundled().config().vocab_size, n = static_cast<int>(ids.size());
   auto nll = [&](const std::vector<float>& l, int p) {
     const float* row = l.data() + static_cast<size_t>(p) * V;

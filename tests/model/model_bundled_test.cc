@@ -118,8 +118,8 @@ Agreement Compare(const Model& m, const std::vector<int>& docs, double* worst_lo
         max_diff = std::max(max_diff, std::fabs(static_cast<double>(s.last64[i]) - ref[i]));
       }
       const double ratio = max_diff / (1e-3 * max_ref);
-      std::printf("[bundled] %s last64 max|dlogit| %.3g of max|logit| %.3g (ratio to tolerance %.3f)\n", p.c_str(), max_diff,
-                  max_ref, ratio);
+      std::printf("[bundled] %s last64 max|dlogit| %.3g of max|logit| %.3g (ratio to tolerance %.3f)\n", p.c_str(),
+                  max_diff, max_ref, ratio);
       *worst_logit_ratio = std::max(*worst_logit_ratio, ratio);
     }
   }
@@ -147,14 +147,16 @@ TEST(ModelBundled, GgufF16MatchesTransformers) {
 TEST(ModelBundled, GgufQ8_0PerplexityWithin1Percent) {
   const Model& m = LoadCached(Fixture("models/gguf/kvq-code-16m-q8_0.gguf").string());
   const Agreement a = Compare(m, kGgufDocs);
-  std::printf("[bundled] gguf q8_0: ppl %.5f vs f32 %.5f (%+.3f%%)\n", a.ppl(), a.ref_ppl(), 100 * (a.ppl() / a.ref_ppl() - 1));
+  std::printf("[bundled] gguf q8_0: ppl %.5f vs f32 %.5f (%+.3f%%)\n", a.ppl(), a.ref_ppl(),
+              100 * (a.ppl() / a.ref_ppl() - 1));
   EXPECT_LE(std::fabs(a.ppl() / a.ref_ppl() - 1), 0.01);
 }
 
 TEST(ModelBundled, GgufQ4KMPerplexityWithin10Percent) {
   const Model& m = LoadCached(Fixture("models/gguf/kvq-code-16m-q4_k_m.gguf").string());
   const Agreement a = Compare(m, kGgufDocs);
-  std::printf("[bundled] gguf q4_k_m: ppl %.5f vs f32 %.5f (%+.3f%%)\n", a.ppl(), a.ref_ppl(), 100 * (a.ppl() / a.ref_ppl() - 1));
+  std::printf("[bundled] gguf q4_k_m: ppl %.5f vs f32 %.5f (%+.3f%%)\n", a.ppl(), a.ref_ppl(),
+              100 * (a.ppl() / a.ref_ppl() - 1));
   EXPECT_LE(std::fabs(a.ppl() / a.ref_ppl() - 1), 0.10);
 }
 
@@ -175,8 +177,10 @@ TEST(ModelBundled, BitwiseIdenticalFor1And2Threads) {
     std::vector<float> logits(m.config().vocab_size);
     fwd.Run(std::span<const int32_t>(ids.data(), 580), 0, logits.data(), false);
     for (int p = 580; p < 600; ++p) fwd.Run(std::span<const int32_t>(&ids[p], 1), p, logits.data(), false);
-    if (threads == 1) first = logits;
-    else EXPECT_EQ(std::memcmp(first.data(), logits.data(), logits.size() * 4), 0);
+    if (threads == 1)
+      first = logits;
+    else
+      EXPECT_EQ(std::memcmp(first.data(), logits.data(), logits.size() * 4), 0);
   }
 }
 
@@ -191,7 +195,8 @@ TEST(ModelBundled, PrefillEqualsDecode) {
   std::vector<float> pre(static_cast<size_t>(n) * V), dec(pre.size());
   fwd.Run(ids, 0, pre.data(), true);
   cache->Reset();
-  for (int p = 0; p < n; ++p) fwd.Run(std::span<const int32_t>(&ids[p], 1), p, dec.data() + static_cast<size_t>(p) * V, false);
+  for (int p = 0; p < n; ++p)
+    fwd.Run(std::span<const int32_t>(&ids[p], 1), p, dec.data() + static_cast<size_t>(p) * V, false);
   double max_ref = 0, max_diff = 0;
   for (size_t i = 0; i < pre.size(); ++i) {
     max_ref = std::max(max_ref, std::fabs(static_cast<double>(pre[i])));

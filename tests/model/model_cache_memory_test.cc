@@ -74,7 +74,8 @@ TEST_P(ShortGenerate, ReservedAndGrownCachesGenerateTheSameTokens) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ShortGenerate,
-                         ::testing::Values("k=f32,v=f32", "k=q4_0,v=q4_0", "kv=kivi2", "k=q8_0,v=q8_0,engine=llama.cpp"),
+                         ::testing::Values("k=f32,v=f32", "k=q4_0,v=q4_0", "kv=kivi2",
+                                           "k=q8_0,v=q8_0,engine=llama.cpp"),
                          [](const auto& info) {
                            std::string s;
                            for (char ch : info.param) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

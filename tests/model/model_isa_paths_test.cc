@@ -18,8 +18,8 @@
 namespace kvaudit {
 namespace {
 
-constexpr int kTokens = 96;      // prefilled in one call
-constexpr int kDecoded = 8;      // then one token per call
+constexpr int kTokens = 96;  // prefilled in one call
+constexpr int kDecoded = 8;  // then one token per call
 
 // [kTokens + kDecoded, vocab] logits: a prefill of kTokens, then kDecoded single-token steps.
 std::vector<float> PrefillThenDecode(const Model& m, int threads) {
@@ -31,7 +31,8 @@ std::vector<float> PrefillThenDecode(const Model& m, int threads) {
   Forward fwd(m, *cache, pool);
   std::vector<float> logits(static_cast<size_t>(n) * V);
   fwd.Run(std::span<const int32_t>(ids.data(), kTokens), 0, logits.data(), true);
-  for (int i = kTokens; i < n; ++i) fwd.Run(std::span<const int32_t>(ids.data() + i, 1), i, logits.data() + static_cast<size_t>(i) * V, true);
+  for (int i = kTokens; i < n; ++i)
+    fwd.Run(std::span<const int32_t>(ids.data() + i, 1), i, logits.data() + static_cast<size_t>(i) * V, true);
   return logits;
 }
 
@@ -61,7 +62,8 @@ TEST_P(ModelIsaPathsGguf, PackedWeightsSameBitsOnEveryPath) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, ModelIsaPathsGguf,
-                         ::testing::Values("kvq-code-16m-f16.gguf", "kvq-code-16m-q8_0.gguf", "kvq-code-16m-q4_k_m.gguf"));
+                         ::testing::Values("kvq-code-16m-f16.gguf", "kvq-code-16m-q8_0.gguf",
+                                           "kvq-code-16m-q4_k_m.gguf"));
 
 }  // namespace
 }  // namespace kvaudit

@@ -102,7 +102,8 @@ TEST_P(PackedWeights, LogitsBitwiseEqualDequantizeAtLoad) {
   fwd.Run(std::span<const int32_t>(ids.data(), 680), 0, logits.data(), false);
   for (int p = 680; p < 700; ++p) {
     fwd.Run(std::span<const int32_t>(&ids[p], 1), p, logits.data(), false);
-    ASSERT_EQ(std::memcmp(logits.data(), want.data() + static_cast<size_t>(p) * V, V * sizeof(float)), 0) << "position " << p;
+    ASSERT_EQ(std::memcmp(logits.data(), want.data() + static_cast<size_t>(p) * V, V * sizeof(float)), 0)
+        << "position " << p;
   }
 }
 
@@ -126,9 +127,10 @@ TEST_P(PackedWeights, WeightsCostTheFileNotAnonymousMemory) {
   const uint64_t matrix_bytes = MatrixBytes(path);
   const Growth packed = LoadGrowth(path, {});
   const Growth f32 = LoadGrowth(path, {.dequantize_at_load = true});
-  std::printf("[packed] %s: matrices %.1f MB; load + 8 tokens: packed +%.1f MB anonymous, +%.1f MB file-backed; "
-              "dequantized at load +%.1f MB anonymous\n",
-              GetParam(), matrix_bytes / 1e6, packed.anon / 1e6, packed.file / 1e6, f32.anon / 1e6);
+  std::printf(
+      "[packed] %s: matrices %.1f MB; load + 8 tokens: packed +%.1f MB anonymous, +%.1f MB file-backed; "
+      "dequantized at load +%.1f MB anonymous\n",
+      GetParam(), matrix_bytes / 1e6, packed.anon / 1e6, packed.file / 1e6, f32.anon / 1e6);
   // Dequantized at load, the matrices add 4 bytes per parameter of anonymous memory (~3.7x a q8_0
   // file, ~5x q4_k_m); packed, that copy is absent — what remains is the tokenizer, the norms, the
   // row maps, the cache and Forward's buffers for a 512-token chunk (4-16 MB here, depending on how
@@ -138,8 +140,10 @@ TEST_P(PackedWeights, WeightsCostTheFileNotAnonymousMemory) {
   EXPECT_GT(packed.file, matrix_bytes * 9 / 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(BundledGguf, PackedWeights, ::testing::Values("kvq-code-16m-q8_0.gguf", "kvq-code-16m-q4_k_m.gguf"),
-                         [](const auto& info) { return std::string(info.param).find("q8_0") != std::string::npos ? "q8_0" : "q4_k_m"; });
+INSTANTIATE_TEST_SUITE_P(BundledGguf, PackedWeights,
+                         ::testing::Values("kvq-code-16m-q8_0.gguf", "kvq-code-16m-q4_k_m.gguf"), [](const auto& info) {
+                           return std::string(info.param).find("q8_0") != std::string::npos ? "q8_0" : "q4_k_m";
+                         });
 
 }  // namespace
 }  // namespace kvaudit

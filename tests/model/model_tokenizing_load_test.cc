@@ -28,8 +28,7 @@ using testing::BundledModelDir;
 
 const std::vector<std::string> kTexts = {
     "def parse_config(path: str) -> dict:\n    return {\"retries\": 3, 'name': \"x\"}",
-    "naïve café — 東京 ✓ \t tabs and  two  spaces 1234567",
-    "<|im_start|>user\nhello<|im_end|>", ""};
+    "naïve café — 東京 ✓ \t tabs and  two  spaces 1234567", "<|im_start|>user\nhello<|im_end|>", ""};
 
 void ExpectSameConfig(const ModelConfig& a, const ModelConfig& b) {
   EXPECT_EQ(a.arch, b.arch);
@@ -103,8 +102,9 @@ TEST(ModelTokenizingLoad, ConfigAndTokenizerOnlyDirLoadsWeightlessAndFailsTheFul
   auto full = Model::Load(dir.string());
   ASSERT_FALSE(full.ok());
   EXPECT_EQ(full.error().code, ErrorCode::kBadInput);
-  EXPECT_EQ(full.error().message, dir.string() + ": no model.safetensors or model.safetensors.index.json; hint: pass a "
-                                                 "Hugging Face model directory with safetensors weights (or a .gguf file)");
+  EXPECT_EQ(full.error().message, dir.string() +
+                                      ": no model.safetensors or model.safetensors.index.json; hint: pass a "
+                                      "Hugging Face model directory with safetensors weights (or a .gguf file)");
   // Without config.json there is no model at all: the usual config error, weightless or not.
   fs::remove(dir / "config.json");
   auto none = Model::LoadForTokenizing(dir.string());

@@ -127,7 +127,8 @@ TEST(ServeCompletionTest, ShadowsServedLogitsAreExactlyWhatServingComputed) {
   std::vector<float> steps;
   CompletionHooks hooks;
   hooks.step_logits = &steps;
-  const CompletionOutput recorded = RunCompletion(Bundled(), gen, req, ids, [] { return false; }, hooks);
+  const CompletionOutput recorded = RunCompletion(
+      Bundled(), gen, req, ids, [] { return false; }, hooks);
   EXPECT_EQ(recorded.generated, plain.generated);
   ASSERT_FALSE(recorded.generated.empty());
   const size_t vocab = static_cast<size_t>(Bundled().config().vocab_size), g = recorded.generated.size();

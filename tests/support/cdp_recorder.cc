@@ -32,11 +32,16 @@ std::string Where(const std::string& url, const json& line, const json& column) 
 void CdpRecorder::Record(const json& event) {
   const std::string method = Str(event, "method");
   const json params = event.value("params", json::object());
-  if (method == "Runtime.consoleAPICalled") OnConsoleApi(params);
-  else if (method == "Runtime.exceptionThrown") OnException(params);
-  else if (method == "Log.entryAdded") OnLogEntry(params);
-  else if (method == "Network.requestWillBeSent") OnRequest(params);
-  else if (method == "Network.loadingFailed") OnLoadingFailed(params);
+  if (method == "Runtime.consoleAPICalled")
+    OnConsoleApi(params);
+  else if (method == "Runtime.exceptionThrown")
+    OnException(params);
+  else if (method == "Log.entryAdded")
+    OnLogEntry(params);
+  else if (method == "Network.requestWillBeSent")
+    OnRequest(params);
+  else if (method == "Network.loadingFailed")
+    OnLoadingFailed(params);
 }
 
 void CdpRecorder::Clear() {
@@ -83,8 +88,8 @@ void CdpRecorder::OnRequest(const json& params) {
 
 void CdpRecorder::OnLoadingFailed(const json& params) {
   const auto it = url_by_request_.find(Str(params, "requestId"));
-  std::string line = (it == url_by_request_.end() ? "(unannounced request)" : it->second) + ": " +
-                     Str(params, "errorText");
+  std::string line =
+      (it == url_by_request_.end() ? "(unannounced request)" : it->second) + ": " + Str(params, "errorText");
   if (const std::string blocked = Str(params, "blockedReason"); !blocked.empty()) line += " (blocked: " + blocked + ")";
   if (params.value("canceled", false)) line += " (canceled)";
   failed_requests_.push_back(line);

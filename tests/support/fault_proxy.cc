@@ -5,7 +5,10 @@
 namespace kvaudit::testing {
 
 FaultProxy::FaultProxy(int upstream_port, std::string faulted_path, std::vector<Step> script, Step then)
-    : upstream_port_(upstream_port), faulted_path_(std::move(faulted_path)), script_(std::move(script)), then_(std::move(then)) {
+    : upstream_port_(upstream_port),
+      faulted_path_(std::move(faulted_path)),
+      script_(std::move(script)),
+      then_(std::move(then)) {
   auto handler = [this](const httplib::Request& q, httplib::Response& r) { Handle(q, r); };
   http_.Get(".*", handler);
   http_.Post(".*", handler);
@@ -32,7 +35,7 @@ void FaultProxy::Forward(const httplib::Request& req, httplib::Response& res) co
   }
   res.status = r->status;
   res.set_content(r->body, r->get_header_value("Content-Type").empty() ? "application/json"
-                                                                         : r->get_header_value("Content-Type").c_str());
+                                                                       : r->get_header_value("Content-Type").c_str());
 }
 
 void FaultProxy::Handle(const httplib::Request& req, httplib::Response& res) {

@@ -39,7 +39,8 @@ int ServeOnLoopback(httplib::Server& http, std::thread& thread) {
   return port;
 }
 
-FaultServer::FaultServer(std::vector<FaultStep> script, FaultStep then) : script_(std::move(script)), then_(std::move(then)) {
+FaultServer::FaultServer(std::vector<FaultStep> script, FaultStep then)
+    : script_(std::move(script)), then_(std::move(then)) {
   auto handler = [this](const httplib::Request& q, httplib::Response& r) { Handle(q, r); };
   http_.Get(".*", handler);
   http_.Post(".*", handler);

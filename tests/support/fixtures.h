@@ -11,8 +11,8 @@
 
 namespace kvaudit::testing {
 
-std::filesystem::path RepoDir();       // the source tree
-std::filesystem::path FixturesDir();   // KVAUDIT_FIXTURES or RepoDir()/../shared
+std::filesystem::path RepoDir();          // the source tree
+std::filesystem::path FixturesDir();      // KVAUDIT_FIXTURES or RepoDir()/../shared
 std::filesystem::path BundledModelDir();  // RepoDir()/models/kvq-code-16m
 std::filesystem::path KvauditBinary();    // the built CLI, for end-to-end tests
 // "--model <bundled model> --data <bundled eval docs> --threads 2 ": a CLI job on the bundled inputs.

@@ -7,15 +7,26 @@ namespace kvaudit::testing {
 using nlohmann::json;
 
 json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs, const std::string& model_hash) {
-  json j = {{"schema_version", 2}, {"kind", "eval"}, {"model", "synthetic"}, {"model_hash", model_hash},
-            {"ctx", 4096}, {"score_from", 0}, {"baseline", {{"spec", "k=f32,v=f32"}}}};
+  json j = {{"schema_version", 2},
+            {"kind", "eval"},
+            {"model", "synthetic"},
+            {"model_hash", model_hash},
+            {"ctx", 4096},
+            {"score_from", 0},
+            {"baseline", {{"spec", "k=f32,v=f32"}}}};
   j["configs"] = json::array();
   for (const SyntheticEvalConfig& c : configs) {
     json buckets = json::array();
     for (const SyntheticBucket& b : c.buckets) {
-      buckets.push_back({{"from", b.from}, {"to", b.to}, {"tokens", b.tokens}, {"kld_mean", b.kld_mean},
-                         {"kld_ci95", {b.kld_mean, b.kld_mean}}, {"kld_p99", b.kld_p99}, {"top1_agree", b.top1_agree},
-                         {"ppl_ratio", b.ppl_ratio}, {"measured_to", b.to}});
+      buckets.push_back({{"from", b.from},
+                         {"to", b.to},
+                         {"tokens", b.tokens},
+                         {"kld_mean", b.kld_mean},
+                         {"kld_ci95", {b.kld_mean, b.kld_mean}},
+                         {"kld_p99", b.kld_p99},
+                         {"top1_agree", b.top1_agree},
+                         {"ppl_ratio", b.ppl_ratio},
+                         {"measured_to", b.to}});
     }
     j["configs"].push_back({{"spec", c.spec}, {"bytes_per_token", 1}, {"buckets", buckets}});
   }
@@ -23,19 +34,29 @@ json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs, const
 }
 
 json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs, const std::string& model_hash) {
-  json j = {{"schema_version", 2}, {"kind", "probe"}, {"alpha", 0.05}, {"model", "synthetic"},
+  json j = {{"schema_version", 2},      {"kind", "probe"},           {"alpha", 0.05},          {"model", "synthetic"},
             {"model_hash", model_hash}, {"baseline", "k=f32,v=f32"}, {"probes", json::array()}};
   j["configs"] = json::array(), j["pooled"] = json::array(), j["variance"] = json::array(), j["drift"] = json::array();
   for (const ProbeConfigResult& c : configs) {
     j["configs"].push_back({{"spec", c.spec}, {"bytes_per_token", 1}});
     for (const PooledFamilyRow& f : c.pooled) {
-      j["pooled"].push_back({{"config", c.spec}, {"family", f.family}, {"cells", 1}, {"n", f.n},
-                             {"cache_induced", f.cache_induced}, {"recovered", f.recovered},
-                             {"mcnemar_p", f.p_holm}, {"mcnemar_p_holm", f.p_holm}, {"significant", f.significant}});
+      j["pooled"].push_back({{"config", c.spec},
+                             {"family", f.family},
+                             {"cells", 1},
+                             {"n", f.n},
+                             {"cache_induced", f.cache_induced},
+                             {"recovered", f.recovered},
+                             {"mcnemar_p", f.p_holm},
+                             {"mcnemar_p_holm", f.p_holm},
+                             {"significant", f.significant}});
     }
     if (c.variance_pairs > 0) {
-      j["variance"].push_back({{"config", c.spec}, {"length", 512}, {"n", 1}, {"samples", c.variance_pairs},
-                               {"pairs", c.variance_pairs}, {"identical_pairs", c.variance_identical}});
+      j["variance"].push_back({{"config", c.spec},
+                               {"length", 512},
+                               {"n", 1},
+                               {"samples", c.variance_pairs},
+                               {"pairs", c.variance_pairs},
+                               {"identical_pairs", c.variance_identical}});
     }
     for (const auto& [length, kl] : c.drift_kl_mean) {
       j["drift"].push_back({{"config", c.spec}, {"length", length}, {"n", 1}, {"kl_mean", kl}, {"kl_max", kl}});

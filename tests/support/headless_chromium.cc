@@ -16,17 +16,17 @@ using nlohmann::json;
 
 // Chromium's switches, each for a reason:
 constexpr const char* kFlags[] = {
-    "--headless=new",                    // the real browser without a display (not the old headless shell)
-    "--no-sandbox",                      // the sandbox refuses to start as root, and CI runs as root
-    "--disable-gpu",                     // no GPU process: software rendering, the same pixels everywhere
-    "--disable-background-networking",   // no traffic of its own: every request in Requests() is the page's
-    "--disable-component-update",        // no downloads of updatable components
-    "--disable-sync",                    // no account sync
-    "--no-first-run",                    // no first-run dialogs or tabs
-    "--no-default-browser-check",        // no "make Chromium the default" prompt
-    "--remote-debugging-pipe",           // CDP on fds 3 and 4 (support/pipe_process.h)
-    "--hide-scrollbars",                 // screenshots without scrollbars, so their width is the page's
-    "--window-size=1280,900",            // a fixed window; OpenPage sets the viewport to exactly this
+    "--headless=new",                   // the real browser without a display (not the old headless shell)
+    "--no-sandbox",                     // the sandbox refuses to start as root, and CI runs as root
+    "--disable-gpu",                    // no GPU process: software rendering, the same pixels everywhere
+    "--disable-background-networking",  // no traffic of its own: every request in Requests() is the page's
+    "--disable-component-update",       // no downloads of updatable components
+    "--disable-sync",                   // no account sync
+    "--no-first-run",                   // no first-run dialogs or tabs
+    "--no-default-browser-check",       // no "make Chromium the default" prompt
+    "--remote-debugging-pipe",          // CDP on fds 3 and 4 (support/pipe_process.h)
+    "--hide-scrollbars",                // screenshots without scrollbars, so their width is the page's
+    "--window-size=1280,900",           // a fixed window; OpenPage sets the viewport to exactly this
 };
 static_assert(HeadlessChromium::kViewportWidth == 1280 && HeadlessChromium::kViewportHeight == 900);
 
@@ -185,13 +185,13 @@ Status HeadlessChromium::Navigate(const std::string& url, std::chrono::milliseco
   const auto deadline = Clock::now() + timeout;
   const size_t mark = events_.size();
   KV_ASSIGN_OR_RETURN(const json nav, Call("Page.navigate", {{"url", url}}, session_id_, deadline));
-  if (const std::string e = Str(nav, "errorText"); !e.empty()) return BadInput("navigation to " + url + " failed: " + e);
+  if (const std::string e = Str(nav, "errorText"); !e.empty())
+    return BadInput("navigation to " + url + " failed: " + e);
   const std::string loader = Str(nav, "loaderId");
   if (loader.empty()) return Status::Ok();  // a same-document navigation (#fragment): nothing loads
   // The load event must be the new document's: find its commit (the main frame navigated with
   // this loaderId) first, so a late load event of the previous document cannot pass for it.
-  KV_ASSIGN_OR_RETURN(const size_t committed,
-                      WaitForEvent("Page.frameNavigated", mark, deadline, [&](const json& p) {
+  KV_ASSIGN_OR_RETURN(const size_t committed, WaitForEvent("Page.frameNavigated", mark, deadline, [&](const json& p) {
                         const json frame = p.value("frame", json::object());
                         return Str(frame, "loaderId") == loader && !frame.contains("parentId");
                       }));
@@ -199,7 +199,8 @@ Status HeadlessChromium::Navigate(const std::string& url, std::chrono::milliseco
   // One more turn of the page's event loop: Chromium reports an unhandled promise rejection from
   // a task after the one that rejected, which can come after the load event.
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  KV_RETURN_IF_ERROR(Evaluate("new Promise(done => setTimeout(done, 0))", std::max(left, std::chrono::milliseconds(1))));
+  KV_RETURN_IF_ERROR(
+      Evaluate("new Promise(done => setTimeout(done, 0))", std::max(left, std::chrono::milliseconds(1))));
   return Status::Ok();
 }
 

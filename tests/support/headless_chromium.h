@@ -82,7 +82,7 @@ class HeadlessChromium {
   pid_t Pid() const { return process_ ? process_->pid() : -1; }  // the browser (and group) id
   const std::filesystem::path& UserDataDir() const { return profile_dir_; }
   const std::string& Version() const { return version_; }  // Browser.getVersion's product
-  std::string LogTail(size_t max_bytes = 2000) const;       // the end of Chromium's stdout+stderr
+  std::string LogTail(size_t max_bytes = 2000) const;      // the end of Chromium's stdout+stderr
 
  private:
   HeadlessChromium() = default;

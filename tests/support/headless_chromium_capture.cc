@@ -72,11 +72,12 @@ Status HeadlessChromium::ScreenshotElement(const std::string& css_selector, cons
 Expected<double> HeadlessChromium::NavigationMs() {
   // loadEventEnd stays 0 until the load handlers have returned, which may be just after
   // Page.loadEventFired: poll for it in the page (bounded by Evaluate's timeout).
-  KV_ASSIGN_OR_RETURN(const json ms, Evaluate(
-      "new Promise(done => { const poll = () => {"
-      " const e = performance.getEntriesByType('navigation')[0];"
-      " if (!e) done(null); else if (e.loadEventEnd > 0) done(e.loadEventEnd); else setTimeout(poll, 5); };"
-      " poll(); })"));
+  KV_ASSIGN_OR_RETURN(
+      const json ms,
+      Evaluate("new Promise(done => { const poll = () => {"
+               " const e = performance.getEntriesByType('navigation')[0];"
+               " if (!e) done(null); else if (e.loadEventEnd > 0) done(e.loadEventEnd); else setTimeout(poll, 5); };"
+               " poll(); })"));
   if (!ms.is_number()) return Internal("NavigationMs: the document has no navigation timing entry");
   return ms.get<double>();
 }

@@ -17,34 +17,57 @@ struct GumboErrorHead {
   union {
     uint64_t codepoint;  // sets the union's size and alignment, as in gumbo
     struct {
-      int input_type;              // GumboTokenType: 0 doctype, 1 start tag, 2 end tag, 3 comment,
-                                   // 4 whitespace, 5 characters, 6 CDATA, 7 NUL, 8 end of file
-      GumboTag input_tag;          // of a tag token
-      int parser_state;            // GumboInsertionMode: 0 "initial", before any doctype
-      GumboVector tag_stack;       // the open elements, GumboTag values stored in the void* slots
+      int input_type;         // GumboTokenType: 0 doctype, 1 start tag, 2 end tag, 3 comment,
+                              // 4 whitespace, 5 characters, 6 CDATA, 7 NUL, 8 end of file
+      GumboTag input_tag;     // of a tag token
+      int parser_state;       // GumboInsertionMode: 0 "initial", before any doctype
+      GumboVector tag_stack;  // the open elements, GumboTag values stored in the void* slots
     } parser;
   } v;
 };
 constexpr int kParserError = 40, kSelfClosingError = 41;
 
 // What each tokenizer error (GumboErrorType 0..39) means, in our words.
-constexpr const char* kTokenizerErrors[40] = {
-    "invalid UTF-8", "truncated UTF-8 sequence", "NUL character",
-    "numeric character reference without digits", "numeric character reference without ';'",
-    "invalid numeric character reference", "named character reference without ';' (write &amp;)",
-    "unknown named character reference (write &amp;)", "'<?' (processing instructions are not HTML)",
-    "end of file in a tag", "'<' that starts no tag (write &lt;)", "empty end tag '</>'",
-    "end of file in an end tag", "invalid end tag", "end of file in <script>",
-    "end of file in an attribute name", "invalid character in an attribute name",
-    "end of file in a double-quoted attribute value", "end of file in a single-quoted attribute value",
-    "end of file in an unquoted attribute value", "attribute value missing before '>'",
-    "'=', '<', a quote or '`' in an unquoted attribute value", "end of file after an attribute",
-    "no whitespace between attributes", "duplicate attribute", "end of file after '/' in a tag",
-    "'/' not followed by '>' in a tag", "'<!' that starts neither a comment nor a doctype",
-    "end of file in a comment", "invalid comment", "'--!' in a comment", "'---' in a comment",
-    "'-- ' in a comment", "end of file after '--!' in a comment", "end of file in a doctype",
-    "invalid doctype", "missing whitespace in a doctype", "doctype ends early",
-    "unexpected character in a doctype", "unexpected text at the end of a doctype"};
+constexpr const char* kTokenizerErrors[40] = {"invalid UTF-8",
+                                              "truncated UTF-8 sequence",
+                                              "NUL character",
+                                              "numeric character reference without digits",
+                                              "numeric character reference without ';'",
+                                              "invalid numeric character reference",
+                                              "named character reference without ';' (write &amp;)",
+                                              "unknown named character reference (write &amp;)",
+                                              "'<?' (processing instructions are not HTML)",
+                                              "end of file in a tag",
+                                              "'<' that starts no tag (write &lt;)",
+                                              "empty end tag '</>'",
+                                              "end of file in an end tag",
+                                              "invalid end tag",
+                                              "end of file in <script>",
+                                              "end of file in an attribute name",
+                                              "invalid character in an attribute name",
+                                              "end of file in a double-quoted attribute value",
+                                              "end of file in a single-quoted attribute value",
+                                              "end of file in an unquoted attribute value",
+                                              "attribute value missing before '>'",
+                                              "'=', '<', a quote or '`' in an unquoted attribute value",
+                                              "end of file after an attribute",
+                                              "no whitespace between attributes",
+                                              "duplicate attribute",
+                                              "end of file after '/' in a tag",
+                                              "'/' not followed by '>' in a tag",
+                                              "'<!' that starts neither a comment nor a doctype",
+                                              "end of file in a comment",
+                                              "invalid comment",
+                                              "'--!' in a comment",
+                                              "'---' in a comment",
+                                              "'-- ' in a comment",
+                                              "end of file after '--!' in a comment",
+                                              "end of file in a doctype",
+                                              "invalid doctype",
+                                              "missing whitespace in a doctype",
+                                              "doctype ends early",
+                                              "unexpected character in a doctype",
+                                              "unexpected text at the end of a doctype"};
 
 bool KnownTag(int tag) { return tag >= 0 && tag <= GUMBO_TAG_LAST; }
 
@@ -94,7 +117,7 @@ std::string Near(const GumboErrorHead& e, const std::string& html) {
 }
 
 std::string Describe(const GumboErrorHead& e, const std::string& html) {
-  std::string what = e.type == kParserError         ? ParserErrorText(e)
+  std::string what = e.type == kParserError        ? ParserErrorText(e)
                      : e.type == kSelfClosingError ? "'/>' on a non-void element does not close it"
                                                    : kTokenizerErrors[e.type];
   return std::to_string(e.position.line) + ":" + std::to_string(e.position.column) + ": " + what + Near(e, html);

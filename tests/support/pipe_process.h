@@ -59,7 +59,7 @@ class PipeProcess {
  private:
   PipeProcess() = default;
   bool WaitExited(std::chrono::milliseconds grace) const;  // polls without reaping
-  void KillGroup();                                         // kills and reaps the group, bounded
+  void KillGroup();                                        // kills and reaps the group, bounded
   void ReapStrays();
 
   pid_t pid_ = -1;

@@ -86,7 +86,7 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 bool Finished(const std::string& state) {
-  static const std::vector<std::string> kFinal = {"COMPLETED", "FAILED",        "CANCELLED", "TIMEOUT",  "NODE_FAIL",
+  static const std::vector<std::string> kFinal = {"COMPLETED", "FAILED",        "CANCELLED", "TIMEOUT", "NODE_FAIL",
                                                   "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"};
   return Contains(kFinal, state);
 }
@@ -172,8 +172,7 @@ bool SlurmCluster::WaitUntilIdle(std::chrono::seconds timeout) const {
   return false;
 }
 
-bool SlurmCluster::WaitForState(const std::string& task, const std::string& state,
-                                std::chrono::seconds timeout) const {
+bool SlurmCluster::WaitForState(const std::string& task, const std::string& state, std::chrono::seconds timeout) const {
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (State(task) == state) return true;

@@ -37,12 +37,25 @@ std::vector<Spec> Tensors(const TinyLlamaShape& s) {
 }
 
 nlohmann::json Config(const TinyLlamaShape& s) {
-  return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"hidden_size", s.hidden},
-          {"intermediate_size", s.ffn}, {"num_attention_heads", s.heads}, {"num_key_value_heads", s.kv_heads},
-          {"head_dim", s.head_dim}, {"num_hidden_layers", s.layers}, {"vocab_size", s.vocab},
-          {"max_position_embeddings", s.ctx}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"},
-          {"rope_parameters", {{"rope_theta", 10000.0}, {"rope_type", "default"}}}, {"tie_word_embeddings", false},
-          {"attention_bias", false}, {"mlp_bias", false}, {"bos_token_id", 0}, {"eos_token_id", 0}, {"dtype", "float32"}};
+  return {{"architectures", {"LlamaForCausalLM"}},
+          {"model_type", "llama"},
+          {"hidden_size", s.hidden},
+          {"intermediate_size", s.ffn},
+          {"num_attention_heads", s.heads},
+          {"num_key_value_heads", s.kv_heads},
+          {"head_dim", s.head_dim},
+          {"num_hidden_layers", s.layers},
+          {"vocab_size", s.vocab},
+          {"max_position_embeddings", s.ctx},
+          {"rms_norm_eps", 1e-5},
+          {"hidden_act", "silu"},
+          {"rope_parameters", {{"rope_theta", 10000.0}, {"rope_type", "default"}}},
+          {"tie_word_embeddings", false},
+          {"attention_bias", false},
+          {"mlp_bias", false},
+          {"bos_token_id", 0},
+          {"eos_token_id", 0},
+          {"dtype", "float32"}};
 }
 
 uint64_t Elements(const std::vector<int64_t>& shape) {
@@ -74,7 +87,8 @@ void WriteF32Safetensors(const fs::path& file, const std::vector<F32Tensor>& ten
   }
 }
 
-fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape, const std::function<void(TinyTensors&)>& edit) {
+fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape,
+                        const std::function<void(TinyTensors&)>& edit) {
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << Config(shape).dump(2);
   const std::vector<Spec> specs = Tensors(shape);
@@ -101,7 +115,8 @@ void ScaleKeyChannels(TinyTensors& t, const TinyLlamaShape& shape, int layer, co
   std::vector<float>& k = t.at("model.layers." + std::to_string(layer) + ".self_attn.k_proj.weight");
   for (int g = 0; g < shape.kv_heads; ++g) {
     for (int c : channels) {
-      for (int i = 0; i < shape.hidden; ++i) k[static_cast<size_t>((g * shape.head_dim + c) * shape.hidden + i)] *= scale;
+      for (int i = 0; i < shape.hidden; ++i)
+        k[static_cast<size_t>((g * shape.head_dim + c) * shape.hidden + i)] *= scale;
     }
   }
 }

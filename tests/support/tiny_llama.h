@@ -16,8 +16,8 @@ namespace kvaudit::testing {
 
 struct TinyLlamaShape {
   int layers = 4, hidden = 128, heads = 2, kv_heads = 2, head_dim = 64, ffn = 256, vocab = 256, ctx = 1024;
-  float std = 0.1f;        // weight scale (transformers' initializer_range of the golden models)
-  float embed_std = 0.1f;  // token embeddings
+  float std = 0.1f;         // weight scale (transformers' initializer_range of the golden models)
+  float embed_std = 0.1f;   // token embeddings
   float branch_std = 0.1f;  // o_proj and down_proj, the matrices that write into the residual stream
   uint64_t seed = 1;
 };

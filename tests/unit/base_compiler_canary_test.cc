@@ -24,22 +24,22 @@ T LastStored(const std::vector<T>& v) {
   return v.back();
 }
 
-#define KVAUDIT_CANARY_BODY                                                                 \
-  const std::vector<int64_t> i{3, 3, 3, 0};                                                 \
-  EXPECT_EQ(LastStored(i), 0) << "the compiler stored {3, 3, 3, 0} as a broadcast";         \
-  const std::vector<double> d{3, 3, 3, 0};                                                  \
-  EXPECT_EQ(LastStored(d), 0.0) << "the compiler stored {3., 3., 3., 0.} as a broadcast";   \
-  const std::vector<uint64_t> u{7, 7, 7, 0};                                                \
+#define KVAUDIT_CANARY_BODY                                                               \
+  const std::vector<int64_t> i{3, 3, 3, 0};                                               \
+  EXPECT_EQ(LastStored(i), 0) << "the compiler stored {3, 3, 3, 0} as a broadcast";       \
+  const std::vector<double> d{3, 3, 3, 0};                                                \
+  EXPECT_EQ(LastStored(d), 0.0) << "the compiler stored {3., 3., 3., 0.} as a broadcast"; \
+  const std::vector<uint64_t> u{7, 7, 7, 0};                                              \
   EXPECT_EQ(LastStored(u), 0u) << "the compiler stored {7, 7, 7, 0} as a broadcast";
 
 // The same code compiled as the AVX-512 kernel path compiles its kernels (the target string of
 // base/isa_passes.h): without -fno-tree-slp-vectorize this reads {3, 3, 3, 3} (checked).
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c,bmi,bmi2,popcnt")
-__attribute__((noinline)) void CheckUnderAvx512Target() { KVAUDIT_CANARY_BODY }
+__attribute__((noinline)) void CheckUnderAvx512Target(){KVAUDIT_CANARY_BODY}
 #pragma GCC pop_options
 
-TEST(CompilerCanary, FourElementConstantsEndingInZeroAreStoredAsWritten) { KVAUDIT_CANARY_BODY }
+TEST(CompilerCanary, FourElementConstantsEndingInZeroAreStoredAsWritten){KVAUDIT_CANARY_BODY}
 
 TEST(CompilerCanary, SameUnderTheAvx512KernelTarget) {
   if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512: that code cannot run here";

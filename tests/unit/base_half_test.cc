@@ -29,9 +29,9 @@ TEST(HalfTest, F16RoundsToNearestEven) {
   EXPECT_EQ(F32ToF16(65519.0f), 0x7bff);
   EXPECT_EQ(F32ToF16(65520.0f), 0x7c00);  // rounds to inf
   EXPECT_EQ(F32ToF16(-1e10f), 0xfc00);
-  EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -25)), 0x0000);          // half the smallest subnormal: tie to 0
+  EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -25)), 0x0000);  // half the smallest subnormal: tie to 0
   EXPECT_EQ(F32ToF16(std::ldexp(1.5f, -25)), 0x0001);
-  EXPECT_EQ(F32ToF16(std::ldexp(3.0f, -25)), 0x0002);          // 1.5 ulp: tie to even (2)
+  EXPECT_EQ(F32ToF16(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 ulp: tie to even (2)
   EXPECT_EQ(F32ToF16(-0.0f), 0x8000);
 }
 

@@ -140,7 +140,8 @@ TEST(BaseIsa, NoSourceChoosesKernelsAtCompileTime) {
     std::ifstream in(entry.path());
     std::string line;
     for (int no = 1; std::getline(in, line); ++no) {
-      if (std::regex_search(line, isa_macro)) offenders.push_back(entry.path().string() + ":" + std::to_string(no) + ": " + line);
+      if (std::regex_search(line, isa_macro))
+        offenders.push_back(entry.path().string() + ":" + std::to_string(no) + ": " + line);
     }
   }
   EXPECT_GT(files, 100);

@@ -31,12 +31,15 @@ void ExpectNotExact(const EngineSettings& s, const std::string& why, const std::
 // llama.cpp rotates quantized caches by default (PR #21038); a native spec measured them
 // unrotated, so its exact settings switch the rotation off.
 TEST(DecideEngineSettingsTest, LlamaCppUniformTypes) {
-  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0"), {"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
-  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q4_0"), {"-ctk q8_0", "-ctv q4_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0"),
+              {"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q4_0"),
+              {"-ctk q8_0", "-ctv q4_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
   ExpectExact(SettingsOf(E::kLlamaCpp, "k=f16,v=f16"), {"-ctk f16", "-ctv f16"});
   const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0");
   EXPECT_EQ(s.measure_spec, "k=q4_0,v=q4_0,rot=0,engine=llama.cpp");
-  EXPECT_EQ(s.command_example, "LLAMA_ATTN_ROT_DISABLE=1 llama-server -m model.gguf -c 32768 -ctk q4_0 -ctv q4_0 -fa on");
+  EXPECT_EQ(s.command_example,
+            "LLAMA_ATTN_ROT_DISABLE=1 llama-server -m model.gguf -c 32768 -ctk q4_0 -ctv q4_0 -fa on");
 }
 
 TEST(DecideEngineSettingsTest, LlamaCppRotationIsItsDefaultUnderEngineLlamaCpp) {
@@ -46,7 +49,8 @@ TEST(DecideEngineSettingsTest, LlamaCppRotationIsItsDefaultUnderEngineLlamaCpp) 
   // Native rot=1 rotates the whole head: llama.cpp's K blocks are the head (128), its V blocks 64.
   ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,rot=1"), "64-element", "k=q4_0,v=q4_0,engine=llama.cpp");
   // At head_dim 64 both are the whole head: exact, with rotation left on.
-  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,rot=1", testing::Small64(), 4096), {"-ctk q4_0", "-ctv q4_0", "-fa on"});
+  ExpectExact(SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,rot=1", testing::Small64(), 4096),
+              {"-ctk q4_0", "-ctv q4_0", "-fa on"});
   // Rotation of K only: V stays f16.
   ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=f16,rot=1"), {"-ctk q8_0", "-ctv f16", "-fa on"});
 }
@@ -79,7 +83,8 @@ TEST(DecideEngineSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
 
 TEST(DecideEngineSettingsTest, IkLlamaCppHadamardFlags) {
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0"), {"-ctk q4_0", "-ctv q4_0", "-fa on"});
-  ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,rot=1"), {"-ctk q4_0", "-ctv q4_0", "-fa on", "-khad", "-vhad"});
+  ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,rot=1"),
+              {"-ctk q4_0", "-ctv q4_0", "-fa on", "-khad", "-vhad"});
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=f16,rot=1"), {"-ctk q4_0", "-ctv f16", "-fa on", "-khad"});
   // Mainline's 64-element V blocks are not ik_llama.cpp's whole-head transform at head_dim 128.
   EXPECT_FALSE(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,engine=llama.cpp").exact);
@@ -101,10 +106,13 @@ TEST(DecideEngineSettingsTest, OllamaHasOneTypeForKeysAndValues) {
 TEST(DecideEngineSettingsTest, VllmDtypesScalesAndSkippedLayers) {
   ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
   ExpectExact(SettingsOf(E::kVllm, "k=fp8_e5m2,v=fp8_e5m2"), {"--kv-cache-dtype fp8_e5m2", "--max-model-len 32768"});
-  ExpectExact(SettingsOf(E::kVllm, "k=f16,v=f16"), {"--kv-cache-dtype auto", "--dtype float16", "--max-model-len 32768"});
-  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"), {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
-  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3;layers=0-1:k=bf16,v=bf16"),
-              {"--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype-skip-layers 0 1", "--dtype bfloat16", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=f16,v=f16"),
+              {"--kv-cache-dtype auto", "--dtype float16", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"),
+              {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
+  ExpectExact(
+      SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3;layers=0-1:k=bf16,v=bf16"),
+      {"--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype-skip-layers 0 1", "--dtype bfloat16", "--max-model-len 32768"});
   ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0"), "q8_0 is not a vLLM KV cache dtype", "k=fp8_e4m3,v=fp8_e4m3");
   ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=dynamic"), "scale=dynamic",
                  "k=fp8_e4m3,v=fp8_e4m3,scale=calib");
@@ -117,14 +125,16 @@ TEST(DecideEngineSettingsTest, VllmDtypesScalesAndSkippedLayers) {
 TEST(DecideEngineSettingsTest, SglangAndTensorRtLlm) {
   ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--context-length 32768"});
   ExpectExact(SettingsOf(E::kSglang, "k=bf16,v=bf16"), {"--kv-cache-dtype bf16", "--context-length 32768"});
-  ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"),
-              {"--kv-cache-dtype fp8_e4m3", "--quantization-param-path kv_cache_scales.json", "--context-length 32768"});
+  ExpectExact(
+      SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"),
+      {"--kv-cache-dtype fp8_e4m3", "--quantization-param-path kv_cache_scales.json", "--context-length 32768"});
   EXPECT_NE(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head").why_not.find("per-tensor"),
             std::string::npos);
   EXPECT_NE(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3;layers=0:k=f16,v=f16").why_not.find("every layer or of none"),
             std::string::npos);
   ExpectExact(SettingsOf(E::kTensorRtLlm, "k=f16,v=f16"), {"kv_cache_config=KvCacheConfig(dtype=\"auto\")"});
-  ExpectNotExact(SettingsOf(E::kTensorRtLlm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"), "quantize the weights", "k=f16,v=f16");
+  ExpectNotExact(SettingsOf(E::kTensorRtLlm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"), "quantize the weights",
+                 "k=f16,v=f16");
 }
 
 TEST(DecideEngineSettingsTest, TransformersQuantizedCache) {

@@ -25,8 +25,10 @@ using testing::SyntheticBucket;
 
 // Four default-style buckets; `bad` makes one bucket violate one metric.
 std::vector<SyntheticBucket> Buckets(double kld = 0.001) {
-  return {{1, 16, kld, 0.01, 0.995, 1.001}, {17, 32, kld, 0.01, 0.995, 1.001},
-          {33, 64, kld, 0.01, 0.995, 1.001}, {65, 128, kld, 0.01, 0.995, 1.001}};
+  return {{1, 16, kld, 0.01, 0.995, 1.001},
+          {17, 32, kld, 0.01, 0.995, 1.001},
+          {33, 64, kld, 0.01, 0.995, 1.001},
+          {65, 128, kld, 0.01, 0.995, 1.001}};
 }
 
 constexpr const char* kPolicy =
@@ -43,7 +45,9 @@ AcceptancePolicy Policy(const std::string& text = kPolicy) {
 }
 
 ProbeConfigResult GoodProbes(const std::string& spec) {
-  return {spec, {{"needle", 20, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}}, 1, 10, 8, {{512, 0.001}, {1024, 0.002}}};
+  return {spec, {{"needle", 20, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}},
+          1,    10,
+          8,    {{512, 0.001}, {1024, 0.002}}};
 }
 
 GateInputs Load(const std::vector<fs::path>& dirs) {
@@ -91,10 +95,10 @@ TEST(DecideGate, AConfigurationWithinEveryThresholdPasses) {
 
 TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   std::vector<SyntheticBucket> b = Buckets();
-  b[1].kld_mean = 0.02;     // 17-32
-  b[2].top1_agree = 0.9;    // 33-64
-  b[3].ppl_ratio = 1.02;    // 65-128
-  b[3].kld_p99 = 0.5;       // 65-128
+  b[1].kld_mean = 0.02;   // 17-32
+  b[2].top1_agree = 0.9;  // 33-64
+  b[3].ppl_ratio = 1.02;  // 65-128
+  b[3].kld_p99 = 0.5;     // 65-128
   ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
   p.pooled[0] = {"needle", 20, 6, 0, 0.03, true};  // rate 0.3 and significant
   p.variance_identical = 2;                        // 8 of 10 differ
@@ -104,13 +108,12 @@ TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   const ConfigVerdict& v = r->configs[0];
   EXPECT_FALSE(v.pass);
   EXPECT_EQ(r->exit_code(), 1);
-  EXPECT_EQ(FailingCriteria(v), (std::vector<std::string>{
-                                    "kld_mean_max @ context 17-32", "top1_agree_min @ context 33-64",
-                                    "kld_p99_max @ context 65-128", "ppl_ratio_max @ context 65-128",
-                                    "needle.cache_induced_rate_max @ family needle",
-                                    "needle.fail_on_significant @ family needle",
-                                    "variance.same_seed_divergence_max @ family variance",
-                                    "drift.kl_mean_max @ family drift"}));
+  EXPECT_EQ(FailingCriteria(v),
+            (std::vector<std::string>{
+                "kld_mean_max @ context 17-32", "top1_agree_min @ context 33-64", "kld_p99_max @ context 65-128",
+                "ppl_ratio_max @ context 65-128", "needle.cache_induced_rate_max @ family needle",
+                "needle.fail_on_significant @ family needle", "variance.same_seed_divergence_max @ family variance",
+                "drift.kl_mean_max @ family drift"}));
   // The first failure: the smallest bucket, then the policy's criterion order.
   ASSERT_TRUE(v.first_failure.has_value());
   const GateCase& first = v.cases[*v.first_failure];
@@ -121,7 +124,8 @@ TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   EXPECT_EQ(first.text, "kld_mean 0.02 > 0.005 (kld_mean_max), context 17-32: 100 tokens");
   EXPECT_EQ(v.safe_up_to, 16);
   EXPECT_FALSE(v.safe_up_to_is_all_measured);
-  const auto drift = std::find_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.family == "drift"; });
+  const auto drift =
+      std::find_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.family == "drift"; });
   ASSERT_NE(drift, v.cases.end());
   EXPECT_EQ(drift->measured, 0.2);  // the worst length
   EXPECT_NE(drift->text.find("at length 1024"), std::string::npos) << drift->text;
@@ -147,8 +151,8 @@ TEST(DecideGate, SignificantTowardTheConfigurationIsNoLoss) {
 TEST(DecideGate, TargetContextLimitsTheJudgedBuckets) {
   std::vector<SyntheticBucket> b = Buckets();
   b[3].kld_mean = 0.5;  // 65-128 fails, beyond the target
-  const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")},
-                      std::string("target_context = 64\n") + kPolicy);
+  const auto r =
+      Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, std::string("target_context = 64\n") + kPolicy);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->configs[0].pass);
   for (const GateCase& c : r->configs[0].cases) EXPECT_LE(c.from, 64) << c.scope;
@@ -161,7 +165,8 @@ TEST(DecideGate, TargetContextBeyondTheMeasuredBucketsIsBadInput) {
                       std::string("target_context = 4096\n") + kPolicy);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().exit_code(), 2);
-  EXPECT_NE(r.error().message.find("target_context 4096 is beyond the longest context eval measured"), std::string::npos)
+  EXPECT_NE(r.error().message.find("target_context 4096 is beyond the longest context eval measured"),
+            std::string::npos)
       << r.error().message;
   EXPECT_NE(r.error().message.find("--ctx 4096"), std::string::npos) << r.error().message;
 }
@@ -190,10 +195,10 @@ TEST(DecideGate, SmallBucketsArePooledWithTheNextUntilTheyHoldEnoughTokens) {
   EXPECT_DOUBLE_EQ(first_bucket["kld_mean_max"]->measured, (32 * 0.004 + 96 * 0.001) / 128);
   EXPECT_DOUBLE_EQ(first_bucket["top1_agree_min"]->measured, (32 * 0.97 + 96 * 0.995) / 128);
   EXPECT_DOUBLE_EQ(first_bucket["kld_p99_max"]->measured, 0.04);
-  EXPECT_NEAR(first_bucket["ppl_ratio_max"]->measured,
-              std::exp((32 * std::log(1.002) + 96 * std::log(1.004)) / 128), 1e-15);
-  EXPECT_TRUE(v.pass);                                  // pooled top-1 0.98875 >= 0.98
-  EXPECT_EQ(v.cases.size(), 12u + 3u + 1u + 1u);         // 3 judged ranges × 4 metrics, then the probes
+  EXPECT_NEAR(first_bucket["ppl_ratio_max"]->measured, std::exp((32 * std::log(1.002) + 96 * std::log(1.004)) / 128),
+              1e-15);
+  EXPECT_TRUE(v.pass);                            // pooled top-1 0.98875 >= 0.98
+  EXPECT_EQ(v.cases.size(), 12u + 3u + 1u + 1u);  // 3 judged ranges × 4 metrics, then the probes
   // A short last bucket joins the range before it; a run with too few tokens in all is bad input.
   b[3].tokens = 20;
   const auto tail = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
@@ -207,7 +212,8 @@ TEST(DecideGate, SmallBucketsArePooledWithTheNextUntilTheyHoldEnoughTokens) {
   EXPECT_EQ(few.error().exit_code(), 2);
   EXPECT_NE(few.error().message.find("context 1-128 of k=q8_0,v=q8_0 has 64 scored tokens in all, fewer than "
                                      "fidelity.min_bucket_tokens = 100"),
-            std::string::npos) << few.error().message;
+            std::string::npos)
+      << few.error().message;
   EXPECT_NE(few.error().message.find("--windows"), std::string::npos) << few.error().message;
 }
 
@@ -217,7 +223,8 @@ TEST(DecideGate, ARequiredFamilyMissingIsBadInput) {
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("the policy requires the probe family needle but k=q8_0,v=q8_0 has none in"),
-            std::string::npos) << r.error().message;
+            std::string::npos)
+      << r.error().message;
   EXPECT_NE(r.error().message.find("--family needle"), std::string::npos) << r.error().message;
 }
 
@@ -236,8 +243,9 @@ TEST(DecideGate, AMetricThePolicyNeedsButTheResultsLackIsBadInput) {
   const fs::path dir = testing::MakeTempDir("gate-p99");
   nlohmann::json eval = testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}});
   eval["configs"][0]["buckets"][1].erase("kld_p99");
-  const GateInputs in = Load({testing::WriteResults(dir / "eval", eval),
-                              testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}))});
+  const GateInputs in =
+      Load({testing::WriteResults(dir / "eval", eval),
+            testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}))});
   const auto r = EvaluateGate(Policy(), in);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("k=q8_0,v=q8_0 has no kld_p99 for context 17-32"), std::string::npos)
@@ -253,13 +261,14 @@ TEST(DecideGate, AConfigurationWithoutEvalResultsIsBadInputWhenFidelityIsJudged)
 
 TEST(DecideGate, AlphaMustBeTheProbeRunsAlpha) {
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")},
-                      std::string(kPolicy) + "[probes.exact]\ncache_induced_rate_max = 0.5\n" );
+                      std::string(kPolicy) + "[probes.exact]\ncache_induced_rate_max = 0.5\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto bad = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")},
                         "[probes]\nalpha = 0.01\nfail_on_significant = true\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("probes.alpha = 0.01 in test.toml but the probe run used alpha 0.05"),
-            std::string::npos) << bad.error().message;
+            std::string::npos)
+      << bad.error().message;
 }
 
 TEST(DecideGate, AnAuditDirectoryHoldsEvalAndProbe) {
@@ -281,12 +290,15 @@ TEST(DecideGate, ResultsOfAnotherSchemaOrNoResultsAreBadInput) {
   testing::WriteResults(dir / "v3", eval);
   const auto r = LoadGateInputs({(dir / "v3").string()});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("schema_version 3 is not the 2 this gate reads, " + (dir / "v3" / "results.json").string()),
-            std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("schema_version 3 is not the 2 this gate reads, " +
+                                   (dir / "v3" / "results.json").string()),
+            std::string::npos)
+      << r.error().message;
   fs::create_directories(dir / "empty");
   const auto none = LoadGateInputs({(dir / "empty").string()});
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error().message.find("holds no eval or probe results.json"), std::string::npos) << none.error().message;
+  EXPECT_NE(none.error().message.find("holds no eval or probe results.json"), std::string::npos)
+      << none.error().message;
   eval["schema_version"] = 2;
   eval["configs"][0].erase("spec");
   testing::WriteResults(dir / "nospec", eval);
@@ -309,7 +321,8 @@ TEST(DecideGate, ResultsOfAnotherModelAreBadInput) {
   const Status other = CheckOneModel(one, {.weights = "cccc", .config_tokenizer = ""}, "models/x");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.error().message.find("is from another model (model_hash aaaa, --model models/x is cccc)"),
-            std::string::npos) << other.error().message;
+            std::string::npos)
+      << other.error().message;
   EXPECT_TRUE(CheckOneModel(one, {.weights = "aaaa", .config_tokenizer = ""}, "models/x").ok());
 }
 
@@ -329,16 +342,20 @@ TEST(DecideGate, HashKindsAreComparedLikeWithLike) {
   EXPECT_EQ(in.probes[0].model_hash_kind, "config+tokenizer");
   const Status mixed = CheckOneModel(in, {}, "");
   ASSERT_FALSE(mixed.ok());
-  EXPECT_NE(mixed.error().message.find("(model_hash of its config+tokenizer) and " + (dir / "eval" / "results.json").string() +
-                                       " (of its weights) cannot be compared"),
-            std::string::npos) << mixed.error().message;
+  EXPECT_NE(
+      mixed.error().message.find("(model_hash of its config+tokenizer) and " +
+                                 (dir / "eval" / "results.json").string() + " (of its weights) cannot be compared"),
+      std::string::npos)
+      << mixed.error().message;
   EXPECT_NE(mixed.error().message.find("hint: pass --model"), std::string::npos);
   EXPECT_TRUE(CheckOneModel(in, {.weights = "aaaa", .config_tokenizer = "tttt"}, "models/x").ok());
   // The kind's own hash is what counts: the probe's equals --model's weights hash, not its config+tokenizer one.
   const Status crossed = CheckOneModel(in, {.weights = "aaaa", .config_tokenizer = "aaaa"}, "models/x");
   ASSERT_FALSE(crossed.ok());
-  EXPECT_NE(crossed.error().message.find("is from another model (model_hash tttt of its config+tokenizer, --model models/x is aaaa)"),
-            std::string::npos) << crossed.error().message;
+  EXPECT_NE(crossed.error().message.find(
+                "is from another model (model_hash tttt of its config+tokenizer, --model models/x is aaaa)"),
+            std::string::npos)
+      << crossed.error().message;
   // Two all-remote results of different models: the usual line, with the kind named.
   nlohmann::json other = probe;
   other["model_hash"] = "uuuu";
@@ -346,12 +363,14 @@ TEST(DecideGate, HashKindsAreComparedLikeWithLike) {
   const Status two = CheckOneModel(Load({dir / "probe", dir / "probe2"}), {}, "");
   ASSERT_FALSE(two.ok());
   EXPECT_NE(two.error().message.find("are from different models (model_hash uuuu vs tttt of its config+tokenizer)"),
-            std::string::npos) << two.error().message;
+            std::string::npos)
+      << two.error().message;
   probe["model_hash_kind"] = "tokens";
   testing::WriteResults(dir / "bad", probe);
   const Status unknown = CheckOneModel(Load({dir / "bad", dir / "eval"}), {}, "");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("model_hash_kind 'tokens' is not known"), std::string::npos) << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("model_hash_kind 'tokens' is not known"), std::string::npos)
+      << unknown.error().message;
 }
 
 }  // namespace

@@ -16,13 +16,22 @@ namespace {
 constexpr int kCtx = 4096;
 
 // Formats whose bytes are a whole number per token at any context: the sums are exact.
-const std::vector<std::string> kWhole = {"f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl", "int8",
-                                         "int4", "int4,group=32"};
+const std::vector<std::string> kWhole = {"f16",  "bf16",   "q8_0", "q5_1", "q5_0",         "q4_1",
+                                         "q4_0", "iq4_nl", "int8", "int4", "int4,group=32"};
 // With protections and fixed bytes (sink rows, a recent window, outlier channels, fp8 scales,
 // KIVI's residual): per part ⌈bytes / ctx⌉, so a sum may exceed the cache's own by < 1 B a part.
-const std::vector<std::string> kProtected = {"f16",         "q8_0",       "q4_0,rot=1",     "q8_0,rot=1",
-                                             "q4_0,sink=4", "q4_0,recent=64", "fp8_e4m3",   "fp8_e4m3,scale=calib",
-                                             "fp8_e5m2,scale=dynamic", "kivi4",  "kivi2",   "q4_0,outliers=4"};
+const std::vector<std::string> kProtected = {"f16",
+                                             "q8_0",
+                                             "q4_0,rot=1",
+                                             "q8_0,rot=1",
+                                             "q4_0,sink=4",
+                                             "q4_0,recent=64",
+                                             "fp8_e4m3",
+                                             "fp8_e4m3,scale=calib",
+                                             "fp8_e5m2,scale=dynamic",
+                                             "kivi4",
+                                             "kivi2",
+                                             "q4_0,outliers=4"};
 
 // Calibration statistics of the right shape; bytes do not depend on their values.
 KvCalibration FakeCalibration(const ModelConfig& c) {
@@ -59,7 +68,8 @@ MixProblem ProblemOver(const ModelConfig& c, const std::vector<std::string>& poo
 MixPoint Draw(testing::Rng& rng, const MixProblem& m, const ModelConfig& c) {
   std::vector<uint8_t> choice(2 * c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) {
-    const int nk = static_cast<int>(m.part(l, 'k').choices.size()), nv = static_cast<int>(m.part(l, 'v').choices.size());
+    const int nk = static_cast<int>(m.part(l, 'k').choices.size()),
+              nv = static_cast<int>(m.part(l, 'v').choices.size());
     int k = 0, v = 0;
     for (int tries = 0; tries < 100; ++tries) {  // a pair that shares the layer (f16, f16 always does)
       k = static_cast<int>(rng.Below(nk)), v = static_cast<int>(rng.Below(nv));

@@ -18,8 +18,8 @@ using testing::Rng;
 const std::vector<std::string> kPlainPool = {"f16", "q8_0", "q4_0", "q5_0", "q4_1", "iq4_nl"};
 // Modifiers that couple K and V in a layer (rot, sink act on both quantized tensors; group only
 // on int formats, so int4,group=32 shares a layer with q4_0).
-const std::vector<std::string> kCoupledPool = {"f16", "q8_0", "q4_0", "q4_0,rot=1", "q8_0,rot=1", "q4_0,sink=4",
-                                               "int4,group=32"};
+const std::vector<std::string> kCoupledPool = {"f16",        "q8_0",        "q4_0",         "q4_0,rot=1",
+                                               "q8_0,rot=1", "q4_0,sink=4", "int4,group=32"};
 
 // The bundled model's shape (8 layers, 2 KV heads, head_dim 64): parts with f16, q8_0 and q4_0,
 // bytes from the cache's own accounting, per-part costs `q8` and `q4` except the K of the `hot`
@@ -57,7 +57,7 @@ TEST(DecideMixSearchTest, PlantedSensitiveKeyStaysAtHigherPrecision) {
   const BudgetFit fit = CheapestUnder(free, budget);
   ASSERT_TRUE(fit.best.has_value());
   const MixPoint& p = free[*fit.best];
-  std::vector<uint8_t> want(16, 2);  // q4_0 everywhere ...
+  std::vector<uint8_t> want(16, 2);       // q4_0 everywhere ...
   want[MixProblem::Index(hot, 'k')] = 1;  // ... but the hot K at q8_0
   EXPECT_EQ(p.choice, want);
   EXPECT_EQ(p.bytes_per_token, budget);
@@ -126,8 +126,9 @@ TEST(DecideMixSearchTest, AgreesWithBruteForceOnRandomInstances) {
   for (int trial = 0; trial < 60; ++trial) {
     const bool coupled = trial % 2 == 1;
     const int layers = 2 + static_cast<int>(rng.Below(2));
-    const std::vector<Part> parts = testing::RandomParts(rng, layers, 3, coupled ? kCoupledPool : kPlainPool,
-                                                         /*same_lists=*/false, 1 + rng.Below(3) * 16, rng.Below(2) * 100);
+    const std::vector<Part> parts =
+        testing::RandomParts(rng, layers, 3, coupled ? kCoupledPool : kPlainPool,
+                             /*same_lists=*/false, 1 + rng.Below(3) * 16, rng.Below(2) * 100);
     const MixProblem m = MixProblem::FromPartsOrDie(parts);
     const std::string what = "trial " + std::to_string(trial);
     for (int l = 0; l < layers; ++l) {
@@ -183,7 +184,7 @@ TEST(DecideMixSearchTest, TiesGoToTheLexicographicallySmallestAssignment) {
   }
   const MixProblem m = MixProblem::FromPartsOrDie(parts);
   const MixFront front = SearchFront(m, MixShape::kPerLayer);
-  ASSERT_EQ(front.size(), 5u);  // 0..4 parts quantized
+  ASSERT_EQ(front.size(), 5u);                                     // 0..4 parts quantized
   EXPECT_EQ(front[3].choice, (std::vector<uint8_t>{0, 0, 0, 1}));  // all f16 but layer 1 V
   EXPECT_EQ(front[2].choice, (std::vector<uint8_t>{0, 0, 1, 1}));
   EXPECT_EQ(front[1].choice, (std::vector<uint8_t>{0, 1, 1, 1}));
@@ -242,15 +243,17 @@ TEST(DecideMixSearchTest, BudgetQueries) {
   EXPECT_FALSE(below.best.has_value());
   EXPECT_EQ(below.n_within, 0u);
   EXPECT_EQ(front[below.cheapest].bytes_per_token, 328u);
-  EXPECT_EQ(*CheapestUnder(front, 328).best, 0u);   // a budget is inclusive
+  EXPECT_EQ(*CheapestUnder(front, 328).best, 0u);  // a budget is inclusive
   EXPECT_EQ(*CheapestUnder(front, 391).best, 0u);
   EXPECT_EQ(CheapestUnder(front, 392).n_within, 2u);
   EXPECT_EQ(*CheapestUnder(front, 1u << 30).best, 2u);
 }
 
 TEST(DecideMixSearchTest, UniformNeedsChoicesEveryLayerOffers) {
-  std::vector<Part> parts = {{0, 'k', {{"f16", 0, 256}, {"q8_0", 0, 136}}}, {0, 'v', {{"f16", 0, 256}}},
-                             {1, 'k', {{"f16", 0, 256}, {"q4_0", 0, 72}}}, {1, 'v', {{"f16", 0, 256}}}};
+  std::vector<Part> parts = {{0, 'k', {{"f16", 0, 256}, {"q8_0", 0, 136}}},
+                             {0, 'v', {{"f16", 0, 256}}},
+                             {1, 'k', {{"f16", 0, 256}, {"q4_0", 0, 72}}},
+                             {1, 'v', {{"f16", 0, 256}}}};
   const MixProblem m = MixProblem::FromPartsOrDie(parts);
   const MixFront u = SearchFront(m, MixShape::kUniform);
   ASSERT_EQ(u.size(), 1u);  // only f16 is common to both layers' K
@@ -268,7 +271,9 @@ TEST(DecideMixSearchDeathTest, InvariantsAreChecked) {
   };
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[1].tensor = 'k'; })), "given twice");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p.pop_back(); })), "one K and one V part");
-  EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[0].choices.push_back({"f16", 0, 1}); })),
+  EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) {
+                 p[0].choices.push_back({"f16", 0, 1});
+               })),
                "candidate f16 given twice");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[0].choices[0].candidate = "q9_0"; })), "not a format");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[0].choices[0].cost = std::nan(""); })), "not finite");

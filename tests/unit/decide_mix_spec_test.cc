@@ -66,14 +66,14 @@ bool Share(const std::string& k, const std::string& v, AttentionEngine e = Atten
 TEST(DecideMixSpecTest, WhichCandidatesShareALayer) {
   using E = AttentionEngine;
   // Modifiers belong to the (layer, head) and act on each quantized tensor of it.
-  EXPECT_FALSE(Share("q4_0,rot=1", "q8_0"));        // V would be rotated too
+  EXPECT_FALSE(Share("q4_0,rot=1", "q8_0"));  // V would be rotated too
   EXPECT_TRUE(Share("q4_0,rot=1", "q8_0,rot=1"));
-  EXPECT_TRUE(Share("q4_0,rot=1", "f16"));          // modifiers do not act on full precision
+  EXPECT_TRUE(Share("q4_0,rot=1", "f16"));  // modifiers do not act on full precision
   EXPECT_FALSE(Share("q4_0,sink=4", "q4_0"));
-  EXPECT_TRUE(Share("q4_0,outliers=4", "q8_0"));    // outliers act on keys only
+  EXPECT_TRUE(Share("q4_0,outliers=4", "q8_0"));  // outliers act on keys only
   // group acts on int and KIVI formats only.
   EXPECT_TRUE(Share("int4,group=32", "q4_0"));
-  EXPECT_FALSE(Share("int4,group=32", "int4"));     // V's default group is 64
+  EXPECT_FALSE(Share("int4,group=32", "int4"));  // V's default group is 64
   EXPECT_TRUE(Share("int4,group=32", "int4,group=32"));
   // A KIVI tensor makes the layer's default recent window 128 for the other tensor too.
   EXPECT_FALSE(Share("kivi4", "q4_0"));

@@ -60,7 +60,8 @@ inline int Runs(const MixProblem& m, const std::vector<uint8_t>& choice, char t)
 inline bool Common(const MixProblem& m, const std::string& text, char t) {
   for (int l = 0; l < m.n_layers(); ++l) {
     bool found = false;
-    for (size_t i = 0; i < m.part(l, t).choices.size(); ++i) found = found || m.candidate(l, t, static_cast<int>(i)).text == text;
+    for (size_t i = 0; i < m.part(l, t).choices.size(); ++i)
+      found = found || m.candidate(l, t, static_cast<int>(i)).text == text;
     if (!found) return false;
   }
   return true;

@@ -12,11 +12,12 @@ namespace kvaudit {
 namespace {
 
 TEST(DecidePolicyCorpus, EveryInputKeepsTheFuzzInvariants) {
-  testing::ReplayCorpus(testing::RepoDir() / "tests/fuzz/corpus/policy", [](const std::string& name, const std::string& text) {
-    const auto parsed = ParsePolicy(text, name);
-    EXPECT_EQ(fuzz::PolicyViolation(parsed, name), "");
-    return std::pair(parsed.ok(), parsed.ok() ? std::string("a policy") : parsed.error().message);
-  });
+  testing::ReplayCorpus(testing::RepoDir() / "tests/fuzz/corpus/policy",
+                        [](const std::string& name, const std::string& text) {
+                          const auto parsed = ParsePolicy(text, name);
+                          EXPECT_EQ(fuzz::PolicyViolation(parsed, name), "");
+                          return std::pair(parsed.ok(), parsed.ok() ? std::string("a policy") : parsed.error().message);
+                        });
 }
 
 }  // namespace

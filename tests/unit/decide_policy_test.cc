@@ -23,7 +23,8 @@ void ExpectError(const std::string& text, const std::vector<std::string>& pieces
   EXPECT_EQ(e.exit_code(), 2);
   EXPECT_EQ(e.message.find('\n'), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("; hint: "), std::string::npos) << e.message;
-  for (const std::string& piece : pieces) EXPECT_NE(e.message.find(piece), std::string::npos) << piece << " not in: " << e.message;
+  for (const std::string& piece : pieces)
+    EXPECT_NE(e.message.find(piece), std::string::npos) << piece << " not in: " << e.message;
 }
 
 TEST(DecidePolicy, SyntaxErrorNamesThePosition) {
@@ -32,8 +33,8 @@ TEST(DecidePolicy, SyntaxErrorNamesThePosition) {
 }
 
 TEST(DecidePolicy, UnknownKeyHintsTheNearestKey) {
-  ExpectError("[fidelity]\nkld_mean_mx = 0.005\n", {"unknown key fidelity.kld_mean_mx", "policy.toml:2:1",
-                                                    "did you mean kld_mean_max?"});
+  ExpectError("[fidelity]\nkld_mean_mx = 0.005\n",
+              {"unknown key fidelity.kld_mean_mx", "policy.toml:2:1", "did you mean kld_mean_max?"});
   ExpectError("[probes.needle]\nrequierd = true\n", {"unknown key probes.needle.requierd", "did you mean required?"});
   ExpectError("[probes.neadle]\nrequired = true\n", {"unknown key probes.neadle", "did you mean needle?"});
   // Far from every key: the table's keys are listed instead.
@@ -47,7 +48,8 @@ TEST(DecidePolicy, UnknownKeyHintsTheNearestKey) {
 TEST(DecidePolicy, ControlCharactersInQuotedTextAreEscapedInErrors) {
   const auto ext = ParsePolicy("extends = \"par\\noid\"\n", "policy.toml");
   ASSERT_FALSE(ext.ok());
-  EXPECT_EQ(ext.error().message, "extends = \"par\\noid\" names no preset, policy.toml:1:11; hint: the presets are strict, balanced");
+  EXPECT_EQ(ext.error().message,
+            "extends = \"par\\noid\" names no preset, policy.toml:1:11; hint: the presets are strict, balanced");
   const auto key = ParsePolicy("[probes.\"nee\\u0007dle\"]\nrequired = true\n", "policy.toml");
   ASSERT_FALSE(key.ok());
   EXPECT_NE(key.error().message.find("unknown key probes.nee\\x07dle"), std::string::npos) << key.error().message;
@@ -55,10 +57,12 @@ TEST(DecidePolicy, ControlCharactersInQuotedTextAreEscapedInErrors) {
 }
 
 TEST(DecidePolicy, WrongTypeNamesKeyAndType) {
-  ExpectError("[fidelity]\nkld_mean_max = \"0.005\"\n", {"fidelity.kld_mean_max must be a number, not a string",
-                                                         "policy.toml:2:16"});
-  ExpectError("target_context = 4096.0\n[fidelity]\nkld_mean_max = 0.1\n", {"target_context must be an integer, not a float"});
-  ExpectError("[probes.needle]\nrequired = 1\ncache_induced_rate_max = 0\n", {"probes.needle.required must be true or false"});
+  ExpectError("[fidelity]\nkld_mean_max = \"0.005\"\n",
+              {"fidelity.kld_mean_max must be a number, not a string", "policy.toml:2:16"});
+  ExpectError("target_context = 4096.0\n[fidelity]\nkld_mean_max = 0.1\n",
+              {"target_context must be an integer, not a float"});
+  ExpectError("[probes.needle]\nrequired = 1\ncache_induced_rate_max = 0\n",
+              {"probes.needle.required must be true or false"});
   ExpectError("fidelity = 3\n", {"fidelity must be a table, not an integer"});
   ExpectError("extends = 1\n", {"extends must be a string"});
   ExpectError("[fidelity]\nrange = 5\n", {"fidelity.range must be an array of tables"});
@@ -74,7 +78,8 @@ TEST(DecidePolicy, OutOfRangeValuesAreRefused) {
       {"[fidelity]\nkld_mean_max = inf\n", "fidelity.kld_mean_max must be a finite number"},
       {"[probes]\nalpha = 0\nfail_on_significant = true\n", "probes.alpha = 0 is out of range"},
       {"[probes]\nalpha = 1.0\nfail_on_significant = true\n", "probes.alpha = 1 is out of range"},
-      {"[probes.needle]\ncache_induced_rate_max = 1.01\n", "probes.needle.cache_induced_rate_max = 1.01 is out of range"},
+      {"[probes.needle]\ncache_induced_rate_max = 1.01\n",
+       "probes.needle.cache_induced_rate_max = 1.01 is out of range"},
       {"[probes.variance]\nsame_seed_divergence_max = -0.2\n", "same_seed_divergence_max = -0.2 is out of range"},
       {"[probes.drift]\nkl_mean_max = -0.5\n", "probes.drift.kl_mean_max = -0.5 is out of range"},
       {"target_context = 0\n[fidelity]\nkld_mean_max = 0.1\n", "target_context = 0 is out of range"},
@@ -88,9 +93,10 @@ TEST(DecidePolicy, OutOfRangeValuesAreRefused) {
 }
 
 TEST(DecidePolicy, OverlappingRangesAreAContradiction) {
-  ExpectError("[[fidelity.range]]\nfrom = 1\nto = 1024\nkld_mean_max = 0.002\n"
-              "[[fidelity.range]]\nfrom = 1000\nto = 2000\nkld_mean_max = 0.004\n",
-              {"fidelity ranges 1..1024 and 1000..2000 overlap", "policy.toml:1:1", "policy.toml:5:1"});
+  ExpectError(
+      "[[fidelity.range]]\nfrom = 1\nto = 1024\nkld_mean_max = 0.002\n"
+      "[[fidelity.range]]\nfrom = 1000\nto = 2000\nkld_mean_max = 0.004\n",
+      {"fidelity ranges 1..1024 and 1000..2000 overlap", "policy.toml:1:1", "policy.toml:5:1"});
 }
 
 TEST(DecidePolicy, ReversedRangeIsAContradiction) {
@@ -116,12 +122,14 @@ TEST(DecidePolicy, RequiredFamilyWithoutCriterionIsAContradiction) {
 }
 
 TEST(DecidePolicy, FamilyNamedTwiceInAnotherSpelling) {
-  ExpectError("[probes.needle]\ncache_induced_rate_max = 0\n[probes.Needle]\nrequired = true\n",
-              {"probes.Needle names the family needle again (first as probes.needle at policy.toml:1:", "policy.toml:3:"});
+  ExpectError(
+      "[probes.needle]\ncache_induced_rate_max = 0\n[probes.Needle]\nrequired = true\n",
+      {"probes.Needle names the family needle again (first as probes.needle at policy.toml:1:", "policy.toml:3:"});
 }
 
 TEST(DecidePolicy, UnknownExtendsHintsThePreset) {
-  ExpectError("extends = \"balnced\"\n", {"extends = \"balnced\" names no preset", "policy.toml:1:11", "did you mean balanced?"});
+  ExpectError("extends = \"balnced\"\n",
+              {"extends = \"balnced\" names no preset", "policy.toml:1:11", "did you mean balanced?"});
   ExpectError("extends = \"paranoid\"\n", {"the presets are strict, balanced"});
 }
 
@@ -129,17 +137,20 @@ TEST(DecidePolicy, UnknownExtendsHintsThePreset) {
 // whitespace (decide/acceptance/policy_text.h); it is only ever given ASCII.
 TEST(DecidePolicy, NonAsciiOnlyInComments) {
   // The crash the fuzzer found: U+FEF7 at the start of the file.
-  ExpectError("\xEF\xBB\xB7[fidelity]\nkld_mean_max = 0.1\n", {"non-ASCII character U+FEF7 outside a comment, policy.toml:1:1"});
+  ExpectError("\xEF\xBB\xB7[fidelity]\nkld_mean_max = 0.1\n",
+              {"non-ASCII character U+FEF7 outside a comment, policy.toml:1:1"});
   // toml++ issue 190: U+00A7 after a line-ending backslash of a multi-line string.
-  ExpectError("[fidelity]\nkld_mean_max = 0.1\nx = \"\"\"\\\n\xC2\xA7\"\"\"\n", {"U+00A7 outside a comment, policy.toml:4:1"});
+  ExpectError("[fidelity]\nkld_mean_max = 0.1\nx = \"\"\"\\\n\xC2\xA7\"\"\"\n",
+              {"U+00A7 outside a comment, policy.toml:4:1"});
   ExpectError("extends = \"bal\xC3\xA9\"\n", {"U+00E9 outside a comment, policy.toml:1:15"});
   ExpectError("[fidelity] # \xFF\nkld_mean_max = 0.1\n", {"invalid UTF-8 (byte 0xFF), policy.toml:1:14"});
   ExpectError("[fidelity] # \xC0\xAF overlong\nkld_mean_max = 0.1\n", {"invalid UTF-8 (byte 0xC0)"});
   // In comments anything goes (a note such as "ΔPPL ≤ +0.5 %"), '#' inside a
   // string does not start one, and a byte-order mark is dropped: positions stay the editor's.
-  const auto p = ParsePolicy("\xEF\xBB\xBF# caf\xC3\xA9 \xCE\x94PPL \xE2\x89\xA4 +0.5 %\n[fidelity]\n"
-                             "kld_mean_max = 0.005 # \xC2\xA7 \xEF\xBB\xB7\n",
-                             "policy.toml");
+  const auto p = ParsePolicy(
+      "\xEF\xBB\xBF# caf\xC3\xA9 \xCE\x94PPL \xE2\x89\xA4 +0.5 %\n[fidelity]\n"
+      "kld_mean_max = 0.005 # \xC2\xA7 \xEF\xBB\xB7\n",
+      "policy.toml");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->fidelity[FidelityMetric::kKldMean], 0.005);
   ExpectError("extends = \"a#\xC3\xA9\"\n", {"U+00E9 outside a comment, policy.toml:1:14"});
@@ -176,9 +187,10 @@ TEST(DecidePolicy, EveryPresetParsesAndJudgesSomething) {
 TEST(DecidePolicy, ExtendsTakesThePresetAndTheFileOverrides) {
   const auto preset = LoadPolicy("strict");
   ASSERT_TRUE(preset.ok());
-  const auto p = ParsePolicy("extends = \"strict\"\ntarget_context = 2048\n[fidelity]\nkld_mean_max = 0.01\n"
-                             "[probes.needle]\nrequired = false\n",
-                             "mine.toml");
+  const auto p = ParsePolicy(
+      "extends = \"strict\"\ntarget_context = 2048\n[fidelity]\nkld_mean_max = 0.01\n"
+      "[probes.needle]\nrequired = false\n",
+      "mine.toml");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->name, "mine.toml");
   EXPECT_EQ(p->extends, "strict");
@@ -193,9 +205,10 @@ TEST(DecidePolicy, ExtendsTakesThePresetAndTheFileOverrides) {
 }
 
 TEST(DecidePolicy, FamilyNamesIgnoreCaseAndFailOnSignificantInherits) {
-  const auto p = ParsePolicy("[probes]\nfail_on_significant = true\n[probes.EXACT]\ncache_induced_rate_max = 0.1\n"
-                             "[probes.constraint]\nfail_on_significant = false\n",
-                             "p.toml");
+  const auto p = ParsePolicy(
+      "[probes]\nfail_on_significant = true\n[probes.EXACT]\ncache_induced_rate_max = 0.1\n"
+      "[probes.constraint]\nfail_on_significant = false\n",
+      "p.toml");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->CriteriaOf(ProbeFamily::kExact), 2);       // its rate + the inherited significance
   EXPECT_EQ(p->CriteriaOf(ProbeFamily::kNeedle), 1);      // no table: [probes]'s significance
@@ -204,10 +217,11 @@ TEST(DecidePolicy, FamilyNamesIgnoreCaseAndFailOnSignificantInherits) {
 }
 
 TEST(DecidePolicy, RangesSetTheThresholdsOfTheBucketsTheyCover) {
-  const auto p = ParsePolicy("[fidelity]\nkld_mean_max = 0.01\ntop1_agree_min = 0.9\n"
-                             "[[fidelity.range]]\nfrom = 1025\nto = 4096\nkld_mean_max = 0.02\n"
-                             "[[fidelity.range]]\nfrom = 1\nto = 64\nkld_mean_max = 0.001\ntop1_agree_min = 0.99\n",
-                             "p.toml");
+  const auto p = ParsePolicy(
+      "[fidelity]\nkld_mean_max = 0.01\ntop1_agree_min = 0.9\n"
+      "[[fidelity.range]]\nfrom = 1025\nto = 4096\nkld_mean_max = 0.02\n"
+      "[[fidelity.range]]\nfrom = 1\nto = 64\nkld_mean_max = 0.001\ntop1_agree_min = 0.99\n",
+      "p.toml");
   ASSERT_TRUE(p.ok()) << p.error().message;
   ASSERT_EQ(p->ranges.size(), 2u);
   EXPECT_EQ(p->ranges[0].from, 1);  // sorted

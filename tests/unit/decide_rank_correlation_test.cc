@@ -45,14 +45,16 @@ ConfigResult Attention(std::vector<std::array<double, 5>> rows) {  // {layer, he
 }
 
 TEST(SensitivityProxy, ScoresAverageKvHeadsAndTakeEachTensorFromItsOwnRun) {
-  const ConfigResult k_only = Attention({{0, 0, 0.1, 0, 0.2}, {0, 1, 0.3, 0, 0.4}, {1, 0, 0.5, 0, 0.6}, {1, 1, 0.5, 0, 0.8}});
-  const ConfigResult v_only = Attention({{0, 0, 0, 0.1, 0.05}, {0, 1, 0, 0.1, 0.15}, {1, 0, 0, 0.2, 0.3}, {1, 1, 0, 0.2, 0.3}});
+  const ConfigResult k_only =
+      Attention({{0, 0, 0.1, 0, 0.2}, {0, 1, 0.3, 0, 0.4}, {1, 0, 0.5, 0, 0.6}, {1, 1, 0.5, 0, 0.8}});
+  const ConfigResult v_only =
+      Attention({{0, 0, 0, 0.1, 0.05}, {0, 1, 0, 0.1, 0.15}, {1, 0, 0, 0.2, 0.3}, {1, 1, 0, 0.2, 0.3}});
   const std::vector<double> out = ProxyScores(k_only, v_only, 2, ProxyQuantity::kOutRelErr);
   ASSERT_EQ(out.size(), 4u);
-  EXPECT_DOUBLE_EQ(out[0], 0.3);   // L0.K: mean of 0.2, 0.4
-  EXPECT_DOUBLE_EQ(out[1], 0.1);   // L0.V
-  EXPECT_DOUBLE_EQ(out[2], 0.7);   // L1.K
-  EXPECT_DOUBLE_EQ(out[3], 0.3);   // L1.V
+  EXPECT_DOUBLE_EQ(out[0], 0.3);  // L0.K: mean of 0.2, 0.4
+  EXPECT_DOUBLE_EQ(out[1], 0.1);  // L0.V
+  EXPECT_DOUBLE_EQ(out[2], 0.7);  // L1.K
+  EXPECT_DOUBLE_EQ(out[3], 0.3);  // L1.V
   const std::vector<double> rel = ProxyScores(k_only, v_only, 2, ProxyQuantity::kTensorRelErr);
   EXPECT_DOUBLE_EQ(rel[0], 0.2);
   EXPECT_DOUBLE_EQ(rel[1], 0.1);

@@ -57,7 +57,10 @@ TEST(ChoosePoints, TheCheapEndIsTheFewestBytesPredictedToPass) {
   const MixFront& per_layer = fronts[0].second;
   size_t cheapest = per_layer.size();
   for (size_t i = 0; i < per_layer.size(); ++i) {
-    if (per_layer[i].cost <= 0.02) { cheapest = i; break; }
+    if (per_layer[i].cost <= 0.02) {
+      cheapest = i;
+      break;
+    }
   }
   ASSERT_LT(cheapest, per_layer.size());
   EXPECT_TRUE(std::any_of(v.begin(), v.end(), [&](const VerifiedPoint& p) {

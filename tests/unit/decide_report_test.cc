@@ -14,12 +14,13 @@
 namespace kvaudit {
 namespace {
 
-GateCase Fidelity(const std::string& key, const std::string& measure, int from, int to, double measured, double threshold,
-                  bool pass) {
+GateCase Fidelity(const std::string& key, const std::string& measure, int from, int to, double measured,
+                  double threshold, bool pass) {
   GateCase c;
   c.criterion = key, c.scope = "context " + std::to_string(from) + "-" + std::to_string(to), c.from = from, c.to = to;
   c.measure = measure, c.measured = measured, c.threshold = threshold, c.pass = pass;
-  c.text = measure + " " + GateNumber(measured) + (pass ? " <= " : " > ") + GateNumber(threshold) + " (" + key + "), " + c.scope;
+  c.text = measure + " " + GateNumber(measured) + (pass ? " <= " : " > ") + GateNumber(threshold) + " (" + key + "), " +
+           c.scope;
   return c;
 }
 
@@ -66,7 +67,8 @@ TEST(DecideReport, JunitParsesBackWithMatchingCounts) {
   EXPECT_EQ(IntAttr(root, "failures"), 3);
   EXPECT_STREQ(root->Attribute("name"), "kvaudit gate, policy p<&>\"'.toml");  // escaped and read back
   int suites = 0, failures_seen = 0;
-  for (const auto* suite = root->FirstChildElement("testsuite"); suite; suite = suite->NextSiblingElement("testsuite")) {
+  for (const auto* suite = root->FirstChildElement("testsuite"); suite;
+       suite = suite->NextSiblingElement("testsuite")) {
     const ConfigVerdict& v = r.configs[static_cast<size_t>(suites++)];
     EXPECT_STREQ(suite->Attribute("name"), v.config.c_str());
     int cases = 0, failures = 0;
@@ -113,7 +115,9 @@ TEST(DecideReport, MarkdownLeadsWithTheVerdictTable) {
   EXPECT_NE(md.find("| `k=q4_0,v=q4_0` | **FAIL** | none | kld_mean 0.05 > 0.005"), std::string::npos) << md;
   // One row per failing case, after the table.
   size_t rows = 0;
-  for (size_t at = md.find("| `k=q4_0,v=q4_0` | `", failing); at != std::string::npos; at = md.find("| `k=q4_0,v=q4_0` | `", at + 1)) ++rows;
+  for (size_t at = md.find("| `k=q4_0,v=q4_0` | `", failing); at != std::string::npos;
+       at = md.find("| `k=q4_0,v=q4_0` | `", at + 1))
+    ++rows;
   EXPECT_EQ(rows, 3u);
   EXPECT_NE(md.find("### Not judged"), std::string::npos);
 }

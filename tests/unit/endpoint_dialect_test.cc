@@ -13,7 +13,8 @@ json Models(const std::string& owned_by) {
   return {{"object", "list"}, {"data", json::array({{{"id", "m"}, {"object", "model"}, {"owned_by", owned_by}}})}};
 }
 
-Expected<Dialect> Detect(const std::optional<json>& models, const std::optional<json>& props, std::string* why = nullptr) {
+Expected<Dialect> Detect(const std::optional<json>& models, const std::optional<json>& props,
+                         std::string* why = nullptr) {
   return DetectDialect(models, props, "http://h:1", why);
 }
 

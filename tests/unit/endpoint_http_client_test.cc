@@ -53,7 +53,8 @@ TEST(EndpointBackoffTest, ScheduleIsExponentialCappedAndJitterFree) {
 }
 
 TEST(EndpointHttpClientTest, RetriesFiveHundredsThenSucceeds) {
-  FaultServer s({Answer(500, R"({"error": {"message": "boom"}})"), Answer(502, "bad gateway")}, Answer(200, R"({"n": 3})"));
+  FaultServer s({Answer(500, R"({"error": {"message": "boom"}})"), Answer(502, "bad gateway")},
+                Answer(200, R"({"n": 3})"));
   HttpClient c = Client(s, Fast(), "sk-test");
   auto r = c.Post("/v1/completions", json{{"prompt", {1, 2}}});
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -88,7 +89,8 @@ TEST(EndpointHttpClientTest, NotImplementedAndBadRequestAreNotRetried) {
   EXPECT_EQ(s.requests(), 1);
   auto n = c.Get("/v1/models");
   ASSERT_FALSE(n.ok());
-  EXPECT_NE(n.error().message.find("HTTP 501: 'no such thing'"), std::string::npos) << n.error().message;  // vLLM's shape
+  EXPECT_NE(n.error().message.find("HTTP 501: 'no such thing'"), std::string::npos)
+      << n.error().message;  // vLLM's shape
   EXPECT_EQ(s.requests(), 2);
 }
 
@@ -120,7 +122,8 @@ TEST(EndpointHttpClientTest, PersistentTimeoutIsOneLine) {
   auto r = Client(s, o).Get("/v1/models");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("/v1/models: no complete response within 0.1 s after 2 attempts (Read); hint: "),
-            std::string::npos) << r.error().message;
+            std::string::npos)
+      << r.error().message;
   ExpectOneLine(r.error());
 }
 
@@ -145,7 +148,8 @@ TEST(EndpointHttpClientTest, TruncatedJsonIsRetriedThenOneLine) {
   o.max_attempts = 3;
   auto r = Client(s, o).Post("/v1/completions", json::object());
   ASSERT_FALSE(r.ok());
-  const std::string want = "/v1/completions: malformed JSON after 3 attempts (first 80 bytes: {\"choices\": [{\"text\": \"hel); hint: ";
+  const std::string want =
+      "/v1/completions: malformed JSON after 3 attempts (first 80 bytes: {\"choices\": [{\"text\": \"hel); hint: ";
   EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
   ExpectOneLine(r.error());
   EXPECT_EQ(s.requests(), 3);
@@ -153,7 +157,10 @@ TEST(EndpointHttpClientTest, TruncatedJsonIsRetriedThenOneLine) {
 
 TEST(EndpointHttpClientTest, ConnectionRefusedIsOneLineNamingTheServer) {
   int port = 0;
-  { FaultServer gone({}, Answer(200, "{}")); port = gone.port(); }  // a port nothing listens on now
+  {
+    FaultServer gone({}, Answer(200, "{}"));
+    port = gone.port();
+  }  // a port nothing listens on now
   auto spec = ParseEndpointSpec("http://127.0.0.1:" + std::to_string(port));
   ASSERT_TRUE(spec.ok());
   HttpOptions o = Fast();
@@ -162,7 +169,8 @@ TEST(EndpointHttpClientTest, ConnectionRefusedIsOneLineNamingTheServer) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("cannot connect after 3 attempts"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("is the server running at http://127.0.0.1:" + std::to_string(port) + "?"),
-            std::string::npos) << r.error().message;
+            std::string::npos)
+      << r.error().message;
   ExpectOneLine(r.error());
 }
 

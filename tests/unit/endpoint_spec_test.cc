@@ -83,7 +83,8 @@ std::function<const char*(const char*)> Env(std::map<std::string, std::string> v
 }
 
 std::filesystem::path WriteFile(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / ("kvaudit_api_key_" + std::to_string(::getpid()) + "_" + name);
+  const auto p =
+      std::filesystem::temp_directory_path() / ("kvaudit_api_key_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(p) << text;
   return p;
 }
@@ -103,8 +104,10 @@ TEST(EndpointApiKeyTest, NamedVariableMustBeSet) {
   EXPECT_EQ(*key, "k1");
   auto unset = LoadApiKey({"VLLM_KEY", ""}, Env({}));
   ASSERT_FALSE(unset.ok());
-  EXPECT_NE(unset.error().message.find("--api-key-env VLLM_KEY: the variable is unset or empty; hint: export VLLM_KEY="),
-            std::string::npos) << unset.error().message;
+  EXPECT_NE(
+      unset.error().message.find("--api-key-env VLLM_KEY: the variable is unset or empty; hint: export VLLM_KEY="),
+      std::string::npos)
+      << unset.error().message;
 }
 
 TEST(EndpointApiKeyTest, FileFirstLineTrimmed) {
@@ -127,7 +130,9 @@ TEST(EndpointApiKeyTest, FileFirstLineTrimmed) {
 }
 
 TEST(EndpointApiKeyTest, ControlCharactersAreRefused) {
-  auto bad = LoadApiKey({}, Env({{"KVAUDIT_API_KEY", "zqxw\x01" "zqxw"}}));
+  auto bad = LoadApiKey({}, Env({{"KVAUDIT_API_KEY",
+                                  "zqxw\x01"
+                                  "zqxw"}}));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("control character"), std::string::npos);
   EXPECT_EQ(bad.error().message.find("zqxw"), std::string::npos);  // the key itself is never echoed

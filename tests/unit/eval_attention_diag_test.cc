@@ -78,10 +78,11 @@ TEST(EvalAttentionDiag, ReadRowsIsInTheModelBasis) {
     const char* spec;
     double lo, hi;
   };
-  for (const Case cs : {Case{"k=f32,v=f32", 0, 0}, Case{"k=f16,v=f16", 1e-5, 1e-3}, Case{"k=q4_0,v=q4_0", 0.05, 0.2},
-                        Case{"k=q4_0,v=q4_0,rot=1", 0.05, 0.2}, Case{"k=q8_0,v=q8_0,engine=llama.cpp,rot=0", 1e-3, 1e-2},
-                        Case{"k=q4_0,v=q4_0,engine=llama.cpp", 0.05, 0.2}, Case{"k=kivi2,v=kivi2,recent=32", 0.1, 0.6},
-                        Case{"k=q4_0,v=q4_0,recent=200", 0, 0}}) {
+  for (const Case cs :
+       {Case{"k=f32,v=f32", 0, 0}, Case{"k=f16,v=f16", 1e-5, 1e-3}, Case{"k=q4_0,v=q4_0", 0.05, 0.2},
+        Case{"k=q4_0,v=q4_0,rot=1", 0.05, 0.2}, Case{"k=q8_0,v=q8_0,engine=llama.cpp,rot=0", 1e-3, 1e-2},
+        Case{"k=q4_0,v=q4_0,engine=llama.cpp", 0.05, 0.2}, Case{"k=kivi2,v=kivi2,recent=32", 0.1, 0.6},
+        Case{"k=q4_0,v=q4_0,recent=200", 0, 0}}) {
     auto cache = Make(c, cs.spec, n);
     for (int l = 0; l < c.n_layers; ++l) cache->Append(l, 0, n, d.k.data(), d.k.data(), d.v.data());
     for (int g = 0; g < c.n_kv_heads; ++g) {

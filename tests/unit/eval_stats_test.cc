@@ -12,8 +12,8 @@ namespace {
 
 TEST(QuantileTest, LinearInterpolationAtPTimesNMinusOne) {
   const std::vector<double> v = {1, 2, 3, 4};
-  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.5), 2.5);   // midpoint for even N, as llama.cpp's median
-  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.9), 3.7);   // at 2.7: 3 + 0.7·(4 − 3)
+  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.5), 2.5);  // midpoint for even N, as llama.cpp's median
+  EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.9), 3.7);  // at 2.7: 3 + 0.7·(4 − 3)
   EXPECT_DOUBLE_EQ(SortedQuantile(v, 0.0), 1.0);
   EXPECT_DOUBLE_EQ(SortedQuantile(v, 1.0), 4.0);
   std::vector<double> hundred(101);

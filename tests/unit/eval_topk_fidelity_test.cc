@@ -33,7 +33,8 @@ TopKRow Report(const std::vector<float>& logits, int32_t token, size_t k) {
   TopKRow r;
   r.token = token;
   r.logprob = static_cast<double>(logits[static_cast<size_t>(token)]) - lse;
-  for (size_t i = 0; i < k; ++i) r.top.push_back({ids[i], static_cast<double>(logits[static_cast<size_t>(ids[i])]) - lse});
+  for (size_t i = 0; i < k; ++i)
+    r.top.push_back({ids[i], static_cast<double>(logits[static_cast<size_t>(ids[i])]) - lse});
   return r;
 }
 

@@ -19,14 +19,17 @@ inline void Append(Bytes* b, const void* p, size_t n) {
   b->insert(b->end(), c, c + n);
 }
 template <class T>
-void AppendPod(Bytes* b, T v) { Append(b, &v, sizeof v); }
+void AppendPod(Bytes* b, T v) {
+  Append(b, &v, sizeof v);
+}
 inline void AppendStr(Bytes* b, const std::string& s) {
   AppendPod<uint64_t>(b, s.size());
   Append(b, s.data(), s.size());
 }
 
 inline std::filesystem::path WriteBytes(const std::filesystem::path& p, const Bytes& b) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   return p;
 }
 inline std::filesystem::path WriteText(const std::filesystem::path& p, const std::string& s) {
@@ -43,7 +46,11 @@ Bytes PodBytes(const std::vector<T>& v) {
 
 // GGUF: metadata values are given pre-encoded (type id + payload bytes).
 struct GgufBuilder {
-  struct Kv { std::string key; uint32_t type; Bytes payload; };
+  struct Kv {
+    std::string key;
+    uint32_t type;
+    Bytes payload;
+  };
   struct Tensor {
     std::string name;
     std::vector<uint64_t> ne;

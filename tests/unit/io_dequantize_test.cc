@@ -106,8 +106,12 @@ TEST(IoDequantize, Q4_K) {
   Bytes b = RandomBlocks(DType::kQ4_K, 1, 6);
   testing::Rng rng(60);
   int sc[8], mn[8];
-  for (int j = 0; j < 8; ++j) { sc[j] = static_cast<int>(rng.Below(64)); mn[j] = static_cast<int>(rng.Below(64)); }
-  sc[7] = 63; mn[5] = 48;  // make sure the top bits of the packed pairs are exercised
+  for (int j = 0; j < 8; ++j) {
+    sc[j] = static_cast<int>(rng.Below(64));
+    mn[j] = static_cast<int>(rng.Below(64));
+  }
+  sc[7] = 63;
+  mn[5] = 48;  // make sure the top bits of the packed pairs are exercised
   const float d = 0.03125f, dmin = 0.25f;
   PutF16(&b[0], d);
   PutF16(&b[2], dmin);
@@ -126,7 +130,10 @@ TEST(IoDequantize, Q5_K) {
   for (int blk = 0; blk < 2; ++blk) {
     uint8_t* p = &b[176 * blk];
     int sc[8], mn[8];
-    for (int j = 0; j < 8; ++j) { sc[j] = static_cast<int>(rng.Below(64)); mn[j] = static_cast<int>(rng.Below(64)); }
+    for (int j = 0; j < 8; ++j) {
+      sc[j] = static_cast<int>(rng.Below(64));
+      mn[j] = static_cast<int>(rng.Below(64));
+    }
     PutF16(p, blk ? 0.5f : 0.0078125f);
     PutF16(p + 2, blk ? 1.0f : 0.125f);
     PackScalesK4(sc, mn, p + 4);
@@ -134,8 +141,7 @@ TEST(IoDequantize, Q5_K) {
     for (int e = 0; e < 256; ++e) {
       const int c = e / 64, w = e % 64, sub = 2 * c + w / 32, l = w % 32;
       const int q = Nibble(p[48 + 32 * c + l], w >= 32) + 16 * ((p[16 + l] >> sub) & 1);
-      EXPECT_EQ(y[e], F16ToF32(F32ToF16(blk ? 0.5f : 0.0078125f)) * sc[sub] * q -
-                          (blk ? 1.0f : 0.125f) * mn[sub]) << e;
+      EXPECT_EQ(y[e], F16ToF32(F32ToF16(blk ? 0.5f : 0.0078125f)) * sc[sub] * q - (blk ? 1.0f : 0.125f) * mn[sub]) << e;
     }
   }
   EXPECT_EQ(Dequant(DType::kQ5_K, b, 2).size(), 512u);
@@ -179,12 +185,15 @@ TEST(IoDequantize, Q3_K) {
   testing::Rng rng(110);
   int ls[16];  // the sixteen 6-bit scales, biased by 32, packed as quantize_row_q3_K_ref does
   for (int k = 0; k < 16; ++k) ls[k] = static_cast<int>(rng.Below(64));
-  ls[3] = 0; ls[13] = 63;  // the extremes, and the top bits of the last packed byte
+  ls[3] = 0;
+  ls[13] = 63;  // the extremes, and the top bits of the last packed byte
   uint8_t* scales = &b[96];
   std::memset(scales, 0, 12);
   for (int k = 0; k < 16; ++k) {
-    if (k < 8) scales[k] = static_cast<uint8_t>(ls[k] & 0x0F);
-    else scales[k - 8] |= static_cast<uint8_t>((ls[k] & 0x0F) << 4);
+    if (k < 8)
+      scales[k] = static_cast<uint8_t>(ls[k] & 0x0F);
+    else
+      scales[k - 8] |= static_cast<uint8_t>((ls[k] & 0x0F) << 4);
     scales[8 + k % 4] |= static_cast<uint8_t>((ls[k] >> 4) << (2 * (k / 4)));
   }
   const float d = 0.125f;
@@ -220,7 +229,8 @@ TEST(IoDequantize, IQ4_XS) {
   testing::Rng rng(130);
   int ls[8];  // eight 6-bit sub-block scales, biased by 32
   for (int k = 0; k < 8; ++k) ls[k] = static_cast<int>(rng.Below(64));
-  ls[0] = 63; ls[6] = 0;
+  ls[0] = 63;
+  ls[6] = 0;
   uint16_t scales_h = 0;
   for (int k = 0; k < 8; ++k) scales_h = static_cast<uint16_t>(scales_h | ((ls[k] >> 4) << (2 * k)));
   std::memcpy(&b[2], &scales_h, 2);

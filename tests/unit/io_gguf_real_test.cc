@@ -80,7 +80,10 @@ INSTANTIATE_TEST_SUITE_P(Files, IoGgufModel, ::testing::Values("f16", "q8_0", "q
 TEST(IoGgufQuantized, CloseToF16) {
   const auto f16 = OpenOrFail("models/gguf/kvq-code-16m-f16.gguf");
   ASSERT_TRUE(f16.has_value());
-  struct Case { const char* file; double max_rel_rms; };
+  struct Case {
+    const char* file;
+    double max_rel_rms;
+  };
   for (const Case c : {Case{"q8_0", 0.01}, Case{"q4_k_m", 0.08}}) {
     const auto q = OpenOrFail(std::string("models/gguf/kvq-code-16m-") + c.file + ".gguf");
     ASSERT_TRUE(q.has_value());

@@ -39,11 +39,15 @@ std::pair<bool, bool> RunBoth(const fs::path& p) {
   const std::vector<uint8_t> bytes = testing::ReadBytes(p);
   const std::string label = p.filename().string();
   auto g = GgufFile::Parse(bytes.data(), bytes.size(), label);
-  if (g.ok()) DequantizeAll(g->tensors());
-  else ExpectCleanError(g.error(), label);
+  if (g.ok())
+    DequantizeAll(g->tensors());
+  else
+    ExpectCleanError(g.error(), label);
   auto st = SafetensorsFile::Parse(bytes.data(), bytes.size(), label);
-  if (st.ok()) DequantizeAll(st->tensors());
-  else ExpectCleanError(st.error(), label);
+  if (st.ok())
+    DequantizeAll(st->tensors());
+  else
+    ExpectCleanError(st.error(), label);
   return {g.ok(), st.ok()};
 }
 

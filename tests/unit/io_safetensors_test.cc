@@ -21,10 +21,9 @@ using testing::WriteBytes;
 using testing::WriteText;
 
 // A two-tensor file: "a" f32 [2, 3] at [0, 24), "b" bf16 [4] at [24, 32).
-const char* kHeader =
-    R"({"__metadata__": {"format": "pt"},)"
-    R"( "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},)"
-    R"( "b": {"dtype": "BF16", "shape": [4], "data_offsets": [24, 32]}})";
+const char* kHeader = R"({"__metadata__": {"format": "pt"},)"
+                      R"( "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},)"
+                      R"( "b": {"dtype": "BF16", "shape": [4], "data_offsets": [24, 32]}})";
 
 Bytes ValidData() {
   Bytes data = testing::PodBytes(std::vector<float>{1, 2, 3, 4, 5, 6});
@@ -117,8 +116,8 @@ TEST(IoSafetensors, RejectsOverflowingShape) {
                  "overflow");
 }
 TEST(IoSafetensors, RejectsOverflowingShapeWithZeroDim) {
-  ExpectRejected(OneTensor(R"({"dtype": "F32", "shape": [0, 4294967296, 4294967296], "data_offsets": [0, 0]})"),
-                 "t", "overflow");
+  ExpectRejected(OneTensor(R"({"dtype": "F32", "shape": [0, 4294967296, 4294967296], "data_offsets": [0, 0]})"), "t",
+                 "overflow");
 }
 TEST(IoSafetensors, RejectsByteSizeOverflow) {
   ExpectRejected(OneTensor(R"({"dtype": "F32", "shape": [4611686018427387912], "data_offsets": [0, 32]})"), "t",
@@ -138,11 +137,13 @@ TEST(IoSafetensors, RejectsByteCountMismatch) {
 }
 TEST(IoSafetensors, RejectsOverlappingTensors) {
   ExpectRejected(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},)"
-                 R"( "b": {"dtype": "F32", "shape": [4], "data_offsets": [12, 28]}})", "b", "overlaps tensor 'a'");
+                 R"( "b": {"dtype": "F32", "shape": [4], "data_offsets": [12, 28]}})",
+                 "b", "overlaps tensor 'a'");
 }
 TEST(IoSafetensors, RejectsDuplicateTensorName) {
   ExpectRejected(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
-                 R"( "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", "a", "duplicate");
+                 R"( "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
+                 "a", "duplicate");
 }
 TEST(IoSafetensors, RejectsNonStringMetadata) {
   ExpectRejected(R"({"__metadata__": {"format": 1}})", "", "__metadata__");

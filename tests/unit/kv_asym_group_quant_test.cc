@@ -153,13 +153,19 @@ double GroupError(const std::vector<float>& x, int bits, bool per_channel, bool 
 // reason to quantize keys per channel). Bands ≈ 1.3× measured; lower bounds band / 2.
 TEST(KvAsymGroupQuant, RoundTripErrorBands) {
   const auto g = GaussianRows(256, 128, 1), o = OutlierRows(256, 128, 2);
-  struct Case { const char* what; const std::vector<float>& x; int bits; bool per_channel, ordinary; double band; };
+  struct Case {
+    const char* what;
+    const std::vector<float>& x;
+    int bits;
+    bool per_channel, ordinary;
+    double band;
+  };
   const Case cases[] = {
       {"b2 token gauss", g, 2, false, false, 0.52}, {"b4 token gauss", g, 4, false, false, 0.103},
       {"b2 chan gauss", g, 2, true, false, 0.51},   {"b4 chan gauss", g, 4, true, false, 0.103},
       {"b2 token outl", o, 2, false, false, 0.31},  {"b4 token outl", o, 4, false, false, 0.153},
       {"b2 chan outl", o, 2, true, false, 0.49},    {"b4 chan outl", o, 4, true, false, 0.097},
-      {"b2 token ord", o, 2, false, true, 2.7},    {"b4 token ord", o, 4, false, true, 1.35},
+      {"b2 token ord", o, 2, false, true, 2.7},     {"b4 token ord", o, 4, false, true, 1.35},
       {"b2 chan ord", o, 2, true, true, 0.51},      {"b4 chan ord", o, 4, true, true, 0.102},
   };
   for (const Case& k : cases) {

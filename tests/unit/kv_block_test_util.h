@@ -49,11 +49,10 @@ inline std::vector<float> GaussianWithOutliers(int rows, int dim, uint32_t seed)
 
 // sqrt(Σ(y-x)² / Σx²) after a quantize/dequantize round trip of every [dim] row; with
 // ordinary_only, over the non-outlier channels only (the ones an outlier in the block crushes).
-inline double RoundTripRelRms(const RowCodec& codec, const std::vector<float>& x, int dim,
-                              bool ordinary_only = false) {
+inline double RoundTripRelRms(const RowCodec& codec, const std::vector<float>& x, int dim, bool ordinary_only = false) {
   const CodecParams p;
   std::vector<uint8_t> packed(codec.row_bytes(dim, p));  // [row_bytes]
-  std::vector<float> y(dim);                              // [dim]
+  std::vector<float> y(dim);                             // [dim]
   double err = 0, ref = 0;
   for (size_t r = 0; r < x.size() / dim; ++r) {
     const float* xr = x.data() + r * dim;
@@ -80,7 +79,7 @@ inline void CheckDotAndAxpy(const RowCodec& codec, const RowCodec& ref) {
       const std::vector<float> x = rep % 4 == 3 ? GaussianWithOutliers(1, dim, seed++) : Gaussian(dim, seed++);
       const std::vector<float> q = Gaussian(dim, seed++, 0.5f);
       std::vector<uint8_t> packed(codec.row_bytes(dim, p));  // [row_bytes]
-      std::vector<float> v(dim);                              // [dim] dequantized row
+      std::vector<float> v(dim);                             // [dim] dequantized row
       codec.quantize(x.data(), packed.data(), dim, p);
       codec.dequantize(packed.data(), v.data(), dim, p);
       double exact = 0, scale = 0;
@@ -102,7 +101,9 @@ inline void CheckDotAndAxpy(const RowCodec& codec, const RowCodec& ref) {
       for (int i = 0; i < dim; ++i) {
         const double exact_i = acc0[i] + static_cast<double>(w) * v[i];
         const double tol = std::fabs(acc0[i]) + std::fabs(static_cast<double>(w) * v[i]);
-        if (two_paths) { ASSERT_EQ(b[i], a[i]) << codec.name << " dim " << dim << " i " << i; }
+        if (two_paths) {
+          ASSERT_EQ(b[i], a[i]) << codec.name << " dim " << dim << " i " << i;
+        }
         ASSERT_NEAR(b[i], exact_i, 1e-5 * tol) << codec.name << " dim " << dim << " i " << i;
       }
     }

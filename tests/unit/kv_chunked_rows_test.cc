@@ -112,8 +112,10 @@ TEST(KvReservation, CheckIsOneLineWithSizeWhatAndHint) {
   EXPECT_EQ(s.error().exit_code(), 2);
   const std::string& m = s.error().message;
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  EXPECT_NE(m.find("KV cache for 131072 tokens needs 32.0 GiB (k=f32,v=f32: 32 layers × 8 KV heads, 256.0 KiB per token)"),
-            std::string::npos) << m;
+  EXPECT_NE(
+      m.find("KV cache for 131072 tokens needs 32.0 GiB (k=f32,v=f32: 32 layers × 8 KV heads, 256.0 KiB per token)"),
+      std::string::npos)
+      << m;
   EXPECT_NE(m.find("21.0 GiB of memory is available"), std::string::npos) << m;
   EXPECT_NE(m.find("hint: "), std::string::npos) << m;
 }

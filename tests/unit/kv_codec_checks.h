@@ -37,7 +37,8 @@ struct Case {
 
 inline std::vector<Case> AllCodecs() {
   const std::vector<int> blocks = {32, 64, 96, 128, 256};
-  const std::vector<int> floats = {8, 12, 16, 40, 64, 80, 128};  // 8, 40: not multiples of 16, 12 not of 8 (fallback paths)
+  const std::vector<int> floats = {8,  12, 16, 40,
+                                   64, 80, 128};  // 8, 40: not multiples of 16, 12 not of 8 (fallback paths)
   CodecParams scaled;
   scaled.scale = 0.37f;  // fp8 calib-style scale
   std::vector<Case> cases = {
@@ -81,8 +82,8 @@ void ForEachPath(Body&& body) {
 // On AVX2 they are the twins' own copy compiled in the AVX2 pass (hardware FMA,
 // kv/formats/codec_kernels_ref.inl.h), on AVX-512 the SIMD kernels: compared bit for bit.
 inline bool TwoKernelPaths(const RowCodec& simd, const RowCodec& ref) {
-  const bool same = simd.dot == ref.dot && simd.axpy == ref.axpy && simd.dot_rows == ref.dot_rows &&
-                    simd.axpy_rows == ref.axpy_rows;
+  const bool same =
+      simd.dot == ref.dot && simd.axpy == ref.axpy && simd.dot_rows == ref.dot_rows && simd.axpy_rows == ref.axpy_rows;
   EXPECT_EQ(same, ActiveIsa() == Isa::kPortable)
       << simd.name << ": dispatched kernels are " << (same ? "" : "not ") << "the reference twins";
   return !same;

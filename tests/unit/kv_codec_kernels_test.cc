@@ -29,7 +29,8 @@ std::vector<uint8_t> PackRows(const Case& c, int rows, int n, uint64_t seed) {
   const std::vector<float> x = codec_checks::OutlierRows(rows, n, seed);
   const uint64_t rb = c.simd->row_bytes(n, c.params);
   std::vector<uint8_t> packed(rb * rows);
-  for (int r = 0; r < rows; ++r) c.simd->quantize(x.data() + static_cast<int64_t>(r) * n, packed.data() + rb * r, n, c.params);
+  for (int r = 0; r < rows; ++r)
+    c.simd->quantize(x.data() + static_cast<int64_t>(r) * n, packed.data() + rb * r, n, c.params);
   return packed;
 }
 
@@ -59,7 +60,9 @@ TEST(CodecKernels, SimdEqualsScalarTwinAndCanonicalDotOfDequantizedRow) {
           c.simd->axpy(row, w, a.data(), n, c.params);
           if (two_paths) c.ref->axpy(row, w, b.data(), n, c.params);
           for (int i = 0; i < n; ++i) {
-            if (two_paths) { ASSERT_EQ(a[i], b[i]) << Name(c, n) << " axpy row " << r << " i " << i; }
+            if (two_paths) {
+              ASSERT_EQ(a[i], b[i]) << Name(c, n) << " axpy row " << r << " i " << i;
+            }
             ASSERT_EQ(a[i], std::fma(y[i], w, qr[i])) << Name(c, n) << " axpy row " << r << " i " << i;
           }
         }

@@ -48,7 +48,9 @@ class BitHash {
     for (size_t i = 0; i < bytes; ++i) h_ = (h_ ^ b[i]) * 0x100000001b3ULL;
   }
   template <class T>
-  void Add(const std::vector<T>& v) { Add(v.data(), v.size() * sizeof(T)); }
+  void Add(const std::vector<T>& v) {
+    Add(v.data(), v.size() * sizeof(T));
+  }
   void Add(float f) { Add(&f, sizeof f); }
   uint64_t value() const { return h_; }
 
@@ -162,8 +164,8 @@ BitHash CodecBits(const RowCodec& c, const CodecParams& p, int n) {
     c.axpy(packed.data() + rb * r, w[r], acc.data(), n, p);
   }
   h.Add(acc);
-  std::vector<float> out(static_cast<size_t>(kQ) * kRows);         // [kQ, kRows]
-  std::vector<float> accs = UniformRows(kQ, n, 500 + n);            // [kQ, n]
+  std::vector<float> out(static_cast<size_t>(kQ) * kRows);  // [kQ, kRows]
+  std::vector<float> accs = UniformRows(kQ, n, 500 + n);    // [kQ, n]
   c.dot_rows(packed.data(), rb, kRows, q.data(), n, kQ, n, out.data(), kRows, p);
   c.axpy_rows(packed.data(), rb, kRows, w.data(), kRows, kQ, accs.data(), n, n, p);
   h.Add(out);
@@ -290,7 +292,7 @@ TEST(CrossBuildBits, KiviKernels) {
       const std::string name = "kivi/hd" + std::to_string(hd) + "/G" + std::to_string(G) + "/b" + std::to_string(bits);
       constexpr int kQ = 5, kRows = 9;
       const int ng = hd / G;
-      const std::vector<uint8_t> kcodes = testing::RandomBytes(hd * cb, 14);        // [hd][cb]
+      const std::vector<uint8_t> kcodes = testing::RandomBytes(hd * cb, 14);          // [hd][cb]
       const std::vector<uint8_t> vcodes = testing::RandomBytes(kRows * ng * cb, 15);  // [kRows][ng][cb]
       const std::vector<float> sm_f = UniformRows(1, 2 * hd * kRows, 16);
       std::vector<uint16_t> sm(sm_f.size());  // [n][2] (scale >= 0, min)

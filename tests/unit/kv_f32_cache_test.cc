@@ -45,8 +45,7 @@ std::vector<float> Reference(const ModelConfig& c, const std::vector<float>& q, 
       }
     AttendRef(s, qs.data(), n, 0, kg.data(), vg.data(), o.data());
     for (int t = 0; t < n; ++t)
-      for (int j = 0; j < G; ++j)
-        std::memcpy(&out[(t * c.n_heads + g * G + j) * hd], &o[(t * G + j) * hd], hd * 4);
+      for (int j = 0; j < G; ++j) std::memcpy(&out[(t * c.n_heads + g * G + j) * hd], &o[(t * G + j) * hd], hd * 4);
   }
   return out;
 }
@@ -57,7 +56,8 @@ TEST_P(F32CacheTest, PrefillAndDecodeMatchReference) {
   const ModelConfig c = TinyConfig(GetParam());
   const int n = 700, hd = c.head_dim;
   testing::Rng rng(11);
-  std::vector<float> q(static_cast<size_t>(n) * c.n_heads * hd), k(static_cast<size_t>(n) * c.n_kv_heads * hd), v(k.size());
+  std::vector<float> q(static_cast<size_t>(n) * c.n_heads * hd), k(static_cast<size_t>(n) * c.n_kv_heads * hd),
+      v(k.size());
   for (float& x : q) x = rng.Normal(2.0f);
   for (float& x : k) x = rng.Normal();
   for (float& x : v) x = rng.Normal();
@@ -80,13 +80,16 @@ TEST_P(F32CacheTest, PrefillAndDecodeMatchReference) {
     run(690, 3);
     run(693, 7);
     double max_err = 0;
-    for (size_t i = 0; i < out.size(); ++i) max_err = std::max(max_err, std::fabs(static_cast<double>(out[i]) - ref[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      max_err = std::max(max_err, std::fabs(static_cast<double>(out[i]) - ref[i]));
     EXPECT_LT(max_err, 2e-5) << "threads " << threads;
     EXPECT_EQ(cache->bytes_used(), static_cast<uint64_t>(n) * 2 * krow * 4);
 
     static std::vector<float> first;
-    if (threads == 1) first = out;
-    else EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0) << "not bitwise thread-independent";
+    if (threads == 1)
+      first = out;
+    else
+      EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0) << "not bitwise thread-independent";
     cache->Reset();
     EXPECT_EQ(cache->bytes_used(), 0u);
   }
@@ -100,19 +103,22 @@ TEST(F32Attention, ChunkGroupedIsBitwiseAttendChunk) {
     const AttnShape s{24, 3, window, 1.0f / std::sqrt(24.0f)};
     const int n_keys = 300, n_tok = 3, pos0 = 297, rows = n_tok * s.group;
     testing::Rng rng(5);
-    std::vector<float> k(static_cast<size_t>(n_keys) * s.head_dim), v(k.size()), q(static_cast<size_t>(rows) * s.head_dim);
+    std::vector<float> k(static_cast<size_t>(n_keys) * s.head_dim), v(k.size()),
+        q(static_cast<size_t>(rows) * s.head_dim);
     for (float& x : k) x = rng.Normal();
     for (float& x : v) x = rng.Normal();
     for (float& x : q) x = rng.Normal();
     for (auto [k0, k1] : {std::pair{0, 256}, std::pair{256, 300}, std::pair{290, 298}}) {
-      std::vector<float> o1(q.size(), 7.0f), o2(q.size(), 9.0f), sc1(k1 - k0), sc2(static_cast<size_t>(s.group) * (k1 - k0));
+      std::vector<float> o1(q.size(), 7.0f), o2(q.size(), 9.0f), sc1(k1 - k0),
+          sc2(static_cast<size_t>(s.group) * (k1 - k0));
       std::vector<PartialRow> p1(rows), p2(rows);
       const float* kc = k.data() + static_cast<int64_t>(k0) * s.head_dim;  // the chunk's rows, from k0
       const float* vc = v.data() + static_cast<int64_t>(k0) * s.head_dim;
       AttendChunk(s, q.data(), n_tok, pos0, kc, vc, k0, k1, o1.data(), p1.data(), sc1.data());
       AttendChunkGrouped(s, q.data(), n_tok, pos0, kc, vc, k0, k1, o2.data(), p2.data(), sc2.data());
       EXPECT_EQ(std::memcmp(o1.data(), o2.data(), o1.size() * 4), 0) << "window " << window << " k0 " << k0;
-      EXPECT_EQ(std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(PartialRow)), 0) << "window " << window << " k0 " << k0;
+      EXPECT_EQ(std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(PartialRow)), 0)
+          << "window " << window << " k0 " << k0;
     }
   }
 }

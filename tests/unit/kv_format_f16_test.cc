@@ -32,18 +32,22 @@ std::vector<uint16_t> Encode16(const RowCodec& c, const std::vector<float>& x) {
 TEST(KvFormatF16, HandComputedBits) {
   const float t = std::ldexp(1.0f, -11);  // half an f16 ulp at 1.0
   const std::vector<float> x = {
-      0.0f, -0.0f, 1.0f, -2.5f, 0.1f,     // 0.1 = 1.6·2^-4: mantissa 614.4 -> 614 = 0x266
-      1.0f + t,                           // tie between 0x3C00 and 0x3C01: even 0x3C00
-      1.0f + 3 * t,                       // tie between 0x3C01 and 0x3C02: even 0x3C02
-      65504.0f,                           // largest finite f16
-      65519.99f,                          // below the midpoint to 65536: stays 65504
-      65520.0f,                           // the midpoint: ties to even = inf (as F16C and ggml)
-      -1e6f,                              // overflow -> -inf
-      std::ldexp(1.0f, -14),              // smallest normal
-      std::ldexp(1.0f, -24),              // smallest subnormal
-      std::ldexp(1.0f, -25),              // tie between 0 and 2^-24: even 0
-      3 * std::ldexp(1.0f, -25),          // tie between 1 and 2 subnormal ulps: even 2
-      std::ldexp(1.0f, -26),              // below half the smallest subnormal: 0
+      0.0f,
+      -0.0f,
+      1.0f,
+      -2.5f,
+      0.1f,                       // 0.1 = 1.6·2^-4: mantissa 614.4 -> 614 = 0x266
+      1.0f + t,                   // tie between 0x3C00 and 0x3C01: even 0x3C00
+      1.0f + 3 * t,               // tie between 0x3C01 and 0x3C02: even 0x3C02
+      65504.0f,                   // largest finite f16
+      65519.99f,                  // below the midpoint to 65536: stays 65504
+      65520.0f,                   // the midpoint: ties to even = inf (as F16C and ggml)
+      -1e6f,                      // overflow -> -inf
+      std::ldexp(1.0f, -14),      // smallest normal
+      std::ldexp(1.0f, -24),      // smallest subnormal
+      std::ldexp(1.0f, -25),      // tie between 0 and 2^-24: even 0
+      3 * std::ldexp(1.0f, -25),  // tie between 1 and 2 subnormal ulps: even 2
+      std::ldexp(1.0f, -26),      // below half the smallest subnormal: 0
   };
   const std::vector<uint16_t> want = {0x0000, 0x8000, 0x3C00, 0xC100, 0x2E66, 0x3C00, 0x3C02, 0x7BFF,
                                       0x7BFF, 0x7C00, 0xFC00, 0x0400, 0x0001, 0x0000, 0x0002, 0x0000};
@@ -77,9 +81,15 @@ TEST(KvFormatF16, BitsPerElementMatchLayout) {
 // measured; the lower bounds (band / 2) catch a codec that silently keeps more precision than it claims.
 TEST(KvFormatF16, RoundTripErrorBands) {
   const auto gauss = GaussianRows(256, 128, 1), outl = OutlierRows(256, 128, 2);
-  struct Case { const RowCodec& c; const std::vector<float>& x; double band; };
-  const Case cases[] = {{F16Codec(), gauss, 2.7e-4}, {F16Codec(), outl, 2.6e-4},
-                        {BF16Codec(), gauss, 2.2e-3}, {BF16Codec(), outl, 2.1e-3}};
+  struct Case {
+    const RowCodec& c;
+    const std::vector<float>& x;
+    double band;
+  };
+  const Case cases[] = {{F16Codec(), gauss, 2.7e-4},
+                        {F16Codec(), outl, 2.6e-4},
+                        {BF16Codec(), gauss, 2.2e-3},
+                        {BF16Codec(), outl, 2.1e-3}};
   for (const Case& k : cases) {
     const double e = RelRmsError(k.c, {}, k.x, 128);
     EXPECT_LE(e, k.band) << k.c.name;

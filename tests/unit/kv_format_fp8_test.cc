@@ -28,20 +28,20 @@ uint8_t MaxCode(Fp8Kind k) { return k == Fp8Kind::kE4M3 ? 0x7E : 0x7B; }
 
 TEST(KvFormatFp8, DecodesHandPickedCodes) {
   using K = Fp8Kind;
-  EXPECT_EQ(Fp8ToF32(0x38, K::kE4M3), 1.0f);                   // 0.0111.000: 2^(7−7)
-  EXPECT_EQ(Fp8ToF32(0x7E, K::kE4M3), 448.0f);                 // 0.1111.110: 1.75·2^8
-  EXPECT_EQ(Fp8ToF32(0x08, K::kE4M3), std::ldexp(1.0f, -6));   // smallest normal
-  EXPECT_EQ(Fp8ToF32(0x01, K::kE4M3), std::ldexp(1.0f, -9));   // smallest subnormal
-  EXPECT_EQ(Fp8ToF32(0xA2, K::kE4M3), -0.15625f);              // 1.0100.010: −1.25·2^-3
+  EXPECT_EQ(Fp8ToF32(0x38, K::kE4M3), 1.0f);                  // 0.0111.000: 2^(7−7)
+  EXPECT_EQ(Fp8ToF32(0x7E, K::kE4M3), 448.0f);                // 0.1111.110: 1.75·2^8
+  EXPECT_EQ(Fp8ToF32(0x08, K::kE4M3), std::ldexp(1.0f, -6));  // smallest normal
+  EXPECT_EQ(Fp8ToF32(0x01, K::kE4M3), std::ldexp(1.0f, -9));  // smallest subnormal
+  EXPECT_EQ(Fp8ToF32(0xA2, K::kE4M3), -0.15625f);             // 1.0100.010: −1.25·2^-3
   EXPECT_TRUE(std::isnan(Fp8ToF32(0x7F, K::kE4M3)));
   EXPECT_TRUE(std::isnan(Fp8ToF32(0xFF, K::kE4M3)));
-  EXPECT_EQ(Fp8ToF32(0x3C, K::kE5M2), 1.0f);                   // 0.01111.00
-  EXPECT_EQ(Fp8ToF32(0x7B, K::kE5M2), 57344.0f);               // 0.11110.11: 1.75·2^15
+  EXPECT_EQ(Fp8ToF32(0x3C, K::kE5M2), 1.0f);      // 0.01111.00
+  EXPECT_EQ(Fp8ToF32(0x7B, K::kE5M2), 57344.0f);  // 0.11110.11: 1.75·2^15
   EXPECT_EQ(Fp8ToF32(0x01, K::kE5M2), std::ldexp(1.0f, -16));
   EXPECT_EQ(Fp8ToF32(0x7C, K::kE5M2), std::numeric_limits<float>::infinity());
   EXPECT_EQ(Fp8ToF32(0xFC, K::kE5M2), -std::numeric_limits<float>::infinity());
   for (uint8_t c : {0x7D, 0x7E, 0x7F, 0xFD}) EXPECT_TRUE(std::isnan(Fp8ToF32(c, K::kE5M2)));
-  EXPECT_EQ(std::signbit(Fp8ToF32(0x80, K::kE4M3)), true);     // −0
+  EXPECT_EQ(std::signbit(Fp8ToF32(0x80, K::kE4M3)), true);  // −0
 }
 
 TEST(KvFormatFp8, EveryCodeRoundTrips) {
@@ -88,7 +88,7 @@ TEST(KvFormatFp8, SaturatesBeyondMax) {
   }
   EXPECT_EQ(Fp8FromF32(std::numeric_limits<float>::quiet_NaN(), Fp8Kind::kE4M3), 0x7F);
   EXPECT_EQ(Fp8FromF32(std::numeric_limits<float>::quiet_NaN(), Fp8Kind::kE5M2), 0x7F);
-  EXPECT_EQ(Fp8FromF32(std::ldexp(1.0f, -11), Fp8Kind::kE4M3), 0x00);  // < half the smallest subnormal
+  EXPECT_EQ(Fp8FromF32(std::ldexp(1.0f, -11), Fp8Kind::kE4M3), 0x00);   // < half the smallest subnormal
   EXPECT_EQ(Fp8FromF32(-std::ldexp(1.0f, -10), Fp8Kind::kE4M3), 0x80);  // tie 0 / 2^-9: even (−0)
 }
 
@@ -196,14 +196,24 @@ TEST(KvFormatFp8, RoundTripErrorBands) {
   co4.scale = Fp8CalibScale(Amax(o), Fp8Kind::kE4M3);
   cg5.scale = Fp8CalibScale(Amax(g), Fp8Kind::kE5M2);
   co5.scale = Fp8CalibScale(Amax(o), Fp8Kind::kE5M2);
-  struct Case { const char* what; const RowCodec& c; CodecParams p; const std::vector<float>& x; double band; };
+  struct Case {
+    const char* what;
+    const RowCodec& c;
+    CodecParams p;
+    const std::vector<float>& x;
+    double band;
+  };
   const Case cases[] = {
-      {"e4m3 unit gauss", Fp8E4M3Codec(), unit, g, 0.035}, {"e4m3 unit outl", Fp8E4M3Codec(), unit, o, 0.033},
-      {"e4m3 calib gauss", Fp8E4M3Codec(), cg4, g, 0.034}, {"e4m3 calib outl", Fp8E4M3Codec(), co4, o, 0.034},
+      {"e4m3 unit gauss", Fp8E4M3Codec(), unit, g, 0.035},
+      {"e4m3 unit outl", Fp8E4M3Codec(), unit, o, 0.033},
+      {"e4m3 calib gauss", Fp8E4M3Codec(), cg4, g, 0.034},
+      {"e4m3 calib outl", Fp8E4M3Codec(), co4, o, 0.034},
       {"e4m3 dyn gauss", Fp8E4M3DynamicCodec(), unit, g, 0.031},
       {"e4m3 dyn outl", Fp8E4M3DynamicCodec(), unit, o, 0.0039},
-      {"e5m2 unit gauss", Fp8E5M2Codec(), unit, g, 0.069}, {"e5m2 unit outl", Fp8E5M2Codec(), unit, o, 0.071},
-      {"e5m2 calib gauss", Fp8E5M2Codec(), cg5, g, 0.069}, {"e5m2 calib outl", Fp8E5M2Codec(), co5, o, 0.068},
+      {"e5m2 unit gauss", Fp8E5M2Codec(), unit, g, 0.069},
+      {"e5m2 unit outl", Fp8E5M2Codec(), unit, o, 0.071},
+      {"e5m2 calib gauss", Fp8E5M2Codec(), cg5, g, 0.069},
+      {"e5m2 calib outl", Fp8E5M2Codec(), co5, o, 0.068},
       {"e5m2 dyn gauss", Fp8E5M2DynamicCodec(), unit, g, 0.062},
       {"e5m2 dyn outl", Fp8E5M2DynamicCodec(), unit, o, 0.0078},
   };

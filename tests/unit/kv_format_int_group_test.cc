@@ -31,7 +31,7 @@ TEST(KvFormatIntGroup, GroupValidity) {
   EXPECT_TRUE(IntGroupValid(96, 6));
   EXPECT_FALSE(IntGroupValid(128, 48));  // does not divide the row
   EXPECT_FALSE(IntGroupValid(64, 128));
-  EXPECT_FALSE(IntGroupValid(63, 21));   // odd: int4 pairs would straddle groups
+  EXPECT_FALSE(IntGroupValid(63, 21));  // odd: int4 pairs would straddle groups
   EXPECT_FALSE(IntGroupValid(128, 0));
   EXPECT_FALSE(IntGroupValid(0, 32));
 }
@@ -42,7 +42,7 @@ TEST(KvFormatIntGroup, Int4HandComputedBytes) {
   // Group 1: all equal −2: scale 0, min −2 (0xC000), codes 0.
   const std::vector<float> x = {0, 0.5f, 2.5f, 15, -2, -2, -2, -2};
   EXPECT_EQ(Quantize(Int4Codec(), x, 4),
-            (std::vector<uint8_t>{0x00, 0x3C, 0x00, 0x00, 0x00, 0xF2,    // f16 1.0, f16 0, codes 0,0 | 2,15
+            (std::vector<uint8_t>{0x00, 0x3C, 0x00, 0x00, 0x00, 0xF2,     // f16 1.0, f16 0, codes 0,0 | 2,15
                                   0x00, 0x00, 0x00, 0xC0, 0x00, 0x00}));  // f16 0, f16 −2, codes 0,0 | 0,0
 }
 
@@ -86,7 +86,13 @@ TEST(KvFormatIntGroup, BitsPerElementMatchLayout) {
 // Bands ≈ 1.3× measured; lower bounds band / 2.
 TEST(KvFormatIntGroup, RoundTripErrorBands) {
   const auto g = GaussianRows(256, 128, 1), o = OutlierRows(256, 128, 2);
-  struct Case { const char* what; const RowCodec& c; int group; const std::vector<float>& x; double band; };
+  struct Case {
+    const char* what;
+    const RowCodec& c;
+    int group;
+    const std::vector<float>& x;
+    double band;
+  };
   const Case cases[] = {
       {"int8 g32 gauss", Int8Codec(), 32, g, 0.0060}, {"int8 g32 outl", Int8Codec(), 32, o, 0.0083},
       {"int8 g64 gauss", Int8Codec(), 64, g, 0.0069}, {"int8 g64 outl", Int8Codec(), 64, o, 0.0128},

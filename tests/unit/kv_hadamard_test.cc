@@ -114,8 +114,9 @@ TEST(KvHadamard, BlockSizes) {
   EXPECT_EQ(LargestPow2Divisor(192), 64);
   EXPECT_EQ(LargestPow2Divisor(576), 64);
   // llama.cpp (notes §3): K = largest power of two dividing head_dim, V = 64, only if head_dim % 64 == 0.
-  const struct { int head_dim, k, v; } cases[] = {
-      {64, 64, 64}, {128, 128, 64}, {192, 64, 64}, {256, 256, 64}, {576, 64, 64}, {80, 0, 0}, {96, 0, 0}};
+  const struct {
+    int head_dim, k, v;
+  } cases[] = {{64, 64, 64}, {128, 128, 64}, {192, 64, 64}, {256, 256, 64}, {576, 64, 64}, {80, 0, 0}, {96, 0, 0}};
   for (const auto& c : cases) {
     const RotationBlocks r = LlamaCppRotationBlocks(c.head_dim);
     EXPECT_EQ(r.k, c.k) << c.head_dim;

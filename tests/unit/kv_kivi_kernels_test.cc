@@ -1,7 +1,7 @@
 // KIVI fused kernels (kv/store/kivi_kernels.h): the dispatching kernels (AVX-512 where G % 16 == 0,
-// AVX2 where G % 8 == 0) give bitwise their scalar references for every group size, bit width, query / weight-row count and
-// token range; both are close to a double-precision evaluation of the dequantized cache; and a
-// token's score does not depend on the range or the other queries of the call.
+// AVX2 where G % 8 == 0) give bitwise their scalar references for every group size, bit width, query / weight-row count
+// and token range; both are close to a double-precision evaluation of the dequantized cache; and a token's score does
+// not depend on the range or the other queries of the call.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -72,7 +72,8 @@ TEST(KiviKernels, KeyGroupDotEqualsReferenceBitwise) {
             const std::string what = "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
                                      std::to_string(bits) + " n_q " + std::to_string(n_q) + " [" + std::to_string(lo) +
                                      "," + std::to_string(hi) + ")";
-            if (isa != Isa::kPortable) {  // else KiviKeyGroupDot is the reference (bits pinned by kv_cross_build_bits_test)
+            if (isa !=
+                Isa::kPortable) {  // else KiviKeyGroupDot is the reference (bits pinned by kv_cross_build_bits_test)
               KiviKeyGroupDotRef(pk.codes.data(), pk.sm.data(), sh.hd, sh.G, bits, q.data(), kQStride, n_q, lo, hi,
                                  want.data(), out_stride);
               ExpectBitwise(got, want, what);  // incl. the untouched padding (-7)
@@ -84,8 +85,9 @@ TEST(KiviKernels, KeyGroupDotEqualsReferenceBitwise) {
               for (int t = lo; t < hi; ++t) {
                 double ref = 0, mag = 0;
                 for (int c = 0; c < sh.hd; ++c) {
-                  const double k = AsymCode(pk.codes.data() + c * cb, t, bits) * static_cast<double>(F16ToF32(pk.sm[2 * c])) +
-                                   F16ToF32(pk.sm[2 * c + 1]);
+                  const double k =
+                      AsymCode(pk.codes.data() + c * cb, t, bits) * static_cast<double>(F16ToF32(pk.sm[2 * c])) +
+                      F16ToF32(pk.sm[2 * c + 1]);
                   ref += q[i * kQStride + c] * k;
                   mag += std::fabs(q[i * kQStride + c] * k);
                 }
@@ -155,8 +157,10 @@ TEST(KiviKernels, ValueRowsAxpyEqualsReferenceBitwise) {
                 double ref = acc0[i * acc_stride + c], mag = std::fabs(ref);
                 for (int r = 0; r < n_rows; ++r) {
                   const uint16_t* smg = pk.sm.data() + (r * ng + g) * 2;
-                  const double x = AsymCode(pk.codes.data() + r * row_bytes + g * AsymCodeBytes(sh.G, bits), c % sh.G, bits) *
-                                       static_cast<double>(F16ToF32(smg[0])) + F16ToF32(smg[1]);
+                  const double x =
+                      AsymCode(pk.codes.data() + r * row_bytes + g * AsymCodeBytes(sh.G, bits), c % sh.G, bits) *
+                          static_cast<double>(F16ToF32(smg[0])) +
+                      F16ToF32(smg[1]);
                   ref += w[i * kWStride + r] * x;
                   mag += std::fabs(w[i * kWStride + r] * x);
                 }
@@ -180,16 +184,19 @@ TEST(KiviKernels, ValueRowsAxpyIsSplitInvariant) {
       const Packed pk = RandomPacked(kRows * row_bytes, kRows * ng, 2 + bits);
       const auto w = Gaussian(kNw * kRows, 9), acc0 = Gaussian(kNw * sh.hd, 10);
       std::vector<float> whole = acc0;
-      KiviValueRowsAxpy(pk.codes.data(), pk.sm.data(), kRows, sh.hd, sh.G, bits, w.data(), kRows, kNw, whole.data(), sh.hd);
+      KiviValueRowsAxpy(pk.codes.data(), pk.sm.data(), kRows, sh.hd, sh.G, bits, w.data(), kRows, kNw, whole.data(),
+                        sh.hd);
       for (int cut : {1, 16, 32}) {
         std::vector<float> split = acc0;
-        KiviValueRowsAxpy(pk.codes.data(), pk.sm.data(), cut, sh.hd, sh.G, bits, w.data(), kRows, kNw, split.data(), sh.hd);
+        KiviValueRowsAxpy(pk.codes.data(), pk.sm.data(), cut, sh.hd, sh.G, bits, w.data(), kRows, kNw, split.data(),
+                          sh.hd);
         for (int i = 0; i < kNw; ++i) {  // the rest weight row by weight row
           KiviValueRowsAxpy(pk.codes.data() + cut * row_bytes, pk.sm.data() + cut * ng * 2, kRows - cut, sh.hd, sh.G,
                             bits, w.data() + i * kRows + cut, kRows, 1, split.data() + i * sh.hd, sh.hd);
         }
-        ExpectBitwise(split, whole, "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " +
-                                        std::to_string(bits) + " cut " + std::to_string(cut));
+        ExpectBitwise(split, whole,
+                      "hd " + std::to_string(sh.hd) + " G " + std::to_string(sh.G) + " bits " + std::to_string(bits) +
+                          " cut " + std::to_string(cut));
       }
     }
   }

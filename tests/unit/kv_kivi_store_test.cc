@@ -104,8 +104,7 @@ TEST_P(KiviStoreTest, FusedKernelsMatchMaterialize) {
       for (int p = p0; p < p0 + nc; p += 7) {
         for (auto [t0, t1] : {std::pair{0, p + 1}, std::pair{p / 3 + 1, p + 1}, std::pair{0, (p + 1) / 2}}) {
           if (t1 <= t0) continue;
-          std::vector<float> rows(static_cast<size_t>(t1 - t0) * kHd), dot(t1 - t0), acc(kHd, 0.0f),
-              ref_acc(kHd, 0.0f);
+          std::vector<float> rows(static_cast<size_t>(t1 - t0) * kHd), dot(t1 - t0), acc(kHd, 0.0f), ref_acc(kHd, 0.0f);
           st->Materialize(p, t0, t1, rows.data());
           st->Dot(q.data(), p, t0, t1, dot.data());
           st->WeightedSum(w.data(), p, t0, t1, acc.data());
@@ -173,14 +172,18 @@ TEST_P(KiviStoreTest, MultiReadsAreBitIdenticalToSingleReads) {
           for (int j = 0; j < n_q; ++j) {
             st->Dot(qs.data() + j * kHd, p, t0, t1, single.data());
             for (int t = 0; t < len; ++t) {
-              ASSERT_EQ(std::bit_cast<uint32_t>(multi[static_cast<size_t>(j) * len + t]), std::bit_cast<uint32_t>(single[t]))
-                  << "key " << is_key << " p " << p << " [" << t0 << "," << t1 << ") n_q " << n_q << " q " << j << " t " << t0 + t;
+              ASSERT_EQ(std::bit_cast<uint32_t>(multi[static_cast<size_t>(j) * len + t]),
+                        std::bit_cast<uint32_t>(single[t]))
+                  << "key " << is_key << " p " << p << " [" << t0 << "," << t1 << ") n_q " << n_q << " q " << j << " t "
+                  << t0 + t;
             }
             std::fill(acc_single.begin(), acc_single.end(), 0.5f);
             st->WeightedSum(ws.data() + j * 320, p, t0, t1, acc_single.data());
             for (int d = 0; d < kHd; ++d) {
-              ASSERT_EQ(std::bit_cast<uint32_t>(acc_multi[static_cast<size_t>(j) * kHd + d]), std::bit_cast<uint32_t>(acc_single[d]))
-                  << "key " << is_key << " p " << p << " [" << t0 << "," << t1 << ") n_w " << n_q << " w " << j << " d " << d;
+              ASSERT_EQ(std::bit_cast<uint32_t>(acc_multi[static_cast<size_t>(j) * kHd + d]),
+                        std::bit_cast<uint32_t>(acc_single[d]))
+                  << "key " << is_key << " p " << p << " [" << t0 << "," << t1 << ") n_w " << n_q << " w " << j << " d "
+                  << d;
             }
           }
         }

@@ -41,8 +41,8 @@ TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
     SCOPED_TRACE(IsaName(isa));
     testing::Rng rng(1);
     const int hd = 128, nb = hd / 32;
-    for (KvFormat f : {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
-                       KvFormat::kIq4Nl}) {
+    for (KvFormat f :
+         {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1, KvFormat::kIq4Nl}) {
       for (int trial = 0; trial < 50; ++trial) {
         std::vector<float> k(hd), q(hd);
         for (float& v : k) v = rng.Normal(trial % 5 == 0 ? 30.0f : 1.0f);
@@ -57,12 +57,15 @@ TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
         const ggml::VecDotKind kind = DotKindOf(f);
         const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
         if (Avx2LlamaCppKernels()) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
-          const float scalar = ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+          const float scalar =
+              ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
           ASSERT_EQ(FloatToBits(simd), FloatToBits(scalar));
         }
         // ggml_vec_dot_*_generic: the same integer block sums, another f32 order.
-        if (UsesQ8_1(f)) QuantizeQ8_1RowX86(q.data(), qb.data(), hd);
-        else QuantizeQ8_0RowX86(q.data(), qb.data(), hd);
+        if (UsesQ8_1(f))
+          QuantizeQ8_1RowX86(q.data(), qb.data(), hd);
+        else
+          QuantizeQ8_0RowX86(q.data(), qb.data(), hd);
         float generic = 0;
         switch (f) {
           case KvFormat::kQ8_0: generic = VecDotQ8_0Q8_0(kb.data(), qb.data(), hd); break;
@@ -131,7 +134,8 @@ TEST(LlamaCppCache, RotationHandChecked) {
     auto cache = MakeLlamaCppCache(c, Policy(std::string("k=q8_0,v=q8_0,engine=llama.cpp,rot=") + rot), 4);
     cache->Append(0, 0, 1, k.data(), k.data(), v.data());
     cache->Attend(0, 0, 1, q.data(), out.data(), pool);
-    const float want = rot[0] == '0' ? 127.0f * F16ToF32(F32ToF16(1.0f / 127)) : 8.0f * 127.0f * F16ToF32(F32ToF16(0.125f / 127));
+    const float want =
+        rot[0] == '0' ? 127.0f * F16ToF32(F32ToF16(1.0f / 127)) : 8.0f * 127.0f * F16ToF32(F32ToF16(0.125f / 127));
     EXPECT_EQ(out[0], want) << "rot=" << rot;
     for (int d = 1; d < 64; ++d) EXPECT_EQ(out[d], 0.0f) << "rot=" << rot << " d=" << d;
   }

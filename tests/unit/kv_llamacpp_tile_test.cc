@@ -71,8 +71,9 @@ struct Tile {
 };
 Tile RandomTile(KvFormat f, int hd, testing::Rng& rng, float sigma) {
   const int nb = hd / 32;
-  Tile t{std::vector<int8_t>(kTileKeys * hd), std::vector<float>(kTileKeys * nb), std::vector<float>(kTileKeys * nb),
-         std::vector<int32_t>(kTileKeys * hd / 4), std::vector<float>(kTileKeys * nb), std::vector<float>(kTileKeys * nb)};
+  Tile t{std::vector<int8_t>(kTileKeys * hd), std::vector<float>(kTileKeys * nb),
+         std::vector<float>(kTileKeys * nb),  std::vector<int32_t>(kTileKeys * hd / 4),
+         std::vector<float>(kTileKeys * nb),  std::vector<float>(kTileKeys * nb)};
   std::vector<float> x(hd);
   std::vector<uint8_t> row(RowBytes(f, hd));
   for (int j = 0; j < kTileKeys; ++j) {
@@ -88,8 +89,8 @@ TEST(LlamaCppTile, ScoreTileMatchesScalarTwin) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     testing::Rng rng(11);
-    for (KvFormat f : {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
-                       KvFormat::kIq4Nl}) {
+    for (KvFormat f :
+         {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1, KvFormat::kIq4Nl}) {
       for (int hd : {32, 64, 96, 128}) {
         const int nb = hd / 32;
         const Tile t = RandomTile(f, hd, rng, 1.0f + 10.0f * (hd == 96));
@@ -106,11 +107,13 @@ TEST(LlamaCppTile, ScoreTileMatchesScalarTwin) {
           float a[kTileKeys], b[kTileKeys];
           ScoreTileQ8(DotKindOf(f), t.View(), qv, nb, 0.125f, lo, hi, a);
           ScoreTileQ8Scalar(DotKindOf(f), t.View(), qv, nb, 0.125f, lo, hi, b);
-          for (int j = lo; j <= hi; ++j) ASSERT_EQ(Bits(a[j]), Bits(b[j])) << KvFormatName(f) << " hd " << hd << " key " << j;
+          for (int j = lo; j <= hi; ++j)
+            ASSERT_EQ(Bits(a[j]), Bits(b[j])) << KvFormatName(f) << " hd " << hd << " key " << j;
           // ... and the per-key SIMD kernel (the AVX2 branch) gives the same bits.
           for (int j = lo; j <= hi; ++j) {
             const float one = ScoreQ8(DotKindOf(f), &t.kc[j * hd], &t.kd[j * nb], &t.km[j * nb], qc.data(), qd.data(),
-                                      qm.data(), nb) * 0.125f;
+                                      qm.data(), nb) *
+                              0.125f;
             ASSERT_EQ(Bits(a[j]), Bits(one)) << KvFormatName(f) << " key " << j;
           }
         }
@@ -192,8 +195,8 @@ TEST(LlamaCppTile, AccumulateVMatchesScalarTwin) {
 // The whole _one_chunk path against the per-key loop, on cache rows written as the cache writes them.
 TEST(LlamaCppTile, OneChunkRowsEqualsPerKeyReference) {
   testing::Rng rng(14);
-  const KvFormat kfs[] = {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
-                          KvFormat::kIq4Nl, KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32};
+  const KvFormat kfs[] = {KvFormat::kQ8_0,  KvFormat::kQ4_0, KvFormat::kQ4_1, KvFormat::kQ5_0, KvFormat::kQ5_1,
+                          KvFormat::kIq4Nl, KvFormat::kF16,  KvFormat::kBF16, KvFormat::kF32};
   const KvFormat vfs[] = {KvFormat::kQ8_0, KvFormat::kQ4_0, KvFormat::kF16, KvFormat::kF32};  // f16: fp16 accumulator
   int cases = 0;
   for (KvFormat fk : kfs) {

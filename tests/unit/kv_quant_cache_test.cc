@@ -142,8 +142,8 @@ TEST(QuantCache, PrefillEqualsDecodeAndThreadsDoNotMatter) {
   const ModelConfig c = Tiny();
   const int n = 300;
   const Qkv x = Random(c, n, 3);
-  for (const char* spec : {"k=q4_0,v=q4_0", "k=q4_0,v=q8_0,recent=64,sink=4", "k=int4,v=fp8_e4m3,rot=1",
-                           "k=q5_0,v=iq4_nl,prerope=1"}) {
+  for (const char* spec :
+       {"k=q4_0,v=q4_0", "k=q4_0,v=q8_0,recent=64,sink=4", "k=int4,v=fp8_e4m3,rot=1", "k=q5_0,v=iq4_nl,prerope=1"}) {
     auto qc = MakeQuantCache(c, Policy(spec), nullptr, n, MakeRowStore);
     const auto dec = RunCache(*qc, c, x, n, 1, 2);
     const auto pre1 = RunCache(*qc, c, x, n, 128, 1), pre2 = RunCache(*qc, c, x, n, 128, 2);

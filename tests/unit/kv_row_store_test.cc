@@ -61,8 +61,10 @@ TEST(RowStore, SinksReadExactRestPacked) {
   st->Materialize(39, 0, 40, m.data());
   for (int t = 0; t < 40; ++t) {
     const float* in = x.data() + t * kHd;
-    if (t < 4) EXPECT_TRUE(RowEq(m.data() + t * kHd, in)) << t;
-    else EXPECT_TRUE(RowEq(m.data() + t * kHd, RoundTrip(s, in).data())) << t;
+    if (t < 4)
+      EXPECT_TRUE(RowEq(m.data() + t * kHd, in)) << t;
+    else
+      EXPECT_TRUE(RowEq(m.data() + t * kHd, RoundTrip(s, in).data())) << t;
   }
 }
 
@@ -78,8 +80,10 @@ TEST(RowStore, RecentWindowMovesWithTheQuery) {
     st->Materialize(p, 0, p + 1, m.data());
     for (int t = 0; t <= p; ++t) {
       const float* in = x.data() + t * kHd;
-      if (t > p - 8) EXPECT_TRUE(RowEq(m.data() + t * kHd, in)) << p << " " << t;
-      else EXPECT_TRUE(RowEq(m.data() + t * kHd, RoundTrip(s, in).data())) << p << " " << t;
+      if (t > p - 8)
+        EXPECT_TRUE(RowEq(m.data() + t * kHd, in)) << p << " " << t;
+      else
+        EXPECT_TRUE(RowEq(m.data() + t * kHd, RoundTrip(s, in).data())) << p << " " << t;
     }
   }
 }
@@ -136,8 +140,8 @@ TEST(RowStore, PreRopeKeysGetRopeAfterDequantization) {
 }
 
 TEST(RowStore, FusedReadsAgreeWithMaterialize) {
-  for (KvFormat f : {KvFormat::kQ4_0, KvFormat::kQ5_1, KvFormat::kIq4Nl, KvFormat::kInt4, KvFormat::kFp8E5M2,
-                     KvFormat::kBF16}) {
+  for (KvFormat f :
+       {KvFormat::kQ4_0, KvFormat::kQ5_1, KvFormat::kIq4Nl, KvFormat::kInt4, KvFormat::kFp8E5M2, KvFormat::kBF16}) {
     StoreSpec s = Spec(f);
     s.policy.sink = 3;
     s.policy.recent = 16;

@@ -14,11 +14,12 @@ namespace kvaudit {
 namespace {
 
 TEST(KvSpecCorpus, EveryInputKeepsTheFuzzInvariants) {
-  testing::ReplayCorpus(testing::RepoDir() / "tests/fuzz/corpus/kv_spec", [](const std::string&, const std::string& spec) {
-    const auto parsed = CachePolicy::FromArgument(spec);
-    EXPECT_EQ(fuzz::KvSpecViolation(parsed), "");
-    return std::pair(parsed.ok(), "'" + spec + "': " + (parsed.ok() ? parsed->spec() : parsed.error().message));
-  });
+  testing::ReplayCorpus(
+      testing::RepoDir() / "tests/fuzz/corpus/kv_spec", [](const std::string&, const std::string& spec) {
+        const auto parsed = CachePolicy::FromArgument(spec);
+        EXPECT_EQ(fuzz::KvSpecViolation(parsed), "");
+        return std::pair(parsed.ok(), "'" + spec + "': " + (parsed.ok() ? parsed->spec() : parsed.error().message));
+      });
 }
 
 }  // namespace

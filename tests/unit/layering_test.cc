@@ -48,9 +48,9 @@ const std::vector<std::string>& LayerOrder() {
       "decide/sensitivity",  // per-layer sensitivity: staged evals, the proxy, rank correlation
       "decide/recommend",    // sensitivity -> fronts -> verified points -> the recommendation
       "decide/audit",        // the main job: eval + probes + recommend + gate, the verdict block
-      "report",        // the HTML/markdown report of result directories
-      "serve",         // the OpenAI-compatible HTTP server: requests, workers, metrics, auth
-      "cli",           // thin subcommand mains
+      "report",              // the HTML/markdown report of result directories
+      "serve",               // the OpenAI-compatible HTTP server: requests, workers, metrics, auth
+      "cli",                 // thin subcommand mains
   };
   return order;
 }
@@ -116,7 +116,8 @@ std::vector<Violation> CheckTree(const std::filesystem::path& src) {
 
 std::string Describe(const std::vector<Violation>& vs) {
   std::string s;
-  for (const Violation& v : vs) s += "src/" + v.file + ":" + std::to_string(v.line) + ": #include \"" + v.include + "\": " + v.why + "\n";
+  for (const Violation& v : vs)
+    s += "src/" + v.file + ":" + std::to_string(v.line) + ": #include \"" + v.include + "\": " + v.why + "\n";
   return s;
 }
 

@@ -27,7 +27,8 @@ Json GoldenLlamaConfig() {
 }
 
 // Writes config.json and a model.safetensors holding zero f32 tensors of the given shapes.
-fs::path WriteModel(const std::string& tag, const Json& config, const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors) {
+fs::path WriteModel(const std::string& tag, const Json& config,
+                    const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors) {
   const fs::path dir = MakeTempDir(tag);
   std::ofstream(dir / "config.json") << config.dump();
   std::vector<testing::F32Tensor> zeros;
@@ -81,14 +82,17 @@ TEST(ModelLoad, UnknownArchitectureIsNamed) {
 
 TEST(ModelLoad, MissingTensorIsNamed) {
   auto t = LlamaTensors(3);
-  t.erase(std::remove_if(t.begin(), t.end(), [](auto& x) { return x.first == "model.layers.1.mlp.up_proj.weight"; }), t.end());
+  t.erase(std::remove_if(t.begin(), t.end(), [](auto& x) { return x.first == "model.layers.1.mlp.up_proj.weight"; }),
+          t.end());
   ExpectBadInput(WriteModel("missing", GoldenLlamaConfig(), t), "missing tensor 'model.layers.1.mlp.up_proj.weight'");
 }
 
 TEST(ModelLoad, ShapeMismatchIsNamed) {
   auto t = LlamaTensors(3);
-  for (auto& x : t) if (x.first == "model.layers.2.self_attn.k_proj.weight") x.second = {64, 64};
-  ExpectBadInput(WriteModel("shape", GoldenLlamaConfig(), t), "tensor 'model.layers.2.self_attn.k_proj.weight' has shape [64, 64], expected [32, 64]");
+  for (auto& x : t)
+    if (x.first == "model.layers.2.self_attn.k_proj.weight") x.second = {64, 64};
+  ExpectBadInput(WriteModel("shape", GoldenLlamaConfig(), t),
+                 "tensor 'model.layers.2.self_attn.k_proj.weight' has shape [64, 64], expected [32, 64]");
 }
 
 TEST(ModelLoad, MissingAndInconsistentConfigKeys) {

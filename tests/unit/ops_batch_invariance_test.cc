@@ -70,7 +70,8 @@ void CheckReductionTrees() {
   testing::Rng rng(3);
   for (int rep = 0; rep < 100; ++rep) {
     float a[16][16];
-    for (auto& row : a) for (float& v : row) v = rng.Normal(1e3f);
+    for (auto& row : a)
+      for (float& v : row) v = rng.Normal(1e3f);
     __m512 vs[16];
     for (int j = 0; j < 16; ++j) vs[j] = _mm512_loadu_ps(a[j]);
     float all[16];

@@ -20,9 +20,15 @@ namespace {
 // Byte offsets of the f16 fields (d, and dmin / m) in one block (ggml-common.h block structs).
 std::vector<int> ScaleOffsets(WeightType t) {
   switch (t) {
-    case WeightType::kQ4_0: case WeightType::kQ5_0: case WeightType::kQ8_0:
-    case WeightType::kIQ4_NL: case WeightType::kIQ4_XS: return {0};
-    case WeightType::kQ4_1: case WeightType::kQ5_1: case WeightType::kQ4_K: case WeightType::kQ5_K: return {0, 2};
+    case WeightType::kQ4_0:
+    case WeightType::kQ5_0:
+    case WeightType::kQ8_0:
+    case WeightType::kIQ4_NL:
+    case WeightType::kIQ4_XS: return {0};
+    case WeightType::kQ4_1:
+    case WeightType::kQ5_1:
+    case WeightType::kQ4_K:
+    case WeightType::kQ5_K: return {0, 2};
     case WeightType::kQ2_K: return {80, 82};
     case WeightType::kQ3_K: return {108};
     case WeightType::kQ6_K: return {208};
@@ -51,8 +57,8 @@ void ExpectBitwiseEqual(WeightType t, const std::vector<uint8_t>& bytes, int off
     std::memcpy(&a, &ref[i], 4);
     std::memcpy(&b, &simd[i], 4);
     if (a != b) {
-      ADD_FAILURE() << WeightTypeName(t) << " element " << i << " of " << n << " (offset " << offset
-                    << "): ref " << ref[i] << " (0x" << std::hex << a << ") simd " << simd[i] << " (0x" << b << ")";
+      ADD_FAILURE() << WeightTypeName(t) << " element " << i << " of " << n << " (offset " << offset << "): ref "
+                    << ref[i] << " (0x" << std::hex << a << ") simd " << simd[i] << " (0x" << b << ")";
       return;
     }
   }

@@ -31,7 +31,8 @@ TEST(OpsMatmul, GemvMatchesReferenceForOddShapes) {
       std::vector<float> ref(out), got(out);
       GemvRef(x.data(), in, w.data(), 0, out, ref.data());
       GemvRows(x.data(), in, w.data(), 0, out, got.data());
-      for (int r = 0; r < out; ++r) EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << "in " << in << " row " << r;
+      for (int r = 0; r < out; ++r)
+        EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << "in " << in << " row " << r;
       // A row's result must not depend on which rows share the call (thread splits).
       std::vector<float> split(out);
       GemvRows(x.data(), in, w.data(), 0, 5, split.data());
@@ -66,7 +67,10 @@ TEST(OpsActivation, ExpMatchesStdExp) {
   ExpRef(x.data(), ref.data(), x.size());
   Exp(x.data(), got.data(), x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isinf(ref[i])) { EXPECT_TRUE(std::isinf(got[i])) << x[i]; continue; }
+    if (std::isinf(ref[i])) {
+      EXPECT_TRUE(std::isinf(got[i])) << x[i];
+      continue;
+    }
     EXPECT_NEAR(got[i], ref[i], 3e-7 * ref[i] + 1e-37f) << "x = " << x[i];
   }
 }

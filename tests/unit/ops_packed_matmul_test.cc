@@ -23,8 +23,10 @@ namespace {
 // Byte offsets of the f16 scale fields in one block (ggml-common.h block structs).
 std::vector<int> F16Fields(WeightType t) {
   switch (t) {
-    case WeightType::kQ4_1: case WeightType::kQ5_1: return {0, 2};
-    case WeightType::kQ4_K: case WeightType::kQ5_K: return {0, 2};
+    case WeightType::kQ4_1:
+    case WeightType::kQ5_1: return {0, 2};
+    case WeightType::kQ4_K:
+    case WeightType::kQ5_K: return {0, 2};
     case WeightType::kQ2_K: return {80, 82};
     case WeightType::kQ3_K: return {108};
     case WeightType::kQ6_K: return {208};
@@ -39,7 +41,8 @@ WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, WeightType t, uint32_
   const WeightTypeInfo& info = GetWeightTypeInfo(t);
   const std::vector<uint8_t> bytes = testing::RandomBytes(static_cast<int64_t>(w.bytes()), seed);
   std::memcpy(w.mutable_row(0), bytes.data(), bytes.size());
-  const std::vector<float> scales = testing::NormalRows(1, static_cast<int64_t>(w.bytes() / info.block_bytes) * 2, seed + 1, 0.01f);
+  const std::vector<float> scales =
+      testing::NormalRows(1, static_cast<int64_t>(w.bytes() / info.block_bytes) * 2, seed + 1, 0.01f);
   size_t s = 0;
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* row = w.mutable_row(r);
@@ -98,12 +101,14 @@ TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
             MatMul(x.data(), n, w.view(), got2.data(), p2);
             MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
             EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " cols " << cols << " out " << out << " n " << n;
-            EXPECT_TRUE(SameBits(got2, want)) << WeightTypeName(t) << " 2 threads, cols " << cols << " out " << out << " n " << n;
+            EXPECT_TRUE(SameBits(got2, want))
+                << WeightTypeName(t) << " 2 threads, cols " << cols << " out " << out << " n " << n;
             EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
             // A row of a prefill is bitwise the same token decoded alone.
             std::vector<float> single(out);
             MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
-            EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0) << WeightTypeName(t);
+            EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0)
+                << WeightTypeName(t);
           }
         }
       }
@@ -162,7 +167,8 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t b = 0; b < cols / info.block_elems; ++b) {
           if ((r * 7 + b) % 3 != 0) continue;
-          for (int off : F16Fields(t)) std::memcpy(w.mutable_row(r) + b * info.block_bytes + off, &specials[k++ % 9], 2);
+          for (int off : F16Fields(t))
+            std::memcpy(w.mutable_row(r) + b * info.block_bytes + off, &specials[k++ % 9], 2);
         }
       }
       const std::vector<float> wf = ToF32(w.view());
@@ -177,7 +183,8 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
           EXPECT_TRUE(std::isnan(got[r])) << WeightTypeName(t) << " row " << r;
         } else {
           finite += std::isfinite(want[r]) ? 1 : 0;
-          EXPECT_EQ(std::memcmp(&got[r], &want[r], sizeof(float)), 0) << WeightTypeName(t) << " row " << r << ": " << got[r] << " vs " << want[r];
+          EXPECT_EQ(std::memcmp(&got[r], &want[r], sizeof(float)), 0)
+              << WeightTypeName(t) << " row " << r << ": " << got[r] << " vs " << want[r];
         }
       }
       EXPECT_GT(finite, rows / 4) << WeightTypeName(t) << ": most rows should stay finite";

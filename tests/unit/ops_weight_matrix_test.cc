@@ -33,11 +33,12 @@ TEST(OpsWeightMatrix, UpcastIsExactAndMatchesScalar) {
         WeightRowsToF32(w.view(), 2, 9, got.data());
         {  // the portable path IS the reference: equal trivially there
           WeightRowsToF32Ref(w.view(), 2, 9, ref.data());
-          EXPECT_EQ(std::memcmp(ref.data(), got.data(), 7 * cols * sizeof(float)), 0) << WeightTypeName(t) << " " << cols;
+          EXPECT_EQ(std::memcmp(ref.data(), got.data(), 7 * cols * sizeof(float)), 0)
+              << WeightTypeName(t) << " " << cols;
         }
         for (int i = 0; i < 7 * cols; ++i) {  // exact: every upcast value is the stored one
           const uint8_t* row = w.view().row(2 + i / cols);
-          const float stored = t == WeightType::kF32 ? reinterpret_cast<const float*>(row)[i % cols]
+          const float stored = t == WeightType::kF32    ? reinterpret_cast<const float*>(row)[i % cols]
                                : t == WeightType::kBF16 ? BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols])
                                                         : F16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols]);
           ASSERT_EQ(FloatToBits(got[i]), FloatToBits(stored)) << WeightTypeName(t) << " " << cols << " " << i;

@@ -71,18 +71,22 @@ TEST(ChatTemplateTest, RendersOneUserTurnThenTheAssistantPrefix) {
   EXPECT_EQ(ApplyChatTemplate(ChatFormat::kLlama3, msg, pre),
             "<|start_header_id|>user<|end_header_id|>\n\nRecall the value of KEY.<|eot_id|>"
             "<|start_header_id|>assistant<|end_header_id|>\n\nThe value is \"");
-  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kMistral, msg, pre), "[INST] Recall the value of KEY. [/INST]The value is \"");
-  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kMistralV3, msg, pre), "[INST] Recall the value of KEY.[/INST]The value is \"");
+  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kMistral, msg, pre),
+            "[INST] Recall the value of KEY. [/INST]The value is \"");
+  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kMistralV3, msg, pre),
+            "[INST] Recall the value of KEY.[/INST]The value is \"");
   // Llama-3's template trims the content (Jinja `trim`); the others keep it as is.
-  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kLlama3, "\n  hi \n", ""),
-            "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
-  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kChatML, " hi\n", ""), "<|im_start|>user\n hi\n<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(
+      ApplyChatTemplate(ChatFormat::kLlama3, "\n  hi \n", ""),
+      "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(ApplyChatTemplate(ChatFormat::kChatML, " hi\n", ""),
+            "<|im_start|>user\n hi\n<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(ApplyChatTemplate(ChatFormat::kMistral, "", ""), "[INST]  [/INST]");
 }
 
 TEST(ChatTemplateTest, FlagNamesRoundTripAndBadNamesAreRejected) {
-  for (ChatFormat f : {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kMistral,
-                       ChatFormat::kMistralV3}) {
+  for (ChatFormat f :
+       {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kMistral, ChatFormat::kMistralV3}) {
     auto parsed = ParseChatFormatName(ChatFormatName(f));
     ASSERT_TRUE(parsed.ok()) << ChatFormatName(f);
     EXPECT_EQ(*parsed, f);

@@ -187,8 +187,9 @@ TEST_F(ProbeCheckTest, JsonEqualsDottedAndPointerPaths) {
   EXPECT_TRUE(Score(JsonEquals("/a/b/1/d.e", 1.5), out).pass);  // a key with '.' needs a pointer
   EXPECT_TRUE(Score(JsonEquals("/a/x~1y", true), out).pass);
   EXPECT_TRUE(Score(JsonEquals("a.b[0]", json{{"c", 42}}), out).pass);
-  EXPECT_TRUE(Score(JsonEquals("", json::parse(R"({"a": {"b": [{"c": 42}, {"c": "42", "d.e": 1.5}], "x/y": true}})")),
-                    out).pass);
+  EXPECT_TRUE(
+      Score(JsonEquals("", json::parse(R"({"a": {"b": [{"c": 42}, {"c": "42", "d.e": 1.5}], "x/y": true}})")), out)
+          .pass);
   EXPECT_TRUE(Score(JsonEquals("[1]", "b"), R"(["a", "b"])").pass);
 
   ProbeScore s = Score(JsonEquals("a.b[1].c", 42), out);  // string "42" is not the number 42
@@ -199,7 +200,7 @@ TEST_F(ProbeCheckTest, JsonEqualsDottedAndPointerPaths) {
   EXPECT_NE(s.detail.find("past the end"), std::string::npos) << s.detail;
   s = Score(JsonEquals("a.z", 42), out);
   EXPECT_NE(s.detail.find("no key \"z\""), std::string::npos) << s.detail;
-  EXPECT_FALSE(Score(JsonEquals("a[0]", 42), out).pass);   // a is an object
+  EXPECT_FALSE(Score(JsonEquals("a[0]", 42), out).pass);    // a is an object
   EXPECT_FALSE(Score(JsonEquals("/a/b/x", 42), out).pass);  // b is an array
   EXPECT_FALSE(Score(JsonEquals("a", 1), "a = 1").pass);
 }
@@ -216,8 +217,8 @@ TEST_F(ProbeCheckTest, EveryLineNeedsInScopeLinesAndAllOfThemToMatch) {
   EXPECT_FALSE(s.pass);  // the constraint was exercised once, fewer than min_lines
   EXPECT_NE(s.detail.find("1 line(s) in scope"), std::string::npos) << s.detail;
   EXPECT_TRUE(Score(c, "a = 1\r\nb = 2\r\n").pass);  // CRLF lines
-  c.line_filter.clear();  // every line in scope
-  EXPECT_FALSE(Score(c, "a = 1\n\nb = 2").pass);  // the empty line breaks the rule
+  c.line_filter.clear();                             // every line in scope
+  EXPECT_FALSE(Score(c, "a = 1\n\nb = 2").pass);     // the empty line breaks the rule
   c.min_lines = 0;
   EXPECT_TRUE(Score(c, "").pass);
 }
@@ -247,7 +248,8 @@ TEST_F(ProbeCheckTest, ValidateRejectsBadPatternsAndPaths) {
   for (const char* good : {"", "a", "a.b", "a.b[0].c", "[0]", "[0][1]", "a[10].b", "/a/b/0", "/", "/a~0b/c~1d"}) {
     EXPECT_TRUE(JsonEquals(good, 1).Validate().ok()) << good;
   }
-  for (const char* bad_path : {"a..b", ".a", "a.", "a[", "a[x]", "a[-1]", "a[01]", "a]", "a[0]b", "a.[0]", "/a~2", "/a~"}) {
+  for (const char* bad_path :
+       {"a..b", ".a", "a.", "a[", "a[x]", "a[-1]", "a[01]", "a]", "a[0]b", "a.[0]", "/a~2", "/a~"}) {
     const Status st = JsonEquals(bad_path, 1).Validate();
     EXPECT_FALSE(st.ok()) << bad_path;
     if (!st.ok()) {

@@ -74,21 +74,21 @@ TEST(ProbeCustomTest, GoodFileGivesOneProbePerLine) {
 
 TEST(ProbeCustomTest, EveryProblemIsListedWithItsLineNumber) {
   const std::string text =
-      "{\"id\": \"ok1\", \"prompt\": \"p\", \"expected\": \"x\"}\n"      // 1 good
-      "{\"id\": \"a\", \"prompt\": \"p\", \"expected\": \"x\"\n"         // 2 malformed JSON
-      "\n"                                                             // 3 blank
-      "{\"id\": \"b\", \"expected\": \"x\"}\n"                           // 4 no prompt
+      "{\"id\": \"ok1\", \"prompt\": \"p\", \"expected\": \"x\"}\n"                  // 1 good
+      "{\"id\": \"a\", \"prompt\": \"p\", \"expected\": \"x\"\n"                     // 2 malformed JSON
+      "\n"                                                                           // 3 blank
+      "{\"id\": \"b\", \"expected\": \"x\"}\n"                                       // 4 no prompt
       "{\"id\": \"c\", \"prompt\": \"p\", \"expected\": \"x\", \"regex\": \"y\"}\n"  // 5 two checks
-      "\n"                                                             // 6 blank
-      "{\"id\": \"d\", \"prompt\": \"p\", \"regex\": \"a(b\"}\n"          // 7 bad regex
+      "\n"                                                                           // 6 blank
+      "{\"id\": \"d\", \"prompt\": \"p\", \"regex\": \"a(b\"}\n"                     // 7 bad regex
       "{\"id\": 5, \"prompt\": [\"p\"], \"contains\": 3, \"max_tokens\": \"64\"}\n"  // 8 wrong types
-      "{\"id\": \"ok1\", \"prompt\": \"p\", \"contains\": \"x\"}\n"      // 9 duplicate id
-      "{\"id\": \"e\", \"prompt\": \"p\", \"expcted\": \"x\"}\n"         // 10 typo → unknown key, no check
+      "{\"id\": \"ok1\", \"prompt\": \"p\", \"contains\": \"x\"}\n"                  // 9 duplicate id
+      "{\"id\": \"e\", \"prompt\": \"p\", \"expcted\": \"x\"}\n"  // 10 typo → unknown key, no check
       "{\"id\": \"f\", \"prompt\": \"p\", \"json_equals\": {\"path\": \"a..b\", \"value\": 1}}\n"  // 11 bad path
-      "{\"id\": \"g\", \"prompt\": \"p\", \"json_valid\": false}\n"      // 12
-      "{\"id\": \"h\", \"prompt\": \"p\", \"expected\": \"x\", \"max_tokens\": 5000}\n"  // 13
-      "[1, 2]\n"                                                       // 14 not an object
-      "{\"id\": \"i\", \"prompt\": \"\", \"expected\": \"\"}\n";          // 15 empty strings
+      "{\"id\": \"g\", \"prompt\": \"p\", \"json_valid\": false}\n"                                // 12
+      "{\"id\": \"h\", \"prompt\": \"p\", \"expected\": \"x\", \"max_tokens\": 5000}\n"            // 13
+      "[1, 2]\n"                                                                                   // 14 not an object
+      "{\"id\": \"i\", \"prompt\": \"\", \"expected\": \"\"}\n";                                   // 15 empty strings
   const std::string message = ErrorOf(text);
   const std::vector<std::string> lines = Lines(message);
   ASSERT_FALSE(lines.empty());

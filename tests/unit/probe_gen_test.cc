@@ -78,12 +78,14 @@ void ExpectAtDepth(const ProbeInstance& p) {
   const int h = p.haystack_end - p.haystack_begin - p.fact_tokens;
   const int want = static_cast<int>(std::lround(p.depth / 100.0 * h));
   EXPECT_EQ(p.fact_token - p.haystack_begin, want) << p.id;
-  if (p.depth == 0) { EXPECT_EQ(p.fact_token, p.haystack_begin) << p.id; }
+  if (p.depth == 0) {
+    EXPECT_EQ(p.fact_token, p.haystack_begin) << p.id;
+  }
 }
 
 Expected<std::vector<ProbeInstance>> All(const Tokenizer& t, const Haystack& h, const std::string& family,
-                                         const std::string& variant, std::vector<int> lengths,
-                                         std::vector<int> depths, uint64_t seed, PromptWrap wrap = {}) {
+                                         const std::string& variant, std::vector<int> lengths, std::vector<int> depths,
+                                         uint64_t seed, PromptWrap wrap = {}) {
   if (family == "needle") {
     NeedleOptions o;
     o.variant = variant, o.lengths = lengths, o.depths = depths, o.seed = seed, o.wrap = wrap;
@@ -124,7 +126,9 @@ int ExpectLengths(const Tokenizer* t, const Haystack& hay) {
       const int err = std::abs(static_cast<int>(p.prompt.size()) - p.length);
       worst = std::max(worst, err);
       EXPECT_LE(err * 100, p.length) << p.id;
-      if (t->add_bos_default()) { EXPECT_EQ(p.prompt[0], t->bos_id()) << p.id; }
+      if (t->add_bos_default()) {
+        EXPECT_EQ(p.prompt[0], t->bos_id()) << p.id;
+      }
       EXPECT_GE(p.fact_token, p.haystack_begin) << p.id;
       EXPECT_LE(p.fact_token + p.fact_tokens, p.haystack_end) << p.id;
       EXPECT_GT(p.max_tokens, 0) << p.id;
@@ -211,7 +215,9 @@ TEST_F(ProbeGenTest, NeedleSitsAtTheRequestedDepthAndDecodesToTheFact) {
         if (p.fact_token > p.haystack_begin) {
           EXPECT_EQ(Text(*t, p.prompt, p.fact_token - 1, p.fact_token).back(), '\n') << p.id;
         }
-        if (p.depth == 100) { EXPECT_EQ(p.fact_token + p.fact_tokens, p.haystack_end) << p.id; }
+        if (p.depth == 100) {
+          EXPECT_EQ(p.fact_token + p.fact_tokens, p.haystack_end) << p.id;
+        }
         if (variant == "multikey") {
           // Three distractor assignments besides the asked one, all in the haystack region.
           const std::string hay_text = Text(*t, p.prompt, p.haystack_begin, p.haystack_end);
@@ -228,8 +234,10 @@ TEST_F(ProbeGenTest, ValueKindsHaveTheirShapes) {
   o.depths = {50};
   o.per_cell = 4;
   auto all_digits = [](const std::string& s) { return s.find_first_not_of("0123456789") == std::string::npos; };
-  for (auto [kind, name] : {std::pair{NeedleValueKind::kNumber, "number"}, {NeedleValueKind::kWord, "word"},
-                            {NeedleValueKind::kHex, "hex"}, {NeedleValueKind::kUuid, "uuid"}}) {
+  for (auto [kind, name] : {std::pair{NeedleValueKind::kNumber, "number"},
+                            {NeedleValueKind::kWord, "word"},
+                            {NeedleValueKind::kHex, "hex"},
+                            {NeedleValueKind::kUuid, "uuid"}}) {
     auto parsed = ParseNeedleValueKind(name);
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, kind);
@@ -240,9 +248,12 @@ TEST_F(ProbeGenTest, ValueKindsHaveTheirShapes) {
       const std::string& v = p.check.expected;
       switch (kind) {
         case NeedleValueKind::kNumber: EXPECT_TRUE(all_digits(v) && v.size() >= 5 && v.size() <= 7) << v; break;
-        case NeedleValueKind::kWord: EXPECT_EQ(v.find_first_not_of("abcdefghijklmnopqrstuvwxyz"), std::string::npos) << v; break;
+        case NeedleValueKind::kWord:
+          EXPECT_EQ(v.find_first_not_of("abcdefghijklmnopqrstuvwxyz"), std::string::npos) << v;
+          break;
         case NeedleValueKind::kHex:
-          EXPECT_TRUE(v.size() >= 6 && v.size() <= 8 && v.find_first_not_of("0123456789abcdef") == std::string::npos) << v;
+          EXPECT_TRUE(v.size() >= 6 && v.size() <= 8 && v.find_first_not_of("0123456789abcdef") == std::string::npos)
+              << v;
           break;
         default: EXPECT_EQ(v.size(), 36u) << v; EXPECT_EQ(v[8], '-') << v;
       }
@@ -326,7 +337,9 @@ TEST_F(ProbeGenTest, ChatWrapIsAppliedAroundTheBody) {
     const size_t end = tail.find("<|end|>\n<|assistant|>\n");
     ASSERT_NE(end, std::string::npos) << p.id << ": " << tail;
     EXPECT_GT(end, 20u) << p.id << ": " << tail;
-    if (fv.variant != "json") { EXPECT_EQ(tail.rfind("\n\n", 0), 0u) << p.id << ": " << tail; }
+    if (fv.variant != "json") {
+      EXPECT_EQ(tail.rfind("\n\n", 0), 0u) << p.id << ": " << tail;
+    }
     if (fv.family == "needle") {
       ExpectAtDepth(p);
       const std::string fact = Text(tok(), p.prompt, p.fact_token, p.fact_token + p.fact_tokens);
@@ -386,9 +399,11 @@ TEST_F(ProbeGenTest, ErrorsForShortHaystackBadDepthShortLengthUnknownVariant) {
 TEST_F(ProbeGenTest, FillerStreamIsTokenExactAndMovesOn) {
   for (const Tokenizer* t : {E().bundled.get(), E().llama3.get()}) {
     // JSON-shaped lines, the hardest case: a truncated entry must stay an entry, tiny remainders blank.
-    FillerStream s(hay(), *t, 42, [](std::string_view l) { return !l.empty(); }, [](std::string_view l, int i) {
-      return FillerLine{"  \"k" + std::to_string(i) + "\": \"", std::string(l.substr(0, 40)), "\",\n"};
-    });
+    FillerStream s(
+        hay(), *t, 42, [](std::string_view l) { return !l.empty(); },
+        [](std::string_view l, int i) {
+          return FillerLine{"  \"k" + std::to_string(i) + "\": \"", std::string(l.substr(0, 40)), "\",\n"};
+        });
     for (int n : {1, 2, 3, 5, 8, 13, 40, 97, 300, 1000}) {
       auto ids = s.Take(n);
       ASSERT_TRUE(ids.ok()) << ids.error().message;

@@ -28,14 +28,14 @@ double ExactByIntegers(int b, int c) {
 }
 
 TEST(McNemarTest, KnownTables) {
-  EXPECT_DOUBLE_EQ(McNemarExactP(0, 5), 0.0625);        // 2 / 32
-  EXPECT_DOUBLE_EQ(McNemarExactP(5, 0), 0.0625);        // symmetric
-  EXPECT_DOUBLE_EQ(McNemarExactP(1, 9), 0.021484375);   // 2 · 11 / 1024
+  EXPECT_DOUBLE_EQ(McNemarExactP(0, 5), 0.0625);       // 2 / 32
+  EXPECT_DOUBLE_EQ(McNemarExactP(5, 0), 0.0625);       // symmetric
+  EXPECT_DOUBLE_EQ(McNemarExactP(1, 9), 0.021484375);  // 2 · 11 / 1024
   EXPECT_DOUBLE_EQ(McNemarExactP(0, 0), 1.0);
   EXPECT_DOUBLE_EQ(McNemarExactP(7, 7), 1.0);
-  EXPECT_DOUBLE_EQ(McNemarExactP(0, 1), 1.0);           // 2 · 1/2
-  EXPECT_DOUBLE_EQ(McNemarExactP(4, 5), 1.0);           // 2 · 0.5 → capped
-  EXPECT_DOUBLE_EQ(McNemarExactP(0, 6), 0.03125);       // first all-one-way table below 0.05
+  EXPECT_DOUBLE_EQ(McNemarExactP(0, 1), 1.0);      // 2 · 1/2
+  EXPECT_DOUBLE_EQ(McNemarExactP(4, 5), 1.0);      // 2 · 0.5 → capped
+  EXPECT_DOUBLE_EQ(McNemarExactP(0, 6), 0.03125);  // first all-one-way table below 0.05
 }
 
 TEST(McNemarTest, MatchesIntegerBinomialSums) {

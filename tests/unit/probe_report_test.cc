@@ -35,7 +35,8 @@ TEST(ProbeSequences, DivergenceEditDistanceRepetition) {
 
 ProbeRecord Rec(const std::string& family, int length, int depth, bool base, bool cfg1, bool cfg2) {
   ProbeRecord r;
-  r.id = family + std::to_string(length) + "/" + std::to_string(depth) + (base ? "b" : "") + (cfg1 ? "1" : "") + (cfg2 ? "2" : "");
+  r.id = family + std::to_string(length) + "/" + std::to_string(depth) + (base ? "b" : "") + (cfg1 ? "1" : "") +
+         (cfg2 ? "2" : "");
   r.family = family, r.variant = "v", r.length = length, r.depth = depth, r.expected = "x";
   r.runs = {{base, "b", -1, ""}, {cfg1, "c1", cfg1 ? -1 : 0, cfg1 ? "" : "wrong"}, {cfg2, "c2", -1, ""}};
   return r;
@@ -76,9 +77,9 @@ TEST(ProbeReport, AttributionRowsPairOutcomesPerCell) {
   const nlohmann::json j = ProbeResultsJson(info, recs, {}, {});
   EXPECT_EQ(j["schema_version"], 2);
   ASSERT_EQ(j["probes"].size(), 6u);
-  for (const char* key : {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass",
-                          "both_pass", "cache_induced", "recovered", "both_fail", "mcnemar_p", "mcnemar_p_holm",
-                          "significant"}) {
+  for (const char* key :
+       {"family", "variant", "config", "length", "depth", "n", "baseline_pass", "config_pass", "both_pass",
+        "cache_induced", "recovered", "both_fail", "mcnemar_p", "mcnemar_p_holm", "significant"}) {
     EXPECT_TRUE(j["probes"][0].contains(key)) << key;
   }
   // q4's needle cells: 4/0 at depth 0 (p = 0.125) is its only testable cell, so Holm leaves it.

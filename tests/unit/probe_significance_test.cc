@@ -40,7 +40,7 @@ TEST(HolmTest, KnownVector) {
 
 TEST(HolmTest, EdgeCases) {
   EXPECT_TRUE(HolmAdjust({}).empty());
-  EXPECT_EQ(HolmAdjust(std::vector<double>{0.02}), std::vector<double>{0.02});  // a family of one
+  EXPECT_EQ(HolmAdjust(std::vector<double>{0.02}), std::vector<double>{0.02});            // a family of one
   EXPECT_EQ(HolmAdjust(std::vector<double>{0.6, 0.7}), (std::vector<double>{1.0, 1.0}));  // capped at 1
   // Ties keep one adjusted value: both 0.01 × 2 = 0.02 (the second by the running max).
   EXPECT_EQ(HolmAdjust(std::vector<double>{0.01, 0.01}), (std::vector<double>{0.02, 0.02}));
@@ -146,9 +146,9 @@ TEST(AttributionTableTest, FamiliesAreCorrectedPerConfiguration) {
                                  Row("exact", "A", 512, -1, Cell(6, 0)), Row("needle", "B", 512, 0, Cell(3, 0)),
                                  Row("needle", "B", 512, 50, Cell(3, 0))};
   HolmCorrectPerConfig(cells);
-  EXPECT_DOUBLE_EQ(cells[0].a.mcnemar_p_holm, 0.5);     // the second smallest of A's three: 0.25 × 2
+  EXPECT_DOUBLE_EQ(cells[0].a.mcnemar_p_holm, 0.5);      // the second smallest of A's three: 0.25 × 2
   EXPECT_DOUBLE_EQ(cells[2].a.mcnemar_p_holm, 0.09375);  // 0.03125 × 3
-  EXPECT_DOUBLE_EQ(cells[3].a.mcnemar_p_holm, 0.5);     // B: 0.25 × 2
+  EXPECT_DOUBLE_EQ(cells[3].a.mcnemar_p_holm, 0.5);      // B: 0.25 × 2
   // Depths pooled per length: A needle 512 has b = 6 (p = 0.03125), A exact 512 b = 6: m = 2.
   const std::vector<ProbeRow> lengths = LengthRows(cells);
   ASSERT_EQ(lengths.size(), 3u);  // sorted: (exact, A), (needle, A), (needle, B)

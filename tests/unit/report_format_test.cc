@@ -87,16 +87,19 @@ TEST(ReportEscape, MarkupAndQuotes) {
 
 TEST(ReportEscape, InvalidUtf8BecomesReplacementCharacters) {
   const std::string r = "\xEF\xBF\xBD";
-  EXPECT_EQ(EscapeHtml("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");  // valid, kept
-  EXPECT_EQ(EscapeHtml("a\xFF" "b"), "a" + r + "b");              // a byte that starts nothing
-  EXPECT_EQ(EscapeHtml("x\xC3"), "x" + r);                        // truncated at the end
-  EXPECT_EQ(EscapeHtml("\xC3<"), r + "&lt;");                     // truncated, then markup
-  EXPECT_EQ(EscapeHtml("\xC0\xAF"), r + r);                       // overlong '/'
-  EXPECT_EQ(EscapeHtml("\xED\xA0\x80"), r + r + r);               // a surrogate
-  EXPECT_EQ(EscapeHtml("\xF4\x90\x80\x80"), r + r + r + r);       // above U+10FFFF
-  EXPECT_EQ(EscapeHtml("\x80"), r);                               // a lone continuation byte
-  EXPECT_EQ(EscapeHtml("a\x01\tb\n"), "a" + r + "\tb\n");         // XML forbids \x01, not tab/newline
-  EXPECT_EQ(EscapeHtml("\xEF\xBF\xBF"), r);                       // U+FFFF: no XML character
+  EXPECT_EQ(EscapeHtml("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
+            "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");  // valid, kept
+  EXPECT_EQ(EscapeHtml("a\xFF"
+                       "b"),
+            "a" + r + "b");                                  // a byte that starts nothing
+  EXPECT_EQ(EscapeHtml("x\xC3"), "x" + r);                   // truncated at the end
+  EXPECT_EQ(EscapeHtml("\xC3<"), r + "&lt;");                // truncated, then markup
+  EXPECT_EQ(EscapeHtml("\xC0\xAF"), r + r);                  // overlong '/'
+  EXPECT_EQ(EscapeHtml("\xED\xA0\x80"), r + r + r);          // a surrogate
+  EXPECT_EQ(EscapeHtml("\xF4\x90\x80\x80"), r + r + r + r);  // above U+10FFFF
+  EXPECT_EQ(EscapeHtml("\x80"), r);                          // a lone continuation byte
+  EXPECT_EQ(EscapeHtml("a\x01\tb\n"), "a" + r + "\tb\n");    // XML forbids \x01, not tab/newline
+  EXPECT_EQ(EscapeHtml("\xEF\xBF\xBF"), r);                  // U+FFFF: no XML character
 }
 
 int Luma(const std::string& hex) {

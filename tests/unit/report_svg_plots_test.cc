@@ -83,7 +83,7 @@ TEST(ReportHeatmap, LogScaleColoursByDecadeAndTheScaleBarHasTicks) {
   const auto cells = All(root, "rect", "data-value");
   ASSERT_EQ(cells.size(), 6u);
   EXPECT_EQ(AttrOf(cells[1], "fill"), SequentialColor(1.0 / 3));
-  EXPECT_EQ(AttrOf(cells[4], "fill"), SequentialColor(0));  // 0 on a log scale: the bottom
+  EXPECT_EQ(AttrOf(cells[4], "fill"), SequentialColor(0));        // 0 on a log scale: the bottom
   EXPECT_TRUE(HasText(root, "attention-output relative error"));  // the scale bar's label
 
   tinyxml2::XMLDocument bar_doc;
@@ -110,9 +110,13 @@ Scatter Front() {
   s.x_label = "KV bytes per token (B)", s.y_label = "mean KLD (nats)";
   s.x_marker = 3000, s.x_marker_label = "budget 3000 B";
   s.y_marker = 0.05, s.y_marker_label = "policy limit 0.05";
-  s.series = {{"per-layer", 0, true,
-               {{4352, 0.0004, "k=q8_0"}, {2176, 0.02, "k=<q4&0>", Mark::kVerifiedPass},
-                {1632, 0.09, "k=q3", Mark::kVerifiedFail}, {2720, 0.008, "mix", Mark::kRecommended}}},
+  s.series = {{"per-layer",
+               0,
+               true,
+               {{4352, 0.0004, "k=q8_0"},
+                {2176, 0.02, "k=<q4&0>", Mark::kVerifiedPass},
+                {1632, 0.09, "k=q3", Mark::kVerifiedFail},
+                {2720, 0.008, "mix", Mark::kRecommended}}},
               {"uniform", 1, false, {{4352, 0.0005, "u8"}, {NAN, 0.1, "broken"}}}};
   return s;
 }
@@ -124,7 +128,8 @@ TEST(ReportScatter, OneMarkerPerPointShapedByItsMark) {
   ASSERT_NE(root, nullptr);
   const auto marks = All(root, nullptr, "data-mark");
   ASSERT_EQ(marks.size(), 5u);  // the point with x = NaN is not drawn
-  const std::map<std::string, std::string> shape = {{"front", "circle"}, {"pass", "rect"}, {"fail", "path"}, {"recommended", "path"}};
+  const std::map<std::string, std::string> shape = {
+      {"front", "circle"}, {"pass", "rect"}, {"fail", "path"}, {"recommended", "path"}};
   std::map<std::string, const Element*> by_label;
   for (const Element* e : marks) {
     EXPECT_EQ(e->Name(), shape.at(AttrOf(e, "data-mark"))) << AttrOf(e, "data-mark");
@@ -158,7 +163,8 @@ TEST(ReportScatter, MarkersLegendAndConnectingLine) {
   EXPECT_STREQ(refs["y-marker"]->FirstChildElement("text")->GetText(), "policy limit 0.05");
   const Element* vline = refs["x-marker"]->FirstChildElement("line");
   EXPECT_EQ(NumberAttr(vline, "x1"), NumberAttr(vline, "x2"));  // vertical
-  for (const char* m : {"on the front", "verified: pass", "verified: fail", "recommended"}) EXPECT_TRUE(HasText(root, m)) << m;
+  for (const char* m : {"on the front", "verified: pass", "verified: fail", "recommended"})
+    EXPECT_TRUE(HasText(root, m)) << m;
   int lines = 0;
   for (const Element* p : All(root, "path", "class")) lines += AttrOf(p, "class") == "line";
   EXPECT_EQ(lines, 1);  // "uniform" has connect = false

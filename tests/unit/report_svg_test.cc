@@ -127,7 +127,7 @@ TEST(ReportLineChart, LogYClipsNonPositiveValuesAndSaysSo) {
   ASSERT_NE(root, nullptr);
   const auto circles = All(root, "circle", "data-y");
   ASSERT_EQ(circles.size(), 3u);
-  EXPECT_EQ(AttrOf(circles[0], "data-y"), "0");                       // the raw value stays
+  EXPECT_EQ(AttrOf(circles[0], "data-y"), "0");                           // the raw value stays
   EXPECT_EQ(NumberAttr(circles[0], "cy"), NumberAttr(circles[1], "cy"));  // drawn at the smallest positive
   EXPECT_GT(NumberAttr(circles[1], "cy"), NumberAttr(circles[2], "cy"));
   EXPECT_TRUE(HasText(root, "1 value \u2264 0 drawn at 0.0001 (log scale)"));
@@ -167,7 +167,8 @@ TEST(ReportLineChart, NoFinitePointIsNoData) {
 TEST(ReportSvg, EveryRendererIsDeterministicAndSelfContained) {
   Heatmap h{"h", "errors", {"L0", "L1"}, {"h0", "h1"}, {0.1, NAN, 0.3, 0.4}, 0, 1, false, "rel. error", 22, true};
   Scatter s;
-  s.id = "front", s.series = {{"front", 0, true, {{1000, 0.01, "a"}, {2000, 0.001, "b", ScatterPoint::Mark::kRecommended}}}};
+  s.id = "front",
+  s.series = {{"front", 0, true, {{1000, 0.01, "a"}, {2000, 0.001, "b", ScatterPoint::Mark::kRecommended}}}};
   BarChart b{"bars", "sensitivity", "layer", "ΔKLD", {"K", "V"}, {{"L0", {0.1, 0.2}}, {"L1", {0.3, NAN}}}};
   const std::vector<std::string> outputs = {RenderLineChart(KldChart()), RenderHeatmap(h), RenderScatter(s),
                                             RenderBarChart(b), RenderColorScale(1e-4, 1e-1, true, "error")};

@@ -32,9 +32,11 @@ TEST(ReportValueRef, SpansAndCellsCarryTheirSource) {
   RunDirectory dir;
   dir.index = 2;
   const ResultsFile file{"eval/results.json", json{{"configs", {{{"spec", "k=q4_0,v=q4_0"}, {"pass", false}}}}}};
-  EXPECT_EQ(ValueSpan(dir, file, "/configs/0/spec", ValueFormat::kText),
-            "<span class=\"v\" data-src=\"2|eval/results.json|/configs/0/spec\" data-format=\"text\">k=q4_0,v=q4_0</span>");
-  EXPECT_NE(ValueSpan(dir, file, "/configs/0/pass", ValueFormat::kPassFail).find("class=\"v fail\""), std::string::npos);
+  EXPECT_EQ(
+      ValueSpan(dir, file, "/configs/0/spec", ValueFormat::kText),
+      "<span class=\"v\" data-src=\"2|eval/results.json|/configs/0/spec\" data-format=\"text\">k=q4_0,v=q4_0</span>");
+  EXPECT_NE(ValueSpan(dir, file, "/configs/0/pass", ValueFormat::kPassFail).find("class=\"v fail\""),
+            std::string::npos);
   const std::string absent = ValueCell(dir, file, "/configs/3/spec", ValueFormat::kText);
   EXPECT_NE(absent.find("data-sort=\"\""), std::string::npos);
   EXPECT_NE(absent.find(">–</span>"), std::string::npos);

@@ -16,7 +16,8 @@ namespace {
 using json = nlohmann::json;
 
 TEST(JsonlJournalTest, ChangedKeysNameNestedEntriesByPath) {
-  const json old = {{"seed", 1}, {"configs", {"k=q4_0,v=q4_0"}},
+  const json old = {{"seed", 1},
+                    {"configs", {"k=q4_0,v=q4_0"}},
                     {"custom", {{"fib", {{"expected", "return"}, {"max_tokens", 8}}}, {"imp", {{"regex", "^a"}}}}}};
   json now = old;
   now["custom"]["fib"]["expected"] = "if";
@@ -49,7 +50,8 @@ TEST(JsonlJournalTest, RefusalNamesTheChangedEntryAndLeavesTheFileAlone) {
   changed["custom"]["fib"]["expected"] = "if";
   auto refused = JsonlJournal::Open(path, "kvaudit_test_progress", changed, "probe", &lines);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("(custom.fib.expected changed)"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("(custom.fib.expected changed)"), std::string::npos)
+      << refused.error().message;
   EXPECT_EQ(refused.error().exit_code(), 2);
   auto reopened = JsonlJournal::Open(path, "kvaudit_test_progress", fp, "probe", &lines);
   ASSERT_TRUE(reopened.ok());
@@ -65,14 +67,20 @@ TEST(JsonlJournalTest, ReadSkipsATornLastLineAndLeavesTheFileAlone) {
   auto j = JsonlJournal::Open(path, "kvaudit_test_progress", fp, "probe", &lines);
   ASSERT_TRUE(j.ok()) << j.error().message;
   ASSERT_TRUE((*j)->Append({{"id", "a"}}).ok());
-  { std::ofstream torn(path, std::ios::app); torn << "{\"id\": \"b"; }  // a write under way
+  {
+    std::ofstream torn(path, std::ios::app);
+    torn << "{\"id\": \"b";
+  }  // a write under way
   const std::string before = testing::ReadFile(path);
   ASSERT_TRUE(JsonlJournal::Read(path, "kvaudit_test_progress", fp, "probe", &lines).ok());
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["id"], "a");
   EXPECT_EQ(testing::ReadFile(path), before);
   // The writer finishes its line; a second read sees it.
-  { std::ofstream rest(path, std::ios::app); rest << "\"}\n"; }
+  {
+    std::ofstream rest(path, std::ios::app);
+    rest << "\"}\n";
+  }
   ASSERT_TRUE(JsonlJournal::Read(path, "kvaudit_test_progress", fp, "probe", &lines).ok());
   EXPECT_EQ(lines.size(), 2u);
   const Status other = JsonlJournal::Read(path, "kvaudit_test_progress", {{"seed", 2}}, "probe", &lines);

@@ -14,7 +14,7 @@ namespace {
 
 std::vector<std::vector<int64_t>> CostVectors() {
   std::vector<std::vector<int64_t>> v;
-  v.push_back(std::vector<int64_t>(40, 256));              // equal: eval windows of one length
+  v.push_back(std::vector<int64_t>(40, 256));               // equal: eval windows of one length
   v.push_back({4096, 4096, 2048, 1024, 512, 512, 256, 1});  // skewed: probe lengths
   v.push_back({7, 3});                                      // fewer units than most N
   v.push_back({});                                          // nothing to split

@@ -30,9 +30,7 @@ TEST(WindowsTest, ShortStreamIsOneWindowAndNoBosMeansNoReplacement) {
 
 TEST(TextDataTest, JsonlFolderAndErrors) {
   const auto dir = testing::MakeTempDir("textdata");
-  {
-    std::ofstream(dir / "d.jsonl") << "{\"text\":\"a\"}\n\n{\"text\":\"b\",\"path\":\"x\"}\n";
-  }
+  { std::ofstream(dir / "d.jsonl") << "{\"text\":\"a\"}\n\n{\"text\":\"b\",\"path\":\"x\"}\n"; }
   auto docs = LoadDocuments((dir / "d.jsonl").string());
   ASSERT_TRUE(docs.ok());
   EXPECT_EQ(*docs, (std::vector<std::string>{"a", "b"}));

@@ -114,9 +114,11 @@ TEST(ServeRequestTest, EachBadRequestNamesItsField) {
       {R"({"prompt": "x", "n": 2})", "unsupported_value", "n", "one choice per request"},
       {R"({"prompt": "x", "best_of": 3})", "unsupported_value", "best_of", "one choice per request"},
       {R"({"prompt": "x", "stream": 1})", "invalid_type", "stream", "true or false"},
-      {R"({"prompt": "x", "stream": true, "logprobs": 2})", "unsupported_value", "logprobs", "with 'stream' is not built"},
+      {R"({"prompt": "x", "stream": true, "logprobs": 2})", "unsupported_value", "logprobs",
+       "with 'stream' is not built"},
       {R"({"prompt": "x", "stream": true, "echo": true})", "unsupported_value", "echo", "with 'stream' is not built"},
-      {R"({"prompt": "x", "stream_options": {"include_usage": true}})", "invalid_value", "stream_options", "only allowed"},
+      {R"({"prompt": "x", "stream_options": {"include_usage": true}})", "invalid_value", "stream_options",
+       "only allowed"},
       {R"({"prompt": "x", "stream": true, "stream_options": {"include_usage": 1}})", "invalid_type", "stream_options",
        "true or false"},
       {R"({"prompt": "x", "presence_penalty": 0.5})", "unsupported_value", "presence_penalty", "not built yet"},
@@ -192,7 +194,8 @@ TEST(ServeRequestTest, TokenizeAndDetokenizeBodies) {
 
 TEST(ServeRequestTest, ReturnTokensAsTokenIdsIsVllmsBoolean) {
   EXPECT_FALSE(Parse(R"({"prompt": "x"})").return_tokens_as_token_ids);
-  EXPECT_TRUE(Parse(R"({"prompt": [1, 2], "logprobs": 0, "return_tokens_as_token_ids": true})").return_tokens_as_token_ids);
+  EXPECT_TRUE(
+      Parse(R"({"prompt": [1, 2], "logprobs": 0, "return_tokens_as_token_ids": true})").return_tokens_as_token_ids);
   EXPECT_FALSE(Parse(R"({"prompt": "x", "return_tokens_as_token_ids": null})").return_tokens_as_token_ids);
   const ApiError e = Refused(R"({"prompt": "x", "return_tokens_as_token_ids": 1})");
   EXPECT_EQ(e.param, "return_tokens_as_token_ids");

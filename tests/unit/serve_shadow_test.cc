@@ -30,16 +30,16 @@ TEST(ServeShadowMetricsTest, ByContextBucketOnlyWhereRequestsReached) {
   ShadowMetrics m(64);  // buckets 1-16, 17-32, 33-64
   m.Record({{1, 0.5, 0.25, true}, {16, 0.0, 0.0, false}, {40, 0.002, -0.01, true}}, 0.5, 0.25);
   const std::string text = m.Render();
-  for (const char* line : {"kvaudit_shadow_requests_total 1\n", "kvaudit_shadow_cpu_seconds_total 0.5\n",
-                           "kvaudit_shadow_seconds_total 0.25\n",
-                           "kvaudit_shadow_positions_total{context=\"1-16\"} 2\n",
-                           "kvaudit_shadow_positions_total{context=\"33-64\"} 1\n",
-                           "kvaudit_shadow_top1_agree_total{context=\"1-16\"} 1\n",
-                           "kvaudit_shadow_kld_sum{context=\"1-16\"} 0.5\n", "kvaudit_shadow_kld_count{context=\"33-64\"} 1\n",
-                           "kvaudit_shadow_kld_bucket{context=\"33-64\",le=\"0.001\"} 0\n",
-                           "kvaudit_shadow_kld_bucket{context=\"33-64\",le=\"0.01\"} 1\n",
-                           "kvaudit_shadow_delta_nll_sum{context=\"33-64\"} -0.01\n",
-                           "# TYPE kvaudit_shadow_kld histogram\n", "# TYPE kvaudit_shadow_positions_total counter\n"}) {
+  for (const char* line :
+       {"kvaudit_shadow_requests_total 1\n", "kvaudit_shadow_cpu_seconds_total 0.5\n",
+        "kvaudit_shadow_seconds_total 0.25\n", "kvaudit_shadow_positions_total{context=\"1-16\"} 2\n",
+        "kvaudit_shadow_positions_total{context=\"33-64\"} 1\n",
+        "kvaudit_shadow_top1_agree_total{context=\"1-16\"} 1\n", "kvaudit_shadow_kld_sum{context=\"1-16\"} 0.5\n",
+        "kvaudit_shadow_kld_count{context=\"33-64\"} 1\n",
+        "kvaudit_shadow_kld_bucket{context=\"33-64\",le=\"0.001\"} 0\n",
+        "kvaudit_shadow_kld_bucket{context=\"33-64\",le=\"0.01\"} 1\n",
+        "kvaudit_shadow_delta_nll_sum{context=\"33-64\"} -0.01\n", "# TYPE kvaudit_shadow_kld histogram\n",
+        "# TYPE kvaudit_shadow_positions_total counter\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
   EXPECT_EQ(text.find("17-32"), std::string::npos) << text;  // no position there

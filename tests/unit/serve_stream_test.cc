@@ -30,12 +30,12 @@ std::string Join(const std::vector<std::string>& parts) {
 
 TEST(ServeStreamTextTest, Utf8SequencesAreHeldUntilComplete) {
   EXPECT_EQ(CompleteUtf8Prefix("ab"), 2u);
-  EXPECT_EQ(CompleteUtf8Prefix("a\xC3"), 1u);           // é's first byte
+  EXPECT_EQ(CompleteUtf8Prefix("a\xC3"), 1u);  // é's first byte
   EXPECT_EQ(CompleteUtf8Prefix("a\xC3\xA9"), 3u);
-  EXPECT_EQ(CompleteUtf8Prefix("\xE2\x82"), 0u);        // € cut after 2 of 3
-  EXPECT_EQ(CompleteUtf8Prefix("x\xF0\x9F\x98"), 1u);   // 😀 cut after 3 of 4
+  EXPECT_EQ(CompleteUtf8Prefix("\xE2\x82"), 0u);       // € cut after 2 of 3
+  EXPECT_EQ(CompleteUtf8Prefix("x\xF0\x9F\x98"), 1u);  // 😀 cut after 3 of 4
   EXPECT_EQ(CompleteUtf8Prefix("x\xF0\x9F\x98\x80"), 5u);
-  EXPECT_EQ(CompleteUtf8Prefix("\x80\x80"), 2u);        // stray continuation bytes are not held
+  EXPECT_EQ(CompleteUtf8Prefix("\x80\x80"), 2u);  // stray continuation bytes are not held
   const std::string text = "h\xC3\xA9 \xE2\x82\xAC\xF0\x9F\x98\x80!";
   StreamText s({});
   std::vector<size_t> every_byte;

@@ -16,8 +16,16 @@ namespace {
 // Writes GGUF v3 with metadata only (gguf.md): header, then key / type / value triples.
 class GgufBuilder {
  public:
-  void Str(const std::string& key, const std::string& v) { Key(key, 8); PutStr(v); ++n_; }
-  void Int(const std::string& key, int32_t v) { Key(key, 5); Put(v); ++n_; }
+  void Str(const std::string& key, const std::string& v) {
+    Key(key, 8);
+    PutStr(v);
+    ++n_;
+  }
+  void Int(const std::string& key, int32_t v) {
+    Key(key, 5);
+    Put(v);
+    ++n_;
+  }
   void StrArray(const std::string& key, const std::vector<std::string>& v) {
     Key(key, 9);
     Put<uint32_t>(8);

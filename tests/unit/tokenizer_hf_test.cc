@@ -27,9 +27,8 @@ std::vector<std::string> ReadDocTexts() {
   std::string line;
   while (std::getline(in, line)) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    texts.push_back(!j.is_discarded() && j.contains("text") && j["text"].is_string()
-                        ? j["text"].get<std::string>()
-                        : std::string());
+    texts.push_back(!j.is_discarded() && j.contains("text") && j["text"].is_string() ? j["text"].get<std::string>()
+                                                                                     : std::string());
   }
   return texts;
 }
@@ -75,8 +74,7 @@ TEST(TokenizerHfTest, MatchesTransformersIds) {
         break;
       }
     }
-    EXPECT_EQ(first_diff, want.size()) << name << ": first difference at token " << first_diff << " of "
-                                       << want.size();
+    EXPECT_EQ(first_diff, want.size()) << name << ": first difference at token " << first_diff << " of " << want.size();
   }
 }
 

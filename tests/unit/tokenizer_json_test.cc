@@ -25,8 +25,8 @@ json TinyTokenizer() {
   vocab["abc"] = 257;
   json j;
   j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array({json::array({"a", "b"}), "ab c"})}};
-  j["added_tokens"] = json::array({{{"id", 258}, {"content", "<s>"}, {"special", true}},
-                                   {{"id", 259}, {"content", "<tag>"}, {"special", false}}});
+  j["added_tokens"] = json::array(
+      {{{"id", 258}, {"content", "<s>"}, {"special", true}}, {{"id", 259}, {"content", "<tag>"}, {"special", false}}});
   j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
   j["decoder"] = {{"type", "ByteLevel"}};
   return j;

@@ -86,8 +86,8 @@ TEST_P(TokenizerVocabTest, MatchesReferenceIds) {
     const auto got = (*tok)->Encode(inputs[i], /*add_bos=*/false, /*parse_special=*/false);
     if (got != expected[i]) {
       ++mismatches;
-      report += "\n  #" + std::to_string(i) + " '" + inputs[i].substr(0, 60) + "'\n    want:" +
-                Join(expected[i]) + "\n    got: " + Join(got);
+      report += "\n  #" + std::to_string(i) + " '" + inputs[i].substr(0, 60) + "'\n    want:" + Join(expected[i]) +
+                "\n    got: " + Join(got);
     }
   }
   EXPECT_EQ(mismatches, 0) << GetParam() << ": " << mismatches << " of " << inputs.size()
@@ -95,8 +95,7 @@ TEST_P(TokenizerVocabTest, MatchesReferenceIds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizer, TokenizerVocabTest,
-                         ::testing::Values("llama-spm", "llama-bpe", "qwen2", "phi-3", "gpt-2"),
-                         [](const auto& info) {
+                         ::testing::Values("llama-spm", "llama-bpe", "qwen2", "phi-3", "gpt-2"), [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n) {
                              if (c == '-') c = '_';

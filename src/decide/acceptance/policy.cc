@@ -19,7 +19,8 @@ constexpr FidelityMetricInfo kMetrics[kNumFidelityMetrics] = {
     {"top1_agree_min", "top1_agree", true, "fraction"},
     {"ppl_ratio_max", "ppl_ratio", false, "ratio"},
 };
-constexpr const char* kFamilyNames[kNumProbeFamilies] = {"needle", "exact", "constraint", "custom", "variance", "drift"};
+constexpr const char* kFamilyNames[kNumProbeFamilies] = {"needle", "exact",    "constraint",
+                                                         "custom", "variance", "drift"};
 constexpr size_t kMaxPolicyBytes = 1 << 20;  // a hand-written policy is a few hundred bytes
 
 template <class T>
@@ -31,7 +32,8 @@ void Override(std::optional<T>& base, const std::optional<T>& over) {
 // replace the preset's (a list is replaced, not merged, so a file reads as what it states).
 AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
   base.name = file.name, base.extends = file.extends, base.extends_where = file.extends_where;
-  if (file.target_context) base.target_context = file.target_context, base.target_context_where = file.target_context_where;
+  if (file.target_context)
+    base.target_context = file.target_context, base.target_context_where = file.target_context_where;
   for (size_t m = 0; m < kNumFidelityMetrics; ++m) Override(base.fidelity.limit[m], file.fidelity.limit[m]);
   if (!file.ranges.empty()) base.ranges = file.ranges;
   Override(base.min_bucket_tokens, file.min_bucket_tokens);
@@ -55,7 +57,8 @@ AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
 std::string RangeText(const FidelityRange& r) { return std::to_string(r.from) + ".." + std::to_string(r.to); }
 
 Status CheckRanges(AcceptancePolicy& p) {
-  std::sort(p.ranges.begin(), p.ranges.end(), [](const FidelityRange& a, const FidelityRange& b) { return a.from < b.from; });
+  std::sort(p.ranges.begin(), p.ranges.end(),
+            [](const FidelityRange& a, const FidelityRange& b) { return a.from < b.from; });
   for (size_t i = 1; i < p.ranges.size(); ++i) {
     const FidelityRange &a = p.ranges[i - 1], &b = p.ranges[i];
     if (b.from > a.to) continue;
@@ -172,8 +175,8 @@ Expected<AcceptancePolicy> ParsePolicyText(std::string_view text, const std::str
   if (!file.extends.empty()) {
     const std::optional<std::string_view> preset = PresetText(file.extends);
     if (!preset) {
-      return BadInput("extends = \"" + file.extends + "\" names no preset, " + file.extends_where + "; hint: " +
-                      PresetHint(file.extends));
+      return BadInput("extends = \"" + file.extends + "\" names no preset, " + file.extends_where +
+                      "; hint: " + PresetHint(file.extends));
     }
     KV_ASSIGN_OR_RETURN(AcceptancePolicy base, ReadPolicyToml(*preset, "preset " + file.extends));
     KV_CHECK_MSG(base.extends.empty(), "a preset extends nothing");

@@ -21,10 +21,10 @@ enum class FidelityMetric { kKldMean, kKldP99, kTop1Agree, kPplRatio };
 inline constexpr size_t kNumFidelityMetrics = 4;
 
 struct FidelityMetricInfo {
-  const char* key;     // in the policy: "kld_mean_max"
-  const char* field;   // in eval's results.json buckets[]: "kld_mean"
-  bool is_min;         // the measured value must be >= the threshold (else <=)
-  const char* unit;    // for messages: "nats", "fraction", "ratio"
+  const char* key;    // in the policy: "kld_mean_max"
+  const char* field;  // in eval's results.json buckets[]: "kld_mean"
+  bool is_min;        // the measured value must be >= the threshold (else <=)
+  const char* unit;   // for messages: "nats", "fraction", "ratio"
 };
 const FidelityMetricInfo& Info(FidelityMetric m);
 
@@ -60,8 +60,8 @@ struct FamilyPolicy {
 };
 
 struct AcceptancePolicy {
-  std::string name;      // the preset's name or the file's path, as given
-  std::string extends;   // the preset a file started from ("" = none)
+  std::string name;     // the preset's name or the file's path, as given
+  std::string extends;  // the preset a file started from ("" = none)
   std::string extends_where;
   std::optional<int> target_context;
   std::string target_context_where;
@@ -70,7 +70,7 @@ struct AcceptancePolicy {
   // A judged bucket with fewer scored tokens is bad input: its statistics move by whole tokens
   // (one top-1 flip in 32 tokens is 3 %), too coarse to pass or fail a cache on.
   std::optional<int> min_bucket_tokens;
-  std::optional<double> alpha;        // must equal the probe run's
+  std::optional<double> alpha;              // must equal the probe run's
   std::optional<bool> fail_on_significant;  // default of the checked families
   std::array<std::optional<FamilyPolicy>, kNumProbeFamilies> families;
 

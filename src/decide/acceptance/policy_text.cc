@@ -72,7 +72,8 @@ Expected<std::string> AsciiPolicyText(std::string_view text, const std::string& 
       char hex[16];
       if (n == 0) {
         std::snprintf(hex, sizeof(hex), "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(text[i])));
-        return BadInput(std::string("invalid UTF-8 (byte ") + hex + "), " + where() + "; hint: save the policy as UTF-8");
+        return BadInput(std::string("invalid UTF-8 (byte ") + hex + "), " + where() +
+                        "; hint: save the policy as UTF-8");
       }
       if (state != Lex::kComment) {
         std::snprintf(hex, sizeof(hex), "U+%04X", static_cast<unsigned>(cp));

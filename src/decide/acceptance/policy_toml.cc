@@ -21,14 +21,14 @@ namespace kvaudit {
 namespace {
 
 constexpr const char* kTopKeys[] = {"extends", "target_context", "fidelity", "probes"};
-constexpr const char* kFidelityKeys[] = {"kld_mean_max", "kld_p99_max", "top1_agree_min", "ppl_ratio_max",
-                                         "min_bucket_tokens", "range"};
+constexpr const char* kFidelityKeys[] = {"kld_mean_max",  "kld_p99_max",       "top1_agree_min",
+                                         "ppl_ratio_max", "min_bucket_tokens", "range"};
 constexpr const char* kRangeKeys[] = {"from", "to", "kld_mean_max", "kld_p99_max", "top1_agree_min", "ppl_ratio_max"};
 constexpr const char* kCheckedFamilyKeys[] = {"required", "cache_induced_rate_max", "fail_on_significant"};
 constexpr const char* kVarianceKeys[] = {"required", "same_seed_divergence_max"};
 constexpr const char* kDriftKeys[] = {"required", "kl_mean_max"};
-constexpr const char* kProbesKeys[] = {"alpha", "fail_on_significant", "needle", "exact", "constraint",
-                                       "custom", "variance", "drift"};
+constexpr const char* kProbesKeys[] = {
+    "alpha", "fail_on_significant", "needle", "exact", "constraint", "custom", "variance", "drift"};
 constexpr int kMaxContext = 1 << 30;
 constexpr const char* kContextHint = "a context length is a whole number of tokens, at least 1, e.g. 4096";
 constexpr const char* kTokensHint = "a number of scored tokens, at least 1, e.g. 100";
@@ -221,7 +221,9 @@ Expected<AcceptancePolicy> PolicyReader::Read(const toml::table& root) {
 Status PolicyReader::ReadTop(const Entry& e, AcceptancePolicy* p) const {
   if (e.key == "extends") {
     const std::string* s = e.node->is_string() ? &e.node->as_string()->get() : nullptr;
-    if (!s) return Fail("extends must be a string, not " + TypeName(*e.node), e.node->source().begin, "write extends = \"balanced\"");
+    if (!s)
+      return Fail("extends must be a string, not " + TypeName(*e.node), e.node->source().begin,
+                  "write extends = \"balanced\"");
     p->extends = *s;
     p->extends_where = Where(e.node->source().begin);
     return Status::Ok();
@@ -329,8 +331,9 @@ Status PolicyReader::ReadFamily(const Entry& fe, ProbeFamily f, FamilyPolicy* ou
   KV_ASSIGN_OR_RETURN(const toml::table* t, Table(fe, base));
   out->where = Where(fe.pos);
   const std::span<const char* const> valid = f == ProbeFamily::kVariance ? std::span<const char* const>(kVarianceKeys)
-                                             : f == ProbeFamily::kDrift  ? std::span<const char* const>(kDriftKeys)
-                                                                         : std::span<const char* const>(kCheckedFamilyKeys);
+                                             : f == ProbeFamily::kDrift
+                                                 ? std::span<const char* const>(kDriftKeys)
+                                                 : std::span<const char* const>(kCheckedFamilyKeys);
   for (const Entry& e : Entries(*t)) {
     const std::string path = base + "." + e.key;
     if (!Has(valid, e.key)) return Unknown(e, path, valid);

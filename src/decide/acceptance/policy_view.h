@@ -22,7 +22,7 @@ struct LayerKv {
 bool SameHeadPolicy(const HeadPolicy& a, const HeadPolicy& b);
 
 struct PolicyView {
-  std::string spec;                  // canonical spec (CachePolicy::spec)
+  std::string spec;  // canonical spec (CachePolicy::spec)
   AttentionEngine engine = AttentionEngine::kNative;
   int head_dim = 0;
   std::vector<LayerKv> layers;       // [n_layers]: KV head 0's formats
@@ -37,7 +37,7 @@ struct PolicyView {
   // Sinks, an explicit recent window (KIVI's residual is part of the format), outlier channels and
   // pre-RoPE keys: kvaudit protections no engine has. "" when none, else e.g. "sink=4, outliers=8".
   std::string KvauditOnlyProtections() const;
-  bool AnyQuantized() const;     // some layer stores K or V below full precision
+  bool AnyQuantized() const;  // some layer stores K or V below full precision
 };
 
 // Spec strings for engine candidates. `extra` is appended as more keys ("scale=calib,rot=0").

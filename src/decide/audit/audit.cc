@@ -15,7 +15,9 @@
 namespace kvaudit {
 namespace {
 
-bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // The workload's families, then any the policy requires that the workload lacks (with their
 // default variants), then custom when --custom is given.
@@ -84,7 +86,8 @@ Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
     }
   }
   for (size_t i = 0; i < r->configs.size(); ++i) {
-    const bool fewer = !r->cheapest_passing || r->configs[i].bytes_per_token < r->configs[*r->cheapest_passing].bytes_per_token;
+    const bool fewer =
+        !r->cheapest_passing || r->configs[i].bytes_per_token < r->configs[*r->cheapest_passing].bytes_per_token;
     if (r->configs[i].verdict.pass && fewer) r->cheapest_passing = i;
   }
   return Status::Ok();
@@ -181,15 +184,16 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   const int target = policy.target_context.value_or(o.ctx);
   if (target > o.ctx) {
     return BadInput("the policy's target_context " + std::to_string(target) + " is longer than the windows (--ctx " +
-                    std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) + " or lower target_context");
+                    std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) +
+                    " or lower target_context");
   }
   const ModelConfig& cfg = eval.engine.model->config();
   const DecodeSpeedOptions bench;
   const int timed = 1 + bench.rounds * bench.tokens;  // decode steps after the depth
   if (o.bench && o.bench_depth + timed > cfg.max_ctx) {
     return BadInput("--bench-depth " + std::to_string(o.bench_depth) + " leaves no room for the " +
-                    std::to_string(timed) + " timed decode steps in the model's context " + std::to_string(cfg.max_ctx) +
-                    "; hint: use at most " + std::to_string(cfg.max_ctx - timed));
+                    std::to_string(timed) + " timed decode steps in the model's context " +
+                    std::to_string(cfg.max_ctx) + "; hint: use at most " + std::to_string(cfg.max_ctx - timed));
   }
   const std::vector<int> lengths =
       o.probe_lengths.empty()

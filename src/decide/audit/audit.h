@@ -34,21 +34,21 @@ inline const std::vector<std::string> kDefaultAuditConfigs = {"k=q8_0,v=q8_0", "
 struct AuditOptions {
   std::string model;
   int threads = 0;
-  KvConfigOptions kv;               // baseline, configurations (empty: kDefaultAuditConfigs), calibration
-  std::string workload = "code";    // decide/audit/workload.h
-  std::string policy;               // "": the workload's preset
-  std::string budget;               // "": no recommendation search
+  KvConfigOptions kv;                // baseline, configurations (empty: kDefaultAuditConfigs), calibration
+  std::string workload = "code";     // decide/audit/workload.h
+  std::string policy;                // "": the workload's preset
+  std::string budget;                // "": no recommendation search
   std::vector<std::string> formats;  // the recommendation's candidates (recommend --formats)
   std::string stage = "auto";
   std::string data, custom;
-  int ctx = 0;                      // 0: the policy's target_context, else the model's, at most 4096
+  int ctx = 0;                        // 0: the policy's target_context, else the model's, at most 4096
   int windows = 4, first_window = 0;  // the eval windows (and the recommendation's held-out set)
-  int calib_windows = 0;            // the recommendation's calibration windows, right after them (0: recommend's default)
-  int attn_samples = 16;            // the eval's attention diagnosis (per layer and KV head)
-  std::vector<int> probe_lengths;   // empty: 512, 1024, ... up to the target context
+  int calib_windows = 0;  // the recommendation's calibration windows, right after them (0: recommend's default)
+  int attn_samples = 16;  // the eval's attention diagnosis (per layer and KV head)
+  std::vector<int> probe_lengths;  // empty: 512, 1024, ... up to the target context
   int probe_n = 1;
-  bool bench = false;               // also measure decode tokens/s per configuration (run/decode_speed.h)
-  int bench_depth = 0;              // 0: the target context minus the timed steps
+  bool bench = false;   // also measure decode tokens/s per configuration (run/decode_speed.h)
+  int bench_depth = 0;  // 0: the target context minus the timed steps
   std::string out = "kvaudit-audit";
   bool restart = false;
   // --shard I/N (docs/scale-out.md): only this shard's eval windows and probe units, into
@@ -72,20 +72,21 @@ struct AuditResult {
   std::string baseline, model_hash;
   int threads = 0;
   uint64_t f16_bytes_per_token = 0;
-  ModelConfig config;                      // the model's, for the engine settings
-  std::vector<AuditConfig> configs;        // in --kv order
+  ModelConfig config;                // the model's, for the engine settings
+  std::vector<AuditConfig> configs;  // in --kv order
   GateReport gate;
   std::optional<size_t> cheapest_passing;  // among the configurations under test
   std::optional<RecommendResult> recommend;
   std::unique_ptr<RecommendPlan> recommend_plan;  // what the recommendation's report reads
   std::vector<std::string> probe_families;
-  std::vector<DecodeSpeed> bench;          // with --bench: the baseline, then the configurations
+  std::vector<DecodeSpeed> bench;  // with --bench: the baseline, then the configurations
   DecodeSpeedOptions bench_options;
   double wall_s = 0, peak_rss_mb = 0;
-  std::string results_path;         // DIR/results.json (a shard: DIR/shard.json)
-  nlohmann::json results;           // (a shard: null)
-  int shard_windows = 0, shard_probes = 0;  // a shard round: the windows (eval, sensitivity) and probe units it computed
-  ShardRound shard_round;                    // a shard round: its stages
+  std::string results_path;  // DIR/results.json (a shard: DIR/shard.json)
+  nlohmann::json results;    // (a shard: null)
+  int shard_windows = 0,
+      shard_probes = 0;    // a shard round: the windows (eval, sensitivity) and probe units it computed
+  ShardRound shard_round;  // a shard round: its stages
 };
 
 // The stages a sharded audit splits in its first round; merge combines each into MERGED/<stage>.

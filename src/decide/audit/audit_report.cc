@@ -14,7 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-Expected<std::vector<EngineSettings>> EnginesFor(const std::string& spec, const AuditPlan& plan, const ModelConfig& cfg) {
+Expected<std::vector<EngineSettings>> EnginesFor(const std::string& spec, const AuditPlan& plan,
+                                                 const ModelConfig& cfg) {
   KV_ASSIGN_OR_RETURN(const CachePolicy policy, CachePolicy::Parse(spec));
   return SettingsFor(policy, cfg, plan.target_ctx);
 }
@@ -26,19 +27,26 @@ json BenchJson(const AuditResult& r) {
   if (r.bench.empty()) return nullptr;
   const DecodeSpeedOptions& b = r.bench_options;
   return {{"what", "decode tokens/s of kvaudit's own engine (f32 compute) on this machine, not the deployment's"},
-          {"depth", b.depth}, {"tokens_per_round", b.tokens}, {"rounds", b.rounds}, {"threads", r.threads},
+          {"depth", b.depth},
+          {"tokens_per_round", b.tokens},
+          {"rounds", b.rounds},
+          {"threads", r.threads},
           {"baseline_tokens_per_s", r.bench[0].tokens_per_s}};
 }
 
 json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
   const ConfigVerdict& v = c.verdict;
-  return {{"decode_tokens_per_s", Speed(r, i + 1)}, {"spec", c.spec}, {"bytes_per_token", c.bytes_per_token},
+  return {{"decode_tokens_per_s", Speed(r, i + 1)},
+          {"spec", c.spec},
+          {"bytes_per_token", c.bytes_per_token},
           {"f16_fraction", static_cast<double>(c.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token)},
-          {"kv_gib_at_target", GibAtContext(c.bytes_per_token, r.target_ctx)}, {"pass", v.pass},
+          {"kv_gib_at_target", GibAtContext(c.bytes_per_token, r.target_ctx)},
+          {"pass", v.pass},
           {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
           {"safe_up_to_is_all_measured", v.safe_up_to_is_all_measured},
           {"first_failure", v.first_failure ? json(v.cases[*v.first_failure].text) : json(nullptr)},
-          {"failed_criteria", [&] {
+          {"failed_criteria",
+           [&] {
              int n = 0;
              for (const GateCase& g : v.cases) n += g.pass ? 0 : 1;
              return n;
@@ -49,8 +57,8 @@ json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
 std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
   return p.spec + "  (" + std::to_string(p.bytes_per_token) + " bytes/token, " +
          FormatNumber("%.0f%% of f16", 100.0 * p.bytes_per_token / rec.f16_bytes_per_token) + ", " +
-         FormatNumber("%.3f GiB", GibAtContext(p.bytes_per_token, rec.target_ctx)) + "; " + ShapesText(p.shapes) + "; safe up to " +
-         SafeUpToText(p.verdict) + ")\n";
+         FormatNumber("%.3f GiB", GibAtContext(p.bytes_per_token, rec.target_ctx)) + "; " + ShapesText(p.shapes) +
+         "; safe up to " + SafeUpToText(p.verdict) + ")\n";
 }
 
 std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, const ModelConfig& cfg,
@@ -62,7 +70,8 @@ namespace {
 
 std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, const ModelConfig& cfg,
                            const std::map<std::string, bool>& verdicts) {
-  std::string s = "\nrecommendation under --budget " + rec.budget.text + " (" + std::to_string(rec.budget_bytes_per_token) +
+  std::string s = "\nrecommendation under --budget " + rec.budget.text + " (" +
+                  std::to_string(rec.budget_bytes_per_token) +
                   " bytes/token), verified on the windows and probes above (" + std::to_string(rec.verified.size()) +
                   " candidates; recommend/results.json):\n";
   std::optional<size_t> shown = rec.recommended;
@@ -100,20 +109,39 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
   if (r.recommend) {
     const RecommendResult& rec = *r.recommend;
     auto spec = [&](const std::optional<size_t>& i) { return i ? json(rec.verified[*i].spec) : json(nullptr); };
-    recommend = {{"results", "recommend/results.json"}, {"budget", rec.budget.text},
-                 {"budget_bytes_per_token", rec.budget_bytes_per_token}, {"recommended", spec(rec.recommended)},
-                 {"best_uniform", spec(rec.best_uniform)}, {"nothing_under_budget", !rec.recommended.has_value()},
+    recommend = {{"results", "recommend/results.json"},
+                 {"budget", rec.budget.text},
+                 {"budget_bytes_per_token", rec.budget_bytes_per_token},
+                 {"recommended", spec(rec.recommended)},
+                 {"best_uniform", spec(rec.best_uniform)},
+                 {"nothing_under_budget", !rec.recommended.has_value()},
                  {"cheapest_passing", spec(rec.cheapest_passing)}};
   }
-  json j = json{{"kind", "audit"}, {"schema_version", kAuditSchemaVersion}, {"model", o.model},
-              {"model_hash", r.model_hash}, {"workload", r.workload.name}, {"policy", r.policy},
-              {"target_context", r.target_ctx}, {"baseline", r.baseline}, {"f16_bytes_per_token", r.f16_bytes_per_token},
-              {"data", o.data}, {"ctx", o.ctx}, {"first_window", o.first_window}, {"windows", o.windows},
-              {"probe_families", r.probe_families}, {"eval", "eval/results.json"}, {"probe", "probe/results.json"},
-              {"junit", "gate.xml"}, {"markdown", "summary.md"}, {"configs", configs},
-              {"passed", static_cast<int>(r.configs.size()) - r.gate.failed()}, {"failed", r.gate.failed()},
-              {"deploy", deploy}, {"recommend", recommend}, {"bench", BenchJson(r)},
-              {"run", {{"threads", r.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
+  json j = json{{"kind", "audit"},
+                {"schema_version", kAuditSchemaVersion},
+                {"model", o.model},
+                {"model_hash", r.model_hash},
+                {"workload", r.workload.name},
+                {"policy", r.policy},
+                {"target_context", r.target_ctx},
+                {"baseline", r.baseline},
+                {"f16_bytes_per_token", r.f16_bytes_per_token},
+                {"data", o.data},
+                {"ctx", o.ctx},
+                {"first_window", o.first_window},
+                {"windows", o.windows},
+                {"probe_families", r.probe_families},
+                {"eval", "eval/results.json"},
+                {"probe", "probe/results.json"},
+                {"junit", "gate.xml"},
+                {"markdown", "summary.md"},
+                {"configs", configs},
+                {"passed", static_cast<int>(r.configs.size()) - r.gate.failed()},
+                {"failed", r.gate.failed()},
+                {"deploy", deploy},
+                {"recommend", recommend},
+                {"bench", BenchJson(r)},
+                {"run", {{"threads", r.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
   j["run"].update(ProvenanceJson());
   return j;
 }
@@ -122,25 +150,27 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   const AuditOptions& o = plan.options;
   std::string s = "\n=== kvaudit audit: " + o.model + ", workload " + r.workload.name + ", policy " + r.policy +
                   ", target context " + std::to_string(r.target_ctx) + " ===\n";
-  s += "eval: windows " + std::to_string(o.first_window) + "-" + std::to_string(o.first_window + o.windows - 1) + " of " +
-       o.data + " (" + std::to_string(o.ctx) + " tokens each), against " + r.baseline + "; probes: " +
-       JoinWith(r.probe_families, " ") + "\n\n";
-  s += PadColumn("configuration", 36) + PadColumn("bytes/token", 12) + PadColumn("% of f16", 9) + PadColumn("GiB at " + std::to_string(r.target_ctx), 12) +
-       (r.bench.empty() ? "" : PadColumn("tok/s*", 8)) + PadColumn("verdict", 8) + PadColumn("safe up to", 24) + "first failure\n";
+  s += "eval: windows " + std::to_string(o.first_window) + "-" + std::to_string(o.first_window + o.windows - 1) +
+       " of " + o.data + " (" + std::to_string(o.ctx) + " tokens each), against " + r.baseline +
+       "; probes: " + JoinWith(r.probe_families, " ") + "\n\n";
+  s += PadColumn("configuration", 36) + PadColumn("bytes/token", 12) + PadColumn("% of f16", 9) +
+       PadColumn("GiB at " + std::to_string(r.target_ctx), 12) + (r.bench.empty() ? "" : PadColumn("tok/s*", 8)) +
+       PadColumn("verdict", 8) + PadColumn("safe up to", 24) + "first failure\n";
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const AuditConfig& c = r.configs[i];
     const ConfigVerdict& v = c.verdict;
     s += PadColumn(c.spec, 36) + PadColumn(std::to_string(c.bytes_per_token), 12) +
          PadColumn(FormatNumber("%.0f%%", 100.0 * c.bytes_per_token / r.f16_bytes_per_token), 9) +
          PadColumn(FormatNumber("%.3f", GibAtContext(c.bytes_per_token, r.target_ctx)), 12) +
-         (r.bench.empty() ? "" : PadColumn(FormatNumber("%.0f", r.bench[i + 1].tokens_per_s), 8)) + PadColumn(v.pass ? "PASS" : "FAIL", 8) +
-         PadColumn(SafeUpToText(v), 24) + (v.first_failure ? v.cases[*v.first_failure].text : std::string("-")) + "\n";
+         (r.bench.empty() ? "" : PadColumn(FormatNumber("%.0f", r.bench[i + 1].tokens_per_s), 8)) +
+         PadColumn(v.pass ? "PASS" : "FAIL", 8) + PadColumn(SafeUpToText(v), 24) +
+         (v.first_failure ? v.cases[*v.first_failure].text : std::string("-")) + "\n";
   }
   if (!r.bench.empty()) {
     s += "* decode tokens/s of kvaudit's own engine on this machine (not the deployment's) at depth " +
          std::to_string(r.bench_options.depth) + ", " + std::to_string(r.threads) + " threads, median of " +
-         std::to_string(r.bench_options.rounds) + " rounds of " + std::to_string(r.bench_options.tokens) + " steps; baseline " +
-         r.baseline + ": " + FormatNumber("%.0f", r.bench[0].tokens_per_s) + "\n";
+         std::to_string(r.bench_options.rounds) + " rounds of " + std::to_string(r.bench_options.tokens) +
+         " steps; baseline " + r.baseline + ": " + FormatNumber("%.0f", r.bench[0].tokens_per_s) + "\n";
   }
   s += "\n" + std::to_string(r.configs.size() - r.gate.failed()) + " of " + std::to_string(r.configs.size()) +
        " configurations pass policy " + r.policy + ".\n";
@@ -150,7 +180,8 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   if (r.cheapest_passing) {
     const std::string& spec = r.configs[*r.cheapest_passing].spec;
     s += "deploy " + spec + " (the fewest bytes of those that pass):\n";
-    if (auto engines = EnginesFor(spec, plan, r.config)) s += EngineLines(*engines, "  ", verdicts, r.config, plan.target_ctx);
+    if (auto engines = EnginesFor(spec, plan, r.config))
+      s += EngineLines(*engines, "  ", verdicts, r.config, plan.target_ctx);
   } else {
     s += "none of the configurations tested is safe for this workload at " + std::to_string(r.target_ctx) + " tokens" +
          (r.recommend ? "" : "; hint: give --budget B to search per-layer mixes, or test k=q8_0,v=q8_0") + "\n";

@@ -9,13 +9,19 @@ namespace {
 // cache goes astray in long generations. docs/probes.md describes each family and variant.
 const std::vector<Workload>& All() {
   static const std::vector<Workload> all = {
-      {"code", "strict", {"needle", "exact", "constraint", "drift"},
+      {"code",
+       "strict",
+       {"needle", "exact", "constraint", "drift"},
        {"code", "multikey", "identifiers", "json_record", "prefix"},
        "code assistants and agents: exact identifiers, JSON values and conventions (policy strict)"},
-      {"retrieval", "strict", {"needle", "exact", "drift"},
+      {"retrieval",
+       "strict",
+       {"needle", "exact", "drift"},
        {"code", "multikey", "prose", "json", "json_record", "number"},
        "RAG and long-document QA: planted facts of every shape at every depth (policy strict)"},
-      {"chat", "balanced", {"needle", "constraint", "variance", "drift"},
+      {"chat",
+       "balanced",
+       {"needle", "constraint", "variance", "drift"},
        {"prose", "multikey", "prefix"},
        "chat: facts in prose, conventions, the spread of sampled replies (policy balanced)"},
   };

@@ -71,9 +71,9 @@ Status CheckAlpha(const AcceptancePolicy& policy, const GateInputs& in) {
   if (!policy.alpha) return Status::Ok();
   for (const ProbeInput& p : in.probes) {
     if (std::fabs(p.alpha - *policy.alpha) <= 1e-12) continue;
-    return BadInput("probes.alpha = " + GateNumber(*policy.alpha) + " in " + policy.name + " but the probe run used alpha " +
-                    GateNumber(p.alpha) + ", " + p.path + "; hint: probe's verdicts are at alpha " + GateNumber(p.alpha) +
-                    ": set alpha to that, or drop it");
+    return BadInput("probes.alpha = " + GateNumber(*policy.alpha) + " in " + policy.name +
+                    " but the probe run used alpha " + GateNumber(p.alpha) + ", " + p.path +
+                    "; hint: probe's verdicts are at alpha " + GateNumber(p.alpha) + ": set alpha to that, or drop it");
   }
   return Status::Ok();
 }
@@ -139,9 +139,9 @@ Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& po
   }
   if (total < min) {
     return BadInput("context " + Range(buckets.front().from, buckets.back().to) + " of " + in.spec + " has " +
-                    std::to_string(total) + " scored tokens in all, fewer than fidelity.min_bucket_tokens = " +
-                    std::to_string(min) + " of " + policy.name + ", " + in.eval_file->path +
-                    "; hint: run kvaudit eval with more --windows");
+                    std::to_string(total) +
+                    " scored tokens in all, fewer than fidelity.min_bucket_tokens = " + std::to_string(min) + " of " +
+                    policy.name + ", " + in.eval_file->path + "; hint: run kvaudit eval with more --windows");
   }
   if (pooled < min && pools.size() > 1) {  // the short tail joins the pool before it
     std::vector<const EvalBucketRow*> tail = std::move(pools.back());
@@ -157,7 +157,8 @@ Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& po
       out.push_back(r);
       continue;
     }
-    for (size_t m = 0; m < kNumFidelityMetrics; ++m) r.value[m] = PooledValue(static_cast<FidelityMetric>(m), pool, r.tokens);
+    for (size_t m = 0; m < kNumFidelityMetrics; ++m)
+      r.value[m] = PooledValue(static_cast<FidelityMetric>(m), pool, r.tokens);
     out.push_back(r);
   }
   return out;
@@ -166,11 +167,13 @@ Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& po
 // One case per (bucket with from <= target, criterion) and the safe prefix over every bucket.
 Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, ConfigVerdict* v) {
   const std::string& path = in.eval_file->path;
-  if (in.eval->buckets.empty()) return BadInput(in.spec + " has no measured bucket, " + path + "; hint: rerun kvaudit eval");
+  if (in.eval->buckets.empty())
+    return BadInput(in.spec + " has no measured bucket, " + path + "; hint: rerun kvaudit eval");
   KV_ASSIGN_OR_RETURN(const std::vector<EvalBucketRow> buckets, PoolSmallBuckets(policy, in));
   if (policy.target_context && *policy.target_context > buckets.back().to) {
-    return BadInput("target_context " + std::to_string(*policy.target_context) + " is beyond the longest context eval measured for " +
-                    in.spec + " (" + std::to_string(buckets.back().to) + "), " + path + "; hint: rerun kvaudit eval with --ctx " +
+    return BadInput("target_context " + std::to_string(*policy.target_context) +
+                    " is beyond the longest context eval measured for " + in.spec + " (" +
+                    std::to_string(buckets.back().to) + "), " + path + "; hint: rerun kvaudit eval with --ctx " +
                     std::to_string(*policy.target_context) + " (at most the model's context), or lower target_context");
   }
   const int target = policy.target_context.value_or(buckets.back().to);
@@ -190,13 +193,15 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
         return BadInput(in.spec + " has no " + info.field + " for context " + Range(b.from, b.to) + ", " + path +
                         " (the policy's " + info.key + " needs it); hint: rerun kvaudit eval with this kvaudit");
       }
-      GateCase c = Case(info.key, "context " + Range(b.from, b.to), b.from, b.to, "", info.field, *b.value[m], *limits.limit[m]);
+      GateCase c =
+          Case(info.key, "context " + Range(b.from, b.to), b.from, b.to, "", info.field, *b.value[m], *limits.limit[m]);
       c.pass = info.is_min ? c.measured >= c.threshold : c.measured <= c.threshold;
       // Through an endpoint the KLD is a lower bound from top-k logprobs (docs/metrics.md): a pass
       // on it is "not refuted", and the case says so.
       const bool bound = in.eval->kld_lower_bound && std::string_view(info.field).starts_with("kld");
-      c.text = Text(c, info.is_min, std::to_string(b.tokens) + " tokens" +
-                                        (bound ? ", a lower bound from the endpoint's top-k logprobs" : ""));
+      c.text = Text(
+          c, info.is_min,
+          std::to_string(b.tokens) + " tokens" + (bound ? ", a lower bound from the endpoint's top-k logprobs" : ""));
       bucket_pass = bucket_pass && c.pass;
       if (b.from <= target) v->cases.push_back(std::move(c));
     }
@@ -209,15 +214,17 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
 
 std::string MissingFamilyHint(ProbeFamily f, const std::string& spec) {
   const std::string family = FamilyName(f);
-  return "run kvaudit probe --kv " + spec + " --family " + family + (f == ProbeFamily::kCustom ? " --custom FILE" : "") +
-         " --out DIR and pass --results DIR, or make " + family + " not required";
+  return "run kvaudit probe --kv " + spec + " --family " + family +
+         (f == ProbeFamily::kCustom ? " --custom FILE" : "") + " --out DIR and pass --results DIR, or make " + family +
+         " not required";
 }
 
 void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row, double alpha,
                         ConfigVerdict* v) {
   const std::string family = FamilyName(f);
   const std::string counts = std::to_string(row.cache_induced) + " cache-induced failures, " +
-                             std::to_string(row.recovered) + " recoveries in " + std::to_string(row.n) + " pooled instances";
+                             std::to_string(row.recovered) + " recoveries in " + std::to_string(row.n) +
+                             " pooled instances";
   if (const auto& max = policy.family(f) ? policy.family(f)->cache_induced_rate_max : std::nullopt) {
     GateCase c = Case(family + ".cache_induced_rate_max", "family " + family, 0, 0, family, "cache-induced rate",
                       static_cast<double>(row.cache_induced) / row.n, *max);
@@ -230,8 +237,9 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
     GateCase c = Case(family + ".fail_on_significant", "family " + family, 0, 0, family, "Holm-adjusted McNemar p",
                       row.p_holm, alpha);
     c.pass = !(row.significant && row.cache_induced > row.recovered);
-    const char* verdict = !row.significant ? "not significant" : c.pass ? "significant, toward the configuration"
-                                                                        : "significant cache-induced loss";
+    const char* verdict = !row.significant ? "not significant"
+                          : c.pass         ? "significant, toward the configuration"
+                                           : "significant cache-induced loss";
     c.text = c.measure + " " + GateNumber(c.measured) + (row.significant ? " < " : " >= ") + GateNumber(alpha) + " (" +
              c.criterion + "), " + c.scope + ": " + verdict + "; " + counts;
     v->cases.push_back(std::move(c));
@@ -244,8 +252,9 @@ void VarianceCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Co
                     p.variance_pairs > 0 ? static_cast<double>(differ) / p.variance_pairs : 0.0,
                     *policy.family(ProbeFamily::kVariance)->same_seed_divergence_max);
   c.pass = c.measured <= c.threshold;
-  c.text = Text(c, false, std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
-                              " same-seed sample pairs differ from the baseline's");
+  c.text = Text(c, false,
+                std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
+                    " same-seed sample pairs differ from the baseline's");
   v->cases.push_back(std::move(c));
 }
 
@@ -255,8 +264,9 @@ void DriftCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Confi
   GateCase c = Case("drift.kl_mean_max", "family drift", 0, 0, "drift", "drift kl_mean", worst->second,
                     *policy.family(ProbeFamily::kDrift)->kl_mean_max);
   c.pass = c.measured <= c.threshold;
-  c.text = Text(c, false, "the worst of " + std::to_string(p.drift_kl_mean.size()) + " lengths, at length " +
-                              std::to_string(worst->first));
+  c.text = Text(
+      c, false,
+      "the worst of " + std::to_string(p.drift_kl_mean.size()) + " lengths, at length " + std::to_string(worst->first));
   v->cases.push_back(std::move(c));
 }
 
@@ -270,15 +280,15 @@ Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, Config
     if (in.probe && IsCheckedFamily(f)) {
       for (const PooledFamilyRow& r : in.probe->pooled) row = r.family == FamilyName(f) ? &r : row;
     }
-    const bool present = in.probe && (IsCheckedFamily(f) ? row != nullptr
+    const bool present = in.probe && (IsCheckedFamily(f)            ? row != nullptr
                                       : f == ProbeFamily::kVariance ? in.probe->variance_rows > 0
                                                                     : !in.probe->drift_kl_mean.empty());
     if (!present) {
       const std::string where = in.probe ? "not in " + in.probe_file->path : "no probe results";
       if (policy.Required(f)) {
         return BadInput(std::string("the policy requires the probe family ") + FamilyName(f) + " but " + in.spec +
-                        " has " + (in.probe ? "none in " + in.probe_file->path : "no probe results") + "; hint: " +
-                        MissingFamilyHint(f, in.spec));
+                        " has " + (in.probe ? "none in " + in.probe_file->path : "no probe results") +
+                        "; hint: " + MissingFamilyHint(f, in.spec));
       }
       auto same = std::find_if(skipped.begin(), skipped.end(), [&](const auto& s) { return s.first == where; });
       if (same == skipped.end()) same = skipped.insert(skipped.end(), {where, ""});
@@ -302,8 +312,10 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
   v.config = in.spec;
   if (HasFidelityCriteria(policy)) {
     if (!in.eval) {
-      return BadInput(in.spec + " has no eval results (only " + in.probe_file->path + ") but the policy has fidelity "
-                      "criteria; hint: run kvaudit eval --kv " + in.spec + " --out DIR and pass --results DIR");
+      return BadInput(in.spec + " has no eval results (only " + in.probe_file->path +
+                      ") but the policy has fidelity "
+                      "criteria; hint: run kvaudit eval --kv " +
+                      in.spec + " --out DIR and pass --results DIR");
     }
     KV_RETURN_IF_ERROR(FidelityCases(policy, in, &v));
   }
@@ -318,7 +330,8 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
 }  // namespace
 
 int GateReport::failed() const {
-  return static_cast<int>(std::count_if(configs.begin(), configs.end(), [](const ConfigVerdict& v) { return !v.pass; }));
+  return static_cast<int>(
+      std::count_if(configs.begin(), configs.end(), [](const ConfigVerdict& v) { return !v.pass; }));
 }
 
 Expected<GateReport> EvaluateGate(const AcceptancePolicy& policy, const GateInputs& inputs) {

@@ -22,24 +22,24 @@ struct GateCase {
   std::string measure;    // what was measured: "kld_mean", "cache-induced rate", "Holm-adjusted p"
   double measured = 0, threshold = 0;
   bool pass = false;
-  std::string text;       // the case in one line: measured value, threshold, where, what it is made of
+  std::string text;  // the case in one line: measured value, threshold, where, what it is made of
 };
 
 struct ConfigVerdict {
   std::string config;  // canonical spec
   bool pass = false;
-  bool judged_fidelity = false;      // the policy has fidelity criteria (so safe_up_to means something)
-  std::optional<int> safe_up_to;     // the longest context whose buckets, from the first, all pass
+  bool judged_fidelity = false;   // the policy has fidelity criteria (so safe_up_to means something)
+  std::optional<int> safe_up_to;  // the longest context whose buckets, from the first, all pass
   bool safe_up_to_is_all_measured = false;
-  std::vector<GateCase> cases;       // fidelity by bucket then criterion, then probe families
+  std::vector<GateCase> cases;          // fidelity by bucket then criterion, then probe families
   std::optional<size_t> first_failure;  // index in cases
   std::vector<std::string> not_judged;  // criteria of non-required families the results do not have
 };
 
 struct GateReport {
-  std::string policy;               // its name or path
-  std::optional<int> target_context;  // the policy's; nullopt: the longest context measured
-  std::vector<std::string> inputs;    // the results.json files read, "path (eval|probe)"
+  std::string policy;                  // its name or path
+  std::optional<int> target_context;   // the policy's; nullopt: the longest context measured
+  std::vector<std::string> inputs;     // the results.json files read, "path (eval|probe)"
   std::vector<ConfigVerdict> configs;  // in the order the results list them
   int failed() const;
   int exit_code() const { return failed() > 0 ? 1 : 0; }

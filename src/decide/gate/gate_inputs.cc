@@ -14,7 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kRerunHint = "pass a results.json written by this kvaudit's eval or probe (docs/results-schema.md)";
+constexpr const char* kRerunHint =
+    "pass a results.json written by this kvaudit's eval or probe (docs/results-schema.md)";
 
 // Typed access to one results.json: a missing or mistyped key is BadInput naming the file and the
 // key's path, so an edited or truncated file stops the gate rather than passing as "no data".
@@ -71,7 +72,8 @@ Expected<json> ReadJson(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   json j = json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return BadInput(path + ": not a JSON object; hint: " + std::string(kRerunHint));
+  if (j.is_discarded() || !j.is_object())
+    return BadInput(path + ": not a JSON object; hint: " + std::string(kRerunHint));
   return j;
 }
 
@@ -88,7 +90,8 @@ Status CheckSchema(const ResultsReader& r, const json& j) {
   KV_ASSIGN_OR_RETURN(const int64_t v, r.Int(j, "", "schema_version"));
   if (v == kGateSchemaVersion) return Status::Ok();
   return BadInput("schema_version " + std::to_string(v) + " is not the " + std::to_string(kGateSchemaVersion) +
-                  " this gate reads, " + r.path() + "; hint: gate the results with the kvaudit that wrote them, or "
+                  " this gate reads, " + r.path() +
+                  "; hint: gate the results with the kvaudit that wrote them, or "
                   "rerun eval/probe with this one");
 }
 
@@ -102,7 +105,8 @@ Expected<EvalBucketRow> ReadBucket(const ResultsReader& r, const json& b, const 
   KV_ASSIGN_OR_RETURN(const int64_t to, r.Int(b, at, "to"));
   KV_ASSIGN_OR_RETURN(row.tokens, r.Int(b, at, "tokens"));
   row.from = static_cast<int>(from), row.to = static_cast<int>(to);
-  row.measured_to = b.contains("measured_to") && b["measured_to"].is_number_integer() ? b["measured_to"].get<int>() : row.to;
+  row.measured_to =
+      b.contains("measured_to") && b["measured_to"].is_number_integer() ? b["measured_to"].get<int>() : row.to;
   for (size_t m = 0; m < kNumFidelityMetrics; ++m) {
     const char* field = Info(static_cast<FidelityMetric>(m)).field;
     if (!b.contains(field)) continue;  // kld_p99 is not a stable bucket key: absent is "not measured"
@@ -173,7 +177,8 @@ Status ReadPooled(const ResultsReader& r, const json& p, const std::string& at, 
   KV_ASSIGN_OR_RETURN(const int64_t recovered, r.Int(p, at, "recovered"));
   KV_ASSIGN_OR_RETURN(const std::optional<double> p_holm, r.NumberOrNull(p, at, "mcnemar_p_holm"));
   KV_ASSIGN_OR_RETURN(row.significant, r.Bool(p, at, "significant"));
-  row.n = static_cast<int>(n), row.cache_induced = static_cast<int>(induced), row.recovered = static_cast<int>(recovered);
+  row.n = static_cast<int>(n), row.cache_induced = static_cast<int>(induced),
+  row.recovered = static_cast<int>(recovered);
   row.p_holm = p_holm.value_or(1.0);
   if (row.n <= 0) return r.Bad(at + ".n", "is not positive");
   c.pooled.push_back(row);
@@ -183,7 +188,8 @@ Status ReadPooled(const ResultsReader& r, const json& p, const std::string& at, 
 Status ReadVariance(const ResultsReader& r, const json& v, const std::string& at, ProbeConfigResult& c) {
   KV_ASSIGN_OR_RETURN(const int64_t pairs, r.Int(v, at, "pairs"));
   KV_ASSIGN_OR_RETURN(const int64_t identical, r.Int(v, at, "identical_pairs"));
-  c.variance_rows += 1, c.variance_pairs += static_cast<int>(pairs), c.variance_identical += static_cast<int>(identical);
+  c.variance_rows += 1, c.variance_pairs += static_cast<int>(pairs),
+      c.variance_identical += static_cast<int>(identical);
   return Status::Ok();
 }
 
@@ -237,7 +243,8 @@ Status ReadResults(const std::string& path, GateInputs* inputs, std::string* kin
 Status ReadDir(const std::string& dir, GateInputs* inputs) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    return BadInput("--results " + dir + " is not a directory; hint: pass the --out directory of kvaudit eval or probe");
+    return BadInput("--results " + dir +
+                    " is not a directory; hint: pass the --out directory of kvaudit eval or probe");
   }
   std::string kind;
   const fs::path top = fs::path(dir) / "results.json";
@@ -292,7 +299,8 @@ Status CheckOneModel(const GateInputs& inputs, const ModelHashes& model, const s
   if (files.size() < 2 && model.empty()) return Status::Ok();
   for (const HashedFile& f : files) {
     if (f.hash.empty()) {
-      return BadInput(f.path + " has no model_hash, so its model cannot be checked; hint: rerun its eval or probe "
+      return BadInput(f.path +
+                      " has no model_hash, so its model cannot be checked; hint: rerun its eval or probe "
                       "with this kvaudit (it writes model_hash)");
     }
     if (f.kind != kHashKindWeights && f.kind != kHashKindConfigTokenizer) {

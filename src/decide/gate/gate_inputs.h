@@ -31,7 +31,7 @@ struct EvalConfigResult {
 };
 
 struct EvalInput {
-  std::string path, model_hash, baseline;  // model_hash "" in files written before it was added
+  std::string path, model_hash, baseline;   // model_hash "" in files written before it was added
   std::string model_hash_kind = "weights";  // "config+tokenizer": an all-remote run (no weights loaded)
   std::vector<EvalConfigResult> configs;
 };
@@ -48,7 +48,7 @@ struct ProbeConfigResult {
   std::string spec;
   std::vector<PooledFamilyRow> pooled;
   int variance_rows = 0, variance_pairs = 0, variance_identical = 0;  // summed over variance[] lengths
-  std::vector<std::pair<int, double>> drift_kl_mean;                 // drift[]: (length, kl_mean)
+  std::vector<std::pair<int, double>> drift_kl_mean;                  // drift[]: (length, kl_mean)
 };
 
 struct ProbeInput {

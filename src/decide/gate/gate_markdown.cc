@@ -46,16 +46,19 @@ std::string GateMarkdown(const GateReport& r) {
     size_t n = 0;
     for (const GateCase& c : v.cases) {
       if (c.pass || n++ >= kFailuresShown) continue;
-      failing += "| " + Code(v.config) + " | " + Code(c.criterion) + " | " + Cell(c.scope) + " | " + GateNumber(c.measured) +
-                 " | " + GateNumber(c.threshold) + " | " + Cell(c.text) + " |\n";
+      failing += "| " + Code(v.config) + " | " + Code(c.criterion) + " | " + Cell(c.scope) + " | " +
+                 GateNumber(c.measured) + " | " + GateNumber(c.threshold) + " | " + Cell(c.text) + " |\n";
     }
     if (n > kFailuresShown) {
-      failing += "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kFailuresShown) + " more failing cases |\n";
+      failing +=
+          "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kFailuresShown) + " more failing cases |\n";
     }
   }
   if (!failing.empty()) {
-    out += "\n### Failing cases\n\n| configuration | criterion | where | measured | threshold | detail |\n"
-           "|---|---|---|---|---|---|\n" + failing;
+    out +=
+        "\n### Failing cases\n\n| configuration | criterion | where | measured | threshold | detail |\n"
+        "|---|---|---|---|---|---|\n" +
+        failing;
   }
   std::string not_judged;
   for (const ConfigVerdict& v : r.configs) {

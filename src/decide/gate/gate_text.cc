@@ -11,7 +11,9 @@ using nlohmann::json;
 // The terminal shows the first failures of each configuration; --json and --junit have them all.
 constexpr size_t kFailuresShown = 5;
 
-std::string Pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
 
 std::string Target(const GateReport& r) {
   return r.target_context ? std::to_string(*r.target_context) + " tokens" : "the longest context measured";
@@ -19,9 +21,15 @@ std::string Target(const GateReport& r) {
 
 json CaseJson(const GateCase& c) {
   const bool fidelity = c.family.empty();
-  return {{"criterion", c.criterion}, {"scope", c.scope}, {"from", fidelity ? json(c.from) : json(nullptr)},
-          {"to", fidelity ? json(c.to) : json(nullptr)}, {"family", fidelity ? json(nullptr) : json(c.family)},
-          {"measure", c.measure}, {"measured", c.measured}, {"threshold", c.threshold}, {"pass", c.pass},
+  return {{"criterion", c.criterion},
+          {"scope", c.scope},
+          {"from", fidelity ? json(c.from) : json(nullptr)},
+          {"to", fidelity ? json(c.to) : json(nullptr)},
+          {"family", fidelity ? json(nullptr) : json(c.family)},
+          {"measure", c.measure},
+          {"measured", c.measured},
+          {"threshold", c.threshold},
+          {"pass", c.pass},
           {"text", c.text}};
 }
 
@@ -37,7 +45,8 @@ std::string GateVerdictText(const GateReport& r) {
   std::string failures, not_judged;
   for (const ConfigVerdict& v : r.configs) {
     const std::string first = v.first_failure ? v.cases[*v.first_failure].text : "-";
-    out += Pad(v.config, width) + "  " + (v.pass ? "PASS   " : "FAIL   ") + "  " + Pad(SafeUpToText(v), 24) + "  " + first + "\n";
+    out += Pad(v.config, width) + "  " + (v.pass ? "PASS   " : "FAIL   ") + "  " + Pad(SafeUpToText(v), 24) + "  " +
+           first + "\n";
     size_t shown = 0, failing_here = 0;
     for (const GateCase& c : v.cases) {
       ++cases;
@@ -63,18 +72,23 @@ std::string GateVerdictText(const GateReport& r) {
 }
 
 json GateJson(const GateReport& r) {
-  json j = {{"policy", r.policy}, {"target_context", r.target_context ? json(*r.target_context) : json(nullptr)},
-            {"pass", r.failed() == 0}, {"failed", r.failed()}, {"inputs", r.inputs}};
+  json j = {{"policy", r.policy},
+            {"target_context", r.target_context ? json(*r.target_context) : json(nullptr)},
+            {"pass", r.failed() == 0},
+            {"failed", r.failed()},
+            {"inputs", r.inputs}};
   j["configs"] = json::array();
   for (const ConfigVerdict& v : r.configs) {
     json cases = json::array();
     for (const GateCase& c : v.cases) cases.push_back(CaseJson(c));
-    j["configs"].push_back(
-        {{"config", v.config}, {"verdict", v.pass ? "PASS" : "FAIL"},
-         {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
-         {"safe_up_to_is_all_measured", v.safe_up_to_is_all_measured}, {"fidelity_judged", v.judged_fidelity},
-         {"first_failure", v.first_failure ? CaseJson(v.cases[*v.first_failure]) : json(nullptr)},
-         {"not_judged", v.not_judged}, {"cases", std::move(cases)}});
+    j["configs"].push_back({{"config", v.config},
+                            {"verdict", v.pass ? "PASS" : "FAIL"},
+                            {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
+                            {"safe_up_to_is_all_measured", v.safe_up_to_is_all_measured},
+                            {"fidelity_judged", v.judged_fidelity},
+                            {"first_failure", v.first_failure ? CaseJson(v.cases[*v.first_failure]) : json(nullptr)},
+                            {"not_judged", v.not_judged},
+                            {"cases", std::move(cases)}});
   }
   return j;
 }

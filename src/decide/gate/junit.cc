@@ -43,7 +43,8 @@ std::string Suite(const ConfigVerdict& v) {
   std::string out = "  <testsuite" + Attr("name", v.config) + Attr("tests", std::to_string(v.cases.size())) +
                     Attr("failures", std::to_string(Failures(v))) + Attr("errors", "0") + Attr("skipped", "0") + ">\n";
   out += "    <properties>\n      <property" + Attr("name", "safe_up_to") + Attr("value", SafeUpToText(v)) + "/>\n";
-  for (const std::string& n : v.not_judged) out += "      <property" + Attr("name", "not_judged") + Attr("value", n) + "/>\n";
+  for (const std::string& n : v.not_judged)
+    out += "      <property" + Attr("name", "not_judged") + Attr("value", n) + "/>\n";
   out += "    </properties>\n";
   for (const GateCase& c : v.cases) {
     out += "    <testcase" + Attr("classname", "kvaudit.gate." + v.config) + Attr("name", c.criterion + " " + c.scope);

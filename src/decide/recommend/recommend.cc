@@ -124,7 +124,8 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
   const RunClock clock;
   // The cheap checks first: a typo fails before the model loads.
   KV_ASSIGN_OR_RETURN(const AcceptancePolicy policy, LoadPolicy(o.policy));
-  if (o.budget.empty()) return BadInput("recommend needs --budget; hint: e.g. --budget 1800 (bytes per token), 2.5GiB or 0.5xf16");
+  if (o.budget.empty())
+    return BadInput("recommend needs --budget; hint: e.g. --budget 1800 (bytes per token), 2.5GiB or 0.5xf16");
   KV_RETURN_IF_ERROR(ParseBudget(o.budget));
   KV_RETURN_IF_ERROR(ParseCandidates(o.formats.empty() ? std::vector<std::string>{"q8_0,q4_0"} : o.formats));
   KV_RETURN_IF_ERROR(VerifyFamilies(policy, o));
@@ -154,7 +155,8 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, Engine en
   const int target = policy.target_context.value_or(o.ctx);
   if (target > o.ctx) {
     return BadInput("the policy's target_context " + std::to_string(target) + " is longer than the windows (--ctx " +
-                    std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) + " or lower target_context");
+                    std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) +
+                    " or lower target_context");
   }
 
   SensitivityOptions s;
@@ -173,9 +175,10 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, Engine en
   KV_ASSIGN_OR_RETURN(plan.budget_bytes_per_token, BudgetBytesPerToken(plan.budget, cfg, target));
   KV_RETURN_IF_ERROR(SetBaselineChoices(plan));
   KV_ASSIGN_OR_RETURN(plan.part_bytes, AllPartBytes(plan));
-  plan.probe_lengths = o.probe_lengths.empty()
-                           ? DefaultProbeLengths(std::min(target + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
-                           : o.probe_lengths;
+  plan.probe_lengths =
+      o.probe_lengths.empty()
+          ? DefaultProbeLengths(std::min(target + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
+          : o.probe_lengths;
   plan.options = std::move(o);
   KV_RETURN_IF_ERROR(CheckBudgetReachable(plan));
   return plan;
@@ -263,8 +266,8 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
   for (const std::optional<size_t>& i : {r->recommended, r->cheapest_passing, r->best_uniform}) {
     if (i) chosen.push_back(r->verified[*i].spec);
   }
-  std::vector<VerifiedPoint> approx = EngineApproximations(chosen, r->verified, plan.sensitivity.eval.engine.model->config(),
-                                                           r->target_ctx, baseline);
+  std::vector<VerifiedPoint> approx =
+      EngineApproximations(chosen, r->verified, plan.sensitivity.eval.engine.model->config(), r->target_ctx, baseline);
   if (!approx.empty()) {
     std::string sub;
     KV_RETURN_IF_ERROR(VerifyRound(plan, &approx, &sub, shard));

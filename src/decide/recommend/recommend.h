@@ -48,14 +48,15 @@ struct RecommendOptions {
   int ctx = 0;                       // window length; 0: the policy's target_context, else as eval's
   // Calibration windows [first_window, first_window + calib_windows); 0: DefaultCalibWindows.
   int calib_windows = 0, first_window = 0;
-  int windows = 4;                   // held-out windows, where the candidates are verified (eval's --windows)
-  int verify_first_window = -1;      // their first; -1: right after the calibration windows
-  std::string stage = "auto";        // sensitivity --stage
-  int attn_samples = 32;             // the proxy's diagnosis samples
-  int verify_points = 3;             // per-layer points verified under the budget
-  std::vector<int> probe_lengths;    // empty: 512, 1024, ... up to the target context
-  int probe_n = 1;                   // probe instances per cell
-  std::vector<std::string> also_approximate;  // specs whose engine approximations round 3 verifies too (audit: its deploy choice)
+  int windows = 4;                 // held-out windows, where the candidates are verified (eval's --windows)
+  int verify_first_window = -1;    // their first; -1: right after the calibration windows
+  std::string stage = "auto";      // sensitivity --stage
+  int attn_samples = 32;           // the proxy's diagnosis samples
+  int verify_points = 3;           // per-layer points verified under the budget
+  std::vector<int> probe_lengths;  // empty: 512, 1024, ... up to the target context
+  int probe_n = 1;                 // probe instances per cell
+  std::vector<std::string>
+      also_approximate;  // specs whose engine approximations round 3 verifies too (audit: its deploy choice)
   std::string out = "kvaudit-recommend";
   bool restart = false;
   // --shard I/N [--merged MERGED] (docs/scale-out.md "Staged jobs"): a round of the sensitivity
@@ -72,14 +73,14 @@ ShardRound RecommendShardRound(const RecommendOptions& o);
 
 // A configuration the verification ran.
 struct VerifiedPoint {
-  std::string spec;                 // canonical
-  std::vector<MixShape> shapes;     // the fronts it lies on (a uniform point is on all three); none in round 3
-  uint64_t bytes_per_token = 0;     // kvaudit's accounting at the target context
-  double predicted_kld = 0;         // the search's cost: Σ of its parts' one-at-a-time mean KLD (NaN in round 3)
+  std::string spec;              // canonical
+  std::vector<MixShape> shapes;  // the fronts it lies on (a uniform point is on all three); none in round 3
+  uint64_t bytes_per_token = 0;  // kvaudit's accounting at the target context
+  double predicted_kld = 0;      // the search's cost: Σ of its parts' one-at-a-time mean KLD (NaN in round 3)
   bool within_budget = false;
-  int round = 1;                    // 1: under the budget; 2: above it; 3: an engine's approximation
+  int round = 1;                         // 1: under the budget; 2: above it; 3: an engine's approximation
   std::optional<ConfigResult> held_out;  // eval on the held-out windows
-  ConfigVerdict verdict;            // the policy's, at the target context
+  ConfigVerdict verdict;                 // the policy's, at the target context
 };
 
 struct RecommendResult {
@@ -89,13 +90,13 @@ struct RecommendResult {
   int target_ctx = 0;
   uint64_t f16_bytes_per_token = 0, smallest_bytes_per_token = 0;
   SensitivityResult sensitivity;
-  std::vector<std::vector<PartCost>> costs;   // [n_candidates][n_parts]
+  std::vector<std::vector<PartCost>> costs;  // [n_candidates][n_parts]
   std::vector<std::pair<MixShape, MixFront>> fronts;
-  std::vector<VerifiedPoint> verified;        // round 1 then round 2, each by bytes descending
+  std::vector<VerifiedPoint> verified;  // round 1 then round 2, each by bytes descending
   int verify_first_window = 0, verify_windows = 0;
   std::vector<int> probe_lengths;
   std::vector<std::string> probe_families;
-  std::vector<std::string> verify_dirs;       // per round run, relative to DIR
+  std::vector<std::string> verify_dirs;  // per round run, relative to DIR
   // Indices into verified.
   std::optional<size_t> recommended;       // the fewest bytes under the budget that pass (any shape)
   std::optional<size_t> best_uniform;      // the same among uniform points; above the budget when none under it passes
@@ -127,7 +128,8 @@ class RecommendPlan {
   int target_ctx = 0;
   SensitivityPlan sensitivity;
   std::vector<std::vector<int32_t>> all_windows;  // [n_windows][<= ctx] every window of the data
-  std::vector<std::vector<uint64_t>> part_bytes;  // [n_candidates + 1][n_parts]: the baseline's, then each candidate's; 0 where it cannot store the part
+  std::vector<std::vector<uint64_t>> part_bytes;  // [n_candidates + 1][n_parts]: the baseline's, then each candidate's;
+                                                  // 0 where it cannot store the part
   // The baseline's K and V as mix choices ("f16", "f16,engine=llama.cpp"): its first head's formats
   // under its engine, which every candidate shares (engine_suffix), from its spec parsed once.
   std::string baseline_choice[2];  // [K, V]

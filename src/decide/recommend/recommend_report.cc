@@ -28,20 +28,30 @@ json HeldOut(const ConfigResult& c, const std::vector<Bucket>& buckets, int targ
     kld = std::max(kld, s.kld_mean), p99 = std::max(p99, s.kld_p99);
     top1 = std::min(top1, s.top1_agree), ppl = std::max(ppl, s.ppl_ratio);
   }
-  return {{"tokens", o.tokens}, {"kld_mean", Num(o.kld_mean)}, {"kld_p99", Num(o.kld_p99)},
-          {"top1_agree", Num(o.top1_agree)}, {"ppl_ratio", Num(o.ppl_ratio)},
-          {"worst_bucket", {{"kld_mean", Num(kld)}, {"kld_p99", Num(p99)}, {"top1_agree", Num(top1)}, {"ppl_ratio", Num(ppl)}}}};
+  return {{"tokens", o.tokens},
+          {"kld_mean", Num(o.kld_mean)},
+          {"kld_p99", Num(o.kld_p99)},
+          {"top1_agree", Num(o.top1_agree)},
+          {"ppl_ratio", Num(o.ppl_ratio)},
+          {"worst_bucket",
+           {{"kld_mean", Num(kld)}, {"kld_p99", Num(p99)}, {"top1_agree", Num(top1)}, {"ppl_ratio", Num(ppl)}}}};
 }
 
 json PointJson(const VerifiedPoint& p, const RecommendResult& r, const RecommendPlan& plan) {
   json shapes = json::array();
   for (MixShape s : p.shapes) shapes.push_back(std::string(MixShapeName(s)));
   const ConfigVerdict& v = p.verdict;
-  return {{"spec", p.spec}, {"shapes", shapes}, {"round", p.round}, {"within_budget", p.within_budget},
-          {"bytes_per_token", p.bytes_per_token}, {"kv_gib_at_target", Num(GibAtContext(p.bytes_per_token, r.target_ctx))},
+  return {{"spec", p.spec},
+          {"shapes", shapes},
+          {"round", p.round},
+          {"within_budget", p.within_budget},
+          {"bytes_per_token", p.bytes_per_token},
+          {"kv_gib_at_target", Num(GibAtContext(p.bytes_per_token, r.target_ctx))},
           {"predicted_kld", Num(p.predicted_kld)},
-          {"held_out", p.held_out ? HeldOut(*p.held_out, plan.sensitivity.eval.info.aggregate.buckets, r.target_ctx) : json(nullptr)},
-          {"pass", v.pass}, {"safe_up_to", SafeUpToText(v)},
+          {"held_out", p.held_out ? HeldOut(*p.held_out, plan.sensitivity.eval.info.aggregate.buckets, r.target_ctx)
+                                  : json(nullptr)},
+          {"pass", v.pass},
+          {"safe_up_to", SafeUpToText(v)},
           {"first_failure", v.first_failure ? json(v.cases[*v.first_failure].text) : json(nullptr)}};
 }
 
@@ -72,7 +82,11 @@ Closest ClosestVerified(const EngineSettings& e, const std::map<std::string, boo
 // the closest approximation that passed (with its own settings), or null when none passed.
 json VerifiedChoiceJson(const EngineSettings& e, const std::map<std::string, bool>& verdicts, const RecommendPlan& plan,
                         const RecommendResult& r) {
-  if (e.exact) return {{"spec", e.settings_for}, {"flags", e.flags}, {"command_example", e.command_example}, {"failed", json::array()}};
+  if (e.exact)
+    return {{"spec", e.settings_for},
+            {"flags", e.flags},
+            {"command_example", e.command_example},
+            {"failed", json::array()}};
   const Closest c = ClosestVerified(e, verdicts);
   if (!c.passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", c.failed}};
   const EngineSettings p = SettingsForEngine(e.engine, c.passing->second, Config(plan), r.target_ctx);
@@ -87,11 +101,15 @@ Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, 
   const DeployContext d{p.spec, plan.options.model, &Config(plan), r.target_ctx};
   json deploy = DeployJson(d, engines);
   const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
-  for (size_t k = 0; k < engines.size(); ++k) deploy["engines"][k]["verified_choice"] = VerifiedChoiceJson(engines[k], verdicts, plan, r);
-  return json{{"spec", p.spec}, {"bytes_per_token", p.bytes_per_token},
-              {"f16_fraction", Num(static_cast<double>(p.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token))},
-              {"kv_gib_at_target", Num(GibAtContext(p.bytes_per_token, r.target_ctx))}, {"within_budget", p.within_budget},
-              {"deploy", deploy}};
+  for (size_t k = 0; k < engines.size(); ++k)
+    deploy["engines"][k]["verified_choice"] = VerifiedChoiceJson(engines[k], verdicts, plan, r);
+  return json{
+      {"spec", p.spec},
+      {"bytes_per_token", p.bytes_per_token},
+      {"f16_fraction", Num(static_cast<double>(p.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token))},
+      {"kv_gib_at_target", Num(GibAtContext(p.bytes_per_token, r.target_ctx))},
+      {"within_budget", p.within_budget},
+      {"deploy", deploy}};
 }
 
 json PartsJson(const RecommendResult& r) {
@@ -100,7 +118,8 @@ json PartsJson(const RecommendResult& r) {
   for (size_t i = 0; i < (cands.empty() ? 0 : cands[0].parts.size()); ++i) {
     json costs = json::array();
     for (size_t c = 0; c < cands.size(); ++c) {
-      costs.push_back({{"candidate", cands[c].candidate.name()}, {"kld", Num(r.costs[c][i].kld)},
+      costs.push_back({{"candidate", cands[c].candidate.name()},
+                       {"kld", Num(r.costs[c][i].kld)},
                        {"measured", r.costs[c][i].measured}});
     }
     parts.push_back({{"part", cands[0].parts[i].part.name()}, {"costs", costs}});
@@ -113,7 +132,8 @@ json FrontsJson(const RecommendResult& r) {
   for (const auto& [shape, front] : r.fronts) {
     json points = json::array();
     for (const MixPoint& p : front) {
-      points.push_back({{"bytes_per_token", p.bytes_per_token}, {"predicted_kld", Num(p.cost)},
+      points.push_back({{"bytes_per_token", p.bytes_per_token},
+                        {"predicted_kld", Num(p.cost)},
                         {"within_budget", p.bytes_per_token <= r.budget_bytes_per_token}});
     }
     fronts.push_back({{"shape", std::string(MixShapeName(shape))}, {"points", points}});
@@ -174,54 +194,77 @@ Expected<json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan
   KV_ASSIGN_OR_RETURN(json recommended, Choice(r.recommended, r, plan));
   KV_ASSIGN_OR_RETURN(json uniform, Choice(r.best_uniform, r, plan));
   KV_ASSIGN_OR_RETURN(json cheapest, Choice(r.cheapest_passing, r, plan));
-  json j = json{
-      {"kind", "recommend"}, {"schema_version", kRecommendSchemaVersion}, {"model", e.model},
-      {"model_hash", r.sensitivity.model_hash}, {"baseline", e.baseline_spec}, {"policy", r.policy},
-      {"target_context", r.target_ctx},
-      {"budget", {{"text", r.budget.text}, {"bytes_per_token", r.budget_bytes_per_token}}},
-      {"f16_bytes_per_token", r.f16_bytes_per_token}, {"smallest_bytes_per_token", r.smallest_bytes_per_token},
-      {"calibration", {{"data", e.data}, {"ctx", e.ctx}, {"first_window", e.first_window}, {"windows", e.n_windows},
-                       {"stage", StageName(r.sensitivity.stage)}, {"parts_end_to_end", r.sensitivity.top_k},
-                       {"results", "sensitivity/results.json"}}},
-      {"held_out", {{"data", e.data}, {"ctx", e.ctx}, {"first_window", r.verify_first_window},
-                    {"windows", r.verify_windows}, {"probe_families", r.probe_families},
-                    {"probe_lengths", r.probe_lengths}, {"probe_n", o.probe_n}, {"runs", r.verify_dirs}}},
-      {"parts", PartsJson(r)}, {"fronts", FrontsJson(r)}, {"verified", verified},
-      {"recommended", recommended}, {"best_uniform", uniform},
-      {"nothing_under_budget", !r.recommended.has_value()}, {"cheapest_passing", cheapest},
-      {"run", {{"threads", e.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
+  json j = json{{"kind", "recommend"},
+                {"schema_version", kRecommendSchemaVersion},
+                {"model", e.model},
+                {"model_hash", r.sensitivity.model_hash},
+                {"baseline", e.baseline_spec},
+                {"policy", r.policy},
+                {"target_context", r.target_ctx},
+                {"budget", {{"text", r.budget.text}, {"bytes_per_token", r.budget_bytes_per_token}}},
+                {"f16_bytes_per_token", r.f16_bytes_per_token},
+                {"smallest_bytes_per_token", r.smallest_bytes_per_token},
+                {"calibration",
+                 {{"data", e.data},
+                  {"ctx", e.ctx},
+                  {"first_window", e.first_window},
+                  {"windows", e.n_windows},
+                  {"stage", StageName(r.sensitivity.stage)},
+                  {"parts_end_to_end", r.sensitivity.top_k},
+                  {"results", "sensitivity/results.json"}}},
+                {"held_out",
+                 {{"data", e.data},
+                  {"ctx", e.ctx},
+                  {"first_window", r.verify_first_window},
+                  {"windows", r.verify_windows},
+                  {"probe_families", r.probe_families},
+                  {"probe_lengths", r.probe_lengths},
+                  {"probe_n", o.probe_n},
+                  {"runs", r.verify_dirs}}},
+                {"parts", PartsJson(r)},
+                {"fronts", FrontsJson(r)},
+                {"verified", verified},
+                {"recommended", recommended},
+                {"best_uniform", uniform},
+                {"nothing_under_budget", !r.recommended.has_value()},
+                {"cheapest_passing", cheapest},
+                {"run", {{"threads", e.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
   j["run"].update(ProvenanceJson());
   return j;
 }
 
 std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   const EvalRunInfo& e = r.sensitivity.eval;
-  std::string s = "recommend: " + e.model + ", policy " + r.policy + ", target context " + std::to_string(r.target_ctx) +
-                  ", budget " + r.budget.text + " = " + std::to_string(r.budget_bytes_per_token) +
-                  " bytes/token (f16 " + std::to_string(r.f16_bytes_per_token) + ", smallest " +
-                  std::to_string(r.smallest_bytes_per_token) + ")\n";
-  s += "calibration: windows " + std::to_string(e.first_window) + "-" + std::to_string(e.first_window + e.n_windows - 1) +
-       " of " + e.data + " (" + std::to_string(e.ctx) + " tokens, stage " + StageName(r.sensitivity.stage) + ", " +
-       std::to_string(r.sensitivity.top_k) + " parts end to end per format); held out: windows " +
-       std::to_string(r.verify_first_window) + "-" + std::to_string(r.verify_first_window + r.verify_windows - 1) +
-       ", probes";
+  std::string s =
+      "recommend: " + e.model + ", policy " + r.policy + ", target context " + std::to_string(r.target_ctx) +
+      ", budget " + r.budget.text + " = " + std::to_string(r.budget_bytes_per_token) + " bytes/token (f16 " +
+      std::to_string(r.f16_bytes_per_token) + ", smallest " + std::to_string(r.smallest_bytes_per_token) + ")\n";
+  s += "calibration: windows " + std::to_string(e.first_window) + "-" +
+       std::to_string(e.first_window + e.n_windows - 1) + " of " + e.data + " (" + std::to_string(e.ctx) +
+       " tokens, stage " + StageName(r.sensitivity.stage) + ", " + std::to_string(r.sensitivity.top_k) +
+       " parts end to end per format); held out: windows " + std::to_string(r.verify_first_window) + "-" +
+       std::to_string(r.verify_first_window + r.verify_windows - 1) + ", probes";
   for (const std::string& f : r.probe_families) s += " " + f;
   if (r.probe_families.empty()) s += " none (the policy names no probe family)";
-  s += "\n\n" + PadColumn("verified on held-out data", 44) + PadColumn("shape", 20) + "bytes/tok  predicted  KLD mean  verdict\n";
+  s += "\n\n" + PadColumn("verified on held-out data", 44) + PadColumn("shape", 20) +
+       "bytes/tok  predicted  KLD mean  verdict\n";
   for (const VerifiedPoint& p : r.verified) {
-    s += PadColumn(p.spec, 44) + PadColumn(ShapesText(p.shapes), 20) + PadColumn(std::to_string(p.bytes_per_token) + (p.within_budget ? "" : "*"), 11) +
-         PadColumn(std::isfinite(p.predicted_kld) ? FormatNumber("%.5f", p.predicted_kld) : "-", 11) + PadColumn(p.held_out ? FormatNumber("%.5f", p.held_out->summary.overall.kld_mean) : "-", 10) +
+    s += PadColumn(p.spec, 44) + PadColumn(ShapesText(p.shapes), 20) +
+         PadColumn(std::to_string(p.bytes_per_token) + (p.within_budget ? "" : "*"), 11) +
+         PadColumn(std::isfinite(p.predicted_kld) ? FormatNumber("%.5f", p.predicted_kld) : "-", 11) +
+         PadColumn(p.held_out ? FormatNumber("%.5f", p.held_out->summary.overall.kld_mean) : "-", 10) +
          VerdictLine(p.verdict) + "\n";
   }
-  s += "(* above the budget; predicted = the sum of the parts' one-at-a-time KLD on the calibration windows; an engine\n"
-       "approximation is what an engine that cannot store a choice runs instead)\n\n";
+  s +=
+      "(* above the budget; predicted = the sum of the parts' one-at-a-time KLD on the calibration windows; an engine\n"
+      "approximation is what an engine that cannot store a choice runs instead)\n\n";
   auto line = [&](const char* what, const std::optional<size_t>& i) {
     if (!i) return std::string(what) + ": none of the verified configurations passes\n";
     const VerifiedPoint& p = r.verified[*i];
     return std::string(what) + ": " + p.spec + "  (" + std::to_string(p.bytes_per_token) + " bytes/token, " +
            FormatNumber("%.0f", 100.0 * p.bytes_per_token / r.f16_bytes_per_token) + "% of f16, " +
-           FormatNumber("%.3f", GibAtContext(p.bytes_per_token, r.target_ctx)) + " GiB at " + std::to_string(r.target_ctx) +
-           " tokens; safe up to " + SafeUpToText(p.verdict) + ")\n";
+           FormatNumber("%.3f", GibAtContext(p.bytes_per_token, r.target_ctx)) + " GiB at " +
+           std::to_string(r.target_ctx) + " tokens; safe up to " + SafeUpToText(p.verdict) + ")\n";
   };
   if (r.recommended) {
     s += line("recommended", r.recommended);
@@ -241,8 +284,8 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
     if (!policy) continue;
     auto engines = SettingsFor(*policy, Config(plan), r.target_ctx);
     if (!engines) continue;
-    s += "\nengine settings for " + p.spec + " (the full settings and memory: kvaudit deploy --kv \"" + p.spec + "\"):\n" +
-         EngineLines(*engines, "  ", verdicts, Config(plan), r.target_ctx);
+    s += "\nengine settings for " + p.spec + " (the full settings and memory: kvaudit deploy --kv \"" + p.spec +
+         "\"):\n" + EngineLines(*engines, "  ", verdicts, Config(plan), r.target_ctx);
   }
   return s;
 }

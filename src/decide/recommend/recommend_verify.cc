@@ -23,7 +23,8 @@ std::vector<size_t> Spread(size_t lo, size_t hi, int k) {
   std::vector<size_t> out;
   if (k <= 1 || lo == hi) return {hi};
   for (int i = 0; i < k; ++i) {
-    const size_t at = hi - ((hi - lo) * static_cast<size_t>(i) + static_cast<size_t>(k - 1) / 2) / static_cast<size_t>(k - 1);
+    const size_t at =
+        hi - ((hi - lo) * static_cast<size_t>(i) + static_cast<size_t>(k - 1) / 2) / static_cast<size_t>(k - 1);
     if (std::find(out.begin(), out.end(), at) == out.end()) out.push_back(at);
   }
   return out;
@@ -51,7 +52,10 @@ Window RangeOf(const MixProblem& problem, const MixFront& front, uint64_t budget
     size_t lo = hi;
     if (kld_max) {
       for (size_t i = 0; i <= hi; ++i) {
-        if (predicted_pass(i)) { lo = i; break; }
+        if (predicted_pass(i)) {
+          lo = i;
+          break;
+        }
       }
     } else {
       lo = 0;
@@ -122,8 +126,9 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
     }
     for (size_t i : picks) Add(problem, front[i], shape, budget, round, &out);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const VerifiedPoint& a, const VerifiedPoint& b) { return a.bytes_per_token > b.bytes_per_token; });
+  std::stable_sort(out.begin(), out.end(), [](const VerifiedPoint& a, const VerifiedPoint& b) {
+    return a.bytes_per_token > b.bytes_per_token;
+  });
   return out;
 }
 
@@ -164,8 +169,8 @@ struct RoundPlace {
   ShardSpec shard;
 };
 
-ProbeOptions VerifyProbeOptions(const RecommendPlan& plan, const std::vector<std::string>& specs, const std::string& base,
-                                const RoundPlace& place) {
+ProbeOptions VerifyProbeOptions(const RecommendPlan& plan, const std::vector<std::string>& specs,
+                                const std::string& base, const RoundPlace& place) {
   const RecommendOptions& o = plan.options;
   ProbeOptions p;
   p.model = o.model, p.threads = o.threads, p.kv = {plan.sensitivity.eval.info.baseline_spec, specs, o.kv.kv_calib};

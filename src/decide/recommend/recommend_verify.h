@@ -50,11 +50,11 @@ std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& 
 // probe stages under the shard's DIR), and the search stops there (`stopped`, `stages`).
 struct VerifyShard {
   ShardSpec shard;
-  std::string merged;                        // the recommend directory the rounds were merged into
+  std::string merged;                                       // the recommend directory the rounds were merged into
   std::function<Status(const ShardRound&)> before_compute;  // called with the stages before computing them
   bool stopped = false;
-  std::vector<std::string> stages;           // relative to the recommend DIR: verify-.../eval, .../probe
-  int windows = 0, probe_units = 0;          // what the shard computed of them
+  std::vector<std::string> stages;   // relative to the recommend DIR: verify-.../eval, .../probe
+  int windows = 0, probe_units = 0;  // what the shard computed of them
 };
 
 // Runs the round in DIR/verify-<round>-<hash of its specs> (so another budget gets new runs and

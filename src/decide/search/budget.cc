@@ -7,7 +7,8 @@
 namespace kvaudit {
 namespace {
 
-constexpr std::string_view kExamples = "e.g. --budget 1800 (bytes per token), 2.5GiB (at the target context) or 0.5xf16";
+constexpr std::string_view kExamples =
+    "e.g. --budget 1800 (bytes per token), 2.5GiB (at the target context) or 0.5xf16";
 
 Error BudgetError(std::string_view text, const std::string& what, std::string_view hint) {
   return BadInput("--budget \"" + std::string(text) + "\": " + what + "; hint: " + std::string(hint));
@@ -35,17 +36,23 @@ Expected<Budget> ParseBudget(std::string_view text) {
   const bool fractional = end < s.size() && s[end] == '.';
   if (fractional) {
     const size_t frac_end = Digits(s, end + 1);
-    if (frac_end == end + 1) return BudgetError(text, "'" + std::string(s.substr(0, end + 1)) + "' is not a number", "write digits after the point, e.g. 2.5GiB");
+    if (frac_end == end + 1)
+      return BudgetError(text, "'" + std::string(s.substr(0, end + 1)) + "' is not a number",
+                         "write digits after the point, e.g. 2.5GiB");
     end = frac_end;
   }
   Budget b;
   b.text = std::string(text);
   std::from_chars(s.data(), s.data() + end, b.value);
   const std::string_view unit = Trim(s.substr(end));
-  if (unit.empty() || unit == "B") b.unit = Budget::Unit::kBytesPerToken;
-  else if (unit == "MiB") b.unit = Budget::Unit::kMiB;
-  else if (unit == "GiB") b.unit = Budget::Unit::kGiB;
-  else if (unit == "xf16") b.unit = Budget::Unit::kF16Fraction;
+  if (unit.empty() || unit == "B")
+    b.unit = Budget::Unit::kBytesPerToken;
+  else if (unit == "MiB")
+    b.unit = Budget::Unit::kMiB;
+  else if (unit == "GiB")
+    b.unit = Budget::Unit::kGiB;
+  else if (unit == "xf16")
+    b.unit = Budget::Unit::kF16Fraction;
   else if (unit == "GB" || unit == "MB" || unit == "KB" || unit == "kB") {
     return BudgetError(text, "unit '" + std::string(unit) + "' is ambiguous (powers of 10 or of 2)",
                        "kvaudit counts powers of 2: write MiB or GiB, e.g. 2.5GiB");
@@ -55,7 +62,8 @@ Expected<Budget> ParseBudget(std::string_view text) {
                        "(a fraction of the f16 cache)");
   }
   if (b.value == 0) return BudgetError(text, "a budget must be above zero", kExamples);
-  if (b.value > kMaxBudgetValue) return BudgetError(text, "the number is above 10^12", "give the budget in a larger unit");
+  if (b.value > kMaxBudgetValue)
+    return BudgetError(text, "the number is above 10^12", "give the budget in a larger unit");
   if (b.unit == Budget::Unit::kBytesPerToken && fractional) {
     return BudgetError(text, "bytes per token are a whole number", "round it down, e.g. --budget 1800");
   }
@@ -74,8 +82,9 @@ Expected<uint64_t> BudgetBytesPerToken(const Budget& b, const ModelConfig& confi
   if (b.unit == Budget::Unit::kGiB) bytes = b.value * 1073741824.0L / target_ctx;
   if (b.unit == Budget::Unit::kF16Fraction) bytes = b.value * static_cast<long double>(F16BytesPerToken(config));
   if (bytes < 1) {
-    return BudgetError(b.text, "allows less than one byte per token for this model at " + std::to_string(target_ctx) + " tokens",
-                       "raise the budget (the f16 cache is " + std::to_string(F16BytesPerToken(config)) + " bytes per token)");
+    return BudgetError(
+        b.text, "allows less than one byte per token for this model at " + std::to_string(target_ctx) + " tokens",
+        "raise the budget (the f16 cache is " + std::to_string(F16BytesPerToken(config)) + " bytes per token)");
   }
   // Above 2^62 every cache fits; clamping keeps the value in range.
   return bytes >= 4611686018427387904.0L ? uint64_t{1} << 62 : static_cast<uint64_t>(std::floor(bytes));

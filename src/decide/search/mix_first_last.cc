@@ -55,7 +55,8 @@ class TensorTable {
   template <class V>
   V Sum(const std::vector<std::vector<V>>& pre, const FirstLast& c) const {
     const int mid_end = L_ - c.n_last;
-    return pre[c.first][c.n_first] + (pre[c.base][mid_end] - pre[c.base][c.n_first]) + (pre[c.last][L_] - pre[c.last][mid_end]);
+    return pre[c.first][c.n_first] + (pre[c.base][mid_end] - pre[c.base][c.n_first]) +
+           (pre[c.last][L_] - pre[c.last][mid_end]);
   }
 
   CommonChoices common_;

@@ -16,7 +16,7 @@ constexpr int64_t kReachable = int64_t{1} << 61;
 
 struct Scored {
   uint64_t bytes = 0;
-  int64_t cost = 0;  // units of MixProblem::quantum()
+  int64_t cost = 0;             // units of MixProblem::quantum()
   std::vector<uint8_t> choice;  // [2 · n_layers]
 };
 

@@ -10,15 +10,15 @@
 
 namespace kvaudit {
 
-struct PartChoice {           // one way to store one part
-  std::string candidate;      // the tensor's storage: "f16", "q8_0", "q4_0,rot=1" (ParseCandidate)
-  double cost = 0;            // measured fidelity cost of this part alone so stored (e.g. mean KLD); 0 for the baseline
+struct PartChoice {       // one way to store one part
+  std::string candidate;  // the tensor's storage: "f16", "q8_0", "q4_0,rot=1" (ParseCandidate)
+  double cost = 0;        // measured fidelity cost of this part alone so stored (e.g. mean KLD); 0 for the baseline
   uint64_t bytes_per_token = 0;  // what this part holds per token at the target context (PartBytesPerToken)
 };
 
 struct Part {
   int layer = 0;
-  char tensor = 'k';  // 'k' | 'v'
+  char tensor = 'k';                // 'k' | 'v'
   std::vector<PartChoice> choices;  // at most kMaxChoices
 };
 
@@ -61,7 +61,7 @@ class MixProblem {
   void CheckLlamaCppChoices() const;
   void BuildCompat();
 
-  std::vector<Part> parts_;                   // [2 · n_layers] in Index order
+  std::vector<Part> parts_;                    // [2 · n_layers] in Index order
   std::vector<std::vector<Candidate>> cands_;  // [2 · n_layers][n_choices]
   std::vector<std::vector<int64_t>> fixed_;    // [2 · n_layers][n_choices] costs in units of quantum_
   std::vector<std::vector<uint8_t>> compat_;   // [n_layers][n_k_choices · n_v_choices] ShareLayer

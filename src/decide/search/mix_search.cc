@@ -125,9 +125,11 @@ class PerLayerDp {
     for (int l = 0; l < L_; ++l) row_[l + 1] = row_[l] + static_cast<size_t>(width_[l] + 1);
     // Real caches need megabytes (BENCHMARKS.md, "Mix search"); beyond this the bytes were not
     // per-token figures of one model.
-    KV_CHECK_MSG(row_[L_] <= kMaxTableBytes, ("per-layer search: the back-pointer table would take " +
-                                              std::to_string(row_[L_]) + " bytes; part bytes this spread and "
-                                              "this fine-grained are not a KV cache's per-token bytes").c_str());
+    KV_CHECK_MSG(row_[L_] <= kMaxTableBytes,
+                 ("per-layer search: the back-pointer table would take " + std::to_string(row_[L_]) +
+                  " bytes; part bytes this spread and "
+                  "this fine-grained are not a KV cache's per-token bytes")
+                     .c_str());
   }
 
   // D_l[b] = min over options o of layer l: cost(o) + D_{l+1}[b − bins(o)], for l = L−1 .. 0.
@@ -135,7 +137,7 @@ class PerLayerDp {
   std::vector<int64_t> Fill() {
     arg_.assign(row_[L_], 0);
     std::vector<int64_t> cur(width_[0] + 1, kInf), next(width_[0] + 1);  // [width_0 + 1] min suffix cost by bin
-    cur[0] = 0;  // the empty suffix
+    cur[0] = 0;                                                          // the empty suffix
     for (int l = L_ - 1; l >= 0; --l) {
       std::fill(next.begin(), next.begin() + width_[l] + 1, kInf);
       for (size_t p = 0; p < options_[l].size(); ++p) {
@@ -160,7 +162,8 @@ class PerLayerDp {
     }
     KV_CHECK(rem == 0);
     MixPoint p = m_.Evaluate(std::move(choice));
-    KV_CHECK(p.bytes_per_token == base_ + static_cast<uint64_t>(b) * g_ && p.cost == static_cast<double>(cost) * m_.quantum());
+    KV_CHECK(p.bytes_per_token == base_ + static_cast<uint64_t>(b) * g_ &&
+             p.cost == static_cast<double>(cost) * m_.quantum());
     return p;
   }
 

@@ -11,7 +11,8 @@ namespace {
 
 // Modifier keys a candidate may carry (docs/formats.md, the --kv table; k, v and kv name the
 // tensor's format, engine is read apart).
-constexpr std::string_view kModifierKeys[] = {"scale", "scale_by", "group", "recent", "sink", "rot", "outliers", "prerope"};
+constexpr std::string_view kModifierKeys[] = {"scale", "scale_by", "group",    "recent",
+                                              "sink",  "rot",      "outliers", "prerope"};
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -28,7 +29,6 @@ std::string Join(const std::map<std::string, std::string>& settings) {
   for (const auto& [key, value] : settings) out += (out.empty() ? "" : ",") + key + "=" + value;
   return out;
 }
-
 
 // The policy of one (layer, head) given as a settings map (k, v, modifiers). The map was built
 // from parsed candidates, so it parses.
@@ -105,7 +105,8 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
   if (!policy.ok()) {
     const std::string& m = policy.error().message;
     const std::string prefix = "--kv \"" + spec + "\": ";
-    return BadInput("candidate \"" + std::string(text) + "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+    return BadInput("candidate \"" + std::string(text) +
+                    "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
   }
   c.text = policy->spec().substr(2);  // "k=q4_0,rot=1" -> "q4_0,rot=1"
   if (c.engine) c.text += *c.engine == AttentionEngine::kNative ? ",engine=native" : ",engine=llama.cpp";
@@ -179,9 +180,13 @@ std::optional<std::map<std::string, std::string>> OverrideFor(const std::map<std
   };
   if (stores_alike(out)) return out;
   // Keys of the default the layer leaves unset, written back to what unset means for this layer.
-  const std::map<std::string, std::string> neutral = {
-      {"scale", "unit"}, {"scale_by", "layer"}, {"sink", "0"}, {"rot", "auto"}, {"outliers", "0"}, {"prerope", "0"},
-      {"recent", std::to_string(target.Recent())}};
+  const std::map<std::string, std::string> neutral = {{"scale", "unit"},
+                                                      {"scale_by", "layer"},
+                                                      {"sink", "0"},
+                                                      {"rot", "auto"},
+                                                      {"outliers", "0"},
+                                                      {"prerope", "0"},
+                                                      {"recent", std::to_string(target.Recent())}};
   for (const auto& [key, value] : base) {
     if (want.count(key) || out.count(key) || !neutral.count(key)) continue;
     out[key] = neutral.at(key);
@@ -283,6 +288,8 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   return cache->bytes_per_token() - rest;
 }
 
-std::string EngineSuffix(AttentionEngine engine) { return engine == AttentionEngine::kLlamaCpp ? ",engine=llama.cpp" : ""; }
+std::string EngineSuffix(AttentionEngine engine) {
+  return engine == AttentionEngine::kLlamaCpp ? ",engine=llama.cpp" : "";
+}
 
 }  // namespace kvaudit

@@ -116,17 +116,25 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
   // --windows is in it (unlike eval's): auto's selection depends on the proxy scores of all
   // windows, so more windows can select other parts. The stage is not: each stage's end-to-end
   // run has its own directory, so a proxy run can be followed by a full one in the same DIR.
-  plan.fingerprint = {{"model", plan.eval.model_hash}, {"data", info.tokens_hash},   {"ctx", info.ctx},
-                      {"first_window", info.first_window}, {"windows", info.n_windows},
-                      {"baseline", info.baseline_spec},    {"formats", names},      {"attn_samples", plan.options.attn_samples}};
-  if (plan.eval.fingerprint.contains("calibration")) plan.fingerprint["calibration"] = plan.eval.fingerprint["calibration"];
+  plan.fingerprint = {{"model", plan.eval.model_hash},
+                      {"data", info.tokens_hash},
+                      {"ctx", info.ctx},
+                      {"first_window", info.first_window},
+                      {"windows", info.n_windows},
+                      {"baseline", info.baseline_spec},
+                      {"formats", names},
+                      {"attn_samples", plan.options.attn_samples}};
+  if (plan.eval.fingerprint.contains("calibration"))
+    plan.fingerprint["calibration"] = plan.eval.fingerprint["calibration"];
   return plan;
 }
 
 std::vector<std::vector<int>> SensitivitySession::SelectParts(const std::vector<std::vector<double>>& proxy,
                                                               int* top_k) const {
   const int n_parts = 2 * plan_.eval.engine.model->config().n_layers;
-  *top_k = plan_.stage == SensitivityStage::kProxy ? 0 : plan_.stage == SensitivityStage::kFull ? n_parts : AutoTopK(n_parts);
+  *top_k = plan_.stage == SensitivityStage::kProxy  ? 0
+           : plan_.stage == SensitivityStage::kFull ? n_parts
+                                                    : AutoTopK(n_parts);
   std::vector<std::vector<int>> out;
   for (const std::vector<double>& scores : proxy) {
     std::vector<int> pick = TopParts(scores, *top_k);
@@ -137,7 +145,7 @@ std::vector<std::vector<int>> SensitivitySession::SelectParts(const std::vector<
 }
 
 std::vector<std::vector<double>> SensitivitySession::TakeProxy(const EvalSessionResult& proxy,
-                                                              SensitivityResult* r) const {
+                                                               SensitivityResult* r) const {
   const int n_layers = plan_.eval.engine.model->config().n_layers;
   std::vector<std::vector<double>> scores;  // [n_candidates][n_parts] by kProxyQuantity
   for (size_t c = 0; c < plan_.candidates.size(); ++c) {
@@ -163,8 +171,8 @@ std::vector<std::string> SensitivitySession::PartSpecs(const std::vector<std::ve
 
 Expected<EvalSessionResult> SensitivitySession::RunStage(const std::vector<std::string>& specs, int attn_samples,
                                                          const std::string& dir) {
-  KV_RETURN_IF_ERROR(plan_.eval.Reconfigure({plan_.eval.info.baseline_spec, specs, plan_.options.kv.kv_calib},
-                                            attn_samples, dir));
+  KV_RETURN_IF_ERROR(
+      plan_.eval.Reconfigure({plan_.eval.info.baseline_spec, specs, plan_.options.kv.kv_calib}, attn_samples, dir));
   return EvalSession(plan_.eval).Run();
 }
 

@@ -37,9 +37,9 @@ struct SensitivityOptions {
   KvConfigOptions kv;                // baseline and calibration text; kv.kv is unused
   std::vector<std::string> formats;  // --formats values (ParseCandidates)
   std::string stage = "auto";
-  std::string data;                  // the calibration text
+  std::string data;                            // the calibration text
   int ctx = 0, windows = 0, first_window = 0;  // as eval's
-  int attn_samples = 32;             // the proxy's diagnosis samples per window (eval --attn-samples)
+  int attn_samples = 32;                       // the proxy's diagnosis samples per window (eval --attn-samples)
   std::string out = "kvaudit-sensitivity";
   bool restart = false;
   // --shard I/N (docs/scale-out.md "Staged jobs"): a round of this shard. The parts stage needs
@@ -80,8 +80,8 @@ struct SensitivityPlan {
 // End-to-end numbers of one configuration: the eval summary (overall and per context bucket).
 struct PartResult {
   CachePart part;
-  double proxy = 0;                            // kProxyQuantity's score
-  std::optional<ConfigResult> one_at_a_time;   // nullopt: not measured end to end
+  double proxy = 0;                           // kProxyQuantity's score
+  std::optional<ConfigResult> one_at_a_time;  // nullopt: not measured end to end
   std::optional<ConfigResult> leave_one_out;
 };
 
@@ -89,14 +89,14 @@ struct CandidateResult {
   FormatCandidate candidate;
   ConfigResult all_quantized, k_only, v_only;  // the proxy stage's configurations, end to end
   std::vector<PartResult> parts;               // [n_parts] in AllParts order
-  std::vector<ProxyAgreement> agreement;       // every ProxyQuantity against the one-at-a-time KLD, the chosen one first
+  std::vector<ProxyAgreement> agreement;  // every ProxyQuantity against the one-at-a-time KLD, the chosen one first
 };
 
 struct SensitivityResult {
   EvalRunInfo eval;        // the calibration inputs (model, data, windows, ctx, buckets, threads)
   std::string model_hash;  // run/fingerprint HashModel, as eval's fingerprint has it
   SensitivityStage stage = SensitivityStage::kAuto;
-  int top_k = 0;                           // parts measured end to end per candidate
+  int top_k = 0;  // parts measured end to end per candidate
   int windows_resumed_proxy = 0, windows_resumed_parts = 0;
   std::string proxy_results, parts_results;  // the stages' eval results.json, relative to DIR ("": did not run)
   std::vector<CandidateResult> candidates;

@@ -30,8 +30,12 @@ std::vector<int> Order(const CandidateResult& c, Keep keep, Key key) {
 // One configuration end to end: the numbers the sensitivity question needs, by context bucket.
 json EndToEnd(const ConfigResult& c, const std::vector<Bucket>& buckets) {
   const FidelitySummary& o = c.summary.overall;
-  json j = {{"spec", c.spec}, {"bytes_per_token", c.bytes_per_token}, {"kld_mean", Num(o.kld_mean)},
-            {"kld_p99", Num(o.kld_p99)}, {"top1_agree", Num(o.top1_agree)}, {"buckets", json::array()}};
+  json j = {{"spec", c.spec},
+            {"bytes_per_token", c.bytes_per_token},
+            {"kld_mean", Num(o.kld_mean)},
+            {"kld_p99", Num(o.kld_p99)},
+            {"top1_agree", Num(o.top1_agree)},
+            {"buckets", json::array()}};
   for (size_t b = 0; b < c.summary.buckets.size(); ++b) {
     const FidelitySummary& s = c.summary.buckets[b];
     if (s.tokens == 0) continue;
@@ -69,15 +73,20 @@ json Additivity(const CandidateResult& c) {
           {"ratio_sum_to_all", measured && all > 0 ? Num(sum_one / all) : json(nullptr)},
           {"sum_leave_one_out_drop", measured ? Num(sum_drop) : json(nullptr)},
           {"ratio_drop_to_all", measured && all > 0 ? Num(sum_drop / all) : json(nullptr)},
-          {"parts_measured", measured}, {"parts_total", c.parts.size()}, {"complete", complete}};
+          {"parts_measured", measured},
+          {"parts_total", c.parts.size()},
+          {"complete", complete}};
 }
 
 json PartJson(const CandidateResult& c, size_t i, const std::vector<Bucket>& buckets, int rank_one, int rank_proxy) {
   const PartResult& p = c.parts[i];
-  json j = {{"part", p.part.name()}, {"layer", p.part.layer}, {"tensor", p.part.tensor == KvTensor::kK ? "k" : "v"},
+  json j = {{"part", p.part.name()},
+            {"layer", p.part.layer},
+            {"tensor", p.part.tensor == KvTensor::kK ? "k" : "v"},
             {"measured_end_to_end", p.one_at_a_time.has_value()},
             {"proxy", {{"score", Num(p.proxy)}, {"quantity", ProxyQuantityName(kProxyQuantity)}, {"rank", rank_proxy}}},
-            {"one_at_a_time", nullptr}, {"leave_one_out", nullptr}};
+            {"one_at_a_time", nullptr},
+            {"leave_one_out", nullptr}};
   if (p.one_at_a_time) {
     j["one_at_a_time"] = EndToEnd(*p.one_at_a_time, buckets);
     j["one_at_a_time"]["rank"] = rank_one;
@@ -90,20 +99,27 @@ json PartJson(const CandidateResult& c, size_t i, const std::vector<Bucket>& buc
 json CandidateJson(const CandidateResult& c, const std::vector<Bucket>& buckets) {
   const std::vector<int> one = RankOneAtATime(c), proxy = RankProxy(c);
   const std::vector<int> rank_one = RankOf(c.parts.size(), one), rank_proxy = RankOf(c.parts.size(), proxy);
-  json j = {{"format", c.candidate.name()}, {"all_quantized", EndToEnd(c.all_quantized, buckets)},
-            {"k_only", EndToEnd(c.k_only, buckets)}, {"v_only", EndToEnd(c.v_only, buckets)}, {"parts", json::array()}};
+  json j = {{"format", c.candidate.name()},
+            {"all_quantized", EndToEnd(c.all_quantized, buckets)},
+            {"k_only", EndToEnd(c.k_only, buckets)},
+            {"v_only", EndToEnd(c.v_only, buckets)},
+            {"parts", json::array()}};
   for (size_t i = 0; i < c.parts.size(); ++i) j["parts"].push_back(PartJson(c, i, buckets, rank_one[i], rank_proxy[i]));
-  j["measured_end_to_end"] = Names(c, Order(c, [](const PartResult& p) { return p.one_at_a_time.has_value(); },
-                                            [](const PartResult&) { return 0.0; }));
-  j["rankings"] = {{"one_at_a_time", Names(c, one)}, {"leave_one_out", Names(c, RankLeaveOneOut(c))},
-                   {"proxy", Names(c, proxy)}};
+  j["measured_end_to_end"] = Names(c, Order(
+                                          c, [](const PartResult& p) { return p.one_at_a_time.has_value(); },
+                                          [](const PartResult&) { return 0.0; }));
+  j["rankings"] = {
+      {"one_at_a_time", Names(c, one)}, {"leave_one_out", Names(c, RankLeaveOneOut(c))}, {"proxy", Names(c, proxy)}};
   const ProxyAgreement& chosen = c.agreement.front();
   j["spearman_proxy_vs_one_at_a_time"] = Opt(chosen.all);
   j["spearman_parts"] = chosen.parts;
   j["proxy_agreement"] = json::array();
   for (const ProxyAgreement& a : c.agreement) {
-    j["proxy_agreement"].push_back({{"quantity", a.quantity}, {"spearman", Opt(a.all)}, {"spearman_k", Opt(a.k)},
-                                    {"spearman_v", Opt(a.v)}, {"parts", a.parts}});
+    j["proxy_agreement"].push_back({{"quantity", a.quantity},
+                                    {"spearman", Opt(a.all)},
+                                    {"spearman_k", Opt(a.k)},
+                                    {"spearman_v", Opt(a.v)},
+                                    {"parts", a.parts}});
   }
   j["additivity"] = Additivity(c);
   return j;
@@ -112,32 +128,46 @@ json CandidateJson(const CandidateResult& c, const std::vector<Bucket>& buckets)
 }  // namespace
 
 std::vector<int> RankOneAtATime(const CandidateResult& c) {
-  return Order(c, [](const PartResult& p) { return p.one_at_a_time.has_value(); },
-               [](const PartResult& p) { return Kld(*p.one_at_a_time); });
+  return Order(
+      c, [](const PartResult& p) { return p.one_at_a_time.has_value(); },
+      [](const PartResult& p) { return Kld(*p.one_at_a_time); });
 }
 
 std::vector<int> RankLeaveOneOut(const CandidateResult& c) {
-  return Order(c, [](const PartResult& p) { return p.leave_one_out.has_value(); },
-               [](const PartResult& p) { return -Kld(*p.leave_one_out); });
+  return Order(
+      c, [](const PartResult& p) { return p.leave_one_out.has_value(); },
+      [](const PartResult& p) { return -Kld(*p.leave_one_out); });
 }
 
 std::vector<int> RankProxy(const CandidateResult& c) {
-  return Order(c, [](const PartResult&) { return true; }, [](const PartResult& p) { return p.proxy; });
+  return Order(
+      c, [](const PartResult&) { return true; }, [](const PartResult& p) { return p.proxy; });
 }
 
 json SensitivityJson(const SensitivityResult& r) {
   const EvalRunInfo& e = r.eval;
   const int64_t tokens = r.candidates.empty() ? 0 : r.candidates[0].all_quantized.summary.overall.tokens;
-  json j = {{"kind", "sensitivity"}, {"schema_version", kSensitivitySchemaVersion}, {"model", e.model},
-            {"model_hash", r.model_hash}, {"baseline", e.baseline_spec}, {"ctx", e.ctx},
-            {"stage", StageName(r.stage)}, {"parts_measured_per_format", r.top_k}};
-  j["data"] = {{"path", e.data}, {"windows", e.n_windows}, {"first_window", e.first_window},
-               {"tokens", tokens}, {"tokens_hash", e.tokens_hash}};
+  json j = {{"kind", "sensitivity"},
+            {"schema_version", kSensitivitySchemaVersion},
+            {"model", e.model},
+            {"model_hash", r.model_hash},
+            {"baseline", e.baseline_spec},
+            {"ctx", e.ctx},
+            {"stage", StageName(r.stage)},
+            {"parts_measured_per_format", r.top_k}};
+  j["data"] = {{"path", e.data},
+               {"windows", e.n_windows},
+               {"first_window", e.first_window},
+               {"tokens", tokens},
+               {"tokens_hash", e.tokens_hash}};
   j["proxy"] = {{"quantity", ProxyQuantityName(kProxyQuantity)}, {"attention_samples_per_window", e.attn_samples}};
   j["formats"] = json::array();
   for (const CandidateResult& c : r.candidates) j["formats"].push_back(CandidateJson(c, e.aggregate.buckets));
-  j["stages"] = {{"proxy", r.proxy_results}, {"parts", r.parts_results.empty() ? json(nullptr) : json(r.parts_results)}};
-  j["run"] = {{"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}, {"threads", e.threads},
+  j["stages"] = {{"proxy", r.proxy_results},
+                 {"parts", r.parts_results.empty() ? json(nullptr) : json(r.parts_results)}};
+  j["run"] = {{"wall_s", r.wall_s},
+              {"peak_rss_mb", r.peak_rss_mb},
+              {"threads", e.threads},
               {"windows_resumed", {{"proxy", r.windows_resumed_proxy}, {"parts", r.windows_resumed_parts}}}};
   j["run"].update(ProvenanceJson());
   return j;
@@ -149,7 +179,8 @@ std::string SensitivityTable(const SensitivityResult& r) {
   for (const CandidateResult& c : r.candidates) {
     const std::vector<int> one = RankOneAtATime(c), proxy = RankProxy(c);
     const std::vector<int> rank_proxy = RankOf(c.parts.size(), proxy);
-    std::snprintf(line, sizeof line, "\nsensitivity of %s against %s: stage %s, %zu of %zu parts end to end, windows %d x %d tokens\n",
+    std::snprintf(line, sizeof line,
+                  "\nsensitivity of %s against %s: stage %s, %zu of %zu parts end to end, windows %d x %d tokens\n",
                   c.candidate.name().c_str(), r.eval.baseline_spec.c_str(), StageName(r.stage).c_str(), one.size(),
                   c.parts.size(), r.eval.n_windows, r.eval.ctx);
     out += line;
@@ -168,8 +199,8 @@ std::string SensitivityTable(const SensitivityResult& r) {
                       p.part.name().c_str(), o.kld_mean, o.kld_p99, 100 * o.top1_agree, Kld(*p.leave_one_out), p.proxy,
                       rank_proxy[rows[k]]);
       } else {
-        std::snprintf(line, sizeof line, "   -  %-6s  %17s  %9s  %7s  %18s   %10.5f (%d)\n", p.part.name().c_str(), "-", "-",
-                      "-", "-", p.proxy, rank_proxy[rows[k]]);
+        std::snprintf(line, sizeof line, "   -  %-6s  %17s  %9s  %7s  %18s   %10.5f (%d)\n", p.part.name().c_str(), "-",
+                      "-", "-", "-", p.proxy, rank_proxy[rows[k]]);
       }
       out += line;
     }

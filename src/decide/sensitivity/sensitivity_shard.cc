@@ -53,7 +53,8 @@ Expected<SensitivityResult> SensitivitySession::RunShard() {
   auto manifest = [&](bool finished) {
     const RunTotals t = finished ? plan_.clock.Stop() : RunTotals{};
     r.wall_s = t.wall_s, r.peak_rss_mb = t.peak_rss_mb;
-    const nlohmann::json run = {{"wall_s", t.wall_s}, {"peak_rss_mb", t.peak_rss_mb}, {"resumed", 0}, {"threads", threads}};
+    const nlohmann::json run = {
+        {"wall_s", t.wall_s}, {"peak_rss_mb", t.peak_rss_mb}, {"resumed", 0}, {"threads", threads}};
     return WriteStagedShardManifest(o.out, "sensitivity", o.shard, r.shard_round, run, finished);
   };
   r.results_path = SubDir(o.out, ShardManifest::kFile);

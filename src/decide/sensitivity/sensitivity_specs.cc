@@ -15,8 +15,8 @@ namespace {
 // The protections a candidate may carry, in the grammar's canonical key order (docs/formats.md).
 // k, v and kv are what the sensitivity run sets per part; engine is global, so it would change
 // the attention of every layer, not one part.
-constexpr std::array<std::string_view, 8> kProtectionKeys = {"scale", "scale_by", "group", "recent",
-                                                            "sink",  "rot",      "outliers", "prerope"};
+constexpr std::array<std::string_view, 8> kProtectionKeys = {"scale", "scale_by", "group",    "recent",
+                                                             "sink",  "rot",      "outliers", "prerope"};
 constexpr std::string_view kCandidateHint =
     "a candidate is FORMAT[,key=value...] with keys scale, scale_by, group, recent, sink, rot, outliers, prerope, "
     "e.g. --formats q8_0,q4_0,rot=1";
@@ -79,9 +79,7 @@ Expected<std::string> Canonical(const std::string& spec, const FormatCandidate& 
 
 }  // namespace
 
-std::string CachePart::name() const {
-  return "L" + std::to_string(layer) + (tensor == KvTensor::kK ? ".K" : ".V");
-}
+std::string CachePart::name() const { return "L" + std::to_string(layer) + (tensor == KvTensor::kK ? ".K" : ".V"); }
 
 std::vector<CachePart> AllParts(int n_layers) {
   std::vector<CachePart> parts;
@@ -121,7 +119,8 @@ Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::st
   if (out.empty()) return FormatsError("no candidate format", kCandidateHint);
   std::set<std::string> seen;
   for (const FormatCandidate& c : out) {
-    if (!seen.insert(c.name()).second) return FormatsError("candidate " + c.name() + " given twice", "give each candidate once");
+    if (!seen.insert(c.name()).second)
+      return FormatsError("candidate " + c.name() + " given twice", "give each candidate once");
   }
   return out;
 }

@@ -22,24 +22,26 @@ std::string Header(const DeployContext& d) {
   const ModelConfig& c = *d.config;
   return "kv cache " + d.spec + " for " + d.model + " (" + ArchName(c.arch) + ", " + std::to_string(c.n_layers) +
          " layers, " + std::to_string(c.n_kv_heads) + " KV heads x head_dim " + std::to_string(c.head_dim) + ") at " +
-         std::to_string(d.ctx) + " tokens\n"
+         std::to_string(d.ctx) +
+         " tokens\n"
          "Settings only: nothing here is measured. Verify the spec you deploy (kvaudit eval, probe).\n\n";
 }
 
 std::string Summary(const DeployContext& d, const std::vector<EngineSettings>& engines) {
-  std::string s = Pad("engine", 14) + Pad("exact", 7) + Pad("settings for", 44) + "  KV bytes/token" +
-                  "  GiB at " + std::to_string(d.ctx) + "\n";
+  std::string s = Pad("engine", 14) + Pad("exact", 7) + Pad("settings for", 44) + "  KV bytes/token" + "  GiB at " +
+                  std::to_string(d.ctx) + "\n";
   for (const EngineSettings& e : engines) {
     s += Pad(std::string(EngineName(e.engine)), 14) + Pad(e.exact ? "yes" : "no", 7) +
          Pad(e.settings_for.empty() ? "-" : e.settings_for, 44) +
-         Number("%.0f", static_cast<double>(e.memory.bytes_per_token), 16) + Number("%.3f", e.memory.gib_at_target, 10) +
-         "\n";
+         Number("%.0f", static_cast<double>(e.memory.bytes_per_token), 16) +
+         Number("%.3f", e.memory.gib_at_target, 10) + "\n";
   }
   return s;
 }
 
 std::string Block(const EngineSettings& e) {
-  std::string s = "\n" + std::string(EngineName(e.engine)) + ": " + (e.exact ? "exact" : "not exact: " + e.why_not) + "\n";
+  std::string s =
+      "\n" + std::string(EngineName(e.engine)) + ": " + (e.exact ? "exact" : "not exact: " + e.why_not) + "\n";
   if (!e.exact) {
     s += "  closest:  " + (e.approximations.empty() ? std::string("none") : Joined(e.approximations, "  |  ")) + "\n";
     if (e.settings_for.empty()) return s;
@@ -86,8 +88,12 @@ nlohmann::json DeployJson(const DeployContext& d, const std::vector<EngineSettin
                     {"memory_layout", e.memory.layout}});
   }
   return {{"spec", d.spec},
-          {"model", {{"path", d.model}, {"architecture", ArchName(c.arch)}, {"layers", c.n_layers},
-                     {"kv_heads", c.n_kv_heads}, {"head_dim", c.head_dim}}},
+          {"model",
+           {{"path", d.model},
+            {"architecture", ArchName(c.arch)},
+            {"layers", c.n_layers},
+            {"kv_heads", c.n_kv_heads},
+            {"head_dim", c.head_dim}}},
           {"ctx", d.ctx},
           {"engines", list}};
 }

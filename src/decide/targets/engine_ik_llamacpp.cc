@@ -35,8 +35,10 @@ std::optional<FirstLast> FitFirstLast(const std::vector<KvFormat>& seq) {
   } else if (runs.size() == 2) {  // the longer run is the default (the second on a tie)
     const bool first_is_base = runs[0].second > runs[1].second;
     fl.base = runs[first_is_base ? 0 : 1].first;
-    if (first_is_base) fl.last = runs[1].first, fl.n_last = runs[1].second;
-    else fl.first = runs[0].first, fl.n_first = runs[0].second;
+    if (first_is_base)
+      fl.last = runs[1].first, fl.n_last = runs[1].second;
+    else
+      fl.first = runs[0].first, fl.n_first = runs[0].second;
   } else if (runs.size() == 3) {
     fl.base = runs[1].first;
     fl.first = runs[0].first, fl.n_first = runs[0].second;
@@ -112,7 +114,8 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
   for (bool is_k : {true, false}) {
     for (KvFormat f : Column(v, is_k)) {
       if (std::find(types.begin(), types.end(), f) == types.end()) {
-        why.push_back(std::string(KvFormatName(f)) + " is not a cache type of ik_llama.cpp (" + FormatList(types) + ")");
+        why.push_back(std::string(KvFormatName(f)) + " is not a cache type of ik_llama.cpp (" + FormatList(types) +
+                      ")");
         return why;
       }
     }
@@ -130,15 +133,19 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
 std::vector<std::string> IkCandidates(const PolicyView& v, const ModelConfig&) {
   const RotationMode rot = v.policies.front().rot;
   std::string extra;
-  if (v.engine == AttentionEngine::kLlamaCpp) extra = rot == RotationMode::kOff ? "rot=0,engine=llama.cpp" : "engine=llama.cpp";
-  else if (rot == RotationMode::kOn) extra = "rot=1";
+  if (v.engine == AttentionEngine::kLlamaCpp)
+    extra = rot == RotationMode::kOff ? "rot=0,engine=llama.cpp" : "engine=llama.cpp";
+  else if (rot == RotationMode::kOn)
+    extra = "rot=1";
   return StandInSpecs(v, LlamaCppCacheTypes(), /*same_kv=*/false, /*per_layer=*/true, extra);
 }
 
 void AddTypeFlags(const FirstLast& fl, const std::string& kv, std::vector<std::string>& flags) {
   flags.push_back("-ct" + kv + " " + std::string(KvFormatName(fl.base)));
-  if (fl.n_first) flags.push_back("-ct" + kv + "-first " + std::string(KvFormatName(fl.first)) + "," + std::to_string(fl.n_first));
-  if (fl.n_last) flags.push_back("-ct" + kv + "-last " + std::string(KvFormatName(fl.last)) + "," + std::to_string(fl.n_last));
+  if (fl.n_first)
+    flags.push_back("-ct" + kv + "-first " + std::string(KvFormatName(fl.first)) + "," + std::to_string(fl.n_first));
+  if (fl.n_last)
+    flags.push_back("-ct" + kv + "-last " + std::string(KvFormatName(fl.last)) + "," + std::to_string(fl.n_last));
 }
 
 void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
@@ -153,13 +160,16 @@ void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings
   out.command_example = "llama-server -m model.gguf -c " + std::to_string(ctx);
   for (const std::string& f : out.flags) out.command_example += " " + f;
   if (khad || vhad) {
-    out.notes.push_back("-khad/-vhad: an orthonormal Walsh-Hadamard transform of each " + std::to_string(IkBlock(v.head_dim)) +
-                        "-element head, Q with K, the output back with V; it also rotates layers kept at full precision "
-                        "(the same values up to their rounding)");
+    out.notes.push_back(
+        "-khad/-vhad: an orthonormal Walsh-Hadamard transform of each " + std::to_string(IkBlock(v.head_dim)) +
+        "-element head, Q with K, the output back with V; it also rotates layers kept at full precision "
+        "(the same values up to their rounding)");
   } else if (v.AnyQuantized()) {
-    out.notes.push_back("no rotation: ik_llama.cpp has no automatic rotation (mainline's PR #21038); -khad/-vhad are opt-in");
+    out.notes.push_back(
+        "no rotation: ik_llama.cpp has no automatic rotation (mainline's PR #21038); -khad/-vhad are opt-in");
   }
-  if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral) && AnyQuantized(Column(v, true))) out.notes.push_back(PermutedKNote());
+  if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral) && AnyQuantized(Column(v, true)))
+    out.notes.push_back(PermutedKNote());
   out.notes.push_back("kvaudit's engine=llama.cpp emulates mainline llama.cpp's CPU kernels, not ik_llama.cpp's");
   out.notes.push_back("flash attention is on by default in ik_llama.cpp; -fa on is given for clarity");
   out.applies_to = "ik_llama.cpp @8337e4cd (2026-08-15); per-layer types since PR #1599";

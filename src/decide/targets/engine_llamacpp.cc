@@ -32,11 +32,14 @@ int DefaultRotBlock(bool is_k, KvFormat f, int head_dim) {
 // only, docs/formats.md); engine=llama.cpp rot=auto/1 llama.cpp's own blocks; else 0.
 int SpecRotBlock(const PolicyView& v, bool is_k, KvFormat f) {
   const RotationMode rot = v.policies.front().rot;
-  if (v.engine == AttentionEngine::kLlamaCpp) return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
+  if (v.engine == AttentionEngine::kLlamaCpp)
+    return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
   return rot == RotationMode::kOn && !IsFullPrecision(f) ? v.head_dim : 0;
 }
 
-bool DefaultRotates(const LayerKv& l, int hd) { return DefaultRotBlock(true, l.k, hd) || DefaultRotBlock(false, l.v, hd); }
+bool DefaultRotates(const LayerKv& l, int hd) {
+  return DefaultRotBlock(true, l.k, hd) || DefaultRotBlock(false, l.v, hd);
+}
 
 struct RotationFit {
   bool ok = false;
@@ -55,12 +58,13 @@ RotationFit FitRotation(const PolicyView& v) {
   const int spec_block = k_off ? k_spec : v_spec, def_block = k_off ? k_def : v_def;
   std::string why = "rot=1 rotates " + std::string(k_off ? "K" : "V") + " in " + std::to_string(spec_block) +
                     "-element blocks, llama.cpp ";
-  why += def_block ? "in " + std::to_string(def_block) + "-element blocks" : "not at all at head_dim " + std::to_string(v.head_dim);
+  why += def_block ? "in " + std::to_string(def_block) + "-element blocks"
+                   : "not at all at head_dim " + std::to_string(v.head_dim);
   return {false, false, why + " (its rotation, PR #21038)"};
 }
 
-std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& engine,
-                                     const std::vector<KvFormat>& types, bool same_kv) {
+std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& engine, const std::vector<KvFormat>& types,
+                                     bool same_kv) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
   if (v.heads_differ) why.push_back(engine + " has one K type and one V type for all KV heads");
@@ -72,7 +76,8 @@ std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& eng
   if (same_kv && l.k != l.v) why.push_back(engine + " has one type for K and V (OLLAMA_KV_CACHE_TYPE)");
   for (KvFormat f : {l.k, l.v}) {
     if (std::find(types.begin(), types.end(), f) == types.end()) {
-      why.push_back(std::string(KvFormatName(f)) + " is not a cache type of " + engine + " (" + FormatList(types) + ")");
+      why.push_back(std::string(KvFormatName(f)) + " is not a cache type of " + engine + " (" + FormatList(types) +
+                    ")");
       break;
     }
   }
@@ -87,7 +92,8 @@ std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& eng
 std::vector<std::string> GgmlCandidates(const PolicyView& v, const std::vector<KvFormat>& types, bool same_kv) {
   bool rotated = false;
   for (const HeadPolicy& p : v.policies) {
-    rotated = rotated || (v.engine == AttentionEngine::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
+    rotated =
+        rotated || (v.engine == AttentionEngine::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
   }
   std::vector<std::string> mine = StandInSpecs(v, types, same_kv, /*per_layer=*/false, rotated ? "rot=1" : "");
   std::vector<std::string> theirs = StandInSpecs(v, types, same_kv, false, "engine=llama.cpp");
@@ -110,12 +116,15 @@ std::string MeasureSpec(const LayerKv& l, bool disable) {
 void RotationNotes(const PolicyView& v, const RotationFit& r, std::vector<std::string>& notes) {
   const LayerKv l = v.layers.front();
   if (!DefaultRotates(l, v.head_dim)) {
-    if (v.AnyQuantized()) notes.push_back("no rotation: llama.cpp rotates quantized tensors only when head_dim is a multiple of 64");
+    if (v.AnyQuantized())
+      notes.push_back("no rotation: llama.cpp rotates quantized tensors only when head_dim is a multiple of 64");
     return;
   }
   if (r.disable) {
-    notes.push_back("LLAMA_ATTN_ROT_DISABLE=1 because the spec measured unrotated caches; llama.cpp rotates quantized "
-                    "caches by default (PR #21038); without it the run is " + MeasureSpec(l, false));
+    notes.push_back(
+        "LLAMA_ATTN_ROT_DISABLE=1 because the spec measured unrotated caches; llama.cpp rotates quantized "
+        "caches by default (PR #21038); without it the run is " +
+        MeasureSpec(l, false));
     return;
   }
   const int kb = DefaultRotBlock(true, l.k, v.head_dim), vb = DefaultRotBlock(false, l.v, v.head_dim);
@@ -133,15 +142,17 @@ void CommonNotes(const PolicyView& v, const ModelConfig& c, std::vector<std::str
   const bool fast_pair = l.k == l.v && (l.k == KvFormat::kF16 || l.k == KvFormat::kQ8_0 || l.k == KvFormat::kQ4_0 ||
                                         l.k == KvFormat::kBF16);
   if (!fast_pair) {
-    notes.push_back("CUDA builds without -DGGML_CUDA_FA_ALL_QUANTS=ON have flash-attention kernels only for K=V in f16, "
-                    "bf16, q8_0, q4_0; this pair falls back to the CPU there");
+    notes.push_back(
+        "CUDA builds without -DGGML_CUDA_FA_ALL_QUANTS=ON have flash-attention kernels only for K=V in f16, "
+        "bf16, q8_0, q4_0; this pair falls back to the CPU there");
   }
 }
 
 // llama.cpp takes K and V types apart from its whole type list; ollama one of three for both.
 template <bool kOllama>
 std::vector<std::string> GgmlAnalyze(const PolicyView& v, const ModelConfig&) {
-  return kOllama ? GgmlReasons(v, "ollama", OllamaTypes(), true) : GgmlReasons(v, "llama.cpp", LlamaCppCacheTypes(), false);
+  return kOllama ? GgmlReasons(v, "ollama", OllamaTypes(), true)
+                 : GgmlReasons(v, "llama.cpp", LlamaCppCacheTypes(), false);
 }
 
 template <bool kOllama>

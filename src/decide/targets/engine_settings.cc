@@ -9,8 +9,9 @@
 namespace kvaudit {
 namespace {
 
-constexpr std::array<InferenceEngine, 7> kEngines = {InferenceEngine::kLlamaCpp, InferenceEngine::kIkLlamaCpp, InferenceEngine::kOllama, InferenceEngine::kVllm,
-                                            InferenceEngine::kSglang,   InferenceEngine::kTensorRtLlm, InferenceEngine::kTransformers};
+constexpr std::array<InferenceEngine, 7> kEngines = {
+    InferenceEngine::kLlamaCpp, InferenceEngine::kIkLlamaCpp,  InferenceEngine::kOllama,      InferenceEngine::kVllm,
+    InferenceEngine::kSglang,   InferenceEngine::kTensorRtLlm, InferenceEngine::kTransformers};
 
 // At most this many approximations: the caller verifies each end to end.
 constexpr size_t kMaxApproximations = 4;
@@ -95,7 +96,8 @@ std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<
   return out;
 }
 
-EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config, int target_ctx) {
+EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config,
+                                 int target_ctx) {
   const EngineImpl& impl = ImplOf(engine);
   const PolicyView view = PolicyView::Of(policy, config);
   EngineSettings out;

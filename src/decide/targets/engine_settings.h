@@ -21,31 +21,30 @@ namespace kvaudit {
 
 enum class InferenceEngine { kLlamaCpp, kIkLlamaCpp, kOllama, kVllm, kSglang, kTensorRtLlm, kTransformers };
 
-std::span<const InferenceEngine> AllEngines();  // in the order above
+std::span<const InferenceEngine> AllEngines();   // in the order above
 std::string_view EngineName(InferenceEngine e);  // "llama.cpp", "ik_llama.cpp", "ollama", "vLLM", ...
 
 struct EngineSettings {
   InferenceEngine engine = InferenceEngine::kLlamaCpp;
-  bool exact = false;                        // the engine stores the same formats for the same tensors
-                                             // with the same protections
-  std::string why_not;                       // one line; empty when exact
-  std::vector<std::string> approximations;   // specs the engine runs exactly, closest first (when !exact)
-  std::string settings_for;                  // the spec the settings below realise: the input spec when
-                                             // exact, else approximations[0] ("" if none)
-  std::vector<std::string> flags;            // flags, NAME=value environment lines, or API arguments
+  bool exact = false;                       // the engine stores the same formats for the same tensors
+                                            // with the same protections
+  std::string why_not;                      // one line; empty when exact
+  std::vector<std::string> approximations;  // specs the engine runs exactly, closest first (when !exact)
+  std::string settings_for;                 // the spec the settings below realise: the input spec when
+                                            // exact, else approximations[0] ("" if none)
+  std::vector<std::string> flags;           // flags, NAME=value environment lines, or API arguments
   std::string command_example;
-  std::string measure_spec;                  // the kvaudit spec that measures what these settings run
-                                             // (llama.cpp and ollama: its engine=llama.cpp emulation)
-  std::vector<std::string> notes;            // rotation, scales, version caveats
-  std::string applies_to;                    // the version/commit the settings are cited at
-  KvMemory memory;                           // of settings_for, in this engine's layout
+  std::string measure_spec;        // the kvaudit spec that measures what these settings run
+                                   // (llama.cpp and ollama: its engine=llama.cpp emulation)
+  std::vector<std::string> notes;  // rotation, scales, version caveats
+  std::string applies_to;          // the version/commit the settings are cited at
+  KvMemory memory;                 // of settings_for, in this engine's layout
 };
 
 // Every engine of AllEngines() for one configuration. Errors (exit 2): a spec the model cannot
 // take (CachePolicy::Validate, without the calibration requirement: nothing is computed here), or
 // target_ctx < 1.
-Expected<std::vector<EngineSettings>> SettingsFor(const CachePolicy& policy, const ModelConfig& config,
-                                                  int target_ctx);
+Expected<std::vector<EngineSettings>> SettingsFor(const CachePolicy& policy, const ModelConfig& config, int target_ctx);
 // One engine; the policy must already be valid for the model.
 EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config,
                                  int target_ctx);

@@ -21,15 +21,18 @@ std::string FormatReason(const LayerKv& l, const HeadPolicy& p) {
   if (IsFullPrecision(l.k)) return "";
   const std::string name(KvFormatName(l.k));
   if (IsKivi(l.k)) {
-    return name + ": transformers' KIVI-like cache (quanto, axis_key=-1) re-quantizes the whole cache from one cycling "
-                  "residual; kvaudit's KIVI keeps complete key groups and a sliding value window";
+    return name +
+           ": transformers' KIVI-like cache (quanto, axis_key=-1) re-quantizes the whole cache from one cycling "
+           "residual; kvaudit's KIVI keeps complete key groups and a sliding value window";
   }
   if (l.k == KvFormat::kInt8) {
-    return "int8: transformers has 8 bits only with backend hqq, which fits zero-points by half-quadratic optimisation, "
+    return "int8: transformers has 8 bits only with backend hqq, which fits zero-points by half-quadratic "
+           "optimisation, "
            "not kvaudit's min/max rounding";
   }
   if (l.k != KvFormat::kInt4) {
-    return name + " is not a transformers cache format (DynamicCache in the model dtype; QuantizedCache int4 with quanto)";
+    return name +
+           " is not a transformers cache format (DynamicCache in the model dtype; QuantizedCache int4 with quanto)";
   }
   if (p.Recent() == 0) {
     return "transformers always keeps the newest token in full precision (residual_length >= 1); recent=1 is that";
@@ -55,9 +58,11 @@ std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
                   (outliers ? "outliers=" + std::to_string(outliers) + " " : "") + (pre_rope ? "prerope=1 " : "") +
                   ": sinks, outlier channels and pre-RoPE keys are kvaudit protections transformers does not have");
   }
-  if (v.engine == AttentionEngine::kLlamaCpp) why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
+  if (v.engine == AttentionEngine::kLlamaCpp)
+    why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
   if (rot) why.push_back("transformers' QuantizedCache has no rotation (rot=1)");
-  if (v.heads_differ || !v.PoliciesUniform()) why.push_back("transformers' QuantizedCache has one configuration for all layers and heads");
+  if (v.heads_differ || !v.PoliciesUniform())
+    why.push_back("transformers' QuantizedCache has one configuration for all layers and heads");
   if (std::string f = FormatReason(v.layers.front(), p); !f.empty()) why.push_back(f);
   return why;
 }
@@ -85,15 +90,19 @@ void Render(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& 
     return;
   }
   const int group = v.policies.front().IntGroup();
-  const std::string config = "{\"backend\": \"quanto\", \"nbits\": 4, \"axis_key\": 0, \"axis_value\": 0, \"q_group_size\": " +
-                             std::to_string(group) + ", \"residual_length\": 1}";
+  const std::string config =
+      "{\"backend\": \"quanto\", \"nbits\": 4, \"axis_key\": 0, \"axis_value\": 0, \"q_group_size\": " +
+      std::to_string(group) + ", \"residual_length\": 1}";
   out.flags = {"cache_implementation=\"quantized\"", "cache_config=" + config};
   out.command_example = "model.generate(**inputs, cache_implementation=\"quantized\", cache_config=" + config + ")";
-  out.notes.push_back("or past_key_values=QuantizedCache(backend=\"quanto\", config=model.config, nbits=4, q_group_size=" +
-                      std::to_string(group) + ", residual_length=1); QuantoQuantizedCache is deprecated (removal in v4.59)");
-  out.notes.push_back("quanto axis 0 groups q_group_size contiguous elements of each token's head (min/max scale and "
-                      "shift, MaxOptimizer), kept in the model dtype where kvaudit keeps f16; needs optimum-quanto >= 0.2.5");
-  out.notes.push_back("the first call attends the prompt unquantized; kvaudit reads the prompt quantized too (stricter)");
+  out.notes.push_back(
+      "or past_key_values=QuantizedCache(backend=\"quanto\", config=model.config, nbits=4, q_group_size=" +
+      std::to_string(group) + ", residual_length=1); QuantoQuantizedCache is deprecated (removal in v4.59)");
+  out.notes.push_back(
+      "quanto axis 0 groups q_group_size contiguous elements of each token's head (min/max scale and "
+      "shift, MaxOptimizer), kept in the model dtype where kvaudit keeps f16; needs optimum-quanto >= 0.2.5");
+  out.notes.push_back(
+      "the first call attends the prompt unquantized; kvaudit reads the prompt quantized too (stricter)");
   out.notes.push_back("each flush re-quantizes the whole cache from its dequantized values");
   // residual_length=1 flushes on every update, so no residual is held between steps.
   out.memory = HfCacheMemory({4, group, 0, 2}, c, ctx);

@@ -37,7 +37,8 @@ KvMemory GgmlCacheMemory(const std::vector<LayerKv>& layers, const ModelConfig& 
   uint64_t per_token = 0;
   for (const LayerKv& l : layers) {
     KV_CHECK(HasLlamaCppType(l.k) && HasLlamaCppType(l.v));
-    per_token += c.n_kv_heads * (Format(l.k).codec().row_bytes(c.head_dim, {}) + Format(l.v).codec().row_bytes(c.head_dim, {}));
+    per_token +=
+        c.n_kv_heads * (Format(l.k).codec().row_bytes(c.head_dim, {}) + Format(l.v).codec().row_bytes(c.head_dim, {}));
   }
   const uint64_t cells = RoundUp(static_cast<uint64_t>(ctx), static_cast<uint64_t>(cell_padding));
   return Finish(per_token, per_token * cells,

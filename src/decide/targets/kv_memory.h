@@ -36,8 +36,8 @@ KvMemory PagedCacheMemory(const std::vector<LayerKv>& layers, const ModelConfig&
 struct HfCacheShape {
   int nbits = 0;
   int group = 64;
-  int residual = 0;     // full-precision tokens held at ctx (at most residual_length - 1)
-  int full_bytes = 2;   // bytes per element of the model dtype (f16/bf16: 2, f32: 4)
+  int residual = 0;    // full-precision tokens held at ctx (at most residual_length - 1)
+  int full_bytes = 2;  // bytes per element of the model dtype (f16/bf16: 2, f32: 4)
 };
 KvMemory HfCacheMemory(const HfCacheShape& shape, const ModelConfig& c, int ctx);
 

@@ -90,10 +90,10 @@ void ChunkedAttention::Decode(int pos0, int n, const float* q, float* out, Threa
   const int G = s_.group, hd = s_.head_dim, rows = n * G;
   const int c_begin = FirstKey(s_, pos0) / kKeyChunk, c_end = (pos0 + n - 1) / kKeyChunk + 1;
   const int n_chunks = c_end - c_begin, n_items = n_kv_ * n_chunks;
-  dq_.resize(static_cast<size_t>(n_kv_) * rows * hd);            // [n_kv, rows, hd] scaled queries
-  dpart_o_.resize(static_cast<size_t>(n_items) * rows * hd);     // [n_kv, n_chunks, rows, hd]
-  dpart_.resize(static_cast<size_t>(n_items) * rows);            // [n_kv, n_chunks, rows]
-  dout_.resize(static_cast<size_t>(rows) * hd);                  // [rows, hd] one KV head's outputs
+  dq_.resize(static_cast<size_t>(n_kv_) * rows * hd);         // [n_kv, rows, hd] scaled queries
+  dpart_o_.resize(static_cast<size_t>(n_items) * rows * hd);  // [n_kv, n_chunks, rows, hd]
+  dpart_.resize(static_cast<size_t>(n_items) * rows);         // [n_kv, n_chunks, rows]
+  dout_.resize(static_cast<size_t>(rows) * hd);               // [rows, hd] one KV head's outputs
   for (int g = 0; g < n_kv_; ++g) GatherQ(q, g, 0, n, rot_q(g), dq_.data() + static_cast<int64_t>(g) * rows * hd);
   EnsureScratch(pool.size(), static_cast<int64_t>(G) * kKeyChunk);
   pool.ForEachItem(n_items, [&](int item, int thread) {
@@ -127,11 +127,11 @@ void ChunkedAttention::Prefill(int pos0, int n, const float* q, float* out, Thre
     // Latest (most expensive, causal) token blocks first, for balance.
     const int b = n_blocks - 1 - item / n_kv_, g = item % n_kv_;
     const int t0 = b * kTokenBlock, nt = std::min(kTokenBlock, n - t0);
-    float* qs = scratch_[thread].data();                    // [nt·G, hd]
-    float* o = qs + rows * hd;                              // [nt·G, hd]
-    float* scores = o + rows * hd;                          // [G, kKeyChunk]
+    float* qs = scratch_[thread].data();                            // [nt·G, hd]
+    float* o = qs + rows * hd;                                      // [nt·G, hd]
+    float* scores = o + rows * hd;                                  // [G, kKeyChunk]
     float* o_parts = scores + static_cast<int64_t>(G) * kKeyChunk;  // [max_chunks, G, hd]
-    PartialRow* parts = pparts_[thread].data();             // [max_chunks, G]
+    PartialRow* parts = pparts_[thread].data();                     // [max_chunks, G]
     GatherQ(q, g, t0, nt, rot_q(g), qs);
     for (int t = 0; t < nt; ++t) {
       const int p = pos0 + t0 + t;

@@ -27,8 +27,8 @@
 
 namespace kvaudit {
 
-inline constexpr int kKeyChunk = 256;        // keys per chunk (absolute boundaries)
-inline constexpr int kDecodeMaxTokens = 4;   // up to this many tokens: chunk-parallel decode split
+inline constexpr int kKeyChunk = 256;       // keys per chunk (absolute boundaries)
+inline constexpr int kDecodeMaxTokens = 4;  // up to this many tokens: chunk-parallel decode split
 
 // The attention shape of a model: G = n_heads / n_kv_heads, the sliding window, scale 1/sqrt(hd).
 AttnShape AttnShapeFor(const ModelConfig& c);
@@ -45,7 +45,8 @@ using ChunkKernel = std::function<void(int g, const float* qs, int n_tok, int po
 
 class ChunkedAttention {
  public:
-  ChunkedAttention(const AttnShape& shape, int n_heads, int n_kv_heads) : s_(shape), n_heads_(n_heads), n_kv_(n_kv_heads) {}
+  ChunkedAttention(const AttnShape& shape, int n_heads, int n_kv_heads)
+      : s_(shape), n_heads_(n_heads), n_kv_(n_kv_heads) {}
 
   // q: [n, n_heads, hd] after RoPE; out: [n, n_heads, hd]. rot_q(g) / rot_o(g): rotate the queries
   // of KV head g into the keys' Hadamard basis / rotate its outputs back (V stored rotated).

@@ -69,8 +69,8 @@ inline __m512 InRegisterStages(__m512 x) {
   const __m512 s2 = _mm512_setr_ps(1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1);
   const __m512 s4 = _mm512_setr_ps(1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1);
   const __m512 s8 = _mm512_setr_ps(1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1);
-  x = _mm512_fmadd_ps(x, s1, _mm512_permute_ps(x, 0xB1));         // lanes (1,0,3,2) within 128 bits
-  x = _mm512_fmadd_ps(x, s2, _mm512_permute_ps(x, 0x4E));         // lanes (2,3,0,1) within 128 bits
+  x = _mm512_fmadd_ps(x, s1, _mm512_permute_ps(x, 0xB1));        // lanes (1,0,3,2) within 128 bits
+  x = _mm512_fmadd_ps(x, s2, _mm512_permute_ps(x, 0x4E));        // lanes (2,3,0,1) within 128 bits
   x = _mm512_fmadd_ps(x, s4, _mm512_shuffle_f32x4(x, x, 0xB1));  // 128-bit blocks (1,0,3,2)
   x = _mm512_fmadd_ps(x, s8, _mm512_shuffle_f32x4(x, x, 0x4E));  // 128-bit blocks (2,3,0,1)
   return x;

@@ -28,8 +28,7 @@ inline uint32_t RoundHalfEven(float t) {
 
 }  // namespace
 
-void AsymQuantizeGroup(const float* x, int64_t n, int64_t stride, int bits, uint8_t* codes, float* scale,
-                       float* min) {
+void AsymQuantizeGroup(const float* x, int64_t n, int64_t stride, int bits, uint8_t* codes, float* scale, float* min) {
   assert(AsymBitsValid(bits) && n > 0);
   const float qmax = static_cast<float>((1u << bits) - 1u);
   float lo = x[0], hi = x[0];
@@ -55,10 +54,10 @@ void AsymQuantizeGroup(const float* x, int64_t n, int64_t stride, int bits, uint
   }
 }
 
-void AsymDequantizeGroup(const uint8_t* codes, int64_t n, int bits, float scale, float min, float* y,
-                         int64_t stride) {
+void AsymDequantizeGroup(const uint8_t* codes, int64_t n, int bits, float scale, float min, float* y, int64_t stride) {
   assert(AsymBitsValid(bits));
-  for (int64_t i = 0; i < n; ++i) y[i * stride] = std::fma(static_cast<float>(AsymCode(codes, i, bits)), scale, min);  // one rounding, pinned
+  for (int64_t i = 0; i < n; ++i)
+    y[i * stride] = std::fma(static_cast<float>(AsymCode(codes, i, bits)), scale, min);  // one rounding, pinned
 }
 
 }  // namespace kvaudit

@@ -32,12 +32,10 @@ inline int64_t AsymCodeBytes(int64_t n, int bits) { return (n * bits + 7) / 8; }
 
 // x: n values at stride `stride` (x[i·stride]); codes: [AsymCodeBytes(n, bits)] (fully written, pad
 // bits 0); *scale, *min: f16-representable floats.
-void AsymQuantizeGroup(const float* x, int64_t n, int64_t stride, int bits, uint8_t* codes, float* scale,
-                       float* min);
+void AsymQuantizeGroup(const float* x, int64_t n, int64_t stride, int bits, uint8_t* codes, float* scale, float* min);
 
 // y[i·stride] = q_i·scale + min for i < n.
-void AsymDequantizeGroup(const uint8_t* codes, int64_t n, int bits, float scale, float min, float* y,
-                         int64_t stride);
+void AsymDequantizeGroup(const uint8_t* codes, int64_t n, int bits, float scale, float min, float* y, int64_t stride);
 
 // Code j of a packed group (for fused kernels and tests).
 inline uint32_t AsymCode(const uint8_t* codes, int64_t j, int bits) {

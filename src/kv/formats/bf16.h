@@ -7,8 +7,8 @@
 
 namespace kvaudit {
 
-const RowCodec& BF16Codec();     // dot/axpy: AVX-512 (widen + shift) where compiled, else scalar
-const RowCodec& BF16CodecRef();  // the same bytes with the scalar dot/axpy (reference for the SIMD twin)
+const RowCodec& BF16Codec();       // dot/axpy: AVX-512 (widen + shift) where compiled, else scalar
+const RowCodec& BF16CodecRef();    // the same bytes with the scalar dot/axpy (reference for the SIMD twin)
 const ggml::GgmlType& BF16Ggml();  // llama.cpp's GGML_TYPE_BF16: from_float = Quantize, no integer dot
 
 }  // namespace kvaudit

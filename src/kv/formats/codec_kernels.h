@@ -59,7 +59,7 @@ template <class Kernels>
 RowCodec MakeRowCodec(std::string_view name, int block_elems, uint64_t (*row_bytes)(int64_t, const CodecParams&),
                       double (*bits_per_element)(int64_t, const CodecParams&),
                       void (*quantize)(const float*, uint8_t*, int64_t, const CodecParams&), DequantizeFn dequantize) {
-  return RowCodec{name,       block_elems, row_bytes,    bits_per_element,  quantize,
+  return RowCodec{name,       block_elems,  row_bytes,     bits_per_element, quantize,
                   dequantize, Kernels::Dot, Kernels::Axpy, Kernels::DotRows, Kernels::AxpyRows};
 }
 

@@ -57,8 +57,10 @@ struct RowKernelsAvx2 {
       } else if (nq == 2) {
         DotRowsJ<2>(rows, row_bytes, n_rows, qj, q_stride, n, oj, out_stride, p);
       } else if constexpr (kTileQ == 4) {
-        if (nq == 3) DotRowsJ<3>(rows, row_bytes, n_rows, qj, q_stride, n, oj, out_stride, p);
-        else DotRowsJ<4>(rows, row_bytes, n_rows, qj, q_stride, n, oj, out_stride, p);
+        if (nq == 3)
+          DotRowsJ<3>(rows, row_bytes, n_rows, qj, q_stride, n, oj, out_stride, p);
+        else
+          DotRowsJ<4>(rows, row_bytes, n_rows, qj, q_stride, n, oj, out_stride, p);
       }
     }
   }
@@ -74,12 +76,16 @@ struct RowKernelsAvx2 {
       float* aj = acc + j0 * acc_stride;
       int64_t u = 0;
       for (; u + kAxpyUnits <= n_units; u += kAxpyUnits) {
-        if (two) AxpyTile<2, kAxpyUnits>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
-        else AxpyTile<1, kAxpyUnits>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
+        if (two)
+          AxpyTile<2, kAxpyUnits>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
+        else
+          AxpyTile<1, kAxpyUnits>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
       }
       for (; u < n_units; ++u) {
-        if (two) AxpyTile<2, 1>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
-        else AxpyTile<1, 1>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
+        if (two)
+          AxpyTile<2, 1>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
+        else
+          AxpyTile<1, 1>(rows, row_bytes, n_rows, wj, w_stride, aj, acc_stride, u, p);
       }
     }
   }

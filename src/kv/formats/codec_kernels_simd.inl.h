@@ -1,8 +1,8 @@
 // The AVX-512 kernels of kv/formats/codec_kernels.h (RowKernels over a format's block decoder) and
 // KVAUDIT_ROW_KERNELS, the kernel slots a format's pass uses: RowKernels in the AVX-512 pass,
 // RowKernelsAvx2 over the format's 8-lane decoder (codec_kernels_avx2.inl.h) in the AVX2 pass, the
-// scalar twins (RowKernelsRef, defined once in codec_kernels.h) in the portable pass. No include guard and no includes: a format's kernel section
-// (base/isa_passes.h) includes it inside its pass namespace, after "ops/dot_simd.inl.h", and
+// scalar twins (RowKernelsRef, defined once in codec_kernels.h) in the portable pass. No include guard and no includes:
+// a format's kernel section (base/isa_passes.h) includes it inside its pass namespace, after "ops/dot_simd.inl.h", and
 // defines its decoder after it. The template is the same tokens in every translation unit (one
 // definition); its instantiations are over each file's own decoder, in an unnamed namespace, so
 // they stay local to that file.
@@ -56,7 +56,8 @@ struct RowKernels {
                       int64_t n, float* out, int64_t out_stride, const CodecParams& p) {
     if (!Fast(n, p)) {
       for (int j = 0; j < n_q; ++j) {
-        for (int r = 0; r < n_rows; ++r) out[j * out_stride + r] = DotFallback(rows + r * row_bytes, q + j * q_stride, n, p);
+        for (int r = 0; r < n_rows; ++r)
+          out[j * out_stride + r] = DotFallback(rows + r * row_bytes, q + j * q_stride, n, p);
       }
       return;
     }

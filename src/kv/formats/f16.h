@@ -7,8 +7,8 @@
 
 namespace kvaudit {
 
-const RowCodec& F16Codec();     // dot/axpy: AVX-512 (_mm512_cvtph_ps) where compiled, else scalar
-const RowCodec& F16CodecRef();  // the same bytes with the scalar dot/axpy (reference for the SIMD twin)
+const RowCodec& F16Codec();       // dot/axpy: AVX-512 (_mm512_cvtph_ps) where compiled, else scalar
+const RowCodec& F16CodecRef();    // the same bytes with the scalar dot/axpy (reference for the SIMD twin)
 const ggml::GgmlType& F16Ggml();  // llama.cpp's GGML_TYPE_F16: from_float = Quantize, no integer dot
 
 }  // namespace kvaudit

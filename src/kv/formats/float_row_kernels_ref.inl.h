@@ -7,10 +7,10 @@
 template <FloatLoad Load>
 struct FloatRowKernelsRef : RowKernelsRefRows<FloatRowKernelsRef<Load>> {
   static float Dot(const uint8_t* src, const float* q, int64_t n, const CodecParams&) {
-    return DotCanonicalScalar(q, [src](int64_t i) { return Load(src, i); }, n);
+    return DotCanonicalScalar(
+        q, [src](int64_t i) { return Load(src, i); }, n);
   }
   static void Axpy(const uint8_t* src, float w, float* acc, int64_t n, const CodecParams&) {
     for (int64_t i = 0; i < n; ++i) acc[i] = std::fma(Load(src, i), w, acc[i]);
   }
 };
-

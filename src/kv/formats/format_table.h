@@ -17,11 +17,21 @@
 namespace kvaudit {
 
 enum class KvFormat {
-  kF32, kF16, kBF16,
-  kFp8E4M3, kFp8E5M2,
-  kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kIq4Nl,
-  kKivi2, kKivi4,
-  kInt8, kInt4,
+  kF32,
+  kF16,
+  kBF16,
+  kFp8E4M3,
+  kFp8E5M2,
+  kQ8_0,
+  kQ4_0,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kIq4Nl,
+  kKivi2,
+  kKivi4,
+  kInt8,
+  kInt4,
 };
 
 enum class FormatFamily {
@@ -36,7 +46,7 @@ struct FormatRow {
   KvFormat id;
   std::string_view name;  // the --kv spelling
   FormatFamily family;
-  int code_bits;          // bits of one element's code (scales and metadata excluded)
+  int code_bits;                       // bits of one element's code (scales and metadata excluded)
   const RowCodec& (*codec)();          // nullptr for KIVI
   const RowCodec& (*dynamic_codec)();  // fp8 `scale=dynamic` (per-32 f32 scales); else nullptr
   const ggml::GgmlType& (*ggml)();     // llama.cpp's type traits; nullptr where llama.cpp has no such cache type

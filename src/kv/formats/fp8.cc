@@ -21,7 +21,7 @@ namespace {
 
 // Bit-level parameters of the two OCP formats (OFP8 spec v1.0, Table 1).
 struct Fp8Spec {
-  int mant_bits;     // M
+  int mant_bits;  // M
   int bias;
   uint32_t max_code;  // magnitude bits of the largest finite value
   float max;
@@ -55,10 +55,10 @@ uint8_t Fp8FromF32(float x, Fp8Kind kind) {
   const Fp8Spec f = SpecOf(kind);
   const uint32_t u = FloatToBits(x);
   const uint32_t sign = (u >> 24) & 0x80u;
-  const uint32_t a = u & 0x7fffffffu;  // |x| as bits
-  if (a > 0x7f800000u) return static_cast<uint8_t>(sign | 0x7Fu);         // NaN -> S.1111111
+  const uint32_t a = u & 0x7fffffffu;                                           // |x| as bits
+  if (a > 0x7f800000u) return static_cast<uint8_t>(sign | 0x7Fu);               // NaN -> S.1111111
   if (BitsToFloat(a) >= f.max) return static_cast<uint8_t>(sign | f.max_code);  // SATFINITE (inf too)
-  const int emin = 1 - f.bias;  // exponent of the smallest normal
+  const int emin = 1 - f.bias;                                                  // exponent of the smallest normal
   if (a < static_cast<uint32_t>(emin + 127) << 23) {
     // Subnormal range: value = m·2^(emin−M) with m = RNE(|x| / 2^(emin−M)) in [0, 2^M]. m = 2^M is
     // the smallest normal's code (fp8 bit patterns are contiguous in magnitude), so no special case.
@@ -129,9 +129,7 @@ inline float BlockScale(const uint8_t* blk) {
 
 template <Fp8Kind K>
 struct Dynamic {
-  static uint64_t RowBytes(int64_t n, const CodecParams&) {
-    return static_cast<uint64_t>(n / kBlock) * kBlockBytes;
-  }
+  static uint64_t RowBytes(int64_t n, const CodecParams&) { return static_cast<uint64_t>(n / kBlock) * kBlockBytes; }
   static double Bits(int64_t, const CodecParams&) { return 8.0 * kBlockBytes / kBlock; }  // 9
   static void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams&) {
     for (int64_t b = 0; b < n / kBlock; ++b) {
@@ -169,21 +167,23 @@ namespace kvaudit {
 
 // Fn(): the active path's kernels at call time (ForceIsaForTesting switches what later callers
 // get); FnRef(): the scalar twins.
-#define KVAUDIT_FP8_CODEC(Fn, Impl, Kernels, name, block)                                          \
-  const RowCodec& Fn() {                                                                           \
-    static const RowCodec codec[3] = {Make<Impl, isa_portable::Kernels>(name, block),             \
-                                      Make<Impl, isa_avx2::Kernels>(name, block),                 \
-                                      Make<Impl, isa_avx512::Kernels>(name, block)};              \
-    return codec[static_cast<int>(ActiveIsa())];                                                   \
-  }                                                                                                \
-  const RowCodec& Fn##Ref() {                                                                      \
-    static const RowCodec codec = Make<Impl, RowKernelsRef<Impl::Dequantize>>(name, block);        \
-    return codec;                                                                                  \
+#define KVAUDIT_FP8_CODEC(Fn, Impl, Kernels, name, block)                                   \
+  const RowCodec& Fn() {                                                                    \
+    static const RowCodec codec[3] = {Make<Impl, isa_portable::Kernels>(name, block),       \
+                                      Make<Impl, isa_avx2::Kernels>(name, block),           \
+                                      Make<Impl, isa_avx512::Kernels>(name, block)};        \
+    return codec[static_cast<int>(ActiveIsa())];                                            \
+  }                                                                                         \
+  const RowCodec& Fn##Ref() {                                                               \
+    static const RowCodec codec = Make<Impl, RowKernelsRef<Impl::Dequantize>>(name, block); \
+    return codec;                                                                           \
   }
 KVAUDIT_FP8_CODEC(Fp8E4M3Codec, Static<Fp8Kind::kE4M3>, StaticKernels<Fp8Kind::kE4M3>, "fp8_e4m3", 1)
 KVAUDIT_FP8_CODEC(Fp8E5M2Codec, Static<Fp8Kind::kE5M2>, StaticKernels<Fp8Kind::kE5M2>, "fp8_e5m2", 1)
-KVAUDIT_FP8_CODEC(Fp8E4M3DynamicCodec, Dynamic<Fp8Kind::kE4M3>, DynamicKernels<Fp8Kind::kE4M3>, "fp8_e4m3_dynamic", kBlock)
-KVAUDIT_FP8_CODEC(Fp8E5M2DynamicCodec, Dynamic<Fp8Kind::kE5M2>, DynamicKernels<Fp8Kind::kE5M2>, "fp8_e5m2_dynamic", kBlock)
+KVAUDIT_FP8_CODEC(Fp8E4M3DynamicCodec, Dynamic<Fp8Kind::kE4M3>, DynamicKernels<Fp8Kind::kE4M3>, "fp8_e4m3_dynamic",
+                  kBlock)
+KVAUDIT_FP8_CODEC(Fp8E5M2DynamicCodec, Dynamic<Fp8Kind::kE5M2>, DynamicKernels<Fp8Kind::kE5M2>, "fp8_e5m2_dynamic",
+                  kBlock)
 #undef KVAUDIT_FP8_CODEC
 
 }  // namespace kvaudit
@@ -209,7 +209,8 @@ inline __m512 Decode16(const uint8_t* src, __m512 scale) {
     const __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8),
                                       _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), 7));
     const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_mul_ps(scale, _mm512_set1_ps(256.0f)));
-    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
+    const __mmask16 nan =
+        _mm256_cmpeq_epi16_mask(_mm256_and_si256(b, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
     return _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
   }
 }
@@ -243,7 +244,8 @@ inline __m256 Decode8(const uint8_t* src, __m256 scale) {
     return _mm256_mul_ps(_mm256_cvtph_ps(_mm_slli_epi16(b, 8)), scale);
   } else {
     const __m128i magnitude = _mm_and_si128(b, _mm_set1_epi16(0x7F));
-    const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8), _mm_slli_epi16(magnitude, 7));
+    const __m128i h =
+        _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8), _mm_slli_epi16(magnitude, 7));
     const __m256 v = _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_mul_ps(scale, _mm256_set1_ps(256.0f)));
     const __m256 nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7F))));
     return _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), nan);

@@ -18,7 +18,7 @@ namespace kvaudit {
 
 enum class Fp8Kind { kE4M3, kE5M2 };
 
-uint8_t Fp8FromF32(float x, Fp8Kind kind);  // RNE, saturating, written from the bit-level definition
+uint8_t Fp8FromF32(float x, Fp8Kind kind);   // RNE, saturating, written from the bit-level definition
 float Fp8ToF32(uint8_t code, Fp8Kind kind);  // exact
 float Fp8MaxFinite(Fp8Kind kind);            // 448 (e4m3) or 57344 (e5m2)
 

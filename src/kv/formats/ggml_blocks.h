@@ -18,20 +18,43 @@ namespace kvaudit::ggml {
 inline constexpr int kQK = 32;  // elements per block (QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = QK4_NL)
 
 // Byte layouts, in ggml-common.h field order; `d`/`m`/`s` are IEEE fp16.
-struct BlockQ4_0 { uint16_t d; uint8_t qs[16]; };                     // code j | code j+16 << 4
-struct BlockQ4_1 { uint16_t d, m; uint8_t qs[16]; };
-struct BlockQ5_0 { uint16_t d; uint8_t qh[4]; uint8_t qs[16]; };      // qh: bit j = bit 4 of code j
-struct BlockQ5_1 { uint16_t d, m; uint8_t qh[4]; uint8_t qs[16]; };
-struct BlockQ8_0 { uint16_t d; int8_t qs[32]; };
-struct BlockQ8_1 { uint16_t d, s; int8_t qs[32]; };                   // s = fp16(d * Σ qs)
-struct BlockIq4Nl { uint16_t d; uint8_t qs[16]; };                    // codes index kIq4NlValues
+struct BlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[16];
+};  // code j | code j+16 << 4
+struct BlockQ4_1 {
+  uint16_t d, m;
+  uint8_t qs[16];
+};
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};  // qh: bit j = bit 4 of code j
+struct BlockQ5_1 {
+  uint16_t d, m;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockQ8_0 {
+  uint16_t d;
+  int8_t qs[32];
+};
+struct BlockQ8_1 {
+  uint16_t d, s;
+  int8_t qs[32];
+};  // s = fp16(d * Σ qs)
+struct BlockIq4Nl {
+  uint16_t d;
+  uint8_t qs[16];
+};  // codes index kIq4NlValues
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
-              sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ8_1) == 36 &&
-              sizeof(BlockIq4Nl) == 18, "ggml block sizes (ggml-common.h static_asserts)");
+                  sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ8_1) == 36 &&
+                  sizeof(BlockIq4Nl) == 18,
+              "ggml block sizes (ggml-common.h static_asserts)");
 
 // kvalues_iq4nl (ggml-common.h).
-inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                            1,    13,   25,  38,  53,  69,  89,  113};
+inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 inline float LoadF16(const uint8_t* p) {
   uint16_t h;

@@ -33,7 +33,9 @@ struct IntGroup {
   static uint64_t RowBytes(int64_t n, const CodecParams& p) {
     return static_cast<uint64_t>(n / p.group * GroupBytes(p.group, B));
   }
-  static double Bits(int64_t, const CodecParams& p) { return 8.0 * static_cast<double>(GroupBytes(p.group, B)) / p.group; }
+  static double Bits(int64_t, const CodecParams& p) {
+    return 8.0 * static_cast<double>(GroupBytes(p.group, B)) / p.group;
+  }
 
   static void Quantize(const float* x, uint8_t* dst, int64_t n, const CodecParams& p) {
     assert(IntGroupValid(n, p.group));
@@ -141,7 +143,8 @@ struct Decoder {
       const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
       const __m512i lo = _mm512_and_si512(b, _mm512_set1_epi32(15)), hi = _mm512_srli_epi32(b, 4);
       c0 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), hi);
-      c1 = _mm512_permutex2var_epi32(lo, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), hi);
+      c1 = _mm512_permutex2var_epi32(
+          lo, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), hi);
     }
     const __m512 vs = _mm512_broadcastss_ps(sm), vm = _mm512_broadcastss_ps(_mm_movehdup_ps(sm));
     v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c0), vs, vm);
@@ -164,7 +167,8 @@ struct Decoder {
     } else {
       // 16 bytes; byte k holds element 2k (low nibble) and 2k+1 (high nibble): interleave back.
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
-      const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(15)), hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(15));
+      const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(15)),
+                    hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(15));
       c[0] = _mm_unpacklo_epi8(lo, hi);
       c[1] = _mm_unpackhi_epi8(lo, hi);
     }

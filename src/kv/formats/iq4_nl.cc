@@ -96,7 +96,8 @@ namespace kvaudit {
 
 // The active path's kernels at call time (ForceIsaForTesting switches what later callers get).
 const RowCodec& Iq4NlCodec() {
-  static const RowCodec codec[3] = {Block::Make<isa_portable::Kernels>("iq4_nl"), Block::Make<isa_avx2::Kernels>("iq4_nl"),
+  static const RowCodec codec[3] = {Block::Make<isa_portable::Kernels>("iq4_nl"),
+                                    Block::Make<isa_avx2::Kernels>("iq4_nl"),
                                     Block::Make<isa_avx512::Kernels>("iq4_nl")};
   return codec[static_cast<int>(ActiveIsa())];
 }
@@ -134,7 +135,8 @@ struct Decoder {
   static void Decode(const uint8_t* row, int64_t u, const CodecParams&, __m512* v) {
     const uint8_t* blk = row + u * kBytes;
     // kvalues_iq4nl as floats (ggml_blocks.h kIq4NlValues).
-    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), v);
+    ggml::NibbleLutDecode(blk, _mm512_setr_ps(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113),
+                          v);
   }
 };
 #elif defined(KVAUDIT_ISA_AVX2)

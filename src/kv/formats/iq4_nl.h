@@ -1,5 +1,5 @@
-// llama.cpp IQ4_NL (4-bit indices into a non-linear 16-entry table, fp16 scale per 32): 18 bytes per 32 elements = 4.5 bits per element.
-// Bytes identical to ggml-quants.c quantize_row_iq4_nl_ref (ntry = -1) / dequantize_row_iq4_nl.
+// llama.cpp IQ4_NL (4-bit indices into a non-linear 16-entry table, fp16 scale per 32): 18 bytes per 32 elements = 4.5
+// bits per element. Bytes identical to ggml-quants.c quantize_row_iq4_nl_ref (ntry = -1) / dequantize_row_iq4_nl.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 namespace kvaudit {
 
 const RowCodec& Iq4NlCodec();
-const RowCodec& Iq4NlCodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const RowCodec& Iq4NlCodecRef();    // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
 const ggml::GgmlType& Iq4NlGgml();  // llama.cpp's GGML_TYPE_IQ4_NL: quantize_row_iq4_nl_ref writes, × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.

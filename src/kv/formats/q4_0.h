@@ -10,7 +10,7 @@
 namespace kvaudit {
 
 const RowCodec& Q4_0Codec();
-const RowCodec& Q4_0CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const RowCodec& Q4_0CodecRef();    // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
 const ggml::GgmlType& Q4_0Ggml();  // llama.cpp's GGML_TYPE_Q4_0: quantize_row_q4_0_ref writes, × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.

@@ -111,7 +111,8 @@ struct Decoder {
     const __m512 codes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i bytes = ggml::LoadNibbleBytes(blk + 4);  // vpermps reads the low 4 bits: no mask
     v[0] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(bytes, codes), d)), m);
-    v[1] = _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), codes), d)), m);
+    v[1] =
+        _mm512_add_ps(ggml::RoundedV(_mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), codes), d)), m);
   }
 };
 #elif defined(KVAUDIT_ISA_AVX2)

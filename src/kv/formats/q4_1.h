@@ -10,7 +10,7 @@
 namespace kvaudit {
 
 const RowCodec& Q4_1Codec();
-const RowCodec& Q4_1CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const RowCodec& Q4_1CodecRef();    // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
 const ggml::GgmlType& Q4_1Ggml();  // llama.cpp's GGML_TYPE_Q4_1: quantize_row_q4_1_ref writes, × q8_1
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.

@@ -91,7 +91,8 @@ void ToCodes(const uint8_t* row, int64_t n, ggml::BlockCodes out) {
     const uint8_t* x = row + b * kBytes;
     out.d[b] = ggml::LoadF16(x);
     const uint32_t qh = ggml::LoadU32(x + 2);
-    for (int j = 0; j < ggml::kQK; ++j) out.codes[b * ggml::kQK + j] = static_cast<int8_t>(ggml::Q5Code(x + 6, qh, j) - 16);
+    for (int j = 0; j < ggml::kQK; ++j)
+      out.codes[b * ggml::kQK + j] = static_cast<int8_t>(ggml::Q5Code(x + 6, qh, j) - 16);
   }
 }
 }  // namespace

@@ -10,7 +10,7 @@
 namespace kvaudit {
 
 const RowCodec& Q5_0Codec();
-const RowCodec& Q5_0CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const RowCodec& Q5_0CodecRef();    // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
 const ggml::GgmlType& Q5_0Ggml();  // llama.cpp's GGML_TYPE_Q5_0: quantize_row_q5_0_ref writes, × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.

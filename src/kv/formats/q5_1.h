@@ -10,7 +10,7 @@
 namespace kvaudit {
 
 const RowCodec& Q5_1Codec();
-const RowCodec& Q5_1CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const RowCodec& Q5_1CodecRef();    // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
 const ggml::GgmlType& Q5_1Ggml();  // llama.cpp's GGML_TYPE_Q5_1: quantize_row_q5_1_ref writes, × q8_1
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.

@@ -10,7 +10,7 @@
 namespace kvaudit {
 
 const RowCodec& Q8_0Codec();
-const RowCodec& Q8_0CodecRef();  // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
+const RowCodec& Q8_0CodecRef();    // the same bytes with the scalar dot/axpy twins (kv/formats/codec_kernels.h)
 const ggml::GgmlType& Q8_0Ggml();  // llama.cpp's GGML_TYPE_Q8_0: the x86 quantize_row_q8_0 writes (not _ref), × q8_0
 
 // The byte-level quantizer and dequantizer, exposed for the byte-exactness tests.

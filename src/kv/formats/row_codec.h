@@ -20,13 +20,13 @@ struct CodecParams {
 };
 
 struct RowCodec {
-  std::string_view name;       // spec name: "q4_0", "fp8_e4m3", ...
-  int block_elems;             // a row length must be a multiple of this (0 = uses params.group)
+  std::string_view name;  // spec name: "q4_0", "fp8_e4m3", ...
+  int block_elems;        // a row length must be a multiple of this (0 = uses params.group)
   // Packed bytes of an n-element row.
   uint64_t (*row_bytes)(int64_t n, const CodecParams& p);
   // Exact storage bits per element including scales/zeros/metadata (for `kvaudit formats`).
   double (*bits_per_element)(int64_t n, const CodecParams& p);
-  void (*quantize)(const float* x, uint8_t* dst, int64_t n, const CodecParams& p);  // x [n] -> dst [row_bytes]
+  void (*quantize)(const float* x, uint8_t* dst, int64_t n, const CodecParams& p);    // x [n] -> dst [row_bytes]
   void (*dequantize)(const uint8_t* src, float* y, int64_t n, const CodecParams& p);  // -> y [n]
   // Σ_i dequant(src)_i · q_i, accumulated in f32 (fused: no f32 row is materialised).
   float (*dot)(const uint8_t* src, const float* q, int64_t n, const CodecParams& p);

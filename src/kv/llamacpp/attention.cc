@@ -45,8 +45,10 @@ void ConvertTileRows(const HeadKv& kv, int k0, int j0, int k1, int hd, FaScratch
   const TileRows tile(kv, k0);
   for (int j = j0; j < k1; ++j) {
     const size_t o = static_cast<size_t>(j - k0);
-    if (kq) ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
-    else RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
+    if (kq)
+      ExpandKRow(kv.fk, tile.K(j - k0), hd, {&sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb]});
+    else
+      RowToF32(kv.fk, tile.K(j - k0), hd, &sc.kt[o * hd]);
     RowToF32(kv.fv, tile.V(j - k0), hd, &sc.vt[o * hd]);
   }
 }
@@ -127,8 +129,8 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
     } else {
       float* qf = &sc.qf[static_cast<size_t>(r) * hd];
       std::memcpy(qf, qr, sizeof(float) * hd);
-      if (kv.fk == KvFormat::kF16) RoundToF16(qf, hd);     // fp32_to_fp16 (RNE)
-      if (kv.fk == KvFormat::kBF16) RoundToBF16(qf, hd);   // fp32_to_bf16 (RNE)
+      if (kv.fk == KvFormat::kF16) RoundToF16(qf, hd);    // fp32_to_fp16 (RNE)
+      if (kv.fk == KvFormat::kBF16) RoundToBF16(qf, hd);  // fp32_to_bf16 (RNE)
     }
   }
   const KTileView kt{sc.kc.data(), sc.kd.data(), sc.km.data(), sc.kg.data(), sc.kdt.data(), sc.kmt.data()};
@@ -140,7 +142,9 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
   for (int k0 = (k_lo / kTileKv) * kTileKv; k0 <= k_hi; k0 += kTileKv) {
     const int k1 = std::min(k0 + kTileKv, k_hi + 1), j0 = std::max(k0, k_lo);
     ConvertTileRows(kv, k0, j0, k1, hd, sc);
-    if (kq) TransposeKTile(sc.kc.data(), sc.kd.data(), sc.km.data(), hd, j0 - k0, k1 - 1 - k0, sc.kg.data(), sc.kdt.data(), sc.kmt.data());
+    if (kq)
+      TransposeKTile(sc.kc.data(), sc.kd.data(), sc.km.data(), hd, j0 - k0, k1 - 1 - k0, sc.kg.data(), sc.kdt.data(),
+                     sc.kmt.data());
     auto range = [&](int r, int& lo, int& hi) {  // tile-relative keys row r sees
       const int p = p0 + r / G;
       lo = std::max(FirstKey(sh, p), j0) - k0;
@@ -165,7 +169,8 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
           const QRowView qv{&sc.qc[ri * hd], &sc.qd[ri * nb], &sc.qm[ri * nb], &sc.qg[ri * ng]};
           ScoreTileQ8(kind, kt, qv, nb, sh.scale, lo, hi, s[i]);
         } else {
-          for (int j = lo; j <= hi; ++j) s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * sh.scale;
+          for (int j = lo; j <= hi; ++j)
+            s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * sh.scale;
         }
         SoftmaxWeights(s[i], lo, hi, sc.m[ri], up[i], ms[i], vs[i]);
         u.acc[i] = &sc.acc[ri * hd];
@@ -182,7 +187,8 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
   Finish(sc, rows, hd, out);
 }
 
-void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
+void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out,
+                           FaScratch& sc) {
   const int hd = sh.head_dim, G = sh.group, rows = nt * G, nb = hd / 32;
   const bool kq = IsLlamaCppBlockFormat(kv.fk), v16 = kv.fv == KvFormat::kF16;
   const ggml::VecDotKind kind = kq ? DotKindOf(kv.fk) : ggml::VecDotKind::kSym;
@@ -191,13 +197,14 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
   for (int r = 0; r < rows; ++r) {
     const float* qr = q + static_cast<int64_t>(r) * hd;
     if (kq) {
-      ConvertQRow(kv.fk, qr, hd, {&sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
-                                  &sc.qm[static_cast<size_t>(r) * nb]});
+      ConvertQRow(kv.fk, qr, hd,
+                  {&sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
+                   &sc.qm[static_cast<size_t>(r) * nb]});
     } else {
       float* qf = &sc.qf[static_cast<size_t>(r) * hd];
       std::memcpy(qf, qr, sizeof(float) * hd);
-      if (kv.fk == KvFormat::kF16) RoundToF16(qf, hd);     // fp32_to_fp16 (RNE)
-      if (kv.fk == KvFormat::kBF16) RoundToBF16(qf, hd);   // fp32_to_bf16 (RNE)
+      if (kv.fk == KvFormat::kF16) RoundToF16(qf, hd);    // fp32_to_fp16 (RNE)
+      if (kv.fk == KvFormat::kBF16) RoundToBF16(qf, hd);  // fp32_to_bf16 (RNE)
     }
   }
   const int k_lo = FirstKey(sh, p0), k_hi = p0 + nt - 1;
@@ -210,8 +217,9 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
       float* a = &sc.acc[static_cast<size_t>(r) * hd];
       for (int j = lo; j <= hi; ++j) {
         const size_t o = static_cast<size_t>(j - k0);
-        float s = kq ? ScoreQ8Scalar(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb], &sc.qc[static_cast<size_t>(r) * hd],
-                               &sc.qd[static_cast<size_t>(r) * nb], &sc.qm[static_cast<size_t>(r) * nb], nb)
+        float s = kq ? ScoreQ8Scalar(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb],
+                                     &sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
+                                     &sc.qm[static_cast<size_t>(r) * nb], nb)
                      : DotF16Emu(&sc.qf[static_cast<size_t>(r) * hd], &sc.kt[o * hd], hd);
         s = s * sh.scale;
         float ms = 1.0f, vs = 1.0f;
@@ -219,13 +227,17 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
           const float m_old = M;
           M = s;
           ms = std::exp(m_old - M);
-          if (v16) ScaleF16Scalar(a, ms, hd);
-          else ScaleF32Scalar(a, ms, hd);
+          if (v16)
+            ScaleF16Scalar(a, ms, hd);
+          else
+            ScaleF32Scalar(a, ms, hd);
         } else {
           vs = std::exp(s - M);
         }
-        if (v16) MadF16Scalar(a, &sc.vt[o * hd], vs, hd);
-        else MadF32Scalar(a, &sc.vt[o * hd], vs, hd);
+        if (v16)
+          MadF16Scalar(a, &sc.vt[o * hd], vs, hd);
+        else
+          MadF32Scalar(a, &sc.vt[o * hd], vs, hd);
         S = std::fma(S, ms, vs);  // S = S*ms + vs, contracted by GCC on FMA targets
       }
       sc.m[r] = M;

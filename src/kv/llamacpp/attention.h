@@ -38,15 +38,15 @@ struct FaShape {
 
 // Per-thread scratch, grown on demand.
 struct FaScratch {
-  std::vector<int8_t> qc, kc;   // [rows, hd] expanded Q codes; [64, hd] expanded K tile codes
-  std::vector<float> qd, qm;    // [rows, hd/32] Q block scales / q8_1 sums
-  std::vector<float> kd, km;    // [64, hd/32]
-  std::vector<int32_t> qg, kg;  // [rows, hd/4] Q group corrections; [hd/4, 64] K tile codes transposed
-  std::vector<float> kdt, kmt;  // [hd/32, 64] K tile scales transposed (kv/llamacpp/fa_tile.h)
-  std::vector<float> qf;        // [rows, hd] Q as f32 (rounded to f16/bf16 where K is)
-  std::vector<float> kt, vt;    // [64, hd] K / V tile as f32
-  std::vector<float> s;         // [rows, 64] scores / probabilities
-  std::vector<float> acc, m, l; // [rows, hd] VKQ accumulators; [rows] running max M and sum S
+  std::vector<int8_t> qc, kc;    // [rows, hd] expanded Q codes; [64, hd] expanded K tile codes
+  std::vector<float> qd, qm;     // [rows, hd/32] Q block scales / q8_1 sums
+  std::vector<float> kd, km;     // [64, hd/32]
+  std::vector<int32_t> qg, kg;   // [rows, hd/4] Q group corrections; [hd/4, 64] K tile codes transposed
+  std::vector<float> kdt, kmt;   // [hd/32, 64] K tile scales transposed (kv/llamacpp/fa_tile.h)
+  std::vector<float> qf;         // [rows, hd] Q as f32 (rounded to f16/bf16 where K is)
+  std::vector<float> kt, vt;     // [64, hd] K / V tile as f32
+  std::vector<float> s;          // [rows, 64] scores / probabilities
+  std::vector<float> acc, m, l;  // [rows, hd] VKQ accumulators; [rows] running max M and sum S
 };
 
 // True if llama.cpp runs the tiled path for an n-token ubatch with these K/V types.

@@ -49,15 +49,21 @@ void FromGgufOrder(const float* y, int hd, float* x) {
 
 struct HeadStore {  // one (layer, KV head)
   KvFormat fk = KvFormat::kF32, fv = KvFormat::kF32;
-  int rot_k = 0, rot_v = 0;        // Hadamard block (0 = not rotated)
-  ChunkedRows k, v;                // [positions, k row bytes], [positions, v row bytes], in chunks
+  int rot_k = 0, rot_v = 0;  // Hadamard block (0 = not rotated)
+  ChunkedRows k, v;          // [positions, k row bytes], [positions, v row bytes], in chunks
 };
 
 class LlamaCppCache final : public KvCache {
  public:
   LlamaCppCache(const ModelConfig& c, const CachePolicy& policy, int max_pos)
-      : n_layers_(c.n_layers), n_heads_(c.n_heads), n_kv_(c.n_kv_heads), hd_(c.head_dim), max_pos_(max_pos),
-        gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0), spec_(policy.spec()), len_(c.n_layers, 0),
+      : n_layers_(c.n_layers),
+        n_heads_(c.n_heads),
+        n_kv_(c.n_kv_heads),
+        hd_(c.head_dim),
+        max_pos_(max_pos),
+        gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0),
+        spec_(policy.spec()),
+        len_(c.n_layers, 0),
         heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     shape_ = {hd_, n_heads_ / n_kv_, c.sliding_window, 1.0f / std::sqrt(static_cast<float>(hd_))};
@@ -164,7 +170,8 @@ class LlamaCppCache final : public KvCache {
     KV_CHECK(n_pos >= 0 && n_pos <= max_pos_);
     uint64_t total = 0;
     for (const HeadStore& h : heads_) total += h.k.BytesFor(n_pos) + h.v.BytesFor(n_pos);
-    const std::string what = spec_ + ": " + std::to_string(n_layers_) + " layers × " + std::to_string(n_kv_) + " KV heads";
+    const std::string what =
+        spec_ + ": " + std::to_string(n_layers_) + " layers × " + std::to_string(n_kv_) + " KV heads";
     return ReserveKvStorage(n_pos, total, bytes_reserved(), what, [&] {
       for (HeadStore& h : heads_) {
         if (!h.k.Reserve(n_pos) || !h.v.Reserve(n_pos)) return false;
@@ -210,13 +217,13 @@ class LlamaCppCache final : public KvCache {
   }
 
   const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
-  const bool gguf_order_;                // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
-  const std::string spec_;               // the policy's canonical spec, for Reserve's error
+  const bool gguf_order_;   // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
+  const std::string spec_;  // the policy's canonical spec, for Reserve's error
   FaShape shape_;
-  std::vector<int> len_;                 // [n_layers] positions stored
-  std::vector<HeadStore> heads_;         // [n_layers, n_kv_heads]
+  std::vector<int> len_;          // [n_layers] positions stored
+  std::vector<HeadStore> heads_;  // [n_layers, n_kv_heads]
   uint64_t bytes_per_token_ = 0;
-  std::vector<FaScratch> scratch_;       // [threads]
+  std::vector<FaScratch> scratch_;           // [threads]
   std::vector<std::vector<float>> qs_, os_;  // [threads] of [rows, hd]
 };
 

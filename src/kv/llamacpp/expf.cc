@@ -55,7 +55,7 @@ constexpr double kInvLn2N = std::bit_cast<double>(uint64_t{0x40471547652b82fe});
 constexpr double kC0 = std::bit_cast<double>(uint64_t{0x3ebc6af84b912394});       // poly_scaled
 constexpr double kC1 = std::bit_cast<double>(uint64_t{0x3f2ebfce50fac4f3});
 constexpr double kC2 = std::bit_cast<double>(uint64_t{0x3f962e42ff0c52d6});
-constexpr double kShift = std::bit_cast<double>(uint64_t{0x4338000000000000});    // 0x1.8p52
+constexpr double kShift = std::bit_cast<double>(uint64_t{0x4338000000000000});  // 0x1.8p52
 // expf's fast path: abstop = (bits(x) >> 20) & 0x7ff ≤ 0x42a (|x| < 88, finite).
 constexpr int kAbsTopMax = 0x42a;
 
@@ -74,8 +74,8 @@ constexpr int kLanes = 8;
 inline unsigned Exp8(const float* x, float* y) {
   const __m256 xf = _mm256_loadu_ps(x);
   const __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(xf), 20), _mm256_set1_epi32(0x7ff));
-  const unsigned special =
-      static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(top, _mm256_set1_epi32(kAbsTopMax)))));
+  const unsigned special = static_cast<unsigned>(
+      _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(top, _mm256_set1_epi32(kAbsTopMax)))));
   const __m512d xd = _mm512_cvtps_pd(xf);
   const __m512d inv = _mm512_set1_pd(kInvLn2N), shift = _mm512_set1_pd(kShift);
   __m512d kd = _mm512_fmadd_pd(inv, xd, shift);  // kd = z + shift, contracted as __expf_fma does
@@ -166,8 +166,10 @@ bool ExpBatchIsSimd() {
 }
 
 void ExpBatch(const float* x, float* y, int n) {
-  if (ExpBatchIsSimd()) ExpBatchSimdUnchecked(x, y, n);
-  else ExpBatchScalar(x, y, n);
+  if (ExpBatchIsSimd())
+    ExpBatchSimdUnchecked(x, y, n);
+  else
+    ExpBatchScalar(x, y, n);
 }
 
 #else

@@ -35,8 +35,9 @@ void ScoreTileQ8Scalar(ggml::VecDotKind kind, const KTileView& k, const QRowView
                        int j_hi, float* s) {
   const int hd = nb * 32;
   for (int j = j_lo; j <= j_hi; ++j) {
-    s[j] = ScoreQ8Scalar(kind, k.kc + static_cast<int64_t>(j) * hd, k.kd + j * nb, k.km + j * nb, q.qc, q.qd, q.qm, nb) *
-           scale;
+    s[j] =
+        ScoreQ8Scalar(kind, k.kc + static_cast<int64_t>(j) * hd, k.kd + j * nb, k.km + j * nb, q.qc, q.qd, q.qm, nb) *
+        scale;
   }
 }
 
@@ -104,8 +105,8 @@ void TransposeKTile(const int8_t* kc, const float* kd, const float* km, int hd, 
                     float* dt, float* mt) {
   KVAUDIT_DISPATCH(llamacpp::TransposeKTile, kc, kd, km, hd, j_lo, j_hi, gt, dt, mt);
 }
-void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
-                 int j_hi, float* s) {
+void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo, int j_hi,
+                 float* s) {
   KVAUDIT_DISPATCH(llamacpp::ScoreTileQ8, kind, k, q, nb, scale, j_lo, j_hi, s);
 }
 void SoftmaxWeights(const float* s, int j_lo, int j_hi, float& M, uint8_t* up, float* ms, float* vs) {
@@ -198,7 +199,7 @@ inline VF ScoreKeys(const KTileView& k, const QRowView& q, int nb, int c) {
   const int32_t* gt = k.gt + c;
   for (int b = 0; b < nb; ++b) {
     const VF d = Mul(Load(k.dt + b * kTileKeys + c), Set1(q.qd[b]));  // fp16(d_k)·fp16(d_q)
-    if (kKind == ggml::VecDotKind::kIq4Nl && (b & 1)) {  // iq4_nl: odd blocks in the second accumulator
+    if (kKind == ggml::VecDotKind::kIq4Nl && (b & 1)) {               // iq4_nl: odd blocks in the second accumulator
       for (int i = 0; i < 8; ++i) acc1[i] = Fma(d, Lanes(gt, q, b * 8 + i), acc1[i]);
     } else {
       for (int i = 0; i < 8; ++i) acc0[i] = Fma(d, Lanes(gt, q, b * 8 + i), acc0[i]);
@@ -222,8 +223,8 @@ void ScoreTile(const KTileView& k, const QRowView& q, int nb, float scale, int j
 
 }  // namespace
 
-void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
-                 int j_hi, float* s) {
+void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo, int j_hi,
+                 float* s) {
   switch (kind) {
     case ggml::VecDotKind::kSym: return ScoreTile<ggml::VecDotKind::kSym>(k, q, nb, scale, j_lo, j_hi, s);
     case ggml::VecDotKind::kAffine: return ScoreTile<ggml::VecDotKind::kAffine>(k, q, nb, scale, j_lo, j_hi, s);
@@ -236,8 +237,8 @@ void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, i
   ScoreTileQ8Scalar(kind, k, q, nb, scale, j_lo, j_hi, s);
 }
 #else
-void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
-                 int j_hi, float* s) {
+void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo, int j_hi,
+                 float* s) {
   ScoreTileQ8Scalar(kind, k, q, nb, scale, j_lo, j_hi, s);
 }
 #endif
@@ -352,8 +353,10 @@ void AccumulateN(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_
 
 void AccumulateV(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc) {
   if (hd % kLanesF != 0 || u.n_rows < 1 || u.n_rows > 4) return AccumulateVScalar(u, vt, hd, j_lo, j_hi, f16_acc);
-  if (f16_acc) AccumulateN<true>(u, vt, hd, j_lo, j_hi);
-  else AccumulateN<false>(u, vt, hd, j_lo, j_hi);
+  if (f16_acc)
+    AccumulateN<true>(u, vt, hd, j_lo, j_hi);
+  else
+    AccumulateN<false>(u, vt, hd, j_lo, j_hi);
 }
 #else
 void AccumulateV(const VRowsUpdate& u, const float* vt, int hd, int j_lo, int j_hi, bool f16_acc) {

@@ -48,8 +48,8 @@ void QGroupCorrections(const int8_t* qc, int hd, int32_t* qg);
 
 // s[j] = ScoreQ8Scalar(kind, key j, q) · scale for j in [j_lo, j_hi]; s has kTileKeys entries, and
 // the SIMD kernel may write entries outside [j_lo, j_hi].
-void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
-                 int j_hi, float* s);
+void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo, int j_hi,
+                 float* s);
 void ScoreTileQ8Scalar(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo,
                        int j_hi, float* s);
 

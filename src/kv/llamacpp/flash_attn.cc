@@ -26,8 +26,10 @@ void ConvertQRow(KvFormat k, const float* q, int hd, ggml::BlockCodes out) {
   const int nb = hd / ggml::kQK;
   uint8_t buf[36 * 32];  // [nb blocks of q8_0 (34 B) or q8_1 (36 B)]
   const bool q81 = UsesQ8_1(k);
-  if (q81) QuantizeQ8_1RowX86(q, buf, hd);
-  else QuantizeQ8_0RowX86(q, buf, hd);
+  if (q81)
+    QuantizeQ8_1RowX86(q, buf, hd);
+  else
+    QuantizeQ8_0RowX86(q, buf, hd);
   const int bytes = q81 ? 36 : 34, off = q81 ? 4 : 2;
   for (int b = 0; b < nb; ++b) {
     out.d[b] = ggml::LoadF16(buf + b * bytes);
@@ -122,8 +124,8 @@ void RoundToBF16(float* x, int n) {
 #include "base/isa_passes.h"  // the kernels below, once per kernel path
 
 namespace kvaudit::llamacpp {
-float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
-              const float* qm, int nb) {
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+              const float* qd, const float* qm, int nb) {
   KVAUDIT_DISPATCH(llamacpp::ScoreQ8, kind, kc, kd, km, qc, qd, qm, nb);
 }
 void MadF32(float* acc, const float* v, float s, int hd) { KVAUDIT_DISPATCH(llamacpp::MadF32, acc, v, s, hd); }
@@ -153,16 +155,18 @@ inline float HSum8V(__m256 x) {
 }
 }  // namespace
 
-float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
-              const float* qm, int nb) {
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+              const float* qd, const float* qm, int nb) {
   if (kind == ggml::VecDotKind::kIq4Nl && nb % 2 == 1) return ScoreQ8Scalar(kind, kc, kd, km, qc, qd, qm, nb);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   float summs = 0.0f;
   for (int b = 0; b < nb; ++b) {
     const __m256 l = LanesF(kc + b * 32, qc + b * 32);
     const __m256 d = _mm256_set1_ps(kd[b] * qd[b]);
-    if (kind == ggml::VecDotKind::kIq4Nl && (b & 1)) acc1 = _mm256_fmadd_ps(d, l, acc1);
-    else acc0 = _mm256_fmadd_ps(d, l, acc0);
+    if (kind == ggml::VecDotKind::kIq4Nl && (b & 1))
+      acc1 = _mm256_fmadd_ps(d, l, acc1);
+    else
+      acc0 = _mm256_fmadd_ps(d, l, acc0);
     if (kind == ggml::VecDotKind::kAffine) summs = std::fma(km[b], qm[b], summs);
   }
   if (kind == ggml::VecDotKind::kIq4Nl) acc0 = _mm256_add_ps(acc0, acc1);
@@ -171,8 +175,8 @@ float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const fl
   return r;
 }
 #else
-float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
-              const float* qm, int nb) {
+float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+              const float* qd, const float* qm, int nb) {
   return ScoreQ8Scalar(kind, kc, kd, km, qc, qd, qm, nb);
 }
 #endif

@@ -20,7 +20,7 @@ namespace kvaudit::llamacpp {
 
 // How the 8 lane sums of the blocks are combined into one score (see the file comment), and the
 // K row's codes: both from the format's llama.cpp traits (kv/formats/format_table.h).
-inline ggml::VecDotKind DotKindOf(KvFormat k) { return Format(k).ggml().vec_dot; }  // k: a block format
+inline ggml::VecDotKind DotKindOf(KvFormat k) { return Format(k).ggml().vec_dot; }      // k: a block format
 inline bool UsesQ8_1(KvFormat k) { return DotKindOf(k) == ggml::VecDotKind::kAffine; }  // else Q -> q8_0
 // K row bytes of block format k (one head row, hd elements) -> expanded codes.
 void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ggml::BlockCodes out);

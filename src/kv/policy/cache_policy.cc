@@ -12,8 +12,8 @@ namespace kvaudit {
 namespace {
 
 // Keys in canonical order. "kv" is shorthand for k and v; "engine" is global only.
-constexpr std::array<std::string_view, 11> kKeys = {"k", "v", "scale", "scale_by", "group", "recent",
-                                                   "sink", "rot", "outliers", "prerope", "engine"};
+constexpr std::array<std::string_view, 11> kKeys = {"k",    "v",   "scale",    "scale_by", "group", "recent",
+                                                    "sink", "rot", "outliers", "prerope",  "engine"};
 constexpr std::string_view kKeyList = "k, v, kv, scale, scale_by, group, recent, sink, rot, outliers, prerope, engine";
 constexpr std::string_view kFormatList =
     "f32, f16, bf16, fp8_e4m3, fp8_e5m2, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, kivi2, kivi4, int8, int4";
@@ -50,8 +50,9 @@ Error SpecError(std::string_view where, const std::string& what, const std::stri
 Expected<InclusiveRange> ParseRange(const std::string& text, std::string_view where) {
   InclusiveRange r;
   const size_t dash = text.find('-');
-  bool ok = dash == std::string::npos ? ParseInt(text, r.first) && ParseInt(text, r.last)
-                                      : ParseInt(text.substr(0, dash), r.first) && ParseInt(text.substr(dash + 1), r.last);
+  bool ok = dash == std::string::npos
+                ? ParseInt(text, r.first) && ParseInt(text, r.last)
+                : ParseInt(text.substr(0, dash), r.first) && ParseInt(text.substr(dash + 1), r.last);
   if (!ok || r.first < 0 || r.last < r.first) {
     return SpecError(where, "bad range '" + text + "'", "write N or N-M with N <= M, e.g. layers=0-3");
   }
@@ -68,27 +69,43 @@ Expected<int> NonNegative(const std::string& key, const std::string& value, std:
 
 }  // namespace
 
-Status CachePolicy::ApplySetting(HeadPolicy& p, const std::string& key, const std::string& value, std::string_view where) {
+Status CachePolicy::ApplySetting(HeadPolicy& p, const std::string& key, const std::string& value,
+                                 std::string_view where) {
   if (key == "k" || key == "v") {
     auto f = KvFormatFromName(value);
-    if (!f) return SpecError(where, "unknown format '" + value + "'", "formats: " + std::string(kFormatList) + " (kvaudit formats)");
+    if (!f)
+      return SpecError(where, "unknown format '" + value + "'",
+                       "formats: " + std::string(kFormatList) + " (kvaudit formats)");
     (key == "k" ? p.k : p.v) = *f;
   } else if (key == "scale") {
-    if (value == "unit") p.scale = Fp8ScaleMode::kUnit;
-    else if (value == "calib") p.scale = Fp8ScaleMode::kCalib;
-    else if (value == "dynamic") p.scale = Fp8ScaleMode::kDynamic;
-    else return SpecError(where, "scale=" + value + " is not a scale mode", "use scale=unit, scale=calib or scale=dynamic");
+    if (value == "unit")
+      p.scale = Fp8ScaleMode::kUnit;
+    else if (value == "calib")
+      p.scale = Fp8ScaleMode::kCalib;
+    else if (value == "dynamic")
+      p.scale = Fp8ScaleMode::kDynamic;
+    else
+      return SpecError(where, "scale=" + value + " is not a scale mode",
+                       "use scale=unit, scale=calib or scale=dynamic");
   } else if (key == "scale_by") {
-    if (value == "layer") p.scale_by = Fp8ScaleBy::kLayer;
-    else if (value == "head") p.scale_by = Fp8ScaleBy::kHead;
-    else return SpecError(where, "scale_by=" + value + " is not valid", "use scale_by=layer or scale_by=head");
+    if (value == "layer")
+      p.scale_by = Fp8ScaleBy::kLayer;
+    else if (value == "head")
+      p.scale_by = Fp8ScaleBy::kHead;
+    else
+      return SpecError(where, "scale_by=" + value + " is not valid", "use scale_by=layer or scale_by=head");
   } else if (key == "rot") {
-    if (value == "0") p.rot = RotationMode::kOff;
-    else if (value == "1") p.rot = RotationMode::kOn;
-    else if (value == "auto") p.rot = RotationMode::kAuto;
-    else return SpecError(where, "rot=" + value + " is not valid", "use rot=0, rot=1 or rot=auto");
+    if (value == "0")
+      p.rot = RotationMode::kOff;
+    else if (value == "1")
+      p.rot = RotationMode::kOn;
+    else if (value == "auto")
+      p.rot = RotationMode::kAuto;
+    else
+      return SpecError(where, "rot=" + value + " is not valid", "use rot=0, rot=1 or rot=auto");
   } else if (key == "prerope") {
-    if (value != "0" && value != "1") return SpecError(where, "prerope=" + value + " is not valid", "use prerope=0 or prerope=1");
+    if (value != "0" && value != "1")
+      return SpecError(where, "prerope=" + value + " is not valid", "use prerope=0 or prerope=1");
     p.pre_rope = value == "1";
   } else if (key == "group" || key == "recent" || key == "sink" || key == "outliers") {
     KV_ASSIGN_OR_RETURN(int n, NonNegative(key, value, where));
@@ -158,12 +175,16 @@ Expected<CachePolicy> CachePolicy::Parse(std::string_view spec) {
       const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
       std::vector<std::string> keys = key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key};
       for (const std::string& k : keys) {
-        if (settings.count(k)) return SpecError(where, "key '" + k + "' given twice in one segment", "give each key once");
+        if (settings.count(k))
+          return SpecError(where, "key '" + k + "' given twice in one segment", "give each key once");
         if (k == "engine") {
           if (has_selector) return SpecError(where, "engine is global", "put engine=... in the first segment");
-          if (value == "llama.cpp") policy.engine_ = AttentionEngine::kLlamaCpp;
-          else if (value == "native") policy.engine_ = AttentionEngine::kNative;
-          else return SpecError(where, "engine=" + value + " is not known", "use engine=native or engine=llama.cpp");
+          if (value == "llama.cpp")
+            policy.engine_ = AttentionEngine::kLlamaCpp;
+          else if (value == "native")
+            policy.engine_ = AttentionEngine::kNative;
+          else
+            return SpecError(where, "engine=" + value + " is not known", "use engine=native or engine=llama.cpp");
         } else {
           HeadPolicy scratch;
           KV_RETURN_IF_ERROR(ApplySetting(scratch, k, value, where));

@@ -26,11 +26,11 @@ struct HeadPolicy {
   KvFormat v = KvFormat::kF32;
   Fp8ScaleMode scale = Fp8ScaleMode::kUnit;
   Fp8ScaleBy scale_by = Fp8ScaleBy::kLayer;
-  int group = 0;      // int8/int4 elements per group (default 64); KIVI tokens/channels per group (default 32)
-  int recent = -1;    // newest tokens kept in full precision; -1 = format default (KIVI 128, else 0)
-  int sink = 0;       // first tokens kept in full precision (attention sinks)
+  int group = 0;    // int8/int4 elements per group (default 64); KIVI tokens/channels per group (default 32)
+  int recent = -1;  // newest tokens kept in full precision; -1 = format default (KIVI 128, else 0)
+  int sink = 0;     // first tokens kept in full precision (attention sinks)
   RotationMode rot = RotationMode::kAuto;
-  int outliers = 0;   // largest-magnitude key channels kept in full precision (needs calibration)
+  int outliers = 0;       // largest-magnitude key channels kept in full precision (needs calibration)
   bool pre_rope = false;  // quantize keys before RoPE (KVQuant); RoPE applied after dequantization
 
   int KiviGroup() const { return group > 0 ? group : 32; }

@@ -21,23 +21,28 @@ Status CheckFormat(const std::string& spec, const std::string& where, KvFormat f
                    const ModelConfig& c, AttentionEngine engine) {
   const std::string name(KvFormatName(f));
   if (FormatBlockElems(f) > 0 && c.head_dim % FormatBlockElems(f) != 0) {
-    return PolicyError(spec, where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
-                                 ", this model has " + std::to_string(c.head_dim),
+    return PolicyError(spec,
+                       where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
+                           ", this model has " + std::to_string(c.head_dim),
                        "pick a format without 32-element blocks (fp8_e4m3, int8, kivi4) for these layers");
   }
   if (IsIntGroup(f) && c.head_dim % p.IntGroup() != 0) {
-    return PolicyError(spec, where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
-                                 std::to_string(c.head_dim),
+    return PolicyError(spec,
+                       where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
+                           std::to_string(c.head_dim),
                        "set group= to a divisor of head_dim");
   }
   if (IsKivi(f) && c.head_dim % p.KiviGroup() != 0) {
-    return PolicyError(spec, where + name + " groups values over " + std::to_string(p.KiviGroup()) +
-                                 " channels, which does not divide head_dim " + std::to_string(c.head_dim),
+    return PolicyError(spec,
+                       where + name + " groups values over " + std::to_string(p.KiviGroup()) +
+                           " channels, which does not divide head_dim " + std::to_string(c.head_dim),
                        "set group= to a divisor of head_dim");
   }
   if (IsKivi(f) && (p.Recent() < p.KiviGroup() || p.Recent() % p.KiviGroup() != 0)) {
-    return PolicyError(spec, where + name + " needs recent= to be a positive multiple of its group " +
-                                 std::to_string(p.KiviGroup()) + " (KIVI flushes its full-precision residual in whole groups)",
+    return PolicyError(spec,
+                       where + name + " needs recent= to be a positive multiple of its group " +
+                           std::to_string(p.KiviGroup()) +
+                           " (KIVI flushes its full-precision residual in whole groups)",
                        "e.g. recent=128 with group=32");
   }
   if (p.pre_rope && p.rot == RotationMode::kOn) {
@@ -74,14 +79,16 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
     const Override& a = overrides_[i];
     const int a_last = a.layers.last < 0 ? c.n_layers - 1 : a.layers.last;
     if (a.layers.first >= c.n_layers || a_last >= c.n_layers) {
-      return PolicyError(spec_, "layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
-                                    " is outside the model's " + std::to_string(c.n_layers) + " layers",
+      return PolicyError(spec_,
+                         "layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
+                             " is outside the model's " + std::to_string(c.n_layers) + " layers",
                          "layers are numbered 0.." + std::to_string(c.n_layers - 1));
     }
     const int a_hlast = a.heads.last < 0 ? c.n_kv_heads - 1 : a.heads.last;
     if (a.heads.first >= c.n_kv_heads || a_hlast >= c.n_kv_heads) {
-      return PolicyError(spec_, "heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
-                                    " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
+      return PolicyError(spec_,
+                         "heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
+                             " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
                          "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
     }
     for (size_t j = 0; j < i; ++j) {
@@ -91,9 +98,10 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
       const bool layers_meet = a.layers.first <= b_last && b.layers.first <= a_last;
       const bool heads_meet = a.heads.first <= b_hlast && b.heads.first <= a_hlast;
       if (layers_meet && heads_meet) {
-        return PolicyError(spec_, "overrides " + std::to_string(j + 1) + " and " + std::to_string(i + 1) +
-                                      " cover the same layers/heads",
-                           "make layer ranges disjoint");
+        return PolicyError(
+            spec_,
+            "overrides " + std::to_string(j + 1) + " and " + std::to_string(i + 1) + " cover the same layers/heads",
+            "make layer ranges disjoint");
       }
     }
   }
@@ -108,18 +116,22 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
       KV_RETURN_IF_ERROR(CheckFormat(spec_, where, p.k, p, c, engine_));
       KV_RETURN_IF_ERROR(CheckFormat(spec_, where, p.v, p, c, engine_));
       if (p.outliers >= c.head_dim) {
-        return PolicyError(spec_, where + "outliers=" + std::to_string(p.outliers) + " is not below head_dim " +
-                                      std::to_string(c.head_dim),
-                           "keep a few channels, e.g. outliers=4");
+        return PolicyError(
+            spec_,
+            where + "outliers=" + std::to_string(p.outliers) + " is not below head_dim " + std::to_string(c.head_dim),
+            "keep a few channels, e.g. outliers=4");
       }
       if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kNative && !IsPow2(c.head_dim)) {
-        return PolicyError(spec_, where + "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
-                                      std::to_string(c.head_dim),
+        return PolicyError(spec_,
+                           where +
+                               "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
+                               std::to_string(c.head_dim),
                            "use rot=0, or engine=llama.cpp for its block-wise rotation");
       }
       if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kLlamaCpp && c.head_dim % 64 != 0) {
-        return PolicyError(spec_, where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
-                                      std::to_string(c.head_dim) + ")",
+        return PolicyError(spec_,
+                           where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
+                               std::to_string(c.head_dim) + ")",
                            "use rot=0 or rot=auto");
       }
       if (engine_ == AttentionEngine::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
@@ -147,7 +159,8 @@ Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<long long>());
     if (v.is_boolean()) return std::string(v.get<bool>() ? "1" : "0");
-    return BadInput(path + ": key '" + key + "' must be a string, integer or boolean; hint: e.g. \"k\": \"q4_0\", \"rot\": 1 (docs/formats.md)");
+    return BadInput(path + ": key '" + key +
+                    "' must be a string, integer or boolean; hint: e.g. \"k\": \"q4_0\", \"rot\": 1 (docs/formats.md)");
   };
   auto settings = [&](const nlohmann::json& obj, bool allow_selector) -> Expected<std::string> {
     std::string out, layers, heads;
@@ -156,7 +169,9 @@ Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
       KV_ASSIGN_OR_RETURN(std::string value, scalar(it.value(), it.key()));
       if (it.key() == "layers" || it.key() == "heads") {
         if (!allow_selector) {
-          return BadInput(path + ": '" + it.key() + "' belongs inside an entry of \"overrides\"; hint: \"overrides\": [{\"layers\": \"0-1\", \"k\": \"f16\"}]");
+          return BadInput(path + ": '" + it.key() +
+                          "' belongs inside an entry of \"overrides\"; hint: \"overrides\": [{\"layers\": \"0-1\", "
+                          "\"k\": \"f16\"}]");
         }
         (it.key() == "layers" ? layers : heads) = value;
         continue;
@@ -164,16 +179,22 @@ Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
       out += (out.empty() ? "" : ",") + it.key() + "=" + value;
     }
     if (allow_selector) {
-      if (layers.empty()) return BadInput(path + ": an override needs \"layers\"; hint: e.g. {\"layers\": \"0-1\", \"k\": \"f16\"} (a layer, a range or a comma list)");
+      if (layers.empty())
+        return BadInput(path +
+                        ": an override needs \"layers\"; hint: e.g. {\"layers\": \"0-1\", \"k\": \"f16\"} (a layer, a "
+                        "range or a comma list)");
       return "layers=" + layers + (heads.empty() ? "" : ",heads=" + heads) + ":" + out;
     }
     return out;
   };
   KV_ASSIGN_OR_RETURN(std::string spec, settings(j, false));
   if (j.contains("overrides")) {
-    if (!j["overrides"].is_array()) return BadInput(path + ": \"overrides\" must be an array; hint: \"overrides\": [{\"layers\": \"0\", ...}, ...]");
+    if (!j["overrides"].is_array())
+      return BadInput(path + ": \"overrides\" must be an array; hint: \"overrides\": [{\"layers\": \"0\", ...}, ...]");
     for (const auto& ov : j["overrides"]) {
-      if (!ov.is_object()) return BadInput(path + ": each override must be an object; hint: {\"layers\": \"0-1\", \"k\": \"f16\", \"v\": \"f16\"}");
+      if (!ov.is_object())
+        return BadInput(
+            path + ": each override must be an object; hint: {\"layers\": \"0-1\", \"k\": \"f16\", \"v\": \"f16\"}");
       KV_ASSIGN_OR_RETURN(std::string seg, settings(ov, true));
       spec += ";" + seg;
     }

@@ -25,7 +25,8 @@ void ChunkedRows::Free::operator()(uint8_t* p) const { std::free(p); }
 
 ChunkedRows::ChunkedRows(uint64_t row_bytes, int rows_per_chunk)
     : row_bytes_(row_bytes), rows_per_chunk_(rows_per_chunk), shift_(Log2(rows_per_chunk)) {
-  KV_CHECK_MSG(rows_per_chunk > 0 && (rows_per_chunk & (rows_per_chunk - 1)) == 0, "rows per chunk must be a power of two");
+  KV_CHECK_MSG(rows_per_chunk > 0 && (rows_per_chunk & (rows_per_chunk - 1)) == 0,
+               "rows per chunk must be a power of two");
   // 64-byte multiples keep every chunk start aligned for the SIMD kernels (aligned_alloc needs it too).
   chunk_bytes_ = (row_bytes_ * static_cast<uint64_t>(rows_per_chunk_) + 63) / 64 * 64;
 }
@@ -33,8 +34,12 @@ ChunkedRows::ChunkedRows(uint64_t row_bytes, int rows_per_chunk)
 ChunkedRows::~ChunkedRows() { Release(); }
 
 ChunkedRows::ChunkedRows(ChunkedRows&& o) noexcept
-    : row_bytes_(o.row_bytes_), chunk_bytes_(o.chunk_bytes_), rows_per_chunk_(o.rows_per_chunk_), shift_(o.shift_),
-      chunks_(std::move(o.chunks_)), slabs_(std::move(o.slabs_)) {
+    : row_bytes_(o.row_bytes_),
+      chunk_bytes_(o.chunk_bytes_),
+      rows_per_chunk_(o.rows_per_chunk_),
+      shift_(o.shift_),
+      chunks_(std::move(o.chunks_)),
+      slabs_(std::move(o.slabs_)) {
   o.chunks_.clear();
   o.slabs_.clear();
 }

@@ -42,7 +42,9 @@ class ChunkedRows {
   [[nodiscard]] bool Reserve(int64_t n_rows);
   // Reserve for Append: rows past the caller's reservation grow the store chunk by chunk; an
   // allocation failure here is fatal, since KvCache::Reserve is where a run learns what it can hold.
-  void Grow(int64_t n_rows) { KV_CHECK_MSG(Reserve(n_rows), "out of memory growing the KV cache past its reservation"); }
+  void Grow(int64_t n_rows) {
+    KV_CHECK_MSG(Reserve(n_rows), "out of memory growing the KV cache past its reservation");
+  }
   void Release();  // frees every chunk
 
   uint8_t* Row(int64_t t) { return const_cast<uint8_t*>(static_cast<const ChunkedRows*>(this)->Row(t)); }

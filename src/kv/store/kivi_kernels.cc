@@ -29,7 +29,8 @@ void KiviKeyGroupDotRef(const uint8_t* codes, const uint16_t* sm, int hd, int G,
   for (int i = 0; i < n_q; ++i) {
     const float* qi = q + i * q_stride;
     for (int c = 0; c < hd; ++c) w[c] = qi[c] * F16ToF32(sm[2 * c]);
-    const float qm = DotCanonicalScalar(qi, [sm](int64_t c) { return F16ToF32(sm[2 * c + 1]); }, hd);
+    const float qm = DotCanonicalScalar(
+        qi, [sm](int64_t c) { return F16ToF32(sm[2 * c + 1]); }, hd);
     for (int t = lo; t < hi; ++t) {
       float a = 0.0f;
       for (int c = 0; c < hd; ++c) a = std::fma(w[c], static_cast<float>(AsymCode(codes + c * cb, t, bits)), a);
@@ -38,8 +39,8 @@ void KiviKeyGroupDotRef(const uint8_t* codes, const uint16_t* sm, int hd, int G,
   }
 }
 
-void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits,
-                          const float* w, int64_t w_stride, int n_w, float* acc, int64_t acc_stride) {
+void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits, const float* w,
+                          int64_t w_stride, int n_w, float* acc, int64_t acc_stride) {
   KV_CHECK(hd > 0 && G > 0 && hd % G == 0);
   const int ng = hd / G;
   const int64_t cb = AsymCodeBytes(G, bits), row_bytes = ng * cb;
@@ -100,25 +101,32 @@ inline __m512i SlabShifted(const uint8_t* p) {
   } else {
     uint64_t u;
     std::memcpy(&u, p, 8);
-    return _mm512_srlv_epi64(_mm512_set1_epi64(static_cast<long long>(u)), _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28));
+    return _mm512_srlv_epi64(_mm512_set1_epi64(static_cast<long long>(u)),
+                             _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28));
   }
 }
 // table[x] = the code in the low kBits of x, as a float (ValueTable's base).
 template <int kBits>
 inline __m512 CodeTable() {
-  if constexpr (kBits == 2) return _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
-  else return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  if constexpr (kBits == 2)
+    return _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+  else
+    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 // Slab lanes -> elements in order, and back (identity for 2-bit).
 template <int kBits>
 inline __m512 ToNatural(__m512 v) {
-  if constexpr (kBits == 2) return v;
-  else return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), v);
+  if constexpr (kBits == 2)
+    return v;
+  else
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), v);
 }
 template <int kBits>
 inline __m512 ToLanes(__m512 v) {
-  if constexpr (kBits == 2) return v;
-  else return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15), v);
+  if constexpr (kBits == 2)
+    return v;
+  else
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15), v);
 }
 
 // ---- keys ----
@@ -132,7 +140,8 @@ void KeyPrep(const uint16_t* sm, int hd, const float* q, int64_t q_stride, int n
   for (__m512& a : acc) a = _mm512_setzero_ps();
   for (int c = 0; c < hd; c += 16) {
     const __m512i raw = _mm512_loadu_si512(sm + 2 * c);  // 16 (scale, min) pairs
-    const __m512 lo = _mm512_cvtph_ps(_mm512_castsi512_si256(raw)), hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(raw, 1));
+    const __m512 lo = _mm512_cvtph_ps(_mm512_castsi512_si256(raw)),
+                 hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(raw, 1));
     const __m512 s = _mm512_permutex2var_ps(lo, even, hi), m = _mm512_permutex2var_ps(lo, odd, hi);
     for (int i = 0; i < nb; ++i) {
       const __m512 qv = _mm512_loadu_ps(q + i * q_stride + c);
@@ -156,7 +165,8 @@ void KeySlabs(const uint8_t* codes, int64_t cb, int hd, const float* w, const fl
   const uint8_t* p = codes + s0 * 2 * kBits;
   for (int c = 0; c < hd; ++c, p += cb) {
     __m512 x[NS];  // [NS] 16 codes each
-    for (int k = 0; k < NS; ++k) x[k] = _mm512_cvtepi32_ps(_mm512_and_si512(SlabShifted<kBits>(p + k * 2 * kBits), mask));
+    for (int k = 0; k < NS; ++k)
+      x[k] = _mm512_cvtepi32_ps(_mm512_and_si512(SlabShifted<kBits>(p + k * 2 * kBits), mask));
     for (int i = 0; i < NQ; ++i) {
       const __m512 wc = _mm512_set1_ps(w[static_cast<int64_t>(i) * hd + c]);
       for (int k = 0; k < NS; ++k) acc[i][k] = _mm512_fmadd_ps(wc, x[k], acc[i][k]);
@@ -182,8 +192,8 @@ constexpr auto kBatchSeq = std::make_integer_sequence<int, kMaxBatch>{};
 const std::array<KeyFn, kMaxBatch> kKeyFns[2][2] = {{KeyFns<2, 1>(kBatchSeq), KeyFns<2, 2>(kBatchSeq)},
                                                     {KeyFns<4, 1>(kBatchSeq), KeyFns<4, 2>(kBatchSeq)}};
 
-void KeyGroupDotSimd(const uint8_t* codes, const uint16_t* sm, int hd, int G, int bits, const float* q, int64_t q_stride,
-                     int n_q, int lo, int hi, float* out, int64_t out_stride) {
+void KeyGroupDotSimd(const uint8_t* codes, const uint16_t* sm, int hd, int G, int bits, const float* q,
+                     int64_t q_stride, int n_q, int lo, int hi, float* out, int64_t out_stride) {
   alignas(64) float w[kMaxBatch * kKiviMaxHeadDim];  // [nb, hd]
   float qm[kMaxBatch];                               // [nb]
   const int64_t cb = static_cast<int64_t>(G) * bits / 8;
@@ -252,12 +262,11 @@ using ValueFn = void (*)(const uint8_t*, int64_t, const uint16_t*, int, int, int
                          int64_t);
 template <int kBits, bool kWide, int... I>
 constexpr std::array<ValueFn, kMaxBatch> ValueFns(std::integer_sequence<int, I...>) {
-  return {&ValueTile<kBits, I + 1, kWide ? TileFor(I + 1) : 1>...};
+  return {&ValueTile < kBits, I + 1, kWide ? TileFor(I + 1) : 1 > ...};
 }
 // [bits 4?][wide?][NW − 1]
-const std::array<ValueFn, kMaxBatch> kValueFns[2][2] = {
-    {ValueFns<2, false>(kBatchSeq), ValueFns<2, true>(kBatchSeq)},
-    {ValueFns<4, false>(kBatchSeq), ValueFns<4, true>(kBatchSeq)}};
+const std::array<ValueFn, kMaxBatch> kValueFns[2][2] = {{ValueFns<2, false>(kBatchSeq), ValueFns<2, true>(kBatchSeq)},
+                                                        {ValueFns<4, false>(kBatchSeq), ValueFns<4, true>(kBatchSeq)}};
 
 void ValueRowsAxpySimd(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits, const float* w,
                        int64_t w_stride, int n_w, float* acc, int64_t acc_stride) {
@@ -269,7 +278,8 @@ void ValueRowsAxpySimd(const uint8_t* codes, const uint16_t* sm, int n_rows, int
     const float* wi = w + i0 * w_stride;
     float* ai = acc + i0 * acc_stride;
     int k0 = 0;
-    for (; k0 + tile <= n_slabs; k0 += tile) fns[1][nb - 1](codes, row_bytes, sm, ng, G, n_rows, k0, wi, w_stride, ai, acc_stride);
+    for (; k0 + tile <= n_slabs; k0 += tile)
+      fns[1][nb - 1](codes, row_bytes, sm, ng, G, n_rows, k0, wi, w_stride, ai, acc_stride);
     for (; k0 < n_slabs; ++k0) fns[0][nb - 1](codes, row_bytes, sm, ng, G, n_rows, k0, wi, w_stride, ai, acc_stride);
   }
 }

@@ -2,8 +2,9 @@
 // one packed G-token group and weighted sums over packed value rows (the full-precision rows go
 // through the f32 row codec, kv/formats/codec_kernels.h). Each has a plain scalar reference (…Ref) that
 // the AVX-512 and AVX2 kernels reproduce bit for bit; the un-suffixed entry points run the SIMD kernel where it applies
-// (G % 16 == 0 on the avx512 path, G % 8 == 0 on avx2, base/isa.h) and the reference otherwise, so a store reads the same bits through every call
-// shape (Dot = DotMulti with one query, WeightedSum = WeightedSumMulti with one weight row).
+// (G % 16 == 0 on the avx512 path, G % 8 == 0 on avx2, base/isa.h) and the reference otherwise, so a store reads the
+// same bits through every call shape (Dot = DotMulti with one query, WeightedSum = WeightedSumMulti with one weight
+// row).
 //
 // Arithmetic (fixed per (query, token) and per (weight row, row, channel), so a value never depends
 // on the range asked for, on the other rows of the call or on the SIMD tiling):
@@ -40,9 +41,9 @@ void KiviKeyGroupDotRef(const uint8_t* codes, const uint16_t* sm, int hd, int G,
 // n_rows consecutive packed value rows: codes [n_rows][hd/G][cb], sm [n_rows][hd/G][2] f16. For the
 // n_w weight rows w_i = w + i·w_stride [n_rows] and accumulators acc_i = acc + i·acc_stride [hd]:
 //   acc_i[c] = fma(x̂_rc, w_i[r], acc_i[c]) for r = 0 .. n_rows−1 in order.
-void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits,
-                       const float* w, int64_t w_stride, int n_w, float* acc, int64_t acc_stride);
-void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits,
-                          const float* w, int64_t w_stride, int n_w, float* acc, int64_t acc_stride);
+void KiviValueRowsAxpy(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits, const float* w,
+                       int64_t w_stride, int n_w, float* acc, int64_t acc_stride);
+void KiviValueRowsAxpyRef(const uint8_t* codes, const uint16_t* sm, int n_rows, int hd, int G, int bits, const float* w,
+                          int64_t w_stride, int n_w, float* acc, int64_t acc_stride);
 
 }  // namespace kvaudit

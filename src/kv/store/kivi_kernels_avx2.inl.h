@@ -13,8 +13,8 @@ template <int kBits>
 inline __m256 Slab8(const uint8_t* p) {
   uint32_t u = 0;
   std::memcpy(&u, p, kBits);  // 8 codes of kBits bits
-  const __m256i shifts = kBits == 2 ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)
-                                    : _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  const __m256i shifts =
+      kBits == 2 ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14) : _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
   const __m256i codes = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(u)), shifts),
                                          _mm256_set1_epi32((1 << kBits) - 1));
   return _mm256_cvtepi32_ps(codes);
@@ -30,7 +30,8 @@ void KeyPrep(const uint16_t* sm, int hd, const float* q, int64_t q_stride, int n
   for (int i = 0; i < nb; ++i) {
     const float* qi = q + i * q_stride;
     for (int c = 0; c < hd; ++c) w[static_cast<int64_t>(i) * hd + c] = qi[c] * HalfToF32(sm[2 * c]);
-    qm[i] = DotCanonicalScalar(qi, [sm](int64_t c) { return HalfToF32(sm[2 * c + 1]); }, hd);
+    qm[i] = DotCanonicalScalar(
+        qi, [sm](int64_t c) { return HalfToF32(sm[2 * c + 1]); }, hd);
   }
 }
 
@@ -74,8 +75,8 @@ void KeySlabsFor(int nq, const uint8_t* codes, int64_t cb, int hd, const float* 
 }
 
 template <int kBits>
-void KeyGroupDotAvx2(const uint8_t* codes, const uint16_t* sm, int hd, int G, const float* q, int64_t q_stride,
-                     int n_q, int lo, int hi, float* out, int64_t out_stride) {
+void KeyGroupDotAvx2(const uint8_t* codes, const uint16_t* sm, int hd, int G, const float* q, int64_t q_stride, int n_q,
+                     int lo, int hi, float* out, int64_t out_stride) {
   alignas(32) float w[kMaxBatch * kKiviMaxHeadDim];  // [nb, hd]
   float qm[kMaxBatch];                               // [nb]
   const int64_t cb = static_cast<int64_t>(G) * kBits / 8;
@@ -136,7 +137,8 @@ void ValueRowsNw(const uint8_t* codes, int64_t row_bytes, const uint16_t* sm, in
   for (; k0 + TileFor(NW) <= n_slabs; k0 += TileFor(NW)) {
     ValueTile<kBits, NW, TileFor(NW)>(codes, row_bytes, sm, ng, G, n_rows, k0, w, w_stride, acc, acc_stride);
   }
-  for (; k0 < n_slabs; ++k0) ValueTile<kBits, NW, 1>(codes, row_bytes, sm, ng, G, n_rows, k0, w, w_stride, acc, acc_stride);
+  for (; k0 < n_slabs; ++k0)
+    ValueTile<kBits, NW, 1>(codes, row_bytes, sm, ng, G, n_rows, k0, w, w_stride, acc, acc_stride);
 }
 
 template <int kBits>

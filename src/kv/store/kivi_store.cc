@@ -33,8 +33,12 @@ int KeyGroupsPerChunk(int G) {
 class KiviStore final : public TensorStore {
  public:
   explicit KiviStore(const StoreSpec& s)
-      : is_key_(s.is_key), hd_(s.head_dim), G_(s.policy.KiviGroup()), R_(s.policy.Recent()),
-        bits_(Format(s.format()).code_bits), max_pos_(s.max_positions),
+      : is_key_(s.is_key),
+        hd_(s.head_dim),
+        G_(s.policy.KiviGroup()),
+        R_(s.policy.Recent()),
+        bits_(Format(s.format()).code_bits),
+        max_pos_(s.max_positions),
         cb_(static_cast<int>(AsymCodeBytes(G_, bits_))) {
     KV_CHECK_MSG(IsKivi(s.format()), "MakeKiviStore: not a KIVI format");
     KV_CHECK_MSG(hd_ > 0 && G_ > 0 && hd_ % G_ == 0, "KIVI: group must divide head_dim");
@@ -48,8 +52,8 @@ class KiviStore final : public TensorStore {
       codes_ = ChunkedRows(static_cast<uint64_t>(hd_) * cb_, KeyGroupsPerChunk(G_));  // [n_groups][hd][cb]
       sm_ = ChunkedRows(hd_ * pair, KeyGroupsPerChunk(G_));                           // [n_groups][hd][2]
     } else {
-      codes_ = ChunkedRows(VRowBytes());                                               // [positions][hd/G][cb]
-      sm_ = ChunkedRows((hd_ / G_) * pair);                                            // [positions][hd/G][2]
+      codes_ = ChunkedRows(VRowBytes());     // [positions][hd/G][cb]
+      sm_ = ChunkedRows((hd_ / G_) * pair);  // [positions][hd/G][2]
     }
     // Rows some query may still read in f32: at most R_ − 1 older rows + one Append's rows.
     cap_ = 1;
@@ -93,7 +97,8 @@ class KiviStore final : public TensorStore {
           const float s = KeySm(j, c, 0), m = KeySm(j, c, 1);
           const uint8_t* codes = KeyCodes(j, c);
           for (int t = lo; t < hi; ++t) {
-            out[static_cast<int64_t>(t - t0) * hd_ + c] = static_cast<float>(AsymCode(codes, t - j * G_, bits_)) * s + m;
+            out[static_cast<int64_t>(t - t0) * hd_ + c] =
+                static_cast<float>(AsymCode(codes, t - j * G_, bits_)) * s + m;
           }
         }
       }
@@ -119,7 +124,7 @@ class KiviStore final : public TensorStore {
         KiviKeyGroupDot(KeyCodes(j, 0), KeySmRow(j), hd_, G_, bits_, q, q_stride, n_q, lo - j * G_, hi - j * G_,
                         out + (lo - t0), out_stride);
       }
-    } else {  // not a hot path (values are summed): dequantize row by row
+    } else {                       // not a hot path (values are summed): dequantize row by row
       float row[kKiviMaxHeadDim];  // [hd]
       for (int t = t0; t < qend; ++t) {
         DequantValueRow(t, row);
@@ -169,8 +174,8 @@ class KiviStore final : public TensorStore {
     for (int t = std::max(t0, qend); t < t1; ++t) {
       const float* x = RingRowChecked(t);
       // One fma per element (the f32 row codec's axpy, kv/formats/codec_kernels.h) for every weight row.
-      F32Codec().axpy_rows(reinterpret_cast<const uint8_t*>(x), 0, 1, w + (t - t0), w_stride, n_w, acc, acc_stride,
-                           hd_, CodecParams{});
+      F32Codec().axpy_rows(reinterpret_cast<const uint8_t*>(x), 0, 1, w + (t - t0), w_stride, n_w, acc, acc_stride, hd_,
+                           CodecParams{});
     }
   }
 
@@ -215,7 +220,8 @@ class KiviStore final : public TensorStore {
   // Key group j = tokens [jG, jG+G): per channel min/max over the G tokens.
   void QuantizeKeyGroup(int j) {
     std::vector<float> x(static_cast<size_t>(G_) * hd_);  // [G, hd] gathered from the ring
-    for (int i = 0; i < G_; ++i) std::memcpy(x.data() + static_cast<int64_t>(i) * hd_, RingRow(j * G_ + i), sizeof(float) * hd_);
+    for (int i = 0; i < G_; ++i)
+      std::memcpy(x.data() + static_cast<int64_t>(i) * hd_, RingRow(j * G_ + i), sizeof(float) * hd_);
     for (int c = 0; c < hd_; ++c) {
       float s, m;
       AsymQuantizeGroup(x.data() + c, G_, hd_, bits_, KeyCodes(j, c), &s, &m);
@@ -247,11 +253,11 @@ class KiviStore final : public TensorStore {
 
   const bool is_key_;
   const int hd_, G_, R_, bits_, max_pos_;
-  const int cb_;                 // code bytes of one G-element group
-  ChunkedRows codes_;            // keys [n_groups][hd][cb]; values [positions][hd/G][cb]; in chunks
-  ChunkedRows sm_;               // f16 (scale, min) pairs, rows like codes_: [..][hd or hd/G][2]
-  ChunkedRows ring_;             // [cap_, hd] f32 rows [ring_begin_, size_) at slot t mod cap_, in chunks
-  int cap_ = 0;                  // a power of two >= R + kMaxAppendRows
+  const int cb_;       // code bytes of one G-element group
+  ChunkedRows codes_;  // keys [n_groups][hd][cb]; values [positions][hd/G][cb]; in chunks
+  ChunkedRows sm_;     // f16 (scale, min) pairs, rows like codes_: [..][hd or hd/G][2]
+  ChunkedRows ring_;   // [cap_, hd] f32 rows [ring_begin_, size_) at slot t mod cap_, in chunks
+  int cap_ = 0;        // a power of two >= R + kMaxAppendRows
   int ring_begin_ = 0, size_ = 0, n_groups_ = 0;
 };
 

@@ -46,8 +46,8 @@ Status CheckKvStorage(int n_positions, uint64_t total, uint64_t held, const std:
 Status ReserveKvStorage(int n_positions, uint64_t total, uint64_t held, const std::string& what,
                         const std::function<bool()>& allocate) {
   const uint64_t in_chunks = ChunkedRowsBytesHeld();
-  KV_RETURN_IF_ERROR(CheckKvStorage(n_positions, total, held, what, AvailableMemoryBytes(),
-                                    in_chunks > held ? in_chunks - held : 0));
+  KV_RETURN_IF_ERROR(
+      CheckKvStorage(n_positions, total, held, what, AvailableMemoryBytes(), in_chunks > held ? in_chunks - held : 0));
   if (!allocate()) return BadInput(Needs(n_positions, total, what) + " and the allocation failed" + kHint);
   return Status::Ok();
 }

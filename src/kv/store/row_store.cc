@@ -31,7 +31,8 @@ CodecParams RowCodecParamsFor(const StoreSpec& spec) {
       // The packed rows are pre-RoPE keys, so the scale comes from their amax.
       for (int h = 0; h < c.n_kv_heads; ++h) {
         if (by_head && h != spec.kv_head) continue;
-        const float* ch = c.k_pre_rope_channel_amax.data() + (static_cast<size_t>(spec.layer) * c.n_kv_heads + h) * c.head_dim;
+        const float* ch =
+            c.k_pre_rope_channel_amax.data() + (static_cast<size_t>(spec.layer) * c.n_kv_heads + h) * c.head_dim;
         amax = std::max(amax, *std::max_element(ch, ch + c.head_dim));
       }
     } else if (spec.is_key) {
@@ -49,8 +50,12 @@ namespace {
 class RowStore final : public TensorStore, public F32RowsView {
  public:
   explicit RowStore(const StoreSpec& spec)
-      : codec_(RowCodecFor(spec)), params_(RowCodecParamsFor(spec)), f32_(F32Codec()), hd_(spec.head_dim),
-        max_pos_(spec.max_positions), row_bytes_(codec_.row_bytes(spec.head_dim, params_)) {
+      : codec_(RowCodecFor(spec)),
+        params_(RowCodecParamsFor(spec)),
+        f32_(F32Codec()),
+        hd_(spec.head_dim),
+        max_pos_(spec.max_positions),
+        row_bytes_(codec_.row_bytes(spec.head_dim, params_)) {
     KV_CHECK(hd_ > 0 && hd_ <= kMaxRowStoreHeadDim && max_pos_ > 0);
     const int block = codec_.block_elems > 0 ? codec_.block_elems : params_.group;
     KV_CHECK_MSG(block > 0 && hd_ % block == 0, "the format's block/group size must divide head_dim");
@@ -71,15 +76,14 @@ class RowStore final : public TensorStore, public F32RowsView {
       }
       // fp8 unit/calib: one f32 scale per layer or per head (vLLM's k_scale/v_scale); a per-layer
       // scale is counted once, in the store of KV head 0.
-      if (IsFp8(f) && pol.scale != Fp8ScaleMode::kDynamic &&
-          (pol.scale_by == Fp8ScaleBy::kHead || spec.kv_head == 0)) {
+      if (IsFp8(f) && pol.scale != Fp8ScaleMode::kDynamic && (pol.scale_by == Fp8ScaleBy::kHead || spec.kv_head == 0)) {
         fixed_bytes_ += sizeof(float);
       }
       fixed_bytes_ += channels_.size() * sizeof(int32_t);  // the channel index list
     }
-    packed_ = ChunkedRows(row_bytes_);                                    // [positions, row_bytes] bytes
-    outlier_vals_ = ChunkedRows(channels_.size() * sizeof(float));       // [positions, n_outliers] f32
-    sink_rows_.Resize(static_cast<int64_t>(sink_) * hd_);  // [sink, hd]: bounded by the policy, held up front
+    packed_ = ChunkedRows(row_bytes_);                              // [positions, row_bytes] bytes
+    outlier_vals_ = ChunkedRows(channels_.size() * sizeof(float));  // [positions, n_outliers] f32
+    sink_rows_.Resize(static_cast<int64_t>(sink_) * hd_);           // [sink, hd]: bounded by the policy, held up front
     ring_cap_ = recent_ > 0 ? std::min(max_pos_, recent_ + kMaxAppendRows) : 0;
     ring_ = ChunkedRows(ring_cap_ > 0 ? sizeof(float) * hd_ : 0);  // [ring_cap, hd], row t at slot t % ring_cap
   }
@@ -129,8 +133,10 @@ class RowStore final : public TensorStore, public F32RowsView {
     CheckRange(p, t0, t1);
     for (int t = t0; t < t1; ++t) {
       float* y = out + static_cast<int64_t>(t - t0) * hd_;
-      if (const float* e = Exact(p, t)) std::memcpy(y, e, sizeof(float) * hd_);
-      else Dequant(t, y);
+      if (const float* e = Exact(p, t))
+        std::memcpy(y, e, sizeof(float) * hd_);
+      else
+        Dequant(t, y);
     }
   }
 
@@ -145,13 +151,15 @@ class RowStore final : public TensorStore, public F32RowsView {
     float tmp[kMaxRowStoreHeadDim];  // [hd] one dequantized pre-RoPE key after RoPE
     for (int t = t0; t < t1;) {
       if (const float* e = Exact(p, t)) {
-        for (int j = 0; j < n_q; ++j) out[j * out_stride + t - t0] = f32_.dot(AsBytes(e), q + j * q_stride, hd_, params_);
+        for (int j = 0; j < n_q; ++j)
+          out[j * out_stride + t - t0] = f32_.dot(AsBytes(e), q + j * q_stride, hd_, params_);
         ++t;
         continue;
       }
       if (rope_) {
         Dequant(t, tmp);
-        for (int j = 0; j < n_q; ++j) out[j * out_stride + t - t0] = f32_.dot(AsBytes(tmp), q + j * q_stride, hd_, params_);
+        for (int j = 0; j < n_q; ++j)
+          out[j * out_stride + t - t0] = f32_.dot(AsBytes(tmp), q + j * q_stride, hd_, params_);
         ++t;
         continue;
       }
@@ -254,7 +262,8 @@ class RowStore final : public TensorStore, public F32RowsView {
   const float* Exact(int p, int t) const {
     if (t < sink_) return sink_rows_.data() + static_cast<int64_t>(t) * hd_;
     if (recent_ > 0 && t > p - recent_) {
-      KV_CHECK_MSG(t >= size_ - ring_cap_, "recent row no longer in the ring (query older than the last append window)");
+      KV_CHECK_MSG(t >= size_ - ring_cap_,
+                   "recent row no longer in the ring (query older than the last append window)");
       return reinterpret_cast<const float*>(ring_.Row(t % ring_cap_));
     }
     return nullptr;
@@ -276,13 +285,13 @@ class RowStore final : public TensorStore, public F32RowsView {
   const uint64_t row_bytes_;
   bool plain_f32_ = false;
   int size_ = 0, sink_ = 0, recent_ = 0, ring_cap_ = 0;
-  std::vector<int> channels_;      // [n_outliers] ascending channel indices kept in f32 (keys)
+  std::vector<int> channels_;        // [n_outliers] ascending channel indices kept in f32 (keys)
   const RopeTable* rope_ = nullptr;  // set for pre-RoPE keys
-  uint64_t fixed_bytes_ = 0;       // scales and channel indices, independent of n_pos
-  ChunkedRows packed_;             // [positions, row_bytes_] bytes, in chunks
-  ChunkedRows outlier_vals_;       // [positions, n_outliers] exact outlier channel values (f32), in chunks
-  AlignedBuffer sink_rows_;        // [sink, hd] exact rows (after RoPE)
-  ChunkedRows ring_;               // [ring_cap, hd] exact rows of the newest positions (after RoPE), in chunks
+  uint64_t fixed_bytes_ = 0;         // scales and channel indices, independent of n_pos
+  ChunkedRows packed_;               // [positions, row_bytes_] bytes, in chunks
+  ChunkedRows outlier_vals_;         // [positions, n_outliers] exact outlier channel values (f32), in chunks
+  AlignedBuffer sink_rows_;          // [sink, hd] exact rows (after RoPE)
+  ChunkedRows ring_;                 // [ring_cap, hd] exact rows of the newest positions (after RoPE), in chunks
 };
 
 }  // namespace

@@ -10,10 +10,10 @@ namespace kvaudit {
 struct StoreSpec {
   int layer = 0;
   int kv_head = 0;
-  bool is_key = true;         // K (dot with queries) or V (weighted sums)
-  HeadPolicy policy;          // resolved for this (layer, head); policy.k / policy.v is this tensor's format
+  bool is_key = true;  // K (dot with queries) or V (weighted sums)
+  HeadPolicy policy;   // resolved for this (layer, head); policy.k / policy.v is this tensor's format
   int head_dim = 0;
-  int max_positions = 0;       // the hard limit; storage follows Append / Reserve (kv/store/chunked_rows.h)
+  int max_positions = 0;                 // the hard limit; storage follows Append / Reserve (kv/store/chunked_rows.h)
   const KvCalibration* calib = nullptr;  // null when the policy needs none
   const RopeTable* rope = nullptr;       // for pre-RoPE keys: RoPE applied after dequantization
                                          // (the cache keeps it covering the positions it holds)

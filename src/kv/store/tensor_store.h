@@ -23,7 +23,7 @@ class TensorStore {
   // RoPE). pre_rope: the same rows before RoPE (keys only; nullptr for values).
   virtual void Append(int pos0, int n, const float* rows, int64_t stride, const float* pre_rope,
                       int64_t pre_stride) = 0;
-  virtual void Reset() = 0;  // empty, keep allocations
+  virtual void Reset() = 0;      // empty, keep allocations
   virtual int size() const = 0;  // positions appended
 
   // Rows t < StableEnd(p) are read identically by every query at a position >= p (so a prefill
