@@ -211,7 +211,11 @@ Expected<CachePolicy> CachePolicy::Parse(std::string_view spec) {
   return policy;
 }
 
-CachePolicy CachePolicy::F32() { return *Parse("k=f32,v=f32"); }
+CachePolicy CachePolicy::F32() {
+  Expected<CachePolicy> f32 = Parse("k=f32,v=f32");
+  KV_CHECK_MSG(f32.ok(), "the f32 spec parses");
+  return std::move(f32).value();
+}
 
 HeadPolicy CachePolicy::ForHead(int layer, int kv_head) const {
   HeadPolicy p;
