@@ -2,7 +2,7 @@
 // own namespace and for its own instruction set, in one translation unit (the scheme of Highway's
 // foreach_target.h, written out for our three paths):
 //
-//   // src/ops/foo.cc
+//   // a kernel file, e.g. src/ops/<name>.cc
 //   #ifndef KVAUDIT_ISA_PASS
 //   #include <...>                     // every header, std and ours, before the passes
 //   #define KVAUDIT_ISA_SELF "ops/foo.cc"

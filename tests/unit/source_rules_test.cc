@@ -3,7 +3,7 @@
 //  - no Expected read without a check: a parse or load dereferenced where it is called
 //    (`*CachePolicy::Parse(spec)`, `ParseX(...).value()`) turns a bad input into an internal
 //    error instead of the one-line exit 2 the caller owes the user;
-//  - no issue-tracker references in comments ("issue 5", "scope 3"): the tracker is not in the
+//  - no issue-tracker references in comments (the word issue or scope and a number): the tracker is not in the
 //    repository, so a comment says the reason or names the doc section instead.
 #include <gtest/gtest.h>
 
@@ -61,7 +61,6 @@ std::vector<Finding> ScanTree(const std::vector<std::string>& dirs, const std::r
       std::stringstream text;
       text << in.rdbuf();
       const std::string rel = std::filesystem::relative(e.path(), RepoDir()).generic_string();
-      if (rel == "tests/unit/source_rules_test.cc") continue;  // its own examples
       for (Finding& f : Scan(rel, text.str(), rule)) out.push_back(std::move(f));
     }
   }
@@ -83,11 +82,13 @@ TEST(SourceRules, TheRulesCatchWhatTheyAreFor) {
   EXPECT_TRUE(Scan("a.cc", "  KV_ASSIGN_OR_RETURN(const CachePolicy p, CachePolicy::Parse(spec));", u).empty());
   EXPECT_TRUE(Scan("a.cc", "  auto p = CachePolicy::Parse(spec);\n  if (!p) return p.error();", u).empty());
 
+  // The examples are assembled so that this file itself holds no tracker reference.
   const std::regex& t = TrackerReference();
-  EXPECT_EQ(Scan("a.h", "// Storage follows use (issue 10): nothing", t).size(), 1u);
-  EXPECT_EQ(Scan("a.h", "  int x;  // see scope 4", t).size(), 1u);
+  const std::string issue = std::string("iss") + "ue", scope = std::string("sco") + "pe";
+  EXPECT_EQ(Scan("a.h", "// Storage follows use (" + issue + " 10): nothing", t).size(), 1u);
+  EXPECT_EQ(Scan("a.h", "  int x;  // see " + scope + " 4", t).size(), 1u);
   EXPECT_TRUE(Scan("a.h", "// Storage follows use (docs/architecture.md \"Cache memory\")", t).empty());
-  EXPECT_TRUE(Scan("a.h", "// upstream marzer/tomlplusplus issues 190 and 295", t).empty());
+  EXPECT_TRUE(Scan("a.h", "// upstream marzer/tomlplusplus " + issue + "s 190 and 295", t).empty());
 }
 
 TEST(SourceRules, NoExpectedIsReadWithoutACheck) {

@@ -3,7 +3,7 @@
 // (-khad PR #1033/#1034, -vhad PR #1527) instead of mainline's automatic rotation. Sources at
 // ikawrakow/ik_llama.cpp @8337e4cd: common/common.cpp (flags, kv_cache_type_from_str),
 // common/common.h (flash_attn on by default), src/llama.cpp (per-layer types, the -khad/-vhad
-// gates, n_ctx padded to 256 with flash attention), src/llama-model.h hadamard_size,
+// gates, n_ctx padded to 256 with flash attention), ikawrakow/ik_llama.cpp:src/llama-model.h hadamard_size,
 // ggml/src/iqk/iqk_cpu_ops.cpp fast_ht (orthonormal Walsh-Hadamard).
 #include <algorithm>
 #include <optional>
