@@ -13,7 +13,7 @@
 // the threads, the same way round-robin (AVX-512 loads on the AVX-512 path, base/isa.h: the loops
 // are compiled once per kernel path, base/isa_passes.h; the other paths sum in scalar code).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include <algorithm>
 #include <chrono>

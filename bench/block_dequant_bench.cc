@@ -11,8 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#include "ops/block_dequant.h"
-#include "ops/simd.h"
+#include "quant/dequantize.h"
+#include "base/simd.h"
 
 using namespace kvaudit;
 
@@ -21,23 +21,23 @@ namespace {
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Byte offsets of a block's f16 fields (ggml-common.h block structs).
-std::vector<int> ScaleOffsets(WeightType t) {
+std::vector<int> ScaleOffsets(QuantType t) {
   switch (t) {
-    case WeightType::kQ4_1:
-    case WeightType::kQ5_1:
-    case WeightType::kQ4_K:
-    case WeightType::kQ5_K: return {0, 2};
-    case WeightType::kQ2_K: return {80, 82};
-    case WeightType::kQ3_K: return {108};
-    case WeightType::kQ6_K: return {208};
+    case QuantType::kQ4_1:
+    case QuantType::kQ5_1:
+    case QuantType::kQ4_K:
+    case QuantType::kQ5_K: return {0, 2};
+    case QuantType::kQ2_K: return {80, 82};
+    case QuantType::kQ3_K: return {108};
+    case QuantType::kQ6_K: return {208};
     default: return {0};
   }
 }
 
 // [n_blocks] random blocks whose f16 fields are finite and normal (as in real weights: no block
 // takes the twin's NaN fallback).
-std::vector<uint8_t> RandomBlocks(WeightType t, size_t n_blocks, uint32_t seed) {
-  const size_t bb = static_cast<size_t>(GetWeightTypeInfo(t).block_bytes);
+std::vector<uint8_t> RandomBlocks(QuantType t, size_t n_blocks, uint32_t seed) {
+  const size_t bb = static_cast<size_t>(GetQuantTraits(t).block_bytes);
   std::vector<uint8_t> b(n_blocks * bb);
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
   for (auto& x : b) {
@@ -67,12 +67,12 @@ int main(int argc, char** argv) {
   std::printf("%-8s %12s %12s %12s %12s %8s\n", "type", "ref ns/elt", "simd ns/elt", "ref GB/s", "simd GB/s",
               "speedup");
   std::vector<float> out(static_cast<size_t>(cols));  // [cols]
-  for (int ti = 0; ti < kNumWeightTypes; ++ti) {
-    const auto t = static_cast<WeightType>(ti);
-    if (!IsBlockType(t) || cols % GetWeightTypeInfo(t).block_elems != 0) continue;
-    const size_t row_bytes = WeightRowBytes(t, cols);
+  for (int ti = 0; ti < kNumQuantTypes; ++ti) {
+    const auto t = static_cast<QuantType>(ti);
+    if (!IsBlockType(t) || cols % GetQuantTraits(t).block_elems != 0) continue;
+    const size_t row_bytes = QuantRowBytes(t, cols);
     const std::vector<uint8_t> w =
-        RandomBlocks(t, row_bytes / GetWeightTypeInfo(t).block_bytes * rows, 17u + ti);  // [rows, row_bytes]
+        RandomBlocks(t, row_bytes / GetQuantTraits(t).block_bytes * rows, 17u + ti);  // [rows, row_bytes]
     double best[2] = {1e30, 1e30};
     float sink = 0;
     for (int r = 0; r < reps; ++r) {
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       }
     }
     const double elts = static_cast<double>(cols) * static_cast<double>(rows);
-    std::printf("%-8s %12.3f %12.3f %12.2f %12.2f %7.1fx%s\n", WeightTypeName(t), best[0] / elts * 1e9,
+    std::printf("%-8s %12.3f %12.3f %12.2f %12.2f %7.1fx%s\n", QuantTypeName(t), best[0] / elts * 1e9,
                 best[1] / elts * 1e9, elts * 4 / best[0] / 1e9, elts * 4 / best[1] / 1e9, best[0] / best[1],
                 sink == 12345.678f ? " " : "");
   }

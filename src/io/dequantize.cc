@@ -4,7 +4,7 @@
 #include <string>
 
 #include "base/half.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
 namespace kvaudit {
 namespace {
@@ -14,30 +14,30 @@ inline uint16_t LoadU16(const uint8_t* p) {
   return v;
 }
 
-WeightType BlockWeightType(DType t) {
-  const std::optional<WeightType> w = WeightTypeOfDType(t);
-  KV_CHECK_MSG(w && IsBlockType(*w), "BlockWeightType: not a block type");
+QuantType BlockQuantType(DType t) {
+  const std::optional<QuantType> w = QuantTypeOfDType(t);
+  KV_CHECK_MSG(w && IsBlockType(*w), "BlockQuantType: not a block type");
   return *w;
 }
 }  // namespace
 
-std::optional<WeightType> WeightTypeOfDType(DType t) {
+std::optional<QuantType> QuantTypeOfDType(DType t) {
   switch (t) {
-    case DType::kQ8_0: return WeightType::kQ8_0;
-    case DType::kQ4_0: return WeightType::kQ4_0;
-    case DType::kQ4_1: return WeightType::kQ4_1;
-    case DType::kQ5_0: return WeightType::kQ5_0;
-    case DType::kQ5_1: return WeightType::kQ5_1;
-    case DType::kQ4_K: return WeightType::kQ4_K;
-    case DType::kQ5_K: return WeightType::kQ5_K;
-    case DType::kQ6_K: return WeightType::kQ6_K;
-    case DType::kQ2_K: return WeightType::kQ2_K;
-    case DType::kQ3_K: return WeightType::kQ3_K;
-    case DType::kIQ4_NL: return WeightType::kIQ4_NL;
-    case DType::kIQ4_XS: return WeightType::kIQ4_XS;
-    case DType::kF32: return WeightType::kF32;
-    case DType::kF16: return WeightType::kF16;
-    case DType::kBF16: return WeightType::kBF16;
+    case DType::kQ8_0: return QuantType::kQ8_0;
+    case DType::kQ4_0: return QuantType::kQ4_0;
+    case DType::kQ4_1: return QuantType::kQ4_1;
+    case DType::kQ5_0: return QuantType::kQ5_0;
+    case DType::kQ5_1: return QuantType::kQ5_1;
+    case DType::kQ4_K: return QuantType::kQ4_K;
+    case DType::kQ5_K: return QuantType::kQ5_K;
+    case DType::kQ6_K: return QuantType::kQ6_K;
+    case DType::kQ2_K: return QuantType::kQ2_K;
+    case DType::kQ3_K: return QuantType::kQ3_K;
+    case DType::kIQ4_NL: return QuantType::kIQ4_NL;
+    case DType::kIQ4_XS: return QuantType::kIQ4_XS;
+    case DType::kF32: return QuantType::kF32;
+    case DType::kF16: return QuantType::kF16;
+    case DType::kBF16: return QuantType::kBF16;
     default: return std::nullopt;
   }
 }
@@ -61,7 +61,7 @@ void DequantizeRow(DType type, const uint8_t* src, float* dst, int64_t n) {
         dst[i] = static_cast<float>(v);
       }
       return;
-    default: DequantizeBlocksRef(BlockWeightType(type), src, dst, n); return;
+    default: DequantizeBlocksRef(BlockQuantType(type), src, dst, n); return;
   }
 }
 

@@ -7,15 +7,15 @@
 #include <optional>
 
 #include "io/tensor_view.h"
-#include "ops/weight_types.h"
+#include "quant/quant_type.h"
 
 namespace kvaudit {
 
 // n must be a multiple of the type's block size (checked), and the type float_convertible
 // (checked). src may be unaligned. Reads ByteSize(type, n) bytes of src, writes dst [n].
-// The in-memory weight type a tensor of `t` can stay in (ops/weight_types.h): f32, f16, bf16 and
+// The in-memory weight type a tensor of `t` can stay in (quant/quant_type.h): f32, f16, bf16 and
 // ggml's block formats; nullopt for types the matmul kernels do not read (f64, integers).
-std::optional<WeightType> WeightTypeOfDType(DType t);
+std::optional<QuantType> QuantTypeOfDType(DType t);
 
 void DequantizeRow(DType type, const uint8_t* src, float* dst, int64_t n);
 

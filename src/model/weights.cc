@@ -24,7 +24,7 @@ std::string ModelWeights::storage_summary() const {
   std::map<std::string, int> seen;
   auto add = [&](const WeightMatrix& m) {
     for (const WeightView& p : m.parts()) {
-      if (p.rows * p.cols > 0) seen[WeightTypeName(p.type)] = 1;
+      if (p.rows * p.cols > 0) seen[QuantTypeName(p.type)] = 1;
     }
   };
   add(embed);
@@ -78,16 +78,16 @@ class Loader {
                  std::vector<int32_t> row_map, ModelWeights& w) const {
     KV_RETURN_IF_ERROR(Check(name, shape));
     const TensorView* t = find_(name);
-    const std::optional<WeightType> type = WeightTypeOfDType(t->dtype);
-    const size_t align = !type || IsBlockType(*type) ? 1 : WeightTypeBytes(*type);
+    const std::optional<QuantType> type = QuantTypeOfDType(t->dtype);
+    const size_t align = !type || IsBlockType(*type) ? 1 : QuantTypeBytes(*type);
     if (type && reinterpret_cast<uintptr_t>(t->data) % align == 0) {
-      const int block = GetWeightTypeInfo(*type).block_elems;
+      const int block = GetQuantTraits(*type).block_elems;
       if (shape[1] % block != 0) {
         return BadInput(source_ + ": tensor '" + name + "' has rows of " + std::to_string(shape[1]) +
-                        " elements, not whole " + WeightTypeName(*type) + " blocks of " + std::to_string(block) +
+                        " elements, not whole " + QuantTypeName(*type) + " blocks of " + std::to_string(block) +
                         "; hint: the file is corrupt");
       }
-      const uint64_t want = static_cast<uint64_t>(shape[0]) * WeightRowBytes(*type, shape[1]);
+      const uint64_t want = static_cast<uint64_t>(shape[0]) * QuantRowBytes(*type, shape[1]);
       if (t->nbytes != want) {
         return BadInput(source_ + ": tensor '" + name + "' has " + std::to_string(t->nbytes) + " bytes, expected " +
                         std::to_string(want) + "; hint: the file is truncated or its header is wrong");
@@ -101,7 +101,7 @@ class Loader {
     AlignedBuffer& f = *w.converted.back();
     f.Resize(t->numel());
     KV_RETURN_IF_ERROR(Load(name, shape, f.data(), w));
-    m.AddExternalPart(WeightView{f.data(), WeightType::kF32, shape[0], shape[1], nullptr}, std::move(row_map));
+    m.AddExternalPart(WeightView{f.data(), QuantType::kF32, shape[0], shape[1], nullptr}, std::move(row_map));
     return Status::Ok();
   }
 
@@ -135,26 +135,26 @@ class Loader {
 
   // The in-memory type of a matrix made of `names` (fused parts): their common 16-bit dtype if
   // they all share one, else f32. Missing tensors are reported by the Load that follows.
-  WeightType MatrixType(const std::vector<std::string>& names) const {
+  QuantType MatrixType(const std::vector<std::string>& names) const {
     const TensorView* first = find_(names[0]);
-    if (!first) return WeightType::kF32;
+    if (!first) return QuantType::kF32;
     for (const std::string& n : names) {
       const TensorView* t = find_(n);
-      if (!t || t->dtype != first->dtype) return WeightType::kF32;
+      if (!t || t->dtype != first->dtype) return QuantType::kF32;
     }
-    return first->dtype == DType::kBF16  ? WeightType::kBF16
-           : first->dtype == DType::kF16 ? WeightType::kF16
-                                         : WeightType::kF32;
+    return first->dtype == DType::kBF16  ? QuantType::kBF16
+           : first->dtype == DType::kF16 ? QuantType::kF16
+                                         : QuantType::kF32;
   }
 
   // Loads tensor `name` [rows, cols] into rows [row0, row0 + rows) of m: 16-bit bytes copied as
   // stored when m has the tensor's dtype, else dequantized to f32.
   Status LoadRows(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m, int64_t row0,
                   ModelWeights& w) const {
-    if (m.type() == WeightType::kF32) return Load(name, shape, reinterpret_cast<float*>(m.mutable_row(row0)), w);
+    if (m.type() == QuantType::kF32) return Load(name, shape, reinterpret_cast<float*>(m.mutable_row(row0)), w);
     KV_RETURN_IF_ERROR(Check(name, shape));
     const TensorView* t = find_(name);
-    const uint64_t want = static_cast<uint64_t>(t->numel()) * WeightTypeBytes(m.type());
+    const uint64_t want = static_cast<uint64_t>(t->numel()) * QuantTypeBytes(m.type());
     if (t->nbytes != want) {
       return BadInput(source_ + ": tensor '" + name + "' has " + std::to_string(t->nbytes) + " bytes, expected " +
                       std::to_string(want) + "; hint: the file is truncated or its header is wrong");
@@ -231,7 +231,7 @@ Status LoadQkv(const Loader& ld, const LayerNames& name, const ModelConfig& c, b
   KV_RETURN_IF_ERROR(ld.LoadRows(k, {kvd, d}, L.wqkv, qd, w));
   KV_RETURN_IF_ERROR(ld.LoadRows(v, {kvd, d}, L.wqkv, qd + kvd, w));
   if (gguf_llama) {
-    const size_t row_bytes = static_cast<size_t>(d) * WeightTypeBytes(L.wqkv.type());
+    const size_t row_bytes = static_cast<size_t>(d) * QuantTypeBytes(L.wqkv.type());
     UnpermuteRows(L.wqkv.mutable_row(0), c.n_heads, c.head_dim, row_bytes);
     UnpermuteRows(L.wqkv.mutable_row(qd), c.n_kv_heads, c.head_dim, row_bytes);
   }

@@ -11,7 +11,7 @@
 // same order with std::fma, so builds without AVX-512 are batch-invariant too.
 #pragma once
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include "base/isa.h"
 

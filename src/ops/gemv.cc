@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
 namespace kvaudit {
 
@@ -39,7 +39,7 @@ void GemvRef(const float* x, const WeightView& w, int64_t row0, int64_t row1, fl
 }
 
 void GemvRef(const float* x, int64_t in, const float* w, int64_t row0, int64_t row1, float* y) {
-  GemvRef(x, WeightView{w, WeightType::kF32, row1, in}, row0, row1, y);
+  GemvRef(x, WeightView{w, QuantType::kF32, row1, in}, row0, row1, y);
 }
 
 void MatMulRef(const float* x, int64_t n, const WeightView& w, float* y) {
@@ -47,7 +47,7 @@ void MatMulRef(const float* x, int64_t n, const WeightView& w, float* y) {
 }
 
 void MatMulRef(const float* x, int64_t n, int64_t in, const float* w, int64_t out, float* y) {
-  MatMulRef(x, n, WeightView{w, WeightType::kF32, out, in}, y);
+  MatMulRef(x, n, WeightView{w, QuantType::kF32, out, in}, y);
 }
 
 }  // namespace kvaudit
@@ -66,7 +66,7 @@ void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
 
 #if defined(KVAUDIT_MATMUL_AVX512)
 namespace {
-template <WeightType T>
+template <QuantType T>
 void ToF32T(const WeightView& w, int64_t r0, int64_t r1, float* out) {
   const int64_t in = w.cols;
   for (int64_t r = r0; r < r1; ++r) {
@@ -85,9 +85,9 @@ void ToF32T(const WeightView& w, int64_t r0, int64_t r1, float* out) {
 void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
   if (IsBlockType(w.type)) return ::kvaudit::detail::BlockRowsToF32(w, r0, r1, out);
   switch (w.type) {
-    case WeightType::kF32: return ToF32T<WeightType::kF32>(w, r0, r1, out);
-    case WeightType::kBF16: return ToF32T<WeightType::kBF16>(w, r0, r1, out);
-    case WeightType::kF16: return ToF32T<WeightType::kF16>(w, r0, r1, out);
+    case QuantType::kF32: return ToF32T<QuantType::kF32>(w, r0, r1, out);
+    case QuantType::kBF16: return ToF32T<QuantType::kBF16>(w, r0, r1, out);
+    case QuantType::kF16: return ToF32T<QuantType::kF16>(w, r0, r1, out);
     default: return WeightRowsToF32Ref(w, r0, r1, out);
   }
 }

@@ -1,5 +1,5 @@
 // Decode gemv over block-type rows with each block decoded in registers (AVX-512): no f32
-// scratch round trip. The values are those of DequantizeBlocks (ops/block_dequant*.cc) and each
+// scratch round trip. The values are those of DequantizeBlocks (quant/dequantize*.cc) and each
 // row's 16 lane accumulators see them in the canonical sequence (k ascending, lane k mod 16), so
 // the bits are those of the f32 gemv on the dequantized matrix (tests/unit/ops_packed_matmul_test).
 //
@@ -19,15 +19,15 @@
 #include <cstring>
 
 #include "base/half.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
-#include "ops/fp_contract_off.h"  // the tables keep the reference's two roundings for d*q + m
+#include "base/fp_contract_off.h"  // the tables keep the reference's two roundings for d*q + m
 
 #define KVAUDIT_ISA_SELF "ops/gemv_blocks.cc"
 #include "base/isa_passes.h"  // the kernels below, once per kernel path
 
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
-#include "ops/block_dequant_vec.inl.h"
+#include "quant/block_vec.inl.h"
 #include "ops/dot_simd.inl.h"
 
 #if defined(KVAUDIT_MATMUL_AVX512)
@@ -276,15 +276,15 @@ void GemvDecoded(const float* x, const WeightView& w, int64_t row0, int64_t row1
 
 bool GemvBlockRowsDecoded(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
   switch (w.type) {
-    case WeightType::kQ8_0: GemvDecoded<DecQ8_0>(x, w, row0, row1, y); return true;
-    case WeightType::kQ4_0: GemvDecoded<DecQ4_0>(x, w, row0, row1, y); return true;
-    case WeightType::kQ4_1: GemvDecoded<DecQ4_1>(x, w, row0, row1, y); return true;
-    case WeightType::kQ5_0: GemvDecoded<DecQ5_0>(x, w, row0, row1, y); return true;
-    case WeightType::kQ5_1: GemvDecoded<DecQ5_1>(x, w, row0, row1, y); return true;
-    case WeightType::kIQ4_NL: GemvDecoded<DecIQ4_NL>(x, w, row0, row1, y); return true;
-    case WeightType::kQ4_K: GemvDecoded<DecQ4_K>(x, w, row0, row1, y); return true;
-    case WeightType::kQ5_K: GemvDecoded<DecQ5_K>(x, w, row0, row1, y); return true;
-    case WeightType::kQ6_K: GemvDecoded<DecQ6_K>(x, w, row0, row1, y); return true;
+    case QuantType::kQ8_0: GemvDecoded<DecQ8_0>(x, w, row0, row1, y); return true;
+    case QuantType::kQ4_0: GemvDecoded<DecQ4_0>(x, w, row0, row1, y); return true;
+    case QuantType::kQ4_1: GemvDecoded<DecQ4_1>(x, w, row0, row1, y); return true;
+    case QuantType::kQ5_0: GemvDecoded<DecQ5_0>(x, w, row0, row1, y); return true;
+    case QuantType::kQ5_1: GemvDecoded<DecQ5_1>(x, w, row0, row1, y); return true;
+    case QuantType::kIQ4_NL: GemvDecoded<DecIQ4_NL>(x, w, row0, row1, y); return true;
+    case QuantType::kQ4_K: GemvDecoded<DecQ4_K>(x, w, row0, row1, y); return true;
+    case QuantType::kQ5_K: GemvDecoded<DecQ5_K>(x, w, row0, row1, y); return true;
+    case QuantType::kQ6_K: GemvDecoded<DecQ6_K>(x, w, row0, row1, y); return true;
     default: return false;  // q2_K, q3_K, iq4_xs: the scratch kernel (ops/matmul.cc)
   }
 }

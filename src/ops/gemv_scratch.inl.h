@@ -3,7 +3,7 @@
 // of W rows dequantized into an L1 scratch that the kernel's FMAs then read. Internal to ops.
 //
 // Per kernel path: no include guard; a kernel section includes it inside its pass, after
-// ops/block_dequant.h and <cstring>.
+// quant/dequantize.h and <cstring>.
 
 namespace {
 
@@ -15,7 +15,7 @@ namespace {
 template <int kRows, int64_t kChunk>
 inline void DequantizeChunk(const WeightView& w, const uint8_t* const* wr, const uint8_t* const* ahead, int nj,
                             int64_t k0, int64_t len, float (*s)[kChunk]) {
-  const WeightTypeInfo& info = GetWeightTypeInfo(w.type);
+  const QuantTraits& info = GetQuantTraits(w.type);
   const size_t offset = static_cast<size_t>(k0 / info.block_elems) * info.block_bytes;
   const size_t chunk_bytes = static_cast<size_t>(len / info.block_elems) * info.block_bytes;
   for (int j = 0; j < nj; ++j) {

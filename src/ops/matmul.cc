@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/half.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 #include "ops/dot.h"
 #include "ops/gemv_blocks.h"
 #include "ops/matmul_avx2.h"
@@ -31,14 +31,14 @@ void MatMulRowsScalar(const float* x, int64_t n, const WeightView& w, int64_t r0
   for (int64_t t = 0; t < n; ++t) {
     for (int64_t j = r0; j < r1; ++j) {
       const uint8_t* row = w.row(j);
-      const WeightType type = w.type;
+      const QuantType type = w.type;
       y[t * ldy + j] = DotCanonicalScalar(
           x + t * w.cols, [row, type](int64_t i) { return WeightAt(type, row, i); }, w.cols);
     }
   }
 }
 
-// Block types: rows of W are dequantized (ops/block_dequant.h, ggml's arithmetic) into a
+// Block types: rows of W are dequantized (quant/dequantize.h, ggml's arithmetic) into a
 // per-thread f32 scratch right before the f32 kernel multiplies them, so every product and every
 // accumulation is that of the same matrix dequantized at load: the bits are the same.
 // [rows, w.cols] f32, per thread.
@@ -74,20 +74,20 @@ void GemvRows(const float* x, const WeightView& w, int64_t row0, int64_t row1, f
 }
 
 void GemvRows(const float* x, int64_t in, const float* w, int64_t row0, int64_t row1, float* y) {
-  GemvRows(x, WeightView{w, WeightType::kF32, row1, in}, row0, row1, y);
+  GemvRows(x, WeightView{w, QuantType::kF32, row1, in}, row0, row1, y);
 }
 
 void MatMulCanonicalRef(const float* x, int64_t n, const WeightView& w, float* y) {
   if (IsBlockType(w.type)) {
     std::vector<float> f(static_cast<size_t>(w.rows * w.cols));  // [rows, cols]
     WeightRowsToF32Ref(w, 0, w.rows, f.data());
-    return MatMulRowsScalar(x, n, WeightView{f.data(), WeightType::kF32, w.rows, w.cols}, 0, w.rows, y, w.rows);
+    return MatMulRowsScalar(x, n, WeightView{f.data(), QuantType::kF32, w.rows, w.cols}, 0, w.rows, y, w.rows);
   }
   MatMulRowsScalar(x, n, w, 0, w.rows, y, w.rows);
 }
 
 void MatMul(const float* x, int64_t n, int64_t in, const float* w, int64_t out, float* y, ThreadPool& pool) {
-  MatMul(x, n, WeightView{w, WeightType::kF32, out, in}, y, pool);
+  MatMul(x, n, WeightView{w, QuantType::kF32, out, in}, y, pool);
 }
 
 void MatMul(const float* x, int64_t n, const WeightView& w, float* y, ThreadPool& pool) {
@@ -133,7 +133,7 @@ void MatMulParts(const float* x, int64_t n, const WeightView* parts, int n_parts
 }  // namespace kvaudit
 
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
-#include "ops/block_dequant_vec.inl.h"
+#include "quant/block_vec.inl.h"
 #include "ops/dot_simd.inl.h"
 #include "ops/weight_load_simd.inl.h"
 #include "ops/gemv_scratch.inl.h"
@@ -143,21 +143,21 @@ namespace {
 // The 16 canonical dots acc[j·MR + i] = x_i · w_j (MR·NR = 16), returned in ReduceAdd16x16Raw
 // order. Each accumulator sees the canonical sequence whatever MR and NR are, so the 4x4 prefill
 // tile and the 1x16 gemv give the same bits per element.
-template <WeightType T, int MR, int NR, bool kPrefetch>
+template <QuantType T, int MR, int NR, bool kPrefetch>
 inline __m512 Tile16(const float* const* x, const uint8_t* const* w, int64_t in) {
   static_assert(MR * NR == 16);
   __m512 acc[16];
   for (__m512& a : acc) a = _mm512_setzero_ps();
   // Gemv: prefetch the same columns of the next NR rows (contiguous after these); NR interleaved
   // streams are more than the hardware prefetcher runs far enough ahead on.
-  const int64_t ahead = NR * in * WeightTypeBytes(T);
+  const int64_t ahead = NR * in * QuantTypeBytes(T);
   int64_t k = 0;
   for (; k + 16 <= in; k += 16) {
     __m512 xv[MR];
     for (int i = 0; i < MR; ++i) xv[i] = _mm512_loadu_ps(x[i] + k);
     for (int j = 0; j < NR; ++j) {
       if constexpr (kPrefetch)
-        _mm_prefetch(reinterpret_cast<const char*>(w[j]) + ahead + k * WeightTypeBytes(T), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w[j]) + ahead + k * QuantTypeBytes(T), _MM_HINT_T0);
       const __m512 wv = LoadW16<T>(w[j], k);
       for (int i = 0; i < MR; ++i) acc[j * MR + i] = _mm512_fmadd_ps(xv[i], wv, acc[j * MR + i]);
     }
@@ -176,7 +176,7 @@ inline __m512 Tile16(const float* const* x, const uint8_t* const* w, int64_t in)
 
 // y[n, out] rows [r0, r1) for n x rows: 4 x rows × 4 W rows per tile; tails repeat the last valid
 // row pointer (a duplicated dot costs a little and keeps one kernel) and store only valid lanes.
-template <WeightType T>
+template <QuantType T>
 void MatMulRowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   const int64_t in = w.cols;
   alignas(64) float buf[16];  // [4 x rows, 4 W rows] raw reduction order: lane 4i + j = y[i][j]
@@ -194,7 +194,7 @@ void MatMulRowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int
   }
 }
 
-template <WeightType T>
+template <QuantType T>
 void GemvRowsT(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
   const float* xr[1] = {x};
   for (int64_t j0 = row0; j0 < row1; j0 += 16) {
@@ -243,17 +243,17 @@ void GemvBlockRowsAvx512(const float* x, const WeightView& w, int64_t row0, int6
 // The f32 / 16-bit kernels: y[t · ldy + j] for t < n, j in [r0, r1).
 void MatMulRowsPlain(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   switch (w.type) {
-    case WeightType::kF32: return MatMulRowsT<WeightType::kF32>(x, n, w, r0, r1, y, ldy);
-    case WeightType::kBF16: return MatMulRowsT<WeightType::kBF16>(x, n, w, r0, r1, y, ldy);
-    case WeightType::kF16: return MatMulRowsT<WeightType::kF16>(x, n, w, r0, r1, y, ldy);
+    case QuantType::kF32: return MatMulRowsT<QuantType::kF32>(x, n, w, r0, r1, y, ldy);
+    case QuantType::kBF16: return MatMulRowsT<QuantType::kBF16>(x, n, w, r0, r1, y, ldy);
+    case QuantType::kF16: return MatMulRowsT<QuantType::kF16>(x, n, w, r0, r1, y, ldy);
     default: KV_CHECK_MSG(false, "MatMulRowsPlain: block types go through MatMulRows");
   }
 }
 void GemvRowsPlain(const float* x, const WeightView& w, int64_t row0, int64_t row1, float* y) {
   switch (w.type) {
-    case WeightType::kF32: return GemvRowsT<WeightType::kF32>(x, w, row0, row1, y);
-    case WeightType::kBF16: return GemvRowsT<WeightType::kBF16>(x, w, row0, row1, y);
-    case WeightType::kF16: return GemvRowsT<WeightType::kF16>(x, w, row0, row1, y);
+    case QuantType::kF32: return GemvRowsT<QuantType::kF32>(x, w, row0, row1, y);
+    case QuantType::kBF16: return GemvRowsT<QuantType::kBF16>(x, w, row0, row1, y);
+    case QuantType::kF16: return GemvRowsT<QuantType::kF16>(x, w, row0, row1, y);
     default: KV_CHECK_MSG(false, "GemvRowsPlain: block types go through GemvRows");
   }
 }
@@ -277,7 +277,7 @@ void GemvRowsPlain(const float* x, const WeightView& w, int64_t row0, int64_t ro
 WeightView DequantizeRowsToScratch(const WeightView& w, int64_t r0, int64_t r1) {
   float* s = DequantScratch(r1 - r0, w.cols);
   for (int64_t r = r0; r < r1; ++r) KVAUDIT_ISA_NS::DequantizeBlocks(w.type, w.row(r), s + (r - r0) * w.cols, w.cols);
-  return {s, WeightType::kF32, r1 - r0, w.cols, nullptr};
+  return {s, QuantType::kF32, r1 - r0, w.cols, nullptr};
 }
 
 }  // namespace

@@ -5,13 +5,13 @@
 // bits are its bits and the AVX-512 tiles' (tests/unit/ops_batch_invariance_test.cc in this
 // build; tests/unit/kv_cross_build_bits_test.cc across builds).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/matmul_avx2.h"  // first: includes ops/simd.h
+#include "ops/matmul_avx2.h"  // first: includes base/simd.h
 
 #include <algorithm>
 #include <cmath>  // std::fma in ops/dot_simd.inl.h's scalar order
 #include <cstring>
 
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
 #define KVAUDIT_ISA_SELF "ops/matmul_avx2.cc"
 #include "base/isa_passes.h"  // the AVX2 pass defines the kernel (the others compile nothing)
@@ -24,13 +24,13 @@
 namespace {
 
 // 8 consecutive weights from element i as f32 (exact upcasts, as ops/weight_load.h).
-template <WeightType T>
+template <QuantType T>
 inline __m256 LoadW8(const uint8_t* row, int64_t i) {
-  if constexpr (T == WeightType::kF32) {
+  if constexpr (T == QuantType::kF32) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
   } else {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i));
-    if constexpr (T == WeightType::kBF16)
+    if constexpr (T == QuantType::kBF16)
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     else
       return _mm256_cvtph_ps(h);
@@ -38,7 +38,7 @@ inline __m256 LoadW8(const uint8_t* row, int64_t i) {
 }
 
 // One 16-element step of k for the MR x NR pairs: acc[h][a][b] holds lanes 8h .. 8h + 7.
-template <WeightType T, int MR, int NR>
+template <QuantType T, int MR, int NR>
 inline void Step(const float* const* x, const uint8_t* const* w, int64_t k, __m256 (&acc)[2][MR][NR]) {
   for (int h = 0; h < 2; ++h) {
     __m256 xv[MR];
@@ -51,7 +51,7 @@ inline void Step(const float* const* x, const uint8_t* const* w, int64_t k, __m2
 }
 
 // out[a · NR + b] = the canonical dot of x[a] and W row w[b], over `in` elements.
-template <WeightType T, int MR, int NR>
+template <QuantType T, int MR, int NR>
 void Tile(const float* const* x, const uint8_t* const* w, int64_t in, float* out) {
   __m256 acc[2][MR][NR];
   for (auto& half : acc) {
@@ -62,7 +62,7 @@ void Tile(const float* const* x, const uint8_t* const* w, int64_t in, float* out
   int64_t k = 0;
   for (; k + 16 <= in; k += 16) Step<T, MR, NR>(x, w, k, acc);
   if (k < in) {  // the tail through zeroed copies: padded lanes get fma(0, 0, acc) as in the scalar order
-    constexpr int kBytes = T == WeightType::kF32 ? 4 : 2;
+    constexpr int kBytes = T == QuantType::kF32 ? 4 : 2;
     const int64_t len = in - k;
     alignas(32) float xt[MR][16] = {};
     alignas(32) uint8_t wt[NR][16 * kBytes] = {};
@@ -86,7 +86,7 @@ void Tile(const float* const* x, const uint8_t* const* w, int64_t in, float* out
 // Tiles of MR x rows × NR W rows; tails repeat the last valid row (one kernel; only valid outputs
 // are stored), as the AVX-512 tiles do. 2 × 3 (prefill) and 1 × 6 (decode) keep the 12
 // accumulators plus the operands within AVX2's 16 registers.
-template <WeightType T, int MR, int NR>
+template <QuantType T, int MR, int NR>
 void RowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   const int64_t in = w.cols;
   for (int64_t t0 = 0; t0 < n; t0 += MR) {
@@ -104,7 +104,7 @@ void RowsT(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r
   }
 }
 
-template <WeightType T>
+template <QuantType T>
 void Rows(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   if (n == 1) return RowsT<T, 1, 6>(x, n, w, r0, r1, y, ldy);
   RowsT<T, 2, 3>(x, n, w, r0, r1, y, ldy);
@@ -154,9 +154,9 @@ void GemvBlockRowsAvx2(const float* x, const WeightView& w, int64_t row0, int64_
 
 void MatMulRowsAvx2(const float* x, int64_t n, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   switch (w.type) {
-    case WeightType::kF32: return Rows<WeightType::kF32>(x, n, w, r0, r1, y, ldy);
-    case WeightType::kBF16: return Rows<WeightType::kBF16>(x, n, w, r0, r1, y, ldy);
-    case WeightType::kF16: return Rows<WeightType::kF16>(x, n, w, r0, r1, y, ldy);
+    case QuantType::kF32: return Rows<QuantType::kF32>(x, n, w, r0, r1, y, ldy);
+    case QuantType::kBF16: return Rows<QuantType::kBF16>(x, n, w, r0, r1, y, ldy);
+    case QuantType::kF16: return Rows<QuantType::kF16>(x, n, w, r0, r1, y, ldy);
     default: KV_CHECK_MSG(false, "MatMulRowsAvx2: block types go through the packed kernels");
   }
 }

@@ -2,7 +2,7 @@
 // internal to ops/ (ops/matmul.cc's AVX2 pass calls it).
 #pragma once
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include <cstdint>
 

@@ -3,7 +3,7 @@
 // runs the arithmetic of the same W upcast to f32.
 #pragma once
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include "base/half.h"
 #include "ops/weight_matrix.h"
@@ -11,12 +11,12 @@
 namespace kvaudit {
 
 // One W element of `row` (a w.row(r) pointer) as f32.
-inline float WeightAt(WeightType t, const uint8_t* row, int64_t i) {
+inline float WeightAt(QuantType t, const uint8_t* row, int64_t i) {
   switch (t) {
-    case WeightType::kF32: return reinterpret_cast<const float*>(row)[i];
-    case WeightType::kBF16: return BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i]);
-    case WeightType::kF16: return F16ToF32(reinterpret_cast<const uint16_t*>(row)[i]);
-    default: KV_CHECK_MSG(false, "WeightAt: block types are dequantized per block (ops/block_dequant.h)");
+    case QuantType::kF32: return reinterpret_cast<const float*>(row)[i];
+    case QuantType::kBF16: return BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i]);
+    case QuantType::kF16: return F16ToF32(reinterpret_cast<const uint16_t*>(row)[i]);
+    default: KV_CHECK_MSG(false, "WeightAt: block types are dequantized per block (quant/dequantize.h)");
   }
   return 0;
 }

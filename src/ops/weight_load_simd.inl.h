@@ -3,26 +3,26 @@
 // includes it inside its pass (base/isa_passes.h), after ops/weight_load.h.
 #if defined(KVAUDIT_MATMUL_AVX512)  // base/isa_passes.h
 // 16 consecutive weights from element i as f32.
-template <WeightType T>
+template <QuantType T>
 inline __m512 LoadW16(const uint8_t* row, int64_t i) {
-  if constexpr (T == WeightType::kF32) {
+  if constexpr (T == QuantType::kF32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
   } else {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i));
-    if constexpr (T == WeightType::kBF16)
+    if constexpr (T == QuantType::kBF16)
       return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
     else
       return _mm512_cvtph_ps(h);
   }
 }
 // The first popcount(m) of them, zeros in the other lanes.
-template <WeightType T>
+template <QuantType T>
 inline __m512 LoadW16Masked(const uint8_t* row, int64_t i, __mmask16 m) {
-  if constexpr (T == WeightType::kF32) {
+  if constexpr (T == QuantType::kF32) {
     return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
   } else {
     const __m256i h = _mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + i);
-    if constexpr (T == WeightType::kBF16)
+    if constexpr (T == QuantType::kBF16)
       return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
     else
       return _mm512_cvtph_ps(h);

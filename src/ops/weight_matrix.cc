@@ -2,13 +2,13 @@
 
 namespace kvaudit {
 
-void WeightMatrix::Resize(int64_t rows, int64_t cols, WeightType type) {
+void WeightMatrix::Resize(int64_t rows, int64_t cols, QuantType type) {
   KV_CHECK(rows >= 0 && cols >= 0);
   rows_ = rows;
   cols_ = cols;
   parts_.clear();
   row_maps_.clear();
-  const size_t bytes = (static_cast<size_t>(rows) * WeightRowBytesChecked(type, cols) + 63) / 64 * 64;
+  const size_t bytes = (static_cast<size_t>(rows) * QuantRowBytesChecked(type, cols) + 63) / 64 * 64;
   owned_.reset(bytes ? static_cast<uint8_t*>(std::aligned_alloc(64, bytes)) : nullptr);
   KV_CHECK_MSG(bytes == 0 || owned_ != nullptr, "out of memory");
   if (bytes) std::memset(owned_.get(), 0, bytes);
@@ -20,7 +20,7 @@ void WeightMatrix::AddExternalPart(WeightView part, std::vector<int32_t> row_map
   KV_CHECK(part.rows >= 0 && part.cols >= 0);
   if (parts_.empty()) cols_ = part.cols;
   KV_CHECK_MSG(part.cols == cols_, "every part of a matrix has its columns");
-  (void)WeightRowBytesChecked(part.type, part.cols);  // whole blocks per row
+  (void)QuantRowBytesChecked(part.type, part.cols);  // whole blocks per row
   if (!row_map.empty()) {
     KV_CHECK(static_cast<int64_t>(row_map.size()) == part.rows);
     for (int32_t r : row_map) KV_CHECK(r >= 0 && r < part.rows);
@@ -45,7 +45,7 @@ bool WeightMatrix::mixed() const {
   return false;
 }
 
-WeightType WeightMatrix::type() const { return parts_.empty() || mixed() ? WeightType::kF32 : parts_[0].type; }
+QuantType WeightMatrix::type() const { return parts_.empty() || mixed() ? QuantType::kF32 : parts_[0].type; }
 
 uint64_t WeightMatrix::bytes() const {
   uint64_t b = 0;
@@ -60,7 +60,7 @@ uint8_t* WeightMatrix::mutable_row(int64_t r) {
 }
 
 float* WeightMatrix::f32() {
-  KV_CHECK(owned_ && parts_.size() == 1 && parts_[0].type == WeightType::kF32);
+  KV_CHECK(owned_ && parts_.size() == 1 && parts_[0].type == QuantType::kF32);
   return reinterpret_cast<float*>(owned_.get());
 }
 

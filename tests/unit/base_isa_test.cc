@@ -15,7 +15,7 @@
 #include "base/isa.h"
 #include "ops/activation.h"
 #include "ops/dot.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 #include "unit/ops_test_inputs.h"
 
 namespace kvaudit {

@@ -1,5 +1,5 @@
 // Each block format is checked against an element-wise description of its layout written
-// independently of the row loops in ops/block_dequant.cc (ggml-common.h block structs; ggml-quants.c
+// independently of the row loops in quant/dequantize.cc (ggml-common.h block structs; ggml-quants.c
 // dequantize_row_*). Scales are powers of two so every expected value is exact whatever the
 // compiler does with a*b-c (FMA contraction), and the comparisons are ==.
 #include "io/dequantize.h"

@@ -22,7 +22,7 @@
 #include "kv/formats/q8_0.h"
 #include "kv/formats/row_codec.h"
 #include "base/isa.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 #include "support/random_rows.h"
 
 namespace kvaudit::codec_checks {

@@ -188,7 +188,7 @@ TEST(CrossBuildBits, MatMulAndDots) {
   constexpr int kIn = 100, kOut = 37, kN = 5;  // tails in both the 16-lane k loop and the row tiles
   const std::vector<float> x = UniformRows(kN, kIn, 1);
   ThreadPool pool(2);
-  for (WeightType t : testing::kWeightTypes) {
+  for (QuantType t : testing::kQuantTypes) {
     const WeightMatrix w = testing::WeightsFrom(kOut, kIn, t, UniformRows(kOut, kIn, 2));
     std::vector<float> y(kN * kOut), gemv(kOut), canon(kN * kOut);
     MatMul(x.data(), kN, w.view(), y.data(), pool);
@@ -199,8 +199,8 @@ TEST(CrossBuildBits, MatMulAndDots) {
     h.Add(gemv);
     hc.Add(canon);
     hc.Add(std::vector<float>(canon.begin(), canon.begin() + kOut));  // row 0 = the gemv
-    ExpectHash(std::string("matmul/") + WeightTypeName(t), h);
-    ExpectHash(std::string("matmul/") + WeightTypeName(t), hc);
+    ExpectHash(std::string("matmul/") + QuantTypeName(t), h);
+    ExpectHash(std::string("matmul/") + QuantTypeName(t), hc);
   }
   BitHash dots, dots_ref;
   for (int n : {1, 7, 16, 33, 100}) {

@@ -13,7 +13,7 @@
 #include "base/half.h"
 #include "kv/formats/asym_group_quant.h"
 #include "kv/store/kivi_kernels.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 #include "support/random_rows.h"
 
 namespace kvaudit {

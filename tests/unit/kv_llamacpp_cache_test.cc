@@ -12,7 +12,7 @@
 #include "kv/llamacpp/cache.h"
 #include "kv/llamacpp/flash_attn.h"
 #include "kv/formats/q8_activation.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 #include "support/random_rows.h"
 
 namespace kvaudit {

@@ -16,7 +16,7 @@
 #include "kv/llamacpp/fa_tile.h"
 #include "kv/llamacpp/flash_attn.h"
 #include "kv/store/chunked_rows.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 #include "support/random_rows.h"
 
 namespace kvaudit {

@@ -24,7 +24,8 @@ namespace {
 // a rule a reader can hold in the head.
 const std::vector<std::string>& LayerOrder() {
   static const std::vector<std::string> order = {
-      "base",          // Status/Expected, f16/bf16, thread pool
+      "base",          // Status/Expected, f16/bf16, thread pool, the kernel paths
+      "quant",         // number formats: one traits row and one file per ggml block format
       "ops",           // matmul, norms, rope, softmax: scalar references + SIMD twins
       "io",            // mapped files, GGUF, safetensors, dequantization
       "tokenizer",     // byte-level BPE, SentencePiece BPE, chat templates

@@ -16,20 +16,20 @@
 #include "ops/activation.h"
 #include "ops/dot.h"
 #include "ops/matmul.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 
 namespace kvaudit {
 namespace {
 
 using testing::RandomWeights;
 std::vector<float> Random(size_t n, uint32_t seed) { return testing::RandomVector(n, seed); }
-const auto& kTypes = testing::kWeightTypes;
+const auto& kTypes = testing::kQuantTypes;
 
 TEST(OpsBatchInvariance, MatMulRowsEqualSeparateSingleRowCalls) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
-    for (WeightType t : kTypes) {
+    for (QuantType t : kTypes) {
       for (int in : {1, 15, 17, 100, 385}) {
         for (int out : {1, 5, 37, 130}) {  // 130: not a multiple of the 4-row tile nor the 64-row item
           const WeightMatrix w = RandomWeights(out, in, t, 7);
@@ -42,14 +42,14 @@ TEST(OpsBatchInvariance, MatMulRowsEqualSeparateSingleRowCalls) {
             std::vector<float> canon(single.size());
             MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
             EXPECT_EQ(std::memcmp(single.data(), canon.data(), single.size() * 4), 0)
-                << WeightTypeName(t) << " in " << in << " out " << out << ": gemv vs scalar order";
+                << QuantTypeName(t) << " in " << in << " out " << out << ": gemv vs scalar order";
           }
           for (int m : {2, 3, 4, 5, 11}) {  // batch sizes around the 4-row x tile
             for (ThreadPool* pool : {&p1, &p2}) {
               std::vector<float> y(static_cast<size_t>(m) * out);
               MatMul(x.data(), m, w.view(), y.data(), *pool);
               EXPECT_EQ(std::memcmp(y.data(), single.data(), y.size() * 4), 0)
-                  << WeightTypeName(t) << " in " << in << " out " << out << " n " << m << " threads " << pool->size();
+                  << QuantTypeName(t) << " in " << in << " out " << out << " n " << m << " threads " << pool->size();
             }
           }
         }

@@ -11,7 +11,7 @@
 
 #include "base/half.h"
 #include "base/thread_pool.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 #include "ops/matmul.h"
 #include "ops/weight_matrix.h"
 #include "support/random_rows.h"
@@ -21,24 +21,24 @@ namespace kvaudit {
 namespace {
 
 // Byte offsets of the f16 scale fields in one block (ggml-common.h block structs).
-std::vector<int> F16Fields(WeightType t) {
+std::vector<int> F16Fields(QuantType t) {
   switch (t) {
-    case WeightType::kQ4_1:
-    case WeightType::kQ5_1: return {0, 2};
-    case WeightType::kQ4_K:
-    case WeightType::kQ5_K: return {0, 2};
-    case WeightType::kQ2_K: return {80, 82};
-    case WeightType::kQ3_K: return {108};
-    case WeightType::kQ6_K: return {208};
+    case QuantType::kQ4_1:
+    case QuantType::kQ5_1: return {0, 2};
+    case QuantType::kQ4_K:
+    case QuantType::kQ5_K: return {0, 2};
+    case QuantType::kQ2_K: return {80, 82};
+    case QuantType::kQ3_K: return {108};
+    case QuantType::kQ6_K: return {208};
     default: return {0};  // q4_0 q5_0 q8_0 iq4_nl iq4_xs: d first
   }
 }
 
 // [rows, cols] of type t: random quant bits, finite scales of varied (non power of two) size.
-WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, WeightType t, uint32_t seed) {
+WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, QuantType t, uint32_t seed) {
   WeightMatrix w;
   w.Resize(rows, cols, t);
-  const WeightTypeInfo& info = GetWeightTypeInfo(t);
+  const QuantTraits& info = GetQuantTraits(t);
   const std::vector<uint8_t> bytes = testing::RandomBytes(static_cast<int64_t>(w.bytes()), seed);
   std::memcpy(w.mutable_row(0), bytes.data(), bytes.size());
   const std::vector<float> scales =
@@ -56,11 +56,11 @@ WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, WeightType t, uint32_
   return w;
 }
 
-// The types whose reference dequantizer exists (all of them once ops/block_dequant.cc has them).
-std::vector<WeightType> BlockTypes() {
-  std::vector<WeightType> types;
-  for (int i = 0; i < kNumWeightTypes; ++i) {
-    const WeightType t = static_cast<WeightType>(i);
+// The types whose reference dequantizer exists (all of them once quant/dequantize.cc has them).
+std::vector<QuantType> BlockTypes() {
+  std::vector<QuantType> types;
+  for (int i = 0; i < kNumQuantTypes; ++i) {
+    const QuantType t = static_cast<QuantType>(i);
     if (IsBlockType(t)) types.push_back(t);
   }
   return types;
@@ -81,18 +81,18 @@ TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     ThreadPool p1(1), p2(2);
-    for (WeightType t : BlockTypes()) {
+    for (QuantType t : BlockTypes()) {
       // 256-element blocks: 2 chunks of the decode kernels' 256; 32-element: under one chunk, and
       // a chunk and a part (320).
-      const bool k_family = GetWeightTypeInfo(t).block_elems == 256;
+      const bool k_family = GetQuantTraits(t).block_elems == 256;
       for (int64_t cols : k_family ? std::vector<int64_t>{512} : std::vector<int64_t>{96, 320}) {
         for (int64_t out : {1, 5, 16, 37, 70}) {
           const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
           const std::vector<float> wf = ToF32(w.view());
-          const WeightView f32{wf.data(), WeightType::kF32, out, cols};
+          const WeightView f32{wf.data(), QuantType::kF32, out, cols};
           std::vector<float> rows(static_cast<size_t>(out * cols));
           WeightRowsToF32(w.view(), 0, out, rows.data());
-          EXPECT_TRUE(SameBits(rows, wf)) << WeightTypeName(t) << ": WeightRowsToF32 differs from the reference";
+          EXPECT_TRUE(SameBits(rows, wf)) << QuantTypeName(t) << ": WeightRowsToF32 differs from the reference";
           for (int64_t n : {1, 2, 5, 9}) {
             const std::vector<float> x = testing::NormalRows(n, cols, 3);
             std::vector<float> want(n * out), got1(n * out), got2(n * out), canon(n * out);
@@ -100,15 +100,15 @@ TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
             MatMul(x.data(), n, w.view(), got1.data(), p1);
             MatMul(x.data(), n, w.view(), got2.data(), p2);
             MatMulCanonicalRef(x.data(), n, w.view(), canon.data());
-            EXPECT_TRUE(SameBits(got1, want)) << WeightTypeName(t) << " cols " << cols << " out " << out << " n " << n;
+            EXPECT_TRUE(SameBits(got1, want)) << QuantTypeName(t) << " cols " << cols << " out " << out << " n " << n;
             EXPECT_TRUE(SameBits(got2, want))
-                << WeightTypeName(t) << " 2 threads, cols " << cols << " out " << out << " n " << n;
-            EXPECT_TRUE(SameBits(canon, want)) << WeightTypeName(t) << " canonical ref, out " << out << " n " << n;
+                << QuantTypeName(t) << " 2 threads, cols " << cols << " out " << out << " n " << n;
+            EXPECT_TRUE(SameBits(canon, want)) << QuantTypeName(t) << " canonical ref, out " << out << " n " << n;
             // A row of a prefill is bitwise the same token decoded alone.
             std::vector<float> single(out);
             MatMul(x.data() + (n - 1) * cols, 1, w.view(), single.data(), p2);
             EXPECT_EQ(std::memcmp(single.data(), got1.data() + (n - 1) * out, out * sizeof(float)), 0)
-                << WeightTypeName(t);
+                << QuantTypeName(t);
           }
         }
       }
@@ -122,9 +122,9 @@ TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
     SCOPED_TRACE(IsaName(isa));
     ThreadPool pool(2);
     const int64_t cols = 256;
-    const WeightMatrix q = RandomBlockMatrix(64, cols, WeightType::kQ4_K, 5);
-    const WeightMatrix k = RandomBlockMatrix(24, cols, WeightType::kQ6_K, 6);
-    const WeightMatrix v = testing::RandomWeights(40, cols, WeightType::kF16, 7);
+    const WeightMatrix q = RandomBlockMatrix(64, cols, QuantType::kQ4_K, 5);
+    const WeightMatrix k = RandomBlockMatrix(24, cols, QuantType::kQ6_K, 6);
+    const WeightMatrix v = testing::RandomWeights(40, cols, QuantType::kF16, 7);
     std::vector<int32_t> reversed(64);
     for (int i = 0; i < 64; ++i) reversed[i] = 63 - i;
     WeightMatrix fused;
@@ -140,7 +140,7 @@ TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
     for (int i = 0; i < 64; ++i) all.insert(all.end(), qf.begin() + (63 - i) * cols, qf.begin() + (64 - i) * cols);
     all.insert(all.end(), kf.begin(), kf.end());
     all.insert(all.end(), vf.begin(), vf.end());
-    const WeightView f32{all.data(), WeightType::kF32, 128, cols};
+    const WeightView f32{all.data(), QuantType::kF32, 128, cols};
     for (int64_t n : {1, 3, 8}) {
       const std::vector<float> x = testing::NormalRows(n, cols, 11);
       std::vector<float> want(n * 128), got(n * 128);
@@ -159,8 +159,8 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     ThreadPool pool(2);
-    for (WeightType t : BlockTypes()) {
-      const WeightTypeInfo& info = GetWeightTypeInfo(t);
+    for (QuantType t : BlockTypes()) {
+      const QuantTraits& info = GetQuantTraits(t);
       const int64_t cols = info.block_elems == 256 ? 512 : 96, rows = 40;
       WeightMatrix w = RandomBlockMatrix(rows, cols, t, 23);
       size_t k = 0;
@@ -172,7 +172,7 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
         }
       }
       const std::vector<float> wf = ToF32(w.view());
-      const WeightView f32{wf.data(), WeightType::kF32, rows, cols};
+      const WeightView f32{wf.data(), QuantType::kF32, rows, cols};
       const std::vector<float> x = testing::NormalRows(1, cols, 29);
       std::vector<float> want(rows), got(rows);
       MatMul(x.data(), 1, f32, want.data(), pool);
@@ -180,21 +180,21 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
       int finite = 0;
       for (int64_t r = 0; r < rows; ++r) {
         if (std::isnan(want[r])) {
-          EXPECT_TRUE(std::isnan(got[r])) << WeightTypeName(t) << " row " << r;
+          EXPECT_TRUE(std::isnan(got[r])) << QuantTypeName(t) << " row " << r;
         } else {
           finite += std::isfinite(want[r]) ? 1 : 0;
           EXPECT_EQ(std::memcmp(&got[r], &want[r], sizeof(float)), 0)
-              << WeightTypeName(t) << " row " << r << ": " << got[r] << " vs " << want[r];
+              << QuantTypeName(t) << " row " << r << ": " << got[r] << " vs " << want[r];
         }
       }
-      EXPECT_GT(finite, rows / 4) << WeightTypeName(t) << ": most rows should stay finite";
+      EXPECT_GT(finite, rows / 4) << QuantTypeName(t) << ": most rows should stay finite";
     }
   });
 }
 
 TEST(OpsPackedMatmul, BlockRowsMustBeWholeBlocks) {
   WeightMatrix w;
-  EXPECT_DEATH(w.Resize(2, 48, WeightType::kQ8_0), "whole number of blocks");
+  EXPECT_DEATH(w.Resize(2, 48, QuantType::kQ8_0), "whole number of blocks");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "base/half.h"
 #include "unit/ops_test_inputs.h"
 #include "ops/matmul.h"
-#include "ops/simd.h"
+#include "base/simd.h"
 #include "ops/weight_matrix.h"
 
 namespace kvaudit {
@@ -20,13 +20,13 @@ namespace {
 
 using testing::RandomWeights;
 std::vector<float> Random(size_t n, uint32_t seed) { return testing::RandomVector(n, seed); }
-const auto& kTypes = testing::kWeightTypes;
+const auto& kTypes = testing::kQuantTypes;
 
 TEST(OpsWeightMatrix, UpcastIsExactAndMatchesScalar) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
-    for (WeightType t : kTypes) {
+    for (QuantType t : kTypes) {
       for (int cols : {1, 15, 16, 17, 40, 384}) {
         const WeightMatrix w = RandomWeights(9, cols, t, 11);
         std::vector<float> ref(9 * cols), got(9 * cols, -1.0f);
@@ -34,17 +34,17 @@ TEST(OpsWeightMatrix, UpcastIsExactAndMatchesScalar) {
         {  // the portable path IS the reference: equal trivially there
           WeightRowsToF32Ref(w.view(), 2, 9, ref.data());
           EXPECT_EQ(std::memcmp(ref.data(), got.data(), 7 * cols * sizeof(float)), 0)
-              << WeightTypeName(t) << " " << cols;
+              << QuantTypeName(t) << " " << cols;
         }
         for (int i = 0; i < 7 * cols; ++i) {  // exact: every upcast value is the stored one
           const uint8_t* row = w.view().row(2 + i / cols);
-          const float stored = t == WeightType::kF32    ? reinterpret_cast<const float*>(row)[i % cols]
-                               : t == WeightType::kBF16 ? BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols])
+          const float stored = t == QuantType::kF32    ? reinterpret_cast<const float*>(row)[i % cols]
+                               : t == QuantType::kBF16 ? BF16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols])
                                                         : F16ToF32(reinterpret_cast<const uint16_t*>(row)[i % cols]);
-          ASSERT_EQ(FloatToBits(got[i]), FloatToBits(stored)) << WeightTypeName(t) << " " << cols << " " << i;
+          ASSERT_EQ(FloatToBits(got[i]), FloatToBits(stored)) << QuantTypeName(t) << " " << cols << " " << i;
         }
         EXPECT_EQ(got[7 * cols], -1.0f) << "wrote past the rows asked for";
-        if (t == WeightType::kBF16) {  // bf16 -> f32 is the 16-bit shift
+        if (t == QuantType::kBF16) {  // bf16 -> f32 is the 16-bit shift
           const uint16_t b = reinterpret_cast<const uint16_t*>(w.view().row(2))[0];
           EXPECT_EQ(FloatToBits(got[0]), static_cast<uint32_t>(b) << 16);
         }
@@ -57,7 +57,7 @@ TEST(OpsWeightMatrix, GemvMatchesReferenceForEveryTypeAndSplit) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
-    for (WeightType t : kTypes) {
+    for (QuantType t : kTypes) {
       for (int in : {1, 15, 16, 17, 33, 64, 384, 1000}) {
         const int out = 37;
         const WeightMatrix w = RandomWeights(out, in, t, 3);
@@ -66,7 +66,7 @@ TEST(OpsWeightMatrix, GemvMatchesReferenceForEveryTypeAndSplit) {
         GemvRef(x.data(), w.view(), 0, out, ref.data());
         GemvRows(x.data(), w.view(), 0, out, got.data());
         for (int r = 0; r < out; ++r) {
-          EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << WeightTypeName(t) << " in " << in << " row " << r;
+          EXPECT_NEAR(got[r], ref[r], 1e-5 * std::sqrt(in) + 1e-6) << QuantTypeName(t) << " in " << in << " row " << r;
         }
         // A row's result must not depend on which rows share the call (thread splits).
         GemvRows(x.data(), w.view(), 0, 5, split.data());
@@ -81,7 +81,7 @@ TEST(OpsWeightMatrix, SixteenBitMatMulEqualsUpcastF32MatMul) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
-    for (WeightType t : {WeightType::kBF16, WeightType::kF16}) {
+    for (QuantType t : {QuantType::kBF16, QuantType::kF16}) {
       for (int n : {1, 3, 70}) {
         const int in = 100, out = 150;  // out not a multiple of the 64-row tile
         const WeightMatrix w = RandomWeights(out, in, t, 5);
@@ -93,11 +93,11 @@ TEST(OpsWeightMatrix, SixteenBitMatMulEqualsUpcastF32MatMul) {
         MatMul(x.data(), n, w.view(), y16.data(), p1);
         MatMul(x.data(), n, in, w32.data(), out, y32.data(), p1);
         MatMul(x.data(), n, w.view(), y16_2.data(), p2);
-        EXPECT_EQ(std::memcmp(y16.data(), y32.data(), y16.size() * 4), 0) << WeightTypeName(t) << " n " << n;
-        EXPECT_EQ(std::memcmp(y16.data(), y16_2.data(), y16.size() * 4), 0) << WeightTypeName(t) << " n " << n;
+        EXPECT_EQ(std::memcmp(y16.data(), y32.data(), y16.size() * 4), 0) << QuantTypeName(t) << " n " << n;
+        EXPECT_EQ(std::memcmp(y16.data(), y16_2.data(), y16.size() * 4), 0) << QuantTypeName(t) << " n " << n;
         std::vector<float> ref(y16.size());
         MatMulRef(x.data(), n, w.view(), ref.data());
-        for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y16[i], ref[i], 1e-4) << WeightTypeName(t) << " n " << n;
+        for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y16[i], ref[i], 1e-4) << QuantTypeName(t) << " n " << n;
       }
     }
   });

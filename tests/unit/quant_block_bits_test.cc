@@ -22,7 +22,7 @@
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "kv/formats/format_table.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 #include "ops/matmul.h"
 #include "ops/weight_matrix.h"
 #include "support/random_rows.h"
@@ -78,31 +78,31 @@ void ExpectHash(const std::string& name, uint64_t h) {
   EXPECT_EQ(it->second, h) << name << ": the bits differ from the committed ones; got " << line;
 }
 
-std::vector<WeightType> BlockTypes() {
-  std::vector<WeightType> types;
-  for (int i = 0; i < kNumWeightTypes; ++i) {
-    if (IsBlockType(static_cast<WeightType>(i))) types.push_back(static_cast<WeightType>(i));
+std::vector<QuantType> BlockTypes() {
+  std::vector<QuantType> types;
+  for (int i = 0; i < kNumQuantTypes; ++i) {
+    if (IsBlockType(static_cast<QuantType>(i))) types.push_back(static_cast<QuantType>(i));
   }
   return types;
 }
 
 // Byte offsets of the f16 scale fields in one block (ggml-common.h block structs).
-std::vector<int> F16Fields(WeightType t) {
+std::vector<int> F16Fields(QuantType t) {
   switch (t) {
-    case WeightType::kQ4_1:
-    case WeightType::kQ5_1:
-    case WeightType::kQ4_K:
-    case WeightType::kQ5_K: return {0, 2};
-    case WeightType::kQ2_K: return {80, 82};
-    case WeightType::kQ3_K: return {108};
-    case WeightType::kQ6_K: return {208};
+    case QuantType::kQ4_1:
+    case QuantType::kQ5_1:
+    case QuantType::kQ4_K:
+    case QuantType::kQ5_K: return {0, 2};
+    case QuantType::kQ2_K: return {80, 82};
+    case QuantType::kQ3_K: return {108};
+    case QuantType::kQ6_K: return {208};
     default: return {0};  // q4_0 q5_0 q8_0 iq4_nl iq4_xs: d first
   }
 }
 
 TEST(QuantBlockBits, ReferenceDequantizers) {
-  for (WeightType t : BlockTypes()) {
-    const WeightTypeInfo& info = GetWeightTypeInfo(t);
+  for (QuantType t : BlockTypes()) {
+    const QuantTraits& info = GetQuantTraits(t);
     const int64_t n = 8 * info.block_elems;
     const std::vector<uint8_t> bytes = testing::RandomBytes(8 * info.block_bytes, 11 + static_cast<int>(t));
     std::vector<float> y(static_cast<size_t>(n));  // [n]
@@ -114,8 +114,8 @@ TEST(QuantBlockBits, ReferenceDequantizers) {
 TEST(QuantBlockBits, PackedMatMul) {
   constexpr int64_t kRows = 37, kN = 5;
   ThreadPool pool(2);
-  for (WeightType t : BlockTypes()) {
-    const WeightTypeInfo& info = GetWeightTypeInfo(t);
+  for (QuantType t : BlockTypes()) {
+    const QuantTraits& info = GetQuantTraits(t);
     const int64_t cols = 2 * 256;
     WeightMatrix w;
     w.Resize(kRows, cols, t);

@@ -2,7 +2,7 @@
 // compiled once per kernel path (base/isa_passes.h); the AVX2 and portable paths run the scalar
 // twin, as the -march=x86-64-v3 build did.
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include "kv/attention/hadamard.h"
 

@@ -1,7 +1,7 @@
 // bf16 row codec. The scalar parts are compiled once; the kernel section below once per kernel
 // path (base/isa_passes.h), and BF16Codec() hands out the active path's kernels.
 #ifndef KVAUDIT_ISA_PASS
-#include "kv/formats/float_row_kernels.h"  // first: includes ops/simd.h (GCC bug 105593)
+#include "kv/formats/float_row_kernels.h"  // first: includes base/simd.h (GCC bug 105593)
 
 #include "kv/formats/bf16.h"
 

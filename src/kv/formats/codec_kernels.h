@@ -28,7 +28,7 @@
 // DotF32 path with the same bits.
 #pragma once
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // (kv/formats/float_row_kernels_simd.inl.h); the scalar twins here are defined once.
 #pragma once
 
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include <cmath>
 #include <cstdint>

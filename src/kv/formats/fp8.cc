@@ -1,7 +1,7 @@
 // fp8 row codecs (OCP e4m3 / e5m2; static and per-block dynamic scales). The scalar parts are
 // compiled once; the decoders once per kernel path (base/isa_passes.h).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include "kv/formats/fp8.h"
 

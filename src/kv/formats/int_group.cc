@@ -1,7 +1,7 @@
 // int8 / int4 group-quantized row codecs (kv/formats/asym_group_quant.h). The scalar parts are
 // compiled once; the decoder once per kernel path (base/isa_passes.h).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: see the note on GCC bug 105593
+#include "base/simd.h"  // first: see the note on GCC bug 105593
 
 #include "kv/formats/int_group.h"
 

@@ -1,7 +1,7 @@
 // IQ4_NL: block = fp16 d, 16 bytes of nibbles; value = kvalues_iq4nl[code] * d.
 // The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/iq4_nl.h"
 

@@ -1,7 +1,7 @@
 // Q4_1: block = fp16 d, fp16 m, 16 bytes of nibbles; value = code * d + m.
 // The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/q4_1.h"
 

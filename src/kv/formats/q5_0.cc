@@ -1,7 +1,7 @@
 // Q5_0: block = fp16 d, uint32 qh (5th bits), 16 bytes of nibbles; value = (code - 16) * d.
 // The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/q5_0.h"
 

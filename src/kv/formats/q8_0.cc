@@ -1,7 +1,7 @@
 // Q8_0: block = fp16 d, 32 int8 codes; value = code * d.
 // The scalar parts are compiled once; the decoder once per kernel path (base/isa_passes.h).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/formats/q8_0.h"
 

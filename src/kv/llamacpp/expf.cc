@@ -2,7 +2,7 @@
 // path (base/isa_passes.h): 8 lanes on AVX-512, 4 on AVX2; the portable path is the libm call.
 // Each path checks its own kernel once (its first ExpBatch / ExpBatchIsSimd call).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/expf.h"
 

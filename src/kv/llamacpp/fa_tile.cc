@@ -4,7 +4,7 @@
 // branch) and 8-lane V accumulation, the portable pass the scalar twins; the scalar glue is
 // defined once.
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/fa_tile.h"
 

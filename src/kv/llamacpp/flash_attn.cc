@@ -2,7 +2,7 @@
 // AVX2 branch, on the AVX2 and AVX-512 paths) and the AVX-512 V-accumulation kernels are compiled
 // once per kernel path (base/isa_passes.h); the scalar twins and conversions are defined once.
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/llamacpp/flash_attn.h"
 

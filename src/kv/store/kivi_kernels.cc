@@ -2,7 +2,7 @@
 // The kernels are compiled once per kernel path (base/isa_passes.h): AVX-512 below, AVX2 in
 // kivi_kernels_avx2.inl.h; the portable path runs the scalar references.
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"  // first: wraps <immintrin.h>
+#include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "kv/store/kivi_kernels.h"
 

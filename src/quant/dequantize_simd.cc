@@ -1,30 +1,30 @@
 // SIMD twins of the 32-element block dequantizers (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) and the
-// DequantizeBlocks dispatch; the K family is in block_dequant_k.cc. Each is bitwise its scalar
-// reference in block_dequant.cc: the same integer codes, converted to f32 exactly, then the
-// reference's f32 operations in its order (tests/unit/ops_block_dequant_test.cc compares them).
+// DequantizeBlocks dispatch; the K family is in quant/dequantize_k_simd.cc. Each is bitwise its scalar
+// reference in quant/dequantize.cc: the same integer codes, converted to f32 exactly, then the
+// reference's f32 operations in its order (tests/unit/quant_dequantize_test.cc compares them).
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"
+#include "base/simd.h"
 
 #include <cstdint>
 #include <cstring>
 
 #include "base/half.h"
 #include "base/status.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
-#include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
+#include "base/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
-#define KVAUDIT_ISA_SELF "ops/block_dequant_simd.cc"
+#define KVAUDIT_ISA_SELF "quant/dequantize_simd.cc"
 #include "base/isa_passes.h"  // the kernels below, once per kernel path
 
 namespace kvaudit {
-void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) {
+void DequantizeBlocks(QuantType t, const uint8_t* src, float* dst, int64_t n) {
   KVAUDIT_DISPATCH(DequantizeBlocks, t, src, dst, n);
 }
 }  // namespace kvaudit
 
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
-#include "ops/block_dequant_vec.inl.h"
+#include "quant/block_vec.inl.h"
 
 #if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
 namespace block_simd {
@@ -117,26 +117,26 @@ void RowIQ4_NL(const uint8_t* b, float* y, int64_t nb) {
 }  // namespace block_simd
 #endif  // KVAUDIT_BLOCK_DEQUANT_SIMD
 
-void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n) {
+void DequantizeBlocks(QuantType t, const uint8_t* src, float* dst, int64_t n) {
 #if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
-  const WeightTypeInfo& info = GetWeightTypeInfo(t);
+  const QuantTraits& info = GetQuantTraits(t);
   KV_CHECK_MSG(IsBlockType(t), "DequantizeBlocks: not a block type");
   KV_CHECK(n >= 0 && n % info.block_elems == 0);
   const int64_t nb = n / info.block_elems;
   namespace s = block_simd;
   switch (t) {
-    case WeightType::kQ8_0: return s::RowQ8_0(src, dst, nb);
-    case WeightType::kQ4_0: return s::RowQ4_0(src, dst, nb);
-    case WeightType::kQ4_1: return s::RowQ4_1(src, dst, nb);
-    case WeightType::kQ5_0: return s::RowQ5_0(src, dst, nb);
-    case WeightType::kQ5_1: return s::RowQ5_1(src, dst, nb);
-    case WeightType::kQ2_K: return s::RowQ2_KSimd(src, dst, nb);
-    case WeightType::kQ3_K: return s::RowQ3_KSimd(src, dst, nb);
-    case WeightType::kQ4_K: return s::RowQ4_KSimd(src, dst, nb);
-    case WeightType::kQ5_K: return s::RowQ5_KSimd(src, dst, nb);
-    case WeightType::kQ6_K: return s::RowQ6_KSimd(src, dst, nb);
-    case WeightType::kIQ4_NL: return s::RowIQ4_NL(src, dst, nb);
-    case WeightType::kIQ4_XS: return s::RowIQ4_XSSimd(src, dst, nb);
+    case QuantType::kQ8_0: return s::RowQ8_0(src, dst, nb);
+    case QuantType::kQ4_0: return s::RowQ4_0(src, dst, nb);
+    case QuantType::kQ4_1: return s::RowQ4_1(src, dst, nb);
+    case QuantType::kQ5_0: return s::RowQ5_0(src, dst, nb);
+    case QuantType::kQ5_1: return s::RowQ5_1(src, dst, nb);
+    case QuantType::kQ2_K: return s::RowQ2_KSimd(src, dst, nb);
+    case QuantType::kQ3_K: return s::RowQ3_KSimd(src, dst, nb);
+    case QuantType::kQ4_K: return s::RowQ4_KSimd(src, dst, nb);
+    case QuantType::kQ5_K: return s::RowQ5_KSimd(src, dst, nb);
+    case QuantType::kQ6_K: return s::RowQ6_KSimd(src, dst, nb);
+    case QuantType::kIQ4_NL: return s::RowIQ4_NL(src, dst, nb);
+    case QuantType::kIQ4_XS: return s::RowIQ4_XSSimd(src, dst, nb);
     default: break;
   }
 #endif

@@ -9,7 +9,7 @@
 
 namespace kvaudit {
 
-enum class WeightType : uint8_t {
+enum class QuantType : uint8_t {
   kF32,
   kBF16,
   kF16,
@@ -29,41 +29,41 @@ enum class WeightType : uint8_t {
   kIQ4_NL,
   kIQ4_XS,
 };
-inline constexpr int kNumWeightTypes = 15;
+inline constexpr int kNumQuantTypes = 15;
 
-struct WeightTypeInfo {
+struct QuantTraits {
   const char* name;  // lower case, as llama.cpp's tools print them ("q4_K", "iq4_xs")
   int block_elems;   // 1 for f32/bf16/f16
   int block_bytes;   // bytes of one block (4 or 2 for the plain types)
 };
 
-// One row per WeightType, in enum order (sizes from ggml-common.h's static_asserts):
+// One row per QuantType, in enum order (sizes from ggml-common.h's static_asserts):
 // block_q4_0 {f16 d; u8 qs[16]}, block_q4_1 {f16 d, m; qs[16]}, block_q5_0 {d; qh[4]; qs[16]},
 // block_q5_1 {d, m; qh[4]; qs[16]}, block_q8_0 {d; i8 qs[32]};
 // block_q2_K {u8 scales[16]; qs[64]; f16 d, dmin}, block_q3_K {hmask[32]; qs[64]; scales[12]; d},
 // block_q4_K {d, dmin; scales[12]; qs[128]}, block_q5_K {d, dmin; scales[12]; qh[32]; qs[128]},
 // block_q6_K {ql[128]; qh[64]; i8 scales[16]; d};
 // block_iq4_nl {f16 d; qs[16]}, block_iq4_xs {f16 d; u16 scales_h; u8 scales_l[4]; qs[128]}.
-inline constexpr WeightTypeInfo kWeightTypeTable[kNumWeightTypes] = {
+inline constexpr QuantTraits kQuantTable[kNumQuantTypes] = {
     {"f32", 1, 4},      {"bf16", 1, 2},     {"f16", 1, 2},      {"q4_0", 32, 18},   {"q4_1", 32, 20},
     {"q5_0", 32, 22},   {"q5_1", 32, 24},   {"q8_0", 32, 34},   {"q2_K", 256, 84},  {"q3_K", 256, 110},
     {"q4_K", 256, 144}, {"q5_K", 256, 176}, {"q6_K", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136},
 };
-static_assert(static_cast<int>(WeightType::kIQ4_XS) + 1 == kNumWeightTypes, "kTable must cover every WeightType");
-static_assert(kWeightTypeTable[static_cast<int>(WeightType::kQ2_K)].block_bytes == 16 + 64 + 2 + 2);
-static_assert(kWeightTypeTable[static_cast<int>(WeightType::kQ3_K)].block_bytes == 32 + 64 + 12 + 2);
-static_assert(kWeightTypeTable[static_cast<int>(WeightType::kIQ4_XS)].block_bytes == 2 + 2 + 4 + 128);
+static_assert(static_cast<int>(QuantType::kIQ4_XS) + 1 == kNumQuantTypes, "kTable must cover every QuantType");
+static_assert(kQuantTable[static_cast<int>(QuantType::kQ2_K)].block_bytes == 16 + 64 + 2 + 2);
+static_assert(kQuantTable[static_cast<int>(QuantType::kQ3_K)].block_bytes == 32 + 64 + 12 + 2);
+static_assert(kQuantTable[static_cast<int>(QuantType::kIQ4_XS)].block_bytes == 2 + 2 + 4 + 128);
 
 // The table row of t (checked in range).
-const WeightTypeInfo& GetWeightTypeInfo(WeightType t);
-inline const char* WeightTypeName(WeightType t) { return GetWeightTypeInfo(t).name; }
-inline bool IsBlockType(WeightType t) { return t >= WeightType::kQ4_0; }
+const QuantTraits& GetQuantTraits(QuantType t);
+inline const char* QuantTypeName(QuantType t) { return GetQuantTraits(t).name; }
+inline bool IsBlockType(QuantType t) { return t >= QuantType::kQ4_0; }
 // Bytes of one row of `cols` elements, checked: t in range, cols a multiple of the block size.
-size_t WeightRowBytesChecked(WeightType t, int64_t cols);
+size_t QuantRowBytesChecked(QuantType t, int64_t cols);
 // The same without the checks, for the kernels' row addressing (WeightView::row): a view's type
 // and cols were checked when its matrix was made (WeightMatrix::Resize / AddExternalPart).
-inline size_t WeightRowBytes(WeightType t, int64_t cols) {
-  const WeightTypeInfo& info = kWeightTypeTable[static_cast<int>(t)];
+inline size_t QuantRowBytes(QuantType t, int64_t cols) {
+  const QuantTraits& info = kQuantTable[static_cast<int>(t)];
   return static_cast<size_t>(cols / info.block_elems) * static_cast<size_t>(info.block_bytes);
 }
 

@@ -3,7 +3,7 @@
 // magnitude (subnormals, zeros of both signs, negatives, non-powers of two), rows of 1, 2 and 7
 // blocks, at source addresses off by 0..3 bytes. A build without SIMD twins compares the reference
 // with itself; the AVX2 and AVX-512 builds each run their own path here.
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
 #include <gtest/gtest.h>
 
@@ -18,20 +18,20 @@ namespace kvaudit {
 namespace {
 
 // Byte offsets of the f16 fields (d, and dmin / m) in one block (ggml-common.h block structs).
-std::vector<int> ScaleOffsets(WeightType t) {
+std::vector<int> ScaleOffsets(QuantType t) {
   switch (t) {
-    case WeightType::kQ4_0:
-    case WeightType::kQ5_0:
-    case WeightType::kQ8_0:
-    case WeightType::kIQ4_NL:
-    case WeightType::kIQ4_XS: return {0};
-    case WeightType::kQ4_1:
-    case WeightType::kQ5_1:
-    case WeightType::kQ4_K:
-    case WeightType::kQ5_K: return {0, 2};
-    case WeightType::kQ2_K: return {80, 82};
-    case WeightType::kQ3_K: return {108};
-    case WeightType::kQ6_K: return {208};
+    case QuantType::kQ4_0:
+    case QuantType::kQ5_0:
+    case QuantType::kQ8_0:
+    case QuantType::kIQ4_NL:
+    case QuantType::kIQ4_XS: return {0};
+    case QuantType::kQ4_1:
+    case QuantType::kQ5_1:
+    case QuantType::kQ4_K:
+    case QuantType::kQ5_K: return {0, 2};
+    case QuantType::kQ2_K: return {80, 82};
+    case QuantType::kQ3_K: return {108};
+    case QuantType::kQ6_K: return {208};
     default: return {};
   }
 }
@@ -45,7 +45,7 @@ uint16_t FiniteF16(testing::Rng& rng, int i) {
 }
 
 // Checks DequantizeBlocks == DequantizeBlocksRef bitwise on `bytes` (n elements at byte `offset`).
-void ExpectBitwiseEqual(WeightType t, const std::vector<uint8_t>& bytes, int offset, int64_t n) {
+void ExpectBitwiseEqual(QuantType t, const std::vector<uint8_t>& bytes, int offset, int64_t n) {
   std::vector<float> ref(static_cast<size_t>(n)), simd(static_cast<size_t>(n));
   std::memset(ref.data(), 0x7F, ref.size() * 4);  // different NaN fills: a skipped element shows
   std::memset(simd.data(), 0xFF, simd.size() * 4);
@@ -57,22 +57,22 @@ void ExpectBitwiseEqual(WeightType t, const std::vector<uint8_t>& bytes, int off
     std::memcpy(&a, &ref[i], 4);
     std::memcpy(&b, &simd[i], 4);
     if (a != b) {
-      ADD_FAILURE() << WeightTypeName(t) << " element " << i << " of " << n << " (offset " << offset << "): ref "
+      ADD_FAILURE() << QuantTypeName(t) << " element " << i << " of " << n << " (offset " << offset << "): ref "
                     << ref[i] << " (0x" << std::hex << a << ") simd " << simd[i] << " (0x" << b << ")";
       return;
     }
   }
 }
 
-TEST(OpsBlockDequant, SimdMatchesReferenceBitwise) {
+TEST(QuantDequantize, SimdMatchesReferenceBitwise) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     int tested = 0;
-    for (int ti = 0; ti < kNumWeightTypes; ++ti) {
-      const auto t = static_cast<WeightType>(ti);
+    for (int ti = 0; ti < kNumQuantTypes; ++ti) {
+      const auto t = static_cast<QuantType>(ti);
       if (!IsBlockType(t)) continue;
-      const WeightTypeInfo& info = GetWeightTypeInfo(t);
+      const QuantTraits& info = GetQuantTraits(t);
       const std::vector<int> scale_offsets = ScaleOffsets(t);
       ASSERT_FALSE(scale_offsets.empty()) << info.name;
       for (const int n_blocks : {1, 2, 7}) {
@@ -92,13 +92,13 @@ TEST(OpsBlockDequant, SimdMatchesReferenceBitwise) {
         }
       }
     }
-    EXPECT_EQ(tested, (kNumWeightTypes - 3) * 3 * 4);
+    EXPECT_EQ(tested, (kNumQuantTypes - 3) * 3 * 4);
   });
 }
 
 // Every f16 bit pattern as a q8_0 scale, NaNs and infinities included: the twin's f16 conversion
 // (hardware, with a fallback for exponent 31) is bitwise F16ToF32, signaling-NaN payloads too.
-TEST(OpsBlockDequant, EveryF16ScaleQ8_0) {
+TEST(QuantDequantize, EveryF16ScaleQ8_0) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
@@ -108,19 +108,19 @@ TEST(OpsBlockDequant, EveryF16ScaleQ8_0) {
       const uint16_t v = static_cast<uint16_t>(h);
       std::memcpy(&bytes[34 * static_cast<size_t>(h)], &v, 2);
     }
-    ExpectBitwiseEqual(WeightType::kQ8_0, bytes, 0, int64_t{kBlocks} * 32);
+    ExpectBitwiseEqual(QuantType::kQ8_0, bytes, 0, int64_t{kBlocks} * 32);
   });
 }
 
 // Extreme codes: all-zero and all-one bytes (every bit field at its minimum / maximum).
-TEST(OpsBlockDequant, ExtremeCodes) {
+TEST(QuantDequantize, ExtremeCodes) {
   // every kernel path this CPU runs (base/isa.h), each against the same reference
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
-    for (int ti = 0; ti < kNumWeightTypes; ++ti) {
-      const auto t = static_cast<WeightType>(ti);
+    for (int ti = 0; ti < kNumQuantTypes; ++ti) {
+      const auto t = static_cast<QuantType>(ti);
       if (!IsBlockType(t)) continue;
-      const WeightTypeInfo& info = GetWeightTypeInfo(t);
+      const QuantTraits& info = GetQuantTraits(t);
       for (const uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}}) {
         std::vector<uint8_t> bytes(static_cast<size_t>(2 * info.block_bytes), fill);
         for (int blk = 0; blk < 2; ++blk) {

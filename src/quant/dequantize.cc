@@ -1,11 +1,11 @@
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
 #include <cstring>
 
 #include "base/half.h"
 #include "base/status.h"
 
-#include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
+#include "base/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
 namespace kvaudit {
 namespace {
@@ -265,28 +265,28 @@ void RowIQ4_XS(const uint8_t* b, float* y, int64_t nb) {
 
 }  // namespace
 
-void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n) {
-  const WeightTypeInfo& info = GetWeightTypeInfo(t);
+void DequantizeBlocksRef(QuantType t, const uint8_t* src, float* dst, int64_t n) {
+  const QuantTraits& info = GetQuantTraits(t);
   KV_CHECK_MSG(IsBlockType(t), "DequantizeBlocksRef: not a block type");
   KV_CHECK(n >= 0 && n % info.block_elems == 0);
   const int64_t nb = n / info.block_elems;
   switch (t) {
-    case WeightType::kQ8_0: return RowQ8_0(src, dst, nb);
-    case WeightType::kQ4_0: return RowQ4_0(src, dst, nb);
-    case WeightType::kQ4_1: return RowQ4_1(src, dst, nb);
-    case WeightType::kQ5_0: return RowQ5_0(src, dst, nb);
-    case WeightType::kQ5_1: return RowQ5_1(src, dst, nb);
-    case WeightType::kQ4_K: return RowQ4_K(src, dst, nb);
-    case WeightType::kQ5_K: return RowQ5_K(src, dst, nb);
-    case WeightType::kQ6_K: return RowQ6_K(src, dst, nb);
-    case WeightType::kQ2_K: return RowQ2_K(src, dst, nb);
-    case WeightType::kQ3_K: return RowQ3_K(src, dst, nb);
-    case WeightType::kIQ4_NL: return RowIQ4_NL(src, dst, nb);
-    case WeightType::kIQ4_XS: return RowIQ4_XS(src, dst, nb);
+    case QuantType::kQ8_0: return RowQ8_0(src, dst, nb);
+    case QuantType::kQ4_0: return RowQ4_0(src, dst, nb);
+    case QuantType::kQ4_1: return RowQ4_1(src, dst, nb);
+    case QuantType::kQ5_0: return RowQ5_0(src, dst, nb);
+    case QuantType::kQ5_1: return RowQ5_1(src, dst, nb);
+    case QuantType::kQ4_K: return RowQ4_K(src, dst, nb);
+    case QuantType::kQ5_K: return RowQ5_K(src, dst, nb);
+    case QuantType::kQ6_K: return RowQ6_K(src, dst, nb);
+    case QuantType::kQ2_K: return RowQ2_K(src, dst, nb);
+    case QuantType::kQ3_K: return RowQ3_K(src, dst, nb);
+    case QuantType::kIQ4_NL: return RowIQ4_NL(src, dst, nb);
+    case QuantType::kIQ4_XS: return RowIQ4_XS(src, dst, nb);
     default: KV_CHECK_MSG(false, "DequantizeBlocksRef: not a block type");
   }
 }
 
-// DequantizeBlocks, the SIMD twin, is in block_dequant_simd.cc.
+// DequantizeBlocks, the SIMD twin, is in quant/dequantize_simd.cc.
 
 }  // namespace kvaudit

@@ -7,17 +7,17 @@
 #include <cstdint>
 
 #include "base/isa.h"
-#include "ops/weight_types.h"
+#include "quant/quant_type.h"
 
 namespace kvaudit {
 
 // dst [n] = the n elements of src (n a multiple of t's block size, checked; src may be unaligned;
-// reads WeightRowBytes(t, n) bytes). For block types only (checked).
-void DequantizeBlocksRef(WeightType t, const uint8_t* src, float* dst, int64_t n);
+// reads QuantRowBytes(t, n) bytes). For block types only (checked).
+void DequantizeBlocksRef(QuantType t, const uint8_t* src, float* dst, int64_t n);
 // SIMD twin: bitwise DequantizeBlocksRef; the active kernel path's (base/isa.h).
-void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n);
+void DequantizeBlocks(QuantType t, const uint8_t* src, float* dst, int64_t n);
 // Each path's own, for the kernels of the same path in other files (ops/matmul.cc), which call it
 // per chunk without dispatching (base/isa_passes.h).
-KVAUDIT_DECLARE_PER_PATH(void DequantizeBlocks(WeightType t, const uint8_t* src, float* dst, int64_t n);)
+KVAUDIT_DECLARE_PER_PATH(void DequantizeBlocks(QuantType t, const uint8_t* src, float* dst, int64_t n);)
 
 }  // namespace kvaudit

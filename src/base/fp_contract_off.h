@@ -1,5 +1,5 @@
 // Include in a .cc whose float code must keep a*b - c as two roundings, as ggml's scalar
-// reference writes it (the block dequantizers, ops/block_dequant*.cc): GCC's default in C++ is
+// reference writes it (the block dequantizers, quant/dequantize*.cc): GCC's default in C++ is
 // -ffp-contract=fast, which fuses a multiply followed by an add or subtract — including
 // _mm*_mul_ps + _mm*_sub_ps — into one FMA that rounds once. The pragma holds for the rest of the
 // including file only. Include it after the other headers.

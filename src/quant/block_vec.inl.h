@@ -1,13 +1,13 @@
-// The lane operations the SIMD block dequantizers (ops/block_dequant_simd.cc, block_dequant_k.cc)
+// The lane operations the SIMD block dequantizers (quant/dequantize_simd.cc, quant/dequantize_k_simd.cc)
 // are written in, for the kernel path being compiled (base/isa_passes.h): 16 int32/f32 lanes on
 // AVX-512, 8 on AVX2. Each kernel is written once over `V` and walks 16-element groups in
 // 16 / V::kLanes steps, so both ISAs run the same integer decode and the same f32 operations
 // (one cvt, then the reference's mul / add / sub in its order), and are bitwise the scalar
-// reference (ops/block_dequant.cc). Internal to ops.
+// reference (quant/dequantize.cc). Internal to ops.
 //
 // Per kernel path: no include guard and no includes; a kernel section includes it inside its pass
-// (after <cstring>, base/half.h and ops/simd.h), and the including file has fp contraction off (as
-// block_dequant.cc): GCC implements _mm*_mul_ps / _mm*_sub_ps as plain vector operators and, in C++
+// (after <cstring>, base/half.h and base/simd.h), and the including file has fp contraction off (as
+// quant/dequantize.cc): GCC implements _mm*_mul_ps / _mm*_sub_ps as plain vector operators and, in C++
 // (where -ffp-contract=fast is its default even with -std=c++20), fuses a mul followed by a sub
 // into one FMA, which rounds once instead of twice. (For every format here the product d*sc*q is
 // exact in f32, at most 11 + 6 + 5 significant bits, so the fused result happens to be the same
@@ -104,7 +104,7 @@ inline uint32_t LoadU32(const uint8_t* p) {
   return v;
 }
 
-// The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4 in block_dequant.cc, byte-parallel on the
+// The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4 in quant/dequantize.cc, byte-parallel on the
 // three little-endian scale words), as f32: dsc[p] = d * sc_p, dmn[p] = dmin * m_p.
 inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, float* dmn) {
   const uint32_t w0 = LoadU32(scales), w1 = LoadU32(scales + 4), w2 = LoadU32(scales + 8);
@@ -121,7 +121,7 @@ inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, flo
 // the reference's static_cast<float>(level).
 inline constexpr float kIq4NlLevelsF[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-// The K-family SIMD twins (block_dequant_k.cc): y [256 nb] from nb blocks at b.
+// The K-family SIMD twins (quant/dequantize_k_simd.cc): y [256 nb] from nb blocks at b.
 void RowQ2_KSimd(const uint8_t* b, float* y, int64_t nb);
 void RowQ3_KSimd(const uint8_t* b, float* y, int64_t nb);
 void RowQ4_KSimd(const uint8_t* b, float* y, int64_t nb);

@@ -1,23 +1,23 @@
 // SIMD twins of the 256-element super-block dequantizers (q2_K, q3_K, q4_K, q5_K, q6_K, iq4_xs),
-// bitwise their scalar references in block_dequant.cc (block layouts and formulas there). The
+// bitwise their scalar references in quant/dequantize.cc (block layouts and formulas there). The
 // per-16 or per-32 scales are computed once per block into small f32 tables with the reference's
 // f32 product (d * sc), then broadcast; the elements take one cvt and the reference's mul / sub.
 #ifndef KVAUDIT_ISA_PASS
-#include "ops/simd.h"
+#include "base/simd.h"
 
 #include <cstdint>
 #include <cstring>
 
 #include "base/half.h"
-#include "ops/block_dequant.h"
+#include "quant/dequantize.h"
 
-#include "ops/fp_contract_off.h"  // ggml's two roundings for d*q - m
+#include "base/fp_contract_off.h"  // ggml's two roundings for d*q - m
 
-#define KVAUDIT_ISA_SELF "ops/block_dequant_k.cc"
+#define KVAUDIT_ISA_SELF "quant/dequantize_k_simd.cc"
 #include "base/isa_passes.h"  // the kernels below, once per kernel path
 
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
-#include "ops/block_dequant_vec.inl.h"
+#include "quant/block_vec.inl.h"
 
 #if defined(KVAUDIT_BLOCK_DEQUANT_SIMD)
 namespace block_simd {
@@ -53,7 +53,7 @@ void RowQ2_KSimd(const uint8_t* b, float* y, int64_t nb) {
 }
 
 // q3_K: the 16 biased 6-bit scales unpacked four at a time from the three scale words (ScaleK3 in
-// block_dequant.cc, byte-parallel); ds[k] = d * (sc - 32); y = ds[k] * (low + 4*hbit - 4).
+// quant/dequantize.cc, byte-parallel); ds[k] = d * (sc - 32); y = ds[k] * (low + 4*hbit - 4).
 void RowQ3_KSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::I one = V::Splat(1), three = V::Splat(3), four = V::Splat(4), bias = V::Splat(32);
   alignas(64) float ds[16];
