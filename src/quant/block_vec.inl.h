@@ -3,7 +3,7 @@
 // AVX-512, 8 on AVX2. Each kernel is written once over `V` and walks 16-element groups in
 // 16 / V::kLanes steps, so both ISAs run the same integer decode and the same f32 operations
 // (one cvt, then the reference's mul / add / sub in its order), and are bitwise the scalar
-// reference (quant/dequantize.cc). Internal to ops.
+// reference (quant/<format>.cc). Internal to quant and ops' matmul and gemv.
 //
 // Per kernel path: no include guard and no includes; a kernel section includes it inside its pass
 // (after <cstring>, base/half.h and base/simd.h), and the including file has fp contraction off (as
@@ -98,11 +98,7 @@ inline float LoadScale(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
-inline uint32_t LoadU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+using ::kvaudit::ggml::LoadU32;
 
 // The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4 in quant/dequantize.cc, byte-parallel on the
 // three little-endian scale words), as f32: dsc[p] = d * sc_p, dmn[p] = dmin * m_p.
@@ -117,9 +113,8 @@ inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, flo
       dmn, _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)))));
 }
 
-// kvalues_iq4nl (ggml-common.h) as f32: every level is a small integer, so the table holds exactly
-// the reference's static_cast<float>(level).
-inline constexpr float kIq4NlLevelsF[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// kvalues_iq4nl (ggml-common.h) as f32, exactly the reference's static_cast<float>(level).
+inline constexpr const float* kIq4NlLevelsF = ::kvaudit::ggml::kIq4NlValuesF.v;
 
 // The K-family SIMD twins (quant/dequantize_k_simd.cc): y [256 nb] from nb blocks at b.
 void RowQ2_KSimd(const uint8_t* b, float* y, int64_t nb);

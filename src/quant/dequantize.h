@@ -1,4 +1,4 @@
-// ggml's block formats dequantized to f32: the scalar references (ggml/src/ggml-quants.c
+// ggml's block formats dequantized to f32: the scalar references (quant/<format>.cc, ggml-quants.c
 // dequantize_row_*, bit-exact) and their SIMD twins. The packed-weight matmul (ops/matmul.cc)
 // dequantizes blocks with these right before it multiplies them, so a packed matrix computes
 // with exactly the values a matrix dequantized at load would hold.

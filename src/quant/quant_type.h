@@ -1,14 +1,22 @@
-// The element types a weight matrix can be kept in, in memory, as the file stores it: f32, the
-// 16-bit floats, and ggml's block formats (ggml/src/ggml-common.h block_* structs). A block type
-// packs `block_elems` consecutive elements of a row into `block_bytes` bytes; a row of a block
-// type is a whole number of blocks (cols % block_elems == 0), so rows are independent.
+// The number formats kvaudit computes with, one traits row each (ggml's type_traits idea, over
+// the whole program): f32, the 16-bit floats and ggml's block formats (ggml/src/ggml-common.h).
+// A block type packs `block_elems` consecutive elements of a row into `block_bytes` bytes; a row
+// of a block type is a whole number of blocks, so rows are independent. Weights (io, ops) and the
+// KV cache (kv/formats) read the same row; io's DType and the cache's KvFormat map onto it
+// (tests/unit/quant_type_test.cc checks both maps).
+//
+// Adding a block format: its layout in quant/ggml_blocks.h, its reference functions in
+// quant/<format>.cc (declared in quant/block_formats.h), its row here, its test (docs/formats.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "quant/block_formats.h"
+
 namespace kvaudit {
 
+// The values are fixed: tests and the bit hashes iterate them in this order.
 enum class QuantType : uint8_t {
   kF32,
   kBF16,
@@ -32,32 +40,59 @@ enum class QuantType : uint8_t {
 inline constexpr int kNumQuantTypes = 15;
 
 struct QuantTraits {
-  const char* name;  // lower case, as llama.cpp's tools print them ("q4_K", "iq4_xs")
+  QuantType id;
+  const char* name;  // ggml's type name, as llama.cpp's tools print it ("q4_K", "iq4_xs")
   int block_elems;   // 1 for f32/bf16/f16
   int block_bytes;   // bytes of one block (4 or 2 for the plain types)
+  // The reference functions (quant/block_formats.h, bit-exact with ggml-quants.c); nullptr where a
+  // format has none: the plain types have no blocks, and kvaudit quantizes (and expands for
+  // llama.cpp's integer dot) only the 32-element types a KV cache can hold.
+  void (*quantize_ref)(const float* x, uint8_t* dst, int64_t n);
+  void (*dequantize_ref)(const uint8_t* src, float* y, int64_t n);
+  void (*to_codes)(const uint8_t* row, int64_t n, ggml::BlockCodes out);
 };
 
-// One row per QuantType, in enum order (sizes from ggml-common.h's static_asserts):
-// block_q4_0 {f16 d; u8 qs[16]}, block_q4_1 {f16 d, m; qs[16]}, block_q5_0 {d; qh[4]; qs[16]},
-// block_q5_1 {d, m; qh[4]; qs[16]}, block_q8_0 {d; i8 qs[32]};
-// block_q2_K {u8 scales[16]; qs[64]; f16 d, dmin}, block_q3_K {hmask[32]; qs[64]; scales[12]; d},
-// block_q4_K {d, dmin; scales[12]; qs[128]}, block_q5_K {d, dmin; scales[12]; qh[32]; qs[128]},
-// block_q6_K {ql[128]; qh[64]; i8 scales[16]; d};
-// block_iq4_nl {f16 d; qs[16]}, block_iq4_xs {f16 d; u16 scales_h; u8 scales_l[4]; qs[128]}.
+// One row per QuantType, in enum order (checked below); block sizes are the layouts' sizeof.
 inline constexpr QuantTraits kQuantTable[kNumQuantTypes] = {
-    {"f32", 1, 4},      {"bf16", 1, 2},     {"f16", 1, 2},      {"q4_0", 32, 18},   {"q4_1", 32, 20},
-    {"q5_0", 32, 22},   {"q5_1", 32, 24},   {"q8_0", 32, 34},   {"q2_K", 256, 84},  {"q3_K", 256, 110},
-    {"q4_K", 256, 144}, {"q5_K", 256, 176}, {"q6_K", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136},
+    {QuantType::kF32, "f32", 1, 4, nullptr, nullptr, nullptr},
+    {QuantType::kBF16, "bf16", 1, 2, nullptr, nullptr, nullptr},
+    {QuantType::kF16, "f16", 1, 2, nullptr, nullptr, nullptr},
+    {QuantType::kQ4_0, "q4_0", ggml::kQK, sizeof(ggml::BlockQ4_0), ggml::Q4_0Quantize, ggml::Q4_0Dequantize,
+     ggml::Q4_0ToCodes},
+    {QuantType::kQ4_1, "q4_1", ggml::kQK, sizeof(ggml::BlockQ4_1), ggml::Q4_1Quantize, ggml::Q4_1Dequantize,
+     ggml::Q4_1ToCodes},
+    {QuantType::kQ5_0, "q5_0", ggml::kQK, sizeof(ggml::BlockQ5_0), ggml::Q5_0Quantize, ggml::Q5_0Dequantize,
+     ggml::Q5_0ToCodes},
+    {QuantType::kQ5_1, "q5_1", ggml::kQK, sizeof(ggml::BlockQ5_1), ggml::Q5_1Quantize, ggml::Q5_1Dequantize,
+     ggml::Q5_1ToCodes},
+    {QuantType::kQ8_0, "q8_0", ggml::kQK, sizeof(ggml::BlockQ8_0), ggml::Q8_0Quantize, ggml::Q8_0Dequantize,
+     ggml::Q8_0ToCodes},
+    {QuantType::kQ2_K, "q2_K", ggml::kQK_K, sizeof(ggml::BlockQ2_K), nullptr, ggml::Q2_KDequantize, nullptr},
+    {QuantType::kQ3_K, "q3_K", ggml::kQK_K, sizeof(ggml::BlockQ3_K), nullptr, ggml::Q3_KDequantize, nullptr},
+    {QuantType::kQ4_K, "q4_K", ggml::kQK_K, sizeof(ggml::BlockQ4_K), nullptr, ggml::Q4_KDequantize, nullptr},
+    {QuantType::kQ5_K, "q5_K", ggml::kQK_K, sizeof(ggml::BlockQ5_K), nullptr, ggml::Q5_KDequantize, nullptr},
+    {QuantType::kQ6_K, "q6_K", ggml::kQK_K, sizeof(ggml::BlockQ6_K), nullptr, ggml::Q6_KDequantize, nullptr},
+    {QuantType::kIQ4_NL, "iq4_nl", ggml::kQK, sizeof(ggml::BlockIq4Nl), ggml::Iq4NlQuantize, ggml::Iq4NlDequantize,
+     ggml::Iq4NlToCodes},
+    {QuantType::kIQ4_XS, "iq4_xs", ggml::kQK_K, sizeof(ggml::BlockIq4Xs), nullptr, ggml::Iq4XsDequantize, nullptr},
 };
-static_assert(static_cast<int>(QuantType::kIQ4_XS) + 1 == kNumQuantTypes, "kTable must cover every QuantType");
-static_assert(kQuantTable[static_cast<int>(QuantType::kQ2_K)].block_bytes == 16 + 64 + 2 + 2);
-static_assert(kQuantTable[static_cast<int>(QuantType::kQ3_K)].block_bytes == 32 + 64 + 12 + 2);
-static_assert(kQuantTable[static_cast<int>(QuantType::kIQ4_XS)].block_bytes == 2 + 2 + 4 + 128);
+static_assert(static_cast<int>(QuantType::kIQ4_XS) + 1 == kNumQuantTypes, "kQuantTable must cover every QuantType");
+static_assert(
+    [] {
+      for (int i = 0; i < kNumQuantTypes; ++i) {
+        const QuantTraits& r = kQuantTable[i];
+        if (static_cast<int>(r.id) != i) return false;                             // rows in enum order
+        if ((r.block_elems > 1) != (r.dequantize_ref != nullptr)) return false;  // every block type decodes
+        if ((r.quantize_ref != nullptr) != (r.to_codes != nullptr)) return false;
+      }
+      return true;
+    }(),
+    "kQuantTable: rows in enum order, a dequantizer for every block type");
 
 // The table row of t (checked in range).
 const QuantTraits& GetQuantTraits(QuantType t);
 inline const char* QuantTypeName(QuantType t) { return GetQuantTraits(t).name; }
-inline bool IsBlockType(QuantType t) { return t >= QuantType::kQ4_0; }
+inline bool IsBlockType(QuantType t) { return kQuantTable[static_cast<int>(t)].block_elems > 1; }
 // Bytes of one row of `cols` elements, checked: t in range, cols a multiple of the block size.
 size_t QuantRowBytesChecked(QuantType t, int64_t cols);
 // The same without the checks, for the kernels' row addressing (WeightView::row): a view's type

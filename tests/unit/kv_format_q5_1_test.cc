@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "kv/formats/q5_1.h"
+#include "kv/formats/ggml_block_codecs.h"
 #include "unit/kv_block_test_util.h"
 
 namespace kvaudit {

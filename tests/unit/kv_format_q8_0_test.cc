@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "kv/formats/q8_0.h"
+#include "kv/formats/ggml_block_codecs.h"
 #include "unit/kv_block_test_util.h"
 
 namespace kvaudit {

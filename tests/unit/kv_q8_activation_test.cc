@@ -5,12 +5,7 @@
 #include <vector>
 
 #include "base/half.h"
-#include "kv/formats/iq4_nl.h"
-#include "kv/formats/q4_0.h"
-#include "kv/formats/q4_1.h"
-#include "kv/formats/q5_0.h"
-#include "kv/formats/q5_1.h"
-#include "kv/formats/q8_0.h"
+#include "kv/formats/ggml_block_codecs.h"
 #include "kv/formats/q8_activation.h"
 #include "unit/kv_block_test_util.h"
 

@@ -63,7 +63,7 @@ struct Violation {
   std::string why;
 };
 
-// "kv/formats/q4_0.h" -> "kv/formats", "kv/make_cache.h" -> "kv"; "" when in no unit.
+// "kv/formats/ggml_block_codecs.h" -> "kv/formats", "kv/make_cache.h" -> "kv"; "" when in no unit.
 std::string UnitOf(const std::string& path) {
   const std::string dir = std::filesystem::path(path).parent_path().generic_string();
   const auto& order = LayerOrder();
@@ -125,7 +125,7 @@ std::string Describe(const std::vector<Violation>& vs) {
 const auto kAllExist = [](const std::string&) { return true; };
 
 TEST(Layering, UnitsAreFoldersAndTopLevelKvIsAboveItsSubLayers) {
-  EXPECT_EQ(UnitOf("kv/formats/q4_0.h"), "kv/formats");
+  EXPECT_EQ(UnitOf("kv/formats/ggml_block_codecs.h"), "kv/formats");
   EXPECT_EQ(UnitOf("kv/make_cache.h"), "kv");
   EXPECT_EQ(UnitOf("eval/report.cc"), "eval");
   EXPECT_EQ(UnitOf("kv/formats/deeper/x.h"), "");
@@ -145,7 +145,7 @@ TEST(Layering, AnIncludeAgainstTheDirectionIsReported) {
   EXPECT_EQ(a[0].line, 2);
   EXPECT_EQ(a[0].include, "probe/check.h");
   EXPECT_EQ(CheckIncludes("kv/make_cache.cc", "  #  include \"eval/buckets.h\"", kAllExist).size(), 1u);
-  EXPECT_EQ(CheckIncludes("kv/formats/q4_0.cc", "#include \"kv/policy/cache_policy.h\"", kAllExist).size(), 1u);
+  EXPECT_EQ(CheckIncludes("kv/formats/ggml_block_codecs.cc", "#include \"kv/policy/cache_policy.h\"", kAllExist).size(), 1u);
   EXPECT_EQ(CheckIncludes("kv/store/row_store.cc", "#include \"kv/make_cache.h\"", kAllExist).size(), 1u);
   // Between decide's concepts: the gate may not use the recommendation.
   EXPECT_EQ(CheckIncludes("decide/gate/gate.cc", "#include \"decide/recommend/recommend.h\"", kAllExist).size(), 1u);

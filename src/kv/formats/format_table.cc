@@ -8,12 +8,7 @@
 #include "kv/formats/f32.h"
 #include "kv/formats/fp8.h"
 #include "kv/formats/int_group.h"
-#include "kv/formats/iq4_nl.h"
-#include "kv/formats/q4_0.h"
-#include "kv/formats/q4_1.h"
-#include "kv/formats/q5_0.h"
-#include "kv/formats/q5_1.h"
-#include "kv/formats/q8_0.h"
+#include "kv/formats/ggml_block_codecs.h"
 
 namespace kvaudit {
 namespace {

@@ -1,5 +1,5 @@
-// The AVX-512 and AVX2 pieces of llama.cpp's block decoders (kv/formats/ggml_blocks.h), for the
-// kernel sections of kv/formats/{q8_0,q4_0,q4_1,q5_0,q5_1,iq4_nl}.cc. No include guard and no
+// The AVX-512 and AVX2 pieces of llama.cpp's block decoders (layouts: quant/ggml_blocks.h), for the
+// kernel sections of kv/formats/ggml_block_codecs.cc. No include guard and no
 // includes: a format's pass section (base/isa_passes.h) includes it inside its pass namespace. The
 // portable path runs the scalar twins (kv/formats/codec_kernels_simd.inl.h).
 #if defined(KVAUDIT_ISA_AVX512)

@@ -6,17 +6,9 @@
 
 #include <cstdint>
 
-namespace kvaudit::ggml {
+#include "quant/ggml_blocks.h"  // BlockCodes: a block row in expanded form
 
-// A block-format row in "expanded" form, the common input of the emulated integer dot:
-// codes [n] int8 (q4_0: nibble − 8; q5_0: 5-bit − 16; q4_1/q5_1: unsigned code; q8_0: code;
-// iq4_nl: kvalues_iq4nl[nibble]), d [n/32] = fp16(d) as f32, m [n/32] = fp16(m) (q4_1/q5_1) or
-// fp16(s) (q8_1 activation rows), else unused.
-struct BlockCodes {
-  int8_t* codes;
-  float* d;
-  float* m;
-};
+namespace kvaudit::ggml {
 
 // How the x86 vec_dot of a K block row with the quantized query combines its 8 lane sums
 // (ggml-cpu/arch/x86/quants.c; kv/llamacpp/flash_attn.h): kFloat: no integer dot (f32/f16/bf16:

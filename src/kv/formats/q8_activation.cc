@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "kv/formats/q8_0.h"
-#include "kv/formats/ggml_blocks.h"
+#include "quant/block_formats.h"
+#include "quant/ggml_blocks.h"
 
 namespace kvaudit {
 namespace {
@@ -61,7 +61,7 @@ inline float R(float v) { return ggml::Rounded(v); }
 
 }  // namespace
 
-void QuantizeQ8_0RowRef(const float* x, uint8_t* dst, int64_t n) { detail::Q8_0Quantize(x, dst, n); }
+void QuantizeQ8_0RowRef(const float* x, uint8_t* dst, int64_t n) { ggml::Q8_0Quantize(x, dst, n); }
 void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, false); }
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, false, true); }
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, true); }
@@ -95,19 +95,13 @@ float VecDotQ4_1Q8_1(const uint8_t* x, const uint8_t* y, int64_t n) {
   return sumf;
 }
 
-namespace {
-inline int Q5Code(const uint8_t* qs, uint32_t qh, int j) {  // j in [0, 32)
-  return j < 16 ? ((qs[j] & 0x0f) | (((qh >> j) << 4) & 0x10)) : ((qs[j - 16] >> 4) | ((qh >> (j - 4)) & 0x10));
-}
-}  // namespace
-
 // ggml_vec_dot_q5_0_q8_0_generic.
 float VecDotQ5_0Q8_0(const uint8_t* x, const uint8_t* y, int64_t n) {
   float sumf = 0.0f;
   for (int64_t b = 0; b < n / kQK; ++b, x += 22, y += 34) {
     const uint32_t qh = ggml::LoadU32(x + 2);
     int sumi = 0;
-    for (int j = 0; j < kQK; ++j) sumi += (Q5Code(x + 6, qh, j) - 16) * Q8(y + 2, j);
+    for (int j = 0; j < kQK; ++j) sumi += (ggml::Q5Code(x + 6, qh, j) - 16) * Q8(y + 2, j);
     sumf += R(R(ggml::LoadF16(x) * ggml::LoadF16(y)) * static_cast<float>(sumi));
   }
   return sumf;
@@ -119,7 +113,7 @@ float VecDotQ5_1Q8_1(const uint8_t* x, const uint8_t* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += 24, y += 36) {
     const uint32_t qh = ggml::LoadU32(x + 4);
     int sumi = 0;
-    for (int j = 0; j < kQK; ++j) sumi += Q5Code(x + 8, qh, j) * Q8(y + 4, j);
+    for (int j = 0; j < kQK; ++j) sumi += ggml::Q5Code(x + 8, qh, j) * Q8(y + 4, j);
     const float dd = R(ggml::LoadF16(x) * ggml::LoadF16(y));
     sumf += R(R(dd * static_cast<float>(sumi)) + R(ggml::LoadF16(x + 2) * ggml::LoadF16(y + 2)));
   }

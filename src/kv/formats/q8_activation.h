@@ -16,7 +16,7 @@ inline constexpr uint64_t Q8_1RowBytes(int64_t n) { return static_cast<uint64_t>
 
 // ggml-quants.c quantize_row_q8_0_ref / quantize_row_q8_1_ref: d = amax/127, id = 1/d,
 // q = roundf(x·id) (ties away from zero). Used by non-x86 scalar builds and by the q8_0 cache
-// codec (kv/formats/q8_0), whose bytes must be the reference quantizer's (docs/formats.md).
+// codec's reference (quant/q8_0.cc), whose bytes must be the reference quantizer's (docs/formats.md).
 void QuantizeQ8_0RowRef(const float* x, uint8_t* dst, int64_t n);
 void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n);
 

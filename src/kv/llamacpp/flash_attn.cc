@@ -11,7 +11,7 @@
 
 #include "base/half.h"
 #include "base/status.h"
-#include "kv/formats/ggml_blocks.h"
+#include "quant/ggml_blocks.h"
 #include "kv/formats/q8_activation.h"
 
 namespace kvaudit::llamacpp {

@@ -1,0 +1,78 @@
+// The traits table is the one definition of each number format: io's DType and the KV cache's
+// KvFormat map onto its rows one to one, with the same names and sizes, and every block type's
+// reference functions are the ones the weights and the cache use.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "io/dequantize.h"
+#include "io/dtype.h"
+#include "kv/formats/format_table.h"
+#include "quant/dequantize.h"
+#include "quant/quant_type.h"
+#include "support/random_rows.h"
+
+namespace kvaudit {
+namespace {
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+TEST(QuantType, EveryDTypeWithAFormatHasItsNameAndSizes) {
+  std::set<QuantType> seen;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DType d = static_cast<DType>(i);
+    const DTypeInfo& info = GetDTypeInfo(d);
+    const std::optional<QuantType> q = QuantTypeOfDType(d);
+    if (!q) continue;
+    const QuantTraits& t = GetQuantTraits(*q);
+    EXPECT_EQ(Upper(t.name), info.name);
+    EXPECT_EQ(t.block_elems, info.block_elems) << t.name;
+    EXPECT_EQ(t.block_bytes, info.block_bytes) << t.name;
+    EXPECT_TRUE(seen.insert(*q).second) << t.name << " is the format of two DTypes";
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kNumQuantTypes)) << "a QuantType no file type maps to";
+}
+
+TEST(QuantType, EveryKvBlockFormatIsItsTraitsRow) {
+  int block_formats = 0;
+  for (const FormatRow& f : FormatTable()) {
+    if (f.family != FormatFamily::kGgmlBlock) continue;
+    ++block_formats;
+    const QuantTraits* row = nullptr;
+    for (const QuantTraits& t : kQuantTable) {
+      if (t.name == f.name) row = &t;
+    }
+    ASSERT_NE(row, nullptr) << f.name << " has no traits row";
+    EXPECT_EQ(FormatBlockElems(f.id), row->block_elems);
+    EXPECT_EQ(f.codec().row_bytes(256, CodecParams{}), static_cast<uint64_t>(256 / row->block_elems * row->block_bytes));
+    EXPECT_EQ(f.ggml().to_codes, row->to_codes) << f.name;
+    // The cache's bytes are the format's: the codec writes what the reference quantizer writes.
+    const std::vector<float> x = testing::NormalRows(1, 256, 5);
+    std::vector<uint8_t> a(f.codec().row_bytes(256, CodecParams{})), b(a.size());  // [row bytes]
+    f.codec().quantize(x.data(), a.data(), 256, CodecParams{});
+    row->quantize_ref(x.data(), b.data(), 256);
+    EXPECT_EQ(a, b) << f.name;
+  }
+  EXPECT_EQ(block_formats, 6);
+}
+
+TEST(QuantType, WeightsDecodeWithTheReferenceOfTheirRow) {
+  for (const QuantTraits& t : kQuantTable) {
+    if (!IsBlockType(t.id)) continue;
+    const std::vector<uint8_t> bytes = testing::RandomBytes(4 * t.block_bytes, 9);
+    std::vector<float> a(4 * t.block_elems), b(a.size());  // [4 blocks]
+    DequantizeBlocksRef(t.id, bytes.data(), a.data(), static_cast<int64_t>(a.size()));
+    t.dequantize_ref(bytes.data(), b.data(), static_cast<int64_t>(b.size()));
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << t.name;
+  }
+}
+
+}  // namespace
+}  // namespace kvaudit
