@@ -7,9 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kv/formats/bf16.h"
-#include "kv/formats/f16.h"
-#include "kv/formats/f32.h"
+#include "kv/formats/float_codecs.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "kv/formats/f32.h"
+#include "kv/formats/float_codecs.h"
 #include "ops/activation.h"
 
 namespace kvaudit {

@@ -3,9 +3,7 @@
 #include <array>
 
 #include "base/status.h"
-#include "kv/formats/bf16.h"
-#include "kv/formats/f16.h"
-#include "kv/formats/f32.h"
+#include "kv/formats/float_codecs.h"
 #include "kv/formats/fp8.h"
 #include "kv/formats/int_group.h"
 #include "kv/formats/ggml_block_codecs.h"

@@ -12,7 +12,7 @@
 #include "base/half.h"
 #include "base/status.h"
 #include "kv/formats/asym_group_quant.h"
-#include "kv/formats/f32.h"
+#include "kv/formats/float_codecs.h"
 #include "kv/formats/format_table.h"
 #include "kv/store/chunked_rows.h"
 #include "kv/store/kivi_kernels.h"

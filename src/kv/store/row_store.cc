@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kv/formats/f32.h"
+#include "kv/formats/float_codecs.h"
 #include "kv/formats/format_table.h"
 #include "kv/formats/fp8.h"
 #include "kv/store/chunked_rows.h"
