@@ -18,7 +18,7 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
   std::set<std::string> seen;
   for (size_t i = 0; i <= options.kv.size(); ++i) {
     const std::string& arg = i == 0 ? options.baseline : options.kv[i - 1];
-    KV_ASSIGN_OR_RETURN(CachePolicy policy, CachePolicy::FromArgument(arg));
+    KV_ASSIGN_OR_RETURN(CachePolicy policy, CachePolicy::FromArgument(arg, i == 0 ? options.baseline_flag : "--kv"));
     KV_RETURN_IF_ERROR(policy.Validate(model.config(), have_calib));
     if (i > 0 && !seen.insert(policy.spec()).second) {
       return BadInput("--kv " + arg + " repeats configuration " + policy.spec() +
@@ -80,7 +80,7 @@ nlohmann::json KvConfigs::Fingerprint() const {
 Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, const std::string& calib_file,
                                 int max_positions, ThreadPool& pool, int reserve_positions) {
   KvConfigOptions options;
-  options.baseline = spec, options.kv_calib = calib_file;
+  options.baseline = spec, options.baseline_flag = "--kv", options.kv_calib = calib_file;
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(model, options, pool));
   BuiltCache built{configs.policy(0), configs.calibration(), nullptr};
   KV_ASSIGN_OR_RETURN(built.cache, configs.MakeCache(0, max_positions, reserve_positions));

@@ -21,9 +21,10 @@
 namespace kvaudit {
 
 struct KvConfigOptions {
-  std::string baseline = "k=f32,v=f32";  // the reference cache
-  std::vector<std::string> kv;           // [n_configs] as given, compared with the baseline
-  std::string kv_calib;                  // calibration text (file, folder or JSONL); "" = none
+  std::string baseline = "k=f32,v=f32";      // the reference cache
+  std::vector<std::string> kv;               // [n_configs] as given, compared with the baseline
+  std::string kv_calib;                      // calibration text (file, folder or JSONL); "" = none
+  std::string baseline_flag = "--baseline";  // the flag the baseline came from, for error messages
 };
 
 class KvConfigs {

@@ -100,6 +100,20 @@ TEST(CliFlagsTest, BadKvIsOneLineAndNothingOnStdout) {
   fs::remove_all(dir);
 }
 
+// A bad --baseline is named as --baseline, not --kv, in its one-line error (the parser is told
+// which flag the spec came from), before anything runs.
+TEST(CliFlagsTest, BadBaselineNamesTheBaselineFlag) {
+  const fs::path dir = testing::MakeTempDir("bad-baseline");
+  const std::string data = " --data " + testing::Fixture("data/public-kld.txt").string();
+  for (const std::string& cmd : std::vector<std::string>{"eval " + kModel + data + " --out " + (dir / "e").string(),
+                                                         "probe " + kModel + data + " --out " + (dir / "p").string()}) {
+    const CliResult r = RunCli(cmd + " --kv k=q8_0,v=q8_0 --baseline k=q3_x,v=f16");
+    ExpectOneLineError(r, {"--baseline \"k=q3_x,v=f16\": unknown format 'q3_x'"});
+    EXPECT_TRUE(r.out.empty()) << cmd << " printed: " << r.out;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CliFlagsTest, JsonIsOneDocumentForInfoAndFormats) {
   const CliResult info = RunCli("info " + kModel + "--kv k=q8_0,v=q4_0 --ctx 1024 --json");
   ASSERT_EQ(info.exit_code, 0) << info.err;

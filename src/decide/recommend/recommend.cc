@@ -21,7 +21,8 @@ std::string ChoiceText(const RecommendPlan& plan, size_t c, KvTensor tensor) {
 }
 
 Status SetBaselineChoices(RecommendPlan& plan) {
-  KV_ASSIGN_OR_RETURN(const CachePolicy base, CachePolicy::Parse(plan.sensitivity.eval.info.baseline_spec));
+  KV_ASSIGN_OR_RETURN(const CachePolicy base,
+                      CachePolicy::Parse(plan.sensitivity.eval.info.baseline_spec, "--baseline"));
   const HeadPolicy head = base.ForHead(0, 0);
   plan.engine_suffix = EngineSuffix(base.engine());
   plan.baseline_choice[0] = std::string(KvFormatName(head.k)) + plan.engine_suffix;

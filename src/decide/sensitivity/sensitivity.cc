@@ -90,7 +90,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
   }
   const ModelConfig& cfg = engine.model->config();
   const bool have_calib = !o.kv.kv_calib.empty();
-  KV_ASSIGN_OR_RETURN(const CachePolicy baseline, CachePolicy::FromArgument(o.kv.baseline));
+  KV_ASSIGN_OR_RETURN(const CachePolicy baseline, CachePolicy::FromArgument(o.kv.baseline, "--baseline"));
   KV_RETURN_IF_ERROR(baseline.Validate(cfg, have_calib));
   std::vector<CandidateSpecs> specs;
   EvalOptions e;

@@ -1,7 +1,8 @@
 #include "kv/policy/cache_policy.h"
 
-#include <array>
 #include <charconv>
+#include <initializer_list>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -11,9 +12,7 @@
 namespace kvaudit {
 namespace {
 
-// Keys in canonical order. "kv" is shorthand for k and v; "engine" is global only.
-constexpr std::array<std::string_view, 11> kKeys = {"k",    "v",   "scale",    "scale_by", "group", "recent",
-                                                    "sink", "rot", "outliers", "prerope",  "engine"};
+// "kv" is shorthand for k and v; "engine" is global only. KvSettings::Print writes them in this order.
 constexpr std::string_view kKeyList = "k, v, kv, scale, scale_by, group, recent, sink, rot, outliers, prerope, engine";
 constexpr std::string_view kFormatList =
     "f32, f16, bf16, fp8_e4m3, fp8_e5m2, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, kivi2, kivi4, int8, int4";
@@ -43,172 +42,197 @@ bool ParseInt(std::string_view s, int& out) {
   return ec == std::errc() && end == s.data() + s.size();
 }
 
-Error SpecError(std::string_view where, const std::string& what, const std::string& hint) {
-  return BadInput("--kv \"" + std::string(where) + "\": " + what + "; hint: " + hint);
+Error SpecError(std::string_view origin, std::string_view where, const std::string& what, const std::string& hint) {
+  return BadInput(std::string(origin) + " \"" + std::string(where) + "\": " + what + "; hint: " + hint);
 }
 
-Expected<InclusiveRange> ParseRange(const std::string& text, std::string_view where) {
+// One grammar error site: the origin and the whole spec, for SpecError.
+struct SpecText {
+  std::string_view origin, where;
+  Error operator()(const std::string& what, const std::string& hint) const {
+    return SpecError(origin, where, what, hint);
+  }
+};
+
+Expected<InclusiveRange> ParseRange(const std::string& text, const SpecText& err) {
   InclusiveRange r;
   const size_t dash = text.find('-');
   bool ok = dash == std::string::npos
                 ? ParseInt(text, r.first) && ParseInt(text, r.last)
                 : ParseInt(text.substr(0, dash), r.first) && ParseInt(text.substr(dash + 1), r.last);
   if (!ok || r.first < 0 || r.last < r.first) {
-    return SpecError(where, "bad range '" + text + "'", "write N or N-M with N <= M, e.g. layers=0-3");
+    return err("bad range '" + text + "'", "write N or N-M with N <= M, e.g. layers=0-3");
   }
   return r;
 }
 
-Expected<int> NonNegative(const std::string& key, const std::string& value, std::string_view where) {
+Expected<int> NonNegative(const std::string& key, const std::string& value, const SpecText& err) {
   int n = 0;
-  if (!ParseInt(value, n) || n < 0) {
-    return SpecError(where, key + "=" + value + " is not a non-negative integer", "e.g. " + key + "=4");
-  }
+  if (!ParseInt(value, n) || n < 0)
+    return err(key + "=" + value + " is not a non-negative integer", "e.g. " + key + "=4");
   return n;
 }
 
-}  // namespace
+// One of a key's named values: the index of `value` in `names`, or the error.
+Expected<int> OneOf(const std::string& key, const std::string& value, std::initializer_list<std::string_view> names,
+                    const std::string& what, const std::string& hint, const SpecText& err) {
+  int i = 0;
+  for (std::string_view n : names) {
+    if (value == n) return i;
+    ++i;
+  }
+  return err(key + "=" + value + what, hint);
+}
 
-Status CachePolicy::ApplySetting(HeadPolicy& p, const std::string& key, const std::string& value,
-                                 std::string_view where) {
+// Sets `key` (a non-engine key, "kv" already expanded) in s from its text.
+Status ParseSetting(KvSettings& s, const std::string& key, const std::string& value, const SpecText& err) {
   if (key == "k" || key == "v") {
     auto f = KvFormatFromName(value);
-    if (!f)
-      return SpecError(where, "unknown format '" + value + "'",
-                       "formats: " + std::string(kFormatList) + " (kvaudit formats)");
-    (key == "k" ? p.k : p.v) = *f;
+    if (!f) return err("unknown format '" + value + "'", "formats: " + std::string(kFormatList) + " (kvaudit formats)");
+    (key == "k" ? s.k : s.v) = *f;
   } else if (key == "scale") {
-    if (value == "unit")
-      p.scale = Fp8ScaleMode::kUnit;
-    else if (value == "calib")
-      p.scale = Fp8ScaleMode::kCalib;
-    else if (value == "dynamic")
-      p.scale = Fp8ScaleMode::kDynamic;
-    else
-      return SpecError(where, "scale=" + value + " is not a scale mode",
-                       "use scale=unit, scale=calib or scale=dynamic");
+    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, {"unit", "calib", "dynamic"}, " is not a scale mode",
+                                     "use scale=unit, scale=calib or scale=dynamic", err));
+    s.scale = static_cast<Fp8ScaleMode>(i);
   } else if (key == "scale_by") {
-    if (value == "layer")
-      p.scale_by = Fp8ScaleBy::kLayer;
-    else if (value == "head")
-      p.scale_by = Fp8ScaleBy::kHead;
-    else
-      return SpecError(where, "scale_by=" + value + " is not valid", "use scale_by=layer or scale_by=head");
+    KV_ASSIGN_OR_RETURN(
+        int i, OneOf(key, value, {"layer", "head"}, " is not valid", "use scale_by=layer or scale_by=head", err));
+    s.scale_by = static_cast<Fp8ScaleBy>(i);
   } else if (key == "rot") {
-    if (value == "0")
-      p.rot = RotationMode::kOff;
-    else if (value == "1")
-      p.rot = RotationMode::kOn;
-    else if (value == "auto")
-      p.rot = RotationMode::kAuto;
-    else
-      return SpecError(where, "rot=" + value + " is not valid", "use rot=0, rot=1 or rot=auto");
+    KV_ASSIGN_OR_RETURN(int i,
+                        OneOf(key, value, {"auto", "0", "1"}, " is not valid", "use rot=0, rot=1 or rot=auto", err));
+    s.rot = static_cast<RotationMode>(i);
   } else if (key == "prerope") {
-    if (value != "0" && value != "1")
-      return SpecError(where, "prerope=" + value + " is not valid", "use prerope=0 or prerope=1");
-    p.pre_rope = value == "1";
+    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, {"0", "1"}, " is not valid", "use prerope=0 or prerope=1", err));
+    s.pre_rope = i == 1;
   } else if (key == "group" || key == "recent" || key == "sink" || key == "outliers") {
-    KV_ASSIGN_OR_RETURN(int n, NonNegative(key, value, where));
-    if (key == "group") {
-      if (n == 0) return SpecError(where, "group=0", "group must be at least 1");
-      p.group = n;
-    } else if (key == "recent") {
-      p.recent = n;
-    } else if (key == "sink") {
-      p.sink = n;
-    } else {
-      p.outliers = n;
-    }
+    KV_ASSIGN_OR_RETURN(int n, NonNegative(key, value, err));
+    if (key == "group" && n == 0) return err("group=0", "group must be at least 1");
+    (key == "group" ? s.group : key == "recent" ? s.recent : key == "sink" ? s.sink : s.outliers) = n;
   } else {
-    return SpecError(where, "unknown key '" + key + "'", "keys: " + std::string(kKeyList));
+    return err("unknown key '" + key + "'", "keys: " + std::string(kKeyList));
   }
   return Status::Ok();
 }
 
-std::string CachePolicy::Canonical(const std::map<std::string, std::string>& settings) {
-  std::string out;
-  for (std::string_view key : kKeys) {
-    auto it = settings.find(std::string(key));
-    if (it == settings.end()) continue;
-    if (!out.empty()) out += ",";
-    out += it->first + "=" + it->second;
+// The selector of an override segment ("layers=A-B" or "layers=A-B,heads=C-D") into ov.
+Status ParseSelector(const std::string& text, InclusiveRange& layers, InclusiveRange& heads, const SpecText& err) {
+  for (const std::string& part : Split(text, ',')) {
+    const size_t eq = part.find('=');
+    const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
+    if (key != "layers" && key != "heads") {
+      return err("selector key '" + key + "'", "a selector is layers=A-B or layers=A-B,heads=C-D");
+    }
+    KV_ASSIGN_OR_RETURN(InclusiveRange r, ParseRange(value, err));
+    (key == "layers" ? layers : heads) = r;
   }
+  return Status::Ok();
+}
+
+std::string RangeText(const InclusiveRange& r) {
+  return r.first == r.last ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.last);
+}
+
+}  // namespace
+
+void KvSettings::ApplyTo(HeadPolicy& p) const {
+  if (k) p.k = *k;
+  if (v) p.v = *v;
+  if (scale) p.scale = *scale;
+  if (scale_by) p.scale_by = *scale_by;
+  if (group) p.group = *group;
+  if (recent) p.recent = *recent;
+  if (sink) p.sink = *sink;
+  if (rot) p.rot = *rot;
+  if (outliers) p.outliers = *outliers;
+  if (pre_rope) p.pre_rope = *pre_rope;
+}
+
+std::string KvSettings::Print() const {
+  static constexpr std::string_view kScale[] = {"unit", "calib", "dynamic"}, kScaleBy[] = {"layer", "head"},
+                                    kRot[] = {"auto", "0", "1"};
+  std::string out;
+  auto put = [&out](std::string_view key, std::string_view value) {
+    out += (out.empty() ? "" : ",") + std::string(key) + "=" + std::string(value);
+  };
+  if (k) put("k", KvFormatName(*k));
+  if (v) put("v", KvFormatName(*v));
+  if (scale) put("scale", kScale[static_cast<int>(*scale)]);
+  if (scale_by) put("scale_by", kScaleBy[static_cast<int>(*scale_by)]);
+  if (group) put("group", std::to_string(*group));
+  if (recent) put("recent", std::to_string(*recent));
+  if (sink) put("sink", std::to_string(*sink));
+  if (rot) put("rot", kRot[static_cast<int>(*rot)]);
+  if (outliers) put("outliers", std::to_string(*outliers));
+  if (pre_rope) put("prerope", *pre_rope ? "1" : "0");
   return out;
 }
 
-Expected<CachePolicy> CachePolicy::Parse(std::string_view spec) {
+Expected<CachePolicy> CachePolicy::Parse(std::string_view spec, std::string_view origin) {
   CachePolicy policy;
+  policy.origin_ = std::string(origin);
   const std::string where = Trim(spec);
-  if (where.empty()) return SpecError(where, "empty cache spec", "e.g. --kv k=q8_0,v=q8_0");
+  const SpecText err{origin, where};
+  if (where.empty()) return err("empty cache spec", "e.g. " + std::string(origin) + " k=q8_0,v=q8_0");
   const std::vector<std::string> segments = Split(where, ';');
   for (size_t s = 0; s < segments.size(); ++s) {
     const std::string& seg = segments[s];
-    if (seg.empty()) return SpecError(where, "empty segment between ';'", "remove the extra ';'");
+    if (seg.empty()) return err("empty segment between ';'", "remove the extra ';'");
     std::string settings_text = seg;
     Override ov;
     const bool has_selector = seg.rfind("layers=", 0) == 0;
     if (has_selector) {
       const size_t colon = seg.find(':');
-      if (colon == std::string::npos) {
-        return SpecError(where, "'" + seg + "' has no ':' after its selector", "write layers=0-1:k=f16,v=f16");
-      }
-      for (const std::string& part : Split(seg.substr(0, colon), ',')) {
-        const size_t eq = part.find('=');
-        const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
-        if (key != "layers" && key != "heads") {
-          return SpecError(where, "selector key '" + key + "'", "a selector is layers=A-B or layers=A-B,heads=C-D");
-        }
-        KV_ASSIGN_OR_RETURN(InclusiveRange r, ParseRange(value, where));
-        (key == "layers" ? ov.layers : ov.heads) = r;
-      }
+      if (colon == std::string::npos)
+        return err("'" + seg + "' has no ':' after its selector", "write layers=0-1:k=f16,v=f16");
+      KV_RETURN_IF_ERROR(ParseSelector(seg.substr(0, colon), ov.layers, ov.heads, err));
       settings_text = seg.substr(colon + 1);
     } else if (s > 0) {
-      return SpecError(where, "segment '" + seg + "' has no layers= selector",
-                       "only the first segment sets defaults; later ones start with layers=A-B:");
+      return err("segment '" + seg + "' has no layers= selector",
+                 "only the first segment sets defaults; later ones start with layers=A-B:");
     }
-    std::map<std::string, std::string> settings;
+    std::set<std::string> given;  // the keys of this segment, "kv" expanded
     for (const std::string& kv : Split(settings_text, ',')) {
       const size_t eq = kv.find('=');
       if (kv.empty() || eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
-        return SpecError(where, "'" + kv + "' is not key=value", "e.g. k=q4_0,v=q4_0");
+        return err("'" + kv + "' is not key=value", "e.g. k=q4_0,v=q4_0");
       }
       const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-      std::vector<std::string> keys = key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key};
-      for (const std::string& k : keys) {
-        if (settings.count(k))
-          return SpecError(where, "key '" + k + "' given twice in one segment", "give each key once");
-        if (k == "engine") {
-          if (has_selector) return SpecError(where, "engine is global", "put engine=... in the first segment");
-          if (value == "llama.cpp")
-            policy.engine_ = AttentionEngine::kLlamaCpp;
-          else if (value == "native")
-            policy.engine_ = AttentionEngine::kNative;
-          else
-            return SpecError(where, "engine=" + value + " is not known", "use engine=native or engine=llama.cpp");
+      for (const std::string& k : key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key}) {
+        if (!given.insert(k).second) return err("key '" + k + "' given twice in one segment", "give each key once");
+        if (k != "engine") {
+          KV_RETURN_IF_ERROR(ParseSetting(has_selector ? ov.settings : policy.defaults_, k, value, err));
+        } else if (has_selector) {
+          return err("engine is global", "put engine=... in the first segment");
         } else {
-          HeadPolicy scratch;
-          KV_RETURN_IF_ERROR(ApplySetting(scratch, k, value, where));
+          KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, {"native", "llama.cpp"}, " is not known",
+                                           "use engine=native or engine=llama.cpp", err));
+          policy.engine_written_ = static_cast<AttentionEngine>(i);
         }
-        settings[k] = value;
       }
     }
-    if (has_selector) {
-      ov.settings = std::move(settings);
-      policy.overrides_.push_back(std::move(ov));
-    } else {
-      policy.defaults_ = std::move(settings);
-    }
+    if (has_selector) policy.overrides_.push_back(std::move(ov));
   }
-  policy.spec_ = policy.defaults_.empty() ? "k=f32,v=f32" : Canonical(policy.defaults_);
-  for (const Override& ov : policy.overrides_) {
-    auto range = [](const InclusiveRange& r) {
-      return r.first == r.last ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.last);
-    };
-    policy.spec_ += ";layers=" + range(ov.layers);
-    if (!(ov.heads.first == 0 && ov.heads.last < 0)) policy.spec_ += ",heads=" + range(ov.heads);
-    policy.spec_ += ":" + Canonical(ov.settings);
-  }
+  // A spec that starts with a selector has f32 defaults (HeadPolicy's), written out so that the
+  // printed spec parses back to this value.
+  if (segments[0].rfind("layers=", 0) == 0) policy.defaults_.k = policy.defaults_.v = KvFormat::kF32;
+  policy.engine_ = policy.engine_written_.value_or(AttentionEngine::kNative);
+  policy.spec_ = policy.Print();
   return policy;
+}
+
+std::string CachePolicy::Print() const {
+  std::string out = defaults_.Print();
+  if (engine_written_) {
+    out += std::string(out.empty() ? "" : ",") +
+           "engine=" + (*engine_written_ == AttentionEngine::kLlamaCpp ? "llama.cpp" : "native");
+  }
+  for (const Override& ov : overrides_) {
+    out += ";layers=" + RangeText(ov.layers);
+    if (!(ov.heads.first == 0 && ov.heads.last < 0)) out += ",heads=" + RangeText(ov.heads);
+    out += ":" + ov.settings.Print();
+  }
+  return out;
 }
 
 CachePolicy CachePolicy::F32() {
@@ -219,12 +243,10 @@ CachePolicy CachePolicy::F32() {
 
 HeadPolicy CachePolicy::ForHead(int layer, int kv_head) const {
   HeadPolicy p;
-  for (const auto& [k, v] : defaults_) {
-    if (k != "engine") KV_CHECK(ApplySetting(p, k, v, spec_).ok());
-  }
+  defaults_.ApplyTo(p);
   for (const Override& ov : overrides_) {
-    if (ov.layers.Contains(layer, 1 << 30) && ov.heads.Contains(kv_head, 1 << 30)) {
-      for (const auto& [k, v] : ov.settings) KV_CHECK(ApplySetting(p, k, v, spec_).ok());
+    if (ov.layers.Contains(layer) && ov.heads.Contains(kv_head)) {
+      ov.settings.ApplyTo(p);
       break;
     }
   }

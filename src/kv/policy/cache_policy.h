@@ -3,7 +3,7 @@
 // as JSON (`--kv @policy.json`). Grammar and semantics: docs/formats.md.
 #pragma once
 
-#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,15 +44,35 @@ struct HeadPolicy {
 
 struct InclusiveRange {
   int first = 0, last = -1;  // last = -1: to the end
-  bool Contains(int i, int end) const { return i >= first && i <= (last < 0 ? end - 1 : last); }
+  bool Contains(int i) const { return i >= first && (last < 0 || i <= last); }
+  bool operator==(const InclusiveRange&) const = default;
+};
+
+// The keys one segment of a spec writes, typed; nullopt = not written (the layer inherits it).
+struct KvSettings {
+  std::optional<KvFormat> k, v;
+  std::optional<Fp8ScaleMode> scale;
+  std::optional<Fp8ScaleBy> scale_by;
+  std::optional<int> group, recent, sink;
+  std::optional<RotationMode> rot;
+  std::optional<int> outliers;
+  std::optional<bool> pre_rope;
+
+  void ApplyTo(HeadPolicy& p) const;  // the written keys over p
+  bool NeedsCalibration() const { return scale == Fp8ScaleMode::kCalib || outliers.value_or(0) > 0; }
+  // The written keys in the canonical order k, v, scale, scale_by, group, recent, sink, rot,
+  // outliers, prerope ("k=q4_0,v=q4_0,rot=1"); "" when none is.
+  std::string Print() const;
+  bool operator==(const KvSettings&) const = default;
 };
 
 class CachePolicy {
  public:
-  // Syntax only (formats, keys, numbers, ranges); model-dependent checks are in Validate.
-  static Expected<CachePolicy> Parse(std::string_view spec);
+  // Syntax only (formats, keys, numbers, ranges); model-dependent checks are in Validate. `origin`
+  // names where the spec came from in error messages ("--kv", "--baseline").
+  static Expected<CachePolicy> Parse(std::string_view spec, std::string_view origin = "--kv");
   // `@path`: JSON file; anything else: a spec string.
-  static Expected<CachePolicy> FromArgument(const std::string& arg);
+  static Expected<CachePolicy> FromArgument(const std::string& arg, std::string_view origin = "--kv");
   static CachePolicy F32();
 
   // Block sizes dividing head_dim, rotation sizes, layer/head ranges inside the model, no two
@@ -64,20 +84,27 @@ class CachePolicy {
   AttentionEngine engine() const { return engine_; }
   bool NeedsCalibration() const;  // any fp8 `calib` scale or outlier channels
   bool IsPlainF32() const;        // no override, f32/f32 defaults, native engine
-  // Canonical spec string (keys in a fixed order, explicit keys only): results name configs by it.
+  // Canonical spec string (keys in a fixed order, explicit keys only, integers in decimal):
+  // results name configs by it, and Parse(spec()) is this configuration again.
   const std::string& spec() const { return spec_; }
+  // The same configuration (the origin does not count).
+  bool operator==(const CachePolicy& o) const {
+    return defaults_ == o.defaults_ && overrides_ == o.overrides_ && engine_written_ == o.engine_written_;
+  }
 
  private:
   struct Override {
-    InclusiveRange layers, heads;
-    std::map<std::string, std::string> settings;  // key -> value, as given
+    InclusiveRange layers, heads;  // heads {0, -1}: every KV head
+    KvSettings settings;           // at least one key
+    bool operator==(const Override&) const = default;
   };
-  static Status ApplySetting(HeadPolicy& p, const std::string& key, const std::string& value, std::string_view where);
-  static std::string Canonical(const std::map<std::string, std::string>& settings);
+  std::string Print() const;
 
-  std::map<std::string, std::string> defaults_;
-  std::vector<Override> overrides_;
+  KvSettings defaults_;                            // a spec that starts with a selector has k=f32,v=f32
+  std::vector<Override> overrides_;                // in the order given
+  std::optional<AttentionEngine> engine_written_;  // `engine=` as written (printed only then)
   AttentionEngine engine_ = AttentionEngine::kNative;
+  std::string origin_ = "--kv";
   std::string spec_;
 };
 

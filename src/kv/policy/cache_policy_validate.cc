@@ -10,51 +10,52 @@
 namespace kvaudit {
 namespace {
 
-Error PolicyError(const std::string& spec, const std::string& what, const std::string& hint) {
-  return BadInput("--kv \"" + spec + "\": " + what + "; hint: " + hint);
-}
+// `origin` "spec": what; hint: ... (origin: the flag the spec came from, e.g. --kv or --baseline).
+struct PolicyErrors {
+  const std::string& origin;
+  const std::string& spec;
+  Error operator()(const std::string& what, const std::string& hint) const {
+    return BadInput(origin + " \"" + spec + "\": " + what + "; hint: " + hint);
+  }
+};
 
 bool IsPow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // Checks one tensor (K or V) of one (layer, head).
-Status CheckFormat(const std::string& spec, const std::string& where, KvFormat f, const HeadPolicy& p,
+Status CheckFormat(const PolicyErrors& policy_error, const std::string& where, KvFormat f, const HeadPolicy& p,
                    const ModelConfig& c, AttentionEngine engine) {
   const std::string name(KvFormatName(f));
   if (FormatBlockElems(f) > 0 && c.head_dim % FormatBlockElems(f) != 0) {
-    return PolicyError(spec,
-                       where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
-                           ", this model has " + std::to_string(c.head_dim),
-                       "pick a format without 32-element blocks (fp8_e4m3, int8, kivi4) for these layers");
+    return policy_error(where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
+                            ", this model has " + std::to_string(c.head_dim),
+                        "pick a format without 32-element blocks (fp8_e4m3, int8, kivi4) for these layers");
   }
   if (IsIntGroup(f) && c.head_dim % p.IntGroup() != 0) {
-    return PolicyError(spec,
-                       where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
-                           std::to_string(c.head_dim),
-                       "set group= to a divisor of head_dim");
+    return policy_error(where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
+                            std::to_string(c.head_dim),
+                        "set group= to a divisor of head_dim");
   }
   if (IsKivi(f) && c.head_dim % p.KiviGroup() != 0) {
-    return PolicyError(spec,
-                       where + name + " groups values over " + std::to_string(p.KiviGroup()) +
-                           " channels, which does not divide head_dim " + std::to_string(c.head_dim),
-                       "set group= to a divisor of head_dim");
+    return policy_error(where + name + " groups values over " + std::to_string(p.KiviGroup()) +
+                            " channels, which does not divide head_dim " + std::to_string(c.head_dim),
+                        "set group= to a divisor of head_dim");
   }
   if (IsKivi(f) && (p.Recent() < p.KiviGroup() || p.Recent() % p.KiviGroup() != 0)) {
-    return PolicyError(spec,
-                       where + name + " needs recent= to be a positive multiple of its group " +
-                           std::to_string(p.KiviGroup()) +
-                           " (KIVI flushes its full-precision residual in whole groups)",
-                       "e.g. recent=128 with group=32");
+    return policy_error(where + name + " needs recent= to be a positive multiple of its group " +
+                            std::to_string(p.KiviGroup()) +
+                            " (KIVI flushes its full-precision residual in whole groups)",
+                        "e.g. recent=128 with group=32");
   }
   if (p.pre_rope && p.rot == RotationMode::kOn) {
-    return PolicyError(spec, where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
-                       "use one of them");
+    return policy_error(where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
+                        "use one of them");
   }
   if (engine == AttentionEngine::kLlamaCpp && !HasLlamaCppType(f)) {
     std::string types;
     for (const FormatRow& r : FormatTable()) {
       if (HasLlamaCppType(r.id)) types += (types.empty() ? "" : ", ") + std::string(r.name);
     }
-    return PolicyError(spec, where + "llama.cpp has no " + name + " cache type", "engine=llama.cpp emulates " + types);
+    return policy_error(where + "llama.cpp has no " + name + " cache type", "engine=llama.cpp emulates " + types);
   }
   return Status::Ok();
 }
@@ -62,34 +63,28 @@ Status CheckFormat(const std::string& spec, const std::string& where, KvFormat f
 }  // namespace
 
 bool CachePolicy::NeedsCalibration() const {
-  auto needs = [](const std::map<std::string, std::string>& s) {
-    auto scale = s.find("scale");
-    auto outliers = s.find("outliers");
-    return (scale != s.end() && scale->second == "calib") || (outliers != s.end() && outliers->second != "0");
-  };
-  if (needs(defaults_)) return true;
+  if (defaults_.NeedsCalibration()) return true;
   for (const Override& ov : overrides_) {
-    if (needs(ov.settings)) return true;
+    if (ov.settings.NeedsCalibration()) return true;
   }
   return false;
 }
 
 Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const {
+  const PolicyErrors policy_error{origin_, spec_};
   for (size_t i = 0; i < overrides_.size(); ++i) {
     const Override& a = overrides_[i];
     const int a_last = a.layers.last < 0 ? c.n_layers - 1 : a.layers.last;
     if (a.layers.first >= c.n_layers || a_last >= c.n_layers) {
-      return PolicyError(spec_,
-                         "layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
-                             " is outside the model's " + std::to_string(c.n_layers) + " layers",
-                         "layers are numbered 0.." + std::to_string(c.n_layers - 1));
+      return policy_error("layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
+                              " is outside the model's " + std::to_string(c.n_layers) + " layers",
+                          "layers are numbered 0.." + std::to_string(c.n_layers - 1));
     }
     const int a_hlast = a.heads.last < 0 ? c.n_kv_heads - 1 : a.heads.last;
     if (a.heads.first >= c.n_kv_heads || a_hlast >= c.n_kv_heads) {
-      return PolicyError(spec_,
-                         "heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
-                             " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
-                         "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
+      return policy_error("heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
+                              " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
+                          "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
     }
     for (size_t j = 0; j < i; ++j) {
       const Override& b = overrides_[j];
@@ -98,56 +93,54 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
       const bool layers_meet = a.layers.first <= b_last && b.layers.first <= a_last;
       const bool heads_meet = a.heads.first <= b_hlast && b.heads.first <= a_hlast;
       if (layers_meet && heads_meet) {
-        return PolicyError(
-            spec_,
+        return policy_error(
             "overrides " + std::to_string(j + 1) + " and " + std::to_string(i + 1) + " cover the same layers/heads",
             "make layer ranges disjoint");
       }
     }
   }
   if (NeedsCalibration() && !have_calibration) {
-    return PolicyError(spec_, "scale=calib and outliers= need a calibration pass",
-                       "pass --kv-calib FILE with text like your workload");
+    return policy_error("scale=calib and outliers= need a calibration pass",
+                        "pass --kv-calib FILE with text like your workload");
   }
   for (int layer = 0; layer < c.n_layers; ++layer) {
     for (int head = 0; head < c.n_kv_heads; ++head) {
       const HeadPolicy p = ForHead(layer, head);
       const std::string where = "layer " + std::to_string(layer) + " head " + std::to_string(head) + ": ";
-      KV_RETURN_IF_ERROR(CheckFormat(spec_, where, p.k, p, c, engine_));
-      KV_RETURN_IF_ERROR(CheckFormat(spec_, where, p.v, p, c, engine_));
+      KV_RETURN_IF_ERROR(CheckFormat(policy_error, where, p.k, p, c, engine_));
+      KV_RETURN_IF_ERROR(CheckFormat(policy_error, where, p.v, p, c, engine_));
       if (p.outliers >= c.head_dim) {
-        return PolicyError(
-            spec_,
+        return policy_error(
             where + "outliers=" + std::to_string(p.outliers) + " is not below head_dim " + std::to_string(c.head_dim),
             "keep a few channels, e.g. outliers=4");
       }
       if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kNative && !IsPow2(c.head_dim)) {
-        return PolicyError(spec_,
-                           where +
-                               "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
-                               std::to_string(c.head_dim),
-                           "use rot=0, or engine=llama.cpp for its block-wise rotation");
+        return policy_error(where +
+                                "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
+                                std::to_string(c.head_dim),
+                            "use rot=0, or engine=llama.cpp for its block-wise rotation");
       }
       if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kLlamaCpp && c.head_dim % 64 != 0) {
-        return PolicyError(spec_,
-                           where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
-                               std::to_string(c.head_dim) + ")",
-                           "use rot=0 or rot=auto");
+        return policy_error(where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
+                                std::to_string(c.head_dim) + ")",
+                            "use rot=0 or rot=auto");
       }
       if (engine_ == AttentionEngine::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
-        return PolicyError(spec_, where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
-                           "drop those modifiers or use engine=native");
+        return policy_error(where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
+                            "drop those modifiers or use engine=native");
       }
     }
   }
   return Status::Ok();
 }
 
-Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
-  if (arg.empty() || arg[0] != '@') return Parse(arg);
+Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg, std::string_view origin) {
+  if (arg.empty() || arg[0] != '@') return Parse(arg, origin);
   const std::string path = arg.substr(1);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return BadInput(path + ": cannot open cache policy file; hint: --kv @FILE takes a JSON file");
+  if (!in)
+    return BadInput(path + ": cannot open cache policy file; hint: " + std::string(origin) +
+                    " @FILE takes a JSON file");
   std::ostringstream ss;
   ss << in.rdbuf();
   const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
@@ -201,7 +194,7 @@ Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg) {
   }
   if (spec.empty()) spec = "k=f32,v=f32";
   // The spec's own error (an unknown format, a bad value) says what; the file says where.
-  auto policy = Parse(spec);
+  auto policy = Parse(spec, origin);
   if (!policy.ok()) return BadInput(path + ": " + policy.error().message);
   return policy;
 }

@@ -1,0 +1,80 @@
+// The spec grammar has one parser and one printer: every configuration prints to its canonical
+// spec, and that spec parses back to the same typed value (parse(print(x)) == x), over every
+// format and every value of every modifier, with and without overrides, heads and engine.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kv/formats/format_table.h"
+#include "kv/policy/cache_policy.h"
+
+namespace kvaudit {
+namespace {
+
+// Parses `text`, checks that it prints as `canonical` and that the print parses to the same value.
+void ExpectRoundTrip(const std::string& text, const std::string& canonical) {
+  const Expected<CachePolicy> p = CachePolicy::Parse(text);
+  ASSERT_TRUE(p.ok()) << text << ": " << p.error().message;
+  EXPECT_EQ(p->spec(), canonical) << text;
+  const Expected<CachePolicy> again = CachePolicy::Parse(p->spec());
+  ASSERT_TRUE(again.ok()) << p->spec();
+  EXPECT_TRUE(*again == *p) << text << " -> " << p->spec() << " parses to another configuration";
+  EXPECT_EQ(again->spec(), p->spec());
+}
+
+const std::vector<std::string>& Modifiers() {
+  static const std::vector<std::string> mods = {
+      "scale=unit", "scale=calib", "scale=dynamic", "scale_by=layer", "scale_by=head", "group=1",
+      "group=64",   "recent=0",    "recent=128",    "sink=0",         "sink=4",        "rot=0",
+      "rot=1",      "rot=auto",    "outliers=0",    "outliers=4",     "prerope=0",     "prerope=1"};
+  return mods;
+}
+
+TEST(KvCachePolicyRoundTrip, EveryFormatAsKAndAsV) {
+  for (const FormatRow& k : FormatTable()) {
+    for (const FormatRow& v : FormatTable()) {
+      const std::string spec = "k=" + std::string(k.name) + ",v=" + std::string(v.name);
+      ExpectRoundTrip(spec, spec);
+    }
+  }
+}
+
+TEST(KvCachePolicyRoundTrip, EveryModifierInDefaultsAndOverrides) {
+  for (const std::string& mod : Modifiers()) {
+    ExpectRoundTrip("k=q4_0,v=q4_0," + mod, "k=q4_0,v=q4_0," + mod);
+    ExpectRoundTrip("k=q8_0,v=q4_0;layers=2:k=f16," + mod, "k=q8_0,v=q4_0;layers=2:k=f16," + mod);
+    ExpectRoundTrip("k=q8_0,v=q4_0;layers=0-3,heads=1:" + mod, "k=q8_0,v=q4_0;layers=0-3,heads=1:" + mod);
+  }
+  // Every key at once, written out of order: printed in the canonical order.
+  ExpectRoundTrip("prerope=1,outliers=2,rot=0,sink=4,recent=8,group=32,scale_by=head,scale=calib,v=int4,k=fp8_e4m3",
+                  "k=fp8_e4m3,v=int4,scale=calib,scale_by=head,group=32,recent=8,sink=4,rot=0,outliers=2,prerope=1");
+}
+
+TEST(KvCachePolicyRoundTrip, EngineOverridesAndShorthands) {
+  for (const std::string engine : {"", ",engine=native", ",engine=llama.cpp"}) {
+    ExpectRoundTrip("k=q8_0,v=q4_0" + engine, "k=q8_0,v=q4_0" + engine);
+    ExpectRoundTrip("kv=q4_0" + engine + ";layers=0:kv=f16;layers=5-7,heads=0-1:k=q8_0",
+                    "k=q4_0,v=q4_0" + engine + ";layers=0:k=f16,v=f16;layers=5-7,heads=0-1:k=q8_0");
+  }
+  ExpectRoundTrip("engine=llama.cpp", "engine=llama.cpp");
+  ExpectRoundTrip(" layers=1-1:k=q4_0 ", "k=f32,v=f32;layers=1:k=q4_0");  // defaults written out
+  ExpectRoundTrip("k=q4_0,group=064,sink=-0", "k=q4_0,group=64,sink=0");  // integers in decimal
+}
+
+TEST(KvCachePolicyRoundTrip, EngineNativeWrittenIsItsOwnName) {
+  // engine=native written is printed, so it is not the configuration that leaves it out.
+  EXPECT_FALSE(*CachePolicy::Parse("k=q4_0,v=q4_0") == *CachePolicy::Parse("k=q4_0,v=q4_0,engine=native"));
+}
+
+TEST(KvCachePolicyRoundTrip, ErrorsNameTheFlagTheSpecCameFrom) {
+  const Expected<CachePolicy> bad = CachePolicy::Parse("k=q3_0", "--baseline");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind("--baseline \"k=q3_0\": unknown format 'q3_0'", 0), 0u) << bad.error().message;
+  const Expected<CachePolicy> kv = CachePolicy::Parse("k=q3_0");
+  ASSERT_FALSE(kv.ok());
+  EXPECT_EQ(kv.error().message.rfind("--kv \"k=q3_0\"", 0), 0u) << kv.error().message;
+}
+
+}  // namespace
+}  // namespace kvaudit
