@@ -20,20 +20,6 @@ namespace {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// Byte offsets of a block's f16 fields (ggml-common.h block structs).
-std::vector<int> ScaleOffsets(QuantType t) {
-  switch (t) {
-    case QuantType::kQ4_1:
-    case QuantType::kQ5_1:
-    case QuantType::kQ4_K:
-    case QuantType::kQ5_K: return {0, 2};
-    case QuantType::kQ2_K: return {80, 82};
-    case QuantType::kQ3_K: return {108};
-    case QuantType::kQ6_K: return {208};
-    default: return {0};
-  }
-}
-
 // [n_blocks] random blocks whose f16 fields are finite and normal (as in real weights: no block
 // takes the twin's NaN fallback).
 std::vector<uint8_t> RandomBlocks(QuantType t, size_t n_blocks, uint32_t seed) {
@@ -47,7 +33,7 @@ std::vector<uint8_t> RandomBlocks(QuantType t, size_t n_blocks, uint32_t seed) {
     x = static_cast<uint8_t>(s);
   }
   for (size_t i = 0; i < n_blocks; ++i) {
-    for (const int off : ScaleOffsets(t))
+    for (const int off : F16Fields(t))
       b[i * bb + static_cast<size_t>(off) + 1] = static_cast<uint8_t>(0x20 | (b[i * bb + off + 1] & 0x83));
   }
   return b;

@@ -86,8 +86,8 @@ inline void LoadHeadScales(const uint8_t* const* wr, size_t offset, HeadScales* 
 // Run(block, scales, emit) calling emit(g, w) with the block's weights 16g..16g+15 (f32 [16]) for
 // g ascending (the order the accumulators need).
 
-struct DecQ8_0 {  // {f16 d; i8 qs[32]}: w = f32(q) · d (RowQ8_0)
-  static constexpr int kElems = 32, kBytes = 34, kHeadScales = 1;
+struct DecQ8_0 {  // {f16 d; i8 qs[32]}: w = f32(q) · d (Q8_0Dequantize)
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockQ8_0), kHeadScales = 1;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 d = _mm512_set1_ps(s.d);
@@ -98,8 +98,8 @@ struct DecQ8_0 {  // {f16 d; i8 qs[32]}: w = f32(q) · d (RowQ8_0)
   }
 };
 
-struct DecQ4_0 {  // {f16 d; u8 qs[16]}: level(q) = f32(q - 8) · d (RowQ4_0)
-  static constexpr int kElems = 32, kBytes = 18, kHeadScales = 1;
+struct DecQ4_0 {  // {f16 d; u8 qs[16]}: level(q) = f32(q - 8) · d (Q4_0Dequantize)
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockQ4_0), kHeadScales = 1;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 t = _mm512_mul_ps(Iota(-8), _mm512_set1_ps(s.d));
@@ -109,8 +109,8 @@ struct DecQ4_0 {  // {f16 d; u8 qs[16]}: level(q) = f32(q - 8) · d (RowQ4_0)
   }
 };
 
-struct DecQ4_1 {  // {f16 d, m; u8 qs[16]}: level(q) = f32(q) · d + m (RowQ4_1)
-  static constexpr int kElems = 32, kBytes = 20, kHeadScales = 2;
+struct DecQ4_1 {  // {f16 d, m; u8 qs[16]}: level(q) = f32(q) · d + m (Q4_1Dequantize)
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockQ4_1), kHeadScales = 2;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 t = _mm512_add_ps(_mm512_mul_ps(Iota(0), _mm512_set1_ps(s.d)), _mm512_set1_ps(s.m));
@@ -120,8 +120,8 @@ struct DecQ4_1 {  // {f16 d, m; u8 qs[16]}: level(q) = f32(q) · d + m (RowQ4_1)
   }
 };
 
-struct DecQ5_0 {  // {f16 d; u32 qh; u8 qs[16]}: level(q) = f32(q - 16) · d, q = nibble | bit << 4 (RowQ5_0)
-  static constexpr int kElems = 32, kBytes = 22, kHeadScales = 1;
+struct DecQ5_0 {  // {f16 d; u32 qh; u8 qs[16]}: level(q) = f32(q - 16) · d, q = nibble | bit << 4 (Q5_0Dequantize)
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockQ5_0), kHeadScales = 1;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 d = _mm512_set1_ps(s.d);
@@ -133,8 +133,8 @@ struct DecQ5_0 {  // {f16 d; u32 qh; u8 qs[16]}: level(q) = f32(q - 16) · d, q 
   }
 };
 
-struct DecQ5_1 {  // {f16 d, m; u32 qh; u8 qs[16]}: level(q) = f32(q) · d + m (RowQ5_1)
-  static constexpr int kElems = 32, kBytes = 24, kHeadScales = 2;
+struct DecQ5_1 {  // {f16 d, m; u32 qh; u8 qs[16]}: level(q) = f32(q) · d + m (Q5_1Dequantize)
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockQ5_1), kHeadScales = 2;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 d = _mm512_set1_ps(s.d), m = _mm512_set1_ps(s.m);
@@ -146,8 +146,8 @@ struct DecQ5_1 {  // {f16 d, m; u32 qh; u8 qs[16]}: level(q) = f32(q) · d + m (
   }
 };
 
-struct DecIQ4_NL {  // {f16 d; u8 qs[16]}: level(q) = d · kvalues_iq4nl[q] (RowIQ4_NL)
-  static constexpr int kElems = 32, kBytes = 18, kHeadScales = 1;
+struct DecIQ4_NL {  // {f16 d; u8 qs[16]}: level(q) = d · kvalues_iq4nl[q] (Iq4NlDequantize)
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockIq4Nl), kHeadScales = 1;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& s, Emit&& emit) {
     const __m512 t = _mm512_mul_ps(_mm512_set1_ps(s.d), _mm512_loadu_ps(block_simd::kIq4NlLevelsF));
@@ -160,7 +160,7 @@ struct DecIQ4_NL {  // {f16 d; u8 qs[16]}: level(q) = d · kvalues_iq4nl[q] (Row
 // q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}: chunk c of 64 elements = 32 bytes, low nibbles
 // in sub-block 2c, high in 2c+1; level(q) = dsc · f32(q) − dmn (RowQ4_KSimd).
 struct DecQ4_K {
-  static constexpr int kElems = 256, kBytes = 144, kHeadScales = 0;
+  static constexpr int kElems = ggml::kQK_K, kBytes = sizeof(ggml::BlockQ4_K), kHeadScales = 0;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
     alignas(32) float dsc[8], dmn[8];
@@ -182,7 +182,7 @@ struct DecQ4_K {
 // q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: q4_K plus the fifth bit, bit 2c (low
 // half) / 2c+1 (high half) of qh[l]; 32 levels per sub-block (RowQ5_KSimd).
 struct DecQ5_K {
-  static constexpr int kElems = 256, kBytes = 176, kHeadScales = 0;
+  static constexpr int kElems = ggml::kQK_K, kBytes = sizeof(ggml::BlockQ5_K), kHeadScales = 0;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
     alignas(32) float dsc[8], dmn[8];
@@ -211,7 +211,7 @@ struct DecQ5_K {
 // each half of 128 the four quarters take the low / high nibbles of ql[l], ql[l+32] and bit pairs
 // 0, 2, 4, 6 of qh[l]; w = ds · f32(q − 32) (RowQ6_KSimd), computed directly (64 levels).
 struct DecQ6_K {
-  static constexpr int kElems = 256, kBytes = 210, kHeadScales = 0;
+  static constexpr int kElems = ggml::kQK_K, kBytes = sizeof(ggml::BlockQ6_K), kHeadScales = 0;
   template <class Emit>
   static void Run(const uint8_t* b, const HeadScales& /*read here*/, Emit&& emit) {
     const __m512 ds = _mm512_mul_ps(

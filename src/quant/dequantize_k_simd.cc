@@ -32,7 +32,7 @@ constexpr int kL = V::kLanes;
 void RowQ2_KSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F), three = V::Splat(3);
   alignas(64) float dl[16], ml[16];
-  for (int64_t i = 0; i < nb; ++i, b += 84, y += 256) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ2_K), y += 256) {
     const V::F d = V::SplatF(LoadScale(b + 80)), dmin = V::SplatF(LoadScale(b + 82));
     for (int j = 0; j < 16; j += kL) {
       const V::I s = V::U8(b + j);
@@ -58,7 +58,7 @@ void RowQ3_KSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::I one = V::Splat(1), three = V::Splat(3), four = V::Splat(4), bias = V::Splat(32);
   alignas(64) float ds[16];
   alignas(16) uint8_t sc6[16];
-  for (int64_t i = 0; i < nb; ++i, b += 110, y += 256) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ3_K), y += 256) {
     const V::F d = V::SplatF(LoadScale(b + 108));
     const uint32_t w0 = LoadU32(b + 96), w1 = LoadU32(b + 100), w2 = LoadU32(b + 104);
     const uint32_t nib = 0x0F0F0F0Fu, two = 0x03030303u;
@@ -87,7 +87,7 @@ void RowQ3_KSimd(const uint8_t* b, float* y, int64_t nb) {
 void RowQ4_KSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F);
   alignas(32) float dsc[8], dmn[8];
-  for (int64_t i = 0; i < nb; ++i, b += 144) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ4_K)) {
     ScalesK4(b + 4, LoadScale(b), LoadScale(b + 2), dsc, dmn);
     const uint8_t* q = b + 16;
     for (int c = 0; c < 4; ++c, q += 32, y += 64) {
@@ -106,7 +106,7 @@ void RowQ4_KSimd(const uint8_t* b, float* y, int64_t nb) {
 void RowQ5_KSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F), sixteen = V::Splat(16);
   alignas(32) float dsc[8], dmn[8];
-  for (int64_t i = 0; i < nb; ++i, b += 176) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ5_K)) {
     ScalesK4(b + 4, LoadScale(b), LoadScale(b + 2), dsc, dmn);
     V::I qh4[32 / kL];  // qh[l] << 4: bit n of qh lands on 16 after a right shift by n
     for (int l = 0; l < 32; l += kL) qh4[l / kL] = V::Shl(V::U8(b + 16 + l), 4);
@@ -130,7 +130,7 @@ void RowQ5_KSimd(const uint8_t* b, float* y, int64_t nb) {
 void RowQ6_KSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F), top2 = V::Splat(0x30), bias = V::Splat(32);
   alignas(64) float ds[16];
-  for (int64_t i = 0; i < nb; ++i, b += 210) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ6_K)) {
     const V::F d = V::SplatF(LoadScale(b + 208));
     for (int j = 0; j < 16; j += kL) V::Store(ds + j, V::Mul(d, V::ToF(V::I8(b + 192 + j))));
     for (int n = 0; n < 2; ++n, y += 128) {
@@ -158,7 +158,7 @@ void RowQ6_KSimd(const uint8_t* b, float* y, int64_t nb) {
 void RowIQ4_XSSimd(const uint8_t* b, float* y, int64_t nb) {
   const V::Table levels = V::LoadTable(kIq4NlLevelsF);
   const V::I low4 = V::Splat(0x0F);
-  for (int64_t i = 0; i < nb; ++i, b += 136) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockIq4Xs)) {
     const float d = LoadScale(b);
     uint16_t scales_h;
     std::memcpy(&scales_h, b + 2, 2);

@@ -34,7 +34,7 @@ constexpr int kL = V::kLanes;
 
 // block_q8_0 {f16 d; i8 qs[32]}: y = qs * d.
 void RowQ8_0(const uint8_t* b, float* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i, b += 34, y += 32) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ8_0), y += 32) {
     const V::F d = V::SplatF(LoadScale(b));
     for (int j = 0; j < 32; j += kL) V::Store(y + j, V::Mul(V::ToF(V::I8(b + 2 + j)), d));
   }
@@ -43,7 +43,7 @@ void RowQ8_0(const uint8_t* b, float* y, int64_t nb) {
 // block_q4_0 {f16 d; u8 qs[16]}: low nibbles are elements 0..15, high 16..31; y = (q-8)*d.
 void RowQ4_0(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F), eight = V::Splat(8);
-  for (int64_t i = 0; i < nb; ++i, b += 18, y += 32) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ4_0), y += 32) {
     const V::F d = V::SplatF(LoadScale(b));
     for (int j = 0; j < 16; j += kL) {
       const V::I q = V::U8(b + 2 + j);
@@ -56,7 +56,7 @@ void RowQ4_0(const uint8_t* b, float* y, int64_t nb) {
 // block_q4_1 {f16 d, m; u8 qs[16]}: y = q*d + m.
 void RowQ4_1(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F);
-  for (int64_t i = 0; i < nb; ++i, b += 20, y += 32) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ4_1), y += 32) {
     const V::F d = V::SplatF(LoadScale(b)), m = V::SplatF(LoadScale(b + 2));
     for (int j = 0; j < 16; j += kL) {
       const V::I q = V::U8(b + 4 + j);
@@ -70,7 +70,7 @@ void RowQ4_1(const uint8_t* b, float* y, int64_t nb) {
 // element e; y = ((q | h<<4) - 16) * d.
 void RowQ5_0(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F), sixteen = V::Splat(16);
-  for (int64_t i = 0; i < nb; ++i, b += 22, y += 32) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ5_0), y += 32) {
     const V::F d = V::SplatF(LoadScale(b));
     const V::Bits qh = V::LoadBits(LoadU32(b + 2));
     for (int j = 0; j < 16; j += kL) {
@@ -86,7 +86,7 @@ void RowQ5_0(const uint8_t* b, float* y, int64_t nb) {
 // block_q5_1 {f16 d, m; u8 qh[4]; u8 qs[16]}: y = (q | h<<4)*d + m.
 void RowQ5_1(const uint8_t* b, float* y, int64_t nb) {
   const V::I low4 = V::Splat(0x0F);
-  for (int64_t i = 0; i < nb; ++i, b += 24, y += 32) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockQ5_1), y += 32) {
     const V::F d = V::SplatF(LoadScale(b)), m = V::SplatF(LoadScale(b + 2));
     const V::Bits qh = V::LoadBits(LoadU32(b + 4));
     for (int j = 0; j < 16; j += kL) {
@@ -103,7 +103,7 @@ void RowQ5_1(const uint8_t* b, float* y, int64_t nb) {
 void RowIQ4_NL(const uint8_t* b, float* y, int64_t nb) {
   const V::Table levels = V::LoadTable(kIq4NlLevelsF);
   const V::I low4 = V::Splat(0x0F);
-  for (int64_t i = 0; i < nb; ++i, b += 18, y += 32) {
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockIq4Nl), y += 32) {
     const V::F d = V::SplatF(LoadScale(b));
     for (int j = 0; j < 16; j += kL) {
       const V::I q = V::U8(b + 2 + j);

@@ -5,6 +5,8 @@
 // at any offset; the structs only document and size the layouts.
 #pragma once
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -124,6 +126,40 @@ inline float LoadF16(const uint8_t* p) { return F16ToF32(LoadU16(p)); }
 inline void StoreF16(uint8_t* p, float f) {
   const uint16_t h = F32ToF16(f);
   std::memcpy(p, &h, 2);
+}
+
+// The scans ggml-quants.c's reference quantizers start a 32-element block with. Their NaN handling
+// differs, so they are kept apart:
+// - q4_0, q5_0, iq4_nl: the largest |x| and its signed value, the first on ties (a NaN is never taken);
+struct SignedAbsMax {
+  float amax = 0.0f, max = 0.0f;
+};
+inline SignedAbsMax LargestMagnitude(const float* x) {
+  SignedAbsMax m;
+  for (int j = 0; j < kQK; ++j) {
+    if (m.amax < std::fabs(x[j])) {
+      m.amax = std::fabs(x[j]);
+      m.max = x[j];
+    }
+  }
+  return m;
+}
+// - q8_0, q8_1: MAX(amax, fabsf(x)) (ggml's macro: a NaN becomes the running value);
+inline float AbsMaxMacro(const float* x) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQK; ++j) {
+    const float a = std::fabs(x[j]);
+    amax = amax > a ? amax : a;
+  }
+  return amax;
+}
+// - q4_1, q5_1: min and max from ±FLT_MAX (a NaN is never taken).
+inline void MinMax(const float* x, float* min, float* max) {
+  *min = FLT_MAX, *max = -FLT_MAX;
+  for (int j = 0; j < kQK; ++j) {
+    if (x[j] < *min) *min = x[j];
+    if (x[j] > *max) *max = x[j];
+  }
 }
 
 // The 32 codes of 16 nibble bytes (low nibble = element j, high = j + 16), each looked up in lut.

@@ -3,8 +3,6 @@
 // dot reads (quant/block_formats.h).
 #include "quant/block_formats.h"
 
-#include <cmath>
-
 #include "quant/ggml_blocks.h"
 
 namespace kvaudit::ggml {
@@ -35,14 +33,7 @@ int BestIndexInt8(float x) {
 void Iq4NlQuantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
     uint8_t codes[kQK] = {};  // [32] L
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < kQK; ++j) {
-      const float ax = std::fabs(x[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[j];
-      }
-    }
+    const auto [amax, max] = LargestMagnitude(x);
     float d = 0.0f;
     if (!(amax < kGroupMaxEps)) {
       const float d0 = max / static_cast<float>(kIq4NlValues[0]);

@@ -3,8 +3,6 @@
 // dot reads (quant/block_formats.h).
 #include "quant/block_formats.h"
 
-#include <cmath>
-
 #include "quant/ggml_blocks.h"
 
 namespace kvaudit::ggml {
@@ -17,13 +15,7 @@ constexpr int8_t kCodes[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5,
 // min(15, (int8_t)(x/d + 8.5f)) computed with the unrounded f32 d; d stored as fp16.
 void Q4_0Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < kQK; ++j) {
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    }
+    const float max = LargestMagnitude(x).max;
     const float d = max / -8;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     StoreF16(dst, d);

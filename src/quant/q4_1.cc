@@ -3,8 +3,6 @@
 // dot reads (quant/block_formats.h).
 #include "quant/block_formats.h"
 
-#include <cfloat>
-
 #include "quant/ggml_blocks.h"
 
 namespace kvaudit::ggml {
@@ -17,11 +15,8 @@ constexpr int8_t kCodes[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 // the unrounded f32 min and d; fp16(d), fp16(min) stored.
 void Q4_1Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
-    float min = FLT_MAX, max = -FLT_MAX;
-    for (int j = 0; j < kQK; ++j) {
-      if (x[j] < min) min = x[j];
-      if (x[j] > max) max = x[j];
-    }
+    float min, max;
+    MinMax(x, &min, &max);
     const float d = (max - min) / 15;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     StoreF16(dst, d);

@@ -3,7 +3,6 @@
 // dot reads (quant/block_formats.h).
 #include "quant/block_formats.h"
 
-#include <cmath>
 #include <cstring>
 
 #include "quant/ggml_blocks.h"
@@ -17,13 +16,7 @@ constexpr int kBytes = sizeof(BlockQ5_0);
 // min(31, (int8_t)(x/d + 16.5f)) with the unrounded f32 d; bit 4 of code j goes to qh bit j.
 void Q5_0Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < kQK; ++j) {
-      if (amax < std::fabs(x[j])) {
-        amax = std::fabs(x[j]);
-        max = x[j];
-      }
-    }
+    const float max = LargestMagnitude(x).max;
     const float d = max / -16;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     StoreF16(dst, d);
@@ -61,8 +54,7 @@ void Q5_0ToCodes(const uint8_t* row, int64_t n, BlockCodes out) {
     const uint8_t* x = row + b * kBytes;
     out.d[b] = LoadF16(x);
     const uint32_t qh = LoadU32(x + 2);
-    for (int j = 0; j < kQK; ++j)
-      out.codes[b * kQK + j] = static_cast<int8_t>(Q5Code(x + 6, qh, j) - 16);
+    for (int j = 0; j < kQK; ++j) out.codes[b * kQK + j] = static_cast<int8_t>(Q5Code(x + 6, qh, j) - 16);
   }
 }
 

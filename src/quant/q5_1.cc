@@ -3,8 +3,6 @@
 // dot reads (quant/block_formats.h).
 #include "quant/block_formats.h"
 
-#include <cfloat>
-#include <cmath>
 #include <cstring>
 
 #include "quant/ggml_blocks.h"
@@ -18,11 +16,8 @@ constexpr int kBytes = sizeof(BlockQ5_1);
 // ggml: the argument stays below 32 for finite input) with the unrounded f32 min and d.
 void Q5_1Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
-    float min = FLT_MAX, max = -FLT_MAX;
-    for (int j = 0; j < kQK; ++j) {
-      if (x[j] < min) min = x[j];
-      if (x[j] > max) max = x[j];
-    }
+    float min, max;
+    MinMax(x, &min, &max);
     const float d = (max - min) / 31;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     StoreF16(dst, d);

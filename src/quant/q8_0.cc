@@ -17,12 +17,7 @@ constexpr int kBytes = sizeof(BlockQ8_0);
 // (The x86 ggml-cpu from_float differs: see kv/formats/q8_activation.h QuantizeQ8_0RowX86.)
 void Q8_0Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
-    float amax = 0.0f;
-    for (int j = 0; j < kQK; ++j) {
-      const float a = std::fabs(x[j]);
-      amax = amax > a ? amax : a;  // ggml's MAX macro (NaN handling included)
-    }
-    const float d = amax / 127;
+    const float d = AbsMaxMacro(x) / 127;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     StoreF16(dst, d);
     for (int j = 0; j < kQK; ++j) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "quant/block_formats.h"
 
@@ -44,6 +45,10 @@ struct QuantTraits {
   const char* name;  // ggml's type name, as llama.cpp's tools print it ("q4_K", "iq4_xs")
   int block_elems;   // 1 for f32/bf16/f16
   int block_bytes;   // bytes of one block (4 or 2 for the plain types)
+  // Byte offsets of a block's fp16 fields (d, then m or dmin), num_f16_fields of them (0 for the
+  // plain types): where tests and benchmarks plant finite scales in random blocks.
+  int f16_fields[2];
+  int num_f16_fields;
   // The reference functions (quant/block_formats.h, bit-exact with ggml-quants.c); nullptr where a
   // format has none: the plain types have no blocks, and kvaudit quantizes (and expands for
   // llama.cpp's integer dot) only the 32-element types a KV cache can hold.
@@ -54,36 +59,111 @@ struct QuantTraits {
 
 // One row per QuantType, in enum order (checked below); block sizes are the layouts' sizeof.
 inline constexpr QuantTraits kQuantTable[kNumQuantTypes] = {
-    {QuantType::kF32, "f32", 1, 4, nullptr, nullptr, nullptr},
-    {QuantType::kBF16, "bf16", 1, 2, nullptr, nullptr, nullptr},
-    {QuantType::kF16, "f16", 1, 2, nullptr, nullptr, nullptr},
-    {QuantType::kQ4_0, "q4_0", ggml::kQK, sizeof(ggml::BlockQ4_0), ggml::Q4_0Quantize, ggml::Q4_0Dequantize,
+    {QuantType::kF32, "f32", 1, 4, {-1, -1}, 0, nullptr, nullptr, nullptr},
+    {QuantType::kBF16, "bf16", 1, 2, {-1, -1}, 0, nullptr, nullptr, nullptr},
+    {QuantType::kF16, "f16", 1, 2, {-1, -1}, 0, nullptr, nullptr, nullptr},
+    {QuantType::kQ4_0,
+     "q4_0",
+     ggml::kQK,
+     sizeof(ggml::BlockQ4_0),
+     {0, -1},
+     1,
+     ggml::Q4_0Quantize,
+     ggml::Q4_0Dequantize,
      ggml::Q4_0ToCodes},
-    {QuantType::kQ4_1, "q4_1", ggml::kQK, sizeof(ggml::BlockQ4_1), ggml::Q4_1Quantize, ggml::Q4_1Dequantize,
+    {QuantType::kQ4_1,
+     "q4_1",
+     ggml::kQK,
+     sizeof(ggml::BlockQ4_1),
+     {0, 2},
+     2,
+     ggml::Q4_1Quantize,
+     ggml::Q4_1Dequantize,
      ggml::Q4_1ToCodes},
-    {QuantType::kQ5_0, "q5_0", ggml::kQK, sizeof(ggml::BlockQ5_0), ggml::Q5_0Quantize, ggml::Q5_0Dequantize,
+    {QuantType::kQ5_0,
+     "q5_0",
+     ggml::kQK,
+     sizeof(ggml::BlockQ5_0),
+     {0, -1},
+     1,
+     ggml::Q5_0Quantize,
+     ggml::Q5_0Dequantize,
      ggml::Q5_0ToCodes},
-    {QuantType::kQ5_1, "q5_1", ggml::kQK, sizeof(ggml::BlockQ5_1), ggml::Q5_1Quantize, ggml::Q5_1Dequantize,
+    {QuantType::kQ5_1,
+     "q5_1",
+     ggml::kQK,
+     sizeof(ggml::BlockQ5_1),
+     {0, 2},
+     2,
+     ggml::Q5_1Quantize,
+     ggml::Q5_1Dequantize,
      ggml::Q5_1ToCodes},
-    {QuantType::kQ8_0, "q8_0", ggml::kQK, sizeof(ggml::BlockQ8_0), ggml::Q8_0Quantize, ggml::Q8_0Dequantize,
+    {QuantType::kQ8_0,
+     "q8_0",
+     ggml::kQK,
+     sizeof(ggml::BlockQ8_0),
+     {0, -1},
+     1,
+     ggml::Q8_0Quantize,
+     ggml::Q8_0Dequantize,
      ggml::Q8_0ToCodes},
-    {QuantType::kQ2_K, "q2_K", ggml::kQK_K, sizeof(ggml::BlockQ2_K), nullptr, ggml::Q2_KDequantize, nullptr},
-    {QuantType::kQ3_K, "q3_K", ggml::kQK_K, sizeof(ggml::BlockQ3_K), nullptr, ggml::Q3_KDequantize, nullptr},
-    {QuantType::kQ4_K, "q4_K", ggml::kQK_K, sizeof(ggml::BlockQ4_K), nullptr, ggml::Q4_KDequantize, nullptr},
-    {QuantType::kQ5_K, "q5_K", ggml::kQK_K, sizeof(ggml::BlockQ5_K), nullptr, ggml::Q5_KDequantize, nullptr},
-    {QuantType::kQ6_K, "q6_K", ggml::kQK_K, sizeof(ggml::BlockQ6_K), nullptr, ggml::Q6_KDequantize, nullptr},
-    {QuantType::kIQ4_NL, "iq4_nl", ggml::kQK, sizeof(ggml::BlockIq4Nl), ggml::Iq4NlQuantize, ggml::Iq4NlDequantize,
+    {QuantType::kQ2_K,
+     "q2_K",
+     ggml::kQK_K,
+     sizeof(ggml::BlockQ2_K),
+     {offsetof(ggml::BlockQ2_K, d), offsetof(ggml::BlockQ2_K, dmin)},
+     2,
+     nullptr,
+     ggml::Q2_KDequantize,
+     nullptr},
+    {QuantType::kQ3_K,
+     "q3_K",
+     ggml::kQK_K,
+     sizeof(ggml::BlockQ3_K),
+     {offsetof(ggml::BlockQ3_K, d), -1},
+     1,
+     nullptr,
+     ggml::Q3_KDequantize,
+     nullptr},
+    {QuantType::kQ4_K, "q4_K", ggml::kQK_K, sizeof(ggml::BlockQ4_K), {0, 2}, 2, nullptr, ggml::Q4_KDequantize, nullptr},
+    {QuantType::kQ5_K, "q5_K", ggml::kQK_K, sizeof(ggml::BlockQ5_K), {0, 2}, 2, nullptr, ggml::Q5_KDequantize, nullptr},
+    {QuantType::kQ6_K,
+     "q6_K",
+     ggml::kQK_K,
+     sizeof(ggml::BlockQ6_K),
+     {offsetof(ggml::BlockQ6_K, d), -1},
+     1,
+     nullptr,
+     ggml::Q6_KDequantize,
+     nullptr},
+    {QuantType::kIQ4_NL,
+     "iq4_nl",
+     ggml::kQK,
+     sizeof(ggml::BlockIq4Nl),
+     {0, -1},
+     1,
+     ggml::Iq4NlQuantize,
+     ggml::Iq4NlDequantize,
      ggml::Iq4NlToCodes},
-    {QuantType::kIQ4_XS, "iq4_xs", ggml::kQK_K, sizeof(ggml::BlockIq4Xs), nullptr, ggml::Iq4XsDequantize, nullptr},
+    {QuantType::kIQ4_XS,
+     "iq4_xs",
+     ggml::kQK_K,
+     sizeof(ggml::BlockIq4Xs),
+     {0, -1},
+     1,
+     nullptr,
+     ggml::Iq4XsDequantize,
+     nullptr},
 };
 static_assert(static_cast<int>(QuantType::kIQ4_XS) + 1 == kNumQuantTypes, "kQuantTable must cover every QuantType");
 static_assert(
     [] {
       for (int i = 0; i < kNumQuantTypes; ++i) {
         const QuantTraits& r = kQuantTable[i];
-        if (static_cast<int>(r.id) != i) return false;                             // rows in enum order
+        if (static_cast<int>(r.id) != i) return false;                           // rows in enum order
         if ((r.block_elems > 1) != (r.dequantize_ref != nullptr)) return false;  // every block type decodes
         if ((r.quantize_ref != nullptr) != (r.to_codes != nullptr)) return false;
+        if ((r.block_elems > 1) != (r.num_f16_fields > 0)) return false;  // every block has its scale
       }
       return true;
     }(),
@@ -92,6 +172,10 @@ static_assert(
 // The table row of t (checked in range).
 const QuantTraits& GetQuantTraits(QuantType t);
 inline const char* QuantTypeName(QuantType t) { return GetQuantTraits(t).name; }
+inline std::span<const int> F16Fields(QuantType t) {
+  const QuantTraits& r = kQuantTable[static_cast<int>(t)];
+  return {r.f16_fields, static_cast<size_t>(r.num_f16_fields)};
+}
 inline bool IsBlockType(QuantType t) { return kQuantTable[static_cast<int>(t)].block_elems > 1; }
 // Bytes of one row of `cols` elements, checked: t in range, cols a multiple of the block size.
 size_t QuantRowBytesChecked(QuantType t, int64_t cols);

@@ -20,20 +20,6 @@
 namespace kvaudit {
 namespace {
 
-// Byte offsets of the f16 scale fields in one block (ggml-common.h block structs).
-std::vector<int> F16Fields(QuantType t) {
-  switch (t) {
-    case QuantType::kQ4_1:
-    case QuantType::kQ5_1: return {0, 2};
-    case QuantType::kQ4_K:
-    case QuantType::kQ5_K: return {0, 2};
-    case QuantType::kQ2_K: return {80, 82};
-    case QuantType::kQ3_K: return {108};
-    case QuantType::kQ6_K: return {208};
-    default: return {0};  // q4_0 q5_0 q8_0 iq4_nl iq4_xs: d first
-  }
-}
-
 // [rows, cols] of type t: random quant bits, finite scales of varied (non power of two) size.
 WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, QuantType t, uint32_t seed) {
   WeightMatrix w;

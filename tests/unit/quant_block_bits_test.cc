@@ -86,20 +86,6 @@ std::vector<QuantType> BlockTypes() {
   return types;
 }
 
-// Byte offsets of the f16 scale fields in one block (ggml-common.h block structs).
-std::vector<int> F16Fields(QuantType t) {
-  switch (t) {
-    case QuantType::kQ4_1:
-    case QuantType::kQ5_1:
-    case QuantType::kQ4_K:
-    case QuantType::kQ5_K: return {0, 2};
-    case QuantType::kQ2_K: return {80, 82};
-    case QuantType::kQ3_K: return {108};
-    case QuantType::kQ6_K: return {208};
-    default: return {0};  // q4_0 q5_0 q8_0 iq4_nl iq4_xs: d first
-  }
-}
-
 TEST(QuantBlockBits, ReferenceDequantizers) {
   for (QuantType t : BlockTypes()) {
     const QuantTraits& info = GetQuantTraits(t);
@@ -148,8 +134,8 @@ TEST(QuantBlockBits, ExpandedCodes) {
     std::vector<uint8_t> row(f.codec().row_bytes(n, CodecParams{}));  // [row bytes of n]
     const std::vector<float> x = testing::NormalRows(1, n, 80 + static_cast<int>(f.id));
     type.from_float(x.data(), row.data(), n);
-    std::vector<int8_t> codes(n);                   // [n]
-    std::vector<float> d(n / 32), m(n / 32);        // [n / 32] each
+    std::vector<int8_t> codes(n);             // [n]
+    std::vector<float> d(n / 32), m(n / 32);  // [n / 32] each
     type.to_codes(row.data(), n, ggml::BlockCodes{codes.data(), d.data(), m.data()});
     uint64_t h = Fnv(row.data(), row.size());
     h = Fnv(codes.data(), codes.size(), h);

@@ -10,31 +10,13 @@
 #include "base/isa.h"
 
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "support/random_rows.h"
 
 namespace kvaudit {
 namespace {
-
-// Byte offsets of the f16 fields (d, and dmin / m) in one block (ggml-common.h block structs).
-std::vector<int> ScaleOffsets(QuantType t) {
-  switch (t) {
-    case QuantType::kQ4_0:
-    case QuantType::kQ5_0:
-    case QuantType::kQ8_0:
-    case QuantType::kIQ4_NL:
-    case QuantType::kIQ4_XS: return {0};
-    case QuantType::kQ4_1:
-    case QuantType::kQ5_1:
-    case QuantType::kQ4_K:
-    case QuantType::kQ5_K: return {0, 2};
-    case QuantType::kQ2_K: return {80, 82};
-    case QuantType::kQ3_K: return {108};
-    case QuantType::kQ6_K: return {208};
-    default: return {};
-  }
-}
 
 // A finite f16: random bits with an exponent field below 31; every 5th a signed zero.
 uint16_t FiniteF16(testing::Rng& rng, int i) {
@@ -73,7 +55,7 @@ TEST(QuantDequantize, SimdMatchesReferenceBitwise) {
       const auto t = static_cast<QuantType>(ti);
       if (!IsBlockType(t)) continue;
       const QuantTraits& info = GetQuantTraits(t);
-      const std::vector<int> scale_offsets = ScaleOffsets(t);
+      const std::span<const int> scale_offsets = F16Fields(t);
       ASSERT_FALSE(scale_offsets.empty()) << info.name;
       for (const int n_blocks : {1, 2, 7}) {
         for (int offset = 0; offset < 4; ++offset) {
@@ -124,7 +106,7 @@ TEST(QuantDequantize, ExtremeCodes) {
       for (const uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}}) {
         std::vector<uint8_t> bytes(static_cast<size_t>(2 * info.block_bytes), fill);
         for (int blk = 0; blk < 2; ++blk) {
-          for (const int off : ScaleOffsets(t)) {
+          for (const int off : F16Fields(t)) {
             const uint16_t h = blk ? 0xB555 : 0x2E66;  // -0.333..., 0.1
             std::memcpy(&bytes[blk * info.block_bytes + off], &h, 2);
           }

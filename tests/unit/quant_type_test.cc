@@ -51,7 +51,8 @@ TEST(QuantType, EveryKvBlockFormatIsItsTraitsRow) {
     }
     ASSERT_NE(row, nullptr) << f.name << " has no traits row";
     EXPECT_EQ(FormatBlockElems(f.id), row->block_elems);
-    EXPECT_EQ(f.codec().row_bytes(256, CodecParams{}), static_cast<uint64_t>(256 / row->block_elems * row->block_bytes));
+    EXPECT_EQ(f.codec().row_bytes(256, CodecParams{}),
+              static_cast<uint64_t>(256 / row->block_elems * row->block_bytes));
     EXPECT_EQ(f.ggml().to_codes, row->to_codes) << f.name;
     // The cache's bytes are the format's: the codec writes what the reference quantizer writes.
     const std::vector<float> x = testing::NormalRows(1, 256, 5);

@@ -12,15 +12,6 @@ namespace {
 
 constexpr int kQK = ggml::kQK;
 
-float AbsMax(const float* x) {  // [32]; ggml's MAX(amax, fabsf(v)) scan
-  float amax = 0.0f;
-  for (int j = 0; j < kQK; ++j) {
-    const float a = std::fabs(x[j]);
-    amax = amax > a ? amax : a;
-  }
-  return amax;
-}
-
 // One q8 block's codes; returns Σq. x86 = 127/amax and round-half-even, ref = 1/d and roundf.
 int QuantizeCodes(const float* x, int8_t* qs, float amax, bool x86) {
   int sum = 0;
@@ -41,7 +32,7 @@ void QuantizeQ8(const float* x, uint8_t* dst, int64_t n, bool q8_1, bool x86) {
   const int bytes = q8_1 ? 36 : 34;
   const int qs_off = q8_1 ? 4 : 2;
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += bytes) {
-    const float amax = AbsMax(x);
+    const float amax = ggml::AbsMaxMacro(x);
     const float d = amax / 127;  // both variants: maxScalar / 127.f
     int8_t qs[kQK];              // [32]
     const int sum = QuantizeCodes(x, qs, amax, x86);
