@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "kv/make_cache.h"
 #include "model/config.h"
 #include "ops/aligned_buffer.h"
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
 
   std::vector<Entry> entries;
   for (const std::string& spec : specs) {
-    auto policy = CachePolicy::Parse(spec);
+    auto policy = CacheConfig::Parse(spec);
     if (!policy.ok()) {
       std::fprintf(stderr, "attention_bench: %s\n", policy.error().message.c_str());
       return 2;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "kv/make_cache.h"
 #include "model/forward.h"
 #include "model/model.h"
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
 
   std::vector<Run> runs;
   for (const std::string& spec : specs) {
-    auto policy = CachePolicy::Parse(spec);
+    auto policy = CacheConfig::Parse(spec);
     if (!policy.ok()) {
       std::fprintf(stderr, "decode_kv_bench: %s\n", policy.error().message.c_str());
       return 2;

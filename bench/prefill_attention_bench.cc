@@ -16,7 +16,7 @@
 
 #include "base/thread_pool.h"
 #include "kv/make_cache.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 
 using namespace kvaudit;
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> secs(specs.size());
   for (int rep = 0; rep < reps; ++rep) {
     for (size_t s = 0; s < specs.size(); ++s) {
-      auto policy = CachePolicy::Parse(specs[s]);
+      auto policy = CacheConfig::Parse(specs[s]);
       if (!policy.ok()) {
         std::fprintf(stderr, "bad spec %s\n", specs[s].c_str());
         return 2;

@@ -1,5 +1,5 @@
 // kvaudit deploy: how to run one cache configuration in each inference engine, and the KV memory it
-// takes there for this model (src/decide/targets/engine_settings.h, docs/deployment.md). Reads the model's
+// takes there for this model (src/decide/targets/target_settings.h, docs/deployment.md). Reads the model's
 // config only; computes nothing.
 #include <CLI/CLI.hpp>
 
@@ -10,7 +10,7 @@
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "decide/targets/deploy_report.h"
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 #include "model/model.h"
 #include "run/engine.h"
 
@@ -27,7 +27,7 @@ struct DeployFlags {
 int RunDeploy(const DeployFlags& f) {
   if (f.kv.empty())
     return ReportError(BadInput("deploy needs --kv SPEC; hint: e.g. kvaudit deploy --kv k=q8_0,v=q4_0"));
-  auto policy = CachePolicy::FromArgument(f.kv);
+  auto policy = CacheConfig::FromArgument(f.kv);
   if (!policy) return ReportError(policy.error());
   auto path = f.model.Resolve();
   if (!path) return ReportError(path.error());

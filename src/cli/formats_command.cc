@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "kv/formats/format_table.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit::cli {
 
@@ -16,7 +16,7 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   AddJsonFlag(app, *json);
   return [json] {
-    HeadPolicy defaults;  // format defaults: int group 64, KIVI group 32, fp8 per-layer scale
+    HeadConfig defaults;  // format defaults: int group 64, KIVI group 32, fp8 per-layer scale
     nlohmann::json rows = nlohmann::json::array();
     if (!*json) {
       std::printf("%-10s %9s %9s  %-78s %s\n", "format", "bits@64", "bits@128", "layout", "deployed by");
@@ -37,7 +37,7 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
     if (*json) {
       std::printf("%s\n", nlohmann::json{{"formats", rows}}.dump(2).c_str());
     } else {
-      HeadPolicy dyn;
+      HeadConfig dyn;
       dyn.scale = Fp8ScaleMode::kDynamic;
       std::printf("\nfp8 scale=dynamic: %.3f bits/element (f32 scale per 32 elements)\n",
                   dyn.BitsPerElement(KvFormat::kFp8E4M3, 128));

@@ -14,6 +14,7 @@
 #include "endpoint/remote_configs.h"
 #include "eval/report.h"
 #include "eval/summary.h"
+#include "run/job_options.h"
 #include "run/engine.h"
 #include "run/kv_configs.h"
 #include "run/run_clock.h"
@@ -22,16 +23,13 @@
 
 namespace kvaudit {
 
-struct EvalOptions {
-  std::string model;   // Hugging Face directory or .gguf file
-  int threads = 0;     // 0 = all cores
-  KvConfigOptions kv;  // baseline, in-process configurations, calibration text
+struct EvalOptions : JobOptions {
+  EvalOptions() { out = "kvaudit-eval"; }
   // Deployed servers (docs/endpoints.md): --endpoint configurations after the --kv ones,
   // compared through their prompt logprobs; --baseline-endpoint replaces kv.baseline (then every
   // configuration must be an endpoint). At least one configuration in all.
   RemoteConfigOptions remote;
   int top_logprobs = 20;  // top-k logprobs asked per position of an endpoint (>= 5)
-  std::string data;       // text: file, folder of text files, or JSONL with "text"
   bool per_doc = false;   // one document per window instead of one joined stream
   int ctx = 0;            // window length; 0 = the model's context, at most 4096
   int windows = 0;        // use K windows; 0 = all from first_window on
@@ -42,12 +40,7 @@ struct EvalOptions {
   int bootstrap = 1000;  // replicates for the KLD confidence intervals
   uint64_t bootstrap_seed = 1;
   int attn_samples = 32;  // query positions per window for the attention diagnosis; 0 = off
-  std::string out = "kvaudit-eval";
-  bool restart = false;  // discard the windows recorded in out
-  std::string jsonl;     // also write one JSON line per scored position; "" = no
-  // --shard I/N (docs/scale-out.md): run only this shard's windows (run/shard.h ShardUnits, cost =
-  // window length), journal them and write DIR/shard.json instead of results.json.
-  ShardSpec shard;
+  std::string jsonl;      // also write one JSON line per scored position; "" = no
 };
 
 struct EvalPlan {

@@ -1,4 +1,4 @@
-// Gathers the calibration statistics of kv/policy/calibration.h by running the f32 model over
+// Gathers the calibration statistics of kv/config/calibration.h by running the f32 model over
 // user text (`--kv-calib FILE`): a KvCache wrapper records the amax of every appended K/V row.
 #include "kv/calibrate.h"
 

@@ -6,7 +6,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
-#include "kv/policy/calibration.h"
+#include "kv/config/calibration.h"
 
 namespace kvaudit {
 

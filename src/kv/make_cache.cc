@@ -8,11 +8,11 @@
 
 namespace kvaudit {
 
-Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CachePolicy& policy,
+Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CacheConfig& policy,
                                              const KvCalibration* calib, int max_positions) {
   KV_RETURN_IF_ERROR(policy.Validate(config, calib != nullptr));
   if (policy.IsPlainF32()) return MakeF32Cache(config, max_positions);
-  if (policy.engine() == AttentionEngine::kLlamaCpp) return MakeLlamaCppCache(config, policy, max_positions);
+  if (policy.attention() == AttentionMode::kLlamaCpp) return MakeLlamaCppCache(config, policy, max_positions);
   StoreFactory factory = [](const StoreSpec& spec) {
     return IsKivi(spec.format()) ? MakeKiviStore(spec) : MakeRowStore(spec);
   };

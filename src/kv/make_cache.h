@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "kv/policy/cache_policy.h"
-#include "kv/policy/calibration.h"
+#include "kv/config/cache_config.h"
+#include "kv/config/calibration.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
 
@@ -13,7 +13,7 @@ namespace kvaudit {
 
 // Validates the policy against the model first (clean error, exit 2, before any compute).
 // calib may be null when the policy needs no calibration.
-Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CachePolicy& policy,
+Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CacheConfig& policy,
                                              const KvCalibration* calib, int max_positions);
 
 }  // namespace kvaudit

@@ -36,7 +36,7 @@ struct HeadStores {
 
 class QuantCache final : public KvCache {
  public:
-  QuantCache(const ModelConfig& c, const CachePolicy& policy, const KvCalibration* calib, int max_pos,
+  QuantCache(const ModelConfig& c, const CacheConfig& policy, const KvCalibration* calib, int max_pos,
              const StoreFactory& factory)
       : n_layers_(c.n_layers),
         n_heads_(c.n_heads),
@@ -48,7 +48,7 @@ class QuantCache final : public KvCache {
         heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
         attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
-    KV_CHECK_MSG(policy.engine() == AttentionEngine::kNative, "engine=llama.cpp is not the native quantized cache");
+    KV_CHECK_MSG(policy.attention() == AttentionMode::kNative, "engine=llama.cpp is not the native quantized cache");
     shape_ = AttnShapeFor(c);
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || policy.ForHead(l, g).pre_rope;
@@ -222,7 +222,7 @@ class QuantCache final : public KvCache {
 
 }  // namespace
 
-std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CachePolicy& policy,
+std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CacheConfig& policy,
                                         const KvCalibration* calib, int max_positions, const StoreFactory& factory) {
   return std::make_unique<QuantCache>(config, policy, calib, max_positions, factory);
 }

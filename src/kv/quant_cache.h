@@ -19,8 +19,8 @@
 #include <functional>
 #include <memory>
 
-#include "kv/policy/cache_policy.h"
-#include "kv/policy/calibration.h"
+#include "kv/config/cache_config.h"
+#include "kv/config/calibration.h"
 #include "kv/store/store_spec.h"
 #include "kv/store/tensor_store.h"
 #include "model/config.h"
@@ -30,9 +30,9 @@ namespace kvaudit {
 
 using StoreFactory = std::function<std::unique_ptr<TensorStore>(const StoreSpec&)>;
 
-// `policy` must have passed CachePolicy::Validate for `config` (calibration given when needed).
+// `policy` must have passed CacheConfig::Validate for `config` (calibration given when needed).
 // The native engine only (engine=llama.cpp is a cache of its own).
-std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CachePolicy& policy,
+std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CacheConfig& policy,
                                         const KvCalibration* calib, int max_positions, const StoreFactory& factory);
 
 }  // namespace kvaudit

@@ -14,6 +14,7 @@
 #include "tokenizer/chat_template.h"
 #include "probe/custom.h"
 #include "probe/instance.h"
+#include "run/job_options.h"
 #include "run/engine.h"
 #include "run/kv_configs.h"
 #include "run/run_clock.h"
@@ -25,10 +26,8 @@ namespace kvaudit {
 inline const std::vector<std::string> kProbeFamilies = {"needle", "exact", "constraint", "variance", "drift", "custom"};
 inline const std::vector<std::string> kDefaultProbeFamilies = {"needle", "exact", "constraint", "variance", "drift"};
 
-struct ProbeOptions {
-  std::string model;   // Hugging Face directory or .gguf file
-  int threads = 0;     // 0 = all cores
-  KvConfigOptions kv;  // baseline, in-process configurations, calibration text
+struct ProbeOptions : JobOptions {
+  ProbeOptions() { out = "kvaudit-probe"; }
   // Deployed servers (docs/endpoints.md): --baseline-endpoint replaces kv.baseline, each
   // --endpoint is a configuration after the --kv ones. At least one configuration in all.
   RemoteConfigOptions remote;
@@ -48,13 +47,7 @@ struct ProbeOptions {
   uint64_t seed = 1;         // sampling: variance sample k (1..K) uses seed + k - 1
   std::string needle_value = "rotate";
   std::string custom;         // JSONL file of custom probes; "" = none
-  std::string data;           // haystack text: file, folder or JSONL; "" when no family needs one
   std::string chat = "auto";  // auto (the model's template), none, chatml, llama3, mistral, mistral-v3
-  std::string out = "kvaudit-probe";
-  bool restart = false;  // discard the probes recorded in out
-  // --shard I/N (docs/scale-out.md): run only this shard's units (probe/units.h) and write
-  // DIR/shard.json instead of results.json.
-  ShardSpec shard;
 };
 
 // The variants a family runs by default ({} for a family without variants: variance, drift, custom).

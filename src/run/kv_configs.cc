@@ -18,7 +18,7 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
   std::set<std::string> seen;
   for (size_t i = 0; i <= options.kv.size(); ++i) {
     const std::string& arg = i == 0 ? options.baseline : options.kv[i - 1];
-    KV_ASSIGN_OR_RETURN(CachePolicy policy, CachePolicy::FromArgument(arg, i == 0 ? options.baseline_flag : "--kv"));
+    KV_ASSIGN_OR_RETURN(CacheConfig policy, CacheConfig::FromArgument(arg, i == 0 ? options.baseline_flag : "--kv"));
     KV_RETURN_IF_ERROR(policy.Validate(model.config(), have_calib));
     if (i > 0 && !seen.insert(policy.spec()).second) {
       return BadInput("--kv " + arg + " repeats configuration " + policy.spec() +
@@ -32,7 +32,7 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
     c.calib_path_ = options.kv_calib;
     c.calib_hash_ = HexHash(HashBytes(text.data(), text.size(), 7));
     const bool needed =
-        std::any_of(c.policies_.begin(), c.policies_.end(), [](const CachePolicy& p) { return p.NeedsCalibration(); });
+        std::any_of(c.policies_.begin(), c.policies_.end(), [](const CacheConfig& p) { return p.NeedsCalibration(); });
     if (needed) KV_RETURN_IF_ERROR(c.Calibrate(model, text, pool));
   }
   return c;

@@ -13,8 +13,8 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
-#include "kv/policy/cache_policy.h"
-#include "kv/policy/calibration.h"
+#include "kv/config/cache_config.h"
+#include "kv/config/calibration.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 
@@ -35,7 +35,7 @@ class KvConfigs {
 
   size_t n_configs() const { return policies_.size() - 1; }
   // i = 0: the baseline; i = 1..n_configs: the configurations in command-line order.
-  const CachePolicy& policy(size_t i) const { return policies_[i]; }
+  const CacheConfig& policy(size_t i) const { return policies_[i]; }
   std::vector<std::string> config_specs() const;  // [n_configs] canonical
   // The calibration statistics; null when no policy needs them.
   const std::shared_ptr<const KvCalibration>& calibration() const { return calib_; }
@@ -54,7 +54,7 @@ class KvConfigs {
   Status Calibrate(const Model& model, const std::string& text, ThreadPool& pool);
 
   const Model* model_ = nullptr;
-  std::vector<CachePolicy> policies_;  // [1 + n_configs], baseline first
+  std::vector<CacheConfig> policies_;  // [1 + n_configs], baseline first
   std::string calib_path_, calib_hash_;
   std::shared_ptr<const KvCalibration> calib_;  // null when no policy needs one
 };
@@ -64,7 +64,7 @@ class KvConfigs {
 // positions it can reach). Errors (exit 2) name the spec or the file, or say that the machine
 // cannot hold the reservation.
 struct BuiltCache {
-  CachePolicy policy;
+  CacheConfig policy;
   std::shared_ptr<const KvCalibration> calib;  // kept alive for the cache
   std::unique_ptr<KvCache> cache;
 };

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 
 namespace kvaudit::fuzz {
@@ -32,9 +32,9 @@ inline std::string UncleanError(const Error& e) {
 }
 
 // "" when every invariant holds for a parse result, else the first one that broke.
-inline std::string KvSpecViolation(const Expected<CachePolicy>& parsed) {
+inline std::string KvSpecViolation(const Expected<CacheConfig>& parsed) {
   if (!parsed.ok()) return UncleanError(parsed.error());
-  const auto again = CachePolicy::Parse(parsed->spec());
+  const auto again = CacheConfig::Parse(parsed->spec());
   if (!again.ok() || again->spec() != parsed->spec()) {
     return "canonical spec '" + parsed->spec() + "' does not parse back to itself";
   }

@@ -50,7 +50,7 @@ const std::vector<int32_t>& Tokens() {
 
 std::vector<float> Logits(const std::string& spec, const std::vector<int>& chunks) {
   const Model& m = Bundled();
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   KV_CHECK_MSG(policy.ok(), spec.c_str());
   auto cache = MakeCache(m.config(), policy.value(), nullptr, kN);
   KV_CHECK_MSG(cache.ok(), spec.c_str());
@@ -125,7 +125,7 @@ const Recorder& Recorded() {
 std::vector<float> Replay(const std::string& spec, const std::vector<int>& chunks) {
   const Recorder& rec = Recorded();
   const ModelConfig& c = Bundled().config();
-  auto cache = MakeCache(c, CachePolicy::Parse(spec).value(), nullptr, kN);
+  auto cache = MakeCache(c, CacheConfig::Parse(spec).value(), nullptr, kN);
   KV_CHECK_MSG(cache.ok(), spec.c_str());
   ThreadPool pool(2);
   std::vector<float> out(static_cast<size_t>(c.n_layers) * kN * c.q_dim());

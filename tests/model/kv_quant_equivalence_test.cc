@@ -55,7 +55,7 @@ const KvCalibration& Calib() {
 }
 
 std::unique_ptr<KvCache> Cache(const std::string& spec, int max_pos) {
-  auto p = CachePolicy::Parse(spec);
+  auto p = CacheConfig::Parse(spec);
   KV_CHECK_MSG(p.ok(), spec.c_str());
   const Status st = p.value().Validate(Bundled().config(), true);
   KV_CHECK_MSG(st.ok(), st.ok() ? "" : st.error().message.c_str());
@@ -247,7 +247,7 @@ const Case kEngineCases[] = {
 class PrefillEqualsDecodeEngines : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PrefillEqualsDecodeEngines, Logits) {
-  auto p = CachePolicy::Parse(GetParam().spec);
+  auto p = CacheConfig::Parse(GetParam().spec);
   ASSERT_TRUE(p.ok()) << GetParam().spec;
   auto cache = MakeCache(Bundled().config(), p.value(), &Calib(), GetParam().n);
   ASSERT_TRUE(cache.ok()) << GetParam().spec;

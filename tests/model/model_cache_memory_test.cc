@@ -29,7 +29,7 @@ struct Generated {
 
 Generated Generate(const std::string& spec, int max_tokens, bool reserve) {
   const ModelConfig& c = Bundled().config();
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   EXPECT_TRUE(policy.ok()) << spec;
   auto cache = MakeCache(c, *policy, nullptr, c.max_ctx);
   EXPECT_TRUE(cache.ok()) << spec;
@@ -57,7 +57,7 @@ TEST_P(ShortGenerate, HoldsOneChunkNotTheWholeContext) {
   // One chunk of every (layer, KV head, K and V) store and of its f32 ring (KIVI's residual):
   // what a fresh cache holds after Reserve(256), whatever the format.
   const auto held_for = [&](int n) {
-    auto fresh = MakeCache(c, CachePolicy::Parse(GetParam()).value(), nullptr, c.max_ctx);
+    auto fresh = MakeCache(c, CacheConfig::Parse(GetParam()).value(), nullptr, c.max_ctx);
     EXPECT_TRUE(fresh.ok() && (*fresh)->Reserve(n).ok());
     return (*fresh)->bytes_reserved();
   };

@@ -9,12 +9,12 @@ namespace kvaudit {
 namespace {
 
 using testing::SettingsOf;
-using E = InferenceEngine;
+using E = DeployTarget;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Memory is checked for specs the engine runs exactly, so it is the spec's own.
-void ExpectMemory(const EngineSettings& s, uint64_t per_token, uint64_t at_target) {
+void ExpectMemory(const TargetSettings& s, uint64_t per_token, uint64_t at_target) {
   EXPECT_TRUE(s.exact) << testing::Dump(s);
   EXPECT_EQ(s.memory.bytes_per_token, per_token) << testing::Dump(s) << "\n" << s.memory.layout;
   EXPECT_EQ(s.memory.bytes_at_target, at_target) << s.memory.layout;
@@ -24,7 +24,7 @@ void ExpectMemory(const EngineSettings& s, uint64_t per_token, uint64_t at_targe
 TEST(DecideKvMemoryTest, LlamaCppQ8_0At32k) {
   // q8_0: 34 bytes per 32 elements -> 1024 elements = 32 blocks = 1088 B for K, 1088 B for V;
   // 2176 B per layer x 32 layers = 69632 B per token; x 32768 cells = 2281701376 B = 2.125 GiB.
-  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0");
+  const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0");
   ExpectMemory(s, 69632, 2281701376ull);
   EXPECT_DOUBLE_EQ(s.memory.gib_at_target, 2.125);
 }
@@ -32,14 +32,14 @@ TEST(DecideKvMemoryTest, LlamaCppQ8_0At32k) {
 TEST(DecideKvMemoryTest, LlamaCppQ4_0At32k) {
   // q4_0: 18 B per 32 -> 32 x 18 = 576 B for K and for V; 1152 B x 32 layers = 36864 B per token;
   // x 32768 = 1207959552 B = 1.125 GiB.
-  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0");
+  const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0");
   ExpectMemory(s, 36864, 1207959552ull);
   EXPECT_DOUBLE_EQ(s.memory.gib_at_target, 1.125);
 }
 
 TEST(DecideKvMemoryTest, LlamaCppF16At32k) {
   // f16: 2 B x 1024 = 2048 B for K and for V; 4096 B x 32 = 131072 B per token; x 32768 = 4 GiB.
-  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=f16,v=f16");
+  const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=f16,v=f16");
   ExpectMemory(s, 131072, 4294967296ull);
   EXPECT_DOUBLE_EQ(s.memory.gib_at_target, 4.0);
 }

@@ -85,7 +85,7 @@ MixPoint Draw(testing::Rng& rng, const MixProblem& m, const ModelConfig& c) {
 // Parses the point's spec and checks every (layer, head, tensor); returns the cache's bytes per token.
 uint64_t RoundTrip(const MixProblem& m, const MixPoint& point, const ModelConfig& c, const KvCalibration& calib) {
   const std::string spec = m.Spec(point);
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   EXPECT_TRUE(policy.ok()) << spec;
   if (!policy.ok()) return 0;
   EXPECT_EQ(policy->spec(), spec) << "the rendered spec is canonical";
@@ -145,7 +145,7 @@ TEST_P(DecideMixRoundTripTest, ProtectionsRoundTripAndBytesAreNeverUnderstated) 
 TEST_P(DecideMixRoundTripTest, LlamaCppEngineRoundTrips) {
   const std::vector<std::string> pool = {"f16", "q8_0,engine=llama.cpp", "q4_0", "q5_1", "iq4_nl", "q4_0,rot=0"};
   RoundTrips(pool, 300, 4, [](const MixProblem& m, const MixPoint& p, uint64_t held) {
-    EXPECT_EQ(m.engine(), AttentionEngine::kLlamaCpp);
+    EXPECT_EQ(m.engine(), AttentionMode::kLlamaCpp);
     EXPECT_EQ(held, p.bytes_per_token) << m.Spec(p);
   });
 }

@@ -1,5 +1,5 @@
 // Mixes as specs (decide/search/mix_spec.h): candidates, which K and V candidates can share a layer, the
-// compact spec of an assignment, and its round trip through CachePolicy::Parse and MakeCache on
+// compact spec of an assignment, and its round trip through CacheConfig::Parse and MakeCache on
 // the bundled model's shape and Llama-3-8B's.
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ TEST(DecideMixSpecTest, CandidatesAreCanonical) {
   const Candidate e = Cand("q8_0,engine=llama.cpp", 'v');
   EXPECT_EQ(e.text, "q8_0,engine=llama.cpp");
   ASSERT_TRUE(e.engine.has_value());
-  EXPECT_EQ(*e.engine, AttentionEngine::kLlamaCpp);
+  EXPECT_EQ(*e.engine, AttentionMode::kLlamaCpp);
   EXPECT_TRUE(e.settings.empty());
   EXPECT_EQ(Cand("q4_0,outliers=4", 'k').settings.at("outliers"), "4");
 }
@@ -59,12 +59,12 @@ TEST(DecideMixSpecTest, EveryCandidateErrorIsOneLineWithAHint) {
   }
 }
 
-bool Share(const std::string& k, const std::string& v, AttentionEngine e = AttentionEngine::kNative) {
+bool Share(const std::string& k, const std::string& v, AttentionMode e = AttentionMode::kNative) {
   return ShareLayer(Cand(k, 'k'), Cand(v, 'v'), e).has_value();
 }
 
 TEST(DecideMixSpecTest, WhichCandidatesShareALayer) {
-  using E = AttentionEngine;
+  using E = AttentionMode;
   // Modifiers belong to the (layer, head) and act on each quantized tensor of it.
   EXPECT_FALSE(Share("q4_0,rot=1", "q8_0"));  // V would be rotated too
   EXPECT_TRUE(Share("q4_0,rot=1", "q8_0,rot=1"));
@@ -88,7 +88,7 @@ TEST(DecideMixSpecTest, WhichCandidatesShareALayer) {
 }
 
 std::string Render(const std::vector<std::pair<std::string, std::string>>& layers,
-                   AttentionEngine e = AttentionEngine::kNative) {
+                   AttentionMode e = AttentionMode::kNative) {
   std::vector<Candidate> held;  // [2 · n_layers]
   held.reserve(2 * layers.size());
   std::vector<LayerCandidates> lc;
@@ -103,7 +103,7 @@ std::string Render(const std::vector<std::pair<std::string, std::string>>& layer
 TEST(DecideMixSpecTest, RenderingIsCompact) {
   using L = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(Render(L(8, {"q8_0", "q4_0"})), "k=q8_0,v=q4_0");
-  EXPECT_EQ(Render(L(4, {"q8_0", "q4_0"}), AttentionEngine::kLlamaCpp), "k=q8_0,v=q4_0,engine=llama.cpp");
+  EXPECT_EQ(Render(L(4, {"q8_0", "q4_0"}), AttentionMode::kLlamaCpp), "k=q8_0,v=q4_0,engine=llama.cpp");
   // Defaults: the most common K (q8_0, 6 layers) and V (q8_0, 5 layers); runs of layers that need
   // the same keys are one segment, K and V keys of a layer together.
   L mix(8, {"q8_0", "q8_0"});

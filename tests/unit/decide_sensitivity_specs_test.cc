@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "decide/sensitivity/sensitivity_specs.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 namespace {
@@ -63,8 +63,8 @@ TEST(SensitivitySpecs, OneAtATimeAndLeaveOneOutPerLayerAndTensor) {
   // Read back through the grammar: exactly the part is quantized (one at a time) or not (leave one out).
   const std::vector<CachePart> parts = AllParts(4);
   for (size_t i = 0; i < parts.size(); ++i) {
-    auto one = CachePolicy::Parse(s->one_at_a_time[i]);
-    auto loo = CachePolicy::Parse(s->leave_one_out[i]);
+    auto one = CacheConfig::Parse(s->one_at_a_time[i]);
+    auto loo = CacheConfig::Parse(s->leave_one_out[i]);
     ASSERT_TRUE(one.ok() && loo.ok());
     for (int layer = 0; layer < 4; ++layer) {
       for (int head = 0; head < 2; ++head) {
@@ -87,7 +87,7 @@ TEST(SensitivitySpecs, ProtectionsGoWithTheQuantizedPartAndTheBaselineFormatIsRe
   EXPECT_EQ(s->k_only, "k=q4_0,v=f16,sink=4,rot=1");
   EXPECT_EQ(s->one_at_a_time[2], "k=f16,v=f16;layers=1:k=q4_0,sink=4,rot=1");
   EXPECT_EQ(s->leave_one_out[3], "k=q4_0,v=q4_0,sink=4,rot=1;layers=1:v=f16");
-  auto loo = CachePolicy::Parse(s->leave_one_out[3]);
+  auto loo = CacheConfig::Parse(s->leave_one_out[3]);
   ASSERT_TRUE(loo.ok());
   EXPECT_EQ(loo->ForHead(1, 0).v, KvFormat::kF16);
   EXPECT_EQ(loo->ForHead(1, 0).k, KvFormat::kQ4_0);

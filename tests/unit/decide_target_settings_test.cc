@@ -1,4 +1,4 @@
-// Engine settings of kvaudit specs (src/decide/targets/engine_settings.h, docs/deployment.md): which
+// Engine settings of kvaudit specs (src/decide/targets/target_settings.h, docs/deployment.md): which
 // engine runs which spec exactly, with which flags, and what it offers instead.
 #include <gtest/gtest.h>
 
@@ -10,16 +10,16 @@ namespace {
 using testing::Dump;
 using testing::Has;
 using testing::SettingsOf;
-using E = InferenceEngine;
+using E = DeployTarget;
 
-void ExpectExact(const EngineSettings& s, const std::vector<std::string>& flags) {
+void ExpectExact(const TargetSettings& s, const std::vector<std::string>& flags) {
   EXPECT_TRUE(s.exact) << Dump(s);
   EXPECT_TRUE(s.why_not.empty()) << Dump(s);
   EXPECT_TRUE(s.approximations.empty()) << Dump(s);
   EXPECT_EQ(s.flags, flags) << Dump(s);
 }
 
-void ExpectNotExact(const EngineSettings& s, const std::string& why, const std::string& first_approx) {
+void ExpectNotExact(const TargetSettings& s, const std::string& why, const std::string& first_approx) {
   EXPECT_FALSE(s.exact) << Dump(s);
   EXPECT_NE(s.why_not.find(why), std::string::npos) << Dump(s);
   ASSERT_FALSE(s.approximations.empty()) << Dump(s);
@@ -30,20 +30,20 @@ void ExpectNotExact(const EngineSettings& s, const std::string& why, const std::
 
 // llama.cpp rotates quantized caches by default (PR #21038); a native spec measured them
 // unrotated, so its exact settings switch the rotation off.
-TEST(DecideEngineSettingsTest, LlamaCppUniformTypes) {
+TEST(DecideTargetSettingsTest, LlamaCppUniformTypes) {
   ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0"),
               {"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
   ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q4_0"),
               {"-ctk q8_0", "-ctv q4_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"});
   ExpectExact(SettingsOf(E::kLlamaCpp, "k=f16,v=f16"), {"-ctk f16", "-ctv f16"});
-  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0");
+  const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0");
   EXPECT_EQ(s.measure_spec, "k=q4_0,v=q4_0,rot=0,engine=llama.cpp");
   EXPECT_EQ(s.command_example,
             "LLAMA_ATTN_ROT_DISABLE=1 llama-server -m model.gguf -c 32768 -ctk q4_0 -ctv q4_0 -fa on");
 }
 
-TEST(DecideEngineSettingsTest, LlamaCppRotationIsItsDefaultUnderEngineLlamaCpp) {
-  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,engine=llama.cpp");
+TEST(DecideTargetSettingsTest, LlamaCppRotationIsItsDefaultUnderEngineLlamaCpp) {
+  const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,engine=llama.cpp");
   ExpectExact(s, {"-ctk q4_0", "-ctv q4_0", "-fa on"});
   EXPECT_EQ(s.measure_spec, "k=q4_0,v=q4_0,engine=llama.cpp");
   // Native rot=1 rotates the whole head: llama.cpp's K blocks are the head (128), its V blocks 64.
@@ -55,33 +55,33 @@ TEST(DecideEngineSettingsTest, LlamaCppRotationIsItsDefaultUnderEngineLlamaCpp) 
   ExpectExact(SettingsOf(E::kLlamaCpp, "k=q8_0,v=f16,rot=1"), {"-ctk q8_0", "-ctv f16", "-fa on"});
 }
 
-TEST(DecideEngineSettingsTest, LlamaCppLacksFp8IntGroupAndKivi) {
+TEST(DecideTargetSettingsTest, LlamaCppLacksFp8IntGroupAndKivi) {
   ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3"), "fp8_e4m3 is not a cache type of llama.cpp",
                  "k=q8_0,v=q8_0");
   ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=int4,v=int4"), "int4", "k=q4_0,v=q4_0");
   ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=kivi2,v=kivi2"), "kivi2", "k=q4_0,v=q4_0");
-  const EngineSettings s = SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3");
+  const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3");
   EXPECT_EQ(s.flags, (std::vector<std::string>{"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"}));
   EXPECT_TRUE(Has(s.approximations, "k=q8_0,v=q8_0,engine=llama.cpp")) << Dump(s);  // llama.cpp's default, rotated
 }
 
 // A per-layer mix: layer 0's K in f16, everything else q8_0.
-TEST(DecideEngineSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
+TEST(DecideTargetSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
   const std::string mix = "k=q8_0,v=q8_0;layers=0:k=f16";
-  const EngineSettings l = SettingsOf(E::kLlamaCpp, mix);
+  const TargetSettings l = SettingsOf(E::kLlamaCpp, mix);
   ExpectNotExact(l, "one K type and one V type for all layers", "k=q8_0,v=q8_0");
   EXPECT_TRUE(Has(l.approximations, "k=f16,v=q8_0")) << Dump(l);  // never less precise than the mix
   ExpectExact(SettingsOf(E::kIkLlamaCpp, mix), {"-ctk q8_0", "-ctk-first f16,1", "-ctv q8_0", "-fa on"});
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q4_0;layers=30-31:k=f16,v=q8_0"),
               {"-ctk q8_0", "-ctk-last f16,2", "-ctv q4_0", "-ctv-last q8_0,2", "-fa on"});
   // Five runs of K types: more than first/default/last can say.
-  const EngineSettings ik = SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q8_0;layers=5:k=f16;layers=10:k=f16");
+  const TargetSettings ik = SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q8_0;layers=5:k=f16;layers=10:k=f16");
   ExpectNotExact(ik, "first N and the last M layers", "k=q8_0,v=q8_0");
   EXPECT_FALSE(SettingsOf(E::kVllm, mix).exact);
   EXPECT_FALSE(SettingsOf(E::kOllama, mix).exact);
 }
 
-TEST(DecideEngineSettingsTest, IkLlamaCppHadamardFlags) {
+TEST(DecideTargetSettingsTest, IkLlamaCppHadamardFlags) {
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0"), {"-ctk q4_0", "-ctv q4_0", "-fa on"});
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,rot=1"),
               {"-ctk q4_0", "-ctv q4_0", "-fa on", "-khad", "-vhad"});
@@ -92,18 +92,18 @@ TEST(DecideEngineSettingsTest, IkLlamaCppHadamardFlags) {
   EXPECT_FALSE(SettingsOf(E::kIkLlamaCpp, "k=f16,v=f16,rot=1;layers=0:k=q4_0").exact);
 }
 
-TEST(DecideEngineSettingsTest, OllamaHasOneTypeForKeysAndValues) {
+TEST(DecideTargetSettingsTest, OllamaHasOneTypeForKeysAndValues) {
   ExpectExact(SettingsOf(E::kOllama, "k=q8_0,v=q8_0"), {"OLLAMA_KV_CACHE_TYPE=q8_0", "OLLAMA_FLASH_ATTENTION=1",
                                                         "OLLAMA_CONTEXT_LENGTH=32768", "LLAMA_ATTN_ROT_DISABLE=1"});
   ExpectExact(SettingsOf(E::kOllama, "k=f16,v=f16"), {"OLLAMA_KV_CACHE_TYPE=f16", "OLLAMA_CONTEXT_LENGTH=32768"});
-  const EngineSettings s = SettingsOf(E::kOllama, "k=q8_0,v=q4_0");
+  const TargetSettings s = SettingsOf(E::kOllama, "k=q8_0,v=q4_0");
   ExpectNotExact(s, "one type for K and V", "k=q8_0,v=q8_0");
   EXPECT_TRUE(Has(s.approximations, "k=q4_0,v=q4_0")) << Dump(s);
   ExpectNotExact(SettingsOf(E::kOllama, "k=q5_1,v=q5_1"), "f16, q8_0, q4_0", "k=q4_0,v=q4_0");
   ExpectNotExact(SettingsOf(E::kOllama, "k=fp8_e4m3,v=fp8_e4m3"), "fp8_e4m3", "k=q8_0,v=q8_0");
 }
 
-TEST(DecideEngineSettingsTest, VllmDtypesScalesAndSkippedLayers) {
+TEST(DecideTargetSettingsTest, VllmDtypesScalesAndSkippedLayers) {
   ExpectExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
   ExpectExact(SettingsOf(E::kVllm, "k=fp8_e5m2,v=fp8_e5m2"), {"--kv-cache-dtype fp8_e5m2", "--max-model-len 32768"});
   ExpectExact(SettingsOf(E::kVllm, "k=f16,v=f16"),
@@ -122,7 +122,7 @@ TEST(DecideEngineSettingsTest, VllmDtypesScalesAndSkippedLayers) {
                  "k=fp8_e4m3,v=fp8_e4m3;layers=0:k=f16,v=f16");
 }
 
-TEST(DecideEngineSettingsTest, SglangAndTensorRtLlm) {
+TEST(DecideTargetSettingsTest, SglangAndTensorRtLlm) {
   ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--context-length 32768"});
   ExpectExact(SettingsOf(E::kSglang, "k=bf16,v=bf16"), {"--kv-cache-dtype bf16", "--context-length 32768"});
   ExpectExact(
@@ -137,8 +137,8 @@ TEST(DecideEngineSettingsTest, SglangAndTensorRtLlm) {
                  "k=f16,v=f16");
 }
 
-TEST(DecideEngineSettingsTest, TransformersQuantizedCache) {
-  const EngineSettings s = SettingsOf(E::kTransformers, "k=int4,v=int4,recent=1");
+TEST(DecideTargetSettingsTest, TransformersQuantizedCache) {
+  const TargetSettings s = SettingsOf(E::kTransformers, "k=int4,v=int4,recent=1");
   ExpectExact(s, {"cache_implementation=\"quantized\"",
                   "cache_config={\"backend\": \"quanto\", \"nbits\": 4, \"axis_key\": 0, \"axis_value\": 0, "
                   "\"q_group_size\": 64, \"residual_length\": 1}"});
@@ -151,11 +151,11 @@ TEST(DecideEngineSettingsTest, TransformersQuantizedCache) {
   ExpectNotExact(SettingsOf(E::kTransformers, "k=q4_0,v=q4_0"), "q4_0", "k=int4,v=int4,recent=1");
 }
 
-TEST(DecideEngineSettingsTest, KvauditProtectionsAreInNoEngine) {
+TEST(DecideTargetSettingsTest, KvauditProtectionsAreInNoEngine) {
   for (const char* spec : {"k=q4_0,v=q4_0,sink=4", "k=q4_0,v=q4_0,recent=128", "k=q8_0,v=q8_0,outliers=8",
                            "k=fp8_e4m3,v=fp8_e4m3,sink=4", "k=int4,v=int4,recent=1,sink=4"}) {
-    for (InferenceEngine e : AllEngines()) {
-      const EngineSettings s = SettingsOf(e, spec);
+    for (DeployTarget e : AllTargets()) {
+      const TargetSettings s = SettingsOf(e, spec);
       EXPECT_FALSE(s.exact) << spec << "\n" << Dump(s);
       EXPECT_FALSE(s.approximations.empty()) << spec << "\n" << Dump(s);
     }
@@ -167,12 +167,12 @@ TEST(DecideEngineSettingsTest, KvauditProtectionsAreInNoEngine) {
 }
 
 // Every approximation is a spec the engine runs exactly, and none is the spec itself.
-TEST(DecideEngineSettingsTest, ApproximationsAreExactInTheirEngine) {
+TEST(DecideTargetSettingsTest, ApproximationsAreExactInTheirEngine) {
   for (const char* spec : {"k=q8_0,v=q4_0,sink=4", "k=kivi4,v=kivi4", "k=int8,v=q5_0;layers=3-4:k=f16,v=f16",
                            "k=fp8_e5m2,v=fp8_e4m3,scale=dynamic", "k=q4_1,v=iq4_nl,rot=1,outliers=4"}) {
-    const std::string canonical = CachePolicy::Parse(spec)->spec();
-    for (InferenceEngine e : AllEngines()) {
-      const EngineSettings s = SettingsOf(e, spec);
+    const std::string canonical = CacheConfig::Parse(spec)->spec();
+    for (DeployTarget e : AllTargets()) {
+      const TargetSettings s = SettingsOf(e, spec);
       for (const std::string& a : s.approximations) {
         EXPECT_NE(a, canonical);
         EXPECT_TRUE(SettingsOf(e, a).exact) << spec << " -> " << a << "\n" << Dump(SettingsOf(e, a));
@@ -181,13 +181,13 @@ TEST(DecideEngineSettingsTest, ApproximationsAreExactInTheirEngine) {
   }
 }
 
-TEST(DecideEngineSettingsTest, SettingsForCoversEveryEngineAndRejectsBadInput) {
-  auto p = CachePolicy::Parse("k=q8_0,v=q4_0");
+TEST(DecideTargetSettingsTest, SettingsForCoversEveryEngineAndRejectsBadInput) {
+  auto p = CacheConfig::Parse("k=q8_0,v=q4_0");
   ASSERT_TRUE(p.ok());
   auto all = SettingsFor(*p, testing::Llama3_8B(), 32768);
   ASSERT_TRUE(all.ok());
-  ASSERT_EQ(all->size(), AllEngines().size());
-  for (size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].engine, AllEngines()[i]);
+  ASSERT_EQ(all->size(), AllTargets().size());
+  for (size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].engine, AllTargets()[i]);
   auto bad_ctx = SettingsFor(*p, testing::Llama3_8B(), 0);
   ASSERT_FALSE(bad_ctx.ok());
   EXPECT_NE(bad_ctx.error().message.find("hint:"), std::string::npos);

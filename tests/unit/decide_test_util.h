@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "decide/targets/engine_settings.h"
-#include "kv/policy/cache_policy.h"
+#include "decide/targets/target_settings.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 
 namespace kvaudit::testing {
@@ -28,21 +28,21 @@ inline ModelConfig Llama3_8B() { return AttentionShape(32, 32, 8, 128, 131072); 
 // The bundled model's (kvq-code-16m): 8 layers, 6 query heads, 2 KV heads, head_dim 64.
 inline ModelConfig Small64() { return AttentionShape(8, 6, 2, 64, 4096); }
 
-inline EngineSettings SettingsOf(InferenceEngine e, const std::string& spec, const ModelConfig& c = Llama3_8B(),
+inline TargetSettings SettingsOf(DeployTarget e, const std::string& spec, const ModelConfig& c = Llama3_8B(),
                                  int ctx = 32768) {
-  auto p = CachePolicy::Parse(spec);
+  auto p = CacheConfig::Parse(spec);
   EXPECT_TRUE(p.ok()) << spec;
   if (!p.ok()) return {};
   EXPECT_TRUE(p->Validate(c, /*have_calibration=*/true).ok()) << spec;
-  return SettingsForEngine(e, *p, c, ctx);
+  return SettingsForTarget(e, *p, c, ctx);
 }
 
 inline bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-inline std::string Dump(const EngineSettings& s) {
-  std::string out = std::string(EngineName(s.engine)) + (s.exact ? " exact" : " not exact: " + s.why_not) + "\n  for " +
+inline std::string Dump(const TargetSettings& s) {
+  std::string out = std::string(TargetName(s.engine)) + (s.exact ? " exact" : " not exact: " + s.why_not) + "\n  for " +
                     s.settings_for + "\n  flags:";
   for (const std::string& f : s.flags) out += " [" + f + "]";
   out += "\n  approximations:";

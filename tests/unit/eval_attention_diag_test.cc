@@ -11,7 +11,7 @@
 
 #include "eval/attention_diag.h"
 #include "eval/resume_log.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "kv/f32_cache.h"
 #include "kv/make_cache.h"
 #include "support/random_rows.h"
@@ -32,7 +32,7 @@ ModelConfig Tiny() {
 }
 
 std::unique_ptr<KvCache> Make(const ModelConfig& c, const std::string& spec, int max_pos) {
-  auto p = CachePolicy::Parse(spec);
+  auto p = CacheConfig::Parse(spec);
   EXPECT_TRUE(p.ok()) << spec;
   auto cache = MakeCache(c, p.value(), nullptr, max_pos);
   EXPECT_TRUE(cache.ok()) << spec << ": " << (cache.ok() ? "" : cache.error().message);

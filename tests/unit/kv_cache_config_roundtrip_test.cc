@@ -7,17 +7,17 @@
 #include <vector>
 
 #include "kv/formats/format_table.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 namespace {
 
 // Parses `text`, checks that it prints as `canonical` and that the print parses to the same value.
 void ExpectRoundTrip(const std::string& text, const std::string& canonical) {
-  const Expected<CachePolicy> p = CachePolicy::Parse(text);
+  const Expected<CacheConfig> p = CacheConfig::Parse(text);
   ASSERT_TRUE(p.ok()) << text << ": " << p.error().message;
   EXPECT_EQ(p->spec(), canonical) << text;
-  const Expected<CachePolicy> again = CachePolicy::Parse(p->spec());
+  const Expected<CacheConfig> again = CacheConfig::Parse(p->spec());
   ASSERT_TRUE(again.ok()) << p->spec();
   EXPECT_TRUE(*again == *p) << text << " -> " << p->spec() << " parses to another configuration";
   EXPECT_EQ(again->spec(), p->spec());
@@ -31,7 +31,7 @@ const std::vector<std::string>& Modifiers() {
   return mods;
 }
 
-TEST(KvCachePolicyRoundTrip, EveryFormatAsKAndAsV) {
+TEST(KvCacheConfigRoundTrip, EveryFormatAsKAndAsV) {
   for (const FormatRow& k : FormatTable()) {
     for (const FormatRow& v : FormatTable()) {
       const std::string spec = "k=" + std::string(k.name) + ",v=" + std::string(v.name);
@@ -40,7 +40,7 @@ TEST(KvCachePolicyRoundTrip, EveryFormatAsKAndAsV) {
   }
 }
 
-TEST(KvCachePolicyRoundTrip, EveryModifierInDefaultsAndOverrides) {
+TEST(KvCacheConfigRoundTrip, EveryModifierInDefaultsAndOverrides) {
   for (const std::string& mod : Modifiers()) {
     ExpectRoundTrip("k=q4_0,v=q4_0," + mod, "k=q4_0,v=q4_0," + mod);
     ExpectRoundTrip("k=q8_0,v=q4_0;layers=2:k=f16," + mod, "k=q8_0,v=q4_0;layers=2:k=f16," + mod);
@@ -51,7 +51,7 @@ TEST(KvCachePolicyRoundTrip, EveryModifierInDefaultsAndOverrides) {
                   "k=fp8_e4m3,v=int4,scale=calib,scale_by=head,group=32,recent=8,sink=4,rot=0,outliers=2,prerope=1");
 }
 
-TEST(KvCachePolicyRoundTrip, EngineOverridesAndShorthands) {
+TEST(KvCacheConfigRoundTrip, EngineOverridesAndShorthands) {
   for (const std::string engine : {"", ",engine=native", ",engine=llama.cpp"}) {
     ExpectRoundTrip("k=q8_0,v=q4_0" + engine, "k=q8_0,v=q4_0" + engine);
     ExpectRoundTrip("kv=q4_0" + engine + ";layers=0:kv=f16;layers=5-7,heads=0-1:k=q8_0",
@@ -62,16 +62,16 @@ TEST(KvCachePolicyRoundTrip, EngineOverridesAndShorthands) {
   ExpectRoundTrip("k=q4_0,group=064,sink=-0", "k=q4_0,group=64,sink=0");  // integers in decimal
 }
 
-TEST(KvCachePolicyRoundTrip, EngineNativeWrittenIsItsOwnName) {
+TEST(KvCacheConfigRoundTrip, EngineNativeWrittenIsItsOwnName) {
   // engine=native written is printed, so it is not the configuration that leaves it out.
-  EXPECT_FALSE(*CachePolicy::Parse("k=q4_0,v=q4_0") == *CachePolicy::Parse("k=q4_0,v=q4_0,engine=native"));
+  EXPECT_FALSE(*CacheConfig::Parse("k=q4_0,v=q4_0") == *CacheConfig::Parse("k=q4_0,v=q4_0,engine=native"));
 }
 
-TEST(KvCachePolicyRoundTrip, ErrorsNameTheFlagTheSpecCameFrom) {
-  const Expected<CachePolicy> bad = CachePolicy::Parse("k=q3_0", "--baseline");
+TEST(KvCacheConfigRoundTrip, ErrorsNameTheFlagTheSpecCameFrom) {
+  const Expected<CacheConfig> bad = CacheConfig::Parse("k=q3_0", "--baseline");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message.rfind("--baseline \"k=q3_0\": unknown format 'q3_0'", 0), 0u) << bad.error().message;
-  const Expected<CachePolicy> kv = CachePolicy::Parse("k=q3_0");
+  const Expected<CacheConfig> kv = CacheConfig::Parse("k=q3_0");
   ASSERT_FALSE(kv.ok());
   EXPECT_EQ(kv.error().message.rfind("--kv \"k=q3_0\"", 0), 0u) << kv.error().message;
 }

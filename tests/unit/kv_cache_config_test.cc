@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 #include "support/fixtures.h"
 
@@ -19,15 +19,15 @@ ModelConfig SmallConfig(int head_dim = 64) {
   return c;
 }
 
-CachePolicy ParseOk(const std::string& spec) {
-  auto p = CachePolicy::Parse(spec);
+CacheConfig ParseOk(const std::string& spec) {
+  auto p = CacheConfig::Parse(spec);
   EXPECT_TRUE(p.ok()) << spec << ": " << (p.ok() ? "" : p.error().message);
-  return p.ok() ? *p : CachePolicy::F32();
+  return p.ok() ? *p : CacheConfig::F32();
 }
 
 void ExpectRejected(const std::string& spec, const std::string& needle, const ModelConfig& c = SmallConfig(),
                     bool calib = false) {
-  auto p = CachePolicy::Parse(spec);
+  auto p = CacheConfig::Parse(spec);
   Status s = p.ok() ? p->Validate(c, calib) : Status(p.error());
   ASSERT_FALSE(s.ok()) << spec << " was accepted";
   EXPECT_EQ(s.error().exit_code(), 2);
@@ -35,8 +35,8 @@ void ExpectRejected(const std::string& spec, const std::string& needle, const Mo
   EXPECT_NE(s.error().message.find("hint:"), std::string::npos) << s.error().message;
 }
 
-TEST(CachePolicyTest, DefaultsAndOverridesResolvePerLayerAndHead) {
-  CachePolicy p = ParseOk("k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
+TEST(CacheConfigTest, DefaultsAndOverridesResolvePerLayerAndHead) {
+  CacheConfig p = ParseOk("k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
   ASSERT_TRUE(p.Validate(SmallConfig(), false).ok());
   EXPECT_EQ(p.ForHead(0, 0).k, KvFormat::kF16);
   EXPECT_EQ(p.ForHead(1, 1).v, KvFormat::kF16);
@@ -48,7 +48,7 @@ TEST(CachePolicyTest, DefaultsAndOverridesResolvePerLayerAndHead) {
   EXPECT_EQ(p.spec(), "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
 }
 
-TEST(CachePolicyTest, CanonicalSpecOrdersKeysAndExpandsKv) {
+TEST(CacheConfigTest, CanonicalSpecOrdersKeysAndExpandsKv) {
   EXPECT_EQ(ParseOk(" v=q4_0 , k=q8_0 ").spec(), "k=q8_0,v=q4_0");
   EXPECT_EQ(ParseOk("kv=kivi2,recent=64").spec(), "k=kivi2,v=kivi2,recent=64");
   EXPECT_EQ(ParseOk("layers=0:k=f16").spec(), "k=f32,v=f32;layers=0:k=f16");
@@ -56,16 +56,16 @@ TEST(CachePolicyTest, CanonicalSpecOrdersKeysAndExpandsKv) {
   EXPECT_FALSE(ParseOk("k=f32,v=f16").IsPlainF32());
 }
 
-TEST(CachePolicyTest, FormatDefaults) {
-  CachePolicy p = ParseOk("k=kivi2,v=kivi2");
+TEST(CacheConfigTest, FormatDefaults) {
+  CacheConfig p = ParseOk("k=kivi2,v=kivi2");
   EXPECT_EQ(p.ForHead(0, 0).Recent(), 128);
   EXPECT_EQ(p.ForHead(0, 0).KiviGroup(), 32);
   EXPECT_EQ(ParseOk("k=int4,v=int4").ForHead(0, 0).IntGroup(), 64);
   EXPECT_EQ(ParseOk("k=q4_0,v=q4_0").ForHead(0, 0).Recent(), 0);
-  EXPECT_EQ(ParseOk("k=q4_0,v=q4_0,engine=llama.cpp").engine(), AttentionEngine::kLlamaCpp);
+  EXPECT_EQ(ParseOk("k=q4_0,v=q4_0,engine=llama.cpp").attention(), AttentionMode::kLlamaCpp);
 }
 
-TEST(CachePolicyTest, SyntaxErrorsAreCleanAndNameTheProblem) {
+TEST(CacheConfigTest, SyntaxErrorsAreCleanAndNameTheProblem) {
   ExpectRejected("k=q3_0", "unknown format 'q3_0'");
   ExpectRejected("k=q4_0,bogus=1", "unknown key 'bogus'");
   ExpectRejected("k=q4_0,k=q8_0", "given twice");
@@ -81,7 +81,7 @@ TEST(CachePolicyTest, SyntaxErrorsAreCleanAndNameTheProblem) {
   ExpectRejected("k=q4_0;layers=1", "no ':'");
 }
 
-TEST(CachePolicyTest, ModelDependentErrors) {
+TEST(CacheConfigTest, ModelDependentErrors) {
   ExpectRejected("k=q4_0;layers=0-3:k=f16;layers=3-4:v=f16", "cover the same");
   ExpectRejected("k=q4_0;layers=6-9:k=f16", "outside the model");
   ExpectRejected("k=q4_0;layers=0,heads=2:k=f16", "outside the model's 2 KV heads");
@@ -96,26 +96,26 @@ TEST(CachePolicyTest, ModelDependentErrors) {
   ExpectRejected("k=q4_0,prerope=1,rot=1", "does not commute");
   ExpectRejected("k=q4_0,outliers=64", "not below head_dim", SmallConfig(), /*calib=*/true);
   // Same layers but disjoint heads is fine.
-  CachePolicy ok = ParseOk("k=q4_0;layers=0,heads=0:k=f16;layers=0,heads=1:k=q8_0");
+  CacheConfig ok = ParseOk("k=q4_0;layers=0,heads=0:k=f16;layers=0,heads=1:k=q8_0");
   EXPECT_TRUE(ok.Validate(SmallConfig(), false).ok());
 }
 
-TEST(CachePolicyTest, JsonFileMatchesSpecString) {
+TEST(CacheConfigTest, JsonFileMatchesSpecString) {
   const auto dir = testing::MakeTempDir("policy");
   std::ofstream(dir / "p.json") << R"({"k":"q4_0","v":"q4_0","rot":1,
       "overrides":[{"layers":"0-1","k":"f16","v":"f16"},{"layers":5,"heads":1,"v":"q8_0"}]})";
-  auto p = CachePolicy::FromArgument("@" + (dir / "p.json").string());
+  auto p = CacheConfig::FromArgument("@" + (dir / "p.json").string());
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->spec(), "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16;layers=5,heads=1:v=q8_0");
   std::ofstream(dir / "bad.json") << "[1,2]";
-  auto bad = CachePolicy::FromArgument("@" + (dir / "bad.json").string());
+  auto bad = CacheConfig::FromArgument("@" + (dir / "bad.json").string());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("bad.json"), std::string::npos);
-  EXPECT_FALSE(CachePolicy::FromArgument("@" + (dir / "missing.json").string()).ok());
+  EXPECT_FALSE(CacheConfig::FromArgument("@" + (dir / "missing.json").string()).ok());
 }
 
 // Every malformed policy file is one message naming the file and the problem, with a hint.
-TEST(CachePolicyTest, JsonFileErrorsNameTheFileAndGiveAHint) {
+TEST(CacheConfigTest, JsonFileErrorsNameTheFileAndGiveAHint) {
   const auto dir = testing::MakeTempDir("policy-errors");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"k":[1]})", "'k' must be a string, integer or boolean"},
@@ -129,7 +129,7 @@ TEST(CachePolicyTest, JsonFileErrorsNameTheFileAndGiveAHint) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto file = dir / ("p" + std::to_string(i) + ".json");
     std::ofstream(file) << cases[i].first;
-    const auto r = CachePolicy::FromArgument("@" + file.string());
+    const auto r = CacheConfig::FromArgument("@" + file.string());
     ASSERT_FALSE(r.ok()) << cases[i].first;
     const std::string& m = r.error().message;
     EXPECT_EQ(m.rfind(file.string() + ": ", 0), 0u) << m;

@@ -30,7 +30,7 @@ ModelConfig Tiny() {  // 2 layers, GQA 6 / 2 heads, head_dim 64 (what every form
 
 std::unique_ptr<KvCache> Make(const std::string& spec, int max_pos) {
   if (spec == "f32") return MakeF32Cache(Tiny(), max_pos);
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   EXPECT_TRUE(policy.ok()) << spec;
   auto cache = MakeCache(Tiny(), *policy, nullptr, max_pos);
   EXPECT_TRUE(cache.ok()) << spec << ": " << cache.error().message;

@@ -116,8 +116,8 @@ ModelConfig Tiny(int n_heads, int n_kv, int hd) {
   return c;
 }
 
-CachePolicy Policy(const std::string& spec) {
-  auto p = CachePolicy::Parse(spec);
+CacheConfig Policy(const std::string& spec) {
+  auto p = CacheConfig::Parse(spec);
   EXPECT_TRUE(p.ok()) << spec;
   return std::move(p).value();
 }

@@ -65,8 +65,8 @@ double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return md / mx;
 }
 
-CachePolicy Policy(const std::string& spec) {
-  auto p = CachePolicy::Parse(spec);
+CacheConfig Policy(const std::string& spec) {
+  auto p = CacheConfig::Parse(spec);
   EXPECT_TRUE(p.ok()) << spec;
   return std::move(p).value();
 }

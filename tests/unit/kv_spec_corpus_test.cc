@@ -1,5 +1,5 @@
 // The --kv spec fuzz corpus (tests/fuzz/corpus/kv_spec) replayed as ordinary tests (so also under
-// the asan preset): every input, through CachePolicy::FromArgument as the CLI reads it, keeps the
+// the asan preset): every input, through CacheConfig::FromArgument as the CLI reads it, keeps the
 // fuzz target's invariants (tests/fuzz/kv_spec_invariants.h: a clean error, or a policy that
 // round-trips and resolves). Files named bad_* must be rejected by the parser; the others are seeds
 // that must parse.
@@ -16,7 +16,7 @@ namespace {
 TEST(KvSpecCorpus, EveryInputKeepsTheFuzzInvariants) {
   testing::ReplayCorpus(
       testing::RepoDir() / "tests/fuzz/corpus/kv_spec", [](const std::string&, const std::string& spec) {
-        const auto parsed = CachePolicy::FromArgument(spec);
+        const auto parsed = CacheConfig::FromArgument(spec);
         EXPECT_EQ(fuzz::KvSpecViolation(parsed), "");
         return std::pair(parsed.ok(), "'" + spec + "': " + (parsed.ok() ? parsed->spec() : parsed.error().message));
       });

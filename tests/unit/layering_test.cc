@@ -31,7 +31,7 @@ const std::vector<std::string>& LayerOrder() {
       "tokenizer",     // byte-level BPE, SentencePiece BPE, chat templates
       "model",         // config, weights, forward pass, the KvCache interface
       "kv/formats",    // one file per KV format, the traits table, row codecs, block decoders
-      "kv/policy",     // the --kv grammar (CachePolicy, HeadPolicy), calibration statistics
+      "kv/config",     // the --kv grammar (CacheConfig, HeadConfig), calibration statistics
       "kv/store",      // packed row stores, the KIVI store, their kernels
       "kv/attention",  // chunked attention over f32 rows and stores, Hadamard rotation
       "kv/llamacpp",   // llama.cpp's CPU flash-attention emulation and its cache
@@ -145,7 +145,8 @@ TEST(Layering, AnIncludeAgainstTheDirectionIsReported) {
   EXPECT_EQ(a[0].line, 2);
   EXPECT_EQ(a[0].include, "probe/check.h");
   EXPECT_EQ(CheckIncludes("kv/make_cache.cc", "  #  include \"eval/buckets.h\"", kAllExist).size(), 1u);
-  EXPECT_EQ(CheckIncludes("kv/formats/ggml_block_codecs.cc", "#include \"kv/policy/cache_policy.h\"", kAllExist).size(), 1u);
+  EXPECT_EQ(CheckIncludes("kv/formats/ggml_block_codecs.cc", "#include \"kv/config/cache_config.h\"", kAllExist).size(),
+            1u);
   EXPECT_EQ(CheckIncludes("kv/store/row_store.cc", "#include \"kv/make_cache.h\"", kAllExist).size(), 1u);
   // Between decide's concepts: the gate may not use the recommendation.
   EXPECT_EQ(CheckIncludes("decide/gate/gate.cc", "#include \"decide/recommend/recommend.h\"", kAllExist).size(), 1u);

@@ -1,7 +1,7 @@
 // Rules of the source tree that a compiler does not check, read from every file of src/ (and, for
 // comments, tests/, bench/ and tools/):
 //  - no Expected read without a check: a parse or load dereferenced where it is called
-//    (`*CachePolicy::Parse(spec)`, `ParseX(...).value()`) turns a bad input into an internal
+//    (`*CacheConfig::Parse(spec)`, `ParseX(...).value()`) turns a bad input into an internal
 //    error instead of the one-line exit 2 the caller owes the user;
 //  - no issue-tracker references in comments (the word issue or scope and a number): the tracker is not in the
 //    repository, so a comment says the reason or names the doc section instead.
@@ -75,12 +75,12 @@ std::string Describe(const std::vector<Finding>& fs) {
 
 TEST(SourceRules, TheRulesCatchWhatTheyAreFor) {
   const std::regex& u = UncheckedRead();
-  EXPECT_EQ(Scan("a.cc", "  const CachePolicy p = *CachePolicy::Parse(spec);", u).size(), 1u);
+  EXPECT_EQ(Scan("a.cc", "  const CacheConfig p = *CacheConfig::Parse(spec);", u).size(), 1u);
   EXPECT_EQ(Scan("a.cc", "  f(*ParseBudget(text));", u).size(), 1u);
-  EXPECT_EQ(Scan("a.cc", "  auto x = CachePolicy::Parse(spec).value();", u).size(), 1u);
+  EXPECT_EQ(Scan("a.cc", "  auto x = CacheConfig::Parse(spec).value();", u).size(), 1u);
   EXPECT_EQ(Scan("a.cc", "  n = LoadPolicy(name)->thresholds.size();", u).size(), 1u);
-  EXPECT_TRUE(Scan("a.cc", "  KV_ASSIGN_OR_RETURN(const CachePolicy p, CachePolicy::Parse(spec));", u).empty());
-  EXPECT_TRUE(Scan("a.cc", "  auto p = CachePolicy::Parse(spec);\n  if (!p) return p.error();", u).empty());
+  EXPECT_TRUE(Scan("a.cc", "  KV_ASSIGN_OR_RETURN(const CacheConfig p, CacheConfig::Parse(spec));", u).empty());
+  EXPECT_TRUE(Scan("a.cc", "  auto p = CacheConfig::Parse(spec);\n  if (!p) return p.error();", u).empty());
 
   // The examples are assembled so that this file itself holds no tracker reference.
   const std::regex& t = TrackerReference();

@@ -6,21 +6,21 @@
 
 namespace kvaudit {
 
-bool SameHeadPolicy(const HeadPolicy& a, const HeadPolicy& b) {
+bool SameHeadConfig(const HeadConfig& a, const HeadConfig& b) {
   return a.k == b.k && a.v == b.v && a.scale == b.scale && a.scale_by == b.scale_by && a.group == b.group &&
          a.recent == b.recent && a.sink == b.sink && a.rot == b.rot && a.outliers == b.outliers &&
          a.pre_rope == b.pre_rope;
 }
 
-PolicyView PolicyView::Of(const CachePolicy& policy, const ModelConfig& config) {
+PolicyView PolicyView::Of(const CacheConfig& policy, const ModelConfig& config) {
   PolicyView v;
   v.spec = policy.spec();
-  v.engine = policy.engine();
+  v.engine = policy.attention();
   v.head_dim = config.head_dim;
   for (int layer = 0; layer < config.n_layers; ++layer) {
-    const HeadPolicy first = policy.ForHead(layer, 0);
+    const HeadConfig first = policy.ForHead(layer, 0);
     for (int head = 1; head < config.n_kv_heads; ++head) {
-      if (!SameHeadPolicy(first, policy.ForHead(layer, head))) v.heads_differ = true;
+      if (!SameHeadConfig(first, policy.ForHead(layer, head))) v.heads_differ = true;
     }
     v.layers.push_back({first.k, first.v});
     v.policies.push_back(first);
@@ -34,13 +34,13 @@ bool PolicyView::FormatsUniform() const {
 
 bool PolicyView::PoliciesUniform() const {
   return std::all_of(policies.begin(), policies.end(),
-                     [&](const HeadPolicy& p) { return SameHeadPolicy(p, policies.front()); });
+                     [&](const HeadConfig& p) { return SameHeadConfig(p, policies.front()); });
 }
 
 std::string PolicyView::KvauditOnlyProtections() const {
   int sink = 0, recent = 0, outliers = 0;
   bool pre_rope = false;
-  for (const HeadPolicy& p : policies) {
+  for (const HeadConfig& p : policies) {
     sink = std::max(sink, p.sink);
     outliers = std::max(outliers, p.outliers);
     pre_rope = pre_rope || p.pre_rope;
@@ -99,7 +99,7 @@ std::string LayeredSpec(const std::vector<LayerKv>& layers, const std::string& e
   return s;
 }
 
-double DefaultBits(KvFormat f, int head_dim) { return HeadPolicy{}.BitsPerElement(f, head_dim); }
+double DefaultBits(KvFormat f, int head_dim) { return HeadConfig{}.BitsPerElement(f, head_dim); }
 
 KvFormat Nearest(KvFormat f, const std::vector<KvFormat>& have, int head_dim) {
   if (std::find(have.begin(), have.end(), f) != have.end()) return f;

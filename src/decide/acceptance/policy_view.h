@@ -1,14 +1,14 @@
 // A cache configuration seen the way an inference engine's settings see it: per layer one K and
 // one V format, the settings that go with them, and the kvaudit-only protections. Engines set
 // formats per tensor type (K, V), at best per layer, never per KV head, so this is what
-// engine_settings.cc compares against each engine's knobs (docs/deployment.md).
+// target_settings.cc compares against each engine's knobs (docs/deployment.md).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "kv/formats/format_table.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 
 namespace kvaudit {
@@ -19,17 +19,17 @@ struct LayerKv {
   bool operator==(const LayerKv&) const = default;
 };
 
-bool SameHeadPolicy(const HeadPolicy& a, const HeadPolicy& b);
+bool SameHeadConfig(const HeadConfig& a, const HeadConfig& b);
 
 struct PolicyView {
-  std::string spec;  // canonical spec (CachePolicy::spec)
-  AttentionEngine engine = AttentionEngine::kNative;
+  std::string spec;  // canonical spec (CacheConfig::spec)
+  AttentionMode engine = AttentionMode::kNative;
   int head_dim = 0;
   std::vector<LayerKv> layers;       // [n_layers]: KV head 0's formats
-  std::vector<HeadPolicy> policies;  // [n_layers]: KV head 0's full policy
+  std::vector<HeadConfig> policies;  // [n_layers]: KV head 0's full policy
   bool heads_differ = false;         // some layer's KV heads do not share one policy
 
-  static PolicyView Of(const CachePolicy& policy, const ModelConfig& config);
+  static PolicyView Of(const CacheConfig& policy, const ModelConfig& config);
 
   int n_layers() const { return static_cast<int>(layers.size()); }
   bool FormatsUniform() const;   // every layer stores layer 0's K and V formats

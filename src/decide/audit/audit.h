@@ -21,6 +21,7 @@
 #include "decide/audit/workload.h"
 #include "eval/session.h"
 #include "probe/plan.h"
+#include "run/job_options.h"
 #include "run/decode_speed.h"
 
 namespace kvaudit {
@@ -31,16 +32,14 @@ inline constexpr int kAuditSchemaVersion = 1;
 // (-ctk/-ctv q8_0, q8_0 with q4_0 V, q4_0).
 inline const std::vector<std::string> kDefaultAuditConfigs = {"k=q8_0,v=q8_0", "k=q8_0,v=q4_0", "k=q4_0,v=q4_0"};
 
-struct AuditOptions {
-  std::string model;
-  int threads = 0;
-  KvConfigOptions kv;                // baseline, configurations (empty: kDefaultAuditConfigs), calibration
+struct AuditOptions : JobOptions {
+  AuditOptions() { out = "kvaudit-audit"; }
   std::string workload = "code";     // decide/audit/workload.h
   std::string policy;                // "": the workload's preset
   std::string budget;                // "": no recommendation search
   std::vector<std::string> formats;  // the recommendation's candidates (recommend --formats)
   std::string stage = "auto";
-  std::string data, custom;
+  std::string custom;                 // custom probes (probe --custom); "" = none
   int ctx = 0;                        // 0: the policy's target_context, else the model's, at most 4096
   int windows = 4, first_window = 0;  // the eval windows (and the recommendation's held-out set)
   int calib_windows = 0;  // the recommendation's calibration windows, right after them (0: recommend's default)
@@ -49,13 +48,10 @@ struct AuditOptions {
   int probe_n = 1;
   bool bench = false;   // also measure decode tokens/s per configuration (run/decode_speed.h)
   int bench_depth = 0;  // 0: the target context minus the timed steps
-  std::string out = "kvaudit-audit";
-  bool restart = false;
-  // --shard I/N (docs/scale-out.md): only this shard's eval windows and probe units, into
+  // With --shard I/N (JobOptions::shard; docs/scale-out.md): only this shard's eval windows and probe units, into
   // out/eval and out/probe, and out/shard.json. `kvaudit merge` combines the shards' stages; the
   // same command without --shard and with --out MERGED then resumes them wholly and computes
   // what depends on all of them (the verdicts, the recommendation, --bench, the report).
-  ShardSpec shard;
   std::string merged;  // --merged: where earlier rounds of the shards were merged (with --budget: 2 rounds)
 };
 

@@ -14,9 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-Expected<std::vector<EngineSettings>> EnginesFor(const std::string& spec, const AuditPlan& plan,
+Expected<std::vector<TargetSettings>> EnginesFor(const std::string& spec, const AuditPlan& plan,
                                                  const ModelConfig& cfg) {
-  KV_ASSIGN_OR_RETURN(const CachePolicy policy, CachePolicy::Parse(spec));
+  KV_ASSIGN_OR_RETURN(const CacheConfig policy, CacheConfig::Parse(spec));
   return SettingsFor(policy, cfg, plan.target_ctx);
 }
 

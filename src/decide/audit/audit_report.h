@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "decide/audit/audit.h"
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 
 namespace kvaudit {
 

@@ -21,10 +21,10 @@ std::string ChoiceText(const RecommendPlan& plan, size_t c, KvTensor tensor) {
 }
 
 Status SetBaselineChoices(RecommendPlan& plan) {
-  KV_ASSIGN_OR_RETURN(const CachePolicy base,
-                      CachePolicy::Parse(plan.sensitivity.eval.info.baseline_spec, "--baseline"));
-  const HeadPolicy head = base.ForHead(0, 0);
-  plan.engine_suffix = EngineSuffix(base.engine());
+  KV_ASSIGN_OR_RETURN(const CacheConfig base,
+                      CacheConfig::Parse(plan.sensitivity.eval.info.baseline_spec, "--baseline"));
+  const HeadConfig head = base.ForHead(0, 0);
+  plan.engine_suffix = EngineSuffix(base.attention());
   plan.baseline_choice[0] = std::string(KvFormatName(head.k)) + plan.engine_suffix;
   plan.baseline_choice[1] = std::string(KvFormatName(head.v)) + plan.engine_suffix;
   return Status::Ok();

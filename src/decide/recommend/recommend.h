@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "run/job_options.h"
 #include "decide/search/budget.h"
 #include "decide/gate/gate.h"
 #include "decide/search/mix_search.h"
@@ -36,14 +37,11 @@ inline constexpr int kRecommendSchemaVersion = 1;
 // on disjoint sets agreeing to Spearman 0.985-0.988; two windows keep a window-to-window spread.
 int DefaultCalibWindows(int ctx);
 
-struct RecommendOptions {
-  std::string model;
-  int threads = 0;
+struct RecommendOptions : JobOptions {
+  RecommendOptions() { out = "kvaudit-recommend"; }
   std::string budget;                // --budget (decide/search/budget.h ParseBudget)
   std::vector<std::string> formats;  // --formats; empty: q8_0,q4_0
   std::string policy = "balanced";   // a preset or a TOML file
-  KvConfigOptions kv;                // baseline and calibration text; kv.kv is unused
-  std::string data;                  // calibration and held-out text
   std::string custom;                // custom probes the verification runs ("" = none)
   int ctx = 0;                       // window length; 0: the policy's target_context, else as eval's
   // Calibration windows [first_window, first_window + calib_windows); 0: DefaultCalibWindows.
@@ -57,12 +55,9 @@ struct RecommendOptions {
   int probe_n = 1;                 // probe instances per cell
   std::vector<std::string>
       also_approximate;  // specs whose engine approximations round 3 verifies too (audit: its deploy choice)
-  std::string out = "kvaudit-recommend";
-  bool restart = false;
-  // --shard I/N [--merged MERGED] (docs/scale-out.md "Staged jobs"): a round of the sensitivity
-  // stage's shard (out/sensitivity, sensitivity.h), nothing after it: the search and the
-  // verification need every part's measure, and run in the final unsharded run (--out MERGED).
-  ShardSpec shard;
+  // With --shard I/N (JobOptions::shard) and --merged MERGED (docs/scale-out.md "Staged jobs"): a round of the
+  // sensitivity stage's shard (out/sensitivity, sensitivity.h), nothing after it: the search and the verification need
+  // every part's measure, and run in the final unsharded run (--out MERGED).
   std::string merged;
 };
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "decide/targets/deploy_report.h"
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 #include "base/text_columns.h"
 #include "run/provenance.h"
 
@@ -59,13 +59,13 @@ json PointJson(const VerifiedPoint& p, const RecommendResult& r, const Recommend
 // (its spec and parsed configuration), and those before it that failed (unverified ones, and any
 // that does not parse, are skipped: a verified point's spec always parses).
 struct Closest {
-  std::optional<std::pair<std::string, CachePolicy>> passing;
+  std::optional<std::pair<std::string, CacheConfig>> passing;
   std::vector<std::string> failed;
 };
-Closest ClosestVerified(const EngineSettings& e, const std::map<std::string, bool>& verdicts) {
+Closest ClosestVerified(const TargetSettings& e, const std::map<std::string, bool>& verdicts) {
   Closest out;
   for (const std::string& a : e.approximations) {
-    auto policy = CachePolicy::Parse(a);
+    auto policy = CacheConfig::Parse(a);
     if (!policy) continue;
     const auto it = verdicts.find(policy->spec());
     if (it == verdicts.end()) continue;
@@ -80,7 +80,7 @@ Closest ClosestVerified(const EngineSettings& e, const std::map<std::string, boo
 
 // What an engine should run, verified: the choice itself where the engine stores it exactly, else
 // the closest approximation that passed (with its own settings), or null when none passed.
-json VerifiedChoiceJson(const EngineSettings& e, const std::map<std::string, bool>& verdicts, const RecommendPlan& plan,
+json VerifiedChoiceJson(const TargetSettings& e, const std::map<std::string, bool>& verdicts, const RecommendPlan& plan,
                         const RecommendResult& r) {
   if (e.exact)
     return {{"spec", e.settings_for},
@@ -89,14 +89,14 @@ json VerifiedChoiceJson(const EngineSettings& e, const std::map<std::string, boo
             {"failed", json::array()}};
   const Closest c = ClosestVerified(e, verdicts);
   if (!c.passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", c.failed}};
-  const EngineSettings p = SettingsForEngine(e.engine, c.passing->second, Config(plan), r.target_ctx);
+  const TargetSettings p = SettingsForTarget(e.engine, c.passing->second, Config(plan), r.target_ctx);
   return {{"spec", c.passing->first}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
 }
 
 Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, const RecommendPlan& plan) {
   if (!i) return json(nullptr);
   const VerifiedPoint& p = r.verified[*i];
-  KV_ASSIGN_OR_RETURN(const CachePolicy policy, CachePolicy::Parse(p.spec));
+  KV_ASSIGN_OR_RETURN(const CacheConfig policy, CacheConfig::Parse(p.spec));
   KV_ASSIGN_OR_RETURN(const auto engines, SettingsFor(policy, Config(plan), r.target_ctx));
   const DeployContext d{p.spec, plan.options.model, &Config(plan), r.target_ctx};
   json deploy = DeployJson(d, engines);
@@ -143,11 +143,11 @@ json FrontsJson(const RecommendResult& r) {
 
 }  // namespace
 
-std::string EngineLines(const std::vector<EngineSettings>& engines, const std::string& indent,
+std::string EngineLines(const std::vector<TargetSettings>& engines, const std::string& indent,
                         const std::map<std::string, bool>& verdicts, const ModelConfig& config, int target_ctx) {
   std::string s;
-  for (const EngineSettings& e : engines) {
-    s += indent + PadColumn(std::string(EngineName(e.engine)), 14);
+  for (const TargetSettings& e : engines) {
+    s += indent + PadColumn(std::string(TargetName(e.engine)), 14);
     if (e.exact) {
       s += JoinWith(e.flags, " ") + "\n";
       continue;
@@ -155,7 +155,7 @@ std::string EngineLines(const std::vector<EngineSettings>& engines, const std::s
     s += "not exact (" + e.why_not + "); ";
     const Closest c = ClosestVerified(e, verdicts);
     if (c.passing) {
-      const EngineSettings p = SettingsForEngine(e.engine, c.passing->second, config, target_ctx);
+      const TargetSettings p = SettingsForTarget(e.engine, c.passing->second, config, target_ctx);
       s += "closest that passes " + c.passing->first + " (verified): " + JoinWith(p.flags, " ") + "\n";
     } else if (!c.failed.empty()) {
       s += "none of its closest configurations passes (verified: " + JoinWith(c.failed, ", ") + ")\n";
@@ -280,7 +280,7 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
   for (size_t i : shown) {
     const VerifiedPoint& p = r.verified[i];
-    auto policy = CachePolicy::Parse(p.spec);
+    auto policy = CacheConfig::Parse(p.spec);
     if (!policy) continue;
     auto engines = SettingsFor(*policy, Config(plan), r.target_ctx);
     if (!engines) continue;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 #include "decide/recommend/recommend.h"
 
 namespace kvaudit {
@@ -20,7 +20,7 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan);
 // first of its approximations (closest first) that this run verified and that passed, with the
 // settings for it; or, when every one verified failed, that none passes; or the closest one,
 // marked "not verified". verdicts: canonical spec -> pass, of every configuration this run judged.
-std::string EngineLines(const std::vector<EngineSettings>& engines, const std::string& indent,
+std::string EngineLines(const std::vector<TargetSettings>& engines, const std::string& indent,
                         const std::map<std::string, bool>& verdicts, const ModelConfig& config, int target_ctx);
 // The verdicts of a recommendation's verified points, for EngineLines.
 std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r);

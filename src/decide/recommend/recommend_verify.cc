@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 #include "decide/gate/gate_inputs.h"
 #include "probe/session.h"
 #include "run/fingerprint.h"
@@ -13,7 +13,7 @@ namespace kvaudit {
 namespace {
 
 std::string Canonical(const std::string& spec) {
-  auto p = CachePolicy::Parse(spec);
+  auto p = CacheConfig::Parse(spec);
   KV_CHECK_MSG(p.ok(), spec.c_str());
   return p->spec();
 }
@@ -143,11 +143,11 @@ std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& 
            std::any_of(out.begin(), out.end(), same);
   };
   for (const std::string& spec : specs) {
-    auto policy = CachePolicy::Parse(spec);
+    auto policy = CacheConfig::Parse(spec);
     if (!policy) continue;
     auto engines = SettingsFor(*policy, config, target_ctx);
     if (!engines) continue;
-    for (const EngineSettings& e : *engines) {
+    for (const TargetSettings& e : *engines) {
       for (const std::string& a : e.exact ? std::vector<std::string>{} : e.approximations) {
         const std::string c = Canonical(a);
         if (known(c)) continue;

@@ -37,7 +37,7 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
                                         std::optional<double> kld_mean_max, int per_layer_points, int round,
                                         const std::string& baseline_spec);
 
-// Round 3: every approximation (decide/targets/engine_settings.h, closest first) that an engine which
+// Round 3: every approximation (decide/targets/target_settings.h, closest first) that an engine which
 // cannot store one of `specs` exactly runs instead, not verified yet and not the baseline, as
 // points with no shape; their bytes come from the verification's eval.
 std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& specs,

@@ -49,7 +49,7 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
   m.parts_.resize(parts.size());
   for (Part& p : parts) m.parts_[Index(p.layer, p.tensor)] = std::move(p);
   m.quantum_ = QuantumFor(m.parts_);
-  std::optional<AttentionEngine> engine;
+  std::optional<AttentionMode> engine;
   for (const Part& p : m.parts_) {
     KV_CHECK_MSG(!p.choices.empty() && p.choices.size() <= kMaxChoices,
                  (PartName(p) + ": 1 to 16 choices per part").c_str());
@@ -74,8 +74,8 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
       cands.push_back(std::move(*cand));
     }
   }
-  m.engine_ = engine.value_or(AttentionEngine::kNative);
-  if (m.engine_ == AttentionEngine::kLlamaCpp) m.CheckLlamaCppChoices();
+  m.engine_ = engine.value_or(AttentionMode::kNative);
+  if (m.engine_ == AttentionMode::kLlamaCpp) m.CheckLlamaCppChoices();
   m.BuildCompat();
   return m;
 }
@@ -100,7 +100,7 @@ void MixProblem::BuildCompat() {
 }
 
 // Under engine=llama.cpp the grammar accepts only llama.cpp's cache types and no kvaudit-only
-// protection (kv/policy/cache_policy_validate.cc), whatever the model: a choice set that breaks
+// protection (kv/config/cache_config_validate.cc), whatever the model: a choice set that breaks
 // this would render specs that no cache accepts.
 void MixProblem::CheckLlamaCppChoices() const {
   for (size_t i = 0; i < parts_.size(); ++i) {

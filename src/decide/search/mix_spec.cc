@@ -32,8 +32,8 @@ std::string Join(const std::map<std::string, std::string>& settings) {
 
 // The policy of one (layer, head) given as a settings map (k, v, modifiers). The map was built
 // from parsed candidates, so it parses.
-HeadPolicy PolicyOf(const std::map<std::string, std::string>& settings) {
-  auto policy = CachePolicy::Parse(Join(settings));
+HeadConfig PolicyOf(const std::map<std::string, std::string>& settings) {
+  auto policy = CacheConfig::Parse(Join(settings));
   KV_CHECK_MSG(policy.ok(), policy.ok() ? "" : policy.error().message.c_str());
   return policy->ForHead(0, 0);
 }
@@ -58,7 +58,7 @@ std::optional<Error> ReadModifiers(std::string_view text, const std::vector<std:
       if (value != "native" && value != "llama.cpp") {
         return CandidateError(text, "engine=" + value + " is not known", "use engine=native or engine=llama.cpp");
       }
-      c.engine = value == "native" ? AttentionEngine::kNative : AttentionEngine::kLlamaCpp;
+      c.engine = value == "native" ? AttentionMode::kNative : AttentionMode::kLlamaCpp;
       continue;
     }
     if (std::find(std::begin(kModifierKeys), std::end(kModifierKeys), key) == std::end(kModifierKeys)) {
@@ -101,7 +101,7 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
   // The values are checked by the --kv grammar itself (its message, which has its own hint, is
   // given for the candidate); its canonical spec orders the keys.
   const std::string spec = "k=" + items[0] + (c.settings.empty() ? "" : "," + Join(c.settings));
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   if (!policy.ok()) {
     const std::string& m = policy.error().message;
     const std::string prefix = "--kv \"" + spec + "\": ";
@@ -109,18 +109,18 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
                     "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
   }
   c.text = policy->spec().substr(2);  // "k=q4_0,rot=1" -> "q4_0,rot=1"
-  if (c.engine) c.text += *c.engine == AttentionEngine::kNative ? ",engine=native" : ",engine=llama.cpp";
+  if (c.engine) c.text += *c.engine == AttentionMode::kNative ? ",engine=native" : ",engine=llama.cpp";
   return c;
 }
 
-TensorStorage StorageOf(const HeadPolicy& p, char tensor, AttentionEngine engine) {
+TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode engine) {
   TensorStorage s;
   s.format = tensor == 'k' ? p.k : p.v;
   if (IsFullPrecision(s.format)) return s;  // modifiers act on quantized tensors only (kv/store/row_store.cc)
   s.sink = p.sink;
   s.recent = p.Recent();
   // Native: rot=auto is off; engine=llama.cpp: auto rotates like rot=1 (docs/formats.md, `rot`).
-  s.rotated = engine == AttentionEngine::kNative ? p.rot == RotationMode::kOn : p.rot != RotationMode::kOff;
+  s.rotated = engine == AttentionMode::kNative ? p.rot == RotationMode::kOn : p.rot != RotationMode::kOff;
   if (IsFp8(s.format)) s.scale = p.scale, s.scale_by = p.scale_by;
   if (IsIntGroup(s.format)) s.group = p.IntGroup();
   if (IsKivi(s.format)) s.group = p.KiviGroup();
@@ -128,12 +128,12 @@ TensorStorage StorageOf(const HeadPolicy& p, char tensor, AttentionEngine engine
   return s;
 }
 
-TensorStorage StorageOf(const Candidate& c, char tensor, AttentionEngine engine) {
+TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode engine) {
   return StorageOf(PolicyOf(AloneSettings(c, tensor)), tensor, engine);
 }
 
 std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
-                                                             AttentionEngine engine) {
+                                                             AttentionMode engine) {
   const TensorStorage want_k = StorageOf(k, 'k', engine), want_v = StorageOf(v, 'v', engine);
   std::map<std::string, std::string> merged = k.settings;
   std::vector<std::pair<std::string, std::string>> conflicts;  // [n] key, V's value where K gives another
@@ -151,7 +151,7 @@ std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k,
     for (size_t i = 0; i < conflicts.size(); ++i) {
       if (mask >> i & 1) trial[conflicts[i].first] = conflicts[i].second;
     }
-    const HeadPolicy p = PolicyOf(trial);
+    const HeadConfig p = PolicyOf(trial);
     if (StorageOf(p, 'k', engine) == want_k && StorageOf(p, 'v', engine) == want_v) return trial;
   }
   return std::nullopt;
@@ -164,8 +164,8 @@ namespace {
 // has no explicit neutral value, e.g. group= beside int4 and KIVI tensors of default groups).
 std::optional<std::map<std::string, std::string>> OverrideFor(const std::map<std::string, std::string>& base,
                                                               const std::map<std::string, std::string>& want,
-                                                              AttentionEngine engine) {
-  const HeadPolicy target = PolicyOf(want);
+                                                              AttentionMode engine) {
+  const HeadConfig target = PolicyOf(want);
   const TensorStorage want_k = StorageOf(target, 'k', engine), want_v = StorageOf(target, 'v', engine);
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : want) {
@@ -175,7 +175,7 @@ std::optional<std::map<std::string, std::string>> OverrideFor(const std::map<std
   auto stores_alike = [&](const std::map<std::string, std::string>& over) {
     std::map<std::string, std::string> layer = base;
     for (const auto& [key, value] : over) layer[key] = value;
-    const HeadPolicy p = PolicyOf(layer);
+    const HeadConfig p = PolicyOf(layer);
     return StorageOf(p, 'k', engine) == want_k && StorageOf(p, 'v', engine) == want_v;
   };
   if (stores_alike(out)) return out;
@@ -201,7 +201,7 @@ std::string Range(int first, int last) {
 
 // The spec with `base` as the default segment, or "" when some layer cannot be reached from it.
 std::string RenderWithBase(const std::map<std::string, std::string>& base,
-                           const std::vector<std::map<std::string, std::string>>& layers, AttentionEngine engine) {
+                           const std::vector<std::map<std::string, std::string>>& layers, AttentionMode engine) {
   std::vector<std::map<std::string, std::string>> over;  // [n_layers] keys beyond the default
   for (const auto& want : layers) {
     auto o = OverrideFor(base, want, engine);
@@ -216,7 +216,7 @@ std::string RenderWithBase(const std::map<std::string, std::string>& base,
     if (!over[i].empty()) spec += ";layers=" + Range(i, j) + ":" + Join(over[i]);
     i = j + 1;
   }
-  auto canonical = CachePolicy::Parse(spec);
+  auto canonical = CacheConfig::Parse(spec);
   KV_CHECK(canonical.ok());
   return canonical->spec();
 }
@@ -234,7 +234,7 @@ const Candidate* MostCommon(const std::vector<LayerCandidates>& layers, Key key)
 
 }  // namespace
 
-std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionEngine engine) {
+std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode engine) {
   KV_CHECK(!layers.empty());
   std::vector<std::map<std::string, std::string>> wanted;  // [n_layers] the settings of each layer
   for (const LayerCandidates& l : layers) {
@@ -259,11 +259,11 @@ std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionE
   KV_CHECK(!best.empty());
   // Every choice came through ParseCandidate and every rendering through RenderWithBase: a spec
   // that does not parse back is a bug in them, reported with the parser's own message.
-  const Expected<CachePolicy> parsed = CachePolicy::Parse(best);
+  const Expected<CacheConfig> parsed = CacheConfig::Parse(best);
   KV_CHECK_MSG(parsed.ok(), ("rendered spec " + best + " does not parse: " + parsed.error().message).c_str());
-  const CachePolicy& policy = parsed.value();
+  const CacheConfig& policy = parsed.value();
   for (size_t i = 0; i < layers.size(); ++i) {
-    const HeadPolicy p = policy.ForHead(static_cast<int>(i), 0);
+    const HeadConfig p = policy.ForHead(static_cast<int>(i), 0);
     KV_CHECK_MSG(StorageOf(p, 'k', engine) == StorageOf(*layers[i].k, 'k', engine) &&
                      StorageOf(p, 'v', engine) == StorageOf(*layers[i].v, 'v', engine),
                  ("rendered spec " + best + " does not store layer " + std::to_string(i) + " as chosen").c_str());
@@ -277,7 +277,7 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   const std::string engine = c.engine ? EngineSuffix(*c.engine) : "";
   std::string part = std::string(1, tensor) + "=" + std::string(KvFormatName(c.format));
   if (!c.settings.empty()) part += "," + Join(c.settings);
-  auto policy = CachePolicy::Parse("k=f16,v=f16" + engine + ";layers=" + std::to_string(layer) + ":" + part);
+  auto policy = CacheConfig::Parse("k=f16,v=f16" + engine + ";layers=" + std::to_string(layer) + ":" + part);
   KV_CHECK(policy.ok());
   KV_ASSIGN_OR_RETURN(auto cache, MakeCache(config, *policy, calib, ctx));
   // An f16 tensor holds exactly 2 bytes per element and token (docs/formats.md), so the rest is a
@@ -288,8 +288,6 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   return cache->bytes_per_token() - rest;
 }
 
-std::string EngineSuffix(AttentionEngine engine) {
-  return engine == AttentionEngine::kLlamaCpp ? ",engine=llama.cpp" : "";
-}
+std::string EngineSuffix(AttentionMode engine) { return engine == AttentionMode::kLlamaCpp ? ",engine=llama.cpp" : ""; }
 
 }  // namespace kvaudit

@@ -3,7 +3,7 @@
 // spec of a whole assignment. The search (decide/search/mix_search.h) works on these; `recommend` verifies
 // the rendered specs end to end.
 //
-// What the grammar can express per layer (docs/formats.md, src/kv/policy/cache_policy.cc): every
+// What the grammar can express per layer (docs/formats.md, src/kv/config/cache_config.cc): every
 // key but `engine` may be set per layer (and per KV head), but the keys other than k and v belong
 // to the (layer, head), not to one tensor: `layers=3:k=q4_0,v=q8_0,rot=1` rotates both, and a
 // modifier applies to each tensor of the layer that is quantized (kv/store/row_store.cc,
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "kv/policy/cache_policy.h"
-#include "kv/policy/calibration.h"
+#include "kv/config/cache_config.h"
+#include "kv/config/calibration.h"
 #include "model/config.h"
 
 namespace kvaudit {
@@ -29,7 +29,7 @@ namespace kvaudit {
 struct Candidate {
   KvFormat format = KvFormat::kF16;
   std::map<std::string, std::string> settings;  // modifier key -> value as written (no k, v, engine)
-  std::optional<AttentionEngine> engine;        // `engine=` when the text names it (whole-cache)
+  std::optional<AttentionMode> engine;          // `engine=` when the text names it (whole-cache)
   std::string text;                             // canonical: the format, then the keys in grammar order
 };
 
@@ -39,7 +39,7 @@ struct Candidate {
 // layer's K instead.
 Expected<Candidate> ParseCandidate(std::string_view text, char tensor);
 
-// What decides how one tensor of one (layer, head) is stored, as the stores read a HeadPolicy:
+// What decides how one tensor of one (layer, head) is stored, as the stores read a HeadConfig:
 // the format, and for a quantized format its protections and codec settings. Settings that do
 // not act on the tensor are left at their zero values, so two policies store a tensor alike
 // exactly when their TensorStorage compare equal (over-strict for a few no-op combinations, e.g.
@@ -52,20 +52,20 @@ struct TensorStorage {
   Fp8ScaleBy scale_by = Fp8ScaleBy::kLayer;
   bool operator==(const TensorStorage&) const = default;
 };
-TensorStorage StorageOf(const HeadPolicy& p, char tensor, AttentionEngine engine);
+TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode engine);
 // The storage a candidate was measured with: its tensor quantized so, the other one at f16.
-TensorStorage StorageOf(const Candidate& c, char tensor, AttentionEngine engine);
+TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode engine);
 
 // The settings of one layer (k=, v= and modifiers, in a canonical map) under which K is stored
 // as `k` and V as `v` were measured, or nullopt when no such settings exist (the two candidates
 // set a shared modifier differently on two quantized tensors, or one's defaults change the other:
 // a KIVI K makes the layer's recent window 128 for a quantized V too).
 std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
-                                                             AttentionEngine engine);
+                                                             AttentionMode engine);
 
 // ",engine=llama.cpp" for llama.cpp's attention emulation, "" for the native engine: the whole-
 // cache key a spec carries in its default segment.
-std::string EngineSuffix(AttentionEngine engine);
+std::string EngineSuffix(AttentionMode engine);
 
 struct LayerCandidates {
   const Candidate* k = nullptr;
@@ -78,14 +78,14 @@ struct LayerCandidates {
 // one `layers=a-b:` segment, K and V keys together; `engine=` goes in the default segment. The
 // result parses back to exactly these storages per (layer, tensor) (checked: KV_CHECK). Every
 // layer's pair must ShareLayer.
-std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionEngine engine);
+std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode engine);
 
 // Bytes per token (kvaudit's accounting, docs/formats.md) that storing `tensor` of `layer` as `c`
 // adds to a cache whose other tensors are f16: bytes_per_token of that spec minus the f16 rest,
 // i.e. ⌈this part's bytes at ctx / ctx⌉. calib: needed by scale=calib and outliers= candidates
 // (their bytes do not depend on its values). Under the candidate's engine (native when it names
 // none; a format's bytes are the same in both). Errors (exit 2): the candidate does not fit the
-// model (CachePolicy::Validate).
+// model (CacheConfig::Validate).
 Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate& c, int layer, char tensor, int ctx,
                                      const KvCalibration* calib);
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "decide/sensitivity/sensitivity_report.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "run/jsonl_journal.h"
 #include "run/run_dir.h"
 
@@ -15,7 +15,7 @@ constexpr size_t kAllQuantized = 0, kKOnly = 1, kVOnly = 2, kProxyConfigs = 3;
 
 // A generated spec is checked against the model like a --kv, and its error names the candidate.
 Status ValidateSpec(const std::string& spec, const FormatCandidate& c, const ModelConfig& cfg, bool have_calib) {
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   Status st = policy.ok() ? policy->Validate(cfg, have_calib) : Status(policy.error());
   if (!st.ok()) return BadInput("--formats " + c.name() + ": " + st.error().message);
   return Status::Ok();
@@ -90,7 +90,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
   }
   const ModelConfig& cfg = engine.model->config();
   const bool have_calib = !o.kv.kv_calib.empty();
-  KV_ASSIGN_OR_RETURN(const CachePolicy baseline, CachePolicy::FromArgument(o.kv.baseline, "--baseline"));
+  KV_ASSIGN_OR_RETURN(const CacheConfig baseline, CacheConfig::FromArgument(o.kv.baseline, "--baseline"));
   KV_RETURN_IF_ERROR(baseline.Validate(cfg, have_calib));
   std::vector<CandidateSpecs> specs;
   EvalOptions e;

@@ -21,6 +21,7 @@
 #include "decide/sensitivity/sensitivity_proxy.h"
 #include "decide/sensitivity/sensitivity_specs.h"
 #include "eval/session.h"
+#include "run/job_options.h"
 #include "run/shard_manifest.h"
 
 namespace kvaudit {
@@ -31,23 +32,17 @@ enum class SensitivityStage { kProxy, kFull, kAuto };
 Expected<SensitivityStage> ParseStage(const std::string& name);  // "proxy", "full", "auto"
 std::string StageName(SensitivityStage stage);
 
-struct SensitivityOptions {
-  std::string model;
-  int threads = 0;
-  KvConfigOptions kv;                // baseline and calibration text; kv.kv is unused
+struct SensitivityOptions : JobOptions {
+  SensitivityOptions() { out = "kvaudit-sensitivity"; }
   std::vector<std::string> formats;  // --formats values (ParseCandidates)
   std::string stage = "auto";
-  std::string data;                            // the calibration text
   int ctx = 0, windows = 0, first_window = 0;  // as eval's
   int attn_samples = 32;                       // the proxy's diagnosis samples per window (eval --attn-samples)
-  std::string out = "kvaudit-sensitivity";
-  bool restart = false;
-  // --shard I/N (docs/scale-out.md "Staged jobs"): a round of this shard. The parts stage needs
+  // With --shard I/N (JobOptions::shard; docs/scale-out.md "Staged jobs"): a round of this shard. The parts stage needs
   // the proxy stage of every window, so it runs in rounds: the first computes the shard's proxy
   // windows into out/proxy; `kvaudit merge` of the shards writes MERGED/proxy; the next round
   // (`--merged MERGED`) resumes that wholly, selects the parts and computes the shard's windows
   // of the parts stage into out/<stage>; a final unsharded run with --out MERGED writes results.
-  ShardSpec shard;
   std::string merged;  // --merged: where the shards' earlier rounds were merged ("" = none yet)
 };
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "kv/formats/format_table.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 namespace {
@@ -72,7 +72,7 @@ std::string Join(const std::map<std::string, std::string>& settings) {
 
 // The spec in canonical form, or BadInput naming the candidate.
 Expected<std::string> Canonical(const std::string& spec, const FormatCandidate& c) {
-  auto policy = CachePolicy::Parse(spec);
+  auto policy = CacheConfig::Parse(spec);
   if (!policy.ok()) return BadInput("--formats " + c.name() + ": " + policy.error().message);
   return policy->spec();
 }

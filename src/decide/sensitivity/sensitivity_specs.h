@@ -40,7 +40,7 @@ struct FormatCandidate {
 // when the specs are parsed.
 Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::string>& args);
 
-// The specs of one candidate against a baseline, all canonical (kv/policy CachePolicy::spec).
+// The specs of one candidate against a baseline, all canonical (kv/config CacheConfig::spec).
 // A protection is a per-(layer, KV head) setting of the grammar, shared by K and V: it stays on
 // the other tensor of a part's layer, and does nothing to a tensor stored in the baseline's
 // unquantized format.

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <optional>
 
-#include "decide/targets/engines.h"
+#include "decide/targets/targets.h"
 
 namespace kvaudit {
 namespace {
 
 struct Caps {
-  InferenceEngine engine;
+  DeployTarget engine;
   std::string name;
   std::string dtype_knob;      // where the cache dtype is set
   std::vector<KvFormat> have;  // full-precision types (as the model dtype) and fp8 types
@@ -25,7 +25,7 @@ struct Caps {
 };
 
 const Caps& VllmCaps() {
-  static const Caps c{InferenceEngine::kVllm,
+  static const Caps c{DeployTarget::kVllm,
                       "vLLM",
                       "--kv-cache-dtype",
                       {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2},
@@ -41,7 +41,7 @@ const Caps& VllmCaps() {
 const Caps& SglangCaps() {
   // quantized_kv_cache.md: "Currently, only per-tensor (scalar) scaling factors are supported";
   // per-layer dtypes (PR #17530) were not merged. --page-size defaults to 1.
-  static const Caps c{InferenceEngine::kSglang,
+  static const Caps c{DeployTarget::kSglang,
                       "SGLang",
                       "--kv-cache-dtype",
                       {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2},
@@ -55,7 +55,7 @@ const Caps& SglangCaps() {
 }
 
 const Caps& TrtCaps() {
-  static const Caps c{InferenceEngine::kTensorRtLlm,
+  static const Caps c{DeployTarget::kTensorRtLlm,
                       "TensorRT-LLM",
                       "KvCacheConfig dtype",
                       {KvFormat::kF16, KvFormat::kBF16},
@@ -74,7 +74,7 @@ const Caps& TrtCaps() {
 struct Plan {
   std::optional<KvFormat> fp8, full;
   std::vector<int> full_layers;
-  HeadPolicy fp8_policy;
+  HeadConfig fp8_policy;
 };
 
 std::string DtypeList(const Caps& caps) {
@@ -114,12 +114,12 @@ std::string LayerReason(const PolicyView& v, const Caps& caps, Plan& plan) {
 std::string ScaleReason(const PolicyView& v, const Caps& caps, const Plan& plan) {
   if (!plan.fp8) return "";
   for (int i = 0; i < v.n_layers(); ++i) {
-    const HeadPolicy& p = v.policies[i];
+    const HeadConfig& p = v.policies[i];
     if (IsFp8(p.k) && (p.scale != plan.fp8_policy.scale || p.scale_by != plan.fp8_policy.scale_by)) {
       return caps.name + " has one scale setting for all quantized layers";
     }
   }
-  const HeadPolicy& p = plan.fp8_policy;
+  const HeadConfig& p = plan.fp8_policy;
   if (p.scale == Fp8ScaleMode::kDynamic)
     return "scale=dynamic (an f32 scale per 32 elements) has no " + caps.name + " equivalent";
   if (p.scale == Fp8ScaleMode::kUnit)
@@ -136,10 +136,10 @@ std::string ScaleReason(const PolicyView& v, const Caps& caps, const Plan& plan)
 std::vector<std::string> Reasons(const PolicyView& v, const Caps& caps, Plan* out_plan) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
-  if (v.engine == AttentionEngine::kLlamaCpp)
+  if (v.engine == AttentionMode::kLlamaCpp)
     why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic, not " + caps.name + "'s");
   if (v.heads_differ) why.push_back(caps.name + " has one KV cache dtype for all KV heads");
-  for (const HeadPolicy& p : v.policies) {
+  for (const HeadConfig& p : v.policies) {
     if (p.rot == RotationMode::kOn) {
       why.push_back("no rotation of the KV cache was found in " + caps.name + "'s documentation (rot=1)");
       break;
@@ -156,7 +156,7 @@ std::vector<std::string> Reasons(const PolicyView& v, const Caps& caps, Plan* ou
 
 std::vector<std::string> Candidates(const PolicyView& v, const Caps& caps) {
   std::string extra;
-  for (const HeadPolicy& p : v.policies) {
+  for (const HeadConfig& p : v.policies) {
     if (!IsFp8(p.k) && !IsFp8(p.v)) continue;
     // The nearest scale the engine has: calibrated per-layer scales for dynamic or per-head ones.
     if (p.scale == Fp8ScaleMode::kCalib && p.scale_by == Fp8ScaleBy::kHead && caps.calib_head)
@@ -189,11 +189,11 @@ std::string Joined(const std::vector<int>& v) {
 
 void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& notes) {
   if (!plan.fp8) return;
-  const HeadPolicy& p = plan.fp8_policy;
+  const HeadConfig& p = plan.fp8_policy;
   if (p.scale == Fp8ScaleMode::kUnit) {
     notes.push_back("fp8 scales are 1.0 when the checkpoint carries none (the spec's scale=unit); " + caps.name +
                     " loads k/v scales a checkpoint does carry");
-  } else if (caps.engine == InferenceEngine::kVllm) {
+  } else if (caps.engine == DeployTarget::kVllm) {
     notes.push_back(
         std::string("scale=calib needs a checkpoint with calibrated scales (llm-compressor kv_cache_scheme, "
                     "strategy \"") +
@@ -208,7 +208,7 @@ void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& no
   }
 }
 
-void VllmRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void VllmRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, VllmCaps(), &plan);
   out.flags = {"--kv-cache-dtype " + (plan.fp8 ? std::string(KvFormatName(*plan.fp8)) : std::string("auto"))};
@@ -237,7 +237,7 @@ void VllmRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettin
                                 ScaleBytes(plan, c, v.n_layers() - static_cast<int>(plan.full_layers.size())));
 }
 
-void SglangRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void SglangRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, SglangCaps(), &plan);
   std::string dtype = plan.fp8 ? std::string(KvFormatName(*plan.fp8)) : plan.full == KvFormat::kBF16 ? "bf16" : "auto";
@@ -256,7 +256,7 @@ void SglangRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSett
       PagedCacheMemory(v.layers, c, ctx, SglangCaps().block_tokens, ScaleBytes(plan, c, plan.fp8 ? v.n_layers() : 0));
 }
 
-void TrtRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void TrtRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   out.flags = {"kv_cache_config=KvCacheConfig(dtype=\"auto\")"};
   out.command_example =
       "LLM(model=\"<model>\", kv_cache_config=KvCacheConfig(dtype=\"auto\", max_tokens=" + std::to_string(ctx) + "))";
@@ -279,19 +279,19 @@ std::vector<std::string> CandidatesWith(const PolicyView& v, const ModelConfig&)
 
 }  // namespace
 
-const EngineImpl& VllmEngine() {
-  static const EngineImpl impl{InferenceEngine::kVllm, AnalyzeWith<VllmCaps>, CandidatesWith<VllmCaps>, VllmRender};
+const TargetRules& VllmEngine() {
+  static const TargetRules impl{DeployTarget::kVllm, AnalyzeWith<VllmCaps>, CandidatesWith<VllmCaps>, VllmRender};
   return impl;
 }
 
-const EngineImpl& SglangEngine() {
-  static const EngineImpl impl{InferenceEngine::kSglang, AnalyzeWith<SglangCaps>, CandidatesWith<SglangCaps>,
-                               SglangRender};
+const TargetRules& SglangEngine() {
+  static const TargetRules impl{DeployTarget::kSglang, AnalyzeWith<SglangCaps>, CandidatesWith<SglangCaps>,
+                                SglangRender};
   return impl;
 }
 
-const EngineImpl& TensorRtLlmEngine() {
-  static const EngineImpl impl{InferenceEngine::kTensorRtLlm, AnalyzeWith<TrtCaps>, CandidatesWith<TrtCaps>, TrtRender};
+const TargetRules& TensorRtLlmEngine() {
+  static const TargetRules impl{DeployTarget::kTensorRtLlm, AnalyzeWith<TrtCaps>, CandidatesWith<TrtCaps>, TrtRender};
   return impl;
 }
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "decide/targets/engines.h"
+#include "decide/targets/targets.h"
 
 namespace kvaudit {
 namespace {
@@ -69,7 +69,7 @@ int IkBlock(int head_dim) {
 // engine=llama.cpp mainline's blocks (K: largest power of two >= 64 dividing head_dim, V: 64).
 int SpecBlock(const PolicyView& v, bool is_k) {
   const RotationMode rot = v.policies.front().rot;
-  if (v.engine == AttentionEngine::kNative) return rot == RotationMode::kOn ? v.head_dim : 0;
+  if (v.engine == AttentionMode::kNative) return rot == RotationMode::kOn ? v.head_dim : 0;
   if (rot == RotationMode::kOff || v.head_dim % 64 != 0) return 0;
   if (!is_k) return 64;
   int n = 64;
@@ -104,7 +104,7 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
   if (v.heads_differ) why.push_back("ik_llama.cpp has one K type and one V type for all KV heads of a layer");
-  for (const HeadPolicy& p : v.policies) {
+  for (const HeadConfig& p : v.policies) {
     if (p.rot != v.policies.front().rot) {
       why.push_back("rotation is one setting for all layers in ik_llama.cpp (-khad, -vhad)");
       break;
@@ -133,7 +133,7 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
 std::vector<std::string> IkCandidates(const PolicyView& v, const ModelConfig&) {
   const RotationMode rot = v.policies.front().rot;
   std::string extra;
-  if (v.engine == AttentionEngine::kLlamaCpp)
+  if (v.engine == AttentionMode::kLlamaCpp)
     extra = rot == RotationMode::kOff ? "rot=0,engine=llama.cpp" : "engine=llama.cpp";
   else if (rot == RotationMode::kOn)
     extra = "rot=1";
@@ -148,7 +148,7 @@ void AddTypeFlags(const FirstLast& fl, const std::string& kv, std::vector<std::s
     flags.push_back("-ct" + kv + "-last " + std::string(KvFormatName(fl.last)) + "," + std::to_string(fl.n_last));
 }
 
-void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const FirstLast k = *FitFirstLast(Column(v, true)), vv = *FitFirstLast(Column(v, false));
   AddTypeFlags(k, "k", out.flags);
   AddTypeFlags(vv, "v", out.flags);
@@ -178,8 +178,8 @@ void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings
 
 }  // namespace
 
-const EngineImpl& IkLlamaCppEngine() {
-  static const EngineImpl impl{InferenceEngine::kIkLlamaCpp, IkAnalyze, IkCandidates, IkRender};
+const TargetRules& IkLlamaCppEngine() {
+  static const TargetRules impl{DeployTarget::kIkLlamaCpp, IkAnalyze, IkCandidates, IkRender};
   return impl;
 }
 

@@ -5,7 +5,7 @@
 // fs/ggml/ggml.go SupportsKVCacheType, llm/llama_server.go, LLAMA_CPP_VERSION (b10488).
 #include <algorithm>
 
-#include "decide/targets/engines.h"
+#include "decide/targets/targets.h"
 
 namespace kvaudit {
 namespace {
@@ -32,8 +32,7 @@ int DefaultRotBlock(bool is_k, KvFormat f, int head_dim) {
 // only, docs/formats.md); engine=llama.cpp rot=auto/1 llama.cpp's own blocks; else 0.
 int SpecRotBlock(const PolicyView& v, bool is_k, KvFormat f) {
   const RotationMode rot = v.policies.front().rot;
-  if (v.engine == AttentionEngine::kLlamaCpp)
-    return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
+  if (v.engine == AttentionMode::kLlamaCpp) return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
   return rot == RotationMode::kOn && !IsFullPrecision(f) ? v.head_dim : 0;
 }
 
@@ -70,7 +69,7 @@ std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& eng
   if (v.heads_differ) why.push_back(engine + " has one K type and one V type for all KV heads");
   if (!v.FormatsUniform()) why.push_back(engine + " has one K type and one V type for all layers");
   bool rot_uniform = true;
-  for (const HeadPolicy& p : v.policies) rot_uniform = rot_uniform && p.rot == v.policies.front().rot;
+  for (const HeadConfig& p : v.policies) rot_uniform = rot_uniform && p.rot == v.policies.front().rot;
   if (!rot_uniform) why.push_back("rotation is one setting for all layers in " + engine + " (LLAMA_ATTN_ROT_DISABLE)");
   const LayerKv l = v.layers.front();
   if (same_kv && l.k != l.v) why.push_back(engine + " has one type for K and V (OLLAMA_KV_CACHE_TYPE)");
@@ -91,9 +90,9 @@ std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& eng
 // llama.cpp's own default rotation (engine=llama.cpp), the first of each leading; f16 last.
 std::vector<std::string> GgmlCandidates(const PolicyView& v, const std::vector<KvFormat>& types, bool same_kv) {
   bool rotated = false;
-  for (const HeadPolicy& p : v.policies) {
+  for (const HeadConfig& p : v.policies) {
     rotated =
-        rotated || (v.engine == AttentionEngine::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
+        rotated || (v.engine == AttentionMode::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
   }
   std::vector<std::string> mine = StandInSpecs(v, types, same_kv, /*per_layer=*/false, rotated ? "rot=1" : "");
   std::vector<std::string> theirs = StandInSpecs(v, types, same_kv, false, "engine=llama.cpp");
@@ -109,7 +108,7 @@ std::vector<std::string> GgmlCandidates(const PolicyView& v, const std::vector<K
 // The kvaudit spec that measures what llama.cpp runs: its CPU flash attention emulated, rotation
 // as set (docs/formats.md "engine=llama.cpp: what is emulated").
 std::string MeasureSpec(const LayerKv& l, bool disable) {
-  auto p = CachePolicy::Parse(PairSpec(l, disable ? "rot=0,engine=llama.cpp" : "engine=llama.cpp"));
+  auto p = CacheConfig::Parse(PairSpec(l, disable ? "rot=0,engine=llama.cpp" : "engine=llama.cpp"));
   return p ? p->spec() : "";
 }
 
@@ -160,7 +159,7 @@ std::vector<std::string> GgmlCandidatesOf(const PolicyView& v, const ModelConfig
   return kOllama ? GgmlCandidates(v, OllamaTypes(), true) : GgmlCandidates(v, LlamaCppCacheTypes(), false);
 }
 
-void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const LayerKv l = v.layers.front();
   const RotationFit r = FitRotation(v);
   const std::string k(KvFormatName(l.k)), vv(KvFormatName(l.v));
@@ -183,7 +182,7 @@ void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSe
   out.memory = GgmlCacheMemory(v.layers, c, ctx, kCellPadding);
 }
 
-void OllamaRender(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void OllamaRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const LayerKv l = v.layers.front();
   const RotationFit r = FitRotation(v);
   out.flags = {"OLLAMA_KV_CACHE_TYPE=" + std::string(KvFormatName(l.k))};
@@ -223,13 +222,13 @@ std::string PermutedKNote() {
          "channels than in kvaudit's native engine (docs/formats.md)";
 }
 
-const EngineImpl& LlamaCppEngine() {
-  static const EngineImpl impl{InferenceEngine::kLlamaCpp, GgmlAnalyze<false>, GgmlCandidatesOf<false>, LlamaCppRender};
+const TargetRules& LlamaCppEngine() {
+  static const TargetRules impl{DeployTarget::kLlamaCpp, GgmlAnalyze<false>, GgmlCandidatesOf<false>, LlamaCppRender};
   return impl;
 }
 
-const EngineImpl& OllamaEngine() {
-  static const EngineImpl impl{InferenceEngine::kOllama, GgmlAnalyze<true>, GgmlCandidatesOf<true>, OllamaRender};
+const TargetRules& OllamaEngine() {
+  static const TargetRules impl{DeployTarget::kOllama, GgmlAnalyze<true>, GgmlCandidatesOf<true>, OllamaRender};
   return impl;
 }
 

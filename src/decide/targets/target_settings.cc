@@ -1,30 +1,30 @@
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 
 #include <algorithm>
 #include <array>
 #include <optional>
 
-#include "decide/targets/engines.h"
+#include "decide/targets/targets.h"
 
 namespace kvaudit {
 namespace {
 
-constexpr std::array<InferenceEngine, 7> kEngines = {
-    InferenceEngine::kLlamaCpp, InferenceEngine::kIkLlamaCpp,  InferenceEngine::kOllama,      InferenceEngine::kVllm,
-    InferenceEngine::kSglang,   InferenceEngine::kTensorRtLlm, InferenceEngine::kTransformers};
+constexpr std::array<DeployTarget, 7> kEngines = {
+    DeployTarget::kLlamaCpp, DeployTarget::kIkLlamaCpp,  DeployTarget::kOllama,      DeployTarget::kVllm,
+    DeployTarget::kSglang,   DeployTarget::kTensorRtLlm, DeployTarget::kTransformers};
 
 // At most this many approximations: the caller verifies each end to end.
 constexpr size_t kMaxApproximations = 4;
 
-const EngineImpl& ImplOf(InferenceEngine e) {
+const TargetRules& ImplOf(DeployTarget e) {
   switch (e) {
-    case InferenceEngine::kLlamaCpp: return LlamaCppEngine();
-    case InferenceEngine::kIkLlamaCpp: return IkLlamaCppEngine();
-    case InferenceEngine::kOllama: return OllamaEngine();
-    case InferenceEngine::kVllm: return VllmEngine();
-    case InferenceEngine::kSglang: return SglangEngine();
-    case InferenceEngine::kTensorRtLlm: return TensorRtLlmEngine();
-    case InferenceEngine::kTransformers: return TransformersEngine();
+    case DeployTarget::kLlamaCpp: return LlamaCppEngine();
+    case DeployTarget::kIkLlamaCpp: return IkLlamaCppEngine();
+    case DeployTarget::kOllama: return OllamaEngine();
+    case DeployTarget::kVllm: return VllmEngine();
+    case DeployTarget::kSglang: return SglangEngine();
+    case DeployTarget::kTensorRtLlm: return TensorRtLlmEngine();
+    case DeployTarget::kTransformers: return TransformersEngine();
   }
   KV_CHECK_MSG(false, "unknown engine");
   return LlamaCppEngine();
@@ -32,8 +32,8 @@ const EngineImpl& ImplOf(InferenceEngine e) {
 
 // A candidate spec the engine runs exactly, as its view; nullopt when it is not valid for the
 // model or the engine would not run it as written.
-std::optional<PolicyView> ExactCandidate(const EngineImpl& impl, const std::string& spec, const ModelConfig& c) {
-  auto policy = CachePolicy::Parse(spec);
+std::optional<PolicyView> ExactCandidate(const TargetRules& impl, const std::string& spec, const ModelConfig& c) {
+  auto policy = CacheConfig::Parse(spec);
   if (!policy || !policy->Validate(c, /*have_calibration=*/true).ok()) return std::nullopt;
   PolicyView view = PolicyView::Of(*policy, c);
   if (!impl.analyze(view, c).empty()) return std::nullopt;
@@ -42,17 +42,17 @@ std::optional<PolicyView> ExactCandidate(const EngineImpl& impl, const std::stri
 
 }  // namespace
 
-std::span<const InferenceEngine> AllEngines() { return kEngines; }
+std::span<const DeployTarget> AllTargets() { return kEngines; }
 
-std::string_view EngineName(InferenceEngine e) {
+std::string_view TargetName(DeployTarget e) {
   switch (e) {
-    case InferenceEngine::kLlamaCpp: return "llama.cpp";
-    case InferenceEngine::kIkLlamaCpp: return "ik_llama.cpp";
-    case InferenceEngine::kOllama: return "ollama";
-    case InferenceEngine::kVllm: return "vLLM";
-    case InferenceEngine::kSglang: return "SGLang";
-    case InferenceEngine::kTensorRtLlm: return "TensorRT-LLM";
-    case InferenceEngine::kTransformers: return "transformers";
+    case DeployTarget::kLlamaCpp: return "llama.cpp";
+    case DeployTarget::kIkLlamaCpp: return "ik_llama.cpp";
+    case DeployTarget::kOllama: return "ollama";
+    case DeployTarget::kVllm: return "vLLM";
+    case DeployTarget::kSglang: return "SGLang";
+    case DeployTarget::kTensorRtLlm: return "TensorRT-LLM";
+    case DeployTarget::kTransformers: return "transformers";
   }
   return "?";
 }
@@ -96,11 +96,11 @@ std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<
   return out;
 }
 
-EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config,
+TargetSettings SettingsForTarget(DeployTarget engine, const CacheConfig& policy, const ModelConfig& config,
                                  int target_ctx) {
-  const EngineImpl& impl = ImplOf(engine);
+  const TargetRules& impl = ImplOf(engine);
   const PolicyView view = PolicyView::Of(policy, config);
-  EngineSettings out;
+  TargetSettings out;
   out.engine = engine;
   const std::vector<std::string> reasons = impl.analyze(view, config);
   if (reasons.empty()) {
@@ -126,14 +126,14 @@ EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& poli
   return out;
 }
 
-Expected<std::vector<EngineSettings>> SettingsFor(const CachePolicy& policy, const ModelConfig& config,
+Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& policy, const ModelConfig& config,
                                                   int target_ctx) {
   if (target_ctx < 1) {
     return BadInput("deploy: target context " + std::to_string(target_ctx) + " tokens; hint: pass --ctx N with N >= 1");
   }
   KV_RETURN_IF_ERROR(policy.Validate(config, /*have_calibration=*/true));
-  std::vector<EngineSettings> out;
-  for (InferenceEngine e : AllEngines()) out.push_back(SettingsForEngine(e, policy, config, target_ctx));
+  std::vector<TargetSettings> out;
+  for (DeployTarget e : AllTargets()) out.push_back(SettingsForTarget(e, policy, config, target_ctx));
   return out;
 }
 

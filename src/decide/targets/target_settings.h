@@ -14,18 +14,18 @@
 
 #include "base/status.h"
 #include "decide/targets/kv_memory.h"
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 
 namespace kvaudit {
 
-enum class InferenceEngine { kLlamaCpp, kIkLlamaCpp, kOllama, kVllm, kSglang, kTensorRtLlm, kTransformers };
+enum class DeployTarget { kLlamaCpp, kIkLlamaCpp, kOllama, kVllm, kSglang, kTensorRtLlm, kTransformers };
 
-std::span<const InferenceEngine> AllEngines();   // in the order above
-std::string_view EngineName(InferenceEngine e);  // "llama.cpp", "ik_llama.cpp", "ollama", "vLLM", ...
+std::span<const DeployTarget> AllTargets();   // in the order above
+std::string_view TargetName(DeployTarget e);  // "llama.cpp", "ik_llama.cpp", "ollama", "vLLM", ...
 
-struct EngineSettings {
-  InferenceEngine engine = InferenceEngine::kLlamaCpp;
+struct TargetSettings {
+  DeployTarget engine = DeployTarget::kLlamaCpp;
   bool exact = false;                       // the engine stores the same formats for the same tensors
                                             // with the same protections
   std::string why_not;                      // one line; empty when exact
@@ -41,12 +41,12 @@ struct EngineSettings {
   KvMemory memory;                 // of settings_for, in this engine's layout
 };
 
-// Every engine of AllEngines() for one configuration. Errors (exit 2): a spec the model cannot
-// take (CachePolicy::Validate, without the calibration requirement: nothing is computed here), or
+// Every engine of AllTargets() for one configuration. Errors (exit 2): a spec the model cannot
+// take (CacheConfig::Validate, without the calibration requirement: nothing is computed here), or
 // target_ctx < 1.
-Expected<std::vector<EngineSettings>> SettingsFor(const CachePolicy& policy, const ModelConfig& config, int target_ctx);
+Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& policy, const ModelConfig& config, int target_ctx);
 // One engine; the policy must already be valid for the model.
-EngineSettings SettingsForEngine(InferenceEngine engine, const CachePolicy& policy, const ModelConfig& config,
+TargetSettings SettingsForTarget(DeployTarget engine, const CacheConfig& policy, const ModelConfig& config,
                                  int target_ctx);
 
 }  // namespace kvaudit

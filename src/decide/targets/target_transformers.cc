@@ -6,7 +6,7 @@
 // MaxOptimizer; HQQQuantizedLayer: nbits 1, 2, 3, 4, 8).
 #include <algorithm>
 
-#include "decide/targets/engines.h"
+#include "decide/targets/targets.h"
 
 namespace kvaudit {
 namespace {
@@ -16,7 +16,7 @@ const std::vector<KvFormat>& Have() {  // what transformers runs as kvaudit meas
   return have;
 }
 
-std::string FormatReason(const LayerKv& l, const HeadPolicy& p) {
+std::string FormatReason(const LayerKv& l, const HeadConfig& p) {
   if (l.k != l.v) return "transformers' QuantizedCache quantizes K and V with one nbits (one format for both)";
   if (IsFullPrecision(l.k)) return "";
   const std::string name(KvFormatName(l.k));
@@ -46,10 +46,10 @@ std::string FormatReason(const LayerKv& l, const HeadPolicy& p) {
 
 std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
   std::vector<std::string> why;
-  const HeadPolicy& p = v.policies.front();
+  const HeadConfig& p = v.policies.front();
   int sink = 0, outliers = 0;
   bool pre_rope = false, rot = false;
-  for (const HeadPolicy& q : v.policies) {
+  for (const HeadConfig& q : v.policies) {
     sink = std::max(sink, q.sink), outliers = std::max(outliers, q.outliers);
     pre_rope = pre_rope || q.pre_rope, rot = rot || q.rot == RotationMode::kOn;
   }
@@ -58,8 +58,7 @@ std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
                   (outliers ? "outliers=" + std::to_string(outliers) + " " : "") + (pre_rope ? "prerope=1 " : "") +
                   ": sinks, outlier channels and pre-RoPE keys are kvaudit protections transformers does not have");
   }
-  if (v.engine == AttentionEngine::kLlamaCpp)
-    why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
+  if (v.engine == AttentionMode::kLlamaCpp) why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
   if (rot) why.push_back("transformers' QuantizedCache has no rotation (rot=1)");
   if (v.heads_differ || !v.PoliciesUniform())
     why.push_back("transformers' QuantizedCache has one configuration for all layers and heads");
@@ -68,7 +67,7 @@ std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
 }
 
 std::vector<std::string> Candidates(const PolicyView& v, const ModelConfig&) {
-  const HeadPolicy& p = v.policies.front();
+  const HeadConfig& p = v.policies.front();
   const int group = IsIntGroup(p.k) || IsIntGroup(p.v) ? p.IntGroup() : 64;
   const std::string extra = (group != 64 ? "group=" + std::to_string(group) + "," : std::string()) + "recent=1";
   return StandInSpecs(v, Have(), /*same_kv=*/true, /*per_layer=*/false, extra);
@@ -78,7 +77,7 @@ std::string TorchDtype(KvFormat f) {
   return f == KvFormat::kBF16 ? "torch.bfloat16" : f == KvFormat::kF32 ? "torch.float32" : "torch.float16";
 }
 
-void Render(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& out) {
+void Render(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const LayerKv l = v.layers.front();
   out.applies_to = "transformers main (cache_utils.py @004999d9, docs kv_cache.md @04d5adf3)";
   if (IsFullPrecision(l.k)) {
@@ -110,8 +109,8 @@ void Render(const PolicyView& v, const ModelConfig& c, int ctx, EngineSettings& 
 
 }  // namespace
 
-const EngineImpl& TransformersEngine() {
-  static const EngineImpl impl{InferenceEngine::kTransformers, Analyze, Candidates, Render};
+const TargetRules& TransformersEngine() {
+  static const TargetRules impl{DeployTarget::kTransformers, Analyze, Candidates, Render};
   return impl;
 }
 

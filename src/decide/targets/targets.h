@@ -1,4 +1,4 @@
-// The engines behind SettingsFor (engine_settings.cc), one file per family. Each engine says
+// The engines behind SettingsFor (target_settings.cc), one file per family. Each engine says
 // which specs it runs exactly (Analyze: the reasons it cannot, empty when it can), proposes
 // candidate specs for the rest, and renders the settings and memory of a spec it runs exactly.
 // The driver keeps only candidates that Analyze accepts, so every approximation is a spec the
@@ -8,29 +8,29 @@
 #include <string>
 #include <vector>
 
-#include "decide/targets/engine_settings.h"
+#include "decide/targets/target_settings.h"
 #include "decide/acceptance/policy_view.h"
 
 namespace kvaudit {
 
-struct EngineImpl {
-  InferenceEngine engine;
+struct TargetRules {
+  DeployTarget engine;
   // Why the engine cannot store `view` exactly, most fundamental first; empty when it can.
   std::vector<std::string> (*analyze)(const PolicyView& view, const ModelConfig& config);
   // Specs the engine might run in place of `view`, closest first (the driver filters them).
   std::vector<std::string> (*candidates)(const PolicyView& view, const ModelConfig& config);
   // Fills flags, command_example, measure_spec, notes, applies_to and memory for a view that
   // analyze accepts.
-  void (*render)(const PolicyView& view, const ModelConfig& config, int ctx, EngineSettings& out);
+  void (*render)(const PolicyView& view, const ModelConfig& config, int ctx, TargetSettings& out);
 };
 
-const EngineImpl& LlamaCppEngine();
-const EngineImpl& OllamaEngine();
-const EngineImpl& IkLlamaCppEngine();
-const EngineImpl& VllmEngine();
-const EngineImpl& SglangEngine();
-const EngineImpl& TensorRtLlmEngine();
-const EngineImpl& TransformersEngine();
+const TargetRules& LlamaCppEngine();
+const TargetRules& OllamaEngine();
+const TargetRules& IkLlamaCppEngine();
+const TargetRules& VllmEngine();
+const TargetRules& SglangEngine();
+const TargetRules& TensorRtLlmEngine();
+const TargetRules& TransformersEngine();
 
 // Shared by the engines.
 

@@ -1,4 +1,4 @@
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 
 #include <charconv>
 #include <initializer_list>
@@ -54,8 +54,8 @@ struct SpecText {
   }
 };
 
-Expected<InclusiveRange> ParseRange(const std::string& text, const SpecText& err) {
-  InclusiveRange r;
+Expected<IndexRange> ParseRange(const std::string& text, const SpecText& err) {
+  IndexRange r;
   const size_t dash = text.find('-');
   bool ok = dash == std::string::npos
                 ? ParseInt(text, r.first) && ParseInt(text, r.last)
@@ -116,26 +116,26 @@ Status ParseSetting(KvSettings& s, const std::string& key, const std::string& va
 }
 
 // The selector of an override segment ("layers=A-B" or "layers=A-B,heads=C-D") into ov.
-Status ParseSelector(const std::string& text, InclusiveRange& layers, InclusiveRange& heads, const SpecText& err) {
+Status ParseSelector(const std::string& text, IndexRange& layers, IndexRange& heads, const SpecText& err) {
   for (const std::string& part : Split(text, ',')) {
     const size_t eq = part.find('=');
     const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
     if (key != "layers" && key != "heads") {
       return err("selector key '" + key + "'", "a selector is layers=A-B or layers=A-B,heads=C-D");
     }
-    KV_ASSIGN_OR_RETURN(InclusiveRange r, ParseRange(value, err));
+    KV_ASSIGN_OR_RETURN(IndexRange r, ParseRange(value, err));
     (key == "layers" ? layers : heads) = r;
   }
   return Status::Ok();
 }
 
-std::string RangeText(const InclusiveRange& r) {
+std::string RangeText(const IndexRange& r) {
   return r.first == r.last ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.last);
 }
 
 }  // namespace
 
-void KvSettings::ApplyTo(HeadPolicy& p) const {
+void KvSettings::ApplyTo(HeadConfig& p) const {
   if (k) p.k = *k;
   if (v) p.v = *v;
   if (scale) p.scale = *scale;
@@ -168,8 +168,8 @@ std::string KvSettings::Print() const {
   return out;
 }
 
-Expected<CachePolicy> CachePolicy::Parse(std::string_view spec, std::string_view origin) {
-  CachePolicy policy;
+Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view origin) {
+  CacheConfig policy;
   policy.origin_ = std::string(origin);
   const std::string where = Trim(spec);
   const SpecText err{origin, where};
@@ -207,25 +207,25 @@ Expected<CachePolicy> CachePolicy::Parse(std::string_view spec, std::string_view
         } else {
           KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, {"native", "llama.cpp"}, " is not known",
                                            "use engine=native or engine=llama.cpp", err));
-          policy.engine_written_ = static_cast<AttentionEngine>(i);
+          policy.engine_written_ = static_cast<AttentionMode>(i);
         }
       }
     }
     if (has_selector) policy.overrides_.push_back(std::move(ov));
   }
-  // A spec that starts with a selector has f32 defaults (HeadPolicy's), written out so that the
+  // A spec that starts with a selector has f32 defaults (HeadConfig's), written out so that the
   // printed spec parses back to this value.
   if (segments[0].rfind("layers=", 0) == 0) policy.defaults_.k = policy.defaults_.v = KvFormat::kF32;
-  policy.engine_ = policy.engine_written_.value_or(AttentionEngine::kNative);
+  policy.engine_ = policy.engine_written_.value_or(AttentionMode::kNative);
   policy.spec_ = policy.Print();
   return policy;
 }
 
-std::string CachePolicy::Print() const {
+std::string CacheConfig::Print() const {
   std::string out = defaults_.Print();
   if (engine_written_) {
     out += std::string(out.empty() ? "" : ",") +
-           "engine=" + (*engine_written_ == AttentionEngine::kLlamaCpp ? "llama.cpp" : "native");
+           "engine=" + (*engine_written_ == AttentionMode::kLlamaCpp ? "llama.cpp" : "native");
   }
   for (const Override& ov : overrides_) {
     out += ";layers=" + RangeText(ov.layers);
@@ -235,14 +235,14 @@ std::string CachePolicy::Print() const {
   return out;
 }
 
-CachePolicy CachePolicy::F32() {
-  Expected<CachePolicy> f32 = Parse("k=f32,v=f32");
+CacheConfig CacheConfig::F32() {
+  Expected<CacheConfig> f32 = Parse("k=f32,v=f32");
   KV_CHECK_MSG(f32.ok(), "the f32 spec parses");
   return std::move(f32).value();
 }
 
-HeadPolicy CachePolicy::ForHead(int layer, int kv_head) const {
-  HeadPolicy p;
+HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
+  HeadConfig p;
   defaults_.ApplyTo(p);
   for (const Override& ov : overrides_) {
     if (ov.layers.Contains(layer) && ov.heads.Contains(kv_head)) {
@@ -253,9 +253,9 @@ HeadPolicy CachePolicy::ForHead(int layer, int kv_head) const {
   return p;
 }
 
-bool CachePolicy::IsPlainF32() const {
-  const HeadPolicy p = ForHead(0, 0);
-  return overrides_.empty() && engine_ == AttentionEngine::kNative && p.k == KvFormat::kF32 && p.v == KvFormat::kF32;
+bool CacheConfig::IsPlainF32() const {
+  const HeadConfig p = ForHead(0, 0);
+  return overrides_.empty() && engine_ == AttentionMode::kNative && p.k == KvFormat::kF32 && p.v == KvFormat::kF32;
 }
 
 }  // namespace kvaudit

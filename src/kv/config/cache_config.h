@@ -18,10 +18,10 @@ struct ModelConfig;
 enum class Fp8ScaleMode { kUnit, kCalib, kDynamic };
 enum class Fp8ScaleBy { kLayer, kHead };
 enum class RotationMode { kAuto, kOff, kOn };  // auto: on only under engine=llama.cpp where llama.cpp would rotate
-enum class AttentionEngine { kNative, kLlamaCpp };
+enum class AttentionMode { kNative, kLlamaCpp };
 
 // Everything that decides how one (layer, KV head) stores its K and V.
-struct HeadPolicy {
+struct HeadConfig {
   KvFormat k = KvFormat::kF32;
   KvFormat v = KvFormat::kF32;
   Fp8ScaleMode scale = Fp8ScaleMode::kUnit;
@@ -42,10 +42,10 @@ struct HeadPolicy {
   }
 };
 
-struct InclusiveRange {
+struct IndexRange {
   int first = 0, last = -1;  // last = -1: to the end
   bool Contains(int i) const { return i >= first && (last < 0 || i <= last); }
-  bool operator==(const InclusiveRange&) const = default;
+  bool operator==(const IndexRange&) const = default;
 };
 
 // The keys one segment of a spec writes, typed; nullopt = not written (the layer inherits it).
@@ -58,7 +58,7 @@ struct KvSettings {
   std::optional<int> outliers;
   std::optional<bool> pre_rope;
 
-  void ApplyTo(HeadPolicy& p) const;  // the written keys over p
+  void ApplyTo(HeadConfig& p) const;  // the written keys over p
   bool NeedsCalibration() const { return scale == Fp8ScaleMode::kCalib || outliers.value_or(0) > 0; }
   // The written keys in the canonical order k, v, scale, scale_by, group, recent, sink, rot,
   // outliers, prerope ("k=q4_0,v=q4_0,rot=1"); "" when none is.
@@ -66,44 +66,44 @@ struct KvSettings {
   bool operator==(const KvSettings&) const = default;
 };
 
-class CachePolicy {
+class CacheConfig {
  public:
   // Syntax only (formats, keys, numbers, ranges); model-dependent checks are in Validate. `origin`
   // names where the spec came from in error messages ("--kv", "--baseline").
-  static Expected<CachePolicy> Parse(std::string_view spec, std::string_view origin = "--kv");
+  static Expected<CacheConfig> Parse(std::string_view spec, std::string_view origin = "--kv");
   // `@path`: JSON file; anything else: a spec string.
-  static Expected<CachePolicy> FromArgument(const std::string& arg, std::string_view origin = "--kv");
-  static CachePolicy F32();
+  static Expected<CacheConfig> FromArgument(const std::string& arg, std::string_view origin = "--kv");
+  static CacheConfig F32();
 
   // Block sizes dividing head_dim, rotation sizes, layer/head ranges inside the model, no two
   // overrides covering the same (layer, head), calibration-free settings where no calibration
   // is given. Error messages quote the spec and name the offending key.
   Status Validate(const ModelConfig& config, bool have_calibration) const;
 
-  HeadPolicy ForHead(int layer, int kv_head) const;  // defaults, then the override covering it
-  AttentionEngine engine() const { return engine_; }
-  bool NeedsCalibration() const;  // any fp8 `calib` scale or outlier channels
-  bool IsPlainF32() const;        // no override, f32/f32 defaults, native engine
+  HeadConfig ForHead(int layer, int kv_head) const;    // defaults, then the override covering it
+  AttentionMode attention() const { return engine_; }  // the spec's `engine=` key
+  bool NeedsCalibration() const;                       // any fp8 `calib` scale or outlier channels
+  bool IsPlainF32() const;                             // no override, f32/f32 defaults, native engine
   // Canonical spec string (keys in a fixed order, explicit keys only, integers in decimal):
   // results name configs by it, and Parse(spec()) is this configuration again.
   const std::string& spec() const { return spec_; }
   // The same configuration (the origin does not count).
-  bool operator==(const CachePolicy& o) const {
+  bool operator==(const CacheConfig& o) const {
     return defaults_ == o.defaults_ && overrides_ == o.overrides_ && engine_written_ == o.engine_written_;
   }
 
  private:
   struct Override {
-    InclusiveRange layers, heads;  // heads {0, -1}: every KV head
-    KvSettings settings;           // at least one key
+    IndexRange layers, heads;  // heads {0, -1}: every KV head
+    KvSettings settings;       // at least one key
     bool operator==(const Override&) const = default;
   };
   std::string Print() const;
 
-  KvSettings defaults_;                            // a spec that starts with a selector has k=f32,v=f32
-  std::vector<Override> overrides_;                // in the order given
-  std::optional<AttentionEngine> engine_written_;  // `engine=` as written (printed only then)
-  AttentionEngine engine_ = AttentionEngine::kNative;
+  KvSettings defaults_;                          // a spec that starts with a selector has k=f32,v=f32
+  std::vector<Override> overrides_;              // in the order given
+  std::optional<AttentionMode> engine_written_;  // `engine=` as written (printed only then)
+  AttentionMode engine_ = AttentionMode::kNative;
   std::string origin_ = "--kv";
   std::string spec_;
 };

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 
 namespace kvaudit {
@@ -22,8 +22,8 @@ struct PolicyErrors {
 bool IsPow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // Checks one tensor (K or V) of one (layer, head).
-Status CheckFormat(const PolicyErrors& policy_error, const std::string& where, KvFormat f, const HeadPolicy& p,
-                   const ModelConfig& c, AttentionEngine engine) {
+Status CheckFormat(const PolicyErrors& policy_error, const std::string& where, KvFormat f, const HeadConfig& p,
+                   const ModelConfig& c, AttentionMode engine) {
   const std::string name(KvFormatName(f));
   if (FormatBlockElems(f) > 0 && c.head_dim % FormatBlockElems(f) != 0) {
     return policy_error(where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
@@ -50,7 +50,7 @@ Status CheckFormat(const PolicyErrors& policy_error, const std::string& where, K
     return policy_error(where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
                         "use one of them");
   }
-  if (engine == AttentionEngine::kLlamaCpp && !HasLlamaCppType(f)) {
+  if (engine == AttentionMode::kLlamaCpp && !HasLlamaCppType(f)) {
     std::string types;
     for (const FormatRow& r : FormatTable()) {
       if (HasLlamaCppType(r.id)) types += (types.empty() ? "" : ", ") + std::string(r.name);
@@ -62,7 +62,7 @@ Status CheckFormat(const PolicyErrors& policy_error, const std::string& where, K
 
 }  // namespace
 
-bool CachePolicy::NeedsCalibration() const {
+bool CacheConfig::NeedsCalibration() const {
   if (defaults_.NeedsCalibration()) return true;
   for (const Override& ov : overrides_) {
     if (ov.settings.NeedsCalibration()) return true;
@@ -70,7 +70,7 @@ bool CachePolicy::NeedsCalibration() const {
   return false;
 }
 
-Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const {
+Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const {
   const PolicyErrors policy_error{origin_, spec_};
   for (size_t i = 0; i < overrides_.size(); ++i) {
     const Override& a = overrides_[i];
@@ -105,7 +105,7 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
   }
   for (int layer = 0; layer < c.n_layers; ++layer) {
     for (int head = 0; head < c.n_kv_heads; ++head) {
-      const HeadPolicy p = ForHead(layer, head);
+      const HeadConfig p = ForHead(layer, head);
       const std::string where = "layer " + std::to_string(layer) + " head " + std::to_string(head) + ": ";
       KV_RETURN_IF_ERROR(CheckFormat(policy_error, where, p.k, p, c, engine_));
       KV_RETURN_IF_ERROR(CheckFormat(policy_error, where, p.v, p, c, engine_));
@@ -114,18 +114,18 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
             where + "outliers=" + std::to_string(p.outliers) + " is not below head_dim " + std::to_string(c.head_dim),
             "keep a few channels, e.g. outliers=4");
       }
-      if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kNative && !IsPow2(c.head_dim)) {
+      if (p.rot == RotationMode::kOn && engine_ == AttentionMode::kNative && !IsPow2(c.head_dim)) {
         return policy_error(where +
                                 "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
                                 std::to_string(c.head_dim),
                             "use rot=0, or engine=llama.cpp for its block-wise rotation");
       }
-      if (p.rot == RotationMode::kOn && engine_ == AttentionEngine::kLlamaCpp && c.head_dim % 64 != 0) {
+      if (p.rot == RotationMode::kOn && engine_ == AttentionMode::kLlamaCpp && c.head_dim % 64 != 0) {
         return policy_error(where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
                                 std::to_string(c.head_dim) + ")",
                             "use rot=0 or rot=auto");
       }
-      if (engine_ == AttentionEngine::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
+      if (engine_ == AttentionMode::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
         return policy_error(where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
                             "drop those modifiers or use engine=native");
       }
@@ -134,7 +134,7 @@ Status CachePolicy::Validate(const ModelConfig& c, bool have_calibration) const 
   return Status::Ok();
 }
 
-Expected<CachePolicy> CachePolicy::FromArgument(const std::string& arg, std::string_view origin) {
+Expected<CacheConfig> CacheConfig::FromArgument(const std::string& arg, std::string_view origin) {
   if (arg.empty() || arg[0] != '@') return Parse(arg, origin);
   const std::string path = arg.substr(1);
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,4 @@
-#include "kv/policy/calibration.h"
+#include "kv/config/calibration.h"
 
 #include <algorithm>
 #include <numeric>

@@ -55,7 +55,7 @@ struct HeadStore {  // one (layer, KV head)
 
 class LlamaCppCache final : public KvCache {
  public:
-  LlamaCppCache(const ModelConfig& c, const CachePolicy& policy, int max_pos)
+  LlamaCppCache(const ModelConfig& c, const CacheConfig& policy, int max_pos)
       : n_layers_(c.n_layers),
         n_heads_(c.n_heads),
         n_kv_(c.n_kv_heads),
@@ -70,7 +70,7 @@ class LlamaCppCache final : public KvCache {
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) {
-        const HeadPolicy hp = policy.ForHead(l, g);
+        const HeadConfig hp = policy.ForHead(l, g);
         HeadStore& h = Head(l, g);
         h.fk = hp.k;
         h.fv = hp.v;
@@ -229,7 +229,7 @@ class LlamaCppCache final : public KvCache {
 
 }  // namespace
 
-std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CachePolicy& policy, int max_positions) {
+std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CacheConfig& policy, int max_positions) {
   return std::make_unique<LlamaCppCache>(config, policy, max_positions);
 }
 

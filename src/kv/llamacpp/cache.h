@@ -21,12 +21,12 @@
 // query row; K = V = f16 (or f32) with >= 64 queries -> the tiled path (Q f32, no f16 accumulator),
 // fewer queries -> _one_chunk (Q rounded to f16, V summed in an fp16 accumulator), as llama.cpp.
 // Formats may differ per layer (and per KV head); sink/recent/outlier/pre-RoPE modifiers do not exist
-// in llama.cpp and are rejected by CachePolicy::Validate before this is built.
+// in llama.cpp and are rejected by CacheConfig::Validate before this is built.
 #pragma once
 
 #include <memory>
 
-#include "kv/policy/cache_policy.h"
+#include "kv/config/cache_config.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
 
@@ -36,6 +36,6 @@ namespace kvaudit {
 // block layout (q8_0 34 B / 32 elements, ..., f16 2 B / element), in chunks of kCacheChunk
 // positions allocated as the cache fills or by Reserve (kv/store/chunked_rows.h); max_positions is
 // the hard limit.
-std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CachePolicy& policy, int max_positions);
+std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CacheConfig& policy, int max_positions);
 
 }  // namespace kvaudit

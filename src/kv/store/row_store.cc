@@ -60,7 +60,7 @@ class RowStore final : public TensorStore, public F32RowsView {
     const int block = codec_.block_elems > 0 ? codec_.block_elems : params_.group;
     KV_CHECK_MSG(block > 0 && hd_ % block == 0, "the format's block/group size must divide head_dim");
     const KvFormat f = spec.format();
-    const HeadPolicy& pol = spec.policy;
+    const HeadConfig& pol = spec.policy;
     plain_f32_ = f == KvFormat::kF32;
     if (!IsFullPrecision(f)) {  // modifiers apply to quantized formats only (kv/formats/format_table.h)
       sink_ = std::min(pol.sink, max_pos_);

@@ -1,8 +1,8 @@
 // What a TensorStore factory needs to build the store of one tensor of one (layer, KV head).
 #pragma once
 
-#include "kv/policy/cache_policy.h"
-#include "kv/policy/calibration.h"
+#include "kv/config/cache_config.h"
+#include "kv/config/calibration.h"
 #include "ops/rope.h"
 
 namespace kvaudit {
@@ -11,7 +11,7 @@ struct StoreSpec {
   int layer = 0;
   int kv_head = 0;
   bool is_key = true;  // K (dot with queries) or V (weighted sums)
-  HeadPolicy policy;   // resolved for this (layer, head); policy.k / policy.v is this tensor's format
+  HeadConfig policy;   // resolved for this (layer, head); policy.k / policy.v is this tensor's format
   int head_dim = 0;
   int max_positions = 0;                 // the hard limit; storage follows Append / Reserve (kv/store/chunked_rows.h)
   const KvCalibration* calib = nullptr;  // null when the policy needs none
