@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "support/budget_audit.h"
 #include "support/fixtures.h"
 #include "support/results_tree.h"
 #include "support/run_cli.h"
@@ -73,7 +74,7 @@ TEST(K8sExampleTest, ManifestsAgreeWithTheScripts) {
 // A --budget audit, so that the rounds run: as run.sh does, the Indexed Job's pods of a round one
 // after the other, then the merge, until the merge prints `kvaudit: finished`.
 TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
-  const std::string flags = "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 --budget 1800";
+  const std::string flags = testing::BudgetAuditFlags();
   const std::string env = "KVAUDIT=" + testing::KvauditBinary().string() +
                           " MODEL=" + testing::BundledModelDir().string() +
                           " DATA=" + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() + " THREADS=2" +
@@ -95,9 +96,7 @@ TEST(K8sExampleTest, TheScriptsRunAsThePodsWouldAndGiveTheUnshardedAudit) {
     ASSERT_TRUE(last == "kvaudit: next round\n" || last == "kvaudit: finished\n") << m.out;
   }
   EXPECT_GE(rounds, 4);  // eval + probe + proxy, the parts stage, verification, nothing left
-  const fs::path whole = testing::MakeTempDir("k8s-audit-whole");
-  const auto w = testing::RunCli("audit " + testing::BundledJobFlags() + flags + " --out " + whole.string(), 300);
-  ASSERT_LE(w.exit_code, 1) << w.err;
+  const fs::path whole = testing::BudgetAudit().dir;  // the same audit unsharded
   const fs::path merged = root / "audit";
   // the audit's, eval, probe, recommend, the sensitivity's three, the verification rounds'
   testing::ExpectSameResultsTree(merged, whole, 8);

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/budget_audit.h"
 #include "support/child_process.h"
 #include "support/fixtures.h"
 #include "support/results_tree.h"
@@ -317,12 +318,9 @@ TEST(MergeCliTest, SensitivityInShardsRunsInTwoRoundsAndFinishesAsTheUnshardedRu
 // unsharded audit's verdicts, results (every stage's) and journals, but the run blocks and the
 // directory names.
 TEST(MergeCliTest, AnAuditInShardsMergesAndFinishesAsTheUnshardedAudit) {
-  const std::string job = "audit " + kModel +
-                          "--ctx 256 --windows 2 --calib-windows 2 --lengths 256 --attn-samples 4 "
-                          "--budget 1800 ";
-  const fs::path whole = testing::MakeTempDir("merge-audit-whole");
-  const auto w = RunCli(job + "--out " + whole.string(), 300);
-  ASSERT_LE(w.exit_code, 1) << w.err;  // 1: a configuration fails the policy (a verdict)
+  const std::string job = "audit " + kModel + testing::BudgetAuditFlags() + " ";
+  const testing::FinishedAudit w = testing::BudgetAudit();  // the same job unsharded
+  const fs::path& whole = w.dir;
   const std::vector<fs::path> dirs = {testing::MakeTempDir("merge-audit-0"), testing::MakeTempDir("merge-audit-1")};
   const fs::path merged = testing::MakeTempDir("merge-audit-merged");
   const std::string round1 = RunRound(job, dirs, merged);

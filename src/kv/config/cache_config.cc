@@ -169,8 +169,8 @@ std::string KvSettings::Print() const {
 }
 
 Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view origin) {
-  CacheConfig policy;
-  policy.origin_ = std::string(origin);
+  CacheConfig config;
+  config.origin_ = std::string(origin);
   const std::string where = Trim(spec);
   const SpecText err{origin, where};
   if (where.empty()) return err("empty cache spec", "e.g. " + std::string(origin) + " k=q8_0,v=q8_0");
@@ -201,31 +201,31 @@ Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view
       for (const std::string& k : key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key}) {
         if (!given.insert(k).second) return err("key '" + k + "' given twice in one segment", "give each key once");
         if (k != "engine") {
-          KV_RETURN_IF_ERROR(ParseSetting(has_selector ? ov.settings : policy.defaults_, k, value, err));
+          KV_RETURN_IF_ERROR(ParseSetting(has_selector ? ov.settings : config.defaults_, k, value, err));
         } else if (has_selector) {
           return err("engine is global", "put engine=... in the first segment");
         } else {
           KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, {"native", "llama.cpp"}, " is not known",
                                            "use engine=native or engine=llama.cpp", err));
-          policy.engine_written_ = static_cast<AttentionMode>(i);
+          config.attention_written_ = static_cast<AttentionMode>(i);
         }
       }
     }
-    if (has_selector) policy.overrides_.push_back(std::move(ov));
+    if (has_selector) config.overrides_.push_back(std::move(ov));
   }
   // A spec that starts with a selector has f32 defaults (HeadConfig's), written out so that the
   // printed spec parses back to this value.
-  if (segments[0].rfind("layers=", 0) == 0) policy.defaults_.k = policy.defaults_.v = KvFormat::kF32;
-  policy.engine_ = policy.engine_written_.value_or(AttentionMode::kNative);
-  policy.spec_ = policy.Print();
-  return policy;
+  if (segments[0].rfind("layers=", 0) == 0) config.defaults_.k = config.defaults_.v = KvFormat::kF32;
+  config.attention_ = config.attention_written_.value_or(AttentionMode::kNative);
+  config.spec_ = config.Print();
+  return config;
 }
 
 std::string CacheConfig::Print() const {
   std::string out = defaults_.Print();
-  if (engine_written_) {
+  if (attention_written_) {
     out += std::string(out.empty() ? "" : ",") +
-           "engine=" + (*engine_written_ == AttentionMode::kLlamaCpp ? "llama.cpp" : "native");
+           "engine=" + (*attention_written_ == AttentionMode::kLlamaCpp ? "llama.cpp" : "native");
   }
   for (const Override& ov : overrides_) {
     out += ";layers=" + RangeText(ov.layers);
@@ -255,7 +255,7 @@ HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
 
 bool CacheConfig::IsPlainF32() const {
   const HeadConfig p = ForHead(0, 0);
-  return overrides_.empty() && engine_ == AttentionMode::kNative && p.k == KvFormat::kF32 && p.v == KvFormat::kF32;
+  return overrides_.empty() && attention_ == AttentionMode::kNative && p.k == KvFormat::kF32 && p.v == KvFormat::kF32;
 }
 
 }  // namespace kvaudit

@@ -36,7 +36,7 @@ struct HeadConfig {
   int KiviGroup() const { return group > 0 ? group : 32; }
   int IntGroup() const { return group > 0 ? group : 64; }
   int Recent() const { return recent >= 0 ? recent : ((IsKivi(k) || IsKivi(v)) ? 128 : 0); }
-  // Storage bits per element of format f (k or v) under this policy's group size and fp8 scale mode.
+  // Storage bits per element of format f (k or v) under this configuration's group size and fp8 scale mode.
   double BitsPerElement(KvFormat f, int head_dim) const {
     return kvaudit::BitsPerElement(f, IsKivi(f) ? KiviGroup() : IntGroup(), scale == Fp8ScaleMode::kDynamic, head_dim);
   }
@@ -80,16 +80,16 @@ class CacheConfig {
   // is given. Error messages quote the spec and name the offending key.
   Status Validate(const ModelConfig& config, bool have_calibration) const;
 
-  HeadConfig ForHead(int layer, int kv_head) const;    // defaults, then the override covering it
-  AttentionMode attention() const { return engine_; }  // the spec's `engine=` key
-  bool NeedsCalibration() const;                       // any fp8 `calib` scale or outlier channels
-  bool IsPlainF32() const;                             // no override, f32/f32 defaults, native engine
+  HeadConfig ForHead(int layer, int kv_head) const;       // defaults, then the override covering it
+  AttentionMode attention() const { return attention_; }  // the spec's `engine=` key
+  bool NeedsCalibration() const;                          // any fp8 `calib` scale or outlier channels
+  bool IsPlainF32() const;                                // no override, f32/f32 defaults, native engine
   // Canonical spec string (keys in a fixed order, explicit keys only, integers in decimal):
   // results name configs by it, and Parse(spec()) is this configuration again.
   const std::string& spec() const { return spec_; }
   // The same configuration (the origin does not count).
   bool operator==(const CacheConfig& o) const {
-    return defaults_ == o.defaults_ && overrides_ == o.overrides_ && engine_written_ == o.engine_written_;
+    return defaults_ == o.defaults_ && overrides_ == o.overrides_ && attention_written_ == o.attention_written_;
   }
 
  private:
@@ -100,10 +100,10 @@ class CacheConfig {
   };
   std::string Print() const;
 
-  KvSettings defaults_;                          // a spec that starts with a selector has k=f32,v=f32
-  std::vector<Override> overrides_;              // in the order given
-  std::optional<AttentionMode> engine_written_;  // `engine=` as written (printed only then)
-  AttentionMode engine_ = AttentionMode::kNative;
+  KvSettings defaults_;                             // a spec that starts with a selector has k=f32,v=f32
+  std::vector<Override> overrides_;                 // in the order given
+  std::optional<AttentionMode> attention_written_;  // `engine=` as written (printed only then)
+  AttentionMode attention_ = AttentionMode::kNative;
   std::string origin_ = "--kv";
   std::string spec_;
 };

@@ -1,4 +1,4 @@
-// Model-dependent checks of a cache policy and its JSON form. Everything a later stage would
+// Model-dependent checks of a cache configuration and its JSON form. Everything a later stage would
 // trip over is rejected here, before any compute.
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,7 +11,7 @@ namespace kvaudit {
 namespace {
 
 // `origin` "spec": what; hint: ... (origin: the flag the spec came from, e.g. --kv or --baseline).
-struct PolicyErrors {
+struct SpecErrors {
   const std::string& origin;
   const std::string& spec;
   Error operator()(const std::string& what, const std::string& hint) const {
@@ -22,40 +22,39 @@ struct PolicyErrors {
 bool IsPow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // Checks one tensor (K or V) of one (layer, head).
-Status CheckFormat(const PolicyErrors& policy_error, const std::string& where, KvFormat f, const HeadConfig& p,
-                   const ModelConfig& c, AttentionMode engine) {
+Status CheckFormat(const SpecErrors& spec_error, const std::string& where, KvFormat f, const HeadConfig& p,
+                   const ModelConfig& c, AttentionMode attention) {
   const std::string name(KvFormatName(f));
   if (FormatBlockElems(f) > 0 && c.head_dim % FormatBlockElems(f) != 0) {
-    return policy_error(where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
-                            ", this model has " + std::to_string(c.head_dim),
-                        "pick a format without 32-element blocks (fp8_e4m3, int8, kivi4) for these layers");
+    return spec_error(where + name + " needs head_dim to be a multiple of " + std::to_string(FormatBlockElems(f)) +
+                          ", this model has " + std::to_string(c.head_dim),
+                      "pick a format without 32-element blocks (fp8_e4m3, int8, kivi4) for these layers");
   }
   if (IsIntGroup(f) && c.head_dim % p.IntGroup() != 0) {
-    return policy_error(where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
-                            std::to_string(c.head_dim),
-                        "set group= to a divisor of head_dim");
+    return spec_error(where + name + " group " + std::to_string(p.IntGroup()) + " does not divide head_dim " +
+                          std::to_string(c.head_dim),
+                      "set group= to a divisor of head_dim");
   }
   if (IsKivi(f) && c.head_dim % p.KiviGroup() != 0) {
-    return policy_error(where + name + " groups values over " + std::to_string(p.KiviGroup()) +
-                            " channels, which does not divide head_dim " + std::to_string(c.head_dim),
-                        "set group= to a divisor of head_dim");
+    return spec_error(where + name + " groups values over " + std::to_string(p.KiviGroup()) +
+                          " channels, which does not divide head_dim " + std::to_string(c.head_dim),
+                      "set group= to a divisor of head_dim");
   }
   if (IsKivi(f) && (p.Recent() < p.KiviGroup() || p.Recent() % p.KiviGroup() != 0)) {
-    return policy_error(where + name + " needs recent= to be a positive multiple of its group " +
-                            std::to_string(p.KiviGroup()) +
-                            " (KIVI flushes its full-precision residual in whole groups)",
-                        "e.g. recent=128 with group=32");
+    return spec_error(where + name + " needs recent= to be a positive multiple of its group " +
+                          std::to_string(p.KiviGroup()) + " (KIVI flushes its full-precision residual in whole groups)",
+                      "e.g. recent=128 with group=32");
   }
   if (p.pre_rope && p.rot == RotationMode::kOn) {
-    return policy_error(where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
-                        "use one of them");
+    return spec_error(where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
+                      "use one of them");
   }
-  if (engine == AttentionMode::kLlamaCpp && !HasLlamaCppType(f)) {
+  if (attention == AttentionMode::kLlamaCpp && !HasLlamaCppType(f)) {
     std::string types;
     for (const FormatRow& r : FormatTable()) {
       if (HasLlamaCppType(r.id)) types += (types.empty() ? "" : ", ") + std::string(r.name);
     }
-    return policy_error(where + "llama.cpp has no " + name + " cache type", "engine=llama.cpp emulates " + types);
+    return spec_error(where + "llama.cpp has no " + name + " cache type", "engine=llama.cpp emulates " + types);
   }
   return Status::Ok();
 }
@@ -71,20 +70,20 @@ bool CacheConfig::NeedsCalibration() const {
 }
 
 Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const {
-  const PolicyErrors policy_error{origin_, spec_};
+  const SpecErrors spec_error{origin_, spec_};
   for (size_t i = 0; i < overrides_.size(); ++i) {
     const Override& a = overrides_[i];
     const int a_last = a.layers.last < 0 ? c.n_layers - 1 : a.layers.last;
     if (a.layers.first >= c.n_layers || a_last >= c.n_layers) {
-      return policy_error("layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
-                              " is outside the model's " + std::to_string(c.n_layers) + " layers",
-                          "layers are numbered 0.." + std::to_string(c.n_layers - 1));
+      return spec_error("layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
+                            " is outside the model's " + std::to_string(c.n_layers) + " layers",
+                        "layers are numbered 0.." + std::to_string(c.n_layers - 1));
     }
     const int a_hlast = a.heads.last < 0 ? c.n_kv_heads - 1 : a.heads.last;
     if (a.heads.first >= c.n_kv_heads || a_hlast >= c.n_kv_heads) {
-      return policy_error("heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
-                              " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
-                          "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
+      return spec_error("heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
+                            " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
+                        "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
     }
     for (size_t j = 0; j < i; ++j) {
       const Override& b = overrides_[j];
@@ -93,41 +92,41 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
       const bool layers_meet = a.layers.first <= b_last && b.layers.first <= a_last;
       const bool heads_meet = a.heads.first <= b_hlast && b.heads.first <= a_hlast;
       if (layers_meet && heads_meet) {
-        return policy_error(
+        return spec_error(
             "overrides " + std::to_string(j + 1) + " and " + std::to_string(i + 1) + " cover the same layers/heads",
             "make layer ranges disjoint");
       }
     }
   }
   if (NeedsCalibration() && !have_calibration) {
-    return policy_error("scale=calib and outliers= need a calibration pass",
-                        "pass --kv-calib FILE with text like your workload");
+    return spec_error("scale=calib and outliers= need a calibration pass",
+                      "pass --kv-calib FILE with text like your workload");
   }
   for (int layer = 0; layer < c.n_layers; ++layer) {
     for (int head = 0; head < c.n_kv_heads; ++head) {
       const HeadConfig p = ForHead(layer, head);
       const std::string where = "layer " + std::to_string(layer) + " head " + std::to_string(head) + ": ";
-      KV_RETURN_IF_ERROR(CheckFormat(policy_error, where, p.k, p, c, engine_));
-      KV_RETURN_IF_ERROR(CheckFormat(policy_error, where, p.v, p, c, engine_));
+      KV_RETURN_IF_ERROR(CheckFormat(spec_error, where, p.k, p, c, attention_));
+      KV_RETURN_IF_ERROR(CheckFormat(spec_error, where, p.v, p, c, attention_));
       if (p.outliers >= c.head_dim) {
-        return policy_error(
+        return spec_error(
             where + "outliers=" + std::to_string(p.outliers) + " is not below head_dim " + std::to_string(c.head_dim),
             "keep a few channels, e.g. outliers=4");
       }
-      if (p.rot == RotationMode::kOn && engine_ == AttentionMode::kNative && !IsPow2(c.head_dim)) {
-        return policy_error(where +
-                                "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
-                                std::to_string(c.head_dim),
-                            "use rot=0, or engine=llama.cpp for its block-wise rotation");
+      if (p.rot == RotationMode::kOn && attention_ == AttentionMode::kNative && !IsPow2(c.head_dim)) {
+        return spec_error(where +
+                              "rot=1 needs a power-of-two head_dim for an exact Hadamard rotation, this model has " +
+                              std::to_string(c.head_dim),
+                          "use rot=0, or engine=llama.cpp for its block-wise rotation");
       }
-      if (p.rot == RotationMode::kOn && engine_ == AttentionMode::kLlamaCpp && c.head_dim % 64 != 0) {
-        return policy_error(where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
-                                std::to_string(c.head_dim) + ")",
-                            "use rot=0 or rot=auto");
+      if (p.rot == RotationMode::kOn && attention_ == AttentionMode::kLlamaCpp && c.head_dim % 64 != 0) {
+        return spec_error(where + "llama.cpp rotates only when head_dim is a multiple of 64 (this model: " +
+                              std::to_string(c.head_dim) + ")",
+                          "use rot=0 or rot=auto");
       }
-      if (engine_ == AttentionMode::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
-        return policy_error(where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
-                            "drop those modifiers or use engine=native");
+      if (attention_ == AttentionMode::kLlamaCpp && (p.sink || p.Recent() || p.outliers || p.pre_rope)) {
+        return spec_error(where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
+                          "drop those modifiers or use engine=native");
       }
     }
   }
