@@ -7,6 +7,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -89,6 +90,9 @@ static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(Block
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
                   sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockIq4Xs) == 136,
               "ggml super-block sizes (ggml-common.h static_asserts)");
+static_assert(offsetof(BlockQ2_K, d) == 80 && offsetof(BlockQ2_K, dmin) == 82 && offsetof(BlockQ3_K, d) == 108 &&
+                  offsetof(BlockQ6_K, d) == 208,
+              "the fp16 fields at the end of q2_K, q3_K and q6_K blocks (quant/quant_type.h f16_fields)");
 
 // kvalues_iq4nl (ggml-common.h): the 16 levels of the non-linear 4-bit grid (iq4_nl, iq4_xs).
 inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
