@@ -1,10 +1,9 @@
 // The traits table is the one definition of each number format: io's DType and the KV cache's
-// KvFormat map onto its rows one to one, with the same names and sizes, and every block type's
-// reference functions are the ones the weights and the cache use.
+// KvFormat map onto its rows one to one, with the same names and sizes, and the cache writes
+// the bytes of the row's reference quantizer.
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,7 +11,6 @@
 #include "io/dequantize.h"
 #include "io/dtype.h"
 #include "kv/formats/format_table.h"
-#include "quant/dequantize.h"
 #include "quant/quant_type.h"
 #include "support/random_rows.h"
 
@@ -62,17 +60,6 @@ TEST(QuantType, EveryKvBlockFormatIsItsTraitsRow) {
     EXPECT_EQ(a, b) << f.name;
   }
   EXPECT_EQ(block_formats, 6);
-}
-
-TEST(QuantType, WeightsDecodeWithTheReferenceOfTheirRow) {
-  for (const QuantTraits& t : kQuantTable) {
-    if (!IsBlockType(t.id)) continue;
-    const std::vector<uint8_t> bytes = testing::RandomBytes(4 * t.block_bytes, 9);
-    std::vector<float> a(4 * t.block_elems), b(a.size());  // [4 blocks]
-    DequantizeBlocksRef(t.id, bytes.data(), a.data(), static_cast<int64_t>(a.size()));
-    t.dequantize_ref(bytes.data(), b.data(), static_cast<int64_t>(b.size()));
-    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << t.name;
-  }
 }
 
 }  // namespace

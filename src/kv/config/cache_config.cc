@@ -1,8 +1,8 @@
 #include "kv/config/cache_config.h"
 
 #include <charconv>
-#include <initializer_list>
 #include <set>
+#include <span>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -73,8 +73,16 @@ Expected<int> NonNegative(const std::string& key, const std::string& value, cons
   return n;
 }
 
+// The spellings of the named values, indexed by their enums (Fp8ScaleMode, Fp8ScaleBy, RotationMode,
+// AttentionMode, prerope's bool): the parser reads them and the printer writes them.
+constexpr std::string_view kScaleNames[] = {"unit", "calib", "dynamic"};
+constexpr std::string_view kScaleByNames[] = {"layer", "head"};
+constexpr std::string_view kRotNames[] = {"auto", "0", "1"};
+constexpr std::string_view kAttentionNames[] = {"native", "llama.cpp"};
+constexpr std::string_view kBoolNames[] = {"0", "1"};
+
 // One of a key's named values: the index of `value` in `names`, or the error.
-Expected<int> OneOf(const std::string& key, const std::string& value, std::initializer_list<std::string_view> names,
+Expected<int> OneOf(const std::string& key, const std::string& value, std::span<const std::string_view> names,
                     const std::string& what, const std::string& hint, const SpecText& err) {
   int i = 0;
   for (std::string_view n : names) {
@@ -91,19 +99,18 @@ Status ParseSetting(KvSettings& s, const std::string& key, const std::string& va
     if (!f) return err("unknown format '" + value + "'", "formats: " + std::string(kFormatList) + " (kvaudit formats)");
     (key == "k" ? s.k : s.v) = *f;
   } else if (key == "scale") {
-    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, {"unit", "calib", "dynamic"}, " is not a scale mode",
+    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, kScaleNames, " is not a scale mode",
                                      "use scale=unit, scale=calib or scale=dynamic", err));
     s.scale = static_cast<Fp8ScaleMode>(i);
   } else if (key == "scale_by") {
-    KV_ASSIGN_OR_RETURN(
-        int i, OneOf(key, value, {"layer", "head"}, " is not valid", "use scale_by=layer or scale_by=head", err));
+    KV_ASSIGN_OR_RETURN(int i,
+                        OneOf(key, value, kScaleByNames, " is not valid", "use scale_by=layer or scale_by=head", err));
     s.scale_by = static_cast<Fp8ScaleBy>(i);
   } else if (key == "rot") {
-    KV_ASSIGN_OR_RETURN(int i,
-                        OneOf(key, value, {"auto", "0", "1"}, " is not valid", "use rot=0, rot=1 or rot=auto", err));
+    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, kRotNames, " is not valid", "use rot=0, rot=1 or rot=auto", err));
     s.rot = static_cast<RotationMode>(i);
   } else if (key == "prerope") {
-    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, {"0", "1"}, " is not valid", "use prerope=0 or prerope=1", err));
+    KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, kBoolNames, " is not valid", "use prerope=0 or prerope=1", err));
     s.pre_rope = i == 1;
   } else if (key == "group" || key == "recent" || key == "sink" || key == "outliers") {
     KV_ASSIGN_OR_RETURN(int n, NonNegative(key, value, err));
@@ -149,22 +156,20 @@ void KvSettings::ApplyTo(HeadConfig& p) const {
 }
 
 std::string KvSettings::Print() const {
-  static constexpr std::string_view kScale[] = {"unit", "calib", "dynamic"}, kScaleBy[] = {"layer", "head"},
-                                    kRot[] = {"auto", "0", "1"};
   std::string out;
   auto put = [&out](std::string_view key, std::string_view value) {
     out += (out.empty() ? "" : ",") + std::string(key) + "=" + std::string(value);
   };
   if (k) put("k", KvFormatName(*k));
   if (v) put("v", KvFormatName(*v));
-  if (scale) put("scale", kScale[static_cast<int>(*scale)]);
-  if (scale_by) put("scale_by", kScaleBy[static_cast<int>(*scale_by)]);
+  if (scale) put("scale", kScaleNames[static_cast<int>(*scale)]);
+  if (scale_by) put("scale_by", kScaleByNames[static_cast<int>(*scale_by)]);
   if (group) put("group", std::to_string(*group));
   if (recent) put("recent", std::to_string(*recent));
   if (sink) put("sink", std::to_string(*sink));
-  if (rot) put("rot", kRot[static_cast<int>(*rot)]);
+  if (rot) put("rot", kRotNames[static_cast<int>(*rot)]);
   if (outliers) put("outliers", std::to_string(*outliers));
-  if (pre_rope) put("prerope", *pre_rope ? "1" : "0");
+  if (pre_rope) put("prerope", kBoolNames[*pre_rope ? 1 : 0]);
   return out;
 }
 
@@ -205,7 +210,7 @@ Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view
         } else if (has_selector) {
           return err("engine is global", "put engine=... in the first segment");
         } else {
-          KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, {"native", "llama.cpp"}, " is not known",
+          KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, kAttentionNames, " is not known",
                                            "use engine=native or engine=llama.cpp", err));
           config.attention_written_ = static_cast<AttentionMode>(i);
         }
@@ -225,7 +230,7 @@ std::string CacheConfig::Print() const {
   std::string out = defaults_.Print();
   if (attention_written_) {
     out += std::string(out.empty() ? "" : ",") +
-           "engine=" + (*attention_written_ == AttentionMode::kLlamaCpp ? "llama.cpp" : "native");
+           "engine=" + std::string(kAttentionNames[static_cast<int>(*attention_written_)]);
   }
   for (const Override& ov : overrides_) {
     out += ";layers=" + RangeText(ov.layers);
