@@ -12,7 +12,7 @@
 #include "decide/targets/deploy_report.h"
 #include "decide/targets/target_settings.h"
 #include "model/model.h"
-#include "run/engine.h"
+#include "run/model_runtime.h"
 
 namespace kvaudit::cli {
 namespace {

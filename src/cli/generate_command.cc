@@ -10,7 +10,7 @@
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "model/forward.h"
-#include "run/engine.h"
+#include "run/model_runtime.h"
 #include "run/kv_configs.h"
 #include "run/sampling.h"
 #include "tokenizer/tokenizer.h"

@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "run/engine.h"
+#include "run/model_runtime.h"
 #include "run/kv_configs.h"
 #include "run/provenance.h"
 #include "tokenizer/tokenizer.h"

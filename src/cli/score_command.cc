@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "run/engine.h"
+#include "run/model_runtime.h"
 #include "run/kv_configs.h"
 #include "run/scorer.h"
 #include "run/windows.h"
@@ -29,13 +29,13 @@ struct ScoreFlags {
 };
 
 // --ids-file as it is, or the --data text tokenized (BOS first) and cut into windows.
-Expected<std::vector<std::vector<int32_t>>> ScoreWindowsOf(const ScoreFlags& f, const Engine& engine, int ctx) {
-  const ModelConfig& cfg = engine.model->config();
+Expected<std::vector<std::vector<int32_t>>> ScoreWindowsOf(const ScoreFlags& f, const ModelRuntime& runtime, int ctx) {
+  const ModelConfig& cfg = runtime.model->config();
   if (!f.ids_file.empty()) {
     KV_ASSIGN_OR_RETURN(std::vector<int32_t> ids, ReadIdsFile(f.ids_file, cfg.vocab_size));
     return MakeWindows(ids, ctx, -1);
   }
-  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer("score --data (or use --ids-file)"));
+  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, runtime.RequireTokenizer("score --data (or use --ids-file)"));
   KV_ASSIGN_OR_RETURN(std::string data, ResolveData(f.data));
   return LoadTextWindows(*tok, data, ctx, /*per_doc=*/false);
 }
@@ -43,13 +43,13 @@ Expected<std::vector<std::vector<int32_t>>> ScoreWindowsOf(const ScoreFlags& f, 
 int RunScore(const ScoreFlags& f) {
   auto model_path = f.model.Resolve();
   if (!model_path) return ReportError(model_path.error());
-  auto engine = Engine::Load(*model_path, f.model.threads);
-  if (!engine) return ReportError(engine.error());
-  const Model& model = *engine->model;
+  auto runtime = ModelRuntime::Load(*model_path, f.model.threads);
+  if (!runtime) return ReportError(runtime.error());
+  const Model& model = *runtime->model;
   const ModelConfig& cfg = model.config();
   auto ctx = ResolveContext(f.ctx, cfg, std::min(cfg.max_ctx, 4096), 2);
   if (!ctx) return ReportError(ctx.error());
-  auto windows = ScoreWindowsOf(f, *engine, *ctx);
+  auto windows = ScoreWindowsOf(f, *runtime, *ctx);
   if (!windows) return ReportError(windows.error());
   if (windows->empty() || (*windows)[0].size() < 2) {
     return ReportError(BadInput("input has fewer than 2 tokens; hint: nothing to predict"));
@@ -59,7 +59,7 @@ int RunScore(const ScoreFlags& f) {
     jsonl = std::make_unique<std::ofstream>(f.jsonl);
     if (!*jsonl) return ReportError(BadInput(f.jsonl + ": cannot open for writing; hint: check the directory exists"));
   }
-  ThreadPool& pool = *engine->pool;
+  ThreadPool& pool = *runtime->pool;
   int max_len = 0;
   for (const auto& w : *windows) max_len = std::max<int>(max_len, static_cast<int>(w.size()));
   auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, max_len, pool);

@@ -10,7 +10,7 @@
 #include "cli/common.h"
 #include "cli/flags.h"
 #include "tokenizer/chat_template.h"
-#include "run/engine.h"
+#include "run/model_runtime.h"
 #include "serve/auth.h"
 #include "serve/server.h"
 

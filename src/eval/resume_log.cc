@@ -135,13 +135,9 @@ Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs,
   return rec;
 }
 
-Status ProgressLog::Append(const WindowRecord& rec) { return journal_->Append(WindowToJson(rec)); }
-
-namespace {
-
-// The journal's lines as window records, ascending, each window once.
-Status ParseWindows(const std::vector<nlohmann::json>& lines, const std::string& path, size_t n_configs,
-                    size_t n_windows, size_t attn_cells, std::vector<WindowRecord>* done) {
+Status WindowsFromJournal(const std::vector<nlohmann::json>& lines, const std::string& path, size_t n_configs,
+                          size_t n_windows, size_t attn_cells, std::vector<WindowRecord>* done) {
+  done->clear();
   std::map<int, WindowRecord> by_window;  // ascending, each window once
   for (size_t i = 0; i < lines.size(); ++i) {
     auto rec = WindowFromJson(lines[i], n_configs, attn_cells);
@@ -156,25 +152,12 @@ Status ParseWindows(const std::vector<nlohmann::json>& lines, const std::string&
   return Status::Ok();
 }
 
-}  // namespace
-
-Expected<std::unique_ptr<ProgressLog>> ProgressLog::Open(const std::string& path, const nlohmann::json& fingerprint,
-                                                         size_t n_configs, size_t n_windows,
-                                                         std::vector<WindowRecord>* done, size_t attn_cells) {
-  done->clear();
-  std::vector<nlohmann::json> lines;
-  KV_ASSIGN_OR_RETURN(std::unique_ptr<JsonlJournal> journal,
-                      JsonlJournal::Open(path, kProgressKind, fingerprint, "window", &lines));
-  KV_RETURN_IF_ERROR(ParseWindows(lines, path, n_configs, n_windows, attn_cells, done));
-  return std::unique_ptr<ProgressLog>(new ProgressLog(std::move(journal)));
-}
-
-Status ProgressLog::Read(const std::string& path, const nlohmann::json& fingerprint, size_t n_configs, size_t n_windows,
-                         std::vector<WindowRecord>* done, size_t attn_cells) {
+Status ReadProgressLog(const std::string& path, const nlohmann::json& fingerprint, size_t n_configs, size_t n_windows,
+                       std::vector<WindowRecord>* done, size_t attn_cells) {
   done->clear();
   std::vector<nlohmann::json> lines;
   KV_RETURN_IF_ERROR(JsonlJournal::Read(path, kProgressKind, fingerprint, "window", &lines));
-  return ParseWindows(lines, path, n_configs, n_windows, attn_cells, done);
+  return WindowsFromJournal(lines, path, n_configs, n_windows, attn_cells, done);
 }
 
 }  // namespace kvaudit

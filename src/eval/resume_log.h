@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "eval/fidelity_metrics.h"
+#include "job/job_run.h"
 #include "run/fingerprint.h"
 #include "run/jsonl_journal.h"
 
@@ -20,6 +21,8 @@ namespace kvaudit {
 
 // The header key of eval's progress.jsonl (run/jsonl_journal.h).
 inline constexpr const char* kProgressKind = "kvaudit_eval_progress";
+// eval in the job skeleton (job/job_run.h): its units are windows.
+inline const JobKind kEvalJob{"eval", kProgressKind, "window"};
 
 nlohmann::json WindowToJson(const WindowRecord& rec);
 // Validates shapes; n_configs is how many configuration blocks the line must hold, attn_cells how
@@ -28,29 +31,15 @@ nlohmann::json WindowToJson(const WindowRecord& rec);
 // out_ref2, kl, tv, sink, sink_moved, queries] for every cell with queries > 0.
 Expected<WindowRecord> WindowFromJson(const nlohmann::json& j, size_t n_configs, size_t attn_cells = 0);
 
-class ProgressLog {
- public:
-  ProgressLog(const ProgressLog&) = delete;
-  ProgressLog& operator=(const ProgressLog&) = delete;
+// The journal's lines (JobRun::Open) as finished windows: those with index < n_windows, ascending,
+// each once (later ones stay in the file for a run with a larger --windows). A line of the wrong
+// shape is BadInput naming path and line.
+Status WindowsFromJournal(const std::vector<nlohmann::json>& lines, const std::string& path, size_t n_configs,
+                          size_t n_windows, size_t attn_cells, std::vector<WindowRecord>* done);
 
-  // Opens (or creates) `path`. An existing file must carry `fingerprint` (an object) in its header:
-  // otherwise BadInput naming the differing keys, with the hint to use a new --out or --restart.
-  // Finished windows with index < n_windows are returned in *done, ascending, each once (later
-  // ones stay in the file for a run with a larger --windows). A torn last
-  // line (killed mid-write) is cut off; damage anywhere else is an error.
-  static Expected<std::unique_ptr<ProgressLog>> Open(const std::string& path, const nlohmann::json& fingerprint,
-                                                     size_t n_configs, size_t n_windows,
-                                                     std::vector<WindowRecord>* done, size_t attn_cells = 0);
-  // The finished windows as Open returns them, without writing the file (JsonlJournal::Read): for
-  // reading a journal another process may still append to.
-  static Status Read(const std::string& path, const nlohmann::json& fingerprint, size_t n_configs, size_t n_windows,
-                     std::vector<WindowRecord>* done, size_t attn_cells = 0);
-  // One line, then fsync, so a window is either wholly recorded or cut off as torn.
-  Status Append(const WindowRecord& rec);
-
- private:
-  explicit ProgressLog(std::unique_ptr<JsonlJournal> journal) : journal_(std::move(journal)) {}
-  std::unique_ptr<JsonlJournal> journal_;
-};
+// The finished windows of a journal another process may still append to (JsonlJournal::Read):
+// `kvaudit merge`. An existing file must carry `fingerprint`; else BadInput naming the changed keys.
+Status ReadProgressLog(const std::string& path, const nlohmann::json& fingerprint, size_t n_configs, size_t n_windows,
+                       std::vector<WindowRecord>* done, size_t attn_cells = 0);
 
 }  // namespace kvaudit

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <memory>
 
-#include "endpoint/job_engine.h"
+#include "job/job_runtime.h"
 #include "eval/attention_diag.h"
 #include "eval/buckets.h"
 #include "eval/remote_fidelity.h"
@@ -14,8 +14,6 @@
 #include "model/forward.h"
 #include "run/fingerprint.h"
 #include "run/progress.h"
-#include "run/run_dir.h"
-#include "run/shard_manifest.h"
 #include "run/windows.h"
 #include "tokenizer/tokenizer.h"
 
@@ -76,27 +74,27 @@ Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   const RunClock clock;
   KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));
   // All-remote (no --kv, --baseline-endpoint): the config and tokenizer only, no weight read.
-  KV_ASSIGN_OR_RETURN(Engine engine, LoadJobEngine(o.model, o.threads, o.kv, o.remote));
-  KV_ASSIGN_OR_RETURN(auto windows, CutWindows(engine, "eval", o));
-  KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
+  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, LoadJobRuntime(o.model, o.threads, o.kv, o.remote));
+  KV_ASSIGN_OR_RETURN(auto windows, CutWindows(runtime, "eval", o));
+  KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(runtime), std::move(windows)));
   plan.clock = clock;
   return plan;
 }
 
-Expected<std::vector<std::vector<int32_t>>> EvalPlan::CutWindows(const Engine& engine, const std::string& job,
+Expected<std::vector<std::vector<int32_t>>> EvalPlan::CutWindows(const ModelRuntime& runtime, const std::string& job,
                                                                  EvalOptions& o) {
-  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer(job));
-  const ModelConfig& cfg = engine.model->config();
+  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, runtime.RequireTokenizer(job));
+  const ModelConfig& cfg = runtime.model->config();
   KV_ASSIGN_OR_RETURN(o.ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
   KV_ASSIGN_OR_RETURN(auto windows, LoadTextWindows(*tok, o.data, o.ctx, o.per_doc));
   if (windows.empty()) return BadInput(o.data + ": no window of at least 2 tokens; hint: pass more text");
   return windows;
 }
 
-Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vector<std::vector<int32_t>> all) {
+Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, std::vector<std::vector<int32_t>> all) {
   const RunClock clock;
   KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));
-  const ModelConfig& cfg = engine.model->config();
+  const ModelConfig& cfg = runtime.model->config();
   KV_ASSIGN_OR_RETURN(const int ctx, ResolveContext(o.ctx, cfg, std::min(cfg.max_ctx, 4096), 2));
   if (o.score_from > ctx - 2) {
     return BadInput("--score-from " + std::to_string(o.score_from) + " leaves no position to score in windows of " +
@@ -113,12 +111,12 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
     KV_ASSIGN_OR_RETURN(buckets, ParseBuckets(o.buckets, ctx));
   }
   // Every spec is validated before any compute: a typo in the third --kv fails at once.
-  KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*engine.model, o.kv, *engine.pool));
+  KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*runtime.model, o.kv, *runtime.pool));
   // Then every endpoint is reached, its capabilities checked and its tokenizer compared with ours.
   std::vector<std::string> notes;
   RemoteConfigs remote;
   if (!o.remote.empty()) {
-    const Tokenizer* tok = engine.model->tokenizer();
+    const Tokenizer* tok = runtime.model->tokenizer();
     if (!tok)
       return BadInput(o.model +
                       ": eval through an endpoint sends token ids, and the model has no tokenizer; hint: use a model "
@@ -131,10 +129,10 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
     }
   }
 
-  EvalPlan plan(std::move(o), std::move(engine), std::move(configs));
+  EvalPlan plan(std::move(o), std::move(runtime), std::move(configs));
   plan.remote = std::move(remote);
   plan.clock = clock;
-  plan.tokenizer = plan.engine.model->tokenizer();
+  plan.tokenizer = plan.runtime.model->tokenizer();
   plan.windows = std::move(windows);
   for (const auto& w : plan.windows) plan.max_len = std::max<int>(plan.max_len, static_cast<int>(w.size()));
   EvalRunInfo& info = plan.info;
@@ -146,7 +144,7 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   info.aggregate.bootstrap.replicates = opt.bootstrap;
   info.aggregate.bootstrap.seed = opt.bootstrap_seed;
   info.aggregate.buckets = std::move(buckets);
-  info.threads = plan.engine.pool->size();
+  info.threads = plan.runtime.pool->size();
   info.attn_samples = opt.attn_samples;
   info.baseline_spec = plan.configs.policy(0).spec();
   if (const RemoteConfig* b = plan.remote.baseline()) {
@@ -155,20 +153,19 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, Engine engine, std::vect
   }
   info.top_logprobs = plan.remote.any() ? opt.top_logprobs : 0;
   info.notes = std::move(notes);
-  const ModelIdentity id = IdentifyModel(*plan.engine.model);  // once: with weights, it reads every byte
+  const ModelIdentity id = IdentifyModel(*plan.runtime.model);  // once: with weights, it reads every byte
   plan.model_hash = id.hash;
   info.model_hash = id.hash, info.model_hash_kind = id.kind;
-  const ModelConfig& mc = plan.engine.model->config();
+  const ModelConfig& mc = plan.runtime.model->config();
   info.model_architecture = ArchName(mc.arch);
   info.n_layers = mc.n_layers, info.n_kv_heads = mc.n_kv_heads, info.head_dim = mc.head_dim;
   plan.fingerprint = plan.MakeFingerprint();
-  plan.shard_windows = plan.ShardWindows();
   return plan;
 }
 
 Status EvalPlan::Reconfigure(const KvConfigOptions& kv, int attn_samples, const std::string& out) {
   if (kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
-  KV_ASSIGN_OR_RETURN(configs, KvConfigs::Prepare(*engine.model, kv, *engine.pool));
+  KV_ASSIGN_OR_RETURN(configs, KvConfigs::Prepare(*runtime.model, kv, *runtime.pool));
   options.kv = kv, options.attn_samples = attn_samples, options.out = out;
   info.attn_samples = attn_samples;
   info.baseline_spec = configs.policy(0).spec();
@@ -178,11 +175,7 @@ Status EvalPlan::Reconfigure(const KvConfigOptions& kv, int attn_samples, const 
   return Status::Ok();
 }
 
-void EvalPlan::Reshard(const ShardSpec& shard) {
-  options.shard = shard;
-  shard_windows = ShardWindows();
-  fingerprint = MakeFingerprint();
-}
+void EvalPlan::Reshard(const ShardSpec& shard) { options.shard = shard; }
 
 nlohmann::json EvalPlan::MakeFingerprint() const {
   nlohmann::json fp = {{"model", model_hash},
@@ -193,8 +186,7 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   // The journal numbers windows from the first selected one: another start cannot be mixed in.
   // (Absent at 0, so journals written before --first-window existed still resume.)
   if (options.first_window > 0) fp["first_window"] = options.first_window;
-  fp.update(configs.Fingerprint());                              // baseline, configs, calibration
-  if (options.shard.on()) fp["shard"] = options.shard.ToJson();  // a resumed shard must be the same shard
+  fp.update(configs.Fingerprint());  // baseline, configs, calibration
   if (remote.any()) fp["endpoints"] = {{"servers", remote.Fingerprint()}, {"top_logprobs", options.top_logprobs}};
   if (options.attn_samples > 0) {
     // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
@@ -205,11 +197,10 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   return fp;
 }
 
-std::vector<size_t> EvalPlan::ShardWindows() const {
-  const ShardSpec& s = options.shard;
-  std::vector<int64_t> costs;  // [n_windows] tokens: a window's compute is linear in its length (docs/scale-out.md)
-  for (const auto& w : windows) costs.push_back(static_cast<int64_t>(w.size()));
-  return ShardUnits(costs, s.on() ? s.index : 0, s.on() ? s.count : 1);
+std::vector<int64_t> EvalSession::WindowCosts() const {
+  std::vector<int64_t> costs;  // [n_windows]
+  for (const auto& w : plan_.windows) costs.push_back(static_cast<int64_t>(w.size()));
+  return costs;
 }
 
 size_t EvalSession::n_configs() const { return plan_.configs.n_configs() + plan_.remote.configs().size(); }
@@ -232,43 +223,42 @@ Expected<EvalSessionResult> EvalSession::Run() {
   for (auto& c : caches) cache_ptrs.push_back(c.get());
   for (auto& s : shadows) shadow_ptrs.push_back(s.get());
 
-  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(plan_.options.out, plan_.options.restart));
-  if (plan_.options.shard.on()) KV_RETURN_IF_ERROR(WriteShard(dir, SummaryInputs(caches), false));
+  std::vector<nlohmann::json> lines;
+  KV_ASSIGN_OR_RETURN(JobRun job, JobRun::Open(kEvalJob, plan_.options, plan_.fingerprint, WindowCosts(), &lines));
   std::vector<WindowRecord> records;
-  KV_RETURN_IF_ERROR(RunWindows(dir, cache_ptrs, shadow_ptrs, &records));
-  EvalSessionResult out;
+  KV_RETURN_IF_ERROR(WindowsFromJournal(lines, job.journal_path(), n_configs(), plan_.windows.size(),
+                                        AttentionCells(plan_.info), &records));
+  plan_.info.windows_resumed = static_cast<int>(records.size());
   const EvalSummaryInputs inputs = SummaryInputs(caches);
+  const int threads = plan_.info.threads;
+  if (job.sharded()) KV_RETURN_IF_ERROR(job.WriteShard(EvalSummaryInputsToJson(inputs), ShardRunJson({}, 0, threads), false));
+  KV_RETURN_IF_ERROR(RunWindows(job, cache_ptrs, shadow_ptrs, &records));
   if (!plan_.options.jsonl.empty())
     KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows
-  if (plan_.options.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
-    const RunTotals totals = plan_.clock.Stop();
-    plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
-    KV_RETURN_IF_ERROR(WriteShard(dir, inputs, true));
-    out.info = plan_.info;
-    out.results_path = SubDir(plan_.options.out, ShardManifest::kFile);
-    out.shard_windows = static_cast<int>(records.size());
-    return out;
-  }
-  out.configs = SummarizeEval(inputs, records);
+  EvalSessionResult out;
+  if (!job.sharded()) out.configs = SummarizeEval(inputs, records);
   const RunTotals totals = plan_.clock.Stop();
   plan_.info.wall_s = totals.wall_s, plan_.info.peak_rss_mb = totals.peak_rss_mb;
   out.info = plan_.info;
-  out.results = ResultsJson(out.info, out.configs);
-  KV_RETURN_IF_ERROR(dir.WriteResults(out.results));
-  out.results_path = dir.results_path();
+  if (job.sharded()) {
+    const nlohmann::json run = ShardRunJson(totals, plan_.info.windows_resumed, threads);
+    KV_RETURN_IF_ERROR(job.WriteShard(EvalSummaryInputsToJson(inputs), run, true));
+    out.shard_windows = static_cast<int>(records.size());
+  } else {
+    out.results = ResultsJson(out.info, out.configs);
+  }
+  KV_ASSIGN_OR_RETURN(out.results_path, job.Finish(out.results));
   return out;
 }
 
-// Opens the journal, reads the recorded windows back and runs the others; *records ends in
-// ascending window order (a resumed run must sum in the same order as a fresh one).
-Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches_in, std::vector<KvCache*> shadows,
+// Runs the windows this run owns that *records (read back from the journal) does not hold, each
+// journaled as it finishes; *records ends in ascending window order (a resumed run must sum in
+// the same order as a fresh one).
+Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_in, std::vector<KvCache*> shadows,
                                std::vector<WindowRecord>* records) {
   const auto& windows = plan_.windows;
-  KV_ASSIGN_OR_RETURN(auto log, ProgressLog::Open(dir.journal_path(), plan_.fingerprint, n_configs(), windows.size(),
-                                                  records, AttentionCells(plan_.info)));
-  plan_.info.windows_resumed = static_cast<int>(records->size());
   std::vector<bool> skip(windows.size(), true);  // done, or another shard's
-  for (size_t w : plan_.shard_windows) skip[w] = false;
+  for (size_t w = 0; w < windows.size(); ++w) skip[w] = !job.owned()[w];
   int64_t todo = 0;
   for (const WindowRecord& r : *records) skip[static_cast<size_t>(r.window)] = true;
   for (size_t w = 0; w < windows.size(); ++w) todo += skip[w] ? 0 : static_cast<int64_t>(windows[w].size()) - 1;
@@ -276,18 +266,18 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   std::vector<KvCache*> caches = caches_in;
   std::unique_ptr<AttentionDiagnosis> diag;
   if (!shadows.empty()) {
-    diag = std::make_unique<AttentionDiagnosis>(plan_.engine.model->config(), *caches[0], std::move(shadows),
+    diag = std::make_unique<AttentionDiagnosis>(plan_.runtime.model->config(), *caches[0], std::move(shadows),
                                                 plan_.info.aggregate.buckets, plan_.options.attn_samples);
     caches[0] = diag.get();
   }
   ProgressBar bar(todo, StderrIsTerminal(), "eval");
   FidelityRunOptions run;
   run.score_from = plan_.options.score_from;
-  run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.engine.model->config().vocab_size);
+  run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.runtime.model->config().vocab_size);
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   auto on_window = [&](WindowRecord&& rec) -> Status {
     if (diag) rec.attention = diag->TakeWindow();
-    KV_RETURN_IF_ERROR(log->Append(rec));
+    KV_RETURN_IF_ERROR(job.Record(WindowToJson(rec)));
     bar.Advance(static_cast<int64_t>(windows[static_cast<size_t>(rec.window)].size()) - 1);
     records->push_back(std::move(rec));
     return Status::Ok();
@@ -302,7 +292,7 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
   } else {
     run.n_topk = remote.size();
     run.fetch_topk = [&](std::span<const int32_t> ids) { return FetchTopKRows(remote, ids, k); };
-    st = RunFidelity(*plan_.engine.model, caches, *plan_.engine.pool, windows, skip, run, on_window);
+    st = RunFidelity(*plan_.runtime.model, caches, *plan_.runtime.pool, windows, skip, run, on_window);
   }
   bar.Finish();
   KV_RETURN_IF_ERROR(st);
@@ -314,7 +304,7 @@ Status EvalSession::RunWindows(const RunDir& dir, const std::vector<KvCache*>& c
 EvalSummaryInputs EvalSession::SummaryInputs(const std::vector<std::unique_ptr<KvCache>>& caches) const {
   EvalSummaryInputs in;
   in.info = plan_.info;
-  in.vocab_size = plan_.engine.model->config().vocab_size;
+  in.vocab_size = plan_.runtime.model->config().vocab_size;
   if (plan_.tokenizer) in.classes = ClassifyVocabulary(*plan_.tokenizer);
   const size_t n_local = plan_.configs.n_configs();
   for (size_t c = 0; c < n_configs(); ++c) {
@@ -328,20 +318,6 @@ EvalSummaryInputs EvalSession::SummaryInputs(const std::vector<std::unique_ptr<K
     in.heads.push_back(std::move(r));
   }
   return in;
-}
-
-Status EvalSession::WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs, bool finished) const {
-  ShardManifest m;
-  m.finished = finished;
-  m.kind = "eval", m.journal_kind = kProgressKind, m.shard = plan_.options.shard;
-  m.fingerprint = plan_.fingerprint;
-  m.fingerprint.erase("shard");
-  for (size_t w : plan_.shard_windows) m.units.push_back(static_cast<int64_t>(w));
-  m.summary = EvalSummaryInputsToJson(inputs);
-  const EvalRunInfo& i = plan_.info;
-  m.run = {
-      {"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.windows_resumed}, {"threads", i.threads}};
-  return WriteShardManifest(dir.dir(), m);
 }
 
 }  // namespace kvaudit

@@ -14,11 +14,11 @@
 #include "endpoint/remote_configs.h"
 #include "eval/report.h"
 #include "eval/summary.h"
-#include "run/job_options.h"
-#include "run/engine.h"
+#include "job/job_options.h"
+#include "job/job_run.h"
 #include "run/kv_configs.h"
+#include "run/model_runtime.h"
 #include "run/run_clock.h"
-#include "run/run_dir.h"
 #include "run/shard.h"
 
 namespace kvaudit {
@@ -53,9 +53,9 @@ struct EvalPlan {
   // The windows of options.data for a job over text (`job` names it in the error when the model
   // has no tokenizer): options.ctx resolved (0: the model's context, at most 4096), the text cut
   // as eval cuts it (joined, or --per-doc), every window of the data before any selection.
-  static Expected<std::vector<std::vector<int32_t>>> CutWindows(const Engine& engine, const std::string& job,
+  static Expected<std::vector<std::vector<int32_t>>> CutWindows(const ModelRuntime& runtime, const std::string& job,
                                                                 EvalOptions& options);
-  static Expected<EvalPlan> FromWindows(EvalOptions options, Engine engine,
+  static Expected<EvalPlan> FromWindows(EvalOptions options, ModelRuntime runtime,
                                         std::vector<std::vector<int32_t>> all_windows);
   // The same model and windows under other configurations, diagnosis samples and output
   // directory: a job that runs eval in stages (decide/sensitivity) plans each stage on one
@@ -67,21 +67,19 @@ struct EvalPlan {
 
   EvalOptions options;
   RunClock clock;  // started when planning began: the run's wall time includes loading
-  Engine engine;
+  ModelRuntime runtime;
   const Tokenizer* tokenizer = nullptr;       // null: no token classes
   std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the selected windows
   KvConfigs configs;
   RemoteConfigs remote;               // connected; empty without --endpoint/--baseline-endpoint
   EvalRunInfo info;                   // the inputs half of results.json
-  nlohmann::json fingerprint;         // what DIR/progress.jsonl must carry to be resumed (with "shard" in a shard run)
-  std::vector<size_t> shard_windows;  // the selected windows this run computes, ascending: all without --shard
+  nlohmann::json fingerprint;         // what DIR/progress.jsonl must carry to be resumed (a shard's adds "shard")
   std::string model_hash;  // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
   int max_len = 0;         // longest window: the caches' size
 
  private:
-  EvalPlan(EvalOptions o, Engine e, KvConfigs c) : options(std::move(o)), engine(std::move(e)), configs(std::move(c)) {}
+  EvalPlan(EvalOptions o, ModelRuntime e, KvConfigs c) : options(std::move(o)), runtime(std::move(e)), configs(std::move(c)) {}
   nlohmann::json MakeFingerprint() const;
-  std::vector<size_t> ShardWindows() const;
 };
 
 struct EvalSessionResult {
@@ -100,12 +98,12 @@ class EvalSession {
   Expected<EvalSessionResult> Run();
 
  private:
-  Status RunWindows(const RunDir& dir, const std::vector<KvCache*>& caches, std::vector<KvCache*> shadows,
+  Status RunWindows(JobRun& job, const std::vector<KvCache*>& caches, std::vector<KvCache*> shadows,
                     std::vector<WindowRecord>* records);
   size_t n_configs() const;  // in-process + endpoints
   EvalSummaryInputs SummaryInputs(const std::vector<std::unique_ptr<KvCache>>& caches) const;
-  // DIR/shard.json: at the start (finished false, for merge --partial) and at the end.
-  Status WriteShard(const RunDir& dir, const EvalSummaryInputs& inputs, bool finished) const;
+  // [n_windows] tokens: a window's compute is linear in its length (docs/scale-out.md).
+  std::vector<int64_t> WindowCosts() const;
 
   EvalPlan& plan_;
 };

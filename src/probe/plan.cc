@@ -5,7 +5,7 @@
 #include <set>
 
 #include "endpoint/dialect.h"
-#include "endpoint/job_engine.h"
+#include "job/job_runtime.h"
 #include "io/gguf.h"
 #include "probe/constraint.h"
 #include "probe/custom.h"
@@ -277,9 +277,9 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
     KV_ASSIGN_OR_RETURN(custom, LoadCustomProbes(o.custom));
   }
   // All-remote (no --kv, --baseline-endpoint): the config and tokenizer only, no weight read.
-  KV_ASSIGN_OR_RETURN(Engine engine, LoadJobEngine(o.model, o.threads, o.kv, o.remote));
-  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, engine.RequireTokenizer("probe"));
-  const ModelConfig& cfg = engine.model->config();
+  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, LoadJobRuntime(o.model, o.threads, o.kv, o.remote));
+  KV_ASSIGN_OR_RETURN(const Tokenizer* tok, runtime.RequireTokenizer("probe"));
+  const ModelConfig& cfg = runtime.model->config();
   KV_ASSIGN_OR_RETURN(std::vector<int> lengths, ProbeLengths(o, cfg));
   KV_ASSIGN_OR_RETURN(const ChatFormat chat, ResolveChatFormat(o.model, o.chat));
   // A custom-only run reads no documents: its haystack stays empty and its data "" (null in results).
@@ -308,7 +308,7 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
     KV_ASSIGN_OR_RETURN(drift, FreePrompts(g, "drift"));
   }
   // Every --kv spec is validated (and calibrated) before any probe runs.
-  KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*engine.model, o.kv, *engine.pool));
+  KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*runtime.model, o.kv, *runtime.pool));
   // Then every endpoint is reached and its tokenizer checked on prompts this run will send.
   KV_ASSIGN_OR_RETURN(RemoteConfigs remote, RemoteConfigs::Connect(o.remote, *tok, TokenizerSamples(*tok, instances)));
   // Drift compares next-token distributions along a path: an endpoint gives them through its prompt
@@ -328,17 +328,15 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
     }
   }
 
-  ProbePlan plan(std::move(o), std::move(engine), std::move(configs), std::move(remote));
+  ProbePlan plan(std::move(o), std::move(runtime), std::move(configs), std::move(remote));
   plan.notes = std::move(notes);
   plan.clock = clock;
   plan.tokenizer = tok, plan.chat = chat;
   plan.instances = std::move(instances), plan.variance = std::move(variance), plan.drift = std::move(drift);
   KV_ASSIGN_OR_RETURN(plan.max_positions, MaxPositions(plan, cfg.max_ctx));
-  const ModelIdentity id = IdentifyModel(*plan.engine.model);
+  const ModelIdentity id = IdentifyModel(*plan.runtime.model);
   plan.model_hash = id.hash, plan.model_hash_kind = id.kind;
-  plan.fingerprint = plan.MakeFingerprint(custom);
-  if (plan.options.shard.on())
-    plan.fingerprint["shard"] = plan.options.shard.ToJson();  // a resumed shard is the same shard
+  plan.fingerprint = plan.MakeFingerprint(custom);  // a shard's journal adds the shard (job/job_run.h)
   return plan;
 }
 

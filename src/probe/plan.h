@@ -14,8 +14,8 @@
 #include "tokenizer/chat_template.h"
 #include "probe/custom.h"
 #include "probe/instance.h"
-#include "run/job_options.h"
-#include "run/engine.h"
+#include "job/job_options.h"
+#include "run/model_runtime.h"
 #include "run/kv_configs.h"
 #include "run/run_clock.h"
 #include "run/shard.h"
@@ -70,7 +70,7 @@ struct ProbePlan {
 
   ProbeOptions options;
   RunClock clock;  // started when planning began
-  Engine engine;
+  ModelRuntime runtime;
   const Tokenizer* tokenizer = nullptr;
   ChatFormat chat = ChatFormat::kNone;
   KvConfigs configs;
@@ -87,8 +87,8 @@ struct ProbePlan {
   bool all_remote() const { return remote.baseline() && configs.n_configs() == 0; }
 
  private:
-  ProbePlan(ProbeOptions o, Engine e, KvConfigs c, RemoteConfigs r)
-      : options(std::move(o)), engine(std::move(e)), configs(std::move(c)), remote(std::move(r)) {}
+  ProbePlan(ProbeOptions o, ModelRuntime e, KvConfigs c, RemoteConfigs r)
+      : options(std::move(o)), runtime(std::move(e)), configs(std::move(c)), remote(std::move(r)) {}
   nlohmann::json MakeFingerprint(const std::vector<CustomProbe>& custom) const;
 };
 

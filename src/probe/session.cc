@@ -10,16 +10,15 @@
 #include "probe/run_info_json.h"
 #include "probe/runner.h"
 #include "probe/units.h"
+#include "job/job_run.h"
 #include "run/generation_backend.h"
-#include "run/jsonl_journal.h"
 #include "run/progress.h"
-#include "run/run_dir.h"
-#include "run/shard_manifest.h"
 
 namespace kvaudit {
 namespace {
 
-constexpr const char* kJournalKind = "kvaudit_probe_progress";
+// probe in the job skeleton: its units are instances, variance and drift prompts (probe/units.h).
+const JobKind kProbeJob{"probe", "kvaudit_probe_progress", "probe"};
 
 // The recorded instances of a journal by id; each is parsed when its instance comes up.
 class Recorded {
@@ -61,7 +60,7 @@ class Recorded {
 // every backend is an endpoint), and are journaled in order, so the journal and the results do
 // not depend on which finishes first. When a unit fails, those before it are journaled first.
 template <class IdOf, class Parse, class Records, class RunOne>
-Status Steps(Recorded& recorded, JsonlJournal& journal, std::span<const uint8_t> owned, size_t parallel, IdOf id_of,
+Status Steps(Recorded& recorded, JobRun& job, std::span<const uint8_t> owned, size_t parallel, IdOf id_of,
              Parse parse, Records& into, RunOne run, ProgressBar& bar) {
   using Record = typename Records::value_type;
   const size_t n = owned.size();
@@ -89,7 +88,7 @@ Status Steps(Recorded& recorded, JsonlJournal& journal, std::span<const uint8_t>
     for (auto& g : got) {
       if (!g->ok()) return g->error();
       into.push_back(std::move(g->value()));
-      KV_RETURN_IF_ERROR(journal.Append(ToJson(into.back())));
+      KV_RETURN_IF_ERROR(job.Record(ToJson(into.back())));
       bar.Advance(1);
     }
     i = batch.back() + 1;
@@ -99,24 +98,15 @@ Status Steps(Recorded& recorded, JsonlJournal& journal, std::span<const uint8_t>
 
 }  // namespace
 
-Status ProbeSession::WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned,
-                                bool finished) const {
-  ShardManifest m;
-  m.finished = finished;
-  m.kind = "probe", m.journal_kind = kJournalKind, m.shard = plan_.options.shard;
-  m.fingerprint = plan_.fingerprint;
-  m.fingerprint.erase("shard");
+nlohmann::json ProbeSession::ShardSummary(const ProbeSessionResult& out, const std::vector<uint8_t>& owned) const {
   nlohmann::json ids = nlohmann::json::array();  // [owned units] the record id of each
   for (size_t u = 0; u < owned.size(); ++u) {
-    if (owned[u]) m.units.push_back(static_cast<int64_t>(u)), ids.push_back(UnitId(plan_, u));
+    if (owned[u]) ids.push_back(UnitId(plan_, u));
   }
   const ProbeUnitCounts n = UnitCounts(plan_);
-  m.summary = {{"info", ProbeRunInfoToJson(out.info)},
-               {"ids", ids},
-               {"units", {{"instances", n.instances}, {"variance", n.variance}, {"drift", n.drift}}}};
-  const ProbeRunInfo& i = out.info;
-  m.run = {{"wall_s", i.wall_s}, {"peak_rss_mb", i.peak_rss_mb}, {"resumed", i.resumed}, {"threads", i.threads}};
-  return WriteShardManifest(dir.dir(), m);
+  return {{"info", ProbeRunInfoToJson(out.info)},
+          {"ids", ids},
+          {"units", {{"instances", n.instances}, {"variance", n.variance}, {"drift", n.drift}}}};
 }
 
 ProbeRunInfo ProbeSession::Info() const {
@@ -138,7 +128,7 @@ ProbeRunInfo ProbeSession::Info() const {
   }
   info.notes = plan_.notes;
   info.instances = static_cast<int>(plan_.instances.size() + plan_.variance.size() + plan_.drift.size());
-  info.threads = plan_.engine.pool->size();
+  info.threads = plan_.runtime.pool->size();
   return info;
 }
 
@@ -153,18 +143,16 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   out.info = Info();
   for (size_t i = 1; i < caches.size(); ++i) out.info.bytes_per_token.push_back(caches[i]->bytes_per_token());
   out.info.bytes_per_token.resize(out.info.specs.size(), 0);  // an endpoint's: unknown (null in results)
-  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
   const size_t n_backends = 1 + out.info.specs.size();  // baseline + every configuration
   std::vector<nlohmann::json> lines;
-  KV_ASSIGN_OR_RETURN(auto journal,
-                      JsonlJournal::Open(dir.journal_path(), kJournalKind, plan_.fingerprint, "probe", &lines));
-  KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), dir.journal_path(), n_backends));
+  KV_ASSIGN_OR_RETURN(JobRun job, JobRun::Open(kProbeJob, o, plan_.fingerprint, UnitCosts(plan_), &lines));
+  KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), job.journal_path(), n_backends));
 
   // [1 + n_configs]: the baseline (in-process or remote), the --kv caches, then the endpoints.
   std::vector<std::unique_ptr<GenerationBackend>> local;
   std::vector<GenerationBackend*> backends;
   for (auto& c : caches) {
-    local.push_back(std::make_unique<LocalBackend>(*plan_.engine.model, *c, *plan_.engine.pool));
+    local.push_back(std::make_unique<LocalBackend>(*plan_.runtime.model, *c, *plan_.runtime.pool));
     backends.push_back(local.back().get());
   }
   if (const RemoteConfig* b = plan_.remote.baseline()) {
@@ -172,9 +160,10 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
     backends[0] = b->backend.get();
   }
   for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
-  ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.engine.model->config().vocab_size), backends);
-  const std::vector<uint8_t> owned = OwnedUnits(plan_);  // [n_units] in probe/units.h order
-  if (o.shard.on()) KV_RETURN_IF_ERROR(WriteShard(dir, out, owned, false));
+  ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.runtime.model->config().vocab_size), backends);
+  const std::vector<uint8_t>& owned = job.owned();  // [n_units] in probe/units.h order
+  const int threads = out.info.threads;
+  if (job.sharded()) KV_RETURN_IF_ERROR(job.WriteShard(ShardSummary(out, owned), ShardRunJson({}, 0, threads), false));
   const ProbeUnitCounts n = UnitCounts(plan_);
   const std::span<const uint8_t> all(owned);
   ProgressBar bar(std::count(owned.begin(), owned.end(), 1), StderrIsTerminal(), "probe");
@@ -182,11 +171,11 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   const size_t parallel = static_cast<size_t>(std::max(1, o.remote.parallel));
   const auto& inst = plan_.instances;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; },
+      recorded, job, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; },
       ProbeRecordFromJson, out.probes, [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
   const auto& var = plan_.variance;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, all.subspan(n.instances, n.variance), parallel, [&](size_t k) { return var[k].id; },
+      recorded, job, all.subspan(n.instances, n.variance), parallel, [&](size_t k) { return var[k].id; },
       VarianceRecordFromJson, out.variance,
       [&](size_t k) {
         return runner.RunVariance(var[k].id, var[k].length, var[k].prompt, o.samples, o.temperature, o.variance_tokens,
@@ -195,7 +184,7 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
       bar));
   const auto& drift = plan_.drift;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, *journal, all.subspan(n.instances + n.variance, n.drift), 1, [&](size_t k) { return drift[k].id; },
+      recorded, job, all.subspan(n.instances + n.variance, n.drift), 1, [&](size_t k) { return drift[k].id; },
       DriftRecordFromJson, out.drift,
       [&](size_t k) { return runner.RunDrift(drift[k].id, drift[k].length, drift[k].prompt, o.drift_tokens); }, bar));
   bar.Finish();
@@ -207,14 +196,13 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   for (size_t r = 0; r < plan_.remote.configs().size(); ++r) {
     out.info.endpoints[plan_.configs.n_configs() + r] = plan_.remote.configs()[r].Describe();
   }
-  if (o.shard.on()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
-    KV_RETURN_IF_ERROR(WriteShard(dir, out, owned, true));
-    out.results_path = SubDir(o.out, ShardManifest::kFile);
-    return out;
+  if (job.sharded()) {  // no statistics of a part: `kvaudit merge` computes them over all shards
+    const nlohmann::json run = ShardRunJson(totals, out.info.resumed, threads);
+    KV_RETURN_IF_ERROR(job.WriteShard(ShardSummary(out, owned), run, true));
+  } else {
+    out.results = ProbeResultsJson(out.info, out.probes, out.variance, out.drift);
   }
-  out.results = ProbeResultsJson(out.info, out.probes, out.variance, out.drift);
-  KV_RETURN_IF_ERROR(dir.WriteResults(out.results));
-  out.results_path = dir.results_path();
+  KV_ASSIGN_OR_RETURN(out.results_path, job.Finish(out.results));
   return out;
 }
 

@@ -11,7 +11,6 @@
 #include "base/status.h"
 #include "probe/plan.h"
 #include "probe/report.h"
-#include "run/run_dir.h"
 
 namespace kvaudit {
 
@@ -31,9 +30,8 @@ class ProbeSession {
 
  private:
   ProbeRunInfo Info() const;
-  // DIR/shard.json: at the start (finished false, for merge --partial) and at the end.
-  Status WriteShard(const RunDir& dir, const ProbeSessionResult& out, const std::vector<uint8_t>& owned,
-                    bool finished) const;
+  // shard.json's summary: the run's inputs, the record id of each owned unit, the unit counts.
+  nlohmann::json ShardSummary(const ProbeSessionResult& out, const std::vector<uint8_t>& owned) const;
 
   const ProbePlan& plan_;
 };

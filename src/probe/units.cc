@@ -27,13 +27,4 @@ std::vector<int64_t> UnitCosts(const ProbePlan& plan) {
   return costs;
 }
 
-std::vector<uint8_t> OwnedUnits(const ProbePlan& plan) {
-  const ShardSpec& s = plan.options.shard;
-  std::vector<uint8_t> owned(UnitCounts(plan).total(), s.on() ? 0 : 1);
-  if (s.on()) {
-    for (size_t u : ShardUnits(UnitCosts(plan), s.index, s.count)) owned[u] = 1;
-  }
-  return owned;
-}
-
 }  // namespace kvaudit

@@ -31,8 +31,4 @@ std::string UnitId(const ProbePlan& plan, size_t u);
 // (1 + configurations); a variance prompt counts once per sample.
 std::vector<int64_t> UnitCosts(const ProbePlan& plan);
 
-// [n_units] whether this run computes the unit: all without --shard, else the shard's
-// (run/shard.h ShardUnits over UnitCosts).
-std::vector<uint8_t> OwnedUnits(const ProbePlan& plan);
-
 }  // namespace kvaudit

@@ -100,14 +100,14 @@ static_assert(
     [] {
       for (int i = 0; i < kNumQuantTypes; ++i) {
         const QuantTraits& r = kQuantTable[i];
-        if (static_cast<int>(r.id) != i) return false;                           // rows in enum order
-        if ((r.block_elems > 1) != (r.dequantize_ref != nullptr)) return false;  // every block type decodes
-        if ((r.quantize_ref != nullptr) != (r.to_codes != nullptr)) return false;
+        if (static_cast<int>(r.id) != i) return false;                    // rows in enum order
         if ((r.block_elems > 1) != (r.num_f16_fields > 0)) return false;  // every block has its scale
       }
       return true;
     }(),
-    "kQuantTable: rows in enum order, a dequantizer for every block type");
+    "kQuantTable: rows in enum order, an fp16 scale in every block type");
+// The function columns (a dequantizer for every block type) are checked by quant_type_test:
+// GCC does not fold a function pointer's comparison with null under -fsanitize=address.
 
 // The table row of t (checked in range).
 const QuantTraits& GetQuantTraits(QuantType t);

@@ -18,7 +18,7 @@ Expected<ShardProgress> ReadShardWindows(const CheckedShard& s, const EvalSummar
   KV_ASSIGN_OR_RETURN(const std::string path, ShardJournal(s));
   std::vector<WindowRecord> recs;
   if (!path.empty()) {
-    KV_RETURN_IF_ERROR(ProgressLog::Read(path, ShardFingerprint(s.manifest.fingerprint, s.manifest.shard),
+    KV_RETURN_IF_ERROR(ReadProgressLog(path, ShardFingerprint(s.manifest.fingerprint, s.manifest.shard),
                                          in.heads.size(), by_window.size(), &recs, AttentionCells(in.info)));
   }
   std::vector<bool> owned(by_window.size(), false);  // [n_windows]

@@ -143,6 +143,24 @@ bool KilledAfter(const std::string& args, const fs::path& dir, size_t lines) {
   return killed;
 }
 
+// A shard rerun with other flags is refused before it writes anything: its shard.json still
+// describes the finished shard (a rerun must not turn a finished shard into an unfinished one of
+// another run, which `merge` would then refuse or skip).
+TEST(MergeCliTest, ARefusedShardLeavesItsManifestAsItWas) {
+  const std::string eval = kEvalBase + "--ctx 128 --windows 2 --kv k=q4_0,v=q4_0 ";
+  const std::string probe = "probe " + kModel + "--family needle --lengths 256 --depths 50 ";
+  for (const auto& [job, other] : {std::pair{eval, "--kv k=q8_0,v=q8_0 "}, {probe + "--kv k=q4_0,v=q4_0 ", "--kv k=q8_0,v=q8_0 "}}) {
+    const fs::path dir = testing::MakeTempDir("merge-refused");
+    const std::string out = " --shard 0/2 --out " + dir.string();
+    ASSERT_EQ(RunCli(job + out).exit_code, 0) << job;
+    const std::string before = ReadFile((dir / "shard.json").string());
+    ASSERT_NE(before.find("\"finished\":true"), std::string::npos) << before;
+    const auto r = RunCli(job + other + out);
+    ExpectRefused(r, {"progress.jsonl"});
+    EXPECT_TRUE(ReadFile((dir / "shard.json").string()) == before) << job << "rewrote its shard.json";
+  }
+}
+
 TEST(MergeCliTest, AShardKilledMidRunResumesAndMergesToTheSameResults) {
   // Longer windows than elsewhere so the shard is surely mid-run when the journal first grows.
   const std::string job = kEvalBase + "--windows 8 --attn-samples 8 --ctx 512 --kv k=q4_0,v=q4_0 ";

@@ -43,13 +43,13 @@ fs::path WritePolicy(const fs::path& dir, double kld_mean_max) {
 }
 
 RecommendResult RunPlanted(const fs::path& model, const fs::path& policy, const fs::path& out) {
-  auto engine = Engine::Load(model.string(), 2);
-  EXPECT_TRUE(engine.ok()) << engine.error().message;
+  auto runtime = ModelRuntime::Load(model.string(), 2);
+  EXPECT_TRUE(runtime.ok()) << runtime.error().message;
   RecommendOptions o;
   o.model = model.string(), o.data = "random token ids", o.formats = {"q8_0,q4_0"}, o.stage = "full";
   o.policy = policy.string(), o.budget = "640";  // all q4_0 (8 x 72 = 576) + one step (64)
   o.ctx = 256, o.calib_windows = 4, o.windows = 4, o.out = out.string();
-  auto plan = RecommendPlan::FromWindows(o, std::move(*engine), Windows(8, 256));
+  auto plan = RecommendPlan::FromWindows(o, std::move(*runtime), Windows(8, 256));
   EXPECT_TRUE(plan.ok()) << plan.error().message;
   auto r = RunRecommend(*plan);
   EXPECT_TRUE(r.ok()) << r.error().message;

@@ -43,12 +43,12 @@ fs::path WriteModel(const std::string& tag, bool planted) {
 std::vector<std::vector<int32_t>> Windows(int n, int len) { return testing::RandomWindows(n, len, 256, 7); }
 
 SensitivityResult RunSensitivity(const fs::path& model, const std::string& stage, const fs::path& out) {
-  auto engine = Engine::Load(model.string(), 2);
-  EXPECT_TRUE(engine.ok()) << engine.error().message;
+  auto runtime = ModelRuntime::Load(model.string(), 2);
+  EXPECT_TRUE(runtime.ok()) << runtime.error().message;
   SensitivityOptions o;
   o.model = model.string(), o.data = "random token ids", o.formats = {"q4_0"}, o.stage = stage;
   o.ctx = 256, o.attn_samples = 32, o.out = out.string();
-  auto plan = SensitivityPlan::FromWindows(o, std::move(*engine), Windows(4, 256));
+  auto plan = SensitivityPlan::FromWindows(o, std::move(*runtime), Windows(4, 256));
   EXPECT_TRUE(plan.ok()) << plan.error().message;
   auto r = SensitivitySession(*plan).Run();
   EXPECT_TRUE(r.ok()) << r.error().message;

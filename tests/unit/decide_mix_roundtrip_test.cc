@@ -93,7 +93,7 @@ uint64_t RoundTrip(const MixProblem& m, const MixPoint& point, const ModelConfig
     for (int h = 0; h < c.n_kv_heads; ++h) {
       for (char t : {'k', 'v'}) {
         const Candidate& want = m.candidate(l, t, point.choice[MixProblem::Index(l, t)]);
-        EXPECT_EQ(StorageOf(policy->ForHead(l, h), t, m.engine()), StorageOf(want, t, m.engine()))
+        EXPECT_EQ(StorageOf(policy->ForHead(l, h), t, m.attention()), StorageOf(want, t, m.attention()))
             << spec << " layer " << l << " head " << h << " " << t << " (" << want.text << ")";
       }
     }
@@ -145,7 +145,7 @@ TEST_P(DecideMixRoundTripTest, ProtectionsRoundTripAndBytesAreNeverUnderstated) 
 TEST_P(DecideMixRoundTripTest, LlamaCppEngineRoundTrips) {
   const std::vector<std::string> pool = {"f16", "q8_0,engine=llama.cpp", "q4_0", "q5_1", "iq4_nl", "q4_0,rot=0"};
   RoundTrips(pool, 300, 4, [](const MixProblem& m, const MixPoint& p, uint64_t held) {
-    EXPECT_EQ(m.engine(), AttentionMode::kLlamaCpp);
+    EXPECT_EQ(m.attention(), AttentionMode::kLlamaCpp);
     EXPECT_EQ(held, p.bytes_per_token) << m.Spec(p);
   });
 }

@@ -24,8 +24,8 @@ TEST(DecideMixSpecTest, CandidatesAreCanonical) {
   EXPECT_EQ(Cand("q4_0,rot=1,sink=4", 'k').text, "q4_0,sink=4,rot=1");
   const Candidate e = Cand("q8_0,engine=llama.cpp", 'v');
   EXPECT_EQ(e.text, "q8_0,engine=llama.cpp");
-  ASSERT_TRUE(e.engine.has_value());
-  EXPECT_EQ(*e.engine, AttentionMode::kLlamaCpp);
+  ASSERT_TRUE(e.attention.has_value());
+  EXPECT_EQ(*e.attention, AttentionMode::kLlamaCpp);
   EXPECT_TRUE(e.settings.empty());
   EXPECT_EQ(Cand("q4_0,outliers=4", 'k').settings.at("outliers"), "4");
 }

@@ -187,7 +187,7 @@ TEST(DecideTargetSettingsTest, SettingsForCoversEveryEngineAndRejectsBadInput) {
   auto all = SettingsFor(*p, testing::Llama3_8B(), 32768);
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), AllTargets().size());
-  for (size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].engine, AllTargets()[i]);
+  for (size_t i = 0; i < all->size(); ++i) EXPECT_EQ((*all)[i].target, AllTargets()[i]);
   auto bad_ctx = SettingsFor(*p, testing::Llama3_8B(), 0);
   ASSERT_FALSE(bad_ctx.ok());
   EXPECT_NE(bad_ctx.error().message.find("hint:"), std::string::npos);

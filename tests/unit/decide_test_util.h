@@ -42,7 +42,7 @@ inline bool Has(const std::vector<std::string>& v, const std::string& s) {
 }
 
 inline std::string Dump(const TargetSettings& s) {
-  std::string out = std::string(TargetName(s.engine)) + (s.exact ? " exact" : " not exact: " + s.why_not) + "\n  for " +
+  std::string out = std::string(TargetName(s.target)) + (s.exact ? " exact" : " not exact: " + s.why_not) + "\n  for " +
                     s.settings_for + "\n  flags:";
   for (const std::string& f : s.flags) out += " [" + f + "]";
   out += "\n  approximations:";

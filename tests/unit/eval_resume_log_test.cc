@@ -67,42 +67,55 @@ std::string Slurp(const fs::path& p) {
   return ss.str();
 }
 
+// What an eval run does with its directory (EvalSession::Run): the job skeleton opens the
+// journal, eval reads its windows back. dir/progress.jsonl.
+Expected<JobRun> OpenLog(const fs::path& dir, const nlohmann::json& fp, size_t n_windows,
+                         std::vector<WindowRecord>* done) {
+  JobOptions o;
+  o.out = dir.string();
+  std::vector<nlohmann::json> lines;
+  KV_ASSIGN_OR_RETURN(JobRun run, JobRun::Open(kEvalJob, o, fp, std::vector<int64_t>(n_windows, 1), &lines));
+  KV_RETURN_IF_ERROR(WindowsFromJournal(lines, run.journal_path(), 2, n_windows, 0, done));
+  return run;
+}
+
 TEST(ResumeLogTest, ReopenSkipsTornLineAndRefusesOtherRuns) {
-  const fs::path path = testing::MakeTempDir("resume") / "progress.jsonl";
+  const fs::path dir = testing::MakeTempDir("resume");
+  const fs::path path = dir / "progress.jsonl";
   const nlohmann::json fp = {{"model", "abc"}, {"ctx", 256}, {"configs", {"k=q4_0,v=q4_0"}}};
   std::vector<WindowRecord> done;
   {
-    auto log = ProgressLog::Open(path.string(), fp, 2, 10, &done);
+    auto log = OpenLog(dir, fp, 10, &done);
     ASSERT_TRUE(log.ok());
     EXPECT_TRUE(done.empty());
-    ASSERT_TRUE((*log)->Append(Sample(2)).ok());
-    ASSERT_TRUE((*log)->Append(Sample(0)).ok());
+    ASSERT_TRUE(log->Record(WindowToJson(Sample(2))).ok());
+    ASSERT_TRUE(log->Record(WindowToJson(Sample(0))).ok());
   }
   // A kill in the middle of the third line leaves half of it, without its newline.
   const std::string third = WindowToJson(Sample(5)).dump();
   { std::ofstream(path, std::ios::app | std::ios::binary) << third.substr(0, third.size() / 2); }
   {
-    auto log = ProgressLog::Open(path.string(), fp, 2, 10, &done);
+    auto log = OpenLog(dir, fp, 10, &done);
     ASSERT_TRUE(log.ok());
     ASSERT_EQ(done.size(), 2u);
     EXPECT_EQ(done[0].window, 0);  // ascending, whatever the file order
     ExpectSame(Sample(2), done[1]);
-    ASSERT_TRUE((*log)->Append(Sample(5)).ok());  // appended after the cut, not glued to the torn half
+    ASSERT_TRUE(log->Record(WindowToJson(Sample(5))).ok());  // appended after the cut, not glued to the torn half
   }
   {
-    auto log = ProgressLog::Open(path.string(), fp, 2, 10, &done);
+    auto log = OpenLog(dir, fp, 10, &done);
     ASSERT_TRUE(log.ok());
     ASSERT_EQ(done.size(), 3u);
     EXPECT_EQ(done[2].window, 5);
     // A smaller window count uses only the windows it has.
-    auto fewer = ProgressLog::Open(path.string(), fp, 2, 3, &done);
+    auto fewer = OpenLog(dir, fp, 3, &done);
     ASSERT_TRUE(fewer.ok());
     EXPECT_EQ(done.size(), 2u);
   }
   const std::string before = Slurp(path);
   nlohmann::json other = fp;
   other["ctx"] = 512;
-  auto mismatch = ProgressLog::Open(path.string(), other, 2, 10, &done);
+  auto mismatch = OpenLog(dir, other, 10, &done);
   ASSERT_FALSE(mismatch.ok());
   EXPECT_EQ(mismatch.error().exit_code(), 2);
   EXPECT_NE(mismatch.error().message.find("ctx"), std::string::npos) << mismatch.error().message;
@@ -110,14 +123,15 @@ TEST(ResumeLogTest, ReopenSkipsTornLineAndRefusesOtherRuns) {
   EXPECT_EQ(Slurp(path), before);  // refusing never touches the file
   // Damage before the last line is an error, not silently dropped data.
   { std::ofstream(path, std::ios::app | std::ios::binary) << "garbage\n" << WindowToJson(Sample(7)).dump() << "\n"; }
-  auto damaged = ProgressLog::Open(path.string(), fp, 2, 10, &done);
+  auto damaged = OpenLog(dir, fp, 10, &done);
   ASSERT_FALSE(damaged.ok());
   EXPECT_NE(damaged.error().message.find("damaged"), std::string::npos);
   // Not a progress file at all.
-  const fs::path foreign = path.parent_path() / "foreign.jsonl";
-  { std::ofstream(foreign) << "{\"text\":\"hello\"}\n"; }
-  EXPECT_FALSE(ProgressLog::Open(foreign.string(), fp, 2, 10, &done).ok());
-  fs::remove_all(path.parent_path());
+  const fs::path foreign = testing::MakeTempDir("resume-foreign");
+  { std::ofstream(foreign / "progress.jsonl") << "{\"text\":\"hello\"}\n"; }
+  EXPECT_FALSE(OpenLog(foreign, fp, 10, &done).ok());
+  fs::remove_all(dir);
+  fs::remove_all(foreign);
 }
 
 TEST(ResumeLogTest, HashesSeeBoundariesAndContent) {

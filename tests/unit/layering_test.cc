@@ -38,6 +38,7 @@ const std::vector<std::string>& LayerOrder() {
       "kv",            // the caches (f32, quantized), MakeCache, calibration runs
       "run",           // driving the engine: scoring, sampling, generation, text, journals
       "endpoint",      // remote servers: URL specs, API keys, the resilient HTTP client, dialects, RemoteBackend
+      "job",           // the job skeleton: options, the loaded runtime, run directory, journal, shards
       "eval",          // fidelity: metrics, buckets, CIs, attention diagnosis, eval results
       "probe",         // probe generators, checks, attribution, McNemar
       "scale",         // scale-out: `kvaudit merge` of --shard runs (eval, probe, and staged jobs' stages)

@@ -22,6 +22,14 @@ std::string Upper(std::string s) {
   return s;
 }
 
+TEST(QuantType, EveryBlockTypeHasItsFunctions) {
+  for (int i = 0; i < kNumQuantTypes; ++i) {
+    const QuantTraits& r = kQuantTable[i];
+    EXPECT_EQ(r.block_elems > 1, r.dequantize_ref != nullptr) << r.name << ": a block type decodes, f32/f16 do not";
+    EXPECT_EQ(r.quantize_ref != nullptr, r.to_codes != nullptr) << r.name << ": a KV format quantizes and has codes";
+  }
+}
+
 TEST(QuantType, EveryDTypeWithAFormatHasItsNameAndSizes) {
   std::set<QuantType> seen;
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -48,6 +56,7 @@ TEST(QuantType, EveryKvBlockFormatIsItsTraitsRow) {
       if (t.name == f.name) row = &t;
     }
     ASSERT_NE(row, nullptr) << f.name << " has no traits row";
+    ASSERT_NE(row->quantize_ref, nullptr) << f.name << ": a KV block format quantizes with its row's reference";
     EXPECT_EQ(FormatBlockElems(f.id), row->block_elems);
     EXPECT_EQ(f.codec().row_bytes(256, CodecParams{}),
               static_cast<uint64_t>(256 / row->block_elems * row->block_bytes));

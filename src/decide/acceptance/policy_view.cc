@@ -15,7 +15,7 @@ bool SameHeadConfig(const HeadConfig& a, const HeadConfig& b) {
 PolicyView PolicyView::Of(const CacheConfig& policy, const ModelConfig& config) {
   PolicyView v;
   v.spec = policy.spec();
-  v.engine = policy.attention();
+  v.attention = policy.attention();
   v.head_dim = config.head_dim;
   for (int layer = 0; layer < config.n_layers; ++layer) {
     const HeadConfig first = policy.ForHead(layer, 0);

@@ -23,7 +23,7 @@ bool SameHeadConfig(const HeadConfig& a, const HeadConfig& b);
 
 struct PolicyView {
   std::string spec;  // canonical spec (CacheConfig::spec)
-  AttentionMode engine = AttentionMode::kNative;
+  AttentionMode attention = AttentionMode::kNative;
   int head_dim = 0;
   std::vector<LayerKv> layers;       // [n_layers]: KV head 0's formats
   std::vector<HeadConfig> policies;  // [n_layers]: KV head 0's full policy

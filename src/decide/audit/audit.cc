@@ -9,6 +9,7 @@
 #include "decide/gate/gate_markdown.h"
 #include "probe/instance.h"
 #include "probe/session.h"
+#include "job/job_run.h"
 #include "run/run_dir.h"
 #include "run/shard_manifest.h"
 
@@ -36,24 +37,22 @@ void SelectProbes(const Workload& w, const AcceptancePolicy& policy, const std::
 ProbeOptions ProbeOptionsFor(const AuditOptions& o, const Workload& w, const AcceptancePolicy& policy,
                              const std::string& baseline, const std::vector<std::string>& configs,
                              const std::vector<int>& lengths) {
-  ProbeOptions p;
-  p.model = o.model, p.threads = o.threads, p.kv = {baseline, configs, o.kv.kv_calib};
+  ProbeOptions p = StageOptions<ProbeOptions>(o, "probe");
+  p.kv = {baseline, configs, o.kv.kv_calib};
   SelectProbes(w, policy, o.custom, &p);
-  p.lengths = lengths, p.n = o.probe_n, p.custom = o.custom, p.data = o.data;
-  p.out = SubDir(o.out, "probe"), p.restart = o.restart, p.shard = o.shard;
+  p.lengths = lengths, p.n = o.probe_n, p.custom = o.custom;
   return p;
 }
 
 RecommendOptions RecommendOptionsFor(const AuditOptions& o, const std::vector<int>& lengths) {
-  RecommendOptions r;
-  r.model = o.model, r.threads = o.threads, r.budget = o.budget, r.formats = o.formats, r.policy = o.policy;
-  r.kv = {o.kv.baseline, {}, o.kv.kv_calib}, r.data = o.data, r.custom = o.custom, r.ctx = o.ctx;
+  RecommendOptions r = StageOptions<RecommendOptions>(o, "recommend");
+  r.budget = o.budget, r.formats = o.formats, r.policy = o.policy;
+  r.kv = {o.kv.baseline, {}, o.kv.kv_calib}, r.custom = o.custom, r.ctx = o.ctx;
   // Calibration right after the audit's windows; the candidates verified on the audit's own.
   r.first_window = o.first_window + o.windows, r.calib_windows = o.calib_windows;
   r.verify_first_window = o.first_window, r.windows = o.windows;
   r.stage = o.stage, r.probe_lengths = lengths, r.probe_n = o.probe_n;
-  r.out = SubDir(o.out, "recommend"), r.restart = o.restart;
-  r.shard = o.shard, r.merged = o.merged.empty() ? "" : SubDir(o.merged, "recommend");
+  r.merged = o.merged.empty() ? "" : SubDir(o.merged, "recommend");
   return r;
 }
 
@@ -68,7 +67,7 @@ Status Bench(AuditPlan& plan, AuditResult* r) {
   while (static_cast<int>(ids.size()) < b.depth + timed) {
     ids.insert(ids.end(), e.windows[0].begin(), e.windows[0].end());
   }
-  KV_ASSIGN_OR_RETURN(r->bench, MeasureDecodeSpeed(*e.engine.model, *e.engine.pool, e.configs, ids, b));
+  KV_ASSIGN_OR_RETURN(r->bench, MeasureDecodeSpeed(*e.runtime.model, *e.runtime.pool, e.configs, ids, b));
   r->bench_options = b;
   return Status::Ok();
 }
@@ -105,12 +104,10 @@ RecommendOptions RecommendFor(const AuditPlan& plan, const AuditResult& r) {
 // until they are merged; with --budget, its recommendation's round (recommend.h), which from the
 // verification on needs the verdicts over the merged eval and probes (its round 3 approximates
 // the audit's cheapest passing configuration), so those are resumed from MERGED and judged first.
-Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
+Expected<AuditResult> RunAuditShard(AuditPlan& plan, const StagedJobRun& job, AuditResult r) {
   const AuditOptions& o = plan.options;
   ShardRound round = AuditShardRound(o);
-  r.threads = plan.eval->info.threads;
-  nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", r.threads}};
-  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, false));
+  KV_RETURN_IF_ERROR(job.WriteRound(round, false));
   const bool merged_stages = !Has(round, "eval") && !Has(round, "probe");
   if (Has(round, "eval")) {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
@@ -140,12 +137,10 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, AuditResult r) {
     round.stages = std::move(stages);
     round.more_rounds = rec.shard_round.more_rounds;
   }
-  const RunTotals totals = plan.clock.Stop();
+  KV_ASSIGN_OR_RETURN(const RunTotals totals, job.WriteRound(round, true));
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
-  run["wall_s"] = totals.wall_s, run["peak_rss_mb"] = totals.peak_rss_mb;
-  KV_RETURN_IF_ERROR(WriteStagedShardManifest(o.out, "audit", o.shard, round, run, true));
   r.shard_round = round;
-  r.results_path = SubDir(o.out, ShardManifest::kFile);
+  r.results_path = job.shard_path();
   return r;
 }
 
@@ -175,10 +170,8 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   if (o.kv.kv.empty()) o.kv.kv = kDefaultAuditConfigs;
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
-  EvalOptions e;
-  e.model = o.model, e.threads = o.threads, e.kv = o.kv, e.data = o.data, e.ctx = o.ctx;
-  e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
-  e.out = SubDir(o.out, "eval"), e.restart = o.restart, e.shard = o.shard;
+  EvalOptions e = StageOptions<EvalOptions>(o, "eval");
+  e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
   KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::Make(std::move(e)));
   o.ctx = eval.info.ctx;
   const int target = policy.target_context.value_or(o.ctx);
@@ -187,7 +180,7 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
                     std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) +
                     " or lower target_context");
   }
-  const ModelConfig& cfg = eval.engine.model->config();
+  const ModelConfig& cfg = eval.runtime.model->config();
   const DecodeSpeedOptions bench;
   const int timed = 1 + bench.rounds * bench.tokens;  // decode steps after the depth
   if (o.bench && o.bench_depth + timed > cfg.max_ctx) {
@@ -215,14 +208,15 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
 
 Expected<AuditResult> RunAudit(AuditPlan& plan) {
   const AuditOptions& o = plan.options;
-  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
+  KV_ASSIGN_OR_RETURN(const StagedJobRun job, StagedJobRun::Prepare("audit", o, plan.clock, plan.eval->info.threads));
   AuditResult r;
   r.workload = plan.workload, r.policy = plan.policy.name, r.target_ctx = plan.target_ctx;
   r.baseline = plan.eval->info.baseline_spec, r.probe_families = plan.probe.families;
   r.model_hash = plan.eval->model_hash;
-  r.config = plan.eval->engine.model->config();
+  r.config = plan.eval->runtime.model->config();
   r.f16_bytes_per_token = F16BytesPerToken(r.config);
-  if (o.shard.on()) return RunAuditShard(plan, std::move(r));
+  r.threads = plan.eval->info.threads;
+  if (job.sharded()) return RunAuditShard(plan, job, std::move(r));
   {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
     for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});
@@ -246,8 +240,7 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
   const RunTotals totals = plan.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
   KV_ASSIGN_OR_RETURN(r.results, AuditJson(r, plan));
-  KV_RETURN_IF_ERROR(dir.WriteResults(r.results));
-  r.results_path = dir.results_path();
+  KV_ASSIGN_OR_RETURN(r.results_path, job.WriteResults(r.results));
   return r;
 }
 

@@ -21,7 +21,7 @@
 #include "decide/audit/workload.h"
 #include "eval/session.h"
 #include "probe/plan.h"
-#include "run/job_options.h"
+#include "job/job_options.h"
 #include "run/decode_speed.h"
 
 namespace kvaudit {

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-Expected<std::vector<TargetSettings>> EnginesFor(const std::string& spec, const AuditPlan& plan,
+Expected<std::vector<TargetSettings>> TargetsFor(const std::string& spec, const AuditPlan& plan,
                                                  const ModelConfig& cfg) {
   KV_ASSIGN_OR_RETURN(const CacheConfig policy, CacheConfig::Parse(spec));
   return SettingsFor(policy, cfg, plan.target_ctx);
@@ -90,8 +90,8 @@ std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, co
   }
   for (size_t i : listed) {
     const std::string& spec = rec.verified[i].spec;
-    if (auto engines = EnginesFor(spec, plan, cfg)) {
-      s += "  settings for " + spec + ":\n" + EngineLines(*engines, "    ", verdicts, cfg, plan.target_ctx);
+    if (auto targets = TargetsFor(spec, plan, cfg)) {
+      s += "  settings for " + spec + ":\n" + TargetLines(*targets, "    ", verdicts, cfg, plan.target_ctx);
     }
   }
   return s;
@@ -180,8 +180,8 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   if (r.cheapest_passing) {
     const std::string& spec = r.configs[*r.cheapest_passing].spec;
     s += "deploy " + spec + " (the fewest bytes of those that pass):\n";
-    if (auto engines = EnginesFor(spec, plan, r.config))
-      s += EngineLines(*engines, "  ", verdicts, r.config, plan.target_ctx);
+    if (auto targets = TargetsFor(spec, plan, r.config))
+      s += TargetLines(*targets, "  ", verdicts, r.config, plan.target_ctx);
   } else {
     s += "none of the configurations tested is safe for this workload at " + std::to_string(r.target_ctx) + " tokens" +
          (r.recommend ? "" : "; hint: give --budget B to search per-layer mixes, or test k=q8_0,v=q8_0") + "\n";

@@ -8,6 +8,7 @@
 #include "probe/custom.h"
 #include "probe/instance.h"
 #include "probe/plan.h"
+#include "job/job_run.h"
 #include "run/run_dir.h"
 
 namespace kvaudit {
@@ -17,23 +18,23 @@ namespace {
 // run's candidate c - 1 (under the baseline's engine, which every spec of the run shares).
 std::string ChoiceText(const RecommendPlan& plan, size_t c, KvTensor tensor) {
   if (c == 0) return plan.baseline_choice[tensor == KvTensor::kK ? 0 : 1];
-  return plan.sensitivity.candidates[c - 1].name() + plan.engine_suffix;
+  return plan.sensitivity.candidates[c - 1].name() + plan.attention_suffix;
 }
 
 Status SetBaselineChoices(RecommendPlan& plan) {
   KV_ASSIGN_OR_RETURN(const CacheConfig base,
                       CacheConfig::Parse(plan.sensitivity.eval.info.baseline_spec, "--baseline"));
   const HeadConfig head = base.ForHead(0, 0);
-  plan.engine_suffix = EngineSuffix(base.attention());
-  plan.baseline_choice[0] = std::string(KvFormatName(head.k)) + plan.engine_suffix;
-  plan.baseline_choice[1] = std::string(KvFormatName(head.v)) + plan.engine_suffix;
+  plan.attention_suffix = AttentionSuffix(base.attention());
+  plan.baseline_choice[0] = std::string(KvFormatName(head.k)) + plan.attention_suffix;
+  plan.baseline_choice[1] = std::string(KvFormatName(head.v)) + plan.attention_suffix;
   return Status::Ok();
 }
 
 // The bytes per token of every choice of every part at the target context; 0 where the choice
 // cannot store the part (a K-only protection, e.g. outliers, on a V part).
 Expected<std::vector<std::vector<uint64_t>>> AllPartBytes(const RecommendPlan& plan) {
-  const ModelConfig& cfg = plan.sensitivity.eval.engine.model->config();
+  const ModelConfig& cfg = plan.sensitivity.eval.runtime.model->config();
   const KvCalibration* calib = plan.sensitivity.eval.configs.calibration().get();
   std::vector<std::vector<uint64_t>> out(plan.sensitivity.candidates.size() + 1);
   for (size_t c = 0; c < out.size(); ++c) {
@@ -133,17 +134,17 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
   if (!o.custom.empty()) KV_RETURN_IF_ERROR(LoadCustomProbes(o.custom));
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
-  KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
+  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, ModelRuntime::Load(o.model, o.threads));
   EvalOptions cut;
   cut.data = o.data, cut.ctx = o.ctx;
-  KV_ASSIGN_OR_RETURN(auto windows, EvalPlan::CutWindows(engine, "recommend", cut));
+  KV_ASSIGN_OR_RETURN(auto windows, EvalPlan::CutWindows(runtime, "recommend", cut));
   o.ctx = cut.ctx;
-  KV_ASSIGN_OR_RETURN(RecommendPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
+  KV_ASSIGN_OR_RETURN(RecommendPlan plan, FromWindows(std::move(o), std::move(runtime), std::move(windows)));
   plan.clock = clock, plan.sensitivity.clock = clock;
   return plan;
 }
 
-Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, Engine engine,
+Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRuntime runtime,
                                                    std::vector<std::vector<int32_t>> windows) {
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
@@ -160,19 +161,18 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, Engine en
                     " or lower target_context");
   }
 
-  SensitivityOptions s;
-  s.model = o.model, s.threads = o.threads, s.kv = o.kv, s.formats = o.formats, s.stage = o.stage;
-  s.data = o.data, s.ctx = o.ctx, s.windows = o.calib_windows, s.first_window = o.first_window;
-  s.attn_samples = o.attn_samples, s.out = SubDir(o.out, "sensitivity"), s.restart = o.restart;
-  s.shard = o.shard, s.merged = o.merged.empty() ? "" : SubDir(o.merged, "sensitivity");
-  KV_ASSIGN_OR_RETURN(SensitivityPlan sens, SensitivityPlan::FromWindows(std::move(s), std::move(engine), windows));
+  SensitivityOptions s = StageOptions<SensitivityOptions>(o, "sensitivity");
+  s.formats = o.formats, s.stage = o.stage, s.ctx = o.ctx, s.windows = o.calib_windows;
+  s.first_window = o.first_window, s.attn_samples = o.attn_samples;
+  s.merged = o.merged.empty() ? "" : SubDir(o.merged, "sensitivity");
+  KV_ASSIGN_OR_RETURN(SensitivityPlan sens, SensitivityPlan::FromWindows(std::move(s), std::move(runtime), windows));
   sens.clock = clock;
 
   RecommendPlan plan(std::move(sens));
   plan.clock = clock;
   plan.policy = std::move(policy), plan.budget = std::move(budget), plan.target_ctx = target;
   plan.all_windows = std::move(windows), plan.probe_families = std::move(families);
-  const ModelConfig& cfg = plan.sensitivity.eval.engine.model->config();
+  const ModelConfig& cfg = plan.sensitivity.eval.runtime.model->config();
   KV_ASSIGN_OR_RETURN(plan.budget_bytes_per_token, BudgetBytesPerToken(plan.budget, cfg, target));
   KV_RETURN_IF_ERROR(SetBaselineChoices(plan));
   KV_ASSIGN_OR_RETURN(plan.part_bytes, AllPartBytes(plan));
@@ -186,7 +186,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, Engine en
 }
 
 MixProblem BuildMixProblem(const RecommendPlan& plan, const std::vector<std::vector<PartCost>>& costs) {
-  const int n_layers = plan.sensitivity.eval.engine.model->config().n_layers;
+  const int n_layers = plan.sensitivity.eval.runtime.model->config().n_layers;
   std::vector<Part> parts;
   const std::vector<CachePart> all = AllParts(n_layers);
   for (size_t i = 0; i < all.size(); ++i) {
@@ -268,7 +268,7 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
     if (i) chosen.push_back(r->verified[*i].spec);
   }
   std::vector<VerifiedPoint> approx =
-      EngineApproximations(chosen, r->verified, plan.sensitivity.eval.engine.model->config(), r->target_ctx, baseline);
+      TargetApproximations(chosen, r->verified, plan.sensitivity.eval.runtime.model->config(), r->target_ctx, baseline);
   if (!approx.empty()) {
     std::string sub;
     KV_RETURN_IF_ERROR(VerifyRound(plan, &approx, &sub, shard));
@@ -282,12 +282,11 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
 // A shard round: the sensitivity's round while it is not merged; then, from the merged
 // sensitivity, the search and the first verification round not merged yet. DIR/shard.json names
 // the stages it computed (relative to DIR).
-Expected<RecommendResult> RunRecommendShard(RecommendPlan& plan, RecommendResult r) {
+Expected<RecommendResult> RunRecommendShard(RecommendPlan& plan, const StagedJobRun& job, RecommendResult r) {
   const RecommendOptions& o = plan.options;
-  const int threads = plan.sensitivity.eval.info.threads;
-  nlohmann::json run = {{"wall_s", 0}, {"peak_rss_mb", 0}, {"resumed", 0}, {"threads", threads}};
-  auto manifest = [&](const ShardRound& round, bool finished) {
-    return WriteStagedShardManifest(o.out, "recommend", o.shard, round, run, finished);
+  auto manifest = [&](const ShardRound& round, bool finished) -> Status {
+    KV_RETURN_IF_ERROR(job.WriteRound(round, finished));
+    return Status::Ok();
   };
   r.shard_round = RecommendShardRound(o);
   const bool sensitivity_round = !r.shard_round.stages.empty();
@@ -300,11 +299,9 @@ Expected<RecommendResult> RunRecommendShard(RecommendPlan& plan, RecommendResult
     r.shard_round = {vs.stages, vs.stopped};  // after a verification round another may follow
     r.shard_windows = vs.windows, r.shard_probes = vs.probe_units;
   }
-  const RunTotals t = plan.clock.Stop();
+  KV_ASSIGN_OR_RETURN(const RunTotals t, job.WriteRound(r.shard_round, true));
   r.wall_s = t.wall_s, r.peak_rss_mb = t.peak_rss_mb;
-  run["wall_s"] = t.wall_s, run["peak_rss_mb"] = t.peak_rss_mb;
-  KV_RETURN_IF_ERROR(manifest(r.shard_round, true));
-  r.results_path = SubDir(o.out, ShardManifest::kFile);
+  r.results_path = job.shard_path();
   return r;
 }
 
@@ -312,20 +309,20 @@ Expected<RecommendResult> RunRecommendShard(RecommendPlan& plan, RecommendResult
 
 Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
   const RecommendOptions& o = plan.options;
-  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
+  KV_ASSIGN_OR_RETURN(const StagedJobRun job,
+                      StagedJobRun::Prepare("recommend", o, plan.clock, plan.sensitivity.eval.info.threads));
   RecommendResult r;
   r.policy = plan.policy.name, r.budget = plan.budget, r.budget_bytes_per_token = plan.budget_bytes_per_token;
   r.target_ctx = plan.target_ctx, r.probe_lengths = plan.probe_lengths, r.probe_families = plan.probe_families;
   r.verify_first_window = o.verify_first_window, r.verify_windows = o.windows;
-  r.f16_bytes_per_token = F16BytesPerToken(plan.sensitivity.eval.engine.model->config());
-  if (o.shard.on()) return RunRecommendShard(plan, std::move(r));
+  r.f16_bytes_per_token = F16BytesPerToken(plan.sensitivity.eval.runtime.model->config());
+  if (job.sharded()) return RunRecommendShard(plan, job, std::move(r));
   KV_ASSIGN_OR_RETURN(r.sensitivity, SensitivitySession(plan.sensitivity).Run());
   KV_RETURN_IF_ERROR(SearchAndVerify(plan, &r, nullptr));
   const RunTotals totals = plan.clock.Stop();
   r.wall_s = totals.wall_s, r.peak_rss_mb = totals.peak_rss_mb;
   KV_ASSIGN_OR_RETURN(r.results, RecommendJson(r, plan));
-  KV_RETURN_IF_ERROR(dir.WriteResults(r.results));
-  r.results_path = dir.results_path();
+  KV_ASSIGN_OR_RETURN(r.results_path, job.WriteResults(r.results));
   return r;
 }
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "run/job_options.h"
+#include "job/job_options.h"
 #include "decide/search/budget.h"
 #include "decide/gate/gate.h"
 #include "decide/search/mix_search.h"
@@ -112,7 +112,7 @@ class RecommendPlan {
   // Over windows already cut at options.ctx (every window of the data; the options select the
   // calibration and held-out ones): token ids without a tokenizer (the planted-sensitivity test).
   // The verification then runs eval only, so the policy may name no probe family.
-  static Expected<RecommendPlan> FromWindows(RecommendOptions options, Engine engine,
+  static Expected<RecommendPlan> FromWindows(RecommendOptions options, ModelRuntime runtime,
                                              std::vector<std::vector<int32_t>> windows);
 
   RecommendOptions options;
@@ -126,9 +126,9 @@ class RecommendPlan {
   std::vector<std::vector<uint64_t>> part_bytes;  // [n_candidates + 1][n_parts]: the baseline's, then each candidate's;
                                                   // 0 where it cannot store the part
   // The baseline's K and V as mix choices ("f16", "f16,engine=llama.cpp"): its first head's formats
-  // under its engine, which every candidate shares (engine_suffix), from its spec parsed once.
+  // under its attention mode, which every candidate shares (attention_suffix), from its spec parsed once.
   std::string baseline_choice[2];  // [K, V]
-  std::string engine_suffix;
+  std::string attention_suffix;
   std::vector<std::string> probe_families;
   std::vector<int> probe_lengths;
 

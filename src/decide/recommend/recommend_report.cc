@@ -16,7 +16,7 @@ using nlohmann::json;
 
 json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
-const ModelConfig& Config(const RecommendPlan& plan) { return plan.sensitivity.eval.engine.model->config(); }
+const ModelConfig& Config(const RecommendPlan& plan) { return plan.sensitivity.eval.runtime.model->config(); }
 
 // The held-out numbers the policy judges: overall and the worst bucket up to the target context.
 json HeldOut(const ConfigResult& c, const std::vector<Bucket>& buckets, int target) {
@@ -89,7 +89,7 @@ json VerifiedChoiceJson(const TargetSettings& e, const std::map<std::string, boo
             {"failed", json::array()}};
   const Closest c = ClosestVerified(e, verdicts);
   if (!c.passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", c.failed}};
-  const TargetSettings p = SettingsForTarget(e.engine, c.passing->second, Config(plan), r.target_ctx);
+  const TargetSettings p = SettingsForTarget(e.target, c.passing->second, Config(plan), r.target_ctx);
   return {{"spec", c.passing->first}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
 }
 
@@ -97,12 +97,12 @@ Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, 
   if (!i) return json(nullptr);
   const VerifiedPoint& p = r.verified[*i];
   KV_ASSIGN_OR_RETURN(const CacheConfig policy, CacheConfig::Parse(p.spec));
-  KV_ASSIGN_OR_RETURN(const auto engines, SettingsFor(policy, Config(plan), r.target_ctx));
+  KV_ASSIGN_OR_RETURN(const auto targets, SettingsFor(policy, Config(plan), r.target_ctx));
   const DeployContext d{p.spec, plan.options.model, &Config(plan), r.target_ctx};
-  json deploy = DeployJson(d, engines);
+  json deploy = DeployJson(d, targets);
   const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
-  for (size_t k = 0; k < engines.size(); ++k)
-    deploy["engines"][k]["verified_choice"] = VerifiedChoiceJson(engines[k], verdicts, plan, r);
+  for (size_t k = 0; k < targets.size(); ++k)
+    deploy["engines"][k]["verified_choice"] = VerifiedChoiceJson(targets[k], verdicts, plan, r);
   return json{
       {"spec", p.spec},
       {"bytes_per_token", p.bytes_per_token},
@@ -143,11 +143,11 @@ json FrontsJson(const RecommendResult& r) {
 
 }  // namespace
 
-std::string EngineLines(const std::vector<TargetSettings>& engines, const std::string& indent,
+std::string TargetLines(const std::vector<TargetSettings>& targets, const std::string& indent,
                         const std::map<std::string, bool>& verdicts, const ModelConfig& config, int target_ctx) {
   std::string s;
-  for (const TargetSettings& e : engines) {
-    s += indent + PadColumn(std::string(TargetName(e.engine)), 14);
+  for (const TargetSettings& e : targets) {
+    s += indent + PadColumn(std::string(TargetName(e.target)), 14);
     if (e.exact) {
       s += JoinWith(e.flags, " ") + "\n";
       continue;
@@ -155,7 +155,7 @@ std::string EngineLines(const std::vector<TargetSettings>& engines, const std::s
     s += "not exact (" + e.why_not + "); ";
     const Closest c = ClosestVerified(e, verdicts);
     if (c.passing) {
-      const TargetSettings p = SettingsForTarget(e.engine, c.passing->second, config, target_ctx);
+      const TargetSettings p = SettingsForTarget(e.target, c.passing->second, config, target_ctx);
       s += "closest that passes " + c.passing->first + " (verified): " + JoinWith(p.flags, " ") + "\n";
     } else if (!c.failed.empty()) {
       s += "none of its closest configurations passes (verified: " + JoinWith(c.failed, ", ") + ")\n";
@@ -282,10 +282,10 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
     const VerifiedPoint& p = r.verified[i];
     auto policy = CacheConfig::Parse(p.spec);
     if (!policy) continue;
-    auto engines = SettingsFor(*policy, Config(plan), r.target_ctx);
-    if (!engines) continue;
+    auto targets = SettingsFor(*policy, Config(plan), r.target_ctx);
+    if (!targets) continue;
     s += "\nengine settings for " + p.spec + " (the full settings and memory: kvaudit deploy --kv \"" + p.spec +
-         "\"):\n" + EngineLines(*engines, "  ", verdicts, Config(plan), r.target_ctx);
+         "\"):\n" + TargetLines(*targets, "  ", verdicts, Config(plan), r.target_ctx);
   }
   return s;
 }

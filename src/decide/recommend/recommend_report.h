@@ -20,9 +20,9 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan);
 // first of its approximations (closest first) that this run verified and that passed, with the
 // settings for it; or, when every one verified failed, that none passes; or the closest one,
 // marked "not verified". verdicts: canonical spec -> pass, of every configuration this run judged.
-std::string EngineLines(const std::vector<TargetSettings>& engines, const std::string& indent,
+std::string TargetLines(const std::vector<TargetSettings>& targets, const std::string& indent,
                         const std::map<std::string, bool>& verdicts, const ModelConfig& config, int target_ctx);
-// The verdicts of a recommendation's verified points, for EngineLines.
+// The verdicts of a recommendation's verified points, for TargetLines.
 std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r);
 
 // "per-layer", "first/last", "uniform" joined by commas; "engine approximation" for round 3.

@@ -132,7 +132,7 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
   return out;
 }
 
-std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& specs,
+std::vector<VerifiedPoint> TargetApproximations(const std::vector<std::string>& specs,
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
                                                 int target_ctx, const std::string& baseline_spec) {
   const std::string baseline = Canonical(baseline_spec);
@@ -145,9 +145,9 @@ std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& 
   for (const std::string& spec : specs) {
     auto policy = CacheConfig::Parse(spec);
     if (!policy) continue;
-    auto engines = SettingsFor(*policy, config, target_ctx);
-    if (!engines) continue;
-    for (const TargetSettings& e : *engines) {
+    auto targets = SettingsFor(*policy, config, target_ctx);
+    if (!targets) continue;
+    for (const TargetSettings& e : *targets) {
       for (const std::string& a : e.exact ? std::vector<std::string>{} : e.approximations) {
         const std::string c = Canonical(a);
         if (known(c)) continue;
@@ -169,13 +169,19 @@ struct RoundPlace {
   ShardSpec shard;
 };
 
+// The recommendation's options, placed: its stages run in place.base/<stage>.
+JobOptions Placed(const RecommendOptions& o, const RoundPlace& place) {
+  JobOptions at = o;
+  at.out = place.base, at.restart = place.restart, at.shard = place.shard;
+  return at;
+}
+
 ProbeOptions VerifyProbeOptions(const RecommendPlan& plan, const std::vector<std::string>& specs,
-                                const std::string& base, const RoundPlace& place) {
+                                const RoundPlace& place) {
   const RecommendOptions& o = plan.options;
-  ProbeOptions p;
-  p.model = o.model, p.threads = o.threads, p.kv = {plan.sensitivity.eval.info.baseline_spec, specs, o.kv.kv_calib};
-  p.families = plan.probe_families, p.lengths = plan.probe_lengths, p.n = o.probe_n;
-  p.custom = o.custom, p.data = o.data, p.out = SubDir(base, "probe"), p.restart = place.restart, p.shard = place.shard;
+  ProbeOptions p = StageOptions<ProbeOptions>(Placed(o, place), "probe");
+  p.kv = {plan.sensitivity.eval.info.baseline_spec, specs, o.kv.kv_calib};
+  p.families = plan.probe_families, p.lengths = plan.probe_lengths, p.n = o.probe_n, p.custom = o.custom;
   return p;
 }
 
@@ -210,21 +216,19 @@ Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std:
   const std::string& base = place.base;
   const std::string baseline = plan.sensitivity.eval.info.baseline_spec;
 
-  EvalOptions e;
-  e.model = o.model, e.threads = o.threads, e.data = o.data, e.ctx = o.ctx;
+  EvalOptions e = StageOptions<EvalOptions>(Placed(o, place), "eval");
   e.kv = {baseline, specs, o.kv.kv_calib};
-  e.windows = o.windows, e.first_window = o.verify_first_window, e.attn_samples = 0;
-  e.out = SubDir(base, "eval"), e.restart = place.restart, e.shard = place.shard;
-  Engine& engine = plan.sensitivity.eval.engine;
-  auto eval_plan = EvalPlan::FromWindows(std::move(e), std::move(engine), plan.all_windows);
+  e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.verify_first_window, e.attn_samples = 0;
+  ModelRuntime& runtime = plan.sensitivity.eval.runtime;
+  auto eval_plan = EvalPlan::FromWindows(std::move(e), std::move(runtime), plan.all_windows);
   if (!eval_plan) return eval_plan.error();
   auto eval = EvalSession(*eval_plan).Run();
-  engine = std::move(eval_plan->engine);  // handed back for the next round
+  runtime = std::move(eval_plan->runtime);  // handed back for the next round
   if (!eval) return eval.error();
   if (place.shard.on()) {  // this shard's part of the round: its eval windows, its probe units; no verdicts
     shard->windows = eval->shard_windows;
     if (plan.probe_families.empty()) return Status::Ok();
-    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, base, place)));
+    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, place)));
     KV_ASSIGN_OR_RETURN(const ProbeSessionResult probe, ProbeSession(probe_plan).Run());
     shard->probe_units = static_cast<int>(probe.probes.size() + probe.variance.size() + probe.drift.size());
     return Status::Ok();
@@ -240,7 +244,7 @@ Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std:
 
   std::vector<std::string> judged = {SubDir(base, "eval")};
   if (!plan.probe_families.empty()) {
-    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, base, place)));
+    KV_ASSIGN_OR_RETURN(ProbePlan probe_plan, ProbePlan::Make(VerifyProbeOptions(plan, specs, place)));
     auto probe = ProbeSession(probe_plan).Run();
     if (!probe) return probe.error();
     judged.push_back(SubDir(base, "probe"));

@@ -40,7 +40,7 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
 // Round 3: every approximation (decide/targets/target_settings.h, closest first) that an engine which
 // cannot store one of `specs` exactly runs instead, not verified yet and not the baseline, as
 // points with no shape; their bytes come from the verification's eval.
-std::vector<VerifiedPoint> EngineApproximations(const std::vector<std::string>& specs,
+std::vector<VerifiedPoint> TargetApproximations(const std::vector<std::string>& specs,
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
                                                 int target_ctx, const std::string& baseline_spec);
 

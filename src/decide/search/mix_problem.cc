@@ -49,7 +49,7 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
   m.parts_.resize(parts.size());
   for (Part& p : parts) m.parts_[Index(p.layer, p.tensor)] = std::move(p);
   m.quantum_ = QuantumFor(m.parts_);
-  std::optional<AttentionMode> engine;
+  std::optional<AttentionMode> attention;
   for (const Part& p : m.parts_) {
     KV_CHECK_MSG(!p.choices.empty() && p.choices.size() <= kMaxChoices,
                  (PartName(p) + ": 1 to 16 choices per part").c_str());
@@ -63,19 +63,19 @@ MixProblem MixProblem::FromPartsOrDie(std::vector<Part> parts) {
       }
       KV_CHECK_MSG(std::isfinite(c.cost), (PartName(p) + " " + cand->text + ": cost is not finite").c_str());
       KV_CHECK_MSG(c.bytes_per_token < kMaxPartBytes, (PartName(p) + " " + cand->text + ": bytes above 2^40").c_str());
-      if (cand->engine) {
-        KV_CHECK_MSG(!engine || *engine == *cand->engine,
+      if (cand->attention) {
+        KV_CHECK_MSG(!attention || *attention == *cand->attention,
                      ("engine= is whole-cache (docs/formats.md), but " + PartName(p) + " " + cand->text +
                       " names another engine than an earlier choice; give every choice the same engine")
                          .c_str());
-        engine = cand->engine;
+        attention = cand->attention;
       }
       fixed.push_back(std::llround(c.cost / m.quantum_));
       cands.push_back(std::move(*cand));
     }
   }
-  m.engine_ = engine.value_or(AttentionMode::kNative);
-  if (m.engine_ == AttentionMode::kLlamaCpp) m.CheckLlamaCppChoices();
+  m.attention_ = attention.value_or(AttentionMode::kNative);
+  if (m.attention_ == AttentionMode::kLlamaCpp) m.CheckLlamaCppChoices();
   m.BuildCompat();
   return m;
 }
@@ -90,7 +90,7 @@ void MixProblem::BuildCompat() {
     for (size_t a = 0; a < ks.size(); ++a) {
       for (size_t b = 0; b < vs.size(); ++b) {
         auto [it, added] = shares.try_emplace({ks[a].text, vs[b].text}, false);
-        if (added) it->second = ShareLayer(ks[a], vs[b], engine_).has_value();
+        if (added) it->second = ShareLayer(ks[a], vs[b], attention_).has_value();
         row[a * vs.size() + b] = it->second;
       }
     }
@@ -105,7 +105,7 @@ void MixProblem::BuildCompat() {
 void MixProblem::CheckLlamaCppChoices() const {
   for (size_t i = 0; i < parts_.size(); ++i) {
     for (const Candidate& c : cands_[i]) {
-      const TensorStorage s = StorageOf(c, parts_[i].tensor, engine_);
+      const TensorStorage s = StorageOf(c, parts_[i].tensor, attention_);
       KV_CHECK_MSG(HasLlamaCppType(c.format) && s.sink == 0 && s.recent == 0 && s.outliers == 0 && !s.pre_rope,
                    (PartName(parts_[i]) + " " + c.text +
                     ": engine=llama.cpp has no such cache type or protection (sink, recent, outliers, prerope)")
@@ -141,7 +141,7 @@ std::string MixProblem::Spec(const MixPoint& point) const {
     KV_CHECK_MSG(Compatible(l, k, v), "a point's K and V choices must share their layer");
     layers.push_back({&cands_[Index(l, 'k')][k], &cands_[Index(l, 'v')][v]});
   }
-  return RenderMixSpec(layers, engine_);
+  return RenderMixSpec(layers, attention_);
 }
 
 }  // namespace kvaudit

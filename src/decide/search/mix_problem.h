@@ -44,7 +44,7 @@ class MixProblem {
   int n_layers() const { return static_cast<int>(parts_.size() / 2); }
   const Part& part(int layer, char tensor) const { return parts_[Index(layer, tensor)]; }
   const Candidate& candidate(int layer, char tensor, int choice) const { return cands_[Index(layer, tensor)][choice]; }
-  AttentionMode engine() const { return engine_; }
+  AttentionMode attention() const { return attention_; }
   // The K and V choices can share the layer (the grammar writes both as measured).
   bool Compatible(int layer, int k_choice, int v_choice) const;
   // A part's cost as the search sums it: an integer count of quantum().
@@ -66,7 +66,7 @@ class MixProblem {
   std::vector<std::vector<int64_t>> fixed_;    // [2 · n_layers][n_choices] costs in units of quantum_
   std::vector<std::vector<uint8_t>> compat_;   // [n_layers][n_k_choices · n_v_choices] ShareLayer
   double quantum_ = 1;
-  AttentionMode engine_ = AttentionMode::kNative;
+  AttentionMode attention_ = AttentionMode::kNative;
 };
 
 }  // namespace kvaudit

@@ -58,7 +58,7 @@ std::optional<Error> ReadModifiers(std::string_view text, const std::vector<std:
       if (value != "native" && value != "llama.cpp") {
         return CandidateError(text, "engine=" + value + " is not known", "use engine=native or engine=llama.cpp");
       }
-      c.engine = value == "native" ? AttentionMode::kNative : AttentionMode::kLlamaCpp;
+      c.attention = value == "native" ? AttentionMode::kNative : AttentionMode::kLlamaCpp;
       continue;
     }
     if (std::find(std::begin(kModifierKeys), std::end(kModifierKeys), key) == std::end(kModifierKeys)) {
@@ -109,18 +109,18 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
                     "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
   }
   c.text = policy->spec().substr(2);  // "k=q4_0,rot=1" -> "q4_0,rot=1"
-  if (c.engine) c.text += *c.engine == AttentionMode::kNative ? ",engine=native" : ",engine=llama.cpp";
+  if (c.attention) c.text += *c.attention == AttentionMode::kNative ? ",engine=native" : ",engine=llama.cpp";
   return c;
 }
 
-TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode engine) {
+TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode attention) {
   TensorStorage s;
   s.format = tensor == 'k' ? p.k : p.v;
   if (IsFullPrecision(s.format)) return s;  // modifiers act on quantized tensors only (kv/store/row_store.cc)
   s.sink = p.sink;
   s.recent = p.Recent();
   // Native: rot=auto is off; engine=llama.cpp: auto rotates like rot=1 (docs/formats.md, `rot`).
-  s.rotated = engine == AttentionMode::kNative ? p.rot == RotationMode::kOn : p.rot != RotationMode::kOff;
+  s.rotated = attention == AttentionMode::kNative ? p.rot == RotationMode::kOn : p.rot != RotationMode::kOff;
   if (IsFp8(s.format)) s.scale = p.scale, s.scale_by = p.scale_by;
   if (IsIntGroup(s.format)) s.group = p.IntGroup();
   if (IsKivi(s.format)) s.group = p.KiviGroup();
@@ -128,13 +128,13 @@ TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode engine) 
   return s;
 }
 
-TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode engine) {
-  return StorageOf(PolicyOf(AloneSettings(c, tensor)), tensor, engine);
+TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode attention) {
+  return StorageOf(PolicyOf(AloneSettings(c, tensor)), tensor, attention);
 }
 
 std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
-                                                             AttentionMode engine) {
-  const TensorStorage want_k = StorageOf(k, 'k', engine), want_v = StorageOf(v, 'v', engine);
+                                                             AttentionMode attention) {
+  const TensorStorage want_k = StorageOf(k, 'k', attention), want_v = StorageOf(v, 'v', attention);
   std::map<std::string, std::string> merged = k.settings;
   std::vector<std::pair<std::string, std::string>> conflicts;  // [n] key, V's value where K gives another
   for (const auto& [key, value] : v.settings) {
@@ -152,7 +152,7 @@ std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k,
       if (mask >> i & 1) trial[conflicts[i].first] = conflicts[i].second;
     }
     const HeadConfig p = PolicyOf(trial);
-    if (StorageOf(p, 'k', engine) == want_k && StorageOf(p, 'v', engine) == want_v) return trial;
+    if (StorageOf(p, 'k', attention) == want_k && StorageOf(p, 'v', attention) == want_v) return trial;
   }
   return std::nullopt;
 }
@@ -164,9 +164,9 @@ namespace {
 // has no explicit neutral value, e.g. group= beside int4 and KIVI tensors of default groups).
 std::optional<std::map<std::string, std::string>> OverrideFor(const std::map<std::string, std::string>& base,
                                                               const std::map<std::string, std::string>& want,
-                                                              AttentionMode engine) {
+                                                              AttentionMode attention) {
   const HeadConfig target = PolicyOf(want);
-  const TensorStorage want_k = StorageOf(target, 'k', engine), want_v = StorageOf(target, 'v', engine);
+  const TensorStorage want_k = StorageOf(target, 'k', attention), want_v = StorageOf(target, 'v', attention);
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : want) {
     auto it = base.find(key);
@@ -176,7 +176,7 @@ std::optional<std::map<std::string, std::string>> OverrideFor(const std::map<std
     std::map<std::string, std::string> layer = base;
     for (const auto& [key, value] : over) layer[key] = value;
     const HeadConfig p = PolicyOf(layer);
-    return StorageOf(p, 'k', engine) == want_k && StorageOf(p, 'v', engine) == want_v;
+    return StorageOf(p, 'k', attention) == want_k && StorageOf(p, 'v', attention) == want_v;
   };
   if (stores_alike(out)) return out;
   // Keys of the default the layer leaves unset, written back to what unset means for this layer.
@@ -201,14 +201,14 @@ std::string Range(int first, int last) {
 
 // The spec with `base` as the default segment, or "" when some layer cannot be reached from it.
 std::string RenderWithBase(const std::map<std::string, std::string>& base,
-                           const std::vector<std::map<std::string, std::string>>& layers, AttentionMode engine) {
+                           const std::vector<std::map<std::string, std::string>>& layers, AttentionMode attention) {
   std::vector<std::map<std::string, std::string>> over;  // [n_layers] keys beyond the default
   for (const auto& want : layers) {
-    auto o = OverrideFor(base, want, engine);
+    auto o = OverrideFor(base, want, attention);
     if (!o) return "";
     over.push_back(std::move(*o));
   }
-  std::string spec = Join(base) + EngineSuffix(engine);
+  std::string spec = Join(base) + AttentionSuffix(attention);
   const int n = static_cast<int>(layers.size());
   for (int i = 0; i < n;) {
     int j = i;
@@ -234,24 +234,24 @@ const Candidate* MostCommon(const std::vector<LayerCandidates>& layers, Key key)
 
 }  // namespace
 
-std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode engine) {
+std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention) {
   KV_CHECK(!layers.empty());
   std::vector<std::map<std::string, std::string>> wanted;  // [n_layers] the settings of each layer
   for (const LayerCandidates& l : layers) {
-    auto s = ShareLayer(*l.k, *l.v, engine);
+    auto s = ShareLayer(*l.k, *l.v, attention);
     KV_CHECK_MSG(s.has_value(), ("K " + l.k->text + " and V " + l.v->text + " cannot share a layer").c_str());
     wanted.push_back(std::move(*s));
   }
   std::vector<std::map<std::string, std::string>> bases;  // the default segments tried, in order
   const Candidate* k = MostCommon(layers, [](const LayerCandidates& l) { return l.k; });
   const Candidate* v = MostCommon(layers, [](const LayerCandidates& l) { return l.v; });
-  if (auto s = ShareLayer(*k, *v, engine)) bases.push_back(std::move(*s));
+  if (auto s = ShareLayer(*k, *v, attention)) bases.push_back(std::move(*s));
   for (const auto& w : wanted) {
     if (std::find(bases.begin(), bases.end(), w) == bases.end()) bases.push_back(w);
   }
   std::string best;
   for (const auto& base : bases) {
-    std::string spec = RenderWithBase(base, wanted, engine);
+    std::string spec = RenderWithBase(base, wanted, attention);
     if (!spec.empty() && (best.empty() || spec.size() < best.size())) best = std::move(spec);
   }
   // Some default always reaches every layer: only group= has no neutral value, and a layer that
@@ -264,8 +264,8 @@ std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionM
   const CacheConfig& policy = parsed.value();
   for (size_t i = 0; i < layers.size(); ++i) {
     const HeadConfig p = policy.ForHead(static_cast<int>(i), 0);
-    KV_CHECK_MSG(StorageOf(p, 'k', engine) == StorageOf(*layers[i].k, 'k', engine) &&
-                     StorageOf(p, 'v', engine) == StorageOf(*layers[i].v, 'v', engine),
+    KV_CHECK_MSG(StorageOf(p, 'k', attention) == StorageOf(*layers[i].k, 'k', attention) &&
+                     StorageOf(p, 'v', attention) == StorageOf(*layers[i].v, 'v', attention),
                  ("rendered spec " + best + " does not store layer " + std::to_string(i) + " as chosen").c_str());
   }
   return best;
@@ -274,10 +274,10 @@ std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionM
 Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate& c, int layer, char tensor, int ctx,
                                      const KvCalibration* calib) {
   KV_CHECK(layer >= 0 && layer < config.n_layers && (tensor == 'k' || tensor == 'v') && ctx > 0);
-  const std::string engine = c.engine ? EngineSuffix(*c.engine) : "";
+  const std::string attention = c.attention ? AttentionSuffix(*c.attention) : "";
   std::string part = std::string(1, tensor) + "=" + std::string(KvFormatName(c.format));
   if (!c.settings.empty()) part += "," + Join(c.settings);
-  auto policy = CacheConfig::Parse("k=f16,v=f16" + engine + ";layers=" + std::to_string(layer) + ":" + part);
+  auto policy = CacheConfig::Parse("k=f16,v=f16" + attention + ";layers=" + std::to_string(layer) + ":" + part);
   KV_CHECK(policy.ok());
   KV_ASSIGN_OR_RETURN(auto cache, MakeCache(config, *policy, calib, ctx));
   // An f16 tensor holds exactly 2 bytes per element and token (docs/formats.md), so the rest is a
@@ -288,6 +288,6 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   return cache->bytes_per_token() - rest;
 }
 
-std::string EngineSuffix(AttentionMode engine) { return engine == AttentionMode::kLlamaCpp ? ",engine=llama.cpp" : ""; }
+std::string AttentionSuffix(AttentionMode attention) { return attention == AttentionMode::kLlamaCpp ? ",engine=llama.cpp" : ""; }
 
 }  // namespace kvaudit

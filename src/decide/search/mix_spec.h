@@ -29,7 +29,7 @@ namespace kvaudit {
 struct Candidate {
   KvFormat format = KvFormat::kF16;
   std::map<std::string, std::string> settings;  // modifier key -> value as written (no k, v, engine)
-  std::optional<AttentionMode> engine;          // `engine=` when the text names it (whole-cache)
+  std::optional<AttentionMode> attention;          // `engine=` when the text names it (whole-cache)
   std::string text;                             // canonical: the format, then the keys in grammar order
 };
 
@@ -52,20 +52,20 @@ struct TensorStorage {
   Fp8ScaleBy scale_by = Fp8ScaleBy::kLayer;
   bool operator==(const TensorStorage&) const = default;
 };
-TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode engine);
+TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode attention);
 // The storage a candidate was measured with: its tensor quantized so, the other one at f16.
-TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode engine);
+TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode attention);
 
 // The settings of one layer (k=, v= and modifiers, in a canonical map) under which K is stored
 // as `k` and V as `v` were measured, or nullopt when no such settings exist (the two candidates
 // set a shared modifier differently on two quantized tensors, or one's defaults change the other:
 // a KIVI K makes the layer's recent window 128 for a quantized V too).
 std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
-                                                             AttentionMode engine);
+                                                             AttentionMode attention);
 
 // ",engine=llama.cpp" for llama.cpp's attention emulation, "" for the native engine: the whole-
 // cache key a spec carries in its default segment.
-std::string EngineSuffix(AttentionMode engine);
+std::string AttentionSuffix(AttentionMode attention);
 
 struct LayerCandidates {
   const Candidate* k = nullptr;
@@ -78,7 +78,7 @@ struct LayerCandidates {
 // one `layers=a-b:` segment, K and V keys together; `engine=` goes in the default segment. The
 // result parses back to exactly these storages per (layer, tensor) (checked: KV_CHECK). Every
 // layer's pair must ShareLayer.
-std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode engine);
+std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention);
 
 // Bytes per token (kvaudit's accounting, docs/formats.md) that storing `tensor` of `layer` as `c`
 // adds to a cache whose other tensors are f16: bytes_per_token of that spec minus the f16 rest,

@@ -4,6 +4,7 @@
 
 #include "decide/sensitivity/sensitivity_report.h"
 #include "kv/config/cache_config.h"
+#include "job/job_run.h"
 #include "run/jsonl_journal.h"
 #include "run/run_dir.h"
 
@@ -69,17 +70,17 @@ Expected<SensitivityPlan> SensitivityPlan::Make(SensitivityOptions o) {
   // The cheap checks first: a typo in --formats or --stage fails before the model loads.
   KV_RETURN_IF_ERROR(ParseCandidates(o.formats));
   KV_RETURN_IF_ERROR(ParseStage(o.stage));
-  KV_ASSIGN_OR_RETURN(Engine engine, Engine::Load(o.model, o.threads));
+  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, ModelRuntime::Load(o.model, o.threads));
   EvalOptions cut;
   cut.data = o.data, cut.ctx = o.ctx;
-  KV_ASSIGN_OR_RETURN(auto windows, EvalPlan::CutWindows(engine, "sensitivity", cut));
+  KV_ASSIGN_OR_RETURN(auto windows, EvalPlan::CutWindows(runtime, "sensitivity", cut));
   o.ctx = cut.ctx;
-  KV_ASSIGN_OR_RETURN(SensitivityPlan plan, FromWindows(std::move(o), std::move(engine), std::move(windows)));
+  KV_ASSIGN_OR_RETURN(SensitivityPlan plan, FromWindows(std::move(o), std::move(runtime), std::move(windows)));
   plan.clock = clock;
   return plan;
 }
 
-Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Engine engine,
+Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, ModelRuntime runtime,
                                                        std::vector<std::vector<int32_t>> all_windows) {
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(std::vector<FormatCandidate> candidates, ParseCandidates(o.formats));
@@ -88,15 +89,13 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
     return BadInput("--attn-samples " + std::to_string(o.attn_samples) +
                     " leaves the proxy without its attention diagnosis; hint: use at least 1 (default 32)");
   }
-  const ModelConfig& cfg = engine.model->config();
+  const ModelConfig& cfg = runtime.model->config();
   const bool have_calib = !o.kv.kv_calib.empty();
   KV_ASSIGN_OR_RETURN(const CacheConfig baseline, CacheConfig::FromArgument(o.kv.baseline, "--baseline"));
   KV_RETURN_IF_ERROR(baseline.Validate(cfg, have_calib));
   std::vector<CandidateSpecs> specs;
-  EvalOptions e;
-  e.model = o.model, e.threads = o.threads, e.data = o.data, e.ctx = o.ctx;
-  e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
-  e.out = SubDir(o.out, "proxy"), e.restart = o.restart, e.shard = o.shard;
+  EvalOptions e = StageOptions<EvalOptions>(o, "proxy");
+  e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
   e.kv = {baseline.spec(), {}, o.kv.kv_calib};
   for (const FormatCandidate& c : candidates) {
     KV_ASSIGN_OR_RETURN(CandidateSpecs s, MakeCandidateSpecs(baseline.spec(), c, cfg.n_layers));
@@ -105,7 +104,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
     for (const std::string* spec : {&s.all_quantized, &s.k_only, &s.v_only}) e.kv.kv.push_back(*spec);
     specs.push_back(std::move(s));
   }
-  KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::FromWindows(std::move(e), std::move(engine), std::move(all_windows)));
+  KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::FromWindows(std::move(e), std::move(runtime), std::move(all_windows)));
 
   SensitivityPlan plan(std::move(eval));
   plan.options = std::move(o), plan.stage = stage, plan.clock = clock;
@@ -131,7 +130,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Eng
 
 std::vector<std::vector<int>> SensitivitySession::SelectParts(const std::vector<std::vector<double>>& proxy,
                                                               int* top_k) const {
-  const int n_parts = 2 * plan_.eval.engine.model->config().n_layers;
+  const int n_parts = 2 * plan_.eval.runtime.model->config().n_layers;
   *top_k = plan_.stage == SensitivityStage::kProxy  ? 0
            : plan_.stage == SensitivityStage::kFull ? n_parts
                                                     : AutoTopK(n_parts);
@@ -146,7 +145,7 @@ std::vector<std::vector<int>> SensitivitySession::SelectParts(const std::vector<
 
 std::vector<std::vector<double>> SensitivitySession::TakeProxy(const EvalSessionResult& proxy,
                                                                SensitivityResult* r) const {
-  const int n_layers = plan_.eval.engine.model->config().n_layers;
+  const int n_layers = plan_.eval.runtime.model->config().n_layers;
   std::vector<std::vector<double>> scores;  // [n_candidates][n_parts] by kProxyQuantity
   for (size_t c = 0; c < plan_.candidates.size(); ++c) {
     const ConfigResult* at = &proxy.configs[kProxyConfigs * c];
@@ -178,14 +177,14 @@ Expected<EvalSessionResult> SensitivitySession::RunStage(const std::vector<std::
 
 Expected<SensitivityResult> SensitivitySession::Run() {
   if (plan_.options.shard.on()) return RunShard();
-  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(plan_.options.out, plan_.options.restart));
+  KV_ASSIGN_OR_RETURN(const StagedJobRun job, StagedJobRun::Prepare("sensitivity", plan_.options, plan_.clock,
+                                                                    plan_.eval.info.threads));
   std::vector<nlohmann::json> done;  // the journal holds only its header: the stages keep their own
-  KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(dir.journal_path(), "kvaudit_sensitivity_progress",
+  KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(job.dir().journal_path(), "kvaudit_sensitivity_progress",
                                                        plan_.fingerprint, "sensitivity run", &done));
   KV_ASSIGN_OR_RETURN(SensitivityResult r, Compute(plan_.options.out));
   r.results = SensitivityJson(r);
-  KV_RETURN_IF_ERROR(dir.WriteResults(r.results));
-  r.results_path = dir.results_path();
+  KV_ASSIGN_OR_RETURN(r.results_path, job.WriteResults(r.results));
   return r;
 }
 
@@ -195,7 +194,7 @@ Expected<SensitivityResult> SensitivitySession::Compute(const std::string& root)
   plan_.eval.options.out = SubDir(root, "proxy");
   KV_ASSIGN_OR_RETURN(EvalSessionResult proxy, EvalSession(plan_.eval).Run());  // planned for this stage
   r.eval = proxy.info, r.proxy_results = "proxy/results.json", r.windows_resumed_proxy = proxy.info.windows_resumed;
-  const int n_layers = plan_.eval.engine.model->config().n_layers;
+  const int n_layers = plan_.eval.runtime.model->config().n_layers;
   const std::vector<std::vector<double>> scores = TakeProxy(proxy, &r);  // [n_candidates][n_parts]
   const std::vector<std::vector<int>> picked = SelectParts(scores, &r.top_k);
   const std::vector<std::string> part_specs = PartSpecs(picked);

@@ -21,7 +21,7 @@
 #include "decide/sensitivity/sensitivity_proxy.h"
 #include "decide/sensitivity/sensitivity_specs.h"
 #include "eval/session.h"
-#include "run/job_options.h"
+#include "job/job_options.h"
 #include "run/shard_manifest.h"
 
 namespace kvaudit {
@@ -57,7 +57,7 @@ struct SensitivityPlan {
   static Expected<SensitivityPlan> Make(SensitivityOptions options);
   // Over windows already cut at options.ctx (all the data's; --first-window and --windows select):
   // for token ids without a tokenizer (EvalPlan::FromWindows).
-  static Expected<SensitivityPlan> FromWindows(SensitivityOptions options, Engine engine,
+  static Expected<SensitivityPlan> FromWindows(SensitivityOptions options, ModelRuntime runtime,
                                                std::vector<std::vector<int32_t>> all_windows);
 
   SensitivityOptions options;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "decide/sensitivity/sensitivity.h"
+#include "job/job_run.h"
 #include "run/run_dir.h"
 #include "run/shard_manifest.h"
 
@@ -44,20 +45,18 @@ ShardRound SensitivityShardRound(const SensitivityOptions& o) {
 
 Expected<SensitivityResult> SensitivitySession::RunShard() {
   const SensitivityOptions& o = plan_.options;
-  KV_ASSIGN_OR_RETURN(const RunDir dir, RunDir::Prepare(o.out, o.restart));
+  KV_ASSIGN_OR_RETURN(const StagedJobRun job,
+                      StagedJobRun::Prepare("sensitivity", o, plan_.clock, plan_.eval.info.threads));
   SensitivityResult r;
   r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash;
   r.shard_round = SensitivityShardRound(o);
   const std::vector<std::string>& stages = r.shard_round.stages;
-  const int threads = plan_.eval.info.threads;
-  auto manifest = [&](bool finished) {
-    const RunTotals t = finished ? plan_.clock.Stop() : RunTotals{};
+  auto manifest = [&](bool finished) -> Status {
+    KV_ASSIGN_OR_RETURN(const RunTotals t, job.WriteRound(r.shard_round, finished));
     r.wall_s = t.wall_s, r.peak_rss_mb = t.peak_rss_mb;
-    const nlohmann::json run = {
-        {"wall_s", t.wall_s}, {"peak_rss_mb", t.peak_rss_mb}, {"resumed", 0}, {"threads", threads}};
-    return WriteStagedShardManifest(o.out, "sensitivity", o.shard, r.shard_round, run, finished);
+    return Status::Ok();
   };
-  r.results_path = SubDir(o.out, ShardManifest::kFile);
+  r.results_path = job.shard_path();
   KV_RETURN_IF_ERROR(manifest(false));
   if (stages == std::vector<std::string>{"proxy"}) {  // round 1: planned for this stage and shard
     KV_ASSIGN_OR_RETURN(const EvalSessionResult proxy, EvalSession(plan_.eval).Run());

@@ -27,11 +27,11 @@ std::string Header(const DeployContext& d) {
          "Settings only: nothing here is measured. Verify the spec you deploy (kvaudit eval, probe).\n\n";
 }
 
-std::string Summary(const DeployContext& d, const std::vector<TargetSettings>& engines) {
+std::string Summary(const DeployContext& d, const std::vector<TargetSettings>& targets) {
   std::string s = Pad("engine", 14) + Pad("exact", 7) + Pad("settings for", 44) + "  KV bytes/token" + "  GiB at " +
                   std::to_string(d.ctx) + "\n";
-  for (const TargetSettings& e : engines) {
-    s += Pad(std::string(TargetName(e.engine)), 14) + Pad(e.exact ? "yes" : "no", 7) +
+  for (const TargetSettings& e : targets) {
+    s += Pad(std::string(TargetName(e.target)), 14) + Pad(e.exact ? "yes" : "no", 7) +
          Pad(e.settings_for.empty() ? "-" : e.settings_for, 44) +
          Number("%.0f", static_cast<double>(e.memory.bytes_per_token), 16) +
          Number("%.3f", e.memory.gib_at_target, 10) + "\n";
@@ -41,7 +41,7 @@ std::string Summary(const DeployContext& d, const std::vector<TargetSettings>& e
 
 std::string Block(const TargetSettings& e) {
   std::string s =
-      "\n" + std::string(TargetName(e.engine)) + ": " + (e.exact ? "exact" : "not exact: " + e.why_not) + "\n";
+      "\n" + std::string(TargetName(e.target)) + ": " + (e.exact ? "exact" : "not exact: " + e.why_not) + "\n";
   if (!e.exact) {
     s += "  closest:  " + (e.approximations.empty() ? std::string("none") : Joined(e.approximations, "  |  ")) + "\n";
     if (e.settings_for.empty()) return s;
@@ -58,21 +58,21 @@ std::string Block(const TargetSettings& e) {
 
 }  // namespace
 
-std::string DeployBody(const DeployContext& d, const std::vector<TargetSettings>& engines) {
-  std::string s = Summary(d, engines);
-  for (const TargetSettings& e : engines) s += Block(e);
+std::string DeployBody(const DeployContext& d, const std::vector<TargetSettings>& targets) {
+  std::string s = Summary(d, targets);
+  for (const TargetSettings& e : targets) s += Block(e);
   return s;
 }
 
-std::string DeployText(const DeployContext& d, const std::vector<TargetSettings>& engines) {
-  return Header(d) + DeployBody(d, engines);
+std::string DeployText(const DeployContext& d, const std::vector<TargetSettings>& targets) {
+  return Header(d) + DeployBody(d, targets);
 }
 
-nlohmann::json DeployJson(const DeployContext& d, const std::vector<TargetSettings>& engines) {
+nlohmann::json DeployJson(const DeployContext& d, const std::vector<TargetSettings>& targets) {
   const ModelConfig& c = *d.config;
   nlohmann::json list = nlohmann::json::array();
-  for (const TargetSettings& e : engines) {
-    list.push_back({{"engine", std::string(TargetName(e.engine))},
+  for (const TargetSettings& e : targets) {
+    list.push_back({{"engine", std::string(TargetName(e.target))},
                     {"exact", e.exact},
                     {"why_not", e.why_not},
                     {"approximations", e.approximations},

@@ -19,10 +19,10 @@ struct DeployContext {
 };
 
 // A summary table (engine, exact, settings for, bytes/token, GiB), then one block per engine.
-std::string DeployText(const DeployContext& ctx, const std::vector<TargetSettings>& engines);
+std::string DeployText(const DeployContext& ctx, const std::vector<TargetSettings>& targets);
 // The same without the header (the summary table and the blocks): for a recommendation that was
 // measured, where "nothing here is measured" would be false.
-std::string DeployBody(const DeployContext& ctx, const std::vector<TargetSettings>& engines);
-nlohmann::json DeployJson(const DeployContext& ctx, const std::vector<TargetSettings>& engines);
+std::string DeployBody(const DeployContext& ctx, const std::vector<TargetSettings>& targets);
+nlohmann::json DeployJson(const DeployContext& ctx, const std::vector<TargetSettings>& targets);
 
 }  // namespace kvaudit

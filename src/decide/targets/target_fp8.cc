@@ -14,7 +14,7 @@ namespace kvaudit {
 namespace {
 
 struct Caps {
-  DeployTarget engine;
+  DeployTarget target;
   std::string name;
   std::string dtype_knob;      // where the cache dtype is set
   std::vector<KvFormat> have;  // full-precision types (as the model dtype) and fp8 types
@@ -136,7 +136,7 @@ std::string ScaleReason(const PolicyView& v, const Caps& caps, const Plan& plan)
 std::vector<std::string> Reasons(const PolicyView& v, const Caps& caps, Plan* out_plan) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
-  if (v.engine == AttentionMode::kLlamaCpp)
+  if (v.attention == AttentionMode::kLlamaCpp)
     why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic, not " + caps.name + "'s");
   if (v.heads_differ) why.push_back(caps.name + " has one KV cache dtype for all KV heads");
   for (const HeadConfig& p : v.policies) {
@@ -193,7 +193,7 @@ void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& no
   if (p.scale == Fp8ScaleMode::kUnit) {
     notes.push_back("fp8 scales are 1.0 when the checkpoint carries none (the spec's scale=unit); " + caps.name +
                     " loads k/v scales a checkpoint does carry");
-  } else if (caps.engine == DeployTarget::kVllm) {
+  } else if (caps.target == DeployTarget::kVllm) {
     notes.push_back(
         std::string("scale=calib needs a checkpoint with calibrated scales (llm-compressor kv_cache_scheme, "
                     "strategy \"") +

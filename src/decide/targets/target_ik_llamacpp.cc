@@ -69,7 +69,7 @@ int IkBlock(int head_dim) {
 // engine=llama.cpp mainline's blocks (K: largest power of two >= 64 dividing head_dim, V: 64).
 int SpecBlock(const PolicyView& v, bool is_k) {
   const RotationMode rot = v.policies.front().rot;
-  if (v.engine == AttentionMode::kNative) return rot == RotationMode::kOn ? v.head_dim : 0;
+  if (v.attention == AttentionMode::kNative) return rot == RotationMode::kOn ? v.head_dim : 0;
   if (rot == RotationMode::kOff || v.head_dim % 64 != 0) return 0;
   if (!is_k) return 64;
   int n = 64;
@@ -133,7 +133,7 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
 std::vector<std::string> IkCandidates(const PolicyView& v, const ModelConfig&) {
   const RotationMode rot = v.policies.front().rot;
   std::string extra;
-  if (v.engine == AttentionMode::kLlamaCpp)
+  if (v.attention == AttentionMode::kLlamaCpp)
     extra = rot == RotationMode::kOff ? "rot=0,engine=llama.cpp" : "engine=llama.cpp";
   else if (rot == RotationMode::kOn)
     extra = "rot=1";

@@ -32,7 +32,7 @@ int DefaultRotBlock(bool is_k, KvFormat f, int head_dim) {
 // only, docs/formats.md); engine=llama.cpp rot=auto/1 llama.cpp's own blocks; else 0.
 int SpecRotBlock(const PolicyView& v, bool is_k, KvFormat f) {
   const RotationMode rot = v.policies.front().rot;
-  if (v.engine == AttentionMode::kLlamaCpp) return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
+  if (v.attention == AttentionMode::kLlamaCpp) return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
   return rot == RotationMode::kOn && !IsFullPrecision(f) ? v.head_dim : 0;
 }
 
@@ -62,20 +62,20 @@ RotationFit FitRotation(const PolicyView& v) {
   return {false, false, why + " (its rotation, PR #21038)"};
 }
 
-std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& engine, const std::vector<KvFormat>& types,
+std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& target, const std::vector<KvFormat>& types,
                                      bool same_kv) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
-  if (v.heads_differ) why.push_back(engine + " has one K type and one V type for all KV heads");
-  if (!v.FormatsUniform()) why.push_back(engine + " has one K type and one V type for all layers");
+  if (v.heads_differ) why.push_back(target + " has one K type and one V type for all KV heads");
+  if (!v.FormatsUniform()) why.push_back(target + " has one K type and one V type for all layers");
   bool rot_uniform = true;
   for (const HeadConfig& p : v.policies) rot_uniform = rot_uniform && p.rot == v.policies.front().rot;
-  if (!rot_uniform) why.push_back("rotation is one setting for all layers in " + engine + " (LLAMA_ATTN_ROT_DISABLE)");
+  if (!rot_uniform) why.push_back("rotation is one setting for all layers in " + target + " (LLAMA_ATTN_ROT_DISABLE)");
   const LayerKv l = v.layers.front();
-  if (same_kv && l.k != l.v) why.push_back(engine + " has one type for K and V (OLLAMA_KV_CACHE_TYPE)");
+  if (same_kv && l.k != l.v) why.push_back(target + " has one type for K and V (OLLAMA_KV_CACHE_TYPE)");
   for (KvFormat f : {l.k, l.v}) {
     if (std::find(types.begin(), types.end(), f) == types.end()) {
-      why.push_back(std::string(KvFormatName(f)) + " is not a cache type of " + engine + " (" + FormatList(types) +
+      why.push_back(std::string(KvFormatName(f)) + " is not a cache type of " + target + " (" + FormatList(types) +
                     ")");
       break;
     }
@@ -92,7 +92,7 @@ std::vector<std::string> GgmlCandidates(const PolicyView& v, const std::vector<K
   bool rotated = false;
   for (const HeadConfig& p : v.policies) {
     rotated =
-        rotated || (v.engine == AttentionMode::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
+        rotated || (v.attention == AttentionMode::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
   }
   std::vector<std::string> mine = StandInSpecs(v, types, same_kv, /*per_layer=*/false, rotated ? "rot=1" : "");
   std::vector<std::string> theirs = StandInSpecs(v, types, same_kv, false, "engine=llama.cpp");

@@ -96,12 +96,12 @@ std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<
   return out;
 }
 
-TargetSettings SettingsForTarget(DeployTarget engine, const CacheConfig& policy, const ModelConfig& config,
+TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy, const ModelConfig& config,
                                  int target_ctx) {
-  const TargetRules& impl = ImplOf(engine);
+  const TargetRules& impl = ImplOf(target);
   const PolicyView view = PolicyView::Of(policy, config);
   TargetSettings out;
-  out.engine = engine;
+  out.target = target;
   const std::vector<std::string> reasons = impl.analyze(view, config);
   if (reasons.empty()) {
     out.exact = true;

@@ -25,7 +25,7 @@ std::span<const DeployTarget> AllTargets();   // in the order above
 std::string_view TargetName(DeployTarget e);  // "llama.cpp", "ik_llama.cpp", "ollama", "vLLM", ...
 
 struct TargetSettings {
-  DeployTarget engine = DeployTarget::kLlamaCpp;
+  DeployTarget target = DeployTarget::kLlamaCpp;
   bool exact = false;                       // the engine stores the same formats for the same tensors
                                             // with the same protections
   std::string why_not;                      // one line; empty when exact
@@ -46,7 +46,7 @@ struct TargetSettings {
 // target_ctx < 1.
 Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& policy, const ModelConfig& config, int target_ctx);
 // One engine; the policy must already be valid for the model.
-TargetSettings SettingsForTarget(DeployTarget engine, const CacheConfig& policy, const ModelConfig& config,
+TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy, const ModelConfig& config,
                                  int target_ctx);
 
 }  // namespace kvaudit

@@ -14,7 +14,7 @@
 namespace kvaudit {
 
 struct TargetRules {
-  DeployTarget engine;
+  DeployTarget target;
   // Why the engine cannot store `view` exactly, most fundamental first; empty when it can.
   std::vector<std::string> (*analyze)(const PolicyView& view, const ModelConfig& config);
   // Specs the engine might run in place of `view`, closest first (the driver filters them).

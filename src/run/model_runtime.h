@@ -13,13 +13,13 @@
 
 namespace kvaudit {
 
-struct Engine {
+struct ModelRuntime {
   std::unique_ptr<Model> model;
   std::unique_ptr<ThreadPool> pool;
 
   // model_path: a Hugging Face directory or a .gguf file; threads: 0 = all hardware threads.
   // weights = false: Model::LoadForTokenizing (a job whose every configuration is remote).
-  static Expected<Engine> Load(const std::string& model_path, int threads, bool weights = true);
+  static Expected<ModelRuntime> Load(const std::string& model_path, int threads, bool weights = true);
   // The tokenizer, or BadInput naming the model and the job that needs one ("eval").
   Expected<const Tokenizer*> RequireTokenizer(const std::string& job) const;
 };

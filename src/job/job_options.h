@@ -6,6 +6,7 @@
 #include <string>
 
 #include "run/kv_configs.h"
+#include "run/run_dir.h"
 #include "run/shard.h"
 
 namespace kvaudit {
@@ -20,5 +21,16 @@ struct JobOptions {
   // --shard I/N (docs/scale-out.md): run only this shard's units and write DIR/shard.json.
   ShardSpec shard;
 };
+
+// The options of a stage that `job` runs in DIR/sub (audit's eval/, recommend's sensitivity/):
+// Stage's own defaults, then every option of the job (the same model, threads, configurations,
+// data, --restart and shard), out = DIR/sub.
+template <class Stage>
+Stage StageOptions(const JobOptions& job, const std::string& sub) {
+  Stage stage;
+  static_cast<JobOptions&>(stage) = job;
+  stage.out = SubDir(job.out, sub);
+  return stage;
+}
 
 }  // namespace kvaudit

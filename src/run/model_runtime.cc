@@ -1,17 +1,17 @@
-#include "run/engine.h"
+#include "run/model_runtime.h"
 
 #include <thread>
 
 namespace kvaudit {
 
-Expected<Engine> Engine::Load(const std::string& model_path, int threads, bool weights) {
-  Engine e;
+Expected<ModelRuntime> ModelRuntime::Load(const std::string& model_path, int threads, bool weights) {
+  ModelRuntime e;
   KV_ASSIGN_OR_RETURN(e.model, weights ? Model::Load(model_path) : Model::LoadForTokenizing(model_path));
   e.pool = std::make_unique<ThreadPool>(ResolveThreads(threads));
   return e;
 }
 
-Expected<const Tokenizer*> Engine::RequireTokenizer(const std::string& job) const {
+Expected<const Tokenizer*> ModelRuntime::RequireTokenizer(const std::string& job) const {
   if (const Tokenizer* tok = model->tokenizer()) return tok;
   return BadInput(model->path() + ": model has no tokenizer; hint: " + job +
                   " reads text, so it needs a model with tokenizer.json or a GGUF vocabulary");

@@ -7,7 +7,7 @@
 
 #include "base/status.h"
 #include "endpoint/remote_configs.h"
-#include "run/engine.h"
+#include "run/model_runtime.h"
 #include "run/kv_configs.h"
 
 namespace kvaudit {
@@ -15,10 +15,10 @@ namespace kvaudit {
 // --baseline-endpoint given and no --kv: every configuration is remote.
 bool AllRemote(const KvConfigOptions& kv, const RemoteConfigOptions& remote);
 
-// Engine::Load without weights when AllRemote, with them otherwise. A model without weights (a
+// ModelRuntime::Load without weights when AllRemote, with them otherwise. A model without weights (a
 // directory with config.json and tokenizer.json only) given to a job that must compute in-process
 // is one line naming what needs the weights.
-Expected<Engine> LoadJobEngine(const std::string& model, int threads, const KvConfigOptions& kv,
+Expected<ModelRuntime> LoadJobRuntime(const std::string& model, int threads, const KvConfigOptions& kv,
                                const RemoteConfigOptions& remote);
 
 }  // namespace kvaudit
