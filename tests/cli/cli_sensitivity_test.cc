@@ -139,7 +139,7 @@ TEST(SensitivityCliTest, BadInputIsOneLineAndExitTwo) {
       {"--formats q4_0 --stage most", "--stage most is not a stage"},
       {"--formats q4_0 --attn-samples 0", "leaves the proxy without its attention diagnosis"},
       {"--formats q4_0 --baseline \"k=f32,v=f32;layers=0:k=f16\"", "has per-layer overrides"},
-      {"--formats q4_0,rot=5", "--formats q4_0,rot=5: --kv"},
+      {"--formats q4_0,rot=5", "--formats \"rot=5\": rot=5 is not valid"},
       {"--formats q8_0 --baseline k=q8_0,v=q8_0", "is the baseline"},
       {"--formats q4_0 --first-window 100000", "--first-window 100000 is past the data's"},
   };

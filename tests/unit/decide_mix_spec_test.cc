@@ -26,8 +26,8 @@ TEST(DecideMixSpecTest, CandidatesAreCanonical) {
   EXPECT_EQ(e.text, "q8_0,engine=llama.cpp");
   ASSERT_TRUE(e.attention.has_value());
   EXPECT_EQ(*e.attention, AttentionMode::kLlamaCpp);
-  EXPECT_TRUE(e.settings.empty());
-  EXPECT_EQ(Cand("q4_0,outliers=4", 'k').settings.at("outliers"), "4");
+  EXPECT_TRUE(e.mods.empty());
+  EXPECT_EQ(Cand("q4_0,outliers=4", 'k').mods.outliers, 4);
 }
 
 TEST(DecideMixSpecTest, EveryCandidateErrorIsOneLineWithAHint) {
@@ -84,7 +84,7 @@ TEST(DecideMixSpecTest, WhichCandidatesShareALayer) {
   // A key both set differently is shared when it acts on one tensor only: K's value is taken.
   auto s = ShareLayer(Cand("fp8_e4m3,scale=calib", 'k'), Cand("q4_0,scale=unit", 'v'), E::kNative);
   ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->at("scale"), "calib");
+  EXPECT_EQ(s->scale, Fp8ScaleMode::kCalib);
 }
 
 std::string Render(const std::vector<std::pair<std::string, std::string>>& layers,
@@ -97,7 +97,10 @@ std::string Render(const std::vector<std::pair<std::string, std::string>>& layer
     held.push_back(Cand(v, 'v'));
     lc.push_back({&held[held.size() - 2], &held.back()});
   }
-  return RenderMixSpec(lc, e);
+  const CacheConfig rendered = RenderMixSpec(lc, e);
+  const Expected<CacheConfig> parsed = CacheConfig::Parse(rendered.spec());
+  EXPECT_TRUE(parsed.ok() && *parsed == rendered) << rendered.spec() << " parses back to another configuration";
+  return rendered.spec();
 }
 
 TEST(DecideMixSpecTest, RenderingIsCompact) {

@@ -76,5 +76,40 @@ TEST(KvCacheConfigRoundTrip, ErrorsNameTheFlagTheSpecCameFrom) {
   EXPECT_EQ(kv.error().message.rfind("--kv \"k=q3_0\"", 0), 0u) << kv.error().message;
 }
 
+// The value API decide/ composes configurations with gives what parsing the spec gives.
+TEST(KvCacheConfigValues, BuiltEqualsParsed) {
+  KvSettings q4;
+  q4.k = q4.v = KvFormat::kQ4_0;
+  const Expected<KvSettings> rot = KvSettings::Parse("rot=1,sink=4", "--formats");
+  ASSERT_TRUE(rot.ok()) << rot.error().message;
+  q4.Overlay(*rot);
+  KvSettings f16_k;
+  f16_k.k = KvFormat::kF16;
+  for (const std::optional<AttentionMode> engine :
+       {std::optional<AttentionMode>{}, std::optional{AttentionMode::kNative}, std::optional{AttentionMode::kLlamaCpp}}) {
+    const CacheConfig built = CacheConfig::Uniform(q4, engine).WithLayers({2, 3}, f16_k).WithLayers({5, 5}, *rot);
+    const std::string suffix = !engine ? "" : *engine == AttentionMode::kNative ? ",engine=native" : ",engine=llama.cpp";
+    const std::string spec = "k=q4_0,v=q4_0,sink=4,rot=1" + suffix + ";layers=2-3:k=f16;layers=5:sink=4,rot=1";
+    EXPECT_EQ(built.spec(), spec);
+    const Expected<CacheConfig> parsed = CacheConfig::Parse(spec);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_TRUE(built == *parsed) << spec;
+    EXPECT_EQ(built.attention(), parsed->attention());
+    for (int layer = 0; layer < 8; ++layer) EXPECT_EQ(built.ForHead(layer, 1).k, parsed->ForHead(layer, 1).k);
+  }
+}
+
+TEST(KvCacheConfigValues, SettingsParseOneSegmentAndNameTheirOrigin) {
+  const Expected<KvSettings> kv = KvSettings::Parse("kv=q8_0,group=064", "--formats");
+  ASSERT_TRUE(kv.ok()) << kv.error().message;
+  EXPECT_EQ(kv->Print(), "k=q8_0,v=q8_0,group=64");
+  const Expected<KvSettings> engine = KvSettings::Parse("engine=llama.cpp", "--formats");
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.error().message.rfind("--formats \"engine=llama.cpp\": engine is global", 0), 0u)
+      << engine.error().message;
+  EXPECT_FALSE(KvSettings::Parse("rot=2", "--formats").ok());
+  EXPECT_FALSE(KvSettings::Parse("sink=4,sink=2", "--formats").ok());
+}
+
 }  // namespace
 }  // namespace kvaudit

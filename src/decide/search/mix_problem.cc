@@ -141,7 +141,7 @@ std::string MixProblem::Spec(const MixPoint& point) const {
     KV_CHECK_MSG(Compatible(l, k, v), "a point's K and V choices must share their layer");
     layers.push_back({&cands_[Index(l, 'k')][k], &cands_[Index(l, 'v')][v]});
   }
-  return RenderMixSpec(layers, attention_);
+  return RenderMixSpec(layers, attention_).spec();
 }
 
 }  // namespace kvaudit

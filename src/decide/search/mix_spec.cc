@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "kv/make_cache.h"
 
@@ -24,30 +27,35 @@ Error CandidateError(std::string_view text, const std::string& what, const std::
   return BadInput("candidate \"" + std::string(text) + "\": " + what + "; hint: " + hint);
 }
 
-std::string Join(const std::map<std::string, std::string>& settings) {
-  std::string out;
-  for (const auto& [key, value] : settings) out += (out.empty() ? "" : ",") + key + "=" + value;
-  return out;
+// Calls f(&KvSettings::field) for every modifier, in the alphabetical order of their keys
+// (group, outliers, prerope, recent, rot, scale, scale_by, sink): the order ShareLayer tries
+// the choices of conflicting keys in.
+template <class F>
+void ForEachModifier(F f) {
+  f(&KvSettings::group), f(&KvSettings::outliers), f(&KvSettings::pre_rope), f(&KvSettings::recent);
+  f(&KvSettings::rot), f(&KvSettings::scale), f(&KvSettings::scale_by), f(&KvSettings::sink);
 }
 
-// The policy of one (layer, head) given as a settings map (k, v, modifiers). The map was built
-// from parsed candidates, so it parses.
-HeadConfig PolicyOf(const std::map<std::string, std::string>& settings) {
-  auto policy = CacheConfig::Parse(Join(settings));
-  KV_CHECK_MSG(policy.ok(), policy.ok() ? "" : policy.error().message.c_str());
-  return policy->ForHead(0, 0);
+// The configuration of one (layer, head) that writes `settings` (k, v, modifiers).
+HeadConfig HeadOf(const KvSettings& settings) {
+  HeadConfig p;
+  settings.ApplyTo(p);
+  return p;
 }
 
-std::map<std::string, std::string> AloneSettings(const Candidate& c, char tensor) {
-  std::map<std::string, std::string> s = c.settings;
-  s["k"] = s["v"] = "f16";
-  s[std::string(1, tensor)] = std::string(KvFormatName(c.format));
+// The settings a candidate was measured with: its tensor quantized so, the other one at f16.
+KvSettings Alone(const Candidate& c, char tensor) {
+  KvSettings s = c.mods;
+  s.k = s.v = KvFormat::kF16;
+  (tensor == 'k' ? s.k : s.v) = c.format;
   return s;
 }
 
-// Reads the items after the format into c; the error (with its hint) of the first bad one.
+// Reads the items after the format into c (engine=) and *mods (the modifiers' text, for the
+// grammar to parse); the error (with its hint) of the first bad one.
 std::optional<Error> ReadModifiers(std::string_view text, const std::vector<std::string>& items, char tensor,
-                                   Candidate& c) {
+                                   Candidate& c, std::string* mods) {
+  std::set<std::string> keys;  // given so far
   for (size_t i = 1; i < items.size(); ++i) {
     const size_t eq = items[i].find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == items[i].size()) {
@@ -70,9 +78,8 @@ std::optional<Error> ReadModifiers(std::string_view text, const std::vector<std:
       return CandidateError(text, key + "= acts on keys only, so a V candidate cannot carry it",
                             "give it to the K candidate of the layer");
     }
-    if (!c.settings.emplace(key, value).second) {
-      return CandidateError(text, "key '" + key + "' given twice", "give each key once");
-    }
+    if (!keys.insert(key).second) return CandidateError(text, "key '" + key + "' given twice", "give each key once");
+    *mods += (mods->empty() ? "" : ",") + items[i];
   }
   return std::nullopt;
 }
@@ -97,18 +104,19 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
                           "a candidate starts with a format name (kvaudit formats), e.g. q4_0,rot=1");
   }
   c.format = *format;
-  if (auto error = ReadModifiers(text, items, tensor, c)) return *error;
-  // The values are checked by the --kv grammar itself (its message, which has its own hint, is
-  // given for the candidate); its canonical spec orders the keys.
-  const std::string spec = "k=" + items[0] + (c.settings.empty() ? "" : "," + Join(c.settings));
-  auto policy = CacheConfig::Parse(spec);
-  if (!policy.ok()) {
-    const std::string& m = policy.error().message;
-    const std::string prefix = "--kv \"" + spec + "\": ";
-    return BadInput("candidate \"" + std::string(text) +
-                    "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+  std::string mods;
+  if (auto error = ReadModifiers(text, items, tensor, c, &mods)) return *error;
+  if (!mods.empty()) {
+    // The values are checked by the --kv grammar itself; its message is given for the candidate.
+    Expected<KvSettings> parsed = KvSettings::Parse(mods, "candidate");
+    if (!parsed.ok()) {
+      const std::string& m = parsed.error().message;
+      const std::string prefix = "candidate \"" + mods + "\": ";
+      return BadInput("candidate \"" + std::string(text) + "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+    }
+    c.mods = std::move(parsed).value();
   }
-  c.text = policy->spec().substr(2);  // "k=q4_0,rot=1" -> "q4_0,rot=1"
+  c.text = std::string(KvFormatName(c.format)) + (mods.empty() ? "" : "," + c.mods.Print());
   if (c.attention) c.text += *c.attention == AttentionMode::kNative ? ",engine=native" : ",engine=llama.cpp";
   return c;
 }
@@ -129,29 +137,33 @@ TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode attentio
 }
 
 TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode attention) {
-  return StorageOf(PolicyOf(AloneSettings(c, tensor)), tensor, attention);
+  return StorageOf(HeadOf(Alone(c, tensor)), tensor, attention);
 }
 
-std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
-                                                             AttentionMode attention) {
+std::optional<KvSettings> ShareLayer(const Candidate& k, const Candidate& v, AttentionMode attention) {
   const TensorStorage want_k = StorageOf(k, 'k', attention), want_v = StorageOf(v, 'v', attention);
-  std::map<std::string, std::string> merged = k.settings;
-  std::vector<std::pair<std::string, std::string>> conflicts;  // [n] key, V's value where K gives another
-  for (const auto& [key, value] : v.settings) {
-    auto [it, added] = merged.emplace(key, value);
-    if (!added && it->second != value) conflicts.push_back({key, value});
-  }
-  merged["k"] = std::string(KvFormatName(k.format));
-  merged["v"] = std::string(KvFormatName(v.format));
+  KvSettings merged = k.mods;
+  std::vector<std::function<void(KvSettings&)>> conflicts;  // [n] each sets V's value of a key K gives otherwise
+  ForEachModifier([&](auto field) {
+    const auto& theirs = v.mods.*field;
+    auto& mine = merged.*field;
+    if (!theirs) return;
+    if (!mine) {
+      mine = theirs;
+    } else if (*mine != *theirs) {
+      conflicts.push_back([field, theirs](KvSettings& t) { t.*field = theirs; });
+    }
+  });
+  merged.k = k.format, merged.v = v.format;
   // A key both give differently can still be shared when it acts on one tensor only (group of an
   // int4 K beside a q4_0 V): try every choice of whose value each such key takes, K's first.
   KV_CHECK(conflicts.size() < 16);
   for (uint32_t mask = 0; mask < (1u << conflicts.size()); ++mask) {
-    std::map<std::string, std::string> trial = merged;
+    KvSettings trial = merged;
     for (size_t i = 0; i < conflicts.size(); ++i) {
-      if (mask >> i & 1) trial[conflicts[i].first] = conflicts[i].second;
+      if (mask >> i & 1) conflicts[i](trial);
     }
-    const HeadConfig p = PolicyOf(trial);
+    const HeadConfig p = HeadOf(trial);
     if (StorageOf(p, 'k', attention) == want_k && StorageOf(p, 'v', attention) == want_v) return trial;
   }
   return std::nullopt;
@@ -162,63 +174,56 @@ namespace {
 // The keys a layer needs beyond the default segment `base` so that it stores K and V as `want`
 // does, or nullopt when no override can (a key of the default that the layer lacks acts on it and
 // has no explicit neutral value, e.g. group= beside int4 and KIVI tensors of default groups).
-std::optional<std::map<std::string, std::string>> OverrideFor(const std::map<std::string, std::string>& base,
-                                                              const std::map<std::string, std::string>& want,
-                                                              AttentionMode attention) {
-  const HeadConfig target = PolicyOf(want);
+std::optional<KvSettings> OverrideFor(const KvSettings& base, const KvSettings& want, AttentionMode attention) {
+  const HeadConfig target = HeadOf(want);
   const TensorStorage want_k = StorageOf(target, 'k', attention), want_v = StorageOf(target, 'v', attention);
-  std::map<std::string, std::string> out;
-  for (const auto& [key, value] : want) {
-    auto it = base.find(key);
-    if (it == base.end() || it->second != value) out[key] = value;
-  }
-  auto stores_alike = [&](const std::map<std::string, std::string>& over) {
-    std::map<std::string, std::string> layer = base;
-    for (const auto& [key, value] : over) layer[key] = value;
-    const HeadConfig p = PolicyOf(layer);
+  KvSettings out;  // the keys `want` writes that `base` does not write alike
+  if (want.k && want.k != base.k) out.k = want.k;
+  if (want.v && want.v != base.v) out.v = want.v;
+  ForEachModifier([&](auto field) {
+    if ((want.*field) && want.*field != base.*field) out.*field = want.*field;
+  });
+  auto stores_alike = [&](const KvSettings& over) {
+    KvSettings layer = base;
+    layer.Overlay(over);
+    const HeadConfig p = HeadOf(layer);
     return StorageOf(p, 'k', attention) == want_k && StorageOf(p, 'v', attention) == want_v;
   };
   if (stores_alike(out)) return out;
-  // Keys of the default the layer leaves unset, written back to what unset means for this layer.
-  const std::map<std::string, std::string> neutral = {{"scale", "unit"},
-                                                      {"scale_by", "layer"},
-                                                      {"sink", "0"},
-                                                      {"rot", "auto"},
-                                                      {"outliers", "0"},
-                                                      {"prerope", "0"},
-                                                      {"recent", std::to_string(target.Recent())}};
-  for (const auto& [key, value] : base) {
-    if (want.count(key) || out.count(key) || !neutral.count(key)) continue;
-    out[key] = neutral.at(key);
-  }
+  // Keys of the default the layer leaves unset, written back to what unset means for this layer
+  // (group= has no such value).
+  KvSettings neutral;
+  neutral.scale = Fp8ScaleMode::kUnit, neutral.scale_by = Fp8ScaleBy::kLayer, neutral.sink = 0;
+  neutral.rot = RotationMode::kAuto, neutral.outliers = 0, neutral.pre_rope = false, neutral.recent = target.Recent();
+  ForEachModifier([&](auto field) {
+    if ((base.*field) && !(want.*field) && !(out.*field) && (neutral.*field)) out.*field = neutral.*field;
+  });
   if (stores_alike(out)) return out;
   return std::nullopt;
 }
 
-std::string Range(int first, int last) {
-  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
-}
-
-// The spec with `base` as the default segment, or "" when some layer cannot be reached from it.
-std::string RenderWithBase(const std::map<std::string, std::string>& base,
-                           const std::vector<std::map<std::string, std::string>>& layers, AttentionMode attention) {
-  std::vector<std::map<std::string, std::string>> over;  // [n_layers] keys beyond the default
-  for (const auto& want : layers) {
+// The configuration with `base` as the default segment, or nullopt when some layer cannot be
+// reached from it; consecutive layers that need the same keys share one override.
+std::optional<CacheConfig> RenderWithBase(const KvSettings& base, const std::vector<KvSettings>& layers,
+                                          AttentionMode attention) {
+  std::vector<KvSettings> over;  // [n_layers] keys beyond the default
+  for (const KvSettings& want : layers) {
     auto o = OverrideFor(base, want, attention);
-    if (!o) return "";
+    if (!o) return std::nullopt;
     over.push_back(std::move(*o));
   }
-  std::string spec = Join(base) + AttentionSuffix(attention);
+  // engine=native is the default and is not written (the search's candidates share one mode).
+  const std::optional<AttentionMode> written =
+      attention == AttentionMode::kLlamaCpp ? std::optional(attention) : std::nullopt;
+  CacheConfig config = CacheConfig::Uniform(base, written);
   const int n = static_cast<int>(layers.size());
   for (int i = 0; i < n;) {
     int j = i;
     while (j + 1 < n && over[j + 1] == over[i]) ++j;
-    if (!over[i].empty()) spec += ";layers=" + Range(i, j) + ":" + Join(over[i]);
+    if (!over[i].empty()) config = config.WithLayers({i, j}, over[i]);
     i = j + 1;
   }
-  auto canonical = CacheConfig::Parse(spec);
-  KV_CHECK(canonical.ok());
-  return canonical->spec();
+  return config;
 }
 
 template <class Key>
@@ -234,52 +239,49 @@ const Candidate* MostCommon(const std::vector<LayerCandidates>& layers, Key key)
 
 }  // namespace
 
-std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention) {
+CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention) {
   KV_CHECK(!layers.empty());
-  std::vector<std::map<std::string, std::string>> wanted;  // [n_layers] the settings of each layer
+  std::vector<KvSettings> wanted;  // [n_layers] the settings of each layer
   for (const LayerCandidates& l : layers) {
     auto s = ShareLayer(*l.k, *l.v, attention);
     KV_CHECK_MSG(s.has_value(), ("K " + l.k->text + " and V " + l.v->text + " cannot share a layer").c_str());
     wanted.push_back(std::move(*s));
   }
-  std::vector<std::map<std::string, std::string>> bases;  // the default segments tried, in order
+  std::vector<KvSettings> bases;  // the default segments tried, in order
   const Candidate* k = MostCommon(layers, [](const LayerCandidates& l) { return l.k; });
   const Candidate* v = MostCommon(layers, [](const LayerCandidates& l) { return l.v; });
   if (auto s = ShareLayer(*k, *v, attention)) bases.push_back(std::move(*s));
-  for (const auto& w : wanted) {
+  for (const KvSettings& w : wanted) {
     if (std::find(bases.begin(), bases.end(), w) == bases.end()) bases.push_back(w);
   }
-  std::string best;
-  for (const auto& base : bases) {
-    std::string spec = RenderWithBase(base, wanted, attention);
-    if (!spec.empty() && (best.empty() || spec.size() < best.size())) best = std::move(spec);
+  std::optional<CacheConfig> best;  // the shortest spec, the first tried on a tie
+  for (const KvSettings& base : bases) {
+    std::optional<CacheConfig> config = RenderWithBase(base, wanted, attention);
+    if (config && (!best || config->spec().size() < best->spec().size())) best = std::move(config);
   }
   // Some default always reaches every layer: only group= has no neutral value, and a layer that
   // lacks it is itself a default without it (when every layer sets group=, any default works).
-  KV_CHECK(!best.empty());
-  // Every choice came through ParseCandidate and every rendering through RenderWithBase: a spec
-  // that does not parse back is a bug in them, reported with the parser's own message.
-  const Expected<CacheConfig> parsed = CacheConfig::Parse(best);
-  KV_CHECK_MSG(parsed.ok(), ("rendered spec " + best + " does not parse: " + parsed.error().message).c_str());
-  const CacheConfig& policy = parsed.value();
+  KV_CHECK(best.has_value());
   for (size_t i = 0; i < layers.size(); ++i) {
-    const HeadConfig p = policy.ForHead(static_cast<int>(i), 0);
+    const HeadConfig p = best->ForHead(static_cast<int>(i), 0);
     KV_CHECK_MSG(StorageOf(p, 'k', attention) == StorageOf(*layers[i].k, 'k', attention) &&
                      StorageOf(p, 'v', attention) == StorageOf(*layers[i].v, 'v', attention),
-                 ("rendered spec " + best + " does not store layer " + std::to_string(i) + " as chosen").c_str());
+                 ("rendered spec " + best->spec() + " does not store layer " + std::to_string(i) + " as chosen").c_str());
   }
-  return best;
+  return *best;
 }
 
 Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate& c, int layer, char tensor, int ctx,
                                      const KvCalibration* calib) {
   KV_CHECK(layer >= 0 && layer < config.n_layers && (tensor == 'k' || tensor == 'v') && ctx > 0);
-  const std::string attention = c.attention ? AttentionSuffix(*c.attention) : "";
-  std::string part = std::string(1, tensor) + "=" + std::string(KvFormatName(c.format));
-  if (!c.settings.empty()) part += "," + Join(c.settings);
-  auto policy = CacheConfig::Parse("k=f16,v=f16" + attention + ";layers=" + std::to_string(layer) + ":" + part);
-  KV_CHECK(policy.ok());
-  KV_ASSIGN_OR_RETURN(auto cache, MakeCache(config, *policy, calib, ctx));
+  KvSettings f16, part = c.mods;
+  f16.k = f16.v = KvFormat::kF16;
+  (tensor == 'k' ? part.k : part.v) = c.format;
+  // engine=native is not written (a format's bytes are the same under either mode).
+  const std::optional<AttentionMode> written =
+      c.attention == AttentionMode::kLlamaCpp ? c.attention : std::nullopt;
+  const CacheConfig spec = CacheConfig::Uniform(f16, written).WithLayers({layer, layer}, part);
+  KV_ASSIGN_OR_RETURN(auto cache, MakeCache(config, spec, calib, ctx));
   // An f16 tensor holds exactly 2 bytes per element and token (docs/formats.md), so the rest is a
   // whole number of bytes per token and the ceiling of bytes_per_token falls on this part alone.
   const uint64_t f16_tensor = 2ull * config.n_kv_heads * config.head_dim;

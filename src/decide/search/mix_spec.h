@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,9 +27,9 @@ namespace kvaudit {
 // One way to store one tensor (K or V) of a layer: a format and the modifiers that go with it.
 struct Candidate {
   KvFormat format = KvFormat::kF16;
-  std::map<std::string, std::string> settings;  // modifier key -> value as written (no k, v, engine)
-  std::optional<AttentionMode> attention;          // `engine=` when the text names it (whole-cache)
-  std::string text;                             // canonical: the format, then the keys in grammar order
+  KvSettings mods;                         // the modifiers written (never k or v)
+  std::optional<AttentionMode> attention;  // `engine=` when the text names it (whole-cache)
+  std::string text;                        // canonical: the format, then the keys in grammar order
 };
 
 // "q4_0", "q4_0,rot=1", "fp8_e4m3,scale=calib", "q8_0,engine=llama.cpp": a format name, then
@@ -56,12 +55,11 @@ TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode attentio
 // The storage a candidate was measured with: its tensor quantized so, the other one at f16.
 TensorStorage StorageOf(const Candidate& c, char tensor, AttentionMode attention);
 
-// The settings of one layer (k=, v= and modifiers, in a canonical map) under which K is stored
-// as `k` and V as `v` were measured, or nullopt when no such settings exist (the two candidates
-// set a shared modifier differently on two quantized tensors, or one's defaults change the other:
-// a KIVI K makes the layer's recent window 128 for a quantized V too).
-std::optional<std::map<std::string, std::string>> ShareLayer(const Candidate& k, const Candidate& v,
-                                                             AttentionMode attention);
+// The settings of one layer (k=, v= and modifiers) under which K is stored as `k` and V as `v`
+// were measured, or nullopt when no such settings exist (the two candidates set a shared modifier
+// differently on two quantized tensors, or one's defaults change the other: a KIVI K makes the
+// layer's recent window 128 for a quantized V too).
+std::optional<KvSettings> ShareLayer(const Candidate& k, const Candidate& v, AttentionMode attention);
 
 // ",engine=llama.cpp" for llama.cpp's attention emulation, "" for the native engine: the whole-
 // cache key a spec carries in its default segment.
@@ -76,9 +74,9 @@ struct LayerCandidates {
 // common K with the most common V candidate, then each layer's own pair in layer order) that
 // gives the shortest spec; every run of consecutive layers that needs the same keys beyond it is
 // one `layers=a-b:` segment, K and V keys together; `engine=` goes in the default segment. The
-// result parses back to exactly these storages per (layer, tensor) (checked: KV_CHECK). Every
-// layer's pair must ShareLayer.
-std::string RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention);
+// result stores exactly these storages per (layer, tensor) (checked: KV_CHECK), and its spec()
+// parses back to it. Every layer's pair must ShareLayer.
+CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention);
 
 // Bytes per token (kvaudit's accounting, docs/formats.md) that storing `tensor` of `layer` as `c`
 // adds to a cache whose other tensors are f16: bytes_per_token of that spec minus the f16 rest,

@@ -14,17 +14,16 @@ namespace {
 // Stage 1 runs three configurations per candidate, in this order.
 constexpr size_t kAllQuantized = 0, kKOnly = 1, kVOnly = 2, kProxyConfigs = 3;
 
-// A generated spec is checked against the model like a --kv, and its error names the candidate.
-Status ValidateSpec(const std::string& spec, const FormatCandidate& c, const ModelConfig& cfg, bool have_calib) {
-  auto policy = CacheConfig::Parse(spec);
-  Status st = policy.ok() ? policy->Validate(cfg, have_calib) : Status(policy.error());
+// A generated configuration is checked against the model like a --kv, and its error names the candidate.
+Status ValidateSpec(const CacheConfig& config, const FormatCandidate& c, const ModelConfig& cfg, bool have_calib) {
+  const Status st = config.Validate(cfg, have_calib);
   if (!st.ok()) return BadInput("--formats " + c.name() + ": " + st.error().message);
   return Status::Ok();
 }
 
 Status ValidateAll(const CandidateSpecs& s, const FormatCandidate& c, const ModelConfig& cfg, bool have_calib) {
-  for (const std::string* spec : {&s.all_quantized, &s.k_only, &s.v_only}) {
-    KV_RETURN_IF_ERROR(ValidateSpec(*spec, c, cfg, have_calib));
+  for (const CacheConfig* config : {&s.all_quantized, &s.k_only, &s.v_only}) {
+    KV_RETURN_IF_ERROR(ValidateSpec(*config, c, cfg, have_calib));
   }
   for (size_t i = 0; i < s.one_at_a_time.size(); ++i) {
     KV_RETURN_IF_ERROR(ValidateSpec(s.one_at_a_time[i], c, cfg, have_calib));
@@ -98,10 +97,10 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Mod
   e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
   e.kv = {baseline.spec(), {}, o.kv.kv_calib};
   for (const FormatCandidate& c : candidates) {
-    KV_ASSIGN_OR_RETURN(CandidateSpecs s, MakeCandidateSpecs(baseline.spec(), c, cfg.n_layers));
+    KV_ASSIGN_OR_RETURN(CandidateSpecs s, MakeCandidateSpecs(baseline, c, cfg.n_layers));
     // Every part's specs, not only those the stage will select: nothing fails after compute began.
     KV_RETURN_IF_ERROR(ValidateAll(s, c, cfg, have_calib));
-    for (const std::string* spec : {&s.all_quantized, &s.k_only, &s.v_only}) e.kv.kv.push_back(*spec);
+    for (const CacheConfig* config : {&s.all_quantized, &s.k_only, &s.v_only}) e.kv.kv.push_back(config->spec());
     specs.push_back(std::move(s));
   }
   KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::FromWindows(std::move(e), std::move(runtime), std::move(all_windows)));
@@ -161,8 +160,8 @@ std::vector<std::string> SensitivitySession::PartSpecs(const std::vector<std::ve
   std::vector<std::string> out;  // [Σ picked × 2]
   for (size_t c = 0; c < picked.size(); ++c) {
     for (int i : picked[c]) {
-      out.push_back(plan_.specs[c].one_at_a_time[i]);
-      out.push_back(plan_.specs[c].leave_one_out[i]);
+      out.push_back(plan_.specs[c].one_at_a_time[i].spec());
+      out.push_back(plan_.specs[c].leave_one_out[i].spec());
     }
   }
   return out;

@@ -40,41 +40,22 @@ Error FormatsError(const std::string& what, std::string_view hint) {
   return BadInput("--formats: " + what + "; hint: " + std::string(hint));
 }
 
-Status AddProtection(FormatCandidate& c, const std::string& item) {
+// One `key=value` of --formats into c; keys: the ones given so far for c.
+Status AddProtection(FormatCandidate& c, std::set<std::string>& keys, const std::string& item) {
   const size_t eq = item.find('=');
   const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
   if (std::find(kProtectionKeys.begin(), kProtectionKeys.end(), key) == kProtectionKeys.end()) {
-    return FormatsError("'" + item + "' is not a protection of " + c.format, kCandidateHint);
+    return FormatsError("'" + item + "' is not a protection of " + std::string(KvFormatName(c.format)),
+                        kCandidateHint);
   }
   if (value.empty()) return FormatsError("'" + item + "' has no value", kCandidateHint);
-  if (!c.protections.emplace(key, value).second) {
-    return FormatsError("'" + key + "' given twice for " + c.format, "give each protection once per candidate");
+  if (!keys.insert(key).second) {
+    return FormatsError("'" + key + "' given twice for " + std::string(KvFormatName(c.format)),
+                        "give each protection once per candidate");
   }
+  KV_ASSIGN_OR_RETURN(const KvSettings one, KvSettings::Parse(item, "--formats"));
+  c.protections.Overlay(one);
   return Status::Ok();
-}
-
-// "k=f32,v=f32" -> {k: f32, v: f32}; the spec is canonical and has one segment.
-std::map<std::string, std::string> Settings(const std::string& spec) {
-  std::map<std::string, std::string> out;
-  for (const std::string& kv : SplitComma(spec)) {
-    const size_t eq = kv.find('=');
-    KV_CHECK(eq != std::string::npos);
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return out;
-}
-
-std::string Join(const std::map<std::string, std::string>& settings) {
-  std::string out;
-  for (const auto& [k, v] : settings) out += (out.empty() ? "" : ",") + k + "=" + v;
-  return out;
-}
-
-// The spec in canonical form, or BadInput naming the candidate.
-Expected<std::string> Canonical(const std::string& spec, const FormatCandidate& c) {
-  auto policy = CacheConfig::Parse(spec);
-  if (!policy.ok()) return BadInput("--formats " + c.name() + ": " + policy.error().message);
-  return policy->spec();
 }
 
 }  // namespace
@@ -88,31 +69,29 @@ std::vector<CachePart> AllParts(int n_layers) {
 }
 
 std::string FormatCandidate::name() const {
-  std::string out = format;
-  for (std::string_view key : kProtectionKeys) {
-    auto it = protections.find(std::string(key));
-    if (it != protections.end()) out += "," + it->first + "=" + it->second;
-  }
-  return out;
+  const std::string p = protections.Print();
+  return std::string(KvFormatName(format)) + (p.empty() ? "" : "," + p);
 }
 
 Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::string>& args) {
   std::vector<FormatCandidate> out;
+  std::vector<std::set<std::string>> keys;  // [candidates] the protection keys given for each
   for (const std::string& arg : args) {
     bool first = true;
     for (const std::string& item : SplitComma(arg)) {
       if (item.empty()) return FormatsError("empty entry in '" + arg + "'", kCandidateHint);
       if (item.find('=') != std::string::npos) {
         if (first) return FormatsError("'" + item + "' comes before any format in '" + arg + "'", kCandidateHint);
-        KV_RETURN_IF_ERROR(AddProtection(out.back(), item));
+        KV_RETURN_IF_ERROR(AddProtection(out.back(), keys.back(), item));
         continue;
       }
-      if (!KvFormatFromName(item)) {
+      const std::optional<KvFormat> format = KvFormatFromName(item);
+      if (!format) {
         std::string names;
         for (const FormatRow& r : FormatTable()) names += (names.empty() ? "" : ", ") + std::string(r.name);
         return FormatsError("unknown format '" + item + "'", "formats: " + names + " (kvaudit formats)");
       }
-      out.push_back({item, {}});
+      out.push_back({*format, {}}), keys.emplace_back();
       first = false;
     }
   }
@@ -125,38 +104,35 @@ Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::st
   return out;
 }
 
-Expected<CandidateSpecs> MakeCandidateSpecs(const std::string& baseline_spec, const FormatCandidate& c, int n_layers) {
-  if (baseline_spec.find(';') != std::string::npos) {
-    return BadInput("--baseline \"" + baseline_spec +
+Expected<CandidateSpecs> MakeCandidateSpecs(const CacheConfig& baseline, const FormatCandidate& c, int n_layers) {
+  if (baseline.HasOverrides()) {
+    return BadInput("--baseline \"" + baseline.spec() +
                     "\" has per-layer overrides; hint: sensitivity quantizes one layer at a time against a uniform "
                     "baseline, e.g. --baseline k=f32,v=f32 or k=f16,v=f16");
   }
-  const std::map<std::string, std::string> base = Settings(baseline_spec);
-  const std::string base_k = base.count("k") ? base.at("k") : "f32", base_v = base.count("v") ? base.at("v") : "f32";
-  auto with = [&](bool k, bool v) {
-    std::map<std::string, std::string> s = base;
-    for (const auto& [key, value] : c.protections) s[key] = value;
-    if (k) s["k"] = c.format;
-    if (v) s["v"] = c.format;
-    return Join(s);
+  const KvSettings& base = baseline.defaults();
+  const KvFormat base_k = base.k.value_or(KvFormat::kF32), base_v = base.v.value_or(KvFormat::kF32);
+  // The baseline's keys, the protections over them, then the candidate's format on K and/or V.
+  auto quantized = [&](bool k, bool v) {
+    KvSettings s = base;
+    s.Overlay(c.protections);
+    if (k) s.k = c.format;
+    if (v) s.v = c.format;
+    return s;
   };
-  std::string prot;
-  for (const auto& [key, value] : c.protections) prot += "," + key + "=" + value;
-  CandidateSpecs out;
-  KV_ASSIGN_OR_RETURN(out.all_quantized, Canonical(with(true, true), c));
-  KV_ASSIGN_OR_RETURN(out.k_only, Canonical(with(true, false), c));
-  KV_ASSIGN_OR_RETURN(out.v_only, Canonical(with(false, true), c));
-  if (out.all_quantized == baseline_spec) {
-    return BadInput("--formats " + c.name() + " is the baseline " + baseline_spec +
+  auto uniform = [&](bool k, bool v) { return CacheConfig::Uniform(quantized(k, v), baseline.attention_written()); };
+  CandidateSpecs out{uniform(true, true), uniform(true, false), uniform(false, true), {}, {}};
+  if (out.all_quantized == baseline) {
+    return BadInput("--formats " + c.name() + " is the baseline " + baseline.spec() +
                     "; hint: pass candidates that differ from --baseline");
   }
   for (const CachePart& p : AllParts(n_layers)) {
     const bool is_k = p.tensor == KvTensor::kK;
-    const std::string sel = ";layers=" + std::to_string(p.layer) + ":" + (is_k ? "k=" : "v=");
-    KV_ASSIGN_OR_RETURN(std::string one, Canonical(baseline_spec + sel + c.format + prot, c));
-    KV_ASSIGN_OR_RETURN(std::string loo, Canonical(out.all_quantized + sel + (is_k ? base_k : base_v), c));
-    out.one_at_a_time.push_back(std::move(one));
-    out.leave_one_out.push_back(std::move(loo));
+    KvSettings one = c.protections, restore;
+    (is_k ? one.k : one.v) = c.format;
+    (is_k ? restore.k : restore.v) = is_k ? base_k : base_v;
+    out.one_at_a_time.push_back(baseline.WithLayers({p.layer, p.layer}, one));
+    out.leave_one_out.push_back(out.all_quantized.WithLayers({p.layer, p.layer}, restore));
   }
   return out;
 }

@@ -6,11 +6,11 @@
 // configurations and results name them by their canonical spec.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 
@@ -28,31 +28,30 @@ std::vector<CachePart> AllParts(int n_layers);
 
 // A candidate of --formats: a format and the protections that go with it, e.g. q4_0 with rot=1.
 struct FormatCandidate {
-  std::string format;  // a format name of the table (kvaudit formats)
-  std::map<std::string, std::string>
-      protections;           // key -> value: scale, scale_by, group, recent, sink, rot, outliers, prerope
+  KvFormat format = KvFormat::kF32;
+  KvSettings protections;    // scale, scale_by, group, recent, sink, rot, outliers, prerope; never k or v
   std::string name() const;  // "q4_0,rot=1": the format, then its protections in canonical key order
 };
 // --formats values (the flag is repeatable): comma-separated; an element with '=' is a protection
 // of the format before it, so "q8_0,q4_0,rot=1,kivi2" is q8_0, q4_0 with rot=1, and kivi2. An
-// unknown format, a key that is not a protection (k, v, kv, engine), a key given twice, a
-// candidate given twice or no candidate at all is BadInput naming --formats. Values are checked
-// when the specs are parsed.
+// unknown format, a key that is not a protection (k, v, kv, engine), a value the --kv grammar
+// refuses, a key given twice, a candidate given twice or no candidate at all is BadInput naming
+// --formats.
 Expected<std::vector<FormatCandidate>> ParseCandidates(const std::vector<std::string>& args);
 
-// The specs of one candidate against a baseline, all canonical (kv/config CacheConfig::spec).
-// A protection is a per-(layer, KV head) setting of the grammar, shared by K and V: it stays on
-// the other tensor of a part's layer, and does nothing to a tensor stored in the baseline's
+// The configurations of one candidate against a baseline (results name them by spec()). A
+// protection is a per-(layer, KV head) setting of the grammar, shared by K and V: it stays on the
+// other tensor of a part's layer, and does nothing to a tensor stored in the baseline's
 // unquantized format.
 struct CandidateSpecs {
-  std::string all_quantized;               // baseline settings with k=F,v=F and the protections
-  std::string k_only, v_only;              // only K (only V) quantized, everywhere: the proxy's configurations
-  std::vector<std::string> one_at_a_time;  // [n_parts] baseline;layers=l:k=F,<protections>
-  std::vector<std::string> leave_one_out;  // [n_parts] all quantized;layers=l:k=<baseline K format>
+  CacheConfig all_quantized;               // baseline settings with k=F,v=F and the protections
+  CacheConfig k_only, v_only;              // only K (only V) quantized, everywhere: the proxy's configurations
+  std::vector<CacheConfig> one_at_a_time;  // [n_parts] baseline;layers=l:k=F,<protections>
+  std::vector<CacheConfig> leave_one_out;  // [n_parts] all quantized;layers=l:k=<baseline K format>
 };
-// baseline_spec: canonical and uniform (no per-layer override; BadInput otherwise). A candidate
-// that equals the baseline, or whose specs do not parse, is BadInput naming --formats.
-Expected<CandidateSpecs> MakeCandidateSpecs(const std::string& baseline_spec, const FormatCandidate& candidate,
+// baseline: uniform (no per-layer override; BadInput naming --baseline otherwise). A candidate that
+// equals the baseline is BadInput naming --formats.
+Expected<CandidateSpecs> MakeCandidateSpecs(const CacheConfig& baseline, const FormatCandidate& candidate,
                                             int n_layers);
 
 // How many parts `--stage auto` measures end to end: max(4, ⌈n_parts / 4⌉), at most n_parts.

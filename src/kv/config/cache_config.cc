@@ -136,6 +136,33 @@ Status ParseSelector(const std::string& text, IndexRange& layers, IndexRange& he
   return Status::Ok();
 }
 
+// One segment's key=value list into s ("kv" expands to k and v). engine= goes to *attention
+// where the segment may set it (the first), and is an error elsewhere.
+Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s,
+                 std::optional<AttentionMode>* attention) {
+  std::set<std::string> given;  // the keys of this segment, "kv" expanded
+  for (const std::string& kv : Split(text, ',')) {
+    const size_t eq = kv.find('=');
+    if (kv.empty() || eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
+      return err("'" + kv + "' is not key=value", "e.g. k=q4_0,v=q4_0");
+    }
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    for (const std::string& k : key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key}) {
+      if (!given.insert(k).second) return err("key '" + k + "' given twice in one segment", "give each key once");
+      if (k != "engine") {
+        KV_RETURN_IF_ERROR(ParseSetting(s, k, value, err));
+      } else if (!attention) {
+        return err("engine is global", "put engine=... in the first segment");
+      } else {
+        KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, kAttentionNames, " is not known",
+                                         "use engine=native or engine=llama.cpp", err));
+        *attention = static_cast<AttentionMode>(i);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 std::string RangeText(const IndexRange& r) {
   return r.first == r.last ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.last);
 }
@@ -155,6 +182,19 @@ void KvSettings::ApplyTo(HeadConfig& p) const {
   if (pre_rope) p.pre_rope = *pre_rope;
 }
 
+void KvSettings::Overlay(const KvSettings& over) {
+  if (over.k) k = over.k;
+  if (over.v) v = over.v;
+  if (over.scale) scale = over.scale;
+  if (over.scale_by) scale_by = over.scale_by;
+  if (over.group) group = over.group;
+  if (over.recent) recent = over.recent;
+  if (over.sink) sink = over.sink;
+  if (over.rot) rot = over.rot;
+  if (over.outliers) outliers = over.outliers;
+  if (over.pre_rope) pre_rope = over.pre_rope;
+}
+
 std::string KvSettings::Print() const {
   std::string out;
   auto put = [&out](std::string_view key, std::string_view value) {
@@ -171,6 +211,13 @@ std::string KvSettings::Print() const {
   if (outliers) put("outliers", std::to_string(*outliers));
   if (pre_rope) put("prerope", kBoolNames[*pre_rope ? 1 : 0]);
   return out;
+}
+
+Expected<KvSettings> KvSettings::Parse(std::string_view text, std::string_view origin) {
+  const std::string where = Trim(text);
+  KvSettings s;
+  KV_RETURN_IF_ERROR(ParseKeys(where, SpecText{origin, where}, s, nullptr));
+  return s;
 }
 
 Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view origin) {
@@ -196,26 +243,8 @@ Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view
       return err("segment '" + seg + "' has no layers= selector",
                  "only the first segment sets defaults; later ones start with layers=A-B:");
     }
-    std::set<std::string> given;  // the keys of this segment, "kv" expanded
-    for (const std::string& kv : Split(settings_text, ',')) {
-      const size_t eq = kv.find('=');
-      if (kv.empty() || eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
-        return err("'" + kv + "' is not key=value", "e.g. k=q4_0,v=q4_0");
-      }
-      const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-      for (const std::string& k : key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key}) {
-        if (!given.insert(k).second) return err("key '" + k + "' given twice in one segment", "give each key once");
-        if (k != "engine") {
-          KV_RETURN_IF_ERROR(ParseSetting(has_selector ? ov.settings : config.defaults_, k, value, err));
-        } else if (has_selector) {
-          return err("engine is global", "put engine=... in the first segment");
-        } else {
-          KV_ASSIGN_OR_RETURN(int i, OneOf("engine", value, kAttentionNames, " is not known",
-                                           "use engine=native or engine=llama.cpp", err));
-          config.attention_written_ = static_cast<AttentionMode>(i);
-        }
-      }
-    }
+    KV_RETURN_IF_ERROR(ParseKeys(settings_text, err, has_selector ? ov.settings : config.defaults_,
+                                 has_selector ? nullptr : &config.attention_written_));
     if (has_selector) config.overrides_.push_back(std::move(ov));
   }
   // A spec that starts with a selector has f32 defaults (HeadConfig's), written out so that the
@@ -244,6 +273,24 @@ CacheConfig CacheConfig::F32() {
   Expected<CacheConfig> f32 = Parse("k=f32,v=f32");
   KV_CHECK_MSG(f32.ok(), "the f32 spec parses");
   return std::move(f32).value();
+}
+
+CacheConfig CacheConfig::Uniform(KvSettings defaults, std::optional<AttentionMode> attention) {
+  CacheConfig config;
+  config.defaults_ = std::move(defaults);
+  config.attention_written_ = attention;
+  config.attention_ = attention.value_or(AttentionMode::kNative);
+  config.spec_ = config.Print();
+  return config;
+}
+
+CacheConfig CacheConfig::WithLayers(IndexRange layers, KvSettings settings) const {
+  KV_CHECK_MSG(!settings.empty() && layers.first >= 0 && layers.first <= layers.last,
+               "an override writes a key over a closed layer range");
+  CacheConfig config = *this;
+  config.overrides_.push_back({layers, IndexRange{0, -1}, std::move(settings)});
+  config.spec_ = config.Print();
+  return config;
 }
 
 HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {

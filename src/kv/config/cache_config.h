@@ -58,7 +58,13 @@ struct KvSettings {
   std::optional<int> outliers;
   std::optional<bool> pre_rope;
 
-  void ApplyTo(HeadConfig& p) const;  // the written keys over p
+  // One segment's keys ("k=q4_0,rot=1"; kv= expands, no engine=, no selector); errors name
+  // `origin` and the text.
+  static Expected<KvSettings> Parse(std::string_view text, std::string_view origin);
+
+  void ApplyTo(HeadConfig& p) const;        // the written keys over p
+  void Overlay(const KvSettings& over);     // the keys `over` writes replace these
+  bool empty() const { return Print().empty(); }
   bool NeedsCalibration() const { return scale == Fp8ScaleMode::kCalib || outliers.value_or(0) > 0; }
   // The written keys in the canonical order k, v, scale, scale_by, group, recent, sink, rot,
   // outliers, prerope ("k=q4_0,v=q4_0,rot=1"); "" when none is.
@@ -74,6 +80,12 @@ class CacheConfig {
   // `@path`: JSON file; anything else: a spec string.
   static Expected<CacheConfig> FromArgument(const std::string& arg, std::string_view origin = "--kv");
   static CacheConfig F32();
+  // Built from values: decide/ composes configurations this way, and Parse(spec()) gives the same
+  // value back. attention: `engine=` written (nullopt: not written, native).
+  static CacheConfig Uniform(KvSettings defaults, std::optional<AttentionMode> attention = std::nullopt);
+  // This configuration with one more override after the others: `layers` (every KV head) store
+  // `settings` over the defaults. KV_CHECK: settings write a key, layers.first <= layers.last.
+  CacheConfig WithLayers(IndexRange layers, KvSettings settings) const;
 
   // Block sizes dividing head_dim, rotation sizes, layer/head ranges inside the model, no two
   // overrides covering the same (layer, head), calibration-free settings where no calibration
@@ -82,6 +94,9 @@ class CacheConfig {
 
   HeadConfig ForHead(int layer, int kv_head) const;       // defaults, then the override covering it
   AttentionMode attention() const { return attention_; }  // the spec's `engine=` key
+  std::optional<AttentionMode> attention_written() const { return attention_written_; }
+  const KvSettings& defaults() const { return defaults_; }
+  bool HasOverrides() const { return !overrides_.empty(); }
   bool NeedsCalibration() const;                          // any fp8 `calib` scale or outlier channels
   bool IsPlainF32() const;                                // no override, f32/f32 defaults, native engine
   // Canonical spec string (keys in a fixed order, explicit keys only, integers in decimal):
