@@ -61,9 +61,10 @@ bool PolicyView::AnyQuantized() const {
                      [](const LayerKv& l) { return !IsFullPrecision(l.k) || !IsFullPrecision(l.v); });
 }
 
-std::string PairSpec(const LayerKv& pair, const std::string& extra) {
-  std::string s = "k=" + std::string(KvFormatName(pair.k)) + ",v=" + std::string(KvFormatName(pair.v));
-  return extra.empty() ? s : s + "," + extra;
+CacheConfig PairSpec(const LayerKv& pair, const CandidateKeys& keys) {
+  KvSettings s = keys.mods;
+  s.k = pair.k, s.v = pair.v;
+  return CacheConfig::Uniform(s, keys.attention);
 }
 
 namespace {
@@ -80,23 +81,19 @@ LayerKv MostCommon(const std::vector<LayerKv>& layers) {
   return best;
 }
 
-std::string Range(int first, int last) {
-  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
-}
-
 }  // namespace
 
-std::string LayeredSpec(const std::vector<LayerKv>& layers, const std::string& extra) {
+CacheConfig LayeredSpec(const std::vector<LayerKv>& layers, const CandidateKeys& keys) {
   const LayerKv base = MostCommon(layers);
-  std::string s = PairSpec(base, extra);
+  CacheConfig config = PairSpec(base, keys);
   const int n = static_cast<int>(layers.size());
   for (int i = 0; i < n;) {
     int j = i;
     while (j + 1 < n && layers[j + 1] == layers[i]) ++j;
-    if (!(layers[i] == base)) s += ";layers=" + Range(i, j) + ":" + PairSpec(layers[i]);
+    if (!(layers[i] == base)) config = config.WithLayers({i, j}, PairSpec(layers[i]).defaults());
     i = j + 1;
   }
-  return s;
+  return config;
 }
 
 double DefaultBits(KvFormat f, int head_dim) { return HeadConfig{}.BitsPerElement(f, head_dim); }

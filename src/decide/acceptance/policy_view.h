@@ -4,6 +4,7 @@
 // target_settings.cc compares against each engine's knobs (docs/deployment.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,17 @@ struct PolicyView {
   bool AnyQuantized() const;  // some layer stores K or V below full precision
 };
 
-// Spec strings for engine candidates. `extra` is appended as more keys ("scale=calib,rot=0").
-std::string PairSpec(const LayerKv& pair, const std::string& extra = "");
-// A per-layer assignment as a spec: the pair most layers use as the default, and one override per
-// run of consecutive layers that differ.
-std::string LayeredSpec(const std::vector<LayerKv>& layers, const std::string& extra = "");
+// The keys a target's candidate configurations carry besides their formats (scale=calib, rot=0,
+// engine=llama.cpp, ...).
+struct CandidateKeys {
+  KvSettings mods;                         // never k or v
+  std::optional<AttentionMode> attention;  // `engine=` written
+};
+// A uniform configuration: `pair` with `keys`.
+CacheConfig PairSpec(const LayerKv& pair, const CandidateKeys& keys = {});
+// A per-layer assignment: the pair most layers use (with `keys`) as the default, and one override
+// per run of consecutive layers that differ.
+CacheConfig LayeredSpec(const std::vector<LayerKv>& layers, const CandidateKeys& keys = {});
 
 // Storage bits per element at this head_dim with default groups (the closeness measure below).
 double DefaultBits(KvFormat f, int head_dim);

@@ -154,15 +154,16 @@ std::vector<std::string> Reasons(const PolicyView& v, const Caps& caps, Plan* ou
   return why;
 }
 
-std::vector<std::string> Candidates(const PolicyView& v, const Caps& caps) {
-  std::string extra;
+std::vector<CacheConfig> Candidates(const PolicyView& v, const Caps& caps) {
+  CandidateKeys extra;
   for (const HeadConfig& p : v.policies) {
     if (!IsFp8(p.k) && !IsFp8(p.v)) continue;
     // The nearest scale the engine has: calibrated per-layer scales for dynamic or per-head ones.
-    if (p.scale == Fp8ScaleMode::kCalib && p.scale_by == Fp8ScaleBy::kHead && caps.calib_head)
-      extra = "scale=calib,scale_by=head";
-    else if (p.scale != Fp8ScaleMode::kUnit || !caps.unit_scale)
-      extra = "scale=calib";
+    if (p.scale == Fp8ScaleMode::kCalib && p.scale_by == Fp8ScaleBy::kHead && caps.calib_head) {
+      extra.mods.scale = Fp8ScaleMode::kCalib, extra.mods.scale_by = Fp8ScaleBy::kHead;
+    } else if (p.scale != Fp8ScaleMode::kUnit || !caps.unit_scale) {
+      extra.mods.scale = Fp8ScaleMode::kCalib;
+    }
     break;
   }
   return StandInSpecs(v, caps.have, /*same_kv=*/true, caps.skip_layers, extra);
@@ -273,7 +274,7 @@ std::vector<std::string> AnalyzeWith(const PolicyView& v, const ModelConfig&) {
 }
 
 template <const Caps& (*C)()>
-std::vector<std::string> CandidatesWith(const PolicyView& v, const ModelConfig&) {
+std::vector<CacheConfig> CandidatesWith(const PolicyView& v, const ModelConfig&) {
   return Candidates(v, C());
 }
 

@@ -130,13 +130,15 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
   return why;
 }
 
-std::vector<std::string> IkCandidates(const PolicyView& v, const ModelConfig&) {
+std::vector<CacheConfig> IkCandidates(const PolicyView& v, const ModelConfig&) {
   const RotationMode rot = v.policies.front().rot;
-  std::string extra;
-  if (v.attention == AttentionMode::kLlamaCpp)
-    extra = rot == RotationMode::kOff ? "rot=0,engine=llama.cpp" : "engine=llama.cpp";
-  else if (rot == RotationMode::kOn)
-    extra = "rot=1";
+  CandidateKeys extra;  // the rotation as the spec measured it, under its attention mode
+  if (v.attention == AttentionMode::kLlamaCpp) {
+    extra.attention = AttentionMode::kLlamaCpp;
+    if (rot == RotationMode::kOff) extra.mods.rot = RotationMode::kOff;
+  } else if (rot == RotationMode::kOn) {
+    extra.mods.rot = RotationMode::kOn;
+  }
   return StandInSpecs(v, LlamaCppCacheTypes(), /*same_kv=*/false, /*per_layer=*/true, extra);
 }
 

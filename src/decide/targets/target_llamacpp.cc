@@ -88,17 +88,20 @@ std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& tar
 
 // Candidates: the stand-ins as the spec rotates them (native: rot=1 or unrotated), then under
 // llama.cpp's own default rotation (engine=llama.cpp), the first of each leading; f16 last.
-std::vector<std::string> GgmlCandidates(const PolicyView& v, const std::vector<KvFormat>& types, bool same_kv) {
+std::vector<CacheConfig> GgmlCandidates(const PolicyView& v, const std::vector<KvFormat>& types, bool same_kv) {
   bool rotated = false;
   for (const HeadConfig& p : v.policies) {
     rotated =
         rotated || (v.attention == AttentionMode::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
   }
-  std::vector<std::string> mine = StandInSpecs(v, types, same_kv, /*per_layer=*/false, rotated ? "rot=1" : "");
-  std::vector<std::string> theirs = StandInSpecs(v, types, same_kv, false, "engine=llama.cpp");
-  const std::string f16 = mine.back();  // both lists end with k=f16,v=f16
+  CandidateKeys as_measured, llamacpp_default;
+  if (rotated) as_measured.mods.rot = RotationMode::kOn;
+  llamacpp_default.attention = AttentionMode::kLlamaCpp;
+  std::vector<CacheConfig> mine = StandInSpecs(v, types, same_kv, /*per_layer=*/false, as_measured);
+  std::vector<CacheConfig> theirs = StandInSpecs(v, types, same_kv, false, llamacpp_default);
+  const CacheConfig f16 = mine.back();  // both lists end with k=f16,v=f16
   mine.pop_back(), theirs.pop_back();
-  std::vector<std::string> out = {mine.front(), theirs.front()};
+  std::vector<CacheConfig> out = {mine.front(), theirs.front()};
   out.insert(out.end(), mine.begin() + 1, mine.end());
   out.insert(out.end(), theirs.begin() + 1, theirs.end());
   out.push_back(f16);
@@ -108,8 +111,10 @@ std::vector<std::string> GgmlCandidates(const PolicyView& v, const std::vector<K
 // The kvaudit spec that measures what llama.cpp runs: its CPU flash attention emulated, rotation
 // as set (docs/formats.md "engine=llama.cpp: what is emulated").
 std::string MeasureSpec(const LayerKv& l, bool disable) {
-  auto p = CacheConfig::Parse(PairSpec(l, disable ? "rot=0,engine=llama.cpp" : "engine=llama.cpp"));
-  return p ? p->spec() : "";
+  CandidateKeys keys;
+  if (disable) keys.mods.rot = RotationMode::kOff;
+  keys.attention = AttentionMode::kLlamaCpp;
+  return PairSpec(l, keys).spec();
 }
 
 void RotationNotes(const PolicyView& v, const RotationFit& r, std::vector<std::string>& notes) {
@@ -155,7 +160,7 @@ std::vector<std::string> GgmlAnalyze(const PolicyView& v, const ModelConfig&) {
 }
 
 template <bool kOllama>
-std::vector<std::string> GgmlCandidatesOf(const PolicyView& v, const ModelConfig&) {
+std::vector<CacheConfig> GgmlCandidatesOf(const PolicyView& v, const ModelConfig&) {
   return kOllama ? GgmlCandidates(v, OllamaTypes(), true) : GgmlCandidates(v, LlamaCppCacheTypes(), false);
 }
 

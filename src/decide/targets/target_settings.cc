@@ -30,12 +30,11 @@ const TargetRules& ImplOf(DeployTarget e) {
   return LlamaCppEngine();
 }
 
-// A candidate spec the engine runs exactly, as its view; nullopt when it is not valid for the
-// model or the engine would not run it as written.
-std::optional<PolicyView> ExactCandidate(const TargetRules& impl, const std::string& spec, const ModelConfig& c) {
-  auto policy = CacheConfig::Parse(spec);
-  if (!policy || !policy->Validate(c, /*have_calibration=*/true).ok()) return std::nullopt;
-  PolicyView view = PolicyView::Of(*policy, c);
+// A candidate the engine runs exactly, as its view; nullopt when it is not valid for the model or
+// the engine would not run it as written.
+std::optional<PolicyView> ExactCandidate(const TargetRules& impl, const CacheConfig& candidate, const ModelConfig& c) {
+  if (!candidate.Validate(c, /*have_calibration=*/true).ok()) return std::nullopt;
+  PolicyView view = PolicyView::Of(candidate, c);
   if (!impl.analyze(view, c).empty()) return std::nullopt;
   return view;
 }
@@ -63,8 +62,8 @@ std::string ProtectionReason(const PolicyView& view) {
   return p + ": sinks, recent windows, outlier channels and pre-RoPE keys are kvaudit protections no engine has";
 }
 
-std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
-                                      bool per_layer, const std::string& extra) {
+std::vector<CacheConfig> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
+                                      bool per_layer, const CandidateKeys& extra) {
   const int hd = view.head_dim;
   auto map = [&](LayerKv l) { return LayerKv{Nearest(l.k, have, hd), Nearest(l.v, have, hd)}; };
   // One format for both tensors: the more precise of the two first (keys matter more, and it never
@@ -76,13 +75,13 @@ std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<
   };
   // The extra keys (scales, rotation, groups) only mean something where a tensor is quantized.
   auto quantized = [](const LayerKv& l) { return !IsFullPrecision(l.k) || !IsFullPrecision(l.v); };
-  auto pair_spec = [&](const LayerKv& l) { return PairSpec(l, quantized(l) ? extra : ""); };
-  std::vector<std::string> out;
+  auto pair_spec = [&](const LayerKv& l) { return PairSpec(l, quantized(l) ? extra : CandidateKeys{}); };
+  std::vector<CacheConfig> out;
   if (per_layer) {
     std::vector<LayerKv> layers;
     for (const LayerKv& l : view.layers) layers.push_back(same_kv ? unified(map(l)).front() : map(l));
     const bool any = std::any_of(layers.begin(), layers.end(), quantized);
-    out.push_back(LayeredSpec(layers, any ? extra : ""));
+    out.push_back(LayeredSpec(layers, any ? extra : CandidateKeys{}));
   }
   for (const LayerKv& pair : UniformStandIns(view)) {
     const LayerKv m = map(pair);
@@ -111,9 +110,9 @@ TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy,
   }
   out.why_not = reasons.front();
   std::optional<PolicyView> first;
-  for (const std::string& spec : impl.candidates(view, config)) {
+  for (const CacheConfig& candidate : impl.candidates(view, config)) {
     if (out.approximations.size() == kMaxApproximations) break;
-    std::optional<PolicyView> cv = ExactCandidate(impl, spec, config);
+    std::optional<PolicyView> cv = ExactCandidate(impl, candidate, config);
     if (!cv || cv->spec == view.spec) continue;
     if (std::find(out.approximations.begin(), out.approximations.end(), cv->spec) != out.approximations.end()) continue;
     out.approximations.push_back(cv->spec);

@@ -66,10 +66,12 @@ std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
   return why;
 }
 
-std::vector<std::string> Candidates(const PolicyView& v, const ModelConfig&) {
+std::vector<CacheConfig> Candidates(const PolicyView& v, const ModelConfig&) {
   const HeadConfig& p = v.policies.front();
   const int group = IsIntGroup(p.k) || IsIntGroup(p.v) ? p.IntGroup() : 64;
-  const std::string extra = (group != 64 ? "group=" + std::to_string(group) + "," : std::string()) + "recent=1";
+  CandidateKeys extra;
+  if (group != 64) extra.mods.group = group;
+  extra.mods.recent = 1;
   return StandInSpecs(v, Have(), /*same_kv=*/true, /*per_layer=*/false, extra);
 }
 

@@ -17,8 +17,8 @@ struct TargetRules {
   DeployTarget target;
   // Why the engine cannot store `view` exactly, most fundamental first; empty when it can.
   std::vector<std::string> (*analyze)(const PolicyView& view, const ModelConfig& config);
-  // Specs the engine might run in place of `view`, closest first (the driver filters them).
-  std::vector<std::string> (*candidates)(const PolicyView& view, const ModelConfig& config);
+  // Configurations the engine might run in place of `view`, closest first (the driver filters them).
+  std::vector<CacheConfig> (*candidates)(const PolicyView& view, const ModelConfig& config);
   // Fills flags, command_example, measure_spec, notes, applies_to and memory for a view that
   // analyze accepts.
   void (*render)(const PolicyView& view, const ModelConfig& config, int ctx, TargetSettings& out);
@@ -46,7 +46,7 @@ std::vector<KvFormat> LlamaCppCacheTypes();
 std::string FormatList(const std::vector<KvFormat>& formats);  // "f16, q8_0, q4_0"
 // The channel order of K in llama.cpp's llama/mistral GGUFs, for notes.
 std::string PermutedKNote();
-std::vector<std::string> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
-                                      bool per_layer, const std::string& extra);
+std::vector<CacheConfig> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
+                                      bool per_layer, const CandidateKeys& extra);
 
 }  // namespace kvaudit
