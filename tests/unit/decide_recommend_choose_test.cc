@@ -30,7 +30,7 @@ TEST(ChoosePoints, UnderTheBudgetTheBestPerLayerPointTheBestUniformOnesAndNoBase
   const MixProblem m = Planted();
   const ShapedFronts fronts = SearchFronts(m);
   ASSERT_EQ(fronts.size(), 3u);  // f16/q8_0/q4_0 share every layer: first/last applies
-  const auto v = ChoosePoints(m, fronts, 1216, std::nullopt, 3, 1, "k=f16,v=f16");
+  const auto v = ChoosePoints(m, fronts, 1216, std::nullopt, 3, 1, CacheConfig::Parse("k=f16,v=f16").value());
   // The step past all-q4_0 (1152) goes to layer 3's K.
   EXPECT_TRUE(Has(v, "k=q4_0,v=q4_0;layers=3:k=q8_0")) << v.front().spec;
   EXPECT_TRUE(Has(v, "k=q4_0,v=q4_0"));  // the uniform point that fits (and the per-layer front's first)
@@ -39,6 +39,7 @@ TEST(ChoosePoints, UnderTheBudgetTheBestPerLayerPointTheBestUniformOnesAndNoBase
     EXPECT_TRUE(p.within_budget);
     EXPECT_EQ(p.round, 1);
     EXPECT_NE(p.spec, "k=f16,v=f16");
+    EXPECT_EQ(p.spec, p.config.spec());  // results name a point by its configuration
   }
   for (size_t i = 1; i < v.size(); ++i) EXPECT_GE(v[i - 1].bytes_per_token, v[i].bytes_per_token);
   // A point on several fronts is verified once, with every shape it has.
@@ -52,7 +53,7 @@ TEST(ChoosePoints, TheCheapEndIsTheFewestBytesPredictedToPass) {
   const ShapedFronts fronts = SearchFronts(m);
   // Everything q8_0 costs 65/4096 ≈ 0.0159 and needs 2176 bytes; with a limit of 0.02 and a budget
   // that fits everything, the cheapest point predicted to pass is verified, never the baseline.
-  const auto v = ChoosePoints(m, fronts, 4096, 0.02, 3, 1, "k=f16,v=f16");
+  const auto v = ChoosePoints(m, fronts, 4096, 0.02, 3, 1, CacheConfig::Parse("k=f16,v=f16").value());
   ASSERT_FALSE(v.empty());
   const MixFront& per_layer = fronts[0].second;
   size_t cheapest = per_layer.size();
@@ -71,7 +72,7 @@ TEST(ChoosePoints, TheCheapEndIsTheFewestBytesPredictedToPass) {
 
 TEST(ChoosePoints, RoundTwoLiesAboveTheBudgetUpToTheFirstPredictedToPass) {
   const MixProblem m = Planted();
-  const auto v = ChoosePoints(m, SearchFronts(m), 1216, 0.001, 3, 2, "k=f16,v=f16");
+  const auto v = ChoosePoints(m, SearchFronts(m), 1216, 0.001, 3, 2, CacheConfig::Parse("k=f16,v=f16").value());
   ASSERT_FALSE(v.empty());
   for (const VerifiedPoint& p : v) {
     EXPECT_GT(p.bytes_per_token, 1216u) << p.spec;

@@ -23,7 +23,7 @@ void ExpectNotExact(const TargetSettings& s, const std::string& why, const std::
   EXPECT_FALSE(s.exact) << Dump(s);
   EXPECT_NE(s.why_not.find(why), std::string::npos) << Dump(s);
   ASSERT_FALSE(s.approximations.empty()) << Dump(s);
-  EXPECT_EQ(s.approximations.front(), first_approx) << Dump(s);
+  EXPECT_EQ(s.approximations.front().spec(), first_approx) << Dump(s);
   EXPECT_EQ(s.settings_for, first_approx);
   EXPECT_FALSE(s.flags.empty());
 }
@@ -62,7 +62,7 @@ TEST(DecideTargetSettingsTest, LlamaCppLacksFp8IntGroupAndKivi) {
   ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=kivi2,v=kivi2"), "kivi2", "k=q4_0,v=q4_0");
   const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3");
   EXPECT_EQ(s.flags, (std::vector<std::string>{"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"}));
-  EXPECT_TRUE(Has(s.approximations, "k=q8_0,v=q8_0,engine=llama.cpp")) << Dump(s);  // llama.cpp's default, rotated
+  EXPECT_TRUE(Has(s.ApproximationSpecs(), "k=q8_0,v=q8_0,engine=llama.cpp")) << Dump(s);  // llama.cpp's default, rotated
 }
 
 // A per-layer mix: layer 0's K in f16, everything else q8_0.
@@ -70,7 +70,7 @@ TEST(DecideTargetSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
   const std::string mix = "k=q8_0,v=q8_0;layers=0:k=f16";
   const TargetSettings l = SettingsOf(E::kLlamaCpp, mix);
   ExpectNotExact(l, "one K type and one V type for all layers", "k=q8_0,v=q8_0");
-  EXPECT_TRUE(Has(l.approximations, "k=f16,v=q8_0")) << Dump(l);  // never less precise than the mix
+  EXPECT_TRUE(Has(l.ApproximationSpecs(), "k=f16,v=q8_0")) << Dump(l);  // never less precise than the mix
   ExpectExact(SettingsOf(E::kIkLlamaCpp, mix), {"-ctk q8_0", "-ctk-first f16,1", "-ctv q8_0", "-fa on"});
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q8_0,v=q4_0;layers=30-31:k=f16,v=q8_0"),
               {"-ctk q8_0", "-ctk-last f16,2", "-ctv q4_0", "-ctv-last q8_0,2", "-fa on"});
@@ -98,7 +98,7 @@ TEST(DecideTargetSettingsTest, OllamaHasOneTypeForKeysAndValues) {
   ExpectExact(SettingsOf(E::kOllama, "k=f16,v=f16"), {"OLLAMA_KV_CACHE_TYPE=f16", "OLLAMA_CONTEXT_LENGTH=32768"});
   const TargetSettings s = SettingsOf(E::kOllama, "k=q8_0,v=q4_0");
   ExpectNotExact(s, "one type for K and V", "k=q8_0,v=q8_0");
-  EXPECT_TRUE(Has(s.approximations, "k=q4_0,v=q4_0")) << Dump(s);
+  EXPECT_TRUE(Has(s.ApproximationSpecs(), "k=q4_0,v=q4_0")) << Dump(s);
   ExpectNotExact(SettingsOf(E::kOllama, "k=q5_1,v=q5_1"), "f16, q8_0, q4_0", "k=q4_0,v=q4_0");
   ExpectNotExact(SettingsOf(E::kOllama, "k=fp8_e4m3,v=fp8_e4m3"), "fp8_e4m3", "k=q8_0,v=q8_0");
 }
@@ -173,7 +173,7 @@ TEST(DecideTargetSettingsTest, ApproximationsAreExactInTheirEngine) {
     const std::string canonical = CacheConfig::Parse(spec)->spec();
     for (DeployTarget e : AllTargets()) {
       const TargetSettings s = SettingsOf(e, spec);
-      for (const std::string& a : s.approximations) {
+      for (const std::string& a : s.ApproximationSpecs()) {
         EXPECT_NE(a, canonical);
         EXPECT_TRUE(SettingsOf(e, a).exact) << spec << " -> " << a << "\n" << Dump(SettingsOf(e, a));
       }

@@ -46,7 +46,7 @@ inline std::string Dump(const TargetSettings& s) {
                     s.settings_for + "\n  flags:";
   for (const std::string& f : s.flags) out += " [" + f + "]";
   out += "\n  approximations:";
-  for (const std::string& a : s.approximations) out += " [" + a + "]";
+  for (const std::string& a : s.ApproximationSpecs()) out += " [" + a + "]";
   return out;
 }
 

@@ -3,6 +3,10 @@
 //  - no Expected read without a check: a parse or load dereferenced where it is called
 //    (`*CacheConfig::Parse(spec)`, `ParseX(...).value()`) turns a bad input into an internal
 //    error instead of the one-line exit 2 the caller owes the user;
+//  - a cache spec is parsed where a flag or a file gives it, nowhere else: kv/config holds the
+//    parser, run/kv_configs.cc reads --kv/--baseline, cli/deploy_command.cc deploy's --kv,
+//    decide/sensitivity/sensitivity.cc sensitivity's --baseline; everything after them composes
+//    CacheConfig values (Uniform, WithLayers) instead of printing a spec and parsing it back;
 //  - no issue-tracker references in comments (the word issue or scope and a number): the tracker is not in the
 //    repository, so a comment says the reason or names the doc section instead.
 #include <gtest/gtest.h>
@@ -30,6 +34,21 @@ const std::regex& UncheckedRead() {
   static const std::regex r(
       R"((\*\s*([A-Z]\w*::)?(Parse|Load|Make|From)\w*\()|(\b([A-Z]\w*::)?(Parse|Load)\w*\([^()]*\)\s*(\.value\(\)|->)))");
   return r;
+}
+
+// A cache spec parsed from text (CacheConfig::Parse / FromArgument).
+const std::regex& SpecParse() {
+  static const std::regex r(R"(\bCacheConfig::(Parse|FromArgument)\()");
+  return r;
+}
+
+// The files where a flag or a file gives a spec (and the parser itself).
+bool IsSpecBoundary(const std::string& where) {
+  for (const char* allowed : {"src/kv/config/", "src/run/kv_configs.cc", "src/cli/deploy_command.cc",
+                              "src/decide/sensitivity/sensitivity.cc"}) {
+    if (where.rfind(allowed, 0) == 0) return true;
+  }
+  return false;
 }
 
 // A tracker reference inside a // comment (toml++'s upstream bug numbers are named as such).
@@ -95,6 +114,14 @@ TEST(SourceRules, NoExpectedIsReadWithoutACheck) {
   const std::vector<Finding> f = ScanTree({"src"}, UncheckedRead());
   EXPECT_TRUE(f.empty()) << "an Expected read where it is made (check ok() or use KV_ASSIGN_OR_RETURN):\n"
                          << Describe(f);
+}
+
+TEST(SourceRules, ACacheSpecIsParsedOnlyWhereAFlagGivesIt) {
+  EXPECT_EQ(Scan("a.cc", "  auto p = CacheConfig::Parse(spec);", SpecParse()).size(), 1u);
+  EXPECT_TRUE(Scan("a.cc", "  const CacheConfig c = CacheConfig::Uniform(s);", SpecParse()).empty());
+  std::vector<Finding> f = ScanTree({"src"}, SpecParse());
+  std::erase_if(f, [](const Finding& x) { return IsSpecBoundary(x.where); });
+  EXPECT_TRUE(f.empty()) << "a spec printed and parsed back (compose CacheConfig values instead):\n" << Describe(f);
 }
 
 TEST(SourceRules, NoCommentNamesTheIssueTracker) {

@@ -92,11 +92,19 @@ Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
   return Status::Ok();
 }
 
+// The configurations under test, in --kv order, with the bytes their eval measured.
+void TakeConfigs(const EvalPlan& eval, const EvalSessionResult& done, AuditResult* r) {
+  for (size_t i = 0; i < done.configs.size(); ++i) {
+    const ConfigResult& c = done.configs[i];
+    r->configs.push_back({eval.configs.policy(i + 1), c.spec, c.bytes_per_token, {}});
+  }
+}
+
 // What the recommendation verifies besides its own choices: the engines' approximations of the
 // cheapest configuration under test that passes (RunAudit; the audit's deploy choice).
 RecommendOptions RecommendFor(const AuditPlan& plan, const AuditResult& r) {
   RecommendOptions ro = *plan.recommend;
-  if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].spec};
+  if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].config};
   return ro;
 }
 
@@ -116,7 +124,7 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, const StagedJobRun& job, Au
     plan.eval->options.out = SubDir(o.merged, "eval"), plan.eval->options.restart = false;
     plan.eval->Reshard({});
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});
+    TakeConfigs(*plan.eval, eval, &r);
   }
   plan.eval.reset();  // one loaded model at a time
   if (Has(round, "probe")) {
@@ -219,7 +227,7 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
   if (job.sharded()) return RunAuditShard(plan, job, std::move(r));
   {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    for (const ConfigResult& c : eval.configs) r.configs.push_back({c.spec, c.bytes_per_token, {}});
+    TakeConfigs(*plan.eval, eval, &r);
     r.threads = eval.info.threads;
     if (o.bench) KV_RETURN_IF_ERROR(Bench(plan, &r));
     plan.eval.reset();  // one loaded model at a time

@@ -56,7 +56,8 @@ struct AuditOptions : JobOptions {
 };
 
 struct AuditConfig {
-  std::string spec;  // canonical
+  CacheConfig config;
+  std::string spec;  // config.spec(): what results name it
   uint64_t bytes_per_token = 0;
   ConfigVerdict verdict;
 };

@@ -14,10 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-Expected<std::vector<TargetSettings>> TargetsFor(const std::string& spec, const AuditPlan& plan,
+Expected<std::vector<TargetSettings>> TargetsFor(const CacheConfig& config, const AuditPlan& plan,
                                                  const ModelConfig& cfg) {
-  KV_ASSIGN_OR_RETURN(const CacheConfig policy, CacheConfig::Parse(spec));
-  return SettingsFor(policy, cfg, plan.target_ctx);
+  return SettingsFor(config, cfg, plan.target_ctx);
 }
 
 // This engine's decode speed of configuration i (0: the baseline), when --bench ran.
@@ -90,7 +89,7 @@ std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, co
   }
   for (size_t i : listed) {
     const std::string& spec = rec.verified[i].spec;
-    if (auto targets = TargetsFor(spec, plan, cfg)) {
+    if (auto targets = TargetsFor(rec.verified[i].config, plan, cfg)) {
       s += "  settings for " + spec + ":\n" + TargetLines(*targets, "    ", verdicts, cfg, plan.target_ctx);
     }
   }
@@ -178,9 +177,9 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   std::map<std::string, bool> verdicts = r.recommend ? VerifiedVerdicts(*r.recommend) : std::map<std::string, bool>{};
   for (const AuditConfig& c : r.configs) verdicts[c.spec] = c.verdict.pass;
   if (r.cheapest_passing) {
-    const std::string& spec = r.configs[*r.cheapest_passing].spec;
-    s += "deploy " + spec + " (the fewest bytes of those that pass):\n";
-    if (auto targets = TargetsFor(spec, plan, r.config))
+    const AuditConfig& c = r.configs[*r.cheapest_passing];
+    s += "deploy " + c.spec + " (the fewest bytes of those that pass):\n";
+    if (auto targets = TargetsFor(c.config, plan, r.config))
       s += TargetLines(*targets, "  ", verdicts, r.config, plan.target_ctx);
   } else {
     s += "none of the configurations tested is safe for this workload at " + std::to_string(r.target_ctx) + " tokens" +

@@ -21,14 +21,12 @@ std::string ChoiceText(const RecommendPlan& plan, size_t c, KvTensor tensor) {
   return plan.sensitivity.candidates[c - 1].name() + plan.attention_suffix;
 }
 
-Status SetBaselineChoices(RecommendPlan& plan) {
-  KV_ASSIGN_OR_RETURN(const CacheConfig base,
-                      CacheConfig::Parse(plan.sensitivity.eval.info.baseline_spec, "--baseline"));
+void SetBaselineChoices(RecommendPlan& plan) {
+  const CacheConfig& base = plan.sensitivity.eval.configs.policy(0);
   const HeadConfig head = base.ForHead(0, 0);
   plan.attention_suffix = AttentionSuffix(base.attention());
   plan.baseline_choice[0] = std::string(KvFormatName(head.k)) + plan.attention_suffix;
   plan.baseline_choice[1] = std::string(KvFormatName(head.v)) + plan.attention_suffix;
-  return Status::Ok();
 }
 
 // The bytes per token of every choice of every part at the target context; 0 where the choice
@@ -174,7 +172,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   plan.all_windows = std::move(windows), plan.probe_families = std::move(families);
   const ModelConfig& cfg = plan.sensitivity.eval.runtime.model->config();
   KV_ASSIGN_OR_RETURN(plan.budget_bytes_per_token, BudgetBytesPerToken(plan.budget, cfg, target));
-  KV_RETURN_IF_ERROR(SetBaselineChoices(plan));
+  SetBaselineChoices(plan);
   KV_ASSIGN_OR_RETURN(plan.part_bytes, AllPartBytes(plan));
   plan.probe_lengths =
       o.probe_lengths.empty()
@@ -249,7 +247,7 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
   r->fronts = SearchFronts(problem);
   r->smallest_bytes_per_token = r->fronts.front().second.front().bytes_per_token;
   const std::optional<double> kld_max = plan.policy.LimitsFor(1, plan.target_ctx)[FidelityMetric::kKldMean];
-  const std::string& baseline = plan.sensitivity.eval.info.baseline_spec;
+  const CacheConfig& baseline = plan.sensitivity.eval.configs.policy(0);
   for (int round = 1; round <= 2; ++round) {
     if (round == 2 && FewestBytesPassing(r->verified, [](const VerifiedPoint& p) { return p.within_budget; })) break;
     std::vector<VerifiedPoint> points =
@@ -263,9 +261,9 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
   }
   Pick(r);
   // Round 3: what the engines that cannot store the choices run instead, each with a verdict.
-  std::vector<std::string> chosen = o.also_approximate;
+  std::vector<CacheConfig> chosen = o.also_approximate;
   for (const std::optional<size_t>& i : {r->recommended, r->cheapest_passing, r->best_uniform}) {
-    if (i) chosen.push_back(r->verified[*i].spec);
+    if (i) chosen.push_back(r->verified[*i].config);
   }
   std::vector<VerifiedPoint> approx =
       TargetApproximations(chosen, r->verified, plan.sensitivity.eval.runtime.model->config(), r->target_ctx, baseline);

@@ -53,8 +53,8 @@ struct RecommendOptions : JobOptions {
   int verify_points = 3;           // per-layer points verified under the budget
   std::vector<int> probe_lengths;  // empty: 512, 1024, ... up to the target context
   int probe_n = 1;                 // probe instances per cell
-  std::vector<std::string>
-      also_approximate;  // specs whose engine approximations round 3 verifies too (audit: its deploy choice)
+  // Configurations whose engine approximations round 3 verifies too (audit: its deploy choice).
+  std::vector<CacheConfig> also_approximate;
   // With --shard I/N (JobOptions::shard) and --merged MERGED (docs/scale-out.md "Staged jobs"): a round of the
   // sensitivity stage's shard (out/sensitivity, sensitivity.h), nothing after it: the search and the verification need
   // every part's measure, and run in the final unsharded run (--out MERGED).
@@ -68,7 +68,8 @@ ShardRound RecommendShardRound(const RecommendOptions& o);
 
 // A configuration the verification ran.
 struct VerifiedPoint {
-  std::string spec;              // canonical
+  CacheConfig config;
+  std::string spec;              // config.spec(): what results name it
   std::vector<MixShape> shapes;  // the fronts it lies on (a uniform point is on all three); none in round 3
   uint64_t bytes_per_token = 0;  // kvaudit's accounting at the target context
   double predicted_kld = 0;      // the search's cost: Σ of its parts' one-at-a-time mean KLD (NaN in round 3)

@@ -55,25 +55,22 @@ json PointJson(const VerifiedPoint& p, const RecommendResult& r, const Recommend
           {"first_failure", v.first_failure ? json(v.cases[*v.first_failure].text) : json(nullptr)}};
 }
 
-// An engine's approximations (closest first) against the verified verdicts: the first that passed
-// (its spec and parsed configuration), and those before it that failed (unverified ones, and any
-// that does not parse, are skipped: a verified point's spec always parses).
+// An engine's approximations (closest first) against the verified verdicts: the first that passed,
+// and the specs of those before it that failed (unverified ones are skipped).
 struct Closest {
-  std::optional<std::pair<std::string, CacheConfig>> passing;
+  std::optional<CacheConfig> passing;
   std::vector<std::string> failed;
 };
 Closest ClosestVerified(const TargetSettings& e, const std::map<std::string, bool>& verdicts) {
   Closest out;
-  for (const std::string& a : e.approximations) {
-    auto policy = CacheConfig::Parse(a);
-    if (!policy) continue;
-    const auto it = verdicts.find(policy->spec());
+  for (const CacheConfig& a : e.approximations) {
+    const auto it = verdicts.find(a.spec());
     if (it == verdicts.end()) continue;
     if (it->second) {
-      out.passing.emplace(a, std::move(policy).value());
+      out.passing = a;
       return out;
     }
-    out.failed.push_back(a);
+    out.failed.push_back(a.spec());
   }
   return out;
 }
@@ -89,15 +86,14 @@ json VerifiedChoiceJson(const TargetSettings& e, const std::map<std::string, boo
             {"failed", json::array()}};
   const Closest c = ClosestVerified(e, verdicts);
   if (!c.passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", c.failed}};
-  const TargetSettings p = SettingsForTarget(e.target, c.passing->second, Config(plan), r.target_ctx);
-  return {{"spec", c.passing->first}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
+  const TargetSettings p = SettingsForTarget(e.target, *c.passing, Config(plan), r.target_ctx);
+  return {{"spec", c.passing->spec()}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
 }
 
 Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, const RecommendPlan& plan) {
   if (!i) return json(nullptr);
   const VerifiedPoint& p = r.verified[*i];
-  KV_ASSIGN_OR_RETURN(const CacheConfig policy, CacheConfig::Parse(p.spec));
-  KV_ASSIGN_OR_RETURN(const auto targets, SettingsFor(policy, Config(plan), r.target_ctx));
+  KV_ASSIGN_OR_RETURN(const auto targets, SettingsFor(p.config, Config(plan), r.target_ctx));
   const DeployContext d{p.spec, plan.options.model, &Config(plan), r.target_ctx};
   json deploy = DeployJson(d, targets);
   const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
@@ -155,8 +151,8 @@ std::string TargetLines(const std::vector<TargetSettings>& targets, const std::s
     s += "not exact (" + e.why_not + "); ";
     const Closest c = ClosestVerified(e, verdicts);
     if (c.passing) {
-      const TargetSettings p = SettingsForTarget(e.target, c.passing->second, config, target_ctx);
-      s += "closest that passes " + c.passing->first + " (verified): " + JoinWith(p.flags, " ") + "\n";
+      const TargetSettings p = SettingsForTarget(e.target, *c.passing, config, target_ctx);
+      s += "closest that passes " + c.passing->spec() + " (verified): " + JoinWith(p.flags, " ") + "\n";
     } else if (!c.failed.empty()) {
       s += "none of its closest configurations passes (verified: " + JoinWith(c.failed, ", ") + ")\n";
     } else if (e.settings_for.empty()) {
@@ -280,9 +276,7 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   const std::map<std::string, bool> verdicts = VerifiedVerdicts(r);
   for (size_t i : shown) {
     const VerifiedPoint& p = r.verified[i];
-    auto policy = CacheConfig::Parse(p.spec);
-    if (!policy) continue;
-    auto targets = SettingsFor(*policy, Config(plan), r.target_ctx);
+    auto targets = SettingsFor(p.config, Config(plan), r.target_ctx);
     if (!targets) continue;
     s += "\nengine settings for " + p.spec + " (the full settings and memory: kvaudit deploy --kv \"" + p.spec +
          "\"):\n" + TargetLines(*targets, "  ", verdicts, Config(plan), r.target_ctx);

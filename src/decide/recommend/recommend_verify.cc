@@ -12,12 +12,6 @@
 namespace kvaudit {
 namespace {
 
-std::string Canonical(const std::string& spec) {
-  auto p = CacheConfig::Parse(spec);
-  KV_CHECK_MSG(p.ok(), spec.c_str());
-  return p->spec();
-}
-
 // k indices evenly spaced over [lo, hi], hi first.
 std::vector<size_t> Spread(size_t lo, size_t hi, int k) {
   std::vector<size_t> out;
@@ -37,8 +31,8 @@ struct Window {
 // Round 1: from the best point under the budget down to the fewest-bytes point predicted to pass.
 // Round 2: from the first point above the budget up to the first predicted to pass.
 Window RangeOf(const MixProblem& problem, const MixFront& front, uint64_t budget, std::optional<double> kld_max,
-               int round, const std::string& baseline) {
-  auto usable = [&](size_t i) { return Canonical(problem.Spec(front[i])) != baseline; };
+               int round, const CacheConfig& baseline) {
+  auto usable = [&](size_t i) { return !(problem.Config(front[i]) == baseline); };
   auto predicted_pass = [&](size_t i) { return !kld_max || front[i].cost <= *kld_max; };
   const BudgetFit fit = CheapestUnder(front, budget);
   Window w;
@@ -76,14 +70,16 @@ Window RangeOf(const MixProblem& problem, const MixFront& front, uint64_t budget
 
 void Add(const MixProblem& problem, const MixPoint& p, MixShape shape, uint64_t budget, int round,
          std::vector<VerifiedPoint>* out) {
-  const std::string spec = Canonical(problem.Spec(p));
+  CacheConfig config = problem.Config(p);
+  const std::string spec = config.spec();
   for (VerifiedPoint& v : *out) {
     if (v.spec != spec) continue;
     if (std::find(v.shapes.begin(), v.shapes.end(), shape) == v.shapes.end()) v.shapes.push_back(shape);
     return;
   }
   VerifiedPoint v;
-  v.spec = spec, v.shapes = {shape}, v.bytes_per_token = p.bytes_per_token, v.predicted_kld = p.cost;
+  v.config = std::move(config), v.spec = spec, v.shapes = {shape};
+  v.bytes_per_token = p.bytes_per_token, v.predicted_kld = p.cost;
   v.within_budget = p.bytes_per_token <= budget, v.round = round;
   out->push_back(std::move(v));
 }
@@ -110,8 +106,7 @@ ShapedFronts SearchFronts(const MixProblem& problem) {
 
 std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedFronts& fronts, uint64_t budget,
                                         std::optional<double> kld_max, int per_layer_points, int round,
-                                        const std::string& baseline_spec) {
-  const std::string baseline = Canonical(baseline_spec);
+                                        const CacheConfig& baseline) {
   std::vector<VerifiedPoint> out;
   for (const auto& [shape, front] : fronts) {
     if (front.empty()) continue;
@@ -132,27 +127,23 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
   return out;
 }
 
-std::vector<VerifiedPoint> TargetApproximations(const std::vector<std::string>& specs,
+std::vector<VerifiedPoint> TargetApproximations(const std::vector<CacheConfig>& chosen,
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
-                                                int target_ctx, const std::string& baseline_spec) {
-  const std::string baseline = Canonical(baseline_spec);
+                                                int target_ctx, const CacheConfig& baseline) {
   std::vector<VerifiedPoint> out;
-  auto known = [&](const std::string& spec) {
-    auto same = [&](const VerifiedPoint& p) { return p.spec == spec; };
-    return spec == baseline || std::any_of(verified.begin(), verified.end(), same) ||
+  auto known = [&](const CacheConfig& a) {
+    auto same = [&](const VerifiedPoint& p) { return p.config == a; };
+    return a == baseline || std::any_of(verified.begin(), verified.end(), same) ||
            std::any_of(out.begin(), out.end(), same);
   };
-  for (const std::string& spec : specs) {
-    auto policy = CacheConfig::Parse(spec);
-    if (!policy) continue;
-    auto targets = SettingsFor(*policy, config, target_ctx);
+  for (const CacheConfig& choice : chosen) {
+    auto targets = SettingsFor(choice, config, target_ctx);
     if (!targets) continue;
     for (const TargetSettings& e : *targets) {
-      for (const std::string& a : e.exact ? std::vector<std::string>{} : e.approximations) {
-        const std::string c = Canonical(a);
-        if (known(c)) continue;
+      for (const CacheConfig& a : e.exact ? std::vector<CacheConfig>{} : e.approximations) {
+        if (known(a)) continue;
         VerifiedPoint v;
-        v.spec = c, v.round = 3, v.predicted_kld = std::numeric_limits<double>::quiet_NaN();
+        v.config = a, v.spec = a.spec(), v.round = 3, v.predicted_kld = std::numeric_limits<double>::quiet_NaN();
         out.push_back(std::move(v));
       }
     }

@@ -35,14 +35,14 @@ ShapedFronts SearchFronts(const MixProblem& problem);
 // front's first point).
 std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedFronts& fronts, uint64_t budget,
                                         std::optional<double> kld_mean_max, int per_layer_points, int round,
-                                        const std::string& baseline_spec);
+                                        const CacheConfig& baseline);
 
 // Round 3: every approximation (decide/targets/target_settings.h, closest first) that an engine which
 // cannot store one of `specs` exactly runs instead, not verified yet and not the baseline, as
 // points with no shape; their bytes come from the verification's eval.
-std::vector<VerifiedPoint> TargetApproximations(const std::vector<std::string>& specs,
+std::vector<VerifiedPoint> TargetApproximations(const std::vector<CacheConfig>& chosen,
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
-                                                int target_ctx, const std::string& baseline_spec);
+                                                int target_ctx, const CacheConfig& baseline);
 
 // A shard round of the verification (recommend --shard with the sensitivity merged;
 // docs/scale-out.md "Staged jobs"): a verification round merged in `merged` is resumed there

@@ -133,7 +133,7 @@ MixPoint MixProblem::Evaluate(std::vector<uint8_t> choice) const {
   return p;
 }
 
-std::string MixProblem::Spec(const MixPoint& point) const {
+CacheConfig MixProblem::Config(const MixPoint& point) const {
   KV_CHECK(point.choice.size() == parts_.size());
   std::vector<LayerCandidates> layers;  // [n_layers]
   for (int l = 0; l < n_layers(); ++l) {
@@ -141,7 +141,7 @@ std::string MixProblem::Spec(const MixPoint& point) const {
     KV_CHECK_MSG(Compatible(l, k, v), "a point's K and V choices must share their layer");
     layers.push_back({&cands_[Index(l, 'k')][k], &cands_[Index(l, 'v')][v]});
   }
-  return RenderMixSpec(layers, attention_).spec();
+  return RenderMixSpec(layers, attention_);
 }
 
 }  // namespace kvaudit

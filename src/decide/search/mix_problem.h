@@ -51,7 +51,8 @@ class MixProblem {
   int64_t FixedCost(int layer, char tensor, int choice) const { return fixed_[Index(layer, tensor)][choice]; }
   double quantum() const { return quantum_; }
   // The compact kvaudit spec of a point's assignment (RenderMixSpec).
-  std::string Spec(const MixPoint& point) const;
+  CacheConfig Config(const MixPoint& point) const;
+  std::string Spec(const MixPoint& point) const { return Config(point).spec(); }
   // Sums an assignment as the search does: bytes, and the exact cost.
   MixPoint Evaluate(std::vector<uint8_t> choice) const;
 

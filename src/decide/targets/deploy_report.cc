@@ -43,7 +43,7 @@ std::string Block(const TargetSettings& e) {
   std::string s =
       "\n" + std::string(TargetName(e.target)) + ": " + (e.exact ? "exact" : "not exact: " + e.why_not) + "\n";
   if (!e.exact) {
-    s += "  closest:  " + (e.approximations.empty() ? std::string("none") : Joined(e.approximations, "  |  ")) + "\n";
+    s += "  closest:  " + (e.approximations.empty() ? std::string("none") : Joined(e.ApproximationSpecs(), "  |  ")) + "\n";
     if (e.settings_for.empty()) return s;
     s += "  settings below are for " + e.settings_for + "\n";
   }
@@ -75,7 +75,7 @@ nlohmann::json DeployJson(const DeployContext& d, const std::vector<TargetSettin
     list.push_back({{"engine", std::string(TargetName(e.target))},
                     {"exact", e.exact},
                     {"why_not", e.why_not},
-                    {"approximations", e.approximations},
+                    {"approximations", e.ApproximationSpecs()},
                     {"settings_for", e.settings_for},
                     {"flags", e.flags},
                     {"command_example", e.command_example},

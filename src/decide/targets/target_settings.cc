@@ -43,6 +43,12 @@ std::optional<PolicyView> ExactCandidate(const TargetRules& impl, const CacheCon
 
 std::span<const DeployTarget> AllTargets() { return kEngines; }
 
+std::vector<std::string> TargetSettings::ApproximationSpecs() const {
+  std::vector<std::string> out;  // [approximations]
+  for (const CacheConfig& a : approximations) out.push_back(a.spec());
+  return out;
+}
+
 std::string_view TargetName(DeployTarget e) {
   switch (e) {
     case DeployTarget::kLlamaCpp: return "llama.cpp";
@@ -113,9 +119,9 @@ TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy,
   for (const CacheConfig& candidate : impl.candidates(view, config)) {
     if (out.approximations.size() == kMaxApproximations) break;
     std::optional<PolicyView> cv = ExactCandidate(impl, candidate, config);
-    if (!cv || cv->spec == view.spec) continue;
-    if (std::find(out.approximations.begin(), out.approximations.end(), cv->spec) != out.approximations.end()) continue;
-    out.approximations.push_back(cv->spec);
+    if (!cv || candidate == policy) continue;
+    if (std::find(out.approximations.begin(), out.approximations.end(), candidate) != out.approximations.end()) continue;
+    out.approximations.push_back(candidate);
     if (!first) first = std::move(cv);
   }
   if (first) {

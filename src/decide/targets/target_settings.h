@@ -29,7 +29,7 @@ struct TargetSettings {
   bool exact = false;                       // the engine stores the same formats for the same tensors
                                             // with the same protections
   std::string why_not;                      // one line; empty when exact
-  std::vector<std::string> approximations;  // specs the engine runs exactly, closest first (when !exact)
+  std::vector<CacheConfig> approximations;  // what the engine runs exactly, closest first (when !exact)
   std::string settings_for;                 // the spec the settings below realise: the input spec when
                                             // exact, else approximations[0] ("" if none)
   std::vector<std::string> flags;           // flags, NAME=value environment lines, or API arguments
@@ -39,6 +39,8 @@ struct TargetSettings {
   std::vector<std::string> notes;  // rotation, scales, version caveats
   std::string applies_to;          // the version/commit the settings are cited at
   KvMemory memory;                 // of settings_for, in this engine's layout
+
+  std::vector<std::string> ApproximationSpecs() const;  // as results name them (CacheConfig::spec)
 };
 
 // Every engine of AllTargets() for one configuration. Errors (exit 2): a spec the model cannot
