@@ -91,6 +91,15 @@ Expected<std::vector<std::vector<int32_t>>> EvalPlan::CutWindows(const ModelRunt
   return windows;
 }
 
+Expected<EvalPlan::LoadedText> EvalPlan::LoadText(const JobOptions& job, int* ctx, const std::string& job_name) {
+  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, ModelRuntime::Load(job.model, job.threads));
+  EvalOptions cut;
+  cut.data = job.data, cut.ctx = *ctx;
+  KV_ASSIGN_OR_RETURN(auto windows, CutWindows(runtime, job_name, cut));
+  *ctx = cut.ctx;
+  return LoadedText{std::move(runtime), std::move(windows)};
+}
+
 Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, std::vector<std::vector<int32_t>> all) {
   const RunClock clock;
   KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));

@@ -57,6 +57,13 @@ struct EvalPlan {
                                                                 EvalOptions& options);
   static Expected<EvalPlan> FromWindows(EvalOptions options, ModelRuntime runtime,
                                         std::vector<std::vector<int32_t>> all_windows);
+  // For a job that plans several evals over one loaded model (sensitivity, recommend): the model
+  // with every weight, and CutWindows of `data` at *ctx (resolved in place).
+  struct LoadedText {
+    ModelRuntime runtime;
+    std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx]
+  };
+  static Expected<LoadedText> LoadText(const JobOptions& job, int* ctx, const std::string& job_name);
   // The same model and windows under other configurations, diagnosis samples and output
   // directory: a job that runs eval in stages (decide/sensitivity) plans each stage on one
   // loaded model. Every spec is validated before any compute; the fingerprint follows.

@@ -132,12 +132,8 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
   if (!o.custom.empty()) KV_RETURN_IF_ERROR(LoadCustomProbes(o.custom));
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
-  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, ModelRuntime::Load(o.model, o.threads));
-  EvalOptions cut;
-  cut.data = o.data, cut.ctx = o.ctx;
-  KV_ASSIGN_OR_RETURN(auto windows, EvalPlan::CutWindows(runtime, "recommend", cut));
-  o.ctx = cut.ctx;
-  KV_ASSIGN_OR_RETURN(RecommendPlan plan, FromWindows(std::move(o), std::move(runtime), std::move(windows)));
+  KV_ASSIGN_OR_RETURN(EvalPlan::LoadedText text, EvalPlan::LoadText(o, &o.ctx, "recommend"));
+  KV_ASSIGN_OR_RETURN(RecommendPlan plan, FromWindows(std::move(o), std::move(text.runtime), std::move(text.windows)));
   plan.clock = clock, plan.sensitivity.clock = clock;
   return plan;
 }

@@ -69,12 +69,8 @@ Expected<SensitivityPlan> SensitivityPlan::Make(SensitivityOptions o) {
   // The cheap checks first: a typo in --formats or --stage fails before the model loads.
   KV_RETURN_IF_ERROR(ParseCandidates(o.formats));
   KV_RETURN_IF_ERROR(ParseStage(o.stage));
-  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, ModelRuntime::Load(o.model, o.threads));
-  EvalOptions cut;
-  cut.data = o.data, cut.ctx = o.ctx;
-  KV_ASSIGN_OR_RETURN(auto windows, EvalPlan::CutWindows(runtime, "sensitivity", cut));
-  o.ctx = cut.ctx;
-  KV_ASSIGN_OR_RETURN(SensitivityPlan plan, FromWindows(std::move(o), std::move(runtime), std::move(windows)));
+  KV_ASSIGN_OR_RETURN(EvalPlan::LoadedText text, EvalPlan::LoadText(o, &o.ctx, "sensitivity"));
+  KV_ASSIGN_OR_RETURN(SensitivityPlan plan, FromWindows(std::move(o), std::move(text.runtime), std::move(text.windows)));
   plan.clock = clock;
   return plan;
 }
