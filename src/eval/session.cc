@@ -240,7 +240,8 @@ Expected<EvalSessionResult> EvalSession::Run() {
   plan_.info.windows_resumed = static_cast<int>(records.size());
   const EvalSummaryInputs inputs = SummaryInputs(caches);
   const int threads = plan_.info.threads;
-  if (job.sharded()) KV_RETURN_IF_ERROR(job.WriteShard(EvalSummaryInputsToJson(inputs), ShardRunJson({}, 0, threads), false));
+  if (job.sharded())
+    KV_RETURN_IF_ERROR(job.WriteShard(EvalSummaryInputsToJson(inputs), ShardRunJson({}, 0, threads), false));
   KV_RETURN_IF_ERROR(RunWindows(job, cache_ptrs, shadow_ptrs, &records));
   if (!plan_.options.jsonl.empty())
     KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows

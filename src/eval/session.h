@@ -78,14 +78,15 @@ struct EvalPlan {
   const Tokenizer* tokenizer = nullptr;       // null: no token classes
   std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the selected windows
   KvConfigs configs;
-  RemoteConfigs remote;               // connected; empty without --endpoint/--baseline-endpoint
-  EvalRunInfo info;                   // the inputs half of results.json
-  nlohmann::json fingerprint;         // what DIR/progress.jsonl must carry to be resumed (a shard's adds "shard")
-  std::string model_hash;  // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
-  int max_len = 0;         // longest window: the caches' size
+  RemoteConfigs remote;        // connected; empty without --endpoint/--baseline-endpoint
+  EvalRunInfo info;            // the inputs half of results.json
+  nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed (a shard's adds "shard")
+  std::string model_hash;      // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
+  int max_len = 0;             // longest window: the caches' size
 
  private:
-  EvalPlan(EvalOptions o, ModelRuntime e, KvConfigs c) : options(std::move(o)), runtime(std::move(e)), configs(std::move(c)) {}
+  EvalPlan(EvalOptions o, ModelRuntime e, KvConfigs c)
+      : options(std::move(o)), runtime(std::move(e)), configs(std::move(c)) {}
   nlohmann::json MakeFingerprint() const;
 };
 

@@ -16,8 +16,8 @@ Expected<JobRun> JobRun::Open(JobKind kind, const JobOptions& options, nlohmann:
   run.journal_path_ = run.dir_.journal_path();
   // A shard's journal names its shard: a rerun as another shard of the same run is refused.
   const nlohmann::json header = run.sharded() ? ShardFingerprint(fingerprint, run.shard_) : fingerprint;
-  KV_ASSIGN_OR_RETURN(run.journal_,
-                      JsonlJournal::Open(run.journal_path_, run.kind_.journal_kind, header, run.kind_.record, recorded));
+  KV_ASSIGN_OR_RETURN(
+      run.journal_, JsonlJournal::Open(run.journal_path_, run.kind_.journal_kind, header, run.kind_.record, recorded));
   run.fingerprint_ = std::move(fingerprint);
   run.owned_.assign(unit_costs.size(), run.sharded() ? 0 : 1);
   if (run.sharded()) {

@@ -60,8 +60,8 @@ class Recorded {
 // every backend is an endpoint), and are journaled in order, so the journal and the results do
 // not depend on which finishes first. When a unit fails, those before it are journaled first.
 template <class IdOf, class Parse, class Records, class RunOne>
-Status Steps(Recorded& recorded, JobRun& job, std::span<const uint8_t> owned, size_t parallel, IdOf id_of,
-             Parse parse, Records& into, RunOne run, ProgressBar& bar) {
+Status Steps(Recorded& recorded, JobRun& job, std::span<const uint8_t> owned, size_t parallel, IdOf id_of, Parse parse,
+             Records& into, RunOne run, ProgressBar& bar) {
   using Record = typename Records::value_type;
   const size_t n = owned.size();
   for (size_t i = 0; i < n;) {
@@ -143,7 +143,7 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   out.info = Info();
   for (size_t i = 1; i < caches.size(); ++i) out.info.bytes_per_token.push_back(caches[i]->bytes_per_token());
   out.info.bytes_per_token.resize(out.info.specs.size(), 0);  // an endpoint's: unknown (null in results)
-  const size_t n_backends = 1 + out.info.specs.size();  // baseline + every configuration
+  const size_t n_backends = 1 + out.info.specs.size();        // baseline + every configuration
   std::vector<nlohmann::json> lines;
   KV_ASSIGN_OR_RETURN(JobRun job, JobRun::Open(kProbeJob, o, plan_.fingerprint, UnitCosts(plan_), &lines));
   KV_ASSIGN_OR_RETURN(Recorded recorded, Recorded::From(std::move(lines), job.journal_path(), n_backends));
@@ -171,8 +171,8 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   const size_t parallel = static_cast<size_t>(std::max(1, o.remote.parallel));
   const auto& inst = plan_.instances;
   KV_RETURN_IF_ERROR(Steps(
-      recorded, job, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; },
-      ProbeRecordFromJson, out.probes, [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
+      recorded, job, all.subspan(0, n.instances), parallel, [&](size_t k) { return inst[k].id; }, ProbeRecordFromJson,
+      out.probes, [&](size_t k) { return runner.RunChecked(inst[k]); }, bar));
   const auto& var = plan_.variance;
   KV_RETURN_IF_ERROR(Steps(
       recorded, job, all.subspan(n.instances, n.variance), parallel, [&](size_t k) { return var[k].id; },

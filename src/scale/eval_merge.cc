@@ -19,7 +19,7 @@ Expected<ShardProgress> ReadShardWindows(const CheckedShard& s, const EvalSummar
   std::vector<WindowRecord> recs;
   if (!path.empty()) {
     KV_RETURN_IF_ERROR(ReadProgressLog(path, ShardFingerprint(s.manifest.fingerprint, s.manifest.shard),
-                                         in.heads.size(), by_window.size(), &recs, AttentionCells(in.info)));
+                                       in.heads.size(), by_window.size(), &recs, AttentionCells(in.info)));
   }
   std::vector<bool> owned(by_window.size(), false);  // [n_windows]
   for (const int64_t w : s.manifest.units) {

@@ -149,7 +149,8 @@ bool KilledAfter(const std::string& args, const fs::path& dir, size_t lines) {
 TEST(MergeCliTest, ARefusedShardLeavesItsManifestAsItWas) {
   const std::string eval = kEvalBase + "--ctx 128 --windows 2 --kv k=q4_0,v=q4_0 ";
   const std::string probe = "probe " + kModel + "--family needle --lengths 256 --depths 50 ";
-  for (const auto& [job, other] : {std::pair{eval, "--kv k=q8_0,v=q8_0 "}, {probe + "--kv k=q4_0,v=q4_0 ", "--kv k=q8_0,v=q8_0 "}}) {
+  for (const auto& [job, other] :
+       {std::pair{eval, "--kv k=q8_0,v=q8_0 "}, {probe + "--kv k=q4_0,v=q4_0 ", "--kv k=q8_0,v=q8_0 "}}) {
     const fs::path dir = testing::MakeTempDir("merge-refused");
     const std::string out = " --shard 0/2 --out " + dir.string();
     ASSERT_EQ(RunCli(job + out).exit_code, 0) << job;
@@ -157,7 +158,7 @@ TEST(MergeCliTest, ARefusedShardLeavesItsManifestAsItWas) {
     ASSERT_NE(before.find("\"finished\":true"), std::string::npos) << before;
     const auto r = RunCli(job + other + out);
     ExpectRefused(r, {"progress.jsonl"});
-    EXPECT_TRUE(ReadFile((dir / "shard.json").string()) == before) << job << "rewrote its shard.json";
+    EXPECT_TRUE(ReadFile((dir / "shard.json").string()) == before) << job << " rewrote its shard.json";
   }
 }
 

@@ -62,7 +62,8 @@ TEST(DecideTargetSettingsTest, LlamaCppLacksFp8IntGroupAndKivi) {
   ExpectNotExact(SettingsOf(E::kLlamaCpp, "k=kivi2,v=kivi2"), "kivi2", "k=q4_0,v=q4_0");
   const TargetSettings s = SettingsOf(E::kLlamaCpp, "k=fp8_e4m3,v=fp8_e4m3");
   EXPECT_EQ(s.flags, (std::vector<std::string>{"-ctk q8_0", "-ctv q8_0", "-fa on", "LLAMA_ATTN_ROT_DISABLE=1"}));
-  EXPECT_TRUE(Has(s.ApproximationSpecs(), "k=q8_0,v=q8_0,engine=llama.cpp")) << Dump(s);  // llama.cpp's default, rotated
+  EXPECT_TRUE(Has(s.ApproximationSpecs(), "k=q8_0,v=q8_0,engine=llama.cpp"))
+      << Dump(s);  // llama.cpp's default, rotated
 }
 
 // A per-layer mix: layer 0's K in f16, everything else q8_0.

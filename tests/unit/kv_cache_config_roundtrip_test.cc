@@ -86,9 +86,12 @@ TEST(KvCacheConfigValues, BuiltEqualsParsed) {
   KvSettings f16_k;
   f16_k.k = KvFormat::kF16;
   for (const std::optional<AttentionMode> engine :
-       {std::optional<AttentionMode>{}, std::optional{AttentionMode::kNative}, std::optional{AttentionMode::kLlamaCpp}}) {
+       {std::optional<AttentionMode>{}, std::optional{AttentionMode::kNative},
+        std::optional{AttentionMode::kLlamaCpp}}) {
     const CacheConfig built = CacheConfig::Uniform(q4, engine).WithLayers({2, 3}, f16_k).WithLayers({5, 5}, *rot);
-    const std::string suffix = !engine ? "" : *engine == AttentionMode::kNative ? ",engine=native" : ",engine=llama.cpp";
+    const std::string suffix = !engine                             ? ""
+                               : *engine == AttentionMode::kNative ? ",engine=native"
+                                                                   : ",engine=llama.cpp";
     const std::string spec = "k=q4_0,v=q4_0,sink=4,rot=1" + suffix + ";layers=2-3:k=f16;layers=5:sink=4,rot=1";
     EXPECT_EQ(built.spec(), spec);
     const Expected<CacheConfig> parsed = CacheConfig::Parse(spec);

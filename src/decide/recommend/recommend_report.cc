@@ -87,7 +87,8 @@ json VerifiedChoiceJson(const TargetSettings& e, const std::map<std::string, boo
   const Closest c = ClosestVerified(e, verdicts);
   if (!c.passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", c.failed}};
   const TargetSettings p = SettingsForTarget(e.target, *c.passing, Config(plan), r.target_ctx);
-  return {{"spec", c.passing->spec()}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
+  return {
+      {"spec", c.passing->spec()}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
 }
 
 Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, const RecommendPlan& plan) {

@@ -112,7 +112,8 @@ Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
     if (!parsed.ok()) {
       const std::string& m = parsed.error().message;
       const std::string prefix = "candidate \"" + mods + "\": ";
-      return BadInput("candidate \"" + std::string(text) + "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+      return BadInput("candidate \"" + std::string(text) +
+                      "\": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
     }
     c.mods = std::move(parsed).value();
   }
@@ -264,9 +265,10 @@ CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionM
   KV_CHECK(best.has_value());
   for (size_t i = 0; i < layers.size(); ++i) {
     const HeadConfig p = best->ForHead(static_cast<int>(i), 0);
-    KV_CHECK_MSG(StorageOf(p, 'k', attention) == StorageOf(*layers[i].k, 'k', attention) &&
-                     StorageOf(p, 'v', attention) == StorageOf(*layers[i].v, 'v', attention),
-                 ("rendered spec " + best->spec() + " does not store layer " + std::to_string(i) + " as chosen").c_str());
+    KV_CHECK_MSG(
+        StorageOf(p, 'k', attention) == StorageOf(*layers[i].k, 'k', attention) &&
+            StorageOf(p, 'v', attention) == StorageOf(*layers[i].v, 'v', attention),
+        ("rendered spec " + best->spec() + " does not store layer " + std::to_string(i) + " as chosen").c_str());
   }
   return *best;
 }
@@ -278,8 +280,7 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   f16.k = f16.v = KvFormat::kF16;
   (tensor == 'k' ? part.k : part.v) = c.format;
   // engine=native is not written (a format's bytes are the same under either mode).
-  const std::optional<AttentionMode> written =
-      c.attention == AttentionMode::kLlamaCpp ? c.attention : std::nullopt;
+  const std::optional<AttentionMode> written = c.attention == AttentionMode::kLlamaCpp ? c.attention : std::nullopt;
   const CacheConfig spec = CacheConfig::Uniform(f16, written).WithLayers({layer, layer}, part);
   KV_ASSIGN_OR_RETURN(auto cache, MakeCache(config, spec, calib, ctx));
   // An f16 tensor holds exactly 2 bytes per element and token (docs/formats.md), so the rest is a
@@ -290,6 +291,8 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   return cache->bytes_per_token() - rest;
 }
 
-std::string AttentionSuffix(AttentionMode attention) { return attention == AttentionMode::kLlamaCpp ? ",engine=llama.cpp" : ""; }
+std::string AttentionSuffix(AttentionMode attention) {
+  return attention == AttentionMode::kLlamaCpp ? ",engine=llama.cpp" : "";
+}
 
 }  // namespace kvaudit

@@ -70,7 +70,8 @@ Expected<SensitivityPlan> SensitivityPlan::Make(SensitivityOptions o) {
   KV_RETURN_IF_ERROR(ParseCandidates(o.formats));
   KV_RETURN_IF_ERROR(ParseStage(o.stage));
   KV_ASSIGN_OR_RETURN(EvalPlan::LoadedText text, EvalPlan::LoadText(o, &o.ctx, "sensitivity"));
-  KV_ASSIGN_OR_RETURN(SensitivityPlan plan, FromWindows(std::move(o), std::move(text.runtime), std::move(text.windows)));
+  KV_ASSIGN_OR_RETURN(SensitivityPlan plan,
+                      FromWindows(std::move(o), std::move(text.runtime), std::move(text.windows)));
   plan.clock = clock;
   return plan;
 }
@@ -172,8 +173,8 @@ Expected<EvalSessionResult> SensitivitySession::RunStage(const std::vector<std::
 
 Expected<SensitivityResult> SensitivitySession::Run() {
   if (plan_.options.shard.on()) return RunShard();
-  KV_ASSIGN_OR_RETURN(const StagedJobRun job, StagedJobRun::Prepare("sensitivity", plan_.options, plan_.clock,
-                                                                    plan_.eval.info.threads));
+  KV_ASSIGN_OR_RETURN(const StagedJobRun job,
+                      StagedJobRun::Prepare("sensitivity", plan_.options, plan_.clock, plan_.eval.info.threads));
   std::vector<nlohmann::json> done;  // the journal holds only its header: the stages keep their own
   KV_ASSIGN_OR_RETURN(auto journal, JsonlJournal::Open(job.dir().journal_path(), "kvaudit_sensitivity_progress",
                                                        plan_.fingerprint, "sensitivity run", &done));

@@ -45,8 +45,7 @@ Status AddProtection(FormatCandidate& c, std::set<std::string>& keys, const std:
   const size_t eq = item.find('=');
   const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
   if (std::find(kProtectionKeys.begin(), kProtectionKeys.end(), key) == kProtectionKeys.end()) {
-    return FormatsError("'" + item + "' is not a protection of " + std::string(KvFormatName(c.format)),
-                        kCandidateHint);
+    return FormatsError("'" + item + "' is not a protection of " + std::string(KvFormatName(c.format)), kCandidateHint);
   }
   if (value.empty()) return FormatsError("'" + item + "' has no value", kCandidateHint);
   if (!keys.insert(key).second) {

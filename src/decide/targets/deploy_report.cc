@@ -43,7 +43,8 @@ std::string Block(const TargetSettings& e) {
   std::string s =
       "\n" + std::string(TargetName(e.target)) + ": " + (e.exact ? "exact" : "not exact: " + e.why_not) + "\n";
   if (!e.exact) {
-    s += "  closest:  " + (e.approximations.empty() ? std::string("none") : Joined(e.ApproximationSpecs(), "  |  ")) + "\n";
+    s += "  closest:  " + (e.approximations.empty() ? std::string("none") : Joined(e.ApproximationSpecs(), "  |  ")) +
+         "\n";
     if (e.settings_for.empty()) return s;
     s += "  settings below are for " + e.settings_for + "\n";
   }

@@ -32,7 +32,8 @@ int DefaultRotBlock(bool is_k, KvFormat f, int head_dim) {
 // only, docs/formats.md); engine=llama.cpp rot=auto/1 llama.cpp's own blocks; else 0.
 int SpecRotBlock(const PolicyView& v, bool is_k, KvFormat f) {
   const RotationMode rot = v.policies.front().rot;
-  if (v.attention == AttentionMode::kLlamaCpp) return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
+  if (v.attention == AttentionMode::kLlamaCpp)
+    return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
   return rot == RotationMode::kOn && !IsFullPrecision(f) ? v.head_dim : 0;
 }
 

@@ -120,7 +120,8 @@ TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy,
     if (out.approximations.size() == kMaxApproximations) break;
     std::optional<PolicyView> cv = ExactCandidate(impl, candidate, config);
     if (!cv || candidate == policy) continue;
-    if (std::find(out.approximations.begin(), out.approximations.end(), candidate) != out.approximations.end()) continue;
+    if (std::find(out.approximations.begin(), out.approximations.end(), candidate) != out.approximations.end())
+      continue;
     out.approximations.push_back(candidate);
     if (!first) first = std::move(cv);
   }

@@ -58,7 +58,8 @@ std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
                   (outliers ? "outliers=" + std::to_string(outliers) + " " : "") + (pre_rope ? "prerope=1 " : "") +
                   ": sinks, outlier channels and pre-RoPE keys are kvaudit protections transformers does not have");
   }
-  if (v.attention == AttentionMode::kLlamaCpp) why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
+  if (v.attention == AttentionMode::kLlamaCpp)
+    why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
   if (rot) why.push_back("transformers' QuantizedCache has no rotation (rot=1)");
   if (v.heads_differ || !v.PoliciesUniform())
     why.push_back("transformers' QuantizedCache has one configuration for all layers and heads");

@@ -138,8 +138,7 @@ Status ParseSelector(const std::string& text, IndexRange& layers, IndexRange& he
 
 // One segment's key=value list into s ("kv" expands to k and v). engine= goes to *attention
 // where the segment may set it (the first), and is an error elsewhere.
-Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s,
-                 std::optional<AttentionMode>* attention) {
+Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s, std::optional<AttentionMode>* attention) {
   std::set<std::string> given;  // the keys of this segment, "kv" expanded
   for (const std::string& kv : Split(text, ',')) {
     const size_t eq = kv.find('=');

@@ -62,8 +62,8 @@ struct KvSettings {
   // `origin` and the text.
   static Expected<KvSettings> Parse(std::string_view text, std::string_view origin);
 
-  void ApplyTo(HeadConfig& p) const;        // the written keys over p
-  void Overlay(const KvSettings& over);     // the keys `over` writes replace these
+  void ApplyTo(HeadConfig& p) const;     // the written keys over p
+  void Overlay(const KvSettings& over);  // the keys `over` writes replace these
   bool empty() const { return Print().empty(); }
   bool NeedsCalibration() const { return scale == Fp8ScaleMode::kCalib || outliers.value_or(0) > 0; }
   // The written keys in the canonical order k, v, scale, scale_by, group, recent, sink, rot,
@@ -97,8 +97,8 @@ class CacheConfig {
   std::optional<AttentionMode> attention_written() const { return attention_written_; }
   const KvSettings& defaults() const { return defaults_; }
   bool HasOverrides() const { return !overrides_.empty(); }
-  bool NeedsCalibration() const;                          // any fp8 `calib` scale or outlier channels
-  bool IsPlainF32() const;                                // no override, f32/f32 defaults, native engine
+  bool NeedsCalibration() const;  // any fp8 `calib` scale or outlier channels
+  bool IsPlainF32() const;        // no override, f32/f32 defaults, native engine
   // Canonical spec string (keys in a fixed order, explicit keys only, integers in decimal):
   // results name configs by it, and Parse(spec()) is this configuration again.
   const std::string& spec() const { return spec_; }
