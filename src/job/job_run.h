@@ -1,12 +1,12 @@
-// The skeleton every job runs in (docs/architecture.md "Jobs"). A resumable job (eval, probe)
-// plugs in its name, its fingerprint, its units' costs and its records; JobRun does the rest in
-// one order for all of them: --out is prepared (--restart removes the journal), the journal is
-// opened (a rerun with other flags is refused before anything in DIR changes), the units this run
-// owns are fixed (--shard I/N: run/shard.h), a shard writes DIR/shard.json unfinished, each unit's
-// record is journaled as it finishes, and the run ends with DIR/results.json, or for a shard with
-// shard.json again, finished. A job made of stages (sensitivity, recommend, audit) runs each stage
-// as an eval or probe job below its own DIR and writes only its results or its round:
-// StagedJobRun.
+// The skeleton every job runs in (docs/architecture.md, "Jobs as plan + session"). A resumable
+// job (eval, probe) plugs in its name, its fingerprint, its units' costs and its records; JobRun
+// does the rest in one order for all of them: --out is prepared (--restart removes the journal),
+// the journal is opened (a rerun with other flags is refused before anything in DIR changes), the
+// units this run owns are fixed (--shard I/N: run/shard.h), a shard writes DIR/shard.json
+// unfinished, each unit's record is journaled as it finishes, and the run ends with
+// DIR/results.json, or for a shard with shard.json again, finished. A job made of stages
+// (sensitivity, recommend, audit) runs each stage as an eval or probe job below its own DIR and
+// writes only its results or its round: StagedJobRun.
 #pragma once
 
 #include <cstddef>
