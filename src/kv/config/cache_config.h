@@ -64,7 +64,7 @@ struct KvSettings {
 
   void ApplyTo(HeadConfig& p) const;     // the written keys over p
   void Overlay(const KvSettings& over);  // the keys `over` writes replace these
-  bool empty() const { return Print().empty(); }
+  bool empty() const { return *this == KvSettings{}; }  // writes no key
   bool NeedsCalibration() const { return scale == Fp8ScaleMode::kCalib || outliers.value_or(0) > 0; }
   // The written keys in the canonical order k, v, scale, scale_by, group, recent, sink, rot,
   // outliers, prerope ("k=q4_0,v=q4_0,rot=1"); "" when none is.
