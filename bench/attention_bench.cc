@@ -147,12 +147,12 @@ int main(int argc, char** argv) {
 
   std::vector<Entry> entries;
   for (const std::string& spec : specs) {
-    auto policy = CacheConfig::Parse(spec);
-    if (!policy.ok()) {
-      std::fprintf(stderr, "attention_bench: %s\n", policy.error().message.c_str());
+    auto cache_config = CacheConfig::Parse(spec);
+    if (!cache_config.ok()) {
+      std::fprintf(stderr, "attention_bench: %s\n", cache_config.error().message.c_str());
       return 2;
     }
-    auto cache = MakeCache(c, *policy, nullptr, n_pos);
+    auto cache = MakeCache(c, *cache_config, nullptr, n_pos);
     if (!cache.ok()) {
       std::fprintf(stderr, "attention_bench: %s\n", cache.error().message.c_str());
       return 2;

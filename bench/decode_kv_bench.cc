@@ -60,13 +60,13 @@ int main(int argc, char** argv) {
 
   std::vector<Run> runs;
   for (const std::string& spec : specs) {
-    auto policy = CacheConfig::Parse(spec);
-    if (!policy.ok()) {
-      std::fprintf(stderr, "decode_kv_bench: %s\n", policy.error().message.c_str());
+    auto cache_config = CacheConfig::Parse(spec);
+    if (!cache_config.ok()) {
+      std::fprintf(stderr, "decode_kv_bench: %s\n", cache_config.error().message.c_str());
       return 2;
     }
     for (int t = 1; t <= 2; ++t) {
-      auto cache = MakeCache(c, *policy, nullptr, max_pos);
+      auto cache = MakeCache(c, *cache_config, nullptr, max_pos);
       if (!cache.ok()) {
         std::fprintf(stderr, "decode_kv_bench: %s\n", cache.error().message.c_str());
         return 2;

@@ -49,12 +49,12 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> secs(specs.size());
   for (int rep = 0; rep < reps; ++rep) {
     for (size_t s = 0; s < specs.size(); ++s) {
-      auto policy = CacheConfig::Parse(specs[s]);
-      if (!policy.ok()) {
+      auto cache_config = CacheConfig::Parse(specs[s]);
+      if (!cache_config.ok()) {
         std::fprintf(stderr, "bad spec %s\n", specs[s].c_str());
         return 2;
       }
-      auto cache = MakeCache(c, policy.value(), nullptr, ctx);
+      auto cache = MakeCache(c, cache_config.value(), nullptr, ctx);
       if (!cache.ok()) {
         std::fprintf(stderr, "cannot make %s\n", specs[s].c_str());
         return 2;

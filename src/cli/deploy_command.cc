@@ -27,17 +27,17 @@ struct DeployFlags {
 int RunDeploy(const DeployFlags& f) {
   if (f.kv.empty())
     return ReportError(BadInput("deploy needs --kv SPEC; hint: e.g. kvaudit deploy --kv k=q8_0,v=q4_0"));
-  auto policy = CacheConfig::FromArgument(f.kv);
-  if (!policy) return ReportError(policy.error());
+  auto cache_config = CacheConfig::FromArgument(f.kv);
+  if (!cache_config) return ReportError(cache_config.error());
   auto path = f.model.Resolve();
   if (!path) return ReportError(path.error());
   auto config = LoadModelConfig(*path);
   if (!config) return ReportError(config.error());
   auto ctx = ResolveContext(f.ctx, *config, config->max_ctx, 1);
   if (!ctx) return ReportError(ctx.error());
-  auto settings = SettingsFor(*policy, *config, *ctx);
+  auto settings = SettingsFor(*cache_config, *config, *ctx);
   if (!settings) return ReportError(settings.error());
-  const DeployContext d{policy->spec(), *path, &*config, *ctx};
+  const DeployContext d{cache_config->spec(), *path, &*config, *ctx};
   if (f.json) {
     std::printf("%s\n", DeployJson(d, *settings).dump(2).c_str());
   } else {

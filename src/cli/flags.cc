@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kModelHelp = "Hugging Face model directory or .gguf file";
 constexpr const char* kKvHelp =
-    "KV cache configuration, e.g. k=q8_0,v=q4_0 or @policy.json (kvaudit formats; docs/formats.md)";
+    "KV cache configuration, e.g. k=q8_0,v=q4_0 or @cache.json (kvaudit formats; docs/formats.md)";
 constexpr const char* kKvCalibHelp = "calibration text (file, folder or JSONL) for fp8 scale=calib and outliers=N";
 
 // A bundled default, used only by its relative name and only when it is there.

@@ -97,7 +97,7 @@ int RunInfo(const InfoFlags& flags) {
     auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
     if (!built) return ReportError(built.error());
     const double per_token = static_cast<double>(built->cache->bytes_per_token());
-    j["kv"].push_back({{"spec", built->policy.spec()},
+    j["kv"].push_back({{"spec", built->config.spec()},
                        {"bytes_per_token", built->cache->bytes_per_token()},
                        {"bytes_per_token_per_layer", per_token / c.n_layers},
                        {"ctx", ctx},

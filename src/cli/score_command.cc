@@ -76,7 +76,7 @@ int RunScore(const ScoreFlags& f) {
   });
   if (jsonl && !jsonl->flush()) return ReportError(Internal(f.jsonl + ": write failed"));
   if (f.json) {
-    const nlohmann::json j = {{"kv", built->policy.spec()},
+    const nlohmann::json j = {{"kv", built->config.spec()},
                               {"bytes_per_token", cache.bytes_per_token()},
                               {"ctx", *ctx},
                               {"windows", windows->size()},
@@ -87,7 +87,7 @@ int RunScore(const ScoreFlags& f) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("kv: %s (%.1f bytes/token)\n", built->policy.spec().c_str(),
+  std::printf("kv: %s (%.1f bytes/token)\n", built->config.spec().c_str(),
               static_cast<double>(cache.bytes_per_token()));
   std::printf("windows: %zu of %d tokens (last %zu)\n", windows->size(), *ctx, windows->back().size());
   std::printf("{\"tokens\":%lld,\"mean_nll\":%.9g,\"ppl\":%.9g}\n", static_cast<long long>(s.tokens), s.mean_nll,

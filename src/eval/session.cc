@@ -155,7 +155,7 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
   info.aggregate.buckets = std::move(buckets);
   info.threads = plan.runtime.pool->size();
   info.attn_samples = opt.attn_samples;
-  info.baseline_spec = plan.configs.policy(0).spec();
+  info.baseline_spec = plan.configs.config(0).spec();
   if (const RemoteConfig* b = plan.remote.baseline()) {
     info.baseline_spec = b->name;
     info.baseline_endpoint = b->Describe();
@@ -177,7 +177,7 @@ Status EvalPlan::Reconfigure(const KvConfigOptions& kv, int attn_samples, const 
   KV_ASSIGN_OR_RETURN(configs, KvConfigs::Prepare(*runtime.model, kv, *runtime.pool));
   options.kv = kv, options.attn_samples = attn_samples, options.out = out;
   info.attn_samples = attn_samples;
-  info.baseline_spec = configs.policy(0).spec();
+  info.baseline_spec = configs.config(0).spec();
   info.windows_resumed = 0;
   clock = RunClock();  // each stage reports its own wall time
   fingerprint = MakeFingerprint();
@@ -320,7 +320,7 @@ EvalSummaryInputs EvalSession::SummaryInputs(const std::vector<std::unique_ptr<K
   for (size_t c = 0; c < n_configs(); ++c) {
     ConfigResult r;
     if (c < n_local) {
-      r.spec = plan_.configs.policy(c + 1).spec(), r.bytes_per_token = caches[c + 1]->bytes_per_token();
+      r.spec = plan_.configs.config(c + 1).spec(), r.bytes_per_token = caches[c + 1]->bytes_per_token();
     } else {
       const RemoteConfig& e = plan_.remote.configs()[c - n_local];
       r.spec = e.name, r.endpoint = e.Describe();

@@ -8,15 +8,16 @@
 
 namespace kvaudit {
 
-Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CacheConfig& policy,
+Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CacheConfig& cache_config,
                                              const KvCalibration* calib, int max_positions) {
-  KV_RETURN_IF_ERROR(policy.Validate(config, calib != nullptr));
-  if (policy.IsPlainF32()) return MakeF32Cache(config, max_positions);
-  if (policy.attention() == AttentionMode::kLlamaCpp) return MakeLlamaCppCache(config, policy, max_positions);
+  KV_RETURN_IF_ERROR(cache_config.Validate(config, calib != nullptr));
+  if (cache_config.IsPlainF32()) return MakeF32Cache(config, max_positions);
+  if (cache_config.attention() == AttentionMode::kLlamaCpp)
+    return MakeLlamaCppCache(config, cache_config, max_positions);
   StoreFactory factory = [](const StoreSpec& spec) {
     return IsKivi(spec.format()) ? MakeKiviStore(spec) : MakeRowStore(spec);
   };
-  return MakeQuantCache(config, policy, calib, max_positions, factory);
+  return MakeQuantCache(config, cache_config, calib, max_positions, factory);
 }
 
 }  // namespace kvaudit

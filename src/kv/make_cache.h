@@ -1,4 +1,4 @@
-// Builds the KV cache a policy describes: the f32 reference, the generic quantized cache (row
+// Builds the KV cache a configuration describes: the f32 reference, the generic quantized cache (row
 // stores and KIVI stores, mixed per layer/head), or the llama.cpp attention emulation.
 #pragma once
 
@@ -11,9 +11,9 @@
 
 namespace kvaudit {
 
-// Validates the policy against the model first (clean error, exit 2, before any compute).
-// calib may be null when the policy needs no calibration.
-Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CacheConfig& policy,
+// Validates the configuration against the model first (clean error, exit 2, before any compute).
+// calib may be null when the configuration needs no calibration.
+Expected<std::unique_ptr<KvCache>> MakeCache(const ModelConfig& config, const CacheConfig& cache_config,
                                              const KvCalibration* calib, int max_positions);
 
 }  // namespace kvaudit

@@ -36,22 +36,23 @@ struct HeadStores {
 
 class QuantCache final : public KvCache {
  public:
-  QuantCache(const ModelConfig& c, const CacheConfig& policy, const KvCalibration* calib, int max_pos,
+  QuantCache(const ModelConfig& c, const CacheConfig& cache_config, const KvCalibration* calib, int max_pos,
              const StoreFactory& factory)
       : n_layers_(c.n_layers),
         n_heads_(c.n_heads),
         n_kv_(c.n_kv_heads),
         hd_(c.head_dim),
         max_pos_(max_pos),
-        spec_(policy.spec()),
+        spec_(cache_config.spec()),
         rope_params_(c.rope),
         heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
         attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
-    KV_CHECK_MSG(policy.attention() == AttentionMode::kNative, "engine=llama.cpp is not the native quantized cache");
+    KV_CHECK_MSG(cache_config.attention() == AttentionMode::kNative,
+                 "engine=llama.cpp is not the native quantized cache");
     shape_ = AttnShapeFor(c);
     for (int l = 0; l < n_layers_; ++l) {
-      for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || policy.ForHead(l, g).pre_rope;
+      for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || cache_config.ForHead(l, g).pre_rope;
     }
     if (pre_rope_) rope_ = RopeTable(rope_params_, hd_, 1);  // grows with the positions (EnsureRope)
     for (int l = 0; l < n_layers_; ++l) {
@@ -59,7 +60,7 @@ class QuantCache final : public KvCache {
         StoreSpec spec;
         spec.layer = l;
         spec.kv_head = g;
-        spec.policy = policy.ForHead(l, g);
+        spec.head = cache_config.ForHead(l, g);
         spec.head_dim = hd_;
         spec.max_positions = max_pos;
         spec.calib = calib;
@@ -76,11 +77,11 @@ class QuantCache final : public KvCache {
           h.k_f32 = kf;
           h.v_f32 = vf;
         }
-        const bool rot = spec.policy.rot == RotationMode::kOn;
-        h.rot_k = rot && !IsFullPrecision(spec.policy.k);
-        h.rot_v = rot && !IsFullPrecision(spec.policy.v);
+        const bool rot = spec.head.rot == RotationMode::kOn;
+        h.rot_k = rot && !IsFullPrecision(spec.head.k);
+        h.rot_v = rot && !IsFullPrecision(spec.head.v);
         KV_CHECK_MSG(!(h.rot_k || h.rot_v) || (hd_ & (hd_ - 1)) == 0, "rot=1 needs a power-of-two head_dim");
-        KV_CHECK_MSG(!(h.rot_k && spec.policy.pre_rope), "prerope=1 with rot=1 does not commute with RoPE");
+        KV_CHECK_MSG(!(h.rot_k && spec.head.pre_rope), "prerope=1 with rot=1 does not commute with RoPE");
       }
     }
   }
@@ -210,7 +211,7 @@ class QuantCache final : public KvCache {
   }
 
   int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
-  std::string spec_;  // the policy's canonical spec, for Reserve's error
+  std::string spec_;  // the configuration's canonical spec, for Reserve's error
   AttnShape shape_;
   bool pre_rope_ = false;  // some key store is pre-RoPE (prerope=1)
   RopeParams rope_params_;
@@ -222,9 +223,9 @@ class QuantCache final : public KvCache {
 
 }  // namespace
 
-std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CacheConfig& policy,
+std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CacheConfig& cache_config,
                                         const KvCalibration* calib, int max_positions, const StoreFactory& factory) {
-  return std::make_unique<QuantCache>(config, policy, calib, max_positions, factory);
+  return std::make_unique<QuantCache>(config, cache_config, calib, max_positions, factory);
 }
 
 }  // namespace kvaudit

@@ -1,9 +1,9 @@
-// The KV cache of a cache policy: one K and one V TensorStore per (layer, KV head), built by a
+// The KV cache of a cache configuration: one K and one V TensorStore per (layer, KV head), built by a
 // store factory (kv/store/row_store.h for the row-codec formats; KIVI and others bring their own), and
 // attention computed over the stores (kv/attention/quant_attention.h) through the f32 reference cache's
 // driver (kv/attention/chunked_attention.h): the same chunking, work split and merge order.
 //
-// Rotation (policy rot=1, native engine): each quantized tensor of the head is stored in the
+// Rotation (rot=1, native engine): each quantized tensor of the head is stored in the
 // Hadamard basis over the full head_dim (QuaRot arXiv 2404.00456; exllamav2 and llama.cpp PR
 // #21038 rotate the same way): K rows and the queries are rotated (q·k is unchanged), V rows are
 // rotated and the attention output rotated back (H is its own inverse). RotationMode::kAuto is off
@@ -30,9 +30,9 @@ namespace kvaudit {
 
 using StoreFactory = std::function<std::unique_ptr<TensorStore>(const StoreSpec&)>;
 
-// `policy` must have passed CacheConfig::Validate for `config` (calibration given when needed).
+// `cache_config` must have passed CacheConfig::Validate for `config` (calibration given when needed).
 // The native engine only (engine=llama.cpp is a cache of its own).
-std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CacheConfig& policy,
+std::unique_ptr<KvCache> MakeQuantCache(const ModelConfig& config, const CacheConfig& cache_config,
                                         const KvCalibration* calib, int max_positions, const StoreFactory& factory);
 
 }  // namespace kvaudit

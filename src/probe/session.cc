@@ -113,7 +113,7 @@ ProbeRunInfo ProbeSession::Info() const {
   const ProbeOptions& o = plan_.options;
   ProbeRunInfo info;
   info.model = o.model, info.model_hash = plan_.model_hash, info.model_hash_kind = plan_.model_hash_kind;
-  info.baseline_spec = plan_.configs.policy(0).spec(), info.data = o.data;
+  info.baseline_spec = plan_.configs.config(0).spec(), info.data = o.data;
   info.probe_seed = o.probe_seed, info.sampling_seed = o.seed;
   info.chat_format = ChatFormatName(plan_.chat);
   info.specs = plan_.configs.config_specs();

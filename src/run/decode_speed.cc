@@ -35,7 +35,7 @@ Expected<std::vector<DecodeSpeed>> MeasureDecodeSpeed(const Model& model, Thread
     forwards.back()->Run(std::span<const int32_t>(ids.data(), static_cast<size_t>(o.depth)), 0, logits.data(), false);
   }
   std::vector<DecodeSpeed> out(n);
-  for (size_t i = 0; i < n; ++i) out[i].spec = i == 0 ? configs.policy(0).spec() : configs.policy(i).spec();
+  for (size_t i = 0; i < n; ++i) out[i].spec = i == 0 ? configs.config(0).spec() : configs.config(i).spec();
   for (int round = -1; round < o.rounds; ++round) {  // round -1: one warm-up step each
     const int start = round < 0 ? o.depth : o.depth + 1 + round * o.tokens, steps = round < 0 ? 1 : o.tokens;
     for (size_t i = 0; i < n; ++i) {

@@ -18,13 +18,13 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
   std::set<std::string> seen;
   for (size_t i = 0; i <= options.kv.size(); ++i) {
     const std::string& arg = i == 0 ? options.baseline : options.kv[i - 1];
-    KV_ASSIGN_OR_RETURN(CacheConfig policy, CacheConfig::FromArgument(arg, i == 0 ? options.baseline_flag : "--kv"));
-    KV_RETURN_IF_ERROR(policy.Validate(model.config(), have_calib));
-    if (i > 0 && !seen.insert(policy.spec()).second) {
-      return BadInput("--kv " + arg + " repeats configuration " + policy.spec() +
+    KV_ASSIGN_OR_RETURN(CacheConfig config, CacheConfig::FromArgument(arg, i == 0 ? options.baseline_flag : "--kv"));
+    KV_RETURN_IF_ERROR(config.Validate(model.config(), have_calib));
+    if (i > 0 && !seen.insert(config.spec()).second) {
+      return BadInput("--kv " + arg + " repeats configuration " + config.spec() +
                       "; hint: give each configuration once");
     }
-    c.policies_.push_back(std::move(policy));
+    c.configs_.push_back(std::move(config));
   }
   if (have_calib) {
     KV_ASSIGN_OR_RETURN(std::vector<std::string> docs, LoadDocuments(options.kv_calib));
@@ -32,7 +32,7 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
     c.calib_path_ = options.kv_calib;
     c.calib_hash_ = HexHash(HashBytes(text.data(), text.size(), 7));
     const bool needed =
-        std::any_of(c.policies_.begin(), c.policies_.end(), [](const CacheConfig& p) { return p.NeedsCalibration(); });
+        std::any_of(c.configs_.begin(), c.configs_.end(), [](const CacheConfig& p) { return p.NeedsCalibration(); });
     if (needed) KV_RETURN_IF_ERROR(c.Calibrate(model, text, pool));
   }
   return c;
@@ -51,20 +51,20 @@ Status KvConfigs::Calibrate(const Model& model, const std::string& text, ThreadP
 
 std::vector<std::string> KvConfigs::config_specs() const {
   std::vector<std::string> specs;
-  for (size_t i = 1; i < policies_.size(); ++i) specs.push_back(policies_[i].spec());
+  for (size_t i = 1; i < configs_.size(); ++i) specs.push_back(configs_[i].spec());
   return specs;
 }
 
 Expected<std::unique_ptr<KvCache>> KvConfigs::MakeCache(size_t i, int max_positions, int reserve_positions) const {
   KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache,
-                      kvaudit::MakeCache(model_->config(), policies_[i], calib_.get(), max_positions));
+                      kvaudit::MakeCache(model_->config(), configs_[i], calib_.get(), max_positions));
   KV_RETURN_IF_ERROR(cache->Reserve(reserve_positions < 0 ? max_positions : reserve_positions));
   return cache;
 }
 
 Expected<std::vector<std::unique_ptr<KvCache>>> KvConfigs::MakeCaches(int max_positions) const {
   std::vector<std::unique_ptr<KvCache>> caches;
-  for (size_t i = 0; i < policies_.size(); ++i) {
+  for (size_t i = 0; i < configs_.size(); ++i) {
     KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, MakeCache(i, max_positions));
     caches.push_back(std::move(cache));
   }
@@ -72,7 +72,7 @@ Expected<std::vector<std::unique_ptr<KvCache>>> KvConfigs::MakeCaches(int max_po
 }
 
 nlohmann::json KvConfigs::Fingerprint() const {
-  nlohmann::json fp = {{"baseline", policies_[0].spec()}, {"configs", config_specs()}};
+  nlohmann::json fp = {{"baseline", configs_[0].spec()}, {"configs", config_specs()}};
   if (!calib_hash_.empty()) fp["calibration"] = calib_hash_;
   return fp;
 }
@@ -82,7 +82,7 @@ Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, con
   KvConfigOptions options;
   options.baseline = spec, options.baseline_flag = "--kv", options.kv_calib = calib_file;
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(model, options, pool));
-  BuiltCache built{configs.policy(0), configs.calibration(), nullptr};
+  BuiltCache built{configs.config(0), configs.calibration(), nullptr};
   KV_ASSIGN_OR_RETURN(built.cache, configs.MakeCache(0, max_positions, reserve_positions));
   return built;
 }

@@ -2,7 +2,7 @@
 // baseline, and the commands after them (audit, recommend, gate, serve) do the same. Every spec is
 // parsed and checked against the model and repeats are refused before any compute, so a typo in
 // the third --kv fails at once; the calibration text (--kv-calib) is read once and the calibration
-// pass runs once, only if some policy needs it. Caches are built on demand, at the size the job
+// pass runs once, only if some configuration needs it. Caches are built on demand, at the size the job
 // needs.
 #pragma once
 
@@ -30,16 +30,16 @@ struct KvConfigOptions {
 class KvConfigs {
  public:
   // Parses and validates the baseline and every configuration (BadInput naming the spec), refuses a
-  // configuration given twice, reads the calibration text and, if a policy needs it, calibrates.
+  // configuration given twice, reads the calibration text and, if a configuration needs it, calibrates.
   static Expected<KvConfigs> Prepare(const Model& model, const KvConfigOptions& options, ThreadPool& pool);
 
-  size_t n_configs() const { return policies_.size() - 1; }
+  size_t n_configs() const { return configs_.size() - 1; }
   // i = 0: the baseline; i = 1..n_configs: the configurations in command-line order.
-  const CacheConfig& policy(size_t i) const { return policies_[i]; }
+  const CacheConfig& config(size_t i) const { return configs_[i]; }
   std::vector<std::string> config_specs() const;  // [n_configs] canonical
-  // The calibration statistics; null when no policy needs them.
+  // The calibration statistics; null when no configuration needs them.
   const std::shared_ptr<const KvCalibration>& calibration() const { return calib_; }
-  // A cache for policy(i) holding at most max_positions positions, with storage reserved for
+  // A cache for config(i) holding at most max_positions positions, with storage reserved for
   // reserve_positions of them (-1: all; KvCache::Reserve): a job reserves the positions it will
   // use, so a machine that cannot hold them is one error here, before any compute.
   Expected<std::unique_ptr<KvCache>> MakeCache(size_t i, int max_positions, int reserve_positions = -1) const;
@@ -54,17 +54,17 @@ class KvConfigs {
   Status Calibrate(const Model& model, const std::string& text, ThreadPool& pool);
 
   const Model* model_ = nullptr;
-  std::vector<CacheConfig> policies_;  // [1 + n_configs], baseline first
+  std::vector<CacheConfig> configs_;  // [1 + n_configs], baseline first
   std::string calib_path_, calib_hash_;
-  std::shared_ptr<const KvCalibration> calib_;  // null when no policy needs one
+  std::shared_ptr<const KvCalibration> calib_;  // null when no configuration needs one
 };
 
-// One cache (score, generate, info): its policy and the cache; calibrated from calib_file when
-// the policy needs it; storage reserved as KvConfigs::MakeCache does (info: 0, generate: the
+// One cache (score, generate, info): its configuration and the cache; calibrated from calib_file when
+// the configuration needs it; storage reserved as KvConfigs::MakeCache does (info: 0, generate: the
 // positions it can reach). Errors (exit 2) name the spec or the file, or say that the machine
 // cannot hold the reservation.
 struct BuiltCache {
-  CacheConfig policy;
+  CacheConfig config;
   std::shared_ptr<const KvCalibration> calib;  // kept alive for the cache
   std::unique_ptr<KvCache> cache;
 };

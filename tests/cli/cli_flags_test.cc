@@ -81,7 +81,7 @@ TEST(CliFlagsTest, CtxAboveTheModelsContextIsRefusedByEval) {
                    " --out " + testing::MakeTempDir("eval-ctx").string());
 }
 
-// A --kv the command cannot use (an unknown format, a malformed policy file) is refused before
+// A --kv the command cannot use (an unknown format, a malformed cache configuration file) is refused before
 // anything is printed: one line on stderr, nothing on stdout, in every command that takes --kv.
 TEST(CliFlagsTest, BadKvIsOneLineAndNothingOnStdout) {
   const fs::path dir = testing::MakeTempDir("bad-kv");

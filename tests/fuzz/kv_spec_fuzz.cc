@@ -1,5 +1,5 @@
 // libFuzzer target for the --kv spec parser and its model-dependent validation: any one-line input
-// must keep the invariants of kv_spec_invariants.h (a clean error, or a policy whose canonical spec
+// must keep the invariants of kv_spec_invariants.h (a clean error, or a configuration whose canonical spec
 // parses back to itself and resolves for every (layer, head)).
 #include <cstdint>
 #include <string>

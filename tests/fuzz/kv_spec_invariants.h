@@ -2,7 +2,7 @@
 // (tests/fuzz/kv_spec_fuzz.cc) and the replay of its corpus in the ordinary suite
 // (tests/unit/kv_spec_corpus_test.cc). An error is clean (exit code 2, one line, a hint); an accepted
 // spec's canonical form parses back to itself, and against three model shapes (head_dim 64/96/128)
-// with and without calibration Validate gives a clean error or a policy that resolves for every
+// with and without calibration Validate gives a clean error or a configuration that resolves for every
 // (layer, head).
 #pragma once
 

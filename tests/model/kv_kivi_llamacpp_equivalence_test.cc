@@ -50,9 +50,9 @@ const std::vector<int32_t>& Tokens() {
 
 std::vector<float> Logits(const std::string& spec, const std::vector<int>& chunks) {
   const Model& m = Bundled();
-  auto policy = CacheConfig::Parse(spec);
-  KV_CHECK_MSG(policy.ok(), spec.c_str());
-  auto cache = MakeCache(m.config(), policy.value(), nullptr, kN);
+  auto cache_config = CacheConfig::Parse(spec);
+  KV_CHECK_MSG(cache_config.ok(), spec.c_str());
+  auto cache = MakeCache(m.config(), cache_config.value(), nullptr, kN);
   KV_CHECK_MSG(cache.ok(), spec.c_str());
   ThreadPool pool(2);
   Forward fwd(m, *cache.value(), pool);

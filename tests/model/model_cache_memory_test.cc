@@ -29,9 +29,9 @@ struct Generated {
 
 Generated Generate(const std::string& spec, int max_tokens, bool reserve) {
   const ModelConfig& c = Bundled().config();
-  auto policy = CacheConfig::Parse(spec);
-  EXPECT_TRUE(policy.ok()) << spec;
-  auto cache = MakeCache(c, *policy, nullptr, c.max_ctx);
+  auto cache_config = CacheConfig::Parse(spec);
+  EXPECT_TRUE(cache_config.ok()) << spec;
+  auto cache = MakeCache(c, *cache_config, nullptr, c.max_ctx);
   EXPECT_TRUE(cache.ok()) << spec;
   Generated g{std::move(*cache), {}};
   const Tokenizer& tok = *Bundled().tokenizer();

@@ -85,20 +85,20 @@ MixPoint Draw(testing::Rng& rng, const MixProblem& m, const ModelConfig& c) {
 // Parses the point's spec and checks every (layer, head, tensor); returns the cache's bytes per token.
 uint64_t RoundTrip(const MixProblem& m, const MixPoint& point, const ModelConfig& c, const KvCalibration& calib) {
   const std::string spec = m.Spec(point);
-  auto policy = CacheConfig::Parse(spec);
-  EXPECT_TRUE(policy.ok()) << spec;
-  if (!policy.ok()) return 0;
-  EXPECT_EQ(policy->spec(), spec) << "the rendered spec is canonical";
+  auto cache_config = CacheConfig::Parse(spec);
+  EXPECT_TRUE(cache_config.ok()) << spec;
+  if (!cache_config.ok()) return 0;
+  EXPECT_EQ(cache_config->spec(), spec) << "the rendered spec is canonical";
   for (int l = 0; l < c.n_layers; ++l) {
     for (int h = 0; h < c.n_kv_heads; ++h) {
       for (char t : {'k', 'v'}) {
         const Candidate& want = m.candidate(l, t, point.choice[MixProblem::Index(l, t)]);
-        EXPECT_EQ(StorageOf(policy->ForHead(l, h), t, m.attention()), StorageOf(want, t, m.attention()))
+        EXPECT_EQ(StorageOf(cache_config->ForHead(l, h), t, m.attention()), StorageOf(want, t, m.attention()))
             << spec << " layer " << l << " head " << h << " " << t << " (" << want.text << ")";
       }
     }
   }
-  auto cache = MakeCache(c, *policy, &calib, kCtx);
+  auto cache = MakeCache(c, *cache_config, &calib, kCtx);
   EXPECT_TRUE(cache.ok()) << spec << ": " << (cache.ok() ? "" : cache.error().message);
   return cache.ok() ? (*cache)->bytes_per_token() : 0;
 }

@@ -101,7 +101,7 @@ TEST(CacheConfigTest, ModelDependentErrors) {
 }
 
 TEST(CacheConfigTest, JsonFileMatchesSpecString) {
-  const auto dir = testing::MakeTempDir("policy");
+  const auto dir = testing::MakeTempDir("cache-config");
   std::ofstream(dir / "p.json") << R"({"k":"q4_0","v":"q4_0","rot":1,
       "overrides":[{"layers":"0-1","k":"f16","v":"f16"},{"layers":5,"heads":1,"v":"q8_0"}]})";
   auto p = CacheConfig::FromArgument("@" + (dir / "p.json").string());
@@ -114,9 +114,9 @@ TEST(CacheConfigTest, JsonFileMatchesSpecString) {
   EXPECT_FALSE(CacheConfig::FromArgument("@" + (dir / "missing.json").string()).ok());
 }
 
-// Every malformed policy file is one message naming the file and the problem, with a hint.
+// Every malformed cache configuration file is one message naming the file and the problem, with a hint.
 TEST(CacheConfigTest, JsonFileErrorsNameTheFileAndGiveAHint) {
-  const auto dir = testing::MakeTempDir("policy-errors");
+  const auto dir = testing::MakeTempDir("cache-config-errors");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"k":[1]})", "'k' must be a string, integer or boolean"},
       {R"({"layers":"0-1","k":"f16"})", "'layers' belongs inside an entry of \"overrides\""},

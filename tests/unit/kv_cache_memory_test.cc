@@ -30,9 +30,9 @@ ModelConfig Tiny() {  // 2 layers, GQA 6 / 2 heads, head_dim 64 (what every form
 
 std::unique_ptr<KvCache> Make(const std::string& spec, int max_pos) {
   if (spec == "f32") return MakeF32Cache(Tiny(), max_pos);
-  auto policy = CacheConfig::Parse(spec);
-  EXPECT_TRUE(policy.ok()) << spec;
-  auto cache = MakeCache(Tiny(), *policy, nullptr, max_pos);
+  auto cache_config = CacheConfig::Parse(spec);
+  EXPECT_TRUE(cache_config.ok()) << spec;
+  auto cache = MakeCache(Tiny(), *cache_config, nullptr, max_pos);
   EXPECT_TRUE(cache.ok()) << spec << ": " << cache.error().message;
   return std::move(*cache);
 }

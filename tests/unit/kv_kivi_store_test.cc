@@ -21,9 +21,9 @@ StoreSpec Spec(bool is_key, KvFormat f, int group, int recent, int max_pos = 512
   s.is_key = is_key;
   s.head_dim = kHd;
   s.max_positions = max_pos;
-  s.policy.k = s.policy.v = f;
-  s.policy.group = group;
-  s.policy.recent = recent;
+  s.head.k = s.head.v = f;
+  s.head.group = group;
+  s.head.recent = recent;
   return s;
 }
 

@@ -99,10 +99,10 @@ class Opaque final : public TensorStore {
   int window_;
 };
 
-// Exact f32 rows under whatever policy (rotation, windows) the spec names, through the store kernels.
+// Exact f32 rows under whatever configuration (rotation, windows) the spec names, through the store kernels.
 std::unique_ptr<TensorStore> OpaqueF32(const StoreSpec& s) {
   StoreSpec f = s;
-  f.policy.k = f.policy.v = KvFormat::kF32;
+  f.head.k = f.head.v = KvFormat::kF32;
   return std::make_unique<Opaque>(MakeRowStore(f), 100);
 }
 

@@ -19,7 +19,7 @@ constexpr int kHd = 64;
 
 StoreSpec Spec(KvFormat f, int max_pos = 256) {
   StoreSpec s;
-  s.policy.k = s.policy.v = f;
+  s.head.k = s.head.v = f;
   s.head_dim = kHd;
   s.max_positions = max_pos;
   return s;
@@ -53,7 +53,7 @@ bool RowEq(const float* a, const float* b) { return std::memcmp(a, b, sizeof(flo
 
 TEST(RowStore, SinksReadExactRestPacked) {
   StoreSpec s = Spec(KvFormat::kQ4_0);
-  s.policy.sink = 4;
+  s.head.sink = 4;
   auto st = MakeRowStore(s);
   const auto x = Gaussian(40, 1);
   AppendAll(*st, x, 7);
@@ -70,7 +70,7 @@ TEST(RowStore, SinksReadExactRestPacked) {
 
 TEST(RowStore, RecentWindowMovesWithTheQuery) {
   StoreSpec s = Spec(KvFormat::kQ4_0);
-  s.policy.recent = 8;
+  s.head.recent = 8;
   auto st = MakeRowStore(s);
   const auto x = Gaussian(200, 2);
   AppendAll(*st, x, 50);
@@ -97,7 +97,7 @@ TEST(RowStore, OutlierChannelsZeroedBeforePackingAndRestoredExactly) {
   cal.k_channel_amax[17] = 50;
   cal.k_channel_amax[40] = 20;
   StoreSpec s = Spec(KvFormat::kQ8_0);
-  s.policy.outliers = 2;
+  s.head.outliers = 2;
   s.calib = &cal;
   auto st = MakeRowStore(s);
   const auto x = Gaussian(20, 3, /*big=*/50.0f);
@@ -123,7 +123,7 @@ TEST(RowStore, PreRopeKeysGetRopeAfterDequantization) {
   RopeParams rp;
   RopeTable rope(rp, kHd, 64);
   StoreSpec s = Spec(KvFormat::kQ8_0, 64);
-  s.policy.pre_rope = true;
+  s.head.pre_rope = true;
   s.rope = &rope;
   auto st = MakeRowStore(s);
   const auto pre = Gaussian(30, 4);
@@ -143,8 +143,8 @@ TEST(RowStore, FusedReadsAgreeWithMaterialize) {
   for (KvFormat f :
        {KvFormat::kQ4_0, KvFormat::kQ5_1, KvFormat::kIq4Nl, KvFormat::kInt4, KvFormat::kFp8E5M2, KvFormat::kBF16}) {
     StoreSpec s = Spec(f);
-    s.policy.sink = 3;
-    s.policy.recent = 16;
+    s.head.sink = 3;
+    s.head.recent = 16;
     auto st = MakeRowStore(s);
     const auto x = Gaussian(100, 5);
     AppendAll(*st, x, 33);
@@ -172,8 +172,8 @@ TEST(RowStore, WeightedSumMultiIsBitIdenticalToWeightedSumPerRow) {
                      KvFormat::kIq4Nl, KvFormat::kInt4, KvFormat::kFp8E4M3}) {
     for (int recent : {0, 16}) {
       StoreSpec s = Spec(f);
-      s.policy.sink = recent > 0 ? 3 : 0;
-      s.policy.recent = recent;
+      s.head.sink = recent > 0 ? 3 : 0;
+      s.head.recent = recent;
       auto st = MakeRowStore(s);
       AppendAll(*st, Gaussian(100, 5), 33);
       constexpr int kW = 4, kStride = 128;  // [kW, kStride] weights, [kW, kHd] accumulators
@@ -196,8 +196,8 @@ TEST(RowStore, BytesForIsTheLayout) {
   EXPECT_EQ(MakeRowStore(Spec(KvFormat::kQ4_0))->BytesFor(100), 100u * 36);  // 2 blocks of 18 bytes
   EXPECT_EQ(MakeRowStore(Spec(KvFormat::kInt4))->BytesFor(100), 100u * 36);  // group 64: 32 codes + f16 scale, min
   StoreSpec prot = Spec(KvFormat::kQ4_0);
-  prot.policy.sink = 4;
-  prot.policy.recent = 8;
+  prot.head.sink = 4;
+  prot.head.recent = 8;
   EXPECT_EQ(MakeRowStore(prot)->BytesFor(100), 12u * 256 + 88u * 36);
   EXPECT_EQ(MakeRowStore(prot)->BytesFor(10), 10u * 256);
   // fp8 unit: 1 byte per element + one f32 scale per layer, counted in KV head 0's store only.
@@ -205,14 +205,14 @@ TEST(RowStore, BytesForIsTheLayout) {
   EXPECT_EQ(MakeRowStore(fp8)->BytesFor(100), 100u * 64 + 4);
   fp8.kv_head = 1;
   EXPECT_EQ(MakeRowStore(fp8)->BytesFor(100), 100u * 64);
-  fp8.policy.scale_by = Fp8ScaleBy::kHead;
+  fp8.head.scale_by = Fp8ScaleBy::kHead;
   EXPECT_EQ(MakeRowStore(fp8)->BytesFor(100), 100u * 64 + 4);
-  fp8.policy.scale = Fp8ScaleMode::kDynamic;  // 32-element blocks of {f32 scale, 32 codes}
+  fp8.head.scale = Fp8ScaleMode::kDynamic;  // 32-element blocks of {f32 scale, 32 codes}
   EXPECT_EQ(MakeRowStore(fp8)->BytesFor(100), 100u * 72);
   // Full-precision formats ignore modifiers.
   StoreSpec f16 = Spec(KvFormat::kF16);
-  f16.policy.sink = 4;
-  f16.policy.recent = 8;
+  f16.head.sink = 4;
+  f16.head.recent = 8;
   EXPECT_EQ(MakeRowStore(f16)->BytesFor(100), 100u * 128);
 }
 
@@ -221,7 +221,7 @@ TEST(RowStore, OutlierBytes) {
   cal.n_layers = 1, cal.n_kv_heads = 1, cal.head_dim = kHd;
   cal.k_channel_amax.assign(kHd, 1.0f);
   StoreSpec s = Spec(KvFormat::kQ8_0);
-  s.policy.outliers = 4;
+  s.head.outliers = 4;
   s.calib = &cal;
   // 10 rows of 68 bytes (2 q8_0 blocks) + 4 f32 channel values each + 4 int32 channel indices.
   EXPECT_EQ(MakeRowStore(s)->BytesFor(10), 10u * (68 + 16) + 16);
@@ -233,10 +233,10 @@ TEST(RowStore, Fp8CalibScaleFromCalibration) {
   cal.k_amax = {3.0f, 7.0f};
   cal.v_amax = {2.0f, 1.0f};
   StoreSpec s = Spec(KvFormat::kFp8E4M3);
-  s.policy.scale = Fp8ScaleMode::kCalib;
+  s.head.scale = Fp8ScaleMode::kCalib;
   s.calib = &cal;
   EXPECT_EQ(RowCodecParamsFor(s).scale, Fp8CalibScale(7.0f, Fp8Kind::kE4M3));  // per layer: max over heads
-  s.policy.scale_by = Fp8ScaleBy::kHead;
+  s.head.scale_by = Fp8ScaleBy::kHead;
   EXPECT_EQ(RowCodecParamsFor(s).scale, Fp8CalibScale(3.0f, Fp8Kind::kE4M3));
   s.is_key = false;
   EXPECT_EQ(RowCodecParamsFor(s).scale, Fp8CalibScale(2.0f, Fp8Kind::kE4M3));

@@ -1,6 +1,6 @@
 // The --kv spec fuzz corpus (tests/fuzz/corpus/kv_spec) replayed as ordinary tests (so also under
 // the asan preset): every input, through CacheConfig::FromArgument as the CLI reads it, keeps the
-// fuzz target's invariants (tests/fuzz/kv_spec_invariants.h: a clean error, or a policy that
+// fuzz target's invariants (tests/fuzz/kv_spec_invariants.h: a clean error, or a configuration that
 // round-trips and resolves). Files named bad_* must be rejected by the parser; the others are seeds
 // that must parse.
 #include <gtest/gtest.h>

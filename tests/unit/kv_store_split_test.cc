@@ -29,10 +29,10 @@ std::unique_ptr<TensorStore> Make(const StoreCase& c, bool is_key) {
   s.is_key = is_key;
   s.head_dim = kHd;
   s.max_positions = kN;
-  s.policy.k = s.policy.v = c.f;
-  s.policy.sink = c.sink;
-  s.policy.recent = c.recent;
-  if (c.group > 0) s.policy.group = c.group;
+  s.head.k = s.head.v = c.f;
+  s.head.sink = c.sink;
+  s.head.recent = c.recent;
+  if (c.group > 0) s.head.group = c.group;
   return IsKivi(c.f) ? MakeKiviStore(s) : MakeRowStore(s);
 }
 

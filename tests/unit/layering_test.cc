@@ -140,7 +140,7 @@ TEST(Layering, UnitsAreFoldersAndTopLevelKvIsAboveItsSubLayers) {
 }
 
 TEST(Layering, AnIncludeAgainstTheDirectionIsReported) {
-  // Edges against the direction: eval -> probe and kv -> eval; and inside kv, formats -> policy.
+  // Edges against the direction: eval -> probe and kv -> eval; and inside kv, formats -> config.
   const auto a = CheckIncludes("eval/report.cc", "#include \"eval/report.h\"\n#include \"probe/check.h\"\n", kAllExist);
   ASSERT_EQ(a.size(), 1u) << Describe(a);
   EXPECT_EQ(a[0].line, 2);

@@ -96,7 +96,7 @@ Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
 void TakeConfigs(const EvalPlan& eval, const EvalSessionResult& done, AuditResult* r) {
   for (size_t i = 0; i < done.configs.size(); ++i) {
     const ConfigResult& c = done.configs[i];
-    r->configs.push_back({eval.configs.policy(i + 1), c.spec, c.bytes_per_token, {}});
+    r->configs.push_back({eval.configs.config(i + 1), c.spec, c.bytes_per_token, {}});
   }
 }
 

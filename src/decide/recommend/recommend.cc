@@ -22,7 +22,7 @@ std::string ChoiceText(const RecommendPlan& plan, size_t c, KvTensor tensor) {
 }
 
 void SetBaselineChoices(RecommendPlan& plan) {
-  const CacheConfig& base = plan.sensitivity.eval.configs.policy(0);
+  const CacheConfig& base = plan.sensitivity.eval.configs.config(0);
   const HeadConfig head = base.ForHead(0, 0);
   plan.attention_suffix = AttentionSuffix(base.attention());
   plan.baseline_choice[0] = std::string(KvFormatName(head.k)) + plan.attention_suffix;
@@ -243,7 +243,7 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
   r->fronts = SearchFronts(problem);
   r->smallest_bytes_per_token = r->fronts.front().second.front().bytes_per_token;
   const std::optional<double> kld_max = plan.policy.LimitsFor(1, plan.target_ctx)[FidelityMetric::kKldMean];
-  const CacheConfig& baseline = plan.sensitivity.eval.configs.policy(0);
+  const CacheConfig& baseline = plan.sensitivity.eval.configs.config(0);
   for (int round = 1; round <= 2; ++round) {
     if (round == 2 && FewestBytesPassing(r->verified, [](const VerifiedPoint& p) { return p.within_budget; })) break;
     std::vector<VerifiedPoint> points =

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "decide/acceptance/policy_view.h"
+#include "decide/targets/target_view.h"
 #include "model/config.h"
 
 namespace kvaudit {

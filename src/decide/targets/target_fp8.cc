@@ -74,7 +74,7 @@ const Caps& TrtCaps() {
 struct Plan {
   std::optional<KvFormat> fp8, full;
   std::vector<int> full_layers;
-  HeadConfig fp8_policy;
+  HeadConfig fp8_head;
 };
 
 std::string DtypeList(const Caps& caps) {
@@ -86,7 +86,7 @@ std::string DtypeList(const Caps& caps) {
 }
 
 // Layer by layer: K and V share a dtype; one fp8 type and one full type overall.
-std::string LayerReason(const PolicyView& v, const Caps& caps, Plan& plan) {
+std::string LayerReason(const TargetView& v, const Caps& caps, Plan& plan) {
   for (int i = 0; i < v.n_layers(); ++i) {
     const LayerKv l = v.layers[i];
     if (l.k != l.v) return caps.name + " stores K and V of a layer in one dtype (" + caps.dtype_knob + ")";
@@ -102,7 +102,7 @@ std::string LayerReason(const PolicyView& v, const Caps& caps, Plan& plan) {
     }
     slot = l.k;
     if (IsFp8(l.k))
-      plan.fp8_policy = v.policies[i];
+      plan.fp8_head = v.heads[i];
     else
       plan.full_layers.push_back(i);
   }
@@ -111,15 +111,15 @@ std::string LayerReason(const PolicyView& v, const Caps& caps, Plan& plan) {
   return "";
 }
 
-std::string ScaleReason(const PolicyView& v, const Caps& caps, const Plan& plan) {
+std::string ScaleReason(const TargetView& v, const Caps& caps, const Plan& plan) {
   if (!plan.fp8) return "";
   for (int i = 0; i < v.n_layers(); ++i) {
-    const HeadConfig& p = v.policies[i];
-    if (IsFp8(p.k) && (p.scale != plan.fp8_policy.scale || p.scale_by != plan.fp8_policy.scale_by)) {
+    const HeadConfig& p = v.heads[i];
+    if (IsFp8(p.k) && (p.scale != plan.fp8_head.scale || p.scale_by != plan.fp8_head.scale_by)) {
       return caps.name + " has one scale setting for all quantized layers";
     }
   }
-  const HeadConfig& p = plan.fp8_policy;
+  const HeadConfig& p = plan.fp8_head;
   if (p.scale == Fp8ScaleMode::kDynamic)
     return "scale=dynamic (an f32 scale per 32 elements) has no " + caps.name + " equivalent";
   if (p.scale == Fp8ScaleMode::kUnit)
@@ -133,13 +133,13 @@ std::string ScaleReason(const PolicyView& v, const Caps& caps, const Plan& plan)
   return "";
 }
 
-std::vector<std::string> Reasons(const PolicyView& v, const Caps& caps, Plan* out_plan) {
+std::vector<std::string> Reasons(const TargetView& v, const Caps& caps, Plan* out_plan) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
   if (v.attention == AttentionMode::kLlamaCpp)
     why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic, not " + caps.name + "'s");
   if (v.heads_differ) why.push_back(caps.name + " has one KV cache dtype for all KV heads");
-  for (const HeadConfig& p : v.policies) {
+  for (const HeadConfig& p : v.heads) {
     if (p.rot == RotationMode::kOn) {
       why.push_back("no rotation of the KV cache was found in " + caps.name + "'s documentation (rot=1)");
       break;
@@ -154,9 +154,9 @@ std::vector<std::string> Reasons(const PolicyView& v, const Caps& caps, Plan* ou
   return why;
 }
 
-std::vector<CacheConfig> Candidates(const PolicyView& v, const Caps& caps) {
+std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
   CandidateKeys extra;
-  for (const HeadConfig& p : v.policies) {
+  for (const HeadConfig& p : v.heads) {
     if (!IsFp8(p.k) && !IsFp8(p.v)) continue;
     // The nearest scale the engine has: calibrated per-layer scales for dynamic or per-head ones.
     if (p.scale == Fp8ScaleMode::kCalib && p.scale_by == Fp8ScaleBy::kHead && caps.calib_head) {
@@ -171,14 +171,13 @@ std::vector<CacheConfig> Candidates(const PolicyView& v, const Caps& caps) {
 
 uint64_t ScaleBytes(const Plan& plan, const ModelConfig& c, int n_fp8_layers) {
   if (!plan.fp8) return 0;
-  const uint64_t per_layer =
-      plan.fp8_policy.scale == Fp8ScaleMode::kCalib && plan.fp8_policy.scale_by == Fp8ScaleBy::kHead
-          ? static_cast<uint64_t>(c.n_kv_heads)
-          : 1;
+  const uint64_t per_layer = plan.fp8_head.scale == Fp8ScaleMode::kCalib && plan.fp8_head.scale_by == Fp8ScaleBy::kHead
+                                 ? static_cast<uint64_t>(c.n_kv_heads)
+                                 : 1;
   return 2 * per_layer * 4 * n_fp8_layers;  // f32 k_scale and v_scale per quantized layer
 }
 
-std::string TorchDtype(KvFormat f) {
+std::string DtypeFlagValue(KvFormat f) {
   return f == KvFormat::kBF16 ? "bfloat16" : f == KvFormat::kF32 ? "float32" : "float16";
 }
 
@@ -190,7 +189,7 @@ std::string Joined(const std::vector<int>& v) {
 
 void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& notes) {
   if (!plan.fp8) return;
-  const HeadConfig& p = plan.fp8_policy;
+  const HeadConfig& p = plan.fp8_head;
   if (p.scale == Fp8ScaleMode::kUnit) {
     notes.push_back("fp8 scales are 1.0 when the checkpoint carries none (the spec's scale=unit); " + caps.name +
                     " loads k/v scales a checkpoint does carry");
@@ -209,13 +208,13 @@ void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& no
   }
 }
 
-void VllmRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, VllmCaps(), &plan);
   out.flags = {"--kv-cache-dtype " + (plan.fp8 ? std::string(KvFormatName(*plan.fp8)) : std::string("auto"))};
   if (plan.fp8 && !plan.full_layers.empty())
     out.flags.push_back("--kv-cache-dtype-skip-layers " + Joined(plan.full_layers));
-  if (plan.full) out.flags.push_back("--dtype " + TorchDtype(*plan.full));
+  if (plan.full) out.flags.push_back("--dtype " + DtypeFlagValue(*plan.full));
   out.flags.push_back("--max-model-len " + std::to_string(ctx));
   out.command_example = "vllm serve <model>";
   for (const std::string& f : out.flags) out.command_example += " " + f;
@@ -238,13 +237,13 @@ void VllmRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettin
                                 ScaleBytes(plan, c, v.n_layers() - static_cast<int>(plan.full_layers.size())));
 }
 
-void SglangRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void SglangRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, SglangCaps(), &plan);
   std::string dtype = plan.fp8 ? std::string(KvFormatName(*plan.fp8)) : plan.full == KvFormat::kBF16 ? "bf16" : "auto";
   out.flags = {"--kv-cache-dtype " + dtype};
-  if (plan.full && *plan.full != KvFormat::kBF16) out.flags.push_back("--dtype " + TorchDtype(*plan.full));
-  if (plan.fp8 && plan.fp8_policy.scale == Fp8ScaleMode::kCalib)
+  if (plan.full && *plan.full != KvFormat::kBF16) out.flags.push_back("--dtype " + DtypeFlagValue(*plan.full));
+  if (plan.fp8 && plan.fp8_head.scale == Fp8ScaleMode::kCalib)
     out.flags.push_back("--quantization-param-path kv_cache_scales.json");
   out.flags.push_back("--context-length " + std::to_string(ctx));
   out.command_example = "python3 -m sglang.launch_server --model-path <model>";
@@ -257,7 +256,7 @@ void SglangRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSett
       PagedCacheMemory(v.layers, c, ctx, SglangCaps().block_tokens, ScaleBytes(plan, c, plan.fp8 ? v.n_layers() : 0));
 }
 
-void TrtRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void TrtRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   out.flags = {"kv_cache_config=KvCacheConfig(dtype=\"auto\")"};
   out.command_example =
       "LLM(model=\"<model>\", kv_cache_config=KvCacheConfig(dtype=\"auto\", max_tokens=" + std::to_string(ctx) + "))";
@@ -269,12 +268,12 @@ void TrtRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSetting
 }
 
 template <const Caps& (*C)()>
-std::vector<std::string> AnalyzeWith(const PolicyView& v, const ModelConfig&) {
+std::vector<std::string> AnalyzeWith(const TargetView& v, const ModelConfig&) {
   return Reasons(v, C(), nullptr);
 }
 
 template <const Caps& (*C)()>
-std::vector<CacheConfig> CandidatesWith(const PolicyView& v, const ModelConfig&) {
+std::vector<CacheConfig> CandidatesWith(const TargetView& v, const ModelConfig&) {
   return Candidates(v, C());
 }
 

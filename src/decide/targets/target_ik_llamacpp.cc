@@ -13,7 +13,7 @@
 namespace kvaudit {
 namespace {
 
-constexpr int kCellPadding = 256;  // src/llama.cpp: GGML_PAD(n_ctx, get_padding(flash_attn)), 256 with FA
+constexpr int kIkLlamaCppCellPadding = 256;  // src/llama.cpp: GGML_PAD(n_ctx, get_padding(flash_attn)), 256 with FA
 
 // One tensor kind (K or V) over the layers as ik_llama.cpp sets it: a default type, another for
 // the first n_first layers, another for the last n_last.
@@ -49,7 +49,7 @@ std::optional<FirstLast> FitFirstLast(const std::vector<KvFormat>& seq) {
   return fl;
 }
 
-std::vector<KvFormat> Column(const PolicyView& v, bool is_k) {
+std::vector<KvFormat> Column(const TargetView& v, bool is_k) {
   std::vector<KvFormat> out;
   for (const LayerKv& l : v.layers) out.push_back(is_k ? l.k : l.v);
   return out;
@@ -67,8 +67,8 @@ int IkBlock(int head_dim) {
 
 // The block the spec rotates a quantized tensor with: native rot=1 the whole head_dim; under
 // engine=llama.cpp mainline's blocks (K: largest power of two >= 64 dividing head_dim, V: 64).
-int SpecBlock(const PolicyView& v, bool is_k) {
-  const RotationMode rot = v.policies.front().rot;
+int SpecBlock(const TargetView& v, bool is_k) {
+  const RotationMode rot = v.heads.front().rot;
   if (v.attention == AttentionMode::kNative) return rot == RotationMode::kOn ? v.head_dim : 0;
   if (rot == RotationMode::kOff || v.head_dim % 64 != 0) return 0;
   if (!is_k) return 64;
@@ -84,7 +84,7 @@ bool AnyQuantized(const std::vector<KvFormat>& col) {
 // -khad/-vhad rotate every layer's tensor with IkBlock, and only when the default type of that
 // tensor is quantized (src/llama.cpp: "there is no point in Hadamard transforms with not quantized
 // K-cache"). "" when the spec's rotation of this tensor kind is expressible.
-std::string RotationMismatch(const PolicyView& v, bool is_k, const FirstLast& fl) {
+std::string RotationMismatch(const TargetView& v, bool is_k, const FirstLast& fl) {
   const std::vector<KvFormat> col = Column(v, is_k);
   const int want = SpecBlock(v, is_k);
   if (want == 0 || !AnyQuantized(col)) return "";
@@ -100,12 +100,12 @@ std::string RotationMismatch(const PolicyView& v, bool is_k, const FirstLast& fl
   return "";
 }
 
-std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
+std::vector<std::string> IkAnalyze(const TargetView& v, const ModelConfig&) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
   if (v.heads_differ) why.push_back("ik_llama.cpp has one K type and one V type for all KV heads of a layer");
-  for (const HeadConfig& p : v.policies) {
-    if (p.rot != v.policies.front().rot) {
+  for (const HeadConfig& p : v.heads) {
+    if (p.rot != v.heads.front().rot) {
       why.push_back("rotation is one setting for all layers in ik_llama.cpp (-khad, -vhad)");
       break;
     }
@@ -130,8 +130,8 @@ std::vector<std::string> IkAnalyze(const PolicyView& v, const ModelConfig&) {
   return why;
 }
 
-std::vector<CacheConfig> IkCandidates(const PolicyView& v, const ModelConfig&) {
-  const RotationMode rot = v.policies.front().rot;
+std::vector<CacheConfig> IkCandidates(const TargetView& v, const ModelConfig&) {
+  const RotationMode rot = v.heads.front().rot;
   CandidateKeys extra;  // the rotation as the spec measured it, under its attention mode
   if (v.attention == AttentionMode::kLlamaCpp) {
     extra.attention = AttentionMode::kLlamaCpp;
@@ -150,7 +150,7 @@ void AddTypeFlags(const FirstLast& fl, const std::string& kv, std::vector<std::s
     flags.push_back("-ct" + kv + "-last " + std::string(KvFormatName(fl.last)) + "," + std::to_string(fl.n_last));
 }
 
-void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void IkRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const FirstLast k = *FitFirstLast(Column(v, true)), vv = *FitFirstLast(Column(v, false));
   AddTypeFlags(k, "k", out.flags);
   AddTypeFlags(vv, "v", out.flags);
@@ -175,7 +175,7 @@ void IkRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings
   out.notes.push_back("kvaudit's engine=llama.cpp emulates mainline llama.cpp's CPU kernels, not ik_llama.cpp's");
   out.notes.push_back("flash attention is on by default in ik_llama.cpp; -fa on is given for clarity");
   out.applies_to = "ik_llama.cpp @8337e4cd (2026-08-15); per-layer types since PR #1599";
-  out.memory = GgmlCacheMemory(v.layers, c, ctx, kCellPadding);
+  out.memory = GgmlCacheMemory(v.layers, c, ctx, kIkLlamaCppCellPadding);
 }
 
 }  // namespace

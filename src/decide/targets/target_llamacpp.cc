@@ -10,7 +10,7 @@
 namespace kvaudit {
 namespace {
 
-constexpr int kCellPadding = 256;  // llama.cpp PR #17046: the cache size is padded to 256 cells
+constexpr int kLlamaCppCellPadding = 256;  // llama.cpp PR #17046: the cache size is padded to 256 cells
 
 const std::vector<KvFormat>& OllamaTypes() {  // ollama/ollama: fs/ggml/ggml.go SupportsKVCacheType, docs/faq.mdx
   static const std::vector<KvFormat> types = {KvFormat::kF16, KvFormat::kQ8_0, KvFormat::kQ4_0};
@@ -30,8 +30,8 @@ int DefaultRotBlock(bool is_k, KvFormat f, int head_dim) {
 
 // The block the spec rotates the tensor with: native rot=1 the whole head_dim (quantized tensors
 // only, docs/formats.md); engine=llama.cpp rot=auto/1 llama.cpp's own blocks; else 0.
-int SpecRotBlock(const PolicyView& v, bool is_k, KvFormat f) {
-  const RotationMode rot = v.policies.front().rot;
+int SpecRotBlock(const TargetView& v, bool is_k, KvFormat f) {
+  const RotationMode rot = v.heads.front().rot;
   if (v.attention == AttentionMode::kLlamaCpp)
     return rot == RotationMode::kOff ? 0 : DefaultRotBlock(is_k, f, v.head_dim);
   return rot == RotationMode::kOn && !IsFullPrecision(f) ? v.head_dim : 0;
@@ -48,7 +48,7 @@ struct RotationFit {
 };
 
 // Rotation is global in llama.cpp: on by default, off with LLAMA_ATTN_ROT_DISABLE=1.
-RotationFit FitRotation(const PolicyView& v) {
+RotationFit FitRotation(const TargetView& v) {
   const LayerKv l = v.layers.front();
   const int k_spec = SpecRotBlock(v, true, l.k), v_spec = SpecRotBlock(v, false, l.v);
   if (k_spec == 0 && v_spec == 0) return {true, DefaultRotates(l, v.head_dim), ""};
@@ -63,14 +63,14 @@ RotationFit FitRotation(const PolicyView& v) {
   return {false, false, why + " (its rotation, PR #21038)"};
 }
 
-std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& target, const std::vector<KvFormat>& types,
+std::vector<std::string> GgmlReasons(const TargetView& v, const std::string& target, const std::vector<KvFormat>& types,
                                      bool same_kv) {
   std::vector<std::string> why;
   if (std::string p = ProtectionReason(v); !p.empty()) why.push_back(p);
   if (v.heads_differ) why.push_back(target + " has one K type and one V type for all KV heads");
   if (!v.FormatsUniform()) why.push_back(target + " has one K type and one V type for all layers");
   bool rot_uniform = true;
-  for (const HeadConfig& p : v.policies) rot_uniform = rot_uniform && p.rot == v.policies.front().rot;
+  for (const HeadConfig& p : v.heads) rot_uniform = rot_uniform && p.rot == v.heads.front().rot;
   if (!rot_uniform) why.push_back("rotation is one setting for all layers in " + target + " (LLAMA_ATTN_ROT_DISABLE)");
   const LayerKv l = v.layers.front();
   if (same_kv && l.k != l.v) why.push_back(target + " has one type for K and V (OLLAMA_KV_CACHE_TYPE)");
@@ -89,9 +89,9 @@ std::vector<std::string> GgmlReasons(const PolicyView& v, const std::string& tar
 
 // Candidates: the stand-ins as the spec rotates them (native: rot=1 or unrotated), then under
 // llama.cpp's own default rotation (engine=llama.cpp), the first of each leading; f16 last.
-std::vector<CacheConfig> GgmlCandidates(const PolicyView& v, const std::vector<KvFormat>& types, bool same_kv) {
+std::vector<CacheConfig> GgmlCandidates(const TargetView& v, const std::vector<KvFormat>& types, bool same_kv) {
   bool rotated = false;
-  for (const HeadConfig& p : v.policies) {
+  for (const HeadConfig& p : v.heads) {
     rotated =
         rotated || (v.attention == AttentionMode::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
   }
@@ -118,7 +118,7 @@ std::string MeasureSpec(const LayerKv& l, bool disable) {
   return PairSpec(l, keys).spec();
 }
 
-void RotationNotes(const PolicyView& v, const RotationFit& r, std::vector<std::string>& notes) {
+void RotationNotes(const TargetView& v, const RotationFit& r, std::vector<std::string>& notes) {
   const LayerKv l = v.layers.front();
   if (!DefaultRotates(l, v.head_dim)) {
     if (v.AnyQuantized())
@@ -139,7 +139,7 @@ void RotationNotes(const PolicyView& v, const RotationFit& r, std::vector<std::s
                   "; LLAMA_ATTN_ROT_DISABLE=1 switches it off");
 }
 
-void CommonNotes(const PolicyView& v, const ModelConfig& c, std::vector<std::string>& notes) {
+void CommonNotes(const TargetView& v, const ModelConfig& c, std::vector<std::string>& notes) {
   const LayerKv l = v.layers.front();
   if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral) && IsLlamaCppBlockFormat(l.k)) {
     notes.push_back(PermutedKNote() + "; the measure spec reproduces that");
@@ -155,17 +155,17 @@ void CommonNotes(const PolicyView& v, const ModelConfig& c, std::vector<std::str
 
 // llama.cpp takes K and V types apart from its whole type list; ollama one of three for both.
 template <bool kOllama>
-std::vector<std::string> GgmlAnalyze(const PolicyView& v, const ModelConfig&) {
+std::vector<std::string> GgmlAnalyze(const TargetView& v, const ModelConfig&) {
   return kOllama ? GgmlReasons(v, "ollama", OllamaTypes(), true)
                  : GgmlReasons(v, "llama.cpp", LlamaCppCacheTypes(), false);
 }
 
 template <bool kOllama>
-std::vector<CacheConfig> GgmlCandidatesOf(const PolicyView& v, const ModelConfig&) {
+std::vector<CacheConfig> GgmlCandidatesOf(const TargetView& v, const ModelConfig&) {
   return kOllama ? GgmlCandidates(v, OllamaTypes(), true) : GgmlCandidates(v, LlamaCppCacheTypes(), false);
 }
 
-void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void LlamaCppRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const LayerKv l = v.layers.front();
   const RotationFit r = FitRotation(v);
   const std::string k(KvFormatName(l.k)), vv(KvFormatName(l.v));
@@ -185,10 +185,10 @@ void LlamaCppRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSe
   CommonNotes(v, c, out.notes);
   out.notes.push_back("memory is for one sequence; -np N slots share the -c cells");
   out.applies_to = "llama.cpp master, common/arg.cpp @145b6280; rotation since PR #21038 (merged 2026-04-01)";
-  out.memory = GgmlCacheMemory(v.layers, c, ctx, kCellPadding);
+  out.memory = GgmlCacheMemory(v.layers, c, ctx, kLlamaCppCellPadding);
 }
 
-void OllamaRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void OllamaRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const LayerKv l = v.layers.front();
   const RotationFit r = FitRotation(v);
   out.flags = {"OLLAMA_KV_CACHE_TYPE=" + std::string(KvFormatName(l.k))};
@@ -204,7 +204,7 @@ void OllamaRender(const PolicyView& v, const ModelConfig& c, int ctx, TargetSett
   out.notes.push_back("OLLAMA_KV_CACHE_TYPE is global: every model this server loads uses it");
   out.notes.push_back("ollama runs llama-server with -c num_ctx x OLLAMA_NUM_PARALLEL; memory is for one slot");
   out.applies_to = "ollama @fb307609 (runs llama.cpp b10488's llama-server)";
-  out.memory = GgmlCacheMemory(v.layers, c, ctx, kCellPadding);
+  out.memory = GgmlCacheMemory(v.layers, c, ctx, kLlamaCppCellPadding);
 }
 
 }  // namespace

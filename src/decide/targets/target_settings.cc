@@ -32,9 +32,9 @@ const TargetRules& ImplOf(DeployTarget e) {
 
 // A candidate the engine runs exactly, as its view; nullopt when it is not valid for the model or
 // the engine would not run it as written.
-std::optional<PolicyView> ExactCandidate(const TargetRules& impl, const CacheConfig& candidate, const ModelConfig& c) {
+std::optional<TargetView> ExactCandidate(const TargetRules& impl, const CacheConfig& candidate, const ModelConfig& c) {
   if (!candidate.Validate(c, /*have_calibration=*/true).ok()) return std::nullopt;
-  PolicyView view = PolicyView::Of(candidate, c);
+  TargetView view = TargetView::Of(candidate, c);
   if (!impl.analyze(view, c).empty()) return std::nullopt;
   return view;
 }
@@ -62,13 +62,13 @@ std::string_view TargetName(DeployTarget e) {
   return "?";
 }
 
-std::string ProtectionReason(const PolicyView& view) {
+std::string ProtectionReason(const TargetView& view) {
   const std::string p = view.KvauditOnlyProtections();
   if (p.empty()) return "";
   return p + ": sinks, recent windows, outlier channels and pre-RoPE keys are kvaudit protections no engine has";
 }
 
-std::vector<CacheConfig> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
+std::vector<CacheConfig> StandInSpecs(const TargetView& view, const std::vector<KvFormat>& have, bool same_kv,
                                       bool per_layer, const CandidateKeys& extra) {
   const int hd = view.head_dim;
   auto map = [&](LayerKv l) { return LayerKv{Nearest(l.k, have, hd), Nearest(l.v, have, hd)}; };
@@ -101,10 +101,10 @@ std::vector<CacheConfig> StandInSpecs(const PolicyView& view, const std::vector<
   return out;
 }
 
-TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy, const ModelConfig& config,
+TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& cache_config, const ModelConfig& config,
                                  int target_ctx) {
   const TargetRules& impl = ImplOf(target);
-  const PolicyView view = PolicyView::Of(policy, config);
+  const TargetView view = TargetView::Of(cache_config, config);
   TargetSettings out;
   out.target = target;
   const std::vector<std::string> reasons = impl.analyze(view, config);
@@ -115,11 +115,11 @@ TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy,
     return out;
   }
   out.why_not = reasons.front();
-  std::optional<PolicyView> first;
+  std::optional<TargetView> first;
   for (const CacheConfig& candidate : impl.candidates(view, config)) {
     if (out.approximations.size() == kMaxApproximations) break;
-    std::optional<PolicyView> cv = ExactCandidate(impl, candidate, config);
-    if (!cv || candidate == policy) continue;
+    std::optional<TargetView> cv = ExactCandidate(impl, candidate, config);
+    if (!cv || candidate == cache_config) continue;
     if (std::find(out.approximations.begin(), out.approximations.end(), candidate) != out.approximations.end())
       continue;
     out.approximations.push_back(candidate);
@@ -132,14 +132,14 @@ TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy,
   return out;
 }
 
-Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& policy, const ModelConfig& config,
+Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& cache_config, const ModelConfig& config,
                                                   int target_ctx) {
   if (target_ctx < 1) {
     return BadInput("deploy: target context " + std::to_string(target_ctx) + " tokens; hint: pass --ctx N with N >= 1");
   }
-  KV_RETURN_IF_ERROR(policy.Validate(config, /*have_calibration=*/true));
+  KV_RETURN_IF_ERROR(cache_config.Validate(config, /*have_calibration=*/true));
   std::vector<TargetSettings> out;
-  for (DeployTarget e : AllTargets()) out.push_back(SettingsForTarget(e, policy, config, target_ctx));
+  for (DeployTarget e : AllTargets()) out.push_back(SettingsForTarget(e, cache_config, config, target_ctx));
   return out;
 }
 

@@ -46,9 +46,10 @@ struct TargetSettings {
 // Every engine of AllTargets() for one configuration. Errors (exit 2): a spec the model cannot
 // take (CacheConfig::Validate, without the calibration requirement: nothing is computed here), or
 // target_ctx < 1.
-Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& policy, const ModelConfig& config, int target_ctx);
-// One engine; the policy must already be valid for the model.
-TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& policy, const ModelConfig& config,
+Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& cache_config, const ModelConfig& config,
+                                                  int target_ctx);
+// One engine; the configuration must already be valid for the model.
+TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& cache_config, const ModelConfig& config,
                                  int target_ctx);
 
 }  // namespace kvaudit

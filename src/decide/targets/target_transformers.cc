@@ -44,12 +44,12 @@ std::string FormatReason(const LayerKv& l, const HeadConfig& p) {
   return "";
 }
 
-std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
+std::vector<std::string> Analyze(const TargetView& v, const ModelConfig&) {
   std::vector<std::string> why;
-  const HeadConfig& p = v.policies.front();
+  const HeadConfig& p = v.heads.front();
   int sink = 0, outliers = 0;
   bool pre_rope = false, rot = false;
-  for (const HeadConfig& q : v.policies) {
+  for (const HeadConfig& q : v.heads) {
     sink = std::max(sink, q.sink), outliers = std::max(outliers, q.outliers);
     pre_rope = pre_rope || q.pre_rope, rot = rot || q.rot == RotationMode::kOn;
   }
@@ -61,14 +61,14 @@ std::vector<std::string> Analyze(const PolicyView& v, const ModelConfig&) {
   if (v.attention == AttentionMode::kLlamaCpp)
     why.push_back("engine=llama.cpp measures llama.cpp's attention arithmetic");
   if (rot) why.push_back("transformers' QuantizedCache has no rotation (rot=1)");
-  if (v.heads_differ || !v.PoliciesUniform())
+  if (v.heads_differ || !v.HeadsUniform())
     why.push_back("transformers' QuantizedCache has one configuration for all layers and heads");
   if (std::string f = FormatReason(v.layers.front(), p); !f.empty()) why.push_back(f);
   return why;
 }
 
-std::vector<CacheConfig> Candidates(const PolicyView& v, const ModelConfig&) {
-  const HeadConfig& p = v.policies.front();
+std::vector<CacheConfig> Candidates(const TargetView& v, const ModelConfig&) {
+  const HeadConfig& p = v.heads.front();
   const int group = IsIntGroup(p.k) || IsIntGroup(p.v) ? p.IntGroup() : 64;
   CandidateKeys extra;
   if (group != 64) extra.mods.group = group;
@@ -80,7 +80,7 @@ std::string TorchDtype(KvFormat f) {
   return f == KvFormat::kBF16 ? "torch.bfloat16" : f == KvFormat::kF32 ? "torch.float32" : "torch.float16";
 }
 
-void Render(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+void Render(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   const LayerKv l = v.layers.front();
   out.applies_to = "transformers main (cache_utils.py @004999d9, docs kv_cache.md @04d5adf3)";
   if (IsFullPrecision(l.k)) {
@@ -91,7 +91,7 @@ void Render(const PolicyView& v, const ModelConfig& c, int ctx, TargetSettings& 
     out.memory = HfCacheMemory({0, 64, 0, ElementBytes(l.k)}, c, ctx);
     return;
   }
-  const int group = v.policies.front().IntGroup();
+  const int group = v.heads.front().IntGroup();
   const std::string config =
       "{\"backend\": \"quanto\", \"nbits\": 4, \"axis_key\": 0, \"axis_value\": 0, \"q_group_size\": " +
       std::to_string(group) + ", \"residual_length\": 1}";

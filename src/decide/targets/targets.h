@@ -9,19 +9,19 @@
 #include <vector>
 
 #include "decide/targets/target_settings.h"
-#include "decide/acceptance/policy_view.h"
+#include "decide/targets/target_view.h"
 
 namespace kvaudit {
 
 struct TargetRules {
   DeployTarget target;
   // Why the engine cannot store `view` exactly, most fundamental first; empty when it can.
-  std::vector<std::string> (*analyze)(const PolicyView& view, const ModelConfig& config);
+  std::vector<std::string> (*analyze)(const TargetView& view, const ModelConfig& config);
   // Configurations the engine might run in place of `view`, closest first (the driver filters them).
-  std::vector<CacheConfig> (*candidates)(const PolicyView& view, const ModelConfig& config);
+  std::vector<CacheConfig> (*candidates)(const TargetView& view, const ModelConfig& config);
   // Fills flags, command_example, measure_spec, notes, applies_to and memory for a view that
   // analyze accepts.
-  void (*render)(const PolicyView& view, const ModelConfig& config, int ctx, TargetSettings& out);
+  void (*render)(const TargetView& view, const ModelConfig& config, int ctx, TargetSettings& out);
 };
 
 const TargetRules& LlamaCppEngine();
@@ -36,7 +36,7 @@ const TargetRules& TransformersEngine();
 
 // "sink=4: sinks, recent windows, outlier channels and pre-RoPE keys are kvaudit protections no
 // engine has", or "" when the view has none.
-std::string ProtectionReason(const PolicyView& view);
+std::string ProtectionReason(const TargetView& view);
 // Candidates for an engine with formats `have`: the view's own per-layer pairs mapped to their
 // nearest format in `have` (when per_layer), then the uniform stand-ins mapped, then k=f16,v=f16.
 // same_kv: one format for K and V (each pair becomes the more precise of its two, then the other).
@@ -46,7 +46,7 @@ std::vector<KvFormat> LlamaCppCacheTypes();
 std::string FormatList(const std::vector<KvFormat>& formats);  // "f16, q8_0, q4_0"
 // The channel order of K in llama.cpp's llama/mistral GGUFs, for notes.
 std::string PermutedKNote();
-std::vector<CacheConfig> StandInSpecs(const PolicyView& view, const std::vector<KvFormat>& have, bool same_kv,
+std::vector<CacheConfig> StandInSpecs(const TargetView& view, const std::vector<KvFormat>& have, bool same_kv,
                                       bool per_layer, const CandidateKeys& extra);
 
 }  // namespace kvaudit

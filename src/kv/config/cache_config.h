@@ -1,6 +1,6 @@
 // A cache configuration: default K and V formats + modifiers + per-layer (and per-KV-head)
 // overrides, given as one spec string (`--kv "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=f16"`) or
-// as JSON (`--kv @policy.json`). Grammar and semantics: docs/formats.md.
+// as JSON (`--kv @cache.json`). Grammar and semantics: docs/formats.md.
 #pragma once
 
 #include <optional>
@@ -62,8 +62,8 @@ struct KvSettings {
   // `origin` and the text.
   static Expected<KvSettings> Parse(std::string_view text, std::string_view origin);
 
-  void ApplyTo(HeadConfig& p) const;     // the written keys over p
-  void Overlay(const KvSettings& over);  // the keys `over` writes replace these
+  void ApplyTo(HeadConfig& p) const;                    // the written keys over p
+  void Overlay(const KvSettings& over);                 // the keys `over` writes replace these
   bool empty() const { return *this == KvSettings{}; }  // writes no key
   bool NeedsCalibration() const { return scale == Fp8ScaleMode::kCalib || outliers.value_or(0) > 0; }
   // The written keys in the canonical order k, v, scale, scale_by, group, recent, sink, rot,

@@ -138,13 +138,13 @@ Expected<CacheConfig> CacheConfig::FromArgument(const std::string& arg, std::str
   const std::string path = arg.substr(1);
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return BadInput(path + ": cannot open cache policy file; hint: " + std::string(origin) +
+    return BadInput(path + ": cannot open cache configuration file; hint: " + std::string(origin) +
                     " @FILE takes a JSON file");
   std::ostringstream ss;
   ss << in.rdbuf();
   const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    return BadInput(path + ": not a JSON object; hint: see docs/formats.md for the policy file format");
+    return BadInput(path + ": not a JSON object; hint: see docs/formats.md for the cache configuration file format");
   }
   // The JSON form maps one-to-one onto the spec grammar; we build the spec and parse it once.
   auto scalar = [&](const nlohmann::json& v, const std::string& key) -> Expected<std::string> {
@@ -193,9 +193,9 @@ Expected<CacheConfig> CacheConfig::FromArgument(const std::string& arg, std::str
   }
   if (spec.empty()) spec = "k=f32,v=f32";
   // The spec's own error (an unknown format, a bad value) says what; the file says where.
-  auto policy = Parse(spec, origin);
-  if (!policy.ok()) return BadInput(path + ": " + policy.error().message);
-  return policy;
+  auto config = Parse(spec, origin);
+  if (!config.ok()) return BadInput(path + ": " + config.error().message);
+  return config;
 }
 
 }  // namespace kvaudit

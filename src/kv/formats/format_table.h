@@ -1,6 +1,6 @@
 // The table of KV formats (ggml's type-traits idea): one row per format with its name, family,
 // codec, llama.cpp type traits, layout and who deploys it. Everything that depends on the format
-// reads its row: stores take the codec from it, the llama.cpp emulation its ggml traits, policy
+// reads its row: stores take the codec from it, the llama.cpp emulation its ggml traits, configuration
 // validation its block size, `kvaudit formats` prints it.
 //
 // Adding a format: its own .h/.cc under kv/formats/ (codec, and ggml traits if llama.cpp has it),

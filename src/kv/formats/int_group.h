@@ -18,7 +18,7 @@
 namespace kvaudit {
 
 // Whether a row of n elements can use `group`: group must be even (int4 packs pairs within a group)
-// and divide the row. The policy layer reports an error when this is false.
+// and divide the row. The cache configuration (kv/config) reports an error when this is false.
 inline bool IntGroupValid(int64_t n, int group) { return n > 0 && group >= 2 && group % 2 == 0 && n % group == 0; }
 
 const RowCodec& Int8Codec();  // "int8"

@@ -55,14 +55,14 @@ struct HeadStore {  // one (layer, KV head)
 
 class LlamaCppCache final : public KvCache {
  public:
-  LlamaCppCache(const ModelConfig& c, const CacheConfig& policy, int max_pos)
+  LlamaCppCache(const ModelConfig& c, const CacheConfig& cache_config, int max_pos)
       : n_layers_(c.n_layers),
         n_heads_(c.n_heads),
         n_kv_(c.n_kv_heads),
         hd_(c.head_dim),
         max_pos_(max_pos),
         gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0),
-        spec_(policy.spec()),
+        spec_(cache_config.spec()),
         len_(c.n_layers, 0),
         heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
@@ -70,7 +70,7 @@ class LlamaCppCache final : public KvCache {
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) {
-        const HeadConfig hp = policy.ForHead(l, g);
+        const HeadConfig hp = cache_config.ForHead(l, g);
         HeadStore& h = Head(l, g);
         h.fk = hp.k;
         h.fv = hp.v;
@@ -218,7 +218,7 @@ class LlamaCppCache final : public KvCache {
 
   const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
   const bool gguf_order_;   // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
-  const std::string spec_;  // the policy's canonical spec, for Reserve's error
+  const std::string spec_;  // the configuration's canonical spec, for Reserve's error
   FaShape shape_;
   std::vector<int> len_;          // [n_layers] positions stored
   std::vector<HeadStore> heads_;  // [n_layers, n_kv_heads]
@@ -229,8 +229,9 @@ class LlamaCppCache final : public KvCache {
 
 }  // namespace
 
-std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CacheConfig& policy, int max_positions) {
-  return std::make_unique<LlamaCppCache>(config, policy, max_positions);
+std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CacheConfig& cache_config,
+                                           int max_positions) {
+  return std::make_unique<LlamaCppCache>(config, cache_config, max_positions);
 }
 
 }  // namespace kvaudit

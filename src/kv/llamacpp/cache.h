@@ -36,6 +36,7 @@ namespace kvaudit {
 // block layout (q8_0 34 B / 32 elements, ..., f16 2 B / element), in chunks of kCacheChunk
 // positions allocated as the cache fills or by Reserve (kv/store/chunked_rows.h); max_positions is
 // the hard limit.
-std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CacheConfig& policy, int max_positions);
+std::unique_ptr<KvCache> MakeLlamaCppCache(const ModelConfig& config, const CacheConfig& cache_config,
+                                           int max_positions);
 
 }  // namespace kvaudit

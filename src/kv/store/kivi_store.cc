@@ -35,8 +35,8 @@ class KiviStore final : public TensorStore {
   explicit KiviStore(const StoreSpec& s)
       : is_key_(s.is_key),
         hd_(s.head_dim),
-        G_(s.policy.KiviGroup()),
-        R_(s.policy.Recent()),
+        G_(s.head.KiviGroup()),
+        R_(s.head.Recent()),
         bits_(Format(s.format()).code_bits),
         max_pos_(s.max_positions),
         cb_(static_cast<int>(AsymCodeBytes(G_, bits_))) {

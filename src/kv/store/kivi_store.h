@@ -2,10 +2,10 @@
 // reference code jy-yuan/KIVI; notes: docs/research/llamacpp-kv-notes.md §5.2) as a TensorStore:
 // `kivi2` / `kivi4` (b = 2 / 4 bits), asymmetric min/max groups (kv/formats/asym_group_quant.h), scale and
 // min kept as f16.
-//   Keys   — per CHANNEL over groups of G = policy.KiviGroup() consecutive tokens (KIVI's
+//   Keys   — per CHANNEL over groups of G = head.KiviGroup() consecutive tokens (KIVI's
 //            triton_quantize_and_pack_along_last_dim on Kᵀ).
 //   Values — per TOKEN over groups of G consecutive channels (KIVI's quant_and_pack_vcache).
-// Full-precision residual, as a function of the query position p (R = policy.Recent(), R % G == 0):
+// Full-precision residual, as a function of the query position p (R = head.Recent(), R % G == 0):
 //   keys:   rows t <  floor(p / R)·R are quantized, rows [floor(p / R)·R, p] (1..R rows) are f32;
 //   values: the newest min(p + 1, R) rows are f32, older rows quantized per token.
 // This is exactly what KIVI's DECODE loop (models/llama_kivi.py) shows the query at p: the new key is

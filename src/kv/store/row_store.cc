@@ -13,21 +13,21 @@
 namespace kvaudit {
 
 const RowCodec& RowCodecFor(const StoreSpec& spec) {
-  const RowCodec* codec = CodecFor(spec.format(), spec.policy.scale == Fp8ScaleMode::kDynamic);
+  const RowCodec* codec = CodecFor(spec.format(), spec.head.scale == Fp8ScaleMode::kDynamic);
   KV_CHECK_MSG(codec != nullptr, "not a row-codec format (KIVI groups keys along tokens: kv/store/kivi_store.h)");
   return *codec;
 }
 
 CodecParams RowCodecParamsFor(const StoreSpec& spec) {
   CodecParams p;
-  p.group = spec.policy.IntGroup();
+  p.group = spec.head.IntGroup();
   const KvFormat f = spec.format();
-  if (IsFp8(f) && spec.policy.scale == Fp8ScaleMode::kCalib) {
+  if (IsFp8(f) && spec.head.scale == Fp8ScaleMode::kCalib) {
     KV_CHECK_MSG(spec.calib != nullptr, "fp8 scale=calib needs a calibration (--kv-calib)");
     const KvCalibration& c = *spec.calib;
-    const bool by_head = spec.policy.scale_by == Fp8ScaleBy::kHead;
+    const bool by_head = spec.head.scale_by == Fp8ScaleBy::kHead;
     float amax = 0;
-    if (spec.is_key && spec.policy.pre_rope) {
+    if (spec.is_key && spec.head.pre_rope) {
       // The packed rows are pre-RoPE keys, so the scale comes from their amax.
       for (int h = 0; h < c.n_kv_heads; ++h) {
         if (by_head && h != spec.kv_head) continue;
@@ -60,7 +60,7 @@ class RowStore final : public TensorStore, public F32RowsView {
     const int block = codec_.block_elems > 0 ? codec_.block_elems : params_.group;
     KV_CHECK_MSG(block > 0 && hd_ % block == 0, "the format's block/group size must divide head_dim");
     const KvFormat f = spec.format();
-    const HeadConfig& pol = spec.policy;
+    const HeadConfig& pol = spec.head;
     plain_f32_ = f == KvFormat::kF32;
     if (!IsFullPrecision(f)) {  // modifiers apply to quantized formats only (kv/formats/format_table.h)
       sink_ = std::min(pol.sink, max_pos_);
@@ -83,7 +83,7 @@ class RowStore final : public TensorStore, public F32RowsView {
     }
     packed_ = ChunkedRows(row_bytes_);                              // [positions, row_bytes] bytes
     outlier_vals_ = ChunkedRows(channels_.size() * sizeof(float));  // [positions, n_outliers] f32
-    sink_rows_.Resize(static_cast<int64_t>(sink_) * hd_);           // [sink, hd]: bounded by the policy, held up front
+    sink_rows_.Resize(static_cast<int64_t>(sink_) * hd_);  // [sink, hd]: bounded by the configuration, held up front
     ring_cap_ = recent_ > 0 ? std::min(max_pos_, recent_ + kMaxAppendRows) : 0;
     ring_ = ChunkedRows(ring_cap_ > 0 ? sizeof(float) * hd_ : 0);  // [ring_cap, hd], row t at slot t % ring_cap
   }

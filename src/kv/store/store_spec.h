@@ -11,14 +11,14 @@ struct StoreSpec {
   int layer = 0;
   int kv_head = 0;
   bool is_key = true;  // K (dot with queries) or V (weighted sums)
-  HeadConfig policy;   // resolved for this (layer, head); policy.k / policy.v is this tensor's format
+  HeadConfig head;     // the configuration resolved for this (layer, head); head.k / head.v is this tensor's format
   int head_dim = 0;
   int max_positions = 0;                 // the hard limit; storage follows Append / Reserve (kv/store/chunked_rows.h)
-  const KvCalibration* calib = nullptr;  // null when the policy needs none
+  const KvCalibration* calib = nullptr;  // null when the configuration needs none
   const RopeTable* rope = nullptr;       // for pre-RoPE keys: RoPE applied after dequantization
                                          // (the cache keeps it covering the positions it holds)
 
-  KvFormat format() const { return is_key ? policy.k : policy.v; }
+  KvFormat format() const { return is_key ? head.k : head.v; }
 };
 
 }  // namespace kvaudit

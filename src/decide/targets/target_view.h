@@ -22,19 +22,19 @@ struct LayerKv {
 
 bool SameHeadConfig(const HeadConfig& a, const HeadConfig& b);
 
-struct PolicyView {
+struct TargetView {
   std::string spec;  // canonical spec (CacheConfig::spec)
   AttentionMode attention = AttentionMode::kNative;
   int head_dim = 0;
-  std::vector<LayerKv> layers;       // [n_layers]: KV head 0's formats
-  std::vector<HeadConfig> policies;  // [n_layers]: KV head 0's full policy
-  bool heads_differ = false;         // some layer's KV heads do not share one policy
+  std::vector<LayerKv> layers;    // [n_layers]: KV head 0's formats
+  std::vector<HeadConfig> heads;  // [n_layers]: KV head 0's full configuration
+  bool heads_differ = false;      // some layer's KV heads do not share one configuration
 
-  static PolicyView Of(const CacheConfig& policy, const ModelConfig& config);
+  static TargetView Of(const CacheConfig& cache_config, const ModelConfig& config);
 
   int n_layers() const { return static_cast<int>(layers.size()); }
-  bool FormatsUniform() const;   // every layer stores layer 0's K and V formats
-  bool PoliciesUniform() const;  // every layer has layer 0's whole policy (formats and modifiers)
+  bool FormatsUniform() const;  // every layer stores layer 0's K and V formats
+  bool HeadsUniform() const;    // every layer has layer 0's whole configuration (formats and modifiers)
   // Sinks, an explicit recent window (KIVI's residual is part of the format), outlier channels and
   // pre-RoPE keys: kvaudit protections no engine has. "" when none, else e.g. "sink=4, outliers=8".
   std::string KvauditOnlyProtections() const;
@@ -61,6 +61,6 @@ KvFormat Nearest(KvFormat f, const std::vector<KvFormat>& have, int head_dim);
 // Uniform (K, V) pairs standing in for the view's layers, closest first: the pair most layers
 // use, then the most precise K and most precise V any layer uses (no tensor less precise than the
 // spec). One pair when the formats are already uniform.
-std::vector<LayerKv> UniformStandIns(const PolicyView& view);
+std::vector<LayerKv> UniformStandIns(const TargetView& view);
 
 }  // namespace kvaudit

@@ -1,4 +1,4 @@
-#include "decide/acceptance/policy_view.h"
+#include "decide/targets/target_view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,35 +12,34 @@ bool SameHeadConfig(const HeadConfig& a, const HeadConfig& b) {
          a.pre_rope == b.pre_rope;
 }
 
-PolicyView PolicyView::Of(const CacheConfig& policy, const ModelConfig& config) {
-  PolicyView v;
-  v.spec = policy.spec();
-  v.attention = policy.attention();
+TargetView TargetView::Of(const CacheConfig& cache_config, const ModelConfig& config) {
+  TargetView v;
+  v.spec = cache_config.spec();
+  v.attention = cache_config.attention();
   v.head_dim = config.head_dim;
   for (int layer = 0; layer < config.n_layers; ++layer) {
-    const HeadConfig first = policy.ForHead(layer, 0);
+    const HeadConfig first = cache_config.ForHead(layer, 0);
     for (int head = 1; head < config.n_kv_heads; ++head) {
-      if (!SameHeadConfig(first, policy.ForHead(layer, head))) v.heads_differ = true;
+      if (!SameHeadConfig(first, cache_config.ForHead(layer, head))) v.heads_differ = true;
     }
     v.layers.push_back({first.k, first.v});
-    v.policies.push_back(first);
+    v.heads.push_back(first);
   }
   return v;
 }
 
-bool PolicyView::FormatsUniform() const {
+bool TargetView::FormatsUniform() const {
   return std::all_of(layers.begin(), layers.end(), [&](const LayerKv& l) { return l == layers.front(); });
 }
 
-bool PolicyView::PoliciesUniform() const {
-  return std::all_of(policies.begin(), policies.end(),
-                     [&](const HeadConfig& p) { return SameHeadConfig(p, policies.front()); });
+bool TargetView::HeadsUniform() const {
+  return std::all_of(heads.begin(), heads.end(), [&](const HeadConfig& p) { return SameHeadConfig(p, heads.front()); });
 }
 
-std::string PolicyView::KvauditOnlyProtections() const {
+std::string TargetView::KvauditOnlyProtections() const {
   int sink = 0, recent = 0, outliers = 0;
   bool pre_rope = false;
-  for (const HeadConfig& p : policies) {
+  for (const HeadConfig& p : heads) {
     sink = std::max(sink, p.sink);
     outliers = std::max(outliers, p.outliers);
     pre_rope = pre_rope || p.pre_rope;
@@ -56,7 +55,7 @@ std::string PolicyView::KvauditOnlyProtections() const {
   return out;
 }
 
-bool PolicyView::AnyQuantized() const {
+bool TargetView::AnyQuantized() const {
   return std::any_of(layers.begin(), layers.end(),
                      [](const LayerKv& l) { return !IsFullPrecision(l.k) || !IsFullPrecision(l.v); });
 }
@@ -112,7 +111,7 @@ KvFormat Nearest(KvFormat f, const std::vector<KvFormat>& have, int head_dim) {
   return best;
 }
 
-std::vector<LayerKv> UniformStandIns(const PolicyView& view) {
+std::vector<LayerKv> UniformStandIns(const TargetView& view) {
   std::vector<LayerKv> out = {MostCommon(view.layers)};
   LayerKv safest = view.layers.front();
   for (const LayerKv& l : view.layers) {
