@@ -2,15 +2,10 @@
 
 #include <fstream>
 
+#include "base/trim.h"
+
 namespace kvaudit {
 namespace {
-
-std::string Trim(const std::string& s) {
-  const char* space = " \t\r\n";
-  const size_t b = s.find_first_not_of(space);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(space) - b + 1);
-}
 
 Expected<std::string> Checked(std::string key, const std::string& where) {
   for (unsigned char c : key) {
@@ -34,14 +29,14 @@ Expected<std::string> LoadApiKey(const ApiKeySource& source, const std::function
       return BadInput("cannot read the API key file '" + source.file + "'; hint: check the path and its permissions");
     std::string line;
     std::getline(in, line);
-    const std::string key = Trim(line);
+    const std::string key(TrimSpace(line));
     if (key.empty())
       return BadInput("the API key file '" + source.file + "' has an empty first line; hint: write the key on line 1");
     return Checked(key, "'" + source.file + "'");
   }
   const std::string name = source.env_name.empty() ? kDefaultApiKeyEnv : source.env_name;
   const char* value = getenv(name.c_str());
-  const std::string key = value ? Trim(value) : "";
+  const std::string key(value ? TrimSpace(value) : std::string_view());
   if (key.empty() && !source.env_name.empty()) {
     return BadInput("--api-key-env " + name + ": the variable is unset or empty; hint: export " + name + "=<key>");
   }

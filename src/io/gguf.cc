@@ -14,7 +14,7 @@ namespace {
 
 constexpr uint64_t kDefaultAlignment = 32;  // GGUF_DEFAULT_ALIGNMENT
 constexpr uint32_t kMaxDims = 4;            // GGML_MAX_DIMS
-constexpr const char* kCorruptHint = "the file is truncated or corrupt; re-download or re-convert it";
+constexpr const char* kGgufCorruptHint = "the file is truncated or corrupt; re-download or re-convert it";
 
 // Bounds-checked little-endian reads over the whole file.
 class Cursor {
@@ -115,7 +115,7 @@ class Parser {
   Parser(const uint8_t* data, uint64_t size, const std::string& label)
       : data_(data), size_(size), c_(data, size), label_(label) {}
 
-  Error Fail(const std::string& what, const std::string& where, const char* hint = kCorruptHint) const {
+  Error Fail(const std::string& what, const std::string& where, const char* hint = kGgufCorruptHint) const {
     return BadInput(label_ + ": " + what + (where.empty() ? "" : " (" + where + ")") + "; hint: " + hint);
   }
   static std::string Key(const std::string& k) { return "key '" + k + "'"; }

@@ -18,7 +18,7 @@ Error Fail(const std::string& label, const std::string& what, const std::string&
   return BadInput(msg + "; hint: " + hint);
 }
 
-constexpr const char* kCorruptHint = "the file is corrupt or was not written by a safetensors writer";
+constexpr const char* kSafetensorsCorruptHint = "the file is corrupt or was not written by a safetensors writer";
 
 // A JSON number usable as a non-negative 63-bit integer (shape dims, offsets).
 bool AsNonNegInt(const json& v, uint64_t* out) {
@@ -80,9 +80,9 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
   }
   std::string dup;
   const json header = ParseHeader(data + 8, data + 8 + header_len, &dup);
-  if (header.is_discarded()) return Fail(label, "header is not valid JSON", "", kCorruptHint);
-  if (!header.is_object()) return Fail(label, "header is not a JSON object", "", kCorruptHint);
-  if (!dup.empty()) return Fail(label, "duplicate key in header", dup, kCorruptHint);
+  if (header.is_discarded()) return Fail(label, "header is not valid JSON", "", kSafetensorsCorruptHint);
+  if (!header.is_object()) return Fail(label, "header is not a JSON object", "", kSafetensorsCorruptHint);
+  if (!dup.empty()) return Fail(label, "duplicate key in header", dup, kSafetensorsCorruptHint);
 
   const uint8_t* base = data + 8 + header_len;  // the data section; offsets are relative to it
   const uint64_t data_size = size - 8 - header_len;
@@ -90,30 +90,30 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
   std::vector<Span> spans;
   for (const auto& [name, v] : header.items()) {
     if (name == "__metadata__") {
-      if (!v.is_object()) return Fail(label, "__metadata__ is not an object", "", kCorruptHint);
+      if (!v.is_object()) return Fail(label, "__metadata__ is not an object", "", kSafetensorsCorruptHint);
       for (const auto& [k, mv] : v.items()) {
         if (!mv.is_string()) {
-          return Fail(label, "__metadata__ value for key '" + k + "' is not a string", "", kCorruptHint);
+          return Fail(label, "__metadata__ value for key '" + k + "' is not a string", "", kSafetensorsCorruptHint);
         }
         st.metadata_[k] = mv.get<std::string>();
       }
       continue;
     }
-    if (!v.is_object()) return Fail(label, "entry is not an object", name, kCorruptHint);
+    if (!v.is_object()) return Fail(label, "entry is not an object", name, kSafetensorsCorruptHint);
     const auto dt = v.find("dtype");
     const auto sh = v.find("shape");
     const auto off = v.find("data_offsets");
     if (dt == v.end() || sh == v.end() || off == v.end()) {
-      return Fail(label, "entry lacks dtype, shape or data_offsets", name, kCorruptHint);
+      return Fail(label, "entry lacks dtype, shape or data_offsets", name, kSafetensorsCorruptHint);
     }
-    if (!dt->is_string()) return Fail(label, "dtype is not a string", name, kCorruptHint);
+    if (!dt->is_string()) return Fail(label, "dtype is not a string", name, kSafetensorsCorruptHint);
     const std::string dtype_name = dt->get<std::string>();
     const auto dtype = DTypeFromName(dtype_name);
     if (!dtype || GetDTypeInfo(*dtype).block_elems != 1) {
       return Fail(label, "unsupported dtype '" + dtype_name + "'", name,
                   "kvaudit reads F32, F16, BF16, F64, I8, I16, I32, I64, U8, BOOL");
     }
-    if (!sh->is_array()) return Fail(label, "shape is not an array", name, kCorruptHint);
+    if (!sh->is_array()) return Fail(label, "shape is not an array", name, kSafetensorsCorruptHint);
     TensorView t;
     t.name = name;
     t.dtype = *dtype;
@@ -124,21 +124,21 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
     for (const auto& d : *sh) {
       uint64_t dim;
       if (!AsNonNegInt(d, &dim))
-        return Fail(label, "shape has a negative or non-integer dimension", name, kCorruptHint);
+        return Fail(label, "shape has a negative or non-integer dimension", name, kSafetensorsCorruptHint);
       t.shape.push_back(static_cast<int64_t>(dim));
       if (dim == 0) {
         any_zero = true;
         continue;
       }
       if (nonzero > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / dim) {
-        return Fail(label, "shape element count overflows", name, kCorruptHint);
+        return Fail(label, "shape element count overflows", name, kSafetensorsCorruptHint);
       }
       nonzero *= dim;
     }
     const int64_t numel = any_zero ? 0 : static_cast<int64_t>(nonzero);
     uint64_t begin, end;
     if (!off->is_array() || off->size() != 2 || !AsNonNegInt((*off)[0], &begin) || !AsNonNegInt((*off)[1], &end)) {
-      return Fail(label, "data_offsets is not [begin, end] of non-negative integers", name, kCorruptHint);
+      return Fail(label, "data_offsets is not [begin, end] of non-negative integers", name, kSafetensorsCorruptHint);
     }
     if (begin > end || end > data_size) {
       return Fail(label,
@@ -151,7 +151,7 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
       return Fail(label,
                   "data_offsets span " + std::to_string(end - begin) + " bytes but shape and dtype need " +
                       (want.ok() ? std::to_string(*want) : std::string("an impossible size")),
-                  name, kCorruptHint);
+                  name, kSafetensorsCorruptHint);
     }
     t.data = base + begin;
     t.nbytes = end - begin;
@@ -165,7 +165,7 @@ Expected<SafetensorsFile> SafetensorsFile::Parse(const uint8_t* data, uint64_t s
   for (size_t i = 1; i < spans.size(); ++i) {
     if (spans[i].begin < spans[i - 1].end) {
       return Fail(label, "data overlaps tensor '" + st.tensors_[spans[i - 1].index].name + "'",
-                  st.tensors_[spans[i].index].name, kCorruptHint);
+                  st.tensors_[spans[i].index].name, kSafetensorsCorruptHint);
     }
   }
   return st;
@@ -202,18 +202,20 @@ Expected<SafetensorsSet> SafetensorsSet::OpenDir(const std::string& dir) {
     const std::string label = index_path.string();
     KV_ASSIGN_OR_RETURN(auto raw, MappedFile::Open(label));
     const json index = json::parse(raw->data(), raw->data() + raw->size(), nullptr, false);
-    if (index.is_discarded() || !index.is_object()) return Fail(label, "not a JSON object", "", kCorruptHint);
+    if (index.is_discarded() || !index.is_object())
+      return Fail(label, "not a JSON object", "", kSafetensorsCorruptHint);
     auto wm = index.find("weight_map");
     if (wm == index.end() || !wm->is_object()) {
       return Fail(label, "no \"weight_map\" object", "", "a Hugging Face shard index maps tensor names to shard files");
     }
     std::map<std::string, size_t> shard_pos;  // shard file -> index in files_
     for (const auto& [tensor, shard_v] : wm->items()) {
-      if (!shard_v.is_string()) return Fail(label, "weight_map value is not a file name", tensor, kCorruptHint);
+      if (!shard_v.is_string())
+        return Fail(label, "weight_map value is not a file name", tensor, kSafetensorsCorruptHint);
       const std::string shard = shard_v.get<std::string>();
       const fs::path rel(shard);
       if (shard.empty() || rel.is_absolute() || rel.filename() != rel) {
-        return Fail(label, "shard name '" + shard + "' is not a plain file name", tensor, kCorruptHint);
+        return Fail(label, "shard name '" + shard + "' is not a plain file name", tensor, kSafetensorsCorruptHint);
       }
       weight_map[tensor] = shard;
       if (shard_pos.count(shard)) continue;

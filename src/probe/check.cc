@@ -1,13 +1,11 @@
 #include "probe/check.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <memory>
 #include <variant>
 
 #include "probe/json_path.h"
+#include "tokenizer/pcre2_pattern.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit {
@@ -17,50 +15,36 @@ using nlohmann::json;
 
 constexpr size_t kQuoteLimit = kJsonQuoteLimit;
 
-// A compiled PCRE2 pattern (UTF + UCP, as the pre-tokenizer). Model output may hold invalid
-// UTF-8 (a byte-level token cut mid-character), so MATCH_INVALID_UTF: such bytes match nothing.
+// A probe's regex (tokenizer/pcre2_pattern.h: model output may hold invalid UTF-8, which matches
+// nothing), with its own match data.
 class Regex {
  public:
   static Expected<std::unique_ptr<Regex>> Compile(const std::string& pattern, const char* what) {
-    int err = 0;
-    PCRE2_SIZE err_offset = 0;
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &err_offset, nullptr);
-    if (code == nullptr) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(err, msg, sizeof(msg));
-      return BadInput(std::string(what) + " " + QuoteJsonText(pattern) + " does not compile at offset " +
-                      std::to_string(err_offset) + ": " + reinterpret_cast<const char*>(msg) +
+    auto compiled = Pcre2Pattern::Compile(pattern, /*jit=*/false);
+    if (!compiled) {
+      return BadInput(std::string(what) + " " + QuoteJsonText(pattern) + " " + compiled.error().message +
                       "; hint: write a PCRE2 pattern (JSON strings need \\\\ for one backslash)");
     }
     auto re = std::unique_ptr<Regex>(new Regex());
-    re->code_ = code;
-    re->context_ = pcre2_match_context_create(nullptr);
-    // Bound the work of a pathological user pattern; hitting the bound is reported, not a pass.
-    pcre2_set_match_limit(re->context_, 1000000);
-    pcre2_set_depth_limit(re->context_, 10000);
-    re->data_ = pcre2_match_data_create_from_pattern(code, nullptr);
+    re->pattern_ = std::move(compiled).value();
+    re->data_ = pcre2_match_data_create_from_pattern(re->pattern_->code(), nullptr);
     return re;
   }
-  ~Regex() {
-    pcre2_match_data_free(data_);
-    pcre2_match_context_free(context_);
-    pcre2_code_free(code_);
-  }
+  ~Regex() { pcre2_match_data_free(data_); }
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
 
-  // 1 = found, 0 = not found, -1 = the matcher gave up (match or depth limit).
+  // 1 = found, 0 = not found, -1 = the matcher gave up (match or depth limit: reported, not a pass).
   int Search(std::string_view text) const {
-    const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, data_, context_);
+    const int rc = pcre2_match(pattern_->code(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, data_,
+                               pattern_->context());
     if (rc >= 0) return 1;
     return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
   }
 
  private:
   Regex() = default;
-  pcre2_code* code_ = nullptr;
-  pcre2_match_context* context_ = nullptr;
+  std::unique_ptr<Pcre2Pattern> pattern_;
   pcre2_match_data* data_ = nullptr;
 };
 

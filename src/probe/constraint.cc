@@ -8,7 +8,7 @@ namespace {
 
 namespace w = probe_words;
 
-std::string Trimmed(std::string_view line) {
+std::string WithoutIndent(std::string_view line) {
   const size_t b = line.find_first_not_of(" \t");
   return b == std::string_view::npos ? std::string() : std::string(line.substr(b));
 }
@@ -69,7 +69,7 @@ ConstraintPlan PlanConstraint(const std::string& variant, bool chat, ProbeRng& r
     const std::string prefix = rng.Pick(kPrefixes);
     plan.rule = "function names start with \"" + prefix + "\"";
     plan.keep = [](std::string_view line) {
-      const std::string t = Trimmed(line);
+      const std::string t = WithoutIndent(line);
       return t.rfind("def ", 0) != 0 && t.rfind("async def ", 0) != 0;
     };
     if (chat) {
@@ -148,22 +148,13 @@ Expected<std::vector<ProbeInstance>> MakeConstraintProbes(const Tokenizer& token
   std::vector<ProbeInstance> out;
   for (int length : options.lengths) {
     for (int i = 0; i < options.per_cell; ++i) {
-      ProbeInstance p;
-      p.family = "constraint";
-      p.variant = options.variant;
-      p.id = ProbeId(p.family, p.variant, length, -1, i);
-      p.length = length;
+      ProbeInstance p = NewProbeInstance("constraint", options.variant, length, /*depth=*/-1, i);
       ProbeRng rng(InstanceSeed(options.seed, p.id));
       ConstraintPlan plan = PlanConstraint(options.variant, static_cast<bool>(options.wrap), rng);
       plan.layout.fact = EncodePiece(tokenizer, plan.header);
       FillerStream filler(haystack, tokenizer, rng.Below(~0ull), plan.keep);
-      auto assembled = AssemblePrompt(tokenizer, filler, options.wrap, length, /*depth=*/0, plan.layout, rng);
-      if (!assembled) return Error{assembled.error().code, p.id + ": " + assembled.error().message};
-      p.prompt = std::move(assembled->prompt);
-      p.fact_token = assembled->fact_token;
-      p.fact_tokens = static_cast<int>(plan.layout.fact.size());
-      p.haystack_begin = assembled->haystack_begin;
-      p.haystack_end = assembled->haystack_end;
+      // The constraint is the fact, planted at depth 0 (the start of the haystack region).
+      KV_RETURN_IF_ERROR(PlacePrompt(tokenizer, filler, options.wrap, /*depth=*/0, plan.layout, rng, p));
       p.check = std::move(plan.check);
       p.max_tokens = plan.max_tokens;
       p.expected_text = plan.rule;

@@ -120,12 +120,7 @@ Expected<std::vector<ProbeInstance>> MakeExactProbes(const Tokenizer& tokenizer,
   for (int length : options.lengths) {
     for (int depth : options.depths) {
       for (int i = 0; i < options.per_cell; ++i) {
-        ProbeInstance p;
-        p.family = "exact";
-        p.variant = options.variant;
-        p.id = ProbeId(p.family, p.variant, length, depth, i);
-        p.length = length;
-        p.depth = depth;
+        ProbeInstance p = NewProbeInstance("exact", options.variant, length, depth, i);
         ProbeRng rng(InstanceSeed(options.seed, p.id));
         const Span span = options.variant == "identifiers"   ? Identifiers(rng)
                           : options.variant == "signature"   ? Signature(rng)
@@ -146,13 +141,7 @@ Expected<std::vector<ProbeInstance>> MakeExactProbes(const Tokenizer& tokenizer,
         layout.answer_ids.assign(layout.fact.begin(), layout.fact.begin() + static_cast<std::ptrdiff_t>(cue));
         layout.question = span.question;
         FillerStream filler(haystack, tokenizer, rng.Below(~0ull), span.keep);
-        auto assembled = AssemblePrompt(tokenizer, filler, options.wrap, length, depth, layout, rng);
-        if (!assembled) return Error{assembled.error().code, p.id + ": " + assembled.error().message};
-        p.prompt = std::move(assembled->prompt);
-        p.fact_token = assembled->fact_token;
-        p.fact_tokens = static_cast<int>(layout.fact.size());
-        p.haystack_begin = assembled->haystack_begin;
-        p.haystack_end = assembled->haystack_end;
+        KV_RETURN_IF_ERROR(PlacePrompt(tokenizer, filler, options.wrap, depth, layout, rng, p));
         p.check.kind = ProbeCheck::Kind::kExactSpan;
         p.check.expected = span.text.substr(cue_text.size());
         p.expected_text = p.check.expected;

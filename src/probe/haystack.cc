@@ -195,6 +195,18 @@ Expected<std::vector<int32_t>> FillerStream::TakeFrom(std::vector<FillerLine> li
                   " tokens from the haystack (a newline takes several tokens in this vocabulary)");
 }
 
+Status PlacePrompt(const Tokenizer& tokenizer, FillerStream& filler, const PromptWrap& wrap, int depth,
+                   const ProbeLayout& layout, ProbeRng& rng, ProbeInstance& p) {
+  auto assembled = AssemblePrompt(tokenizer, filler, wrap, p.length, depth, layout, rng);
+  if (!assembled) return Error{assembled.error().code, p.id + ": " + assembled.error().message};
+  p.prompt = std::move(assembled->prompt);
+  p.fact_token = assembled->fact_token;
+  p.fact_tokens = static_cast<int>(layout.fact.size());
+  p.haystack_begin = assembled->haystack_begin;
+  p.haystack_end = assembled->haystack_end;
+  return Status::Ok();
+}
+
 Expected<AssembledPrompt> AssemblePrompt(const Tokenizer& tokenizer, FillerStream& filler, const PromptWrap& wrap,
                                          int length, int depth, const ProbeLayout& layout, ProbeRng& rng) {
   if (depth < 0 || depth > 100) {

@@ -100,6 +100,11 @@ struct AssembledPrompt {
 Expected<AssembledPrompt> AssemblePrompt(const Tokenizer& tokenizer, FillerStream& filler, const PromptWrap& wrap,
                                          int length, int depth, const ProbeLayout& layout, ProbeRng& rng);
 
+// AssemblePrompt at p's length, the result placed in p: its prompt, the fact's span (layout.fact)
+// and the haystack's. An error is prefixed with p's id.
+Status PlacePrompt(const Tokenizer& tokenizer, FillerStream& filler, const PromptWrap& wrap, int depth,
+                   const ProbeLayout& layout, ProbeRng& rng, ProbeInstance& p);
+
 // Data text as ids: no BOS, special-token text kept literal, no SentencePiece dummy-prefix space
 // (the ids decode back to exactly `text` where the vocabulary allows).
 std::vector<int32_t> EncodePiece(const Tokenizer& tokenizer, std::string_view text);

@@ -20,6 +20,16 @@ std::string ProbeId(std::string_view family, std::string_view variant, int lengt
   return id + "/i" + std::to_string(index);
 }
 
+ProbeInstance NewProbeInstance(std::string_view family, std::string_view variant, int length, int depth, int index) {
+  ProbeInstance p;
+  p.family = family;
+  p.variant = variant;
+  p.id = ProbeId(family, variant, length, depth, index);
+  p.length = length;
+  p.depth = depth;
+  return p;
+}
+
 Status ValidateProbeGrid(std::string_view family, const std::vector<int>& lengths, const std::vector<int>& depths,
                          int per_cell) {
   const std::string f(family);

@@ -59,6 +59,9 @@ inline const std::vector<int> kDefaultNeedleDepths = {0, 10, 25, 50, 75, 90, 100
 
 // "family/variant/L<length>[/d<depth>]/i<index>"; depth < 0 is left out.
 std::string ProbeId(std::string_view family, std::string_view variant, int length, int depth, int index);
+// An instance of one grid cell before its prompt is laid out: family, variant, length, depth and
+// the id they make with the index.
+ProbeInstance NewProbeInstance(std::string_view family, std::string_view variant, int length, int depth, int index);
 // Lengths >= kMinProbeLength, depths in 0..100, per_cell >= 1, at least one of each (BadInput).
 Status ValidateProbeGrid(std::string_view family, const std::vector<int>& lengths, const std::vector<int>& depths,
                          int per_cell);

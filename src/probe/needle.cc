@@ -130,12 +130,7 @@ Expected<std::vector<ProbeInstance>> MakeNeedleProbes(const Tokenizer& tokenizer
   for (int length : options.lengths) {
     for (int depth : options.depths) {
       for (int i = 0; i < options.per_cell; ++i) {
-        ProbeInstance p;
-        p.family = "needle";
-        p.variant = options.variant;
-        p.id = ProbeId(p.family, p.variant, length, depth, i);
-        p.length = length;
-        p.depth = depth;
+        ProbeInstance p = NewProbeInstance("needle", options.variant, length, depth, i);
         ProbeRng rng(InstanceSeed(options.seed, p.id));
         // The default mix: numbers and short hex strings. Words and UUIDs are opt-in kinds: a
         // 36-character UUID or an English word inside code tests spelling more than recall (the
@@ -146,13 +141,7 @@ Expected<std::vector<ProbeInstance>> MakeNeedleProbes(const Tokenizer& tokenizer
             options.value_kind == NeedleValueKind::kRotate ? kKinds[rng.Below(2)] : options.value_kind;
         NeedlePlan plan = PlanNeedle(tokenizer, options.variant, kind, options.distractors, rng);
         FillerStream filler(haystack, tokenizer, rng.Below(~0ull), plan.keep, plan.shape);
-        auto assembled = AssemblePrompt(tokenizer, filler, options.wrap, length, depth, plan.layout, rng);
-        if (!assembled) return Error{assembled.error().code, p.id + ": " + assembled.error().message};
-        p.prompt = std::move(assembled->prompt);
-        p.fact_token = assembled->fact_token;
-        p.fact_tokens = static_cast<int>(plan.layout.fact.size());
-        p.haystack_begin = assembled->haystack_begin;
-        p.haystack_end = assembled->haystack_end;
+        KV_RETURN_IF_ERROR(PlacePrompt(tokenizer, filler, options.wrap, depth, plan.layout, rng, p));
         p.check.kind = ProbeCheck::Kind::kPrefix;
         p.check.expected = plan.value;
         p.expected_text = plan.value;

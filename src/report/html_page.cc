@@ -41,11 +41,31 @@ std::string Toggles(const ReportContext& ctx) {
   return out + "</nav>\n";
 }
 
-constexpr const char* kToc =
-    "<nav class=\"toc\" aria-label=\"sections\"><a href=\"#verdict\">1 Verdict</a> <a href=\"#memory\">2 Memory</a> "
-    "<a href=\"#curves\">3 By context</a> <a href=\"#attention\">4 Layers &amp; heads</a> "
-    "<a href=\"#sensitivity\">5 Sensitivity</a> <a href=\"#probes\">6 Probes</a> "
-    "<a href=\"#worst-cases\">7 Worst cases</a> <a href=\"#run-info\">8 Run</a></nav>\n";
+// The page's sections in the order it shows them; a section's number is its place here.
+constexpr const Section* kPageSections[] = {&kVerdictSection,    &kMemorySection,      &kCurvesSection,
+                                            &kAttentionSection,  &kSensitivitySection, &kProbesSection,
+                                            &kWorstCasesSection, &kRunInfoSection};
+
+std::string TableOfContents() {
+  std::string out = "<nav class=\"toc\" aria-label=\"sections\">";
+  int number = 0;
+  for (const Section* s : kPageSections) {
+    ++number;
+    out += std::string(number == 1 ? "" : " ") + "<a href=\"#" + s->id + "\">" + std::to_string(number) + " " +
+           s->toc_label + "</a>";
+  }
+  return out + "</nav>\n";
+}
+
+std::string RenderSections(const ReportContext& ctx) {
+  std::string out;
+  int number = 0;
+  for (const Section* s : kPageSections) {
+    out += std::string("<section id=\"") + s->id + "\"><h2>" + std::to_string(++number) + ". " + EscapeHtml(s->title) +
+           "</h2>\n<p class=\"intro\">" + EscapeHtml(s->how_to_read) + "</p>\n" + s->body(ctx) + "</section>\n";
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -56,15 +76,8 @@ std::string RenderHtmlPage(const ReportContext& ctx) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta name=\"generator\" content=\"kvaudit report\">\n<title>" +
       EscapeHtml(title) + "</title>\n<style>\n" + PageCss() + "</style>\n</head>\n<body>\n<header><h1>" +
-      EscapeHtml(title) + "</h1>\n" + kToc + Toggles(ctx) + "</header>\n<main>\n" + PartialBanner(ctx);
-  page += RenderVerdictSection(ctx);
-  page += RenderMemorySection(ctx);
-  page += RenderCurvesSection(ctx);
-  page += RenderAttentionSection(ctx);
-  page += RenderSensitivitySection(ctx);
-  page += RenderProbesSection(ctx);
-  page += RenderWorstCasesSection(ctx);
-  page += RenderRunInfoSection(ctx);
+      EscapeHtml(title) + "</h1>\n" + TableOfContents() + Toggles(ctx) + "</header>\n<main>\n" + PartialBanner(ctx);
+  page += RenderSections(ctx);
   page +=
       "</main>\n<footer>Written by kvaudit report from results.json files; every tagged number carries its "
       "source as data-src (directory | file | JSON pointer).</footer>\n<script>\n";

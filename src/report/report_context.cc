@@ -43,11 +43,6 @@ std::string AuditConfigPointer(const RunDirectory& dir, const std::string& spec)
   return "";
 }
 
-std::string SectionStart(const std::string& id, const std::string& title, const std::string& how_to_read) {
-  return "<section id=\"" + id + "\"><h2>" + EscapeHtml(title) + "</h2>\n<p class=\"intro\">" +
-         EscapeHtml(how_to_read) + "</p>\n";
-}
-
 std::string MissingNote(const std::string& text) { return "<p class=\"missing\">" + EscapeHtml(text) + "</p>\n"; }
 
 std::string PerDirectory(const ReportContext& ctx, const std::function<bool(const RunDirectory&)>& has,

@@ -37,8 +37,6 @@ ReportContext MakeContext(std::vector<RunDirectory> dirs);
 // the audit did not judge spec.
 std::string AuditConfigPointer(const RunDirectory& dir, const std::string& spec);
 
-// <section id=...><h2>title</h2><p class="intro">how to read it</p>
-std::string SectionStart(const std::string& id, const std::string& title, const std::string& how_to_read);
 // <p class="missing">text</p>: what a section cannot show and why.
 std::string MissingNote(const std::string& text);
 // The body of a section drawn per directory: render(dir) for every directory that has(dir), or

@@ -40,7 +40,7 @@ Shape ShapeOf(const json& cells) {
 }
 
 // [layers, heads] row-major; NaN where the diagnosis has no cell.
-std::vector<double> Grid(const json& cells, const Shape& s, const char* field) {
+std::vector<double> HeadGrid(const json& cells, const Shape& s, const char* field) {
   std::vector<double> v(static_cast<size_t>(s.layers) * s.heads, std::numeric_limits<double>::quiet_NaN());
   for (const json& c : cells) {
     const int l = c.value("layer", -1), h = c.value("kv_head", -1);
@@ -59,7 +59,7 @@ const json& CellsOf(const ConfigView& c) {
 std::string QuantityRow(const ReportContext& ctx, const Quantity& q) {
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const ConfigView& c : ctx.eval_configs) {
-    for (double x : Grid(CellsOf(c), ShapeOf(CellsOf(c)), q.field)) {
+    for (double x : HeadGrid(CellsOf(c), ShapeOf(CellsOf(c)), q.field)) {
       if (!std::isfinite(x)) continue;
       hi = std::max(hi, x);
       if (x > 0) lo = std::min(lo, x);
@@ -78,7 +78,7 @@ std::string QuantityRow(const ReportContext& ctx, const Quantity& q) {
     // No title inside the map: two KV heads make it narrower than a spec; the caption names it.
     for (int l = 0; l < s.layers; ++l) map.row_labels.push_back("L" + std::to_string(l));
     for (int h = 0; h < s.heads; ++h) map.col_labels.push_back("h" + std::to_string(h));
-    map.values = Grid(cells, s, q.field);
+    map.values = HeadGrid(cells, s, q.field);
     map.vmin = vmin, map.vmax = hi, map.log_scale = log_scale, map.value_label = q.label;
     out += "<figure class=\"heatmap\" data-config=\"" + EscapeHtml(c.name) + "\">" + RenderHeatmap(map) +
            "<figcaption>" + EscapeHtml(c.name) + "</figcaption></figure>";
@@ -86,26 +86,27 @@ std::string QuantityRow(const ReportContext& ctx, const Quantity& q) {
   return out + "<figure class=\"scale\">" + RenderColorScale(vmin, hi, log_scale, q.label) + "</figure></div>\n";
 }
 
-}  // namespace
-
-std::string RenderAttentionSection(const ReportContext& ctx) {
-  std::string out = SectionStart(
-      "attention", "4. Attention diagnosis by layer and KV head",
-      "Rows are layers, columns KV heads; each cell is that head's own error at sampled query positions, measured on "
-      "the baseline's queries so nothing upstream is compounded. Attention-output error is what the next layer sees; "
-      "K error moves the attention weights (attention KL), V error moves the output directly. Grey hatched: not "
-      "measured. One colour scale per row of maps.");
+std::string AttentionBody(const ReportContext& ctx) {
   bool any = false;
   for (const ConfigView& c : ctx.eval_configs) any = any || !CellsOf(c).empty();
   if (!any) {
-    return out +
-           MissingNote(ctx.eval_configs.empty()
+    return MissingNote(ctx.eval_configs.empty()
                            ? "No eval results: no attention diagnosis; hint: kvaudit eval or kvaudit audit."
-                           : "The eval ran with --attn-samples 0: no attention diagnosis.") +
-           "</section>\n";
+                           : "The eval ran with --attn-samples 0: no attention diagnosis.");
   }
+  std::string out;
   for (const Quantity& q : kQuantities) out += QuantityRow(ctx, q);
-  return out + "</section>\n";
+  return out;
 }
+
+}  // namespace
+
+const Section kAttentionSection = {
+    "attention", "Layers &amp; heads", "Attention diagnosis by layer and KV head",
+    "Rows are layers, columns KV heads; each cell is that head's own error at sampled query positions, measured on "
+    "the baseline's queries so nothing upstream is compounded. Attention-output error is what the next layer sees; "
+    "K error moves the attention weights (attention KL), V error moves the output directly. Grey hatched: not "
+    "measured. One colour scale per row of maps.",
+    AttentionBody};
 
 }  // namespace kvaudit::report

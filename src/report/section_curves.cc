@@ -77,23 +77,23 @@ std::string Chart(const ReportContext& ctx, const char* id, const char* title, c
   return "<figure>" + RenderLineChart(chart) + "<figcaption>" + EscapeHtml(title) + "</figcaption></figure>\n";
 }
 
+std::string CurvesBody(const ReportContext& ctx) {
+  if (ctx.eval_configs.empty()) return MissingNote("No eval results: no curves; hint: kvaudit eval or kvaudit audit.");
+  return Chart(ctx, "kld-vs-context", "Mean KLD by context length", "mean KLD (nats, log scale)", "kld_mean", true,
+               true, PolicyThreshold(ctx, FidelityMetric::kKldMean, "kld_mean_max")) +
+         Chart(ctx, "top1-vs-context", "Top-1 agreement by context length", "top-1 agreement (fraction)", "top1_agree",
+               false, false, PolicyThreshold(ctx, FidelityMetric::kTop1Agree, "top1_agree_min"));
+}
+
 }  // namespace
 
-std::string RenderCurvesSection(const ReportContext& ctx) {
-  std::string out = SectionStart(
-      "curves", "3. Fidelity by context length",
-      "Each point is a context-length bucket (positions grouped by how much context they saw), drawn at the longest "
-      "context it holds. Shaded: the 95% bootstrap interval of the bucket's mean KLD (eval computes no interval for "
-      "top-1 per bucket). Dashed: the policy's limit. "
-      "A curve that rises with context is error the cache compounds; where it crosses the limit is where the "
-      "configuration stops being safe. Hover a point for its value; the legend's checkboxes above hide lines.");
-  if (ctx.eval_configs.empty())
-    return out + MissingNote("No eval results: no curves; hint: kvaudit eval or kvaudit audit.") + "</section>\n";
-  out += Chart(ctx, "kld-vs-context", "Mean KLD by context length", "mean KLD (nats, log scale)", "kld_mean", true,
-               true, PolicyThreshold(ctx, FidelityMetric::kKldMean, "kld_mean_max"));
-  out += Chart(ctx, "top1-vs-context", "Top-1 agreement by context length", "top-1 agreement (fraction)", "top1_agree",
-               false, false, PolicyThreshold(ctx, FidelityMetric::kTop1Agree, "top1_agree_min"));
-  return out + "</section>\n";
-}
+const Section kCurvesSection = {
+    "curves", "By context", "Fidelity by context length",
+    "Each point is a context-length bucket (positions grouped by how much context they saw), drawn at the longest "
+    "context it holds. Shaded: the 95% bootstrap interval of the bucket's mean KLD (eval computes no interval for "
+    "top-1 per bucket). Dashed: the policy's limit. "
+    "A curve that rises with context is error the cache compounds; where it crosses the limit is where the "
+    "configuration stops being safe. Hover a point for its value; the legend's checkboxes above hide lines.",
+    CurvesBody};
 
 }  // namespace kvaudit::report

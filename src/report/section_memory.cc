@@ -41,19 +41,13 @@ std::string Row(const ReportContext& ctx, const ConfigView& c) {
   return row + "</tr>\n";
 }
 
-}  // namespace
-
-std::string RenderMemorySection(const ReportContext& ctx) {
-  std::string out = SectionStart(
-      "memory", "2. Memory against fidelity",
-      "Cost and damage side by side. KLD: mean KL(baseline ‖ configuration) per scored position, in nats, "
-      "with its 95% bootstrap interval over windows; top-1: share of positions with the baseline's most likely "
-      "token; ΔPPL: perplexity minus the baseline's. Click a column to sort.");
+std::string MemoryBody(const ReportContext& ctx) {
+  std::string out;
   if (ctx.eval_configs.empty()) {
     for (const RunDirectory& d : ctx.dirs)
       out += DirHeading(ctx, d, "") + MissingNote("No eval results in " + d.path +
                                                   ": nothing to tabulate; hint: kvaudit eval or kvaudit audit.");
-    return out + "</section>\n";
+    return out;
   }
   out += "<table class=\"sortable\" id=\"memory-table\"><thead><tr>";
   if (ctx.compare) out += "<th>run</th>";
@@ -77,7 +71,16 @@ std::string RenderMemorySection(const ReportContext& ctx) {
              "</p>\n";
     }
   }
-  return out + "</section>\n";
+  return out;
 }
+
+}  // namespace
+
+const Section kMemorySection = {
+    "memory", "Memory", "Memory against fidelity",
+    "Cost and damage side by side. KLD: mean KL(baseline ‖ configuration) per scored position, in nats, "
+    "with its 95% bootstrap interval over windows; top-1: share of positions with the baseline's most likely "
+    "token; ΔPPL: perplexity minus the baseline's. Click a column to sort.",
+    MemoryBody};
 
 }  // namespace kvaudit::report

@@ -18,31 +18,31 @@ namespace {
 
 using nlohmann::json;
 
-struct Cell {
+struct NeedleCell {
   double passed = 0, n = 0;  // pass count and instances, pooled over variants
   int cache_induced = 0;
 };
 // (length, depth) -> cell, for one configuration or the baseline.
-using Grid = std::map<std::pair<int, int>, Cell>;
+using NeedleGrid = std::map<std::pair<int, int>, NeedleCell>;
 
-std::map<std::string, Grid> NeedleGrids(const json& probes, const std::string& baseline_key) {
-  std::map<std::string, Grid> grids;
+std::map<std::string, NeedleGrid> NeedleGrids(const json& probes, const std::string& baseline_key) {
+  std::map<std::string, NeedleGrid> grids;
   std::set<std::tuple<int, int, std::string>> baseline_seen;  // the baseline counted once per (cell, variant)
   for (const json& p : probes) {
     if (p.value("family", "") != "needle" || !p["depth"].is_number()) continue;
     const std::pair<int, int> at{p.value("length", 0), p["depth"].get<int>()};
     const double n = p.value("n", 0);
-    Cell& c = grids[p.value("config", "?")][at];
+    NeedleCell& c = grids[p.value("config", "?")][at];
     c.passed += p.value("config_pass", 0.0) * n, c.n += n, c.cache_induced += p.value("cache_induced", 0);
     if (baseline_seen.insert({at.first, at.second, p.value("variant", "")}).second) {
-      Cell& b = grids[baseline_key][at];
+      NeedleCell& b = grids[baseline_key][at];
       b.passed += p.value("baseline_pass", 0.0) * n, b.n += n;
     }
   }
   return grids;
 }
 
-std::string GridTable(const std::string& title, const Grid& grid) {
+std::string GridTable(const std::string& title, const NeedleGrid& grid) {
   std::set<int> lengths, depths;
   for (const auto& [at, c] : grid) lengths.insert(at.first), depths.insert(at.second);
   std::string out = "<figure class=\"needles\" data-config=\"" + EscapeHtml(title) +
@@ -58,7 +58,7 @@ std::string GridTable(const std::string& title, const Grid& grid) {
         out += "<td class=\"na\">–</td>";
         continue;
       }
-      const Cell& c = it->second;
+      const NeedleCell& c = it->second;
       const double rate = c.passed / c.n;
       const std::string mark = c.cache_induced ? " ✕" + std::to_string(c.cache_induced) : "";
       out += "<td style=\"background:" + SequentialColor(rate) + ";color:" + (rate > 0.55 ? "#000" : "#fff") +
@@ -114,10 +114,10 @@ std::string AttributionTable(const RunDirectory& d, const ResultsFile& f, const 
   return out + "</tbody></table>\n";
 }
 
-std::string ProbeDir(const ReportContext& ctx, const RunDirectory& d) {
+std::string ProbeDirSection(const ReportContext& ctx, const RunDirectory& d) {
   const ResultsFile& f = *d.probe;
   const std::string baseline = "baseline " + f.doc.value("baseline", std::string("?"));
-  std::map<std::string, Grid> grids = NeedleGrids(f.doc.value("probes", json::array()), baseline);
+  std::map<std::string, NeedleGrid> grids = NeedleGrids(f.doc.value("probes", json::array()), baseline);
   std::string out = DirHeading(ctx, d, "");
   if (grids.empty()) {
     out += MissingNote("No needle probes in this run.");
@@ -135,16 +135,18 @@ std::string ProbeDir(const ReportContext& ctx, const RunDirectory& d) {
   return out;
 }
 
+std::string ProbesBody(const ReportContext& ctx) {
+  return PerProbeDirectory(ctx, [&](const RunDirectory& d) { return ProbeDirSection(ctx, d); });
+}
+
 }  // namespace
 
-std::string RenderProbesSection(const ReportContext& ctx) {
-  std::string out = SectionStart(
-      "probes", "6. Workload probes",
-      "Needles, exact copies and constraints run under the baseline and under each configuration on the same "
-      "prompts. A failure counts against the cache only when the baseline passed the same instance (cache-induced); "
-      "when both fail it is the model's limit. McNemar's exact test compares the paired outcomes; Holm's correction "
-      "accounts for the many cells.");
-  return out + PerProbeDirectory(ctx, [&](const RunDirectory& d) { return ProbeDir(ctx, d); }) + "</section>\n";
-}
+const Section kProbesSection = {
+    "probes", "Probes", "Workload probes",
+    "Needles, exact copies and constraints run under the baseline and under each configuration on the same "
+    "prompts. A failure counts against the cache only when the baseline passed the same instance (cache-induced); "
+    "when both fail it is the model's limit. McNemar's exact test compares the paired outcomes; Holm's correction "
+    "accounts for the many cells.",
+    ProbesBody};
 
 }  // namespace kvaudit::report

@@ -18,14 +18,14 @@ const ResultsFile* TopFile(const RunDirectory& d) {
   return nullptr;
 }
 
-struct Row {
+struct MetaRow {
   const char* label;
   const char* pointer;
   ValueFormat format;
   bool from_eval;  // the eval's file holds it (model_info)
 };
 
-constexpr Row kRows[] = {
+constexpr MetaRow kRows[] = {
     {"model", "/model", ValueFormat::kText, false},
     {"architecture", "/model_info/architecture", ValueFormat::kText, true},
     {"layers", "/model_info/layers", ValueFormat::kInt, true},
@@ -45,7 +45,7 @@ constexpr Row kRows[] = {
     {"peak RSS (MB)", "/run/peak_rss_mb", ValueFormat::kSig, false},
 };
 
-std::string Cell(const RunDirectory& d, const Row& row) {
+std::string Cell(const RunDirectory& d, const MetaRow& row) {
   const ResultsFile* f = row.from_eval && d.eval ? &*d.eval : TopFile(d);
   // Absent (older files; audit and recommend results carry no model_hash_kind): a plain dash,
   // not a tagged value pointing at nothing.
@@ -54,12 +54,8 @@ std::string Cell(const RunDirectory& d, const Row& row) {
   return cell + "</td>";
 }
 
-}  // namespace
-
-std::string RenderRunInfoSection(const ReportContext& ctx) {
-  std::string out = SectionStart("run-info", "8. Run metadata",
-                                 "What produced these numbers. Results are comparable when the model hash, the data "
-                                 "and the command agree; a dash is a value older results files do not record.");
+std::string RunInfoBody(const ReportContext& ctx) {
+  std::string out;
   out += "<table class=\"meta\"><thead><tr><th></th>";
   for (const RunDirectory& d : ctx.dirs) out += "<th>" + EscapeHtml(d.label) + "</th>";
   out += "</tr></thead><tbody>\n<tr><th>directory</th>";
@@ -68,7 +64,7 @@ std::string RenderRunInfoSection(const ReportContext& ctx) {
   for (const RunDirectory& d : ctx.dirs)
     out += "<td>" + EscapeHtml(d.kind) + (d.complete ? "" : " (interrupted)") + "</td>";
   out += "</tr>\n";
-  for (const Row& row : kRows) {
+  for (const MetaRow& row : kRows) {
     out += std::string("<tr><th>") + row.label + "</th>";
     for (const RunDirectory& d : ctx.dirs) out += Cell(d, row);
     out += "</tr>\n";
@@ -80,7 +76,14 @@ std::string RenderRunInfoSection(const ReportContext& ctx) {
     for (const std::string& m : d.missing) out += "<li>" + EscapeHtml(m) + "</li>";
     out += "</ul>\n";
   }
-  return out + "</section>\n";
+  return out;
 }
+
+}  // namespace
+
+const Section kRunInfoSection = {"run-info", "Run", "Run metadata",
+                                 "What produced these numbers. Results are comparable when the model hash, the data "
+                                 "and the command agree; a dash is a value older results files do not record.",
+                                 RunInfoBody};
 
 }  // namespace kvaudit::report

@@ -163,23 +163,24 @@ std::string VerifiedTable(const RunDirectory& d) {
          "passes); 3: what engines that cannot store the choice run instead.</p>\n";
 }
 
-}  // namespace
-
-std::string RenderSensitivitySection(const ReportContext& ctx) {
-  std::string out = SectionStart(
-      "sensitivity", "5. Sensitivity and the memory/fidelity front",
-      "Bars: the KLD when only that layer's K (or V) is quantized; the tallest bars are the parts to keep in "
-      "higher precision. Front: the best predicted KLD for each number of bytes per token (sum of per-part costs); "
-      "squares passed the policy on held-out windows, crosses failed, the star is the recommendation; the dashed "
-      "line is the budget.");
-  out += PerDirectory(
+std::string SensitivityBody(const ReportContext& ctx) {
+  return PerDirectory(
       ctx, [](const RunDirectory& d) { return d.recommend || d.sensitivity; },
       [&](const RunDirectory& d) {
         return DirHeading(ctx, d, "") +
                (d.recommend ? CostCharts(d) + Pareto(ctx, d) + VerifiedTable(d) : OneAtATimeCharts(d));
       },
       "No sensitivity or recommendation in these results; hint: kvaudit audit --budget B (or kvaudit recommend).");
-  return out + "</section>\n";
 }
+
+}  // namespace
+
+const Section kSensitivitySection = {
+    "sensitivity", "Sensitivity", "Sensitivity and the memory/fidelity front",
+    "Bars: the KLD when only that layer's K (or V) is quantized; the tallest bars are the parts to keep in "
+    "higher precision. Front: the best predicted KLD for each number of bytes per token (sum of per-part costs); "
+    "squares passed the policy on held-out windows, crosses failed, the star is the recommendation; the dashed "
+    "line is the budget.",
+    SensitivityBody};
 
 }  // namespace kvaudit::report

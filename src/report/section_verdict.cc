@@ -110,7 +110,7 @@ std::string EngineRows(const RunDirectory& d, const ResultsFile& r, const std::s
   return out + "</tbody></table>\n";
 }
 
-std::string Recommendation(const RunDirectory& d) {
+std::string RecommendationBlock(const RunDirectory& d) {
   const ResultsFile& r = *d.recommend;
   std::string out = "<h4>Recommendation under the budget of " +
                     ValueSpan(d, r, "/budget/bytes_per_token", ValueFormat::kBytes) + " per token (policy " +
@@ -153,13 +153,8 @@ std::string EvalOnly(const ReportContext& ctx, const RunDirectory& d) {
   return out + "</tbody></table>\n";
 }
 
-}  // namespace
-
-std::string RenderVerdictSection(const ReportContext& ctx) {
-  std::string out = SectionStart("verdict", "1. Verdict",
-                                 "Each configuration judged by the acceptance policy against the baseline cache. "
-                                 "Safe up to: the longest context length whose buckets, from the first, all pass. "
-                                 "The settings below are the engines' own flags for the recommended cache.");
+std::string VerdictBody(const ReportContext& ctx) {
+  std::string out;
   for (const RunDirectory& d : ctx.dirs) {
     out += DirHeading(ctx, d, "");
     if (d.audit) {
@@ -167,11 +162,19 @@ std::string RenderVerdictSection(const ReportContext& ctx) {
     } else if (d.eval) {
       out += EvalOnly(ctx, d);
     }
-    if (d.recommend) out += Recommendation(d);
+    if (d.recommend) out += RecommendationBlock(d);
     if (!d.audit && !d.eval && !d.recommend)
       out += MissingNote("No verdict: these results hold no eval, audit or recommendation.");
   }
-  return out + "</section>\n";
+  return out;
 }
+
+}  // namespace
+
+const Section kVerdictSection = {"verdict", "Verdict", "Verdict",
+                                 "Each configuration judged by the acceptance policy against the baseline cache. "
+                                 "Safe up to: the longest context length whose buckets, from the first, all pass. "
+                                 "The settings below are the engines' own flags for the recommended cache.",
+                                 VerdictBody};
 
 }  // namespace kvaudit::report

@@ -72,7 +72,7 @@ std::string Table(const RunDirectory& d, const ResultsFile& f, const char* key, 
   return out + "</tbody></table>\n";
 }
 
-std::string ProbeDir(const ReportContext& ctx, const RunDirectory& d) {
+std::string WorstCasesDirSection(const ReportContext& ctx, const RunDirectory& d) {
   const ResultsFile& f = *d.probe;
   std::string out = DirHeading(ctx, d, "") + "<h3>Worst cases (cache-induced failures)</h3>\n" + WorstCases(d, f);
   out += "<h3>Drift of greedy continuations</h3>\n";
@@ -106,15 +106,17 @@ std::string ProbeDir(const ReportContext& ctx, const RunDirectory& d) {
   return out;
 }
 
+std::string WorstCasesBody(const ReportContext& ctx) {
+  return PerProbeDirectory(ctx, [&](const RunDirectory& d) { return WorstCasesDirSection(ctx, d); });
+}
+
 }  // namespace
 
-std::string RenderWorstCasesSection(const ReportContext& ctx) {
-  std::string out = SectionStart(
-      "worst-cases", "7. Worst cases, drift and variance",
-      "Outputs the cache broke, with the first place the configuration departs from the baseline marked. Drift: "
-      "how far greedy continuations of the same prompt stay identical to the baseline's; variance: whether "
-      "sampling spreads more under the configuration than under the baseline.");
-  return out + PerProbeDirectory(ctx, [&](const RunDirectory& d) { return ProbeDir(ctx, d); }) + "</section>\n";
-}
+const Section kWorstCasesSection = {
+    "worst-cases", "Worst cases", "Worst cases, drift and variance",
+    "Outputs the cache broke, with the first place the configuration departs from the baseline marked. Drift: "
+    "how far greedy continuations of the same prompt stay identical to the baseline's; variance: whether "
+    "sampling spreads more under the configuration than under the baseline.",
+    WorstCasesBody};
 
 }  // namespace kvaudit::report

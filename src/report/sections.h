@@ -1,6 +1,7 @@
-// The report's sections, one file each (section_*.cc), in the order the page shows them. Each
-// returns a <section> element; a section whose data is not in the directories says what is
-// missing and how to get it, so a partial run renders what is there.
+// The report's sections, one file each (section_*.cc), each a row of the page's table (the order of
+// kPageSections in html_page.cc is the order the page shows them, and gives their numbers). A
+// section's body is the content of its <section> element; a section whose data is not in the
+// directories says what is missing and how to get it, so a partial run renders what is there.
 #pragma once
 
 #include <string>
@@ -9,13 +10,21 @@
 
 namespace kvaudit::report {
 
-std::string RenderVerdictSection(const ReportContext& ctx);      // 1: PASS/FAIL, safe-up-to, what to deploy
-std::string RenderMemorySection(const ReportContext& ctx);       // 2: memory vs fidelity table
-std::string RenderCurvesSection(const ReportContext& ctx);       // 3: KLD and top-1 vs context length
-std::string RenderAttentionSection(const ReportContext& ctx);    // 4: layer x KV head heatmaps
-std::string RenderSensitivitySection(const ReportContext& ctx);  // 5: sensitivity per layer, Pareto front
-std::string RenderProbesSection(const ReportContext& ctx);       // 6: needle grids, attribution
-std::string RenderWorstCasesSection(const ReportContext& ctx);   // 7: worst cases, drift, variance
-std::string RenderRunInfoSection(const ReportContext& ctx);      // 8: model, version, machine, time
+struct Section {
+  const char* id;           // the element's id and the table of contents' anchor
+  const char* toc_label;    // the table of contents' link text (HTML)
+  const char* title;        // the heading, after the section's number
+  const char* how_to_read;  // the intro paragraph under the heading
+  std::string (*body)(const ReportContext& ctx);
+};
+
+extern const Section kVerdictSection;      // PASS/FAIL, safe-up-to, what to deploy
+extern const Section kMemorySection;       // memory vs fidelity table
+extern const Section kCurvesSection;       // KLD and top-1 vs context length
+extern const Section kAttentionSection;    // layer x KV head heatmaps
+extern const Section kSensitivitySection;  // sensitivity per layer, Pareto front
+extern const Section kProbesSection;       // needle grids, attribution
+extern const Section kWorstCasesSection;   // worst cases, drift, variance
+extern const Section kRunInfoSection;      // model, version, machine, time
 
 }  // namespace kvaudit::report

@@ -11,6 +11,11 @@ nlohmann::json ApiError::ToJson() const {
   return {{"error", error}};
 }
 
+const nlohmann::json* RequestField(const nlohmann::json& body, const char* name) {
+  auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
 ApiError BadRequest(std::string code, std::string param, std::string message) {
   ApiError e;
   e.status = 400;

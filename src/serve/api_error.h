@@ -19,6 +19,8 @@ struct ApiError {
 };
 
 ApiError BadRequest(std::string code, std::string param, std::string message);
+// A request field's value, nullptr when absent or null (OpenAI's clients send null for "not set").
+const nlohmann::json* RequestField(const nlohmann::json& body, const char* name);
 // Any other status (401, 503, 504, ...) with its OpenAI error type.
 ApiError ServerError(int status, std::string type, std::string code, std::string message);
 

@@ -1,14 +1,9 @@
 #include "serve/chat_prompt.h"
 
+#include "base/trim.h"
+
 namespace kvaudit::serve {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kWs = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(kWs);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kWs) - b + 1);
-}
 
 // ChatML (Qwen2.5's template without its default system turn): per message
 // '<|im_start|>' + role + '\n' + content + '<|im_end|>\n', then '<|im_start|>assistant\n'.
@@ -24,7 +19,7 @@ std::string Llama3(const std::vector<ChatMessage>& ms) {
   std::string out;
   for (const ChatMessage& m : ms) {
     out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
-    out += Trim(m.content);
+    out += TrimSpace(m.content);
     out += "<|eot_id|>";
   }
   return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";

@@ -7,23 +7,18 @@ namespace {
 
 using nlohmann::json;
 
-const json* Given(const json& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
 // OpenAI's content: a string, or an array of parts of which only {"type": "text", "text"} are
 // text; their texts are joined (vLLM joins text parts with "\n" for string-content templates).
 bool ReadContent(const json& m, std::string* out, ApiError* error) {
-  const json* c = Given(m, "content");
+  const json* c = RequestField(m, "content");
   if (!c) return *error = BadRequest("missing_field", "messages", "every message needs a 'content'"), false;
   if (c->is_string()) return *out = c->get<std::string>(), true;
   if (!c->is_array())
     return *error = BadRequest("invalid_type", "messages", "'content' must be a string or an array of text parts"),
            false;
   for (const json& part : *c) {
-    const json* type = part.is_object() ? Given(part, "type") : nullptr;
-    const json* text = part.is_object() ? Given(part, "text") : nullptr;
+    const json* type = part.is_object() ? RequestField(part, "type") : nullptr;
+    const json* text = part.is_object() ? RequestField(part, "text") : nullptr;
     if (!type || *type != "text" || !text || !text->is_string()) {
       return *error = BadRequest(
                  "unsupported_value", "messages",
@@ -37,7 +32,7 @@ bool ReadContent(const json& m, std::string* out, ApiError* error) {
 }
 
 bool ReadMessages(const json& body, std::vector<ChatMessage>* out, ApiError* error) {
-  const json* ms = Given(body, "messages");
+  const json* ms = RequestField(body, "messages");
   if (!ms) return *error = BadRequest("missing_field", "messages", "'messages' is required"), false;
   if (!ms->is_array())
     return *error = BadRequest("invalid_type", "messages", "'messages' must be an array of messages"), false;
@@ -48,7 +43,7 @@ bool ReadMessages(const json& body, std::vector<ChatMessage>* out, ApiError* err
   }
   for (const json& m : *ms) {
     if (!m.is_object()) return *error = BadRequest("invalid_type", "messages", "each message must be an object"), false;
-    const json* role = Given(m, "role");
+    const json* role = RequestField(m, "role");
     if (!role || !role->is_string())
       return *error = BadRequest("missing_field", "messages", "every message needs a string 'role'"), false;
     ChatMessage msg{role->get<std::string>(), ""};
@@ -57,7 +52,7 @@ bool ReadMessages(const json& body, std::vector<ChatMessage>* out, ApiError* err
                                  "role '" + msg.role + "' is not served; hint: use system, user or assistant"),
              false;
     }
-    if (Given(m, "tool_calls"))
+    if (RequestField(m, "tool_calls"))
       return *error = BadRequest("unsupported_value", "messages", "tool calls are not built; hint: omit them"), false;
     if (!ReadContent(m, &msg.content, error)) return false;
     out->push_back(std::move(msg));
@@ -66,17 +61,17 @@ bool ReadMessages(const json& body, std::vector<ChatMessage>* out, ApiError* err
 }
 
 // Chat-only options this server does not build: a 400 rather than a silently different answer.
-bool RefuseUnbuilt(const json& body, ApiError* error) {
+bool RefuseUnbuiltChatOptions(const json& body, ApiError* error) {
   for (const char* name : {"tools", "tool_choice", "functions", "function_call", "response_format", "prompt_logprobs",
                            "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs"}) {
-    if (Given(body, name)) {
+    if (RequestField(body, name)) {
       return *error = BadRequest("unsupported_value", name, std::string("'") + name + "' is not built; hint: omit it"),
              false;
     }
   }
   for (const auto& [name, neutral] : {std::pair{"add_generation_prompt", true},
                                       std::pair{"continue_final_message", false}, std::pair{"echo", false}}) {
-    const json* v = Given(body, name);
+    const json* v = RequestField(body, name);
     if (v && *v != neutral) {
       return *error = BadRequest("unsupported_value", name,
                                  std::string("'") + name + "' other than " + (neutral ? "true" : "false") +
@@ -89,8 +84,8 @@ bool RefuseUnbuilt(const json& body, ApiError* error) {
 
 // OpenAI's logprobs (bool) + top_logprobs (0..20) as the completions route's logprobs count.
 bool MapLogprobs(const json& body, json* mapped, ApiError* error) {
-  const json* lp = Given(body, "logprobs");
-  const json* top = Given(body, "top_logprobs");
+  const json* lp = RequestField(body, "logprobs");
+  const json* top = RequestField(body, "top_logprobs");
   if (lp && !lp->is_boolean())
     return *error = BadRequest("invalid_type", "logprobs", "'logprobs' must be true or false"), false;
   const bool want = lp && lp->get<bool>();
@@ -116,16 +111,16 @@ std::optional<ChatRequest> ParseChatRequest(std::string_view body, ApiError* err
   if (j.is_discarded()) return *error = BadRequest("invalid_json", "", "the body is not valid JSON"), std::nullopt;
   if (!j.is_object()) return *error = BadRequest("invalid_type", "", "the body must be a JSON object"), std::nullopt;
   ChatRequest r;
-  if (!ReadMessages(j, &r.messages, error) || !RefuseUnbuilt(j, error)) return std::nullopt;
+  if (!ReadMessages(j, &r.messages, error) || !RefuseUnbuiltChatOptions(j, error)) return std::nullopt;
   // The completions body with the same sampling fields; max_completion_tokens (OpenAI's newer name)
   // wins over the deprecated max_tokens, as in vLLM.
   json mapped = {{"prompt", ""}};
   for (const char* name :
        {"model", "user", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "n", "best_of",
         "presence_penalty", "frequency_penalty", "logit_bias", "stream", "stream_options"}) {
-    if (const json* v = Given(j, name)) mapped[name] = *v;
+    if (const json* v = RequestField(j, name)) mapped[name] = *v;
   }
-  if (const json* v = Given(j, "max_completion_tokens")) {
+  if (const json* v = RequestField(j, "max_completion_tokens")) {
     if (!v->is_number_integer())
       return *error = BadRequest("invalid_type", "max_completion_tokens", "'max_completion_tokens' must be an integer"),
              std::nullopt;

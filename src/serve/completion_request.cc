@@ -10,12 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-// A field's value, nullptr when absent or null (OpenAI's clients send null for "not set").
-const json* Field(const json& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
 ApiError WrongType(const std::string& name, const std::string& want) {
   return BadRequest("invalid_type", name, "'" + name + "' must be " + want);
 }
@@ -27,7 +21,7 @@ ApiError OutOfRange(const std::string& name, const std::string& range) {
 // Reads an integer field in [lo, hi] into *out (left as it is when absent).
 template <class Int>
 bool ReadInt(const json& body, const char* name, int64_t lo, int64_t hi, Int* out, ApiError* error) {
-  const json* v = Field(body, name);
+  const json* v = RequestField(body, name);
   if (!v) return true;
   if (!v->is_number_integer()) return *error = WrongType(name, "an integer"), false;
   const bool in_range = v->is_number_unsigned() ? v->get<uint64_t>() <= static_cast<uint64_t>(hi)
@@ -46,7 +40,7 @@ std::string Short(double x) {
 }
 
 bool ReadFloat(const json& body, const char* name, double lo, double hi, float* out, ApiError* error) {
-  const json* v = Field(body, name);
+  const json* v = RequestField(body, name);
   if (!v) return true;
   if (!v->is_number()) return *error = WrongType(name, "a number"), false;
   const double x = v->get<double>();
@@ -58,7 +52,7 @@ bool ReadFloat(const json& body, const char* name, double lo, double hi, float* 
 }
 
 bool ReadBool(const json& body, const char* name, bool* out, ApiError* error) {
-  const json* v = Field(body, name);
+  const json* v = RequestField(body, name);
   if (!v) return true;
   if (!v->is_boolean()) return *error = WrongType(name, "true or false"), false;
   *out = v->get<bool>();
@@ -68,7 +62,7 @@ bool ReadBool(const json& body, const char* name, bool* out, ApiError* error) {
 // "prompt": a string or one array of token ids. An array of strings or of arrays is a batch,
 // which this server does not take (one prompt per request: docs/serve.md).
 bool ReadPrompt(const json& body, CompletionRequest* r, ApiError* error) {
-  const json* v = Field(body, "prompt");
+  const json* v = RequestField(body, "prompt");
   if (!v) return *error = BadRequest("missing_field", "prompt", "'prompt' is required"), false;
   if (v->is_string()) return r->prompt_text = v->get<std::string>(), true;
   if (!v->is_array()) return *error = WrongType("prompt", "a string or an array of token ids"), false;
@@ -91,7 +85,7 @@ bool ReadPrompt(const json& body, CompletionRequest* r, ApiError* error) {
 }
 
 bool ReadStop(const json& body, CompletionRequest* r, ApiError* error) {
-  const json* v = Field(body, "stop");
+  const json* v = RequestField(body, "stop");
   if (!v) return true;
   const json list = v->is_string() ? json::array({*v}) : *v;
   if (!list.is_array()) return *error = WrongType("stop", "a string or an array of strings"), false;
@@ -112,24 +106,24 @@ bool ReadStop(const json& body, CompletionRequest* r, ApiError* error) {
 // Fields of the OpenAI API kvaudit serve does not implement (docs/serve.md "Not built yet"):
 // accepted only at their neutral value, so a client relying on them gets a 400 rather than a
 // silently different answer.
-bool RefuseUnbuilt(const json& body, ApiError* error) {
-  const json* n = Field(body, "n");
-  const json* best_of = Field(body, "best_of");
+bool RefuseUnbuiltCompletionOptions(const json& body, ApiError* error) {
+  const json* n = RequestField(body, "n");
+  const json* best_of = RequestField(body, "best_of");
   if ((n && *n != 1) || (best_of && *best_of != 1)) {
     return *error = BadRequest("unsupported_value", n && *n != 1 ? "n" : "best_of",
                                "one choice per request; hint: send the request again for another sample"),
            false;
   }
   for (const char* name : {"presence_penalty", "frequency_penalty"}) {
-    const json* p = Field(body, name);
+    const json* p = RequestField(body, name);
     if (p && (!p->is_number() || p->get<double>() != 0.0)) {
       return *error =
                  BadRequest("unsupported_value", name, std::string("'") + name + "' is not built yet; hint: omit it"),
              false;
     }
   }
-  const json* bias = Field(body, "logit_bias");
-  const json* suffix = Field(body, "suffix");
+  const json* bias = RequestField(body, "logit_bias");
+  const json* suffix = RequestField(body, "suffix");
   if ((bias && !(bias->is_object() && bias->empty())) || suffix) {
     const char* name = suffix ? "suffix" : "logit_bias";
     return *error =
@@ -150,7 +144,7 @@ bool ReadSampling(const json& body, CompletionRequest* r, ApiError* error) {
   }
   if (s.top_p <= 0.0f) return *error = OutOfRange("top_p", "in (0, 1]"), false;
   s.top_k = top_k < 0 ? 0 : top_k;  // vLLM's -1 and our 0 both mean off
-  const json* seed = Field(body, "seed");
+  const json* seed = RequestField(body, "seed");
   if (seed) {
     if (!seed->is_number_integer()) return *error = WrongType("seed", "an integer"), false;
     s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
@@ -161,11 +155,11 @@ bool ReadSampling(const json& body, CompletionRequest* r, ApiError* error) {
 
 bool ReadLogprobs(const json& body, CompletionRequest* r, ApiError* error) {
   int k = 0;
-  if (Field(body, "logprobs")) {
+  if (RequestField(body, "logprobs")) {
     if (!ReadInt(body, "logprobs", 0, kMaxLogprobs, &k, error)) return false;
     r->logprobs = k;
   }
-  if (Field(body, "prompt_logprobs")) {
+  if (RequestField(body, "prompt_logprobs")) {
     if (!ReadInt(body, "prompt_logprobs", 0, kMaxLogprobs, &k, error)) return false;
     r->prompt_logprobs = k;
   }
@@ -182,17 +176,17 @@ std::optional<CompletionRequest> ParseCompletionRequest(std::string_view body, A
   if (j.is_discarded()) return *error = BadRequest("invalid_json", "", "the body is not valid JSON"), std::nullopt;
   if (!j.is_object()) return *error = BadRequest("invalid_type", "", "the body must be a JSON object"), std::nullopt;
   CompletionRequest r;
-  if (const json* model = Field(j, "model")) {
+  if (const json* model = RequestField(j, "model")) {
     if (!model->is_string()) return *error = WrongType("model", "a string"), std::nullopt;
     r.model = model->get<std::string>();
   }
-  if (const json* user = Field(j, "user"); user && !user->is_string()) {
+  if (const json* user = RequestField(j, "user"); user && !user->is_string()) {
     return *error = WrongType("user", "a string"), std::nullopt;
   }
   if (!ReadPrompt(j, &r, error) ||
       !ReadInt(j, "max_tokens", 0, std::numeric_limits<int32_t>::max(), &r.max_tokens, error) ||
       !ReadSampling(j, &r, error) || !ReadStop(j, &r, error) || !ReadLogprobs(j, &r, error) ||
-      !RefuseUnbuilt(j, error) || !ReadStreamOptions(j, &r.stream, error)) {
+      !RefuseUnbuiltCompletionOptions(j, error) || !ReadStreamOptions(j, &r.stream, error)) {
     return std::nullopt;
   }
   return r;
@@ -224,7 +218,7 @@ std::optional<TokenizeRequest> ParseTokenizeRequest(std::string_view body, ApiEr
   if (j.is_discarded()) return *error = BadRequest("invalid_json", "", "the body is not valid JSON"), std::nullopt;
   if (!j.is_object()) return *error = BadRequest("invalid_type", "", "the body must be a JSON object"), std::nullopt;
   TokenizeRequest r;
-  const json* content = Field(j, "content");
+  const json* content = RequestField(j, "content");
   if (!content) return *error = BadRequest("missing_field", "content", "'content' is required"), std::nullopt;
   if (!content->is_string()) return *error = WrongType("content", "a string"), std::nullopt;
   r.content = content->get<std::string>();
@@ -236,7 +230,7 @@ std::optional<std::vector<int32_t>> ParseDetokenizeRequest(std::string_view body
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) return *error = BadRequest("invalid_json", "", "the body is not valid JSON"), std::nullopt;
   if (!j.is_object()) return *error = BadRequest("invalid_type", "", "the body must be a JSON object"), std::nullopt;
-  const json* tokens = Field(j, "tokens");
+  const json* tokens = RequestField(j, "tokens");
   if (!tokens) return *error = BadRequest("missing_field", "tokens", "'tokens' is required"), std::nullopt;
   if (!tokens->is_array()) return *error = WrongType("tokens", "an array of token ids"), std::nullopt;
   std::vector<int32_t> ids;

@@ -11,6 +11,9 @@
 
 namespace kvaudit::serve {
 
+// A metric family's "# HELP name help" and "# TYPE name type" lines, appended to out.
+void MetricFamilyHeader(std::string& out, const char* name, const char* type, const char* help);
+
 class Histogram {
  public:
   explicit Histogram(std::vector<double> bounds);  // ascending upper bounds; +Inf is implicit

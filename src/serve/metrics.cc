@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "serve/histogram.h"
+
 namespace kvaudit::serve {
 namespace {
 
@@ -10,10 +12,6 @@ std::string Number(double x) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.15g", x);
   return buf;
-}
-
-void Header(std::string& out, const char* name, const char* type, const char* help) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
 }  // namespace
@@ -43,24 +41,25 @@ void Metrics::RecordCancel(const std::string& reason) {
 std::string Metrics::Render(size_t queue_depth, size_t running) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
-  Header(out, "kvaudit_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
+  MetricFamilyHeader(out, "kvaudit_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
   for (const auto& [key, n] : requests_) {
     out += "kvaudit_requests_total{endpoint=\"" + key.first + "\",code=\"" + std::to_string(key.second) + "\"} " +
            std::to_string(n) + "\n";
   }
-  Header(out, "kvaudit_prompt_tokens_total", "counter", "Prompt tokens of completed completions.");
+  MetricFamilyHeader(out, "kvaudit_prompt_tokens_total", "counter", "Prompt tokens of completed completions.");
   out += "kvaudit_prompt_tokens_total " + std::to_string(prompt_tokens_) + "\n";
-  Header(out, "kvaudit_completion_tokens_total", "counter", "Generated tokens of completed completions.");
+  MetricFamilyHeader(out, "kvaudit_completion_tokens_total", "counter", "Generated tokens of completed completions.");
   out += "kvaudit_completion_tokens_total " + std::to_string(completion_tokens_) + "\n";
-  Header(out, "kvaudit_completions_cancelled_total", "counter", "Completions stopped before their end, by reason.");
+  MetricFamilyHeader(out, "kvaudit_completions_cancelled_total", "counter",
+                     "Completions stopped before their end, by reason.");
   for (const auto& [reason, n] : cancelled_) {
     out += "kvaudit_completions_cancelled_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
   }
-  Header(out, "kvaudit_queue_depth", "gauge", "Completions waiting for a worker.");
+  MetricFamilyHeader(out, "kvaudit_queue_depth", "gauge", "Completions waiting for a worker.");
   out += "kvaudit_queue_depth " + std::to_string(queue_depth) + "\n";
-  Header(out, "kvaudit_requests_running", "gauge", "Completions a worker is running.");
+  MetricFamilyHeader(out, "kvaudit_requests_running", "gauge", "Completions a worker is running.");
   out += "kvaudit_requests_running " + std::to_string(running) + "\n";
-  Header(out, "kvaudit_request_duration_seconds", "histogram", "Wall time of routed requests.");
+  MetricFamilyHeader(out, "kvaudit_request_duration_seconds", "histogram", "Wall time of routed requests.");
   int64_t cumulative = 0;
   for (size_t b = 0; b < kBuckets.size(); ++b) {
     cumulative += bucket_counts_[b];

@@ -1,13 +1,6 @@
 #include "serve/shadow_metrics.h"
 
 namespace kvaudit::serve {
-namespace {
-
-void Header(std::string& out, const char* name, const char* type, const char* help) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-}
-
-}  // namespace
 
 std::string ContextLabel(const Bucket& b) {
   return "context=\"" + std::to_string(b.from) + "-" + std::to_string(b.to) + "\"";
@@ -37,11 +30,11 @@ void ShadowMetrics::Record(const std::vector<Position>& positions, double cpu_se
 std::string ShadowMetrics::Render() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
-  Header(out, "kvaudit_shadow_requests_total", "counter", "Completions re-run on the f32 shadow cache.");
+  MetricFamilyHeader(out, "kvaudit_shadow_requests_total", "counter", "Completions re-run on the f32 shadow cache.");
   out += "kvaudit_shadow_requests_total " + std::to_string(requests_) + "\n";
-  Header(out, "kvaudit_shadow_cpu_seconds_total", "counter", "Process CPU seconds spent in shadow runs.");
+  MetricFamilyHeader(out, "kvaudit_shadow_cpu_seconds_total", "counter", "Process CPU seconds spent in shadow runs.");
   out += "kvaudit_shadow_cpu_seconds_total " + PromNumber(cpu_seconds_) + "\n";
-  Header(out, "kvaudit_shadow_seconds_total", "counter", "Wall seconds workers spent in shadow runs.");
+  MetricFamilyHeader(out, "kvaudit_shadow_seconds_total", "counter", "Wall seconds workers spent in shadow runs.");
   out += "kvaudit_shadow_seconds_total " + PromNumber(wall_seconds_) + "\n";
   // Only buckets a request reached, so an idle server's exposition stays short.
   auto each = [&](auto&& line) {
@@ -49,17 +42,20 @@ std::string ShadowMetrics::Render() const {
       if (per_bucket_[b].positions > 0) line(ContextLabel(buckets_[b]), per_bucket_[b]);
     }
   };
-  Header(out, "kvaudit_shadow_positions_total", "counter", "Positions compared with the shadow, by context bucket.");
+  MetricFamilyHeader(out, "kvaudit_shadow_positions_total", "counter",
+                     "Positions compared with the shadow, by context bucket.");
   each([&](const std::string& l, const PerBucket& pb) {
     out += "kvaudit_shadow_positions_total{" + l + "} " + std::to_string(pb.positions) + "\n";
   });
-  Header(out, "kvaudit_shadow_top1_agree_total", "counter", "Positions whose served top-1 token is the shadow's.");
+  MetricFamilyHeader(out, "kvaudit_shadow_top1_agree_total", "counter",
+                     "Positions whose served top-1 token is the shadow's.");
   each([&](const std::string& l, const PerBucket& pb) {
     out += "kvaudit_shadow_top1_agree_total{" + l + "} " + std::to_string(pb.top1) + "\n";
   });
-  Header(out, "kvaudit_shadow_kld", "histogram", "KL(shadow || served) per position, nats.");
+  MetricFamilyHeader(out, "kvaudit_shadow_kld", "histogram", "KL(shadow || served) per position, nats.");
   each([&](const std::string& l, const PerBucket& pb) { out += pb.kld.Render("kvaudit_shadow_kld", l); });
-  Header(out, "kvaudit_shadow_delta_nll", "histogram", "NLL of the served next token, served minus shadow, nats.");
+  MetricFamilyHeader(out, "kvaudit_shadow_delta_nll", "histogram",
+                     "NLL of the served next token, served minus shadow, nats.");
   each([&](const std::string& l, const PerBucket& pb) { out += pb.delta_nll.Render("kvaudit_shadow_delta_nll", l); });
   return out;
 }

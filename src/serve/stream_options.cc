@@ -3,21 +3,13 @@
 #include <string>
 
 namespace kvaudit::serve {
-namespace {
-
-const nlohmann::json* Given(const nlohmann::json& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
-}  // namespace
 
 bool ReadStreamOptions(const nlohmann::json& body, StreamOptions* out, ApiError* error) {
-  if (const nlohmann::json* s = Given(body, "stream")) {
+  if (const nlohmann::json* s = RequestField(body, "stream")) {
     if (!s->is_boolean()) return *error = BadRequest("invalid_type", "stream", "'stream' must be true or false"), false;
     out->stream = s->get<bool>();
   }
-  const nlohmann::json* options = Given(body, "stream_options");
+  const nlohmann::json* options = RequestField(body, "stream_options");
   if (options) {
     if (!out->stream) {
       return *error = BadRequest("invalid_value", "stream_options",
@@ -27,7 +19,7 @@ bool ReadStreamOptions(const nlohmann::json& body, StreamOptions* out, ApiError*
     if (!options->is_object()) {
       return *error = BadRequest("invalid_type", "stream_options", "'stream_options' must be an object"), false;
     }
-    if (const nlohmann::json* u = Given(*options, "include_usage")) {
+    if (const nlohmann::json* u = RequestField(*options, "include_usage")) {
       if (!u->is_boolean()) {
         return *error =
                    BadRequest("invalid_type", "stream_options", "'stream_options.include_usage' must be true or false"),
@@ -38,7 +30,7 @@ bool ReadStreamOptions(const nlohmann::json& body, StreamOptions* out, ApiError*
   }
   if (!out->stream) return true;
   for (const char* name : {"logprobs", "prompt_logprobs", "echo"}) {
-    const nlohmann::json* v = Given(body, name);
+    const nlohmann::json* v = RequestField(body, name);
     if (!v || (v->is_boolean() && !v->get<bool>())) continue;  // chat's logprobs: false, echo: false
     return *error = BadRequest("unsupported_value", name,
                                std::string("'") + name + "' with 'stream' is not built yet; hint: omit one of them"),

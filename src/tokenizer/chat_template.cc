@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/trim.h"
 #include "io/gguf.h"
 
 namespace kvaudit {
@@ -14,13 +15,6 @@ constexpr const char* kFlagHint = "hint: pass --chat-template none|chatml|llama3
 
 // Jinja's `trim` filter (Python str.strip()) on ASCII whitespace, as the Llama-3 template applies
 // to message content.
-std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kWs = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(kWs);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kWs) - b + 1);
-}
-
 Expected<std::string> ReadFile(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) return BadInput(p.string() + ": cannot open file; hint: check the model directory");
@@ -32,7 +26,7 @@ Expected<std::string> ReadFile(const std::filesystem::path& p) {
 }  // namespace
 
 Expected<ChatFormat> DetectChatFormat(std::string_view t) {
-  if (Trim(t).empty()) return ChatFormat::kNone;
+  if (TrimSpace(t).empty()) return ChatFormat::kNone;
   if (t.find("<|im_start|>") != std::string_view::npos) return ChatFormat::kChatML;
   if (t.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
   if (t.find("[INST]") != std::string_view::npos) {
@@ -82,7 +76,7 @@ std::string ApplyChatTemplate(ChatFormat format, std::string_view user_message, 
       // Meta-Llama-3-8B-Instruct: '<|start_header_id|>' + role + '<|end_header_id|>\n\n' +
       // content | trim + '<|eot_id|>', then the generation prompt for the assistant.
       out = "<|start_header_id|>user<|end_header_id|>\n\n";
-      out += Trim(user_message);
+      out += TrimSpace(user_message);
       out += "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
       break;
     case ChatFormat::kMistral:

@@ -1,52 +1,31 @@
 #include "tokenizer/pretokenizer.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
+#include "tokenizer/pcre2_pattern.h"
 #include "tokenizer/utf8.h"
 
 namespace kvaudit {
 
+// One regex stage: the pieces of a text are its matches and the gaps between them (invalid UTF-8
+// matches nothing, so it ends up in gaps, which become pieces of their own).
 class RegexSplitter {
  public:
   static Expected<std::unique_ptr<RegexSplitter>> Compile(const std::string& pattern) {
-    int err = 0;
-    PCRE2_SIZE err_offset = 0;
-    // MATCH_INVALID_UTF: the input may hold invalid UTF-8 (byte-level BPE must still encode it);
-    // invalid bytes then match nothing and end up in gaps, which become pieces of their own.
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &err_offset, nullptr);
-    if (code == nullptr) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(err, msg, sizeof(msg));
-      return BadInput("pre-tokenizer regex does not compile at offset " + std::to_string(err_offset) + ": " +
-                      reinterpret_cast<const char*>(msg));
-    }
-    // JIT is optional: pcre2_match falls back to the interpreter when it is unavailable.
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+    auto compiled = Pcre2Pattern::Compile(pattern, /*jit=*/true);
+    if (!compiled) return BadInput("pre-tokenizer regex " + compiled.error().message);
     auto splitter = std::unique_ptr<RegexSplitter>(new RegexSplitter());
-    splitter->code_ = code;
-    splitter->context_ = pcre2_match_context_create(nullptr);
-    // Bound the work of hostile patterns (fuzzed tokenizer.json); a hit ends the split early.
-    pcre2_set_match_limit(splitter->context_, 1000000);
-    pcre2_set_depth_limit(splitter->context_, 10000);
+    splitter->pattern_ = std::move(compiled).value();
     return splitter;
   }
 
-  ~RegexSplitter() {
-    pcre2_match_context_free(context_);
-    pcre2_code_free(code_);
-  }
-
   void Split(std::string_view text, std::vector<std::string_view>* out) const {
-    pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_, nullptr);
+    pcre2_match_data* md = pcre2_match_data_create_from_pattern(pattern_->code(), nullptr);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t gap_start = 0;
     size_t pos = 0;
     while (pos < text.size()) {
-      int rc = pcre2_match(code_, subject, text.size(), pos, 0, md, context_);
+      int rc = pcre2_match(pattern_->code(), subject, text.size(), pos, 0, md, pattern_->context());
       if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
-        rc = pcre2_match(code_, subject, text.size(), pos, PCRE2_NO_JIT, md, context_);
+        rc = pcre2_match(pattern_->code(), subject, text.size(), pos, PCRE2_NO_JIT, md, pattern_->context());
       }
       if (rc < 0) break;  // no further match (or a limit): the rest is one gap
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
@@ -67,8 +46,7 @@ class RegexSplitter {
 
  private:
   RegexSplitter() = default;
-  pcre2_code* code_ = nullptr;
-  pcre2_match_context* context_ = nullptr;
+  std::unique_ptr<Pcre2Pattern> pattern_;
 };
 
 PreTokenizer::PreTokenizer() = default;

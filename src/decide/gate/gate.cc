@@ -329,6 +329,10 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
 
 }  // namespace
 
+std::string GateReport::TargetText() const {
+  return target_context ? std::to_string(*target_context) + " tokens" : "the longest context measured";
+}
+
 int GateReport::failed() const {
   return static_cast<int>(
       std::count_if(configs.begin(), configs.end(), [](const ConfigVerdict& v) { return !v.pass; }));

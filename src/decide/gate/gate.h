@@ -43,6 +43,7 @@ struct GateReport {
   std::vector<ConfigVerdict> configs;  // in the order the results list them
   int failed() const;
   int exit_code() const { return failed() > 0 ? 1 : 0; }
+  std::string TargetText() const;  // "4096 tokens", or "the longest context measured"
 };
 
 // Judges every configuration of `inputs` by `policy`. BadInput when the results lack what the

@@ -5,7 +5,7 @@ namespace {
 
 // A pull-request comment stays readable (and under the forge's size limit): the first failures of
 // each configuration, the count of the rest; --junit and --json have every case.
-constexpr size_t kFailuresShown = 10;
+constexpr size_t kMarkdownFailuresShown = 10;
 
 // A table cell: '|' would end it and a newline the row; backticks keep specs literal.
 std::string Cell(const std::string& s) {
@@ -24,16 +24,12 @@ std::string Cell(const std::string& s) {
 
 std::string Code(const std::string& s) { return "`" + Cell(s) + "`"; }
 
-std::string Target(const GateReport& r) {
-  return r.target_context ? std::to_string(*r.target_context) + " tokens" : "the longest context measured";
-}
-
 }  // namespace
 
 std::string GateMarkdown(const GateReport& r) {
   const int failed = r.failed();
   std::string out = std::string("## kvaudit gate: ") + (failed ? "FAIL" : "PASS") + "\n\n";
-  out += "Policy " + Code(r.policy) + ", target context: " + Target(r) + "; " + std::to_string(failed) + " of " +
+  out += "Policy " + Code(r.policy) + ", target context: " + r.TargetText() + "; " + std::to_string(failed) + " of " +
          std::to_string(r.configs.size()) + " configurations fail.\n\n";
   out += "| configuration | verdict | safe up to | first failure |\n|---|---|---|---|\n";
   for (const ConfigVerdict& v : r.configs) {
@@ -45,13 +41,13 @@ std::string GateMarkdown(const GateReport& r) {
   for (const ConfigVerdict& v : r.configs) {
     size_t n = 0;
     for (const GateCase& c : v.cases) {
-      if (c.pass || n++ >= kFailuresShown) continue;
+      if (c.pass || n++ >= kMarkdownFailuresShown) continue;
       failing += "| " + Code(v.config) + " | " + Code(c.criterion) + " | " + Cell(c.scope) + " | " +
                  GateNumber(c.measured) + " | " + GateNumber(c.threshold) + " | " + Cell(c.text) + " |\n";
     }
-    if (n > kFailuresShown) {
-      failing +=
-          "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kFailuresShown) + " more failing cases |\n";
+    if (n > kMarkdownFailuresShown) {
+      failing += "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kMarkdownFailuresShown) +
+                 " more failing cases |\n";
     }
   }
   if (!failing.empty()) {

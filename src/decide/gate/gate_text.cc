@@ -9,14 +9,10 @@ namespace {
 using nlohmann::json;
 
 // The terminal shows the first failures of each configuration; --json and --junit have them all.
-constexpr size_t kFailuresShown = 5;
+constexpr size_t kTextFailuresShown = 5;
 
 std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
-}
-
-std::string Target(const GateReport& r) {
-  return r.target_context ? std::to_string(*r.target_context) + " tokens" : "the longest context measured";
 }
 
 json CaseJson(const GateCase& c) {
@@ -38,7 +34,7 @@ json CaseJson(const GateCase& c) {
 std::string GateVerdictText(const GateReport& r) {
   size_t width = std::string("configuration").size();
   for (const ConfigVerdict& v : r.configs) width = std::max(width, v.config.size());
-  std::string out = "kvaudit gate: policy " + r.policy + ", target context: " + Target(r) + "\nresults:";
+  std::string out = "kvaudit gate: policy " + r.policy + ", target context: " + r.TargetText() + "\nresults:";
   for (const std::string& in : r.inputs) out += " " + in;
   out += "\n\n" + Pad("configuration", width) + "  verdict  " + Pad("safe up to", 24) + "  first failure\n";
   size_t cases = 0, failing = 0;
@@ -52,10 +48,10 @@ std::string GateVerdictText(const GateReport& r) {
       ++cases;
       if (c.pass) continue;
       ++failing, ++failing_here;
-      if (shown++ < kFailuresShown) failures += "  " + Pad(v.config, width) + "  " + c.text + "\n";
+      if (shown++ < kTextFailuresShown) failures += "  " + Pad(v.config, width) + "  " + c.text + "\n";
     }
-    if (failing_here > kFailuresShown) {
-      failures += "  " + Pad(v.config, width) + "  ... and " + std::to_string(failing_here - kFailuresShown) +
+    if (failing_here > kTextFailuresShown) {
+      failures += "  " + Pad(v.config, width) + "  ... and " + std::to_string(failing_here - kTextFailuresShown) +
                   " more (--json or --junit lists every case)\n";
     }
     std::string joined;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/trim.h"
+
 namespace kvaudit {
 namespace {
 
@@ -14,12 +16,6 @@ Error BudgetError(std::string_view text, const std::string& what, std::string_vi
   return BadInput("--budget \"" + std::string(text) + "\": " + what + "; hint: " + std::string(hint));
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 size_t Digits(std::string_view s, size_t i) {
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
   return i;
@@ -28,7 +24,7 @@ size_t Digits(std::string_view s, size_t i) {
 }  // namespace
 
 Expected<Budget> ParseBudget(std::string_view text) {
-  const std::string_view s = Trim(text);
+  const std::string_view s = TrimSpace(text);
   if (s.empty()) return BudgetError(text, "empty budget", kExamples);
   // number := digits [ "." digits ]: no signs, exponents or leading dots, so a typo is not a number.
   size_t end = Digits(s, 0);
@@ -44,7 +40,7 @@ Expected<Budget> ParseBudget(std::string_view text) {
   Budget b;
   b.text = std::string(text);
   std::from_chars(s.data(), s.data() + end, b.value);
-  const std::string_view unit = Trim(s.substr(end));
+  const std::string_view unit = TrimSpace(s.substr(end));
   if (unit.empty() || unit == "B")
     b.unit = Budget::Unit::kBytesPerToken;
   else if (unit == "MiB")

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "base/trim.h"
 #include "kv/make_cache.h"
 
 namespace kvaudit {
@@ -16,12 +17,6 @@ namespace {
 // tensor's format, engine is read apart).
 constexpr std::string_view kModifierKeys[] = {"scale", "scale_by", "group",    "recent",
                                               "sink",  "rot",      "outliers", "prerope"};
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
 
 Error CandidateError(std::string_view text, const std::string& what, const std::string& hint) {
   return BadInput("candidate \"" + std::string(text) + "\": " + what + "; hint: " + hint);
@@ -88,12 +83,13 @@ std::optional<Error> ReadModifiers(std::string_view text, const std::vector<std:
 
 Expected<Candidate> ParseCandidate(std::string_view text, char tensor) {
   KV_CHECK(tensor == 'k' || tensor == 'v');
-  const std::string trimmed = Trim(text);
+  const std::string trimmed(TrimSpace(text));
   if (trimmed.empty()) return CandidateError(text, "empty", "e.g. q8_0 or q4_0,rot=1");
   std::vector<std::string> items;
   for (size_t start = 0;;) {
     const size_t comma = trimmed.find(',', start);
-    items.push_back(Trim(std::string_view(trimmed).substr(start, comma == std::string::npos ? comma : comma - start)));
+    items.push_back(std::string(
+        TrimSpace(std::string_view(trimmed).substr(start, comma == std::string::npos ? comma : comma - start))));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

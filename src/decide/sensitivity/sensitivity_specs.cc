@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kv/formats/format_table.h"
+#include "base/trim.h"
 #include "kv/config/cache_config.h"
 
 namespace kvaudit {
@@ -21,17 +22,12 @@ constexpr std::string_view kCandidateHint =
     "a candidate is FORMAT[,key=value...] with keys scale, scale_by, group, recent, sink, rot, outliers, prerope, "
     "e.g. --formats q8_0,q4_0,rot=1";
 
-std::string Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return std::string(s);
-}
-
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
   for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == ',') out.push_back(Trim(std::string_view(s).substr(start, i - start))), start = i + 1;
+    if (i == s.size() || s[i] == ',')
+      out.push_back(std::string(TrimSpace(std::string_view(s).substr(start, i - start)))), start = i + 1;
   }
   return out;
 }

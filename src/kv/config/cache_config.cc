@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/trim.h"
 #include "model/config.h"
 
 namespace kvaudit {
@@ -17,19 +18,12 @@ constexpr std::string_view kKeyList = "k, v, kv, scale, scale_by, group, recent,
 constexpr std::string_view kFormatList =
     "f32, f16, bf16, fp8_e4m3, fp8_e5m2, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, kivi2, kivi4, int8, int4";
 
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
   for (size_t i = 0; i <= s.size(); ++i) {
     if (i == s.size() || s[i] == sep) {
-      out.push_back(Trim(s.substr(start, i - start)));
+      out.push_back(std::string(TrimSpace(s.substr(start, i - start))));
       start = i + 1;
     }
   }
@@ -213,7 +207,7 @@ std::string KvSettings::Print() const {
 }
 
 Expected<KvSettings> KvSettings::Parse(std::string_view text, std::string_view origin) {
-  const std::string where = Trim(text);
+  const std::string where(TrimSpace(text));
   KvSettings s;
   KV_RETURN_IF_ERROR(ParseKeys(where, SpecText{origin, where}, s, nullptr));
   return s;
@@ -222,7 +216,7 @@ Expected<KvSettings> KvSettings::Parse(std::string_view text, std::string_view o
 Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view origin) {
   CacheConfig config;
   config.origin_ = std::string(origin);
-  const std::string where = Trim(spec);
+  const std::string where(TrimSpace(spec));
   const SpecText err{origin, where};
   if (where.empty()) return err("empty cache spec", "e.g. " + std::string(origin) + " k=q8_0,v=q8_0");
   const std::vector<std::string> segments = Split(where, ';');
