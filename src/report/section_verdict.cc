@@ -37,6 +37,17 @@ std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
            ValueCell(d, a, base + "/kv_gib_at_target", ValueFormat::kGib) + "</tr>\n";
   }
   out += "</tbody></table>\n";
+  // The families the baseline fails are the baseline's own counts, the same in every row: shown once.
+  const json& no_signal = configs.empty() ? json::array() : configs[0].value("no_signal", json::array());
+  if (!no_signal.empty()) {
+    out += "<p class=\"note\">No signal: ";
+    for (size_t k = 0; k < no_signal.size(); ++k) {
+      out += (k ? "; " : "") + ValueSpan(d, a, "/configs/0/no_signal/" + std::to_string(k), ValueFormat::kText);
+    }
+    out +=
+        ". The model fails these probes with the full-precision cache, so they cannot show a loss; their "
+        "criteria are skipped, not passed.</p>\n";
+  }
   const json* deploy = Lookup(a, "/deploy");
   out += deploy && !deploy->is_null() ? "<p>Fewest bytes among the configurations under test that pass: <code>" +
                                             ValueSpan(d, a, "/deploy", ValueFormat::kText) + "</code>.</p>\n"

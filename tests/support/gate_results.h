@@ -28,7 +28,8 @@ inline constexpr const char* kSyntheticModelHash = "0123456789abcdef";
 
 nlohmann::json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs,
                                     const std::string& model_hash = kSyntheticModelHash);
-// Probe results hold what the gate reads back (decide/gate/gate_inputs.h): the pooled rows, one variance[]
+// Probe results hold what the gate reads back (decide/gate/gate_inputs.h): the pooled rows (a row
+// with baseline_pass 0 has the baseline pass every instance but the recovered ones), one variance[]
 // row with the summed pairs when variance_pairs > 0, a drift[] row per (length, kl_mean).
 nlohmann::json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs,
                                      const std::string& model_hash = kSyntheticModelHash);

@@ -131,6 +131,64 @@ TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   EXPECT_NE(drift->text.find("at length 1024"), std::string::npos) << drift->text;
 }
 
+// A family the baseline fails (exact: 3 of 12 pass, below the default floor of half) says nothing
+// about the cache: its criteria are skipped cases, the configuration is judged on the rest, and
+// the family is named as no signal. At exactly the floor (6 of 12) it is judged.
+TEST(DecideGate, AFamilyTheBaselineFailsIsNoSignalNotAPass) {
+  ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
+  p.pooled[1] = {"exact", 12, 2, 0, 0.5, false, /*baseline_pass=*/3};  // 2 of the 3 lost under the cache
+  const auto r = Gate({{"k=q4_0,v=q4_0", Buckets()}}, {p});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ConfigVerdict& v = r->configs[0];
+  EXPECT_TRUE(v.pass);
+  EXPECT_TRUE(FailingCriteria(v).empty());
+  std::vector<std::string> skipped;
+  for (const GateCase& c : v.cases) {
+    if (!c.skipped) continue;
+    skipped.push_back(c.criterion);
+    EXPECT_TRUE(c.pass);
+    EXPECT_EQ(c.measured, 0.25);
+    EXPECT_EQ(c.threshold, 0.5);
+    EXPECT_EQ(c.text,
+              "no signal: the baseline passes 3 of 12 exact instances (0.25 < baseline_pass_min 0.5), so the cache "
+              "cannot be judged on them");
+  }
+  EXPECT_EQ(skipped, std::vector<std::string>{"exact.fail_on_significant"});
+  EXPECT_EQ(v.no_signal, std::vector<std::string>{"exact: the baseline passes 3 of 12"});
+
+  p.pooled[1].baseline_pass = 6;  // rate 0.5: judged, and 2 of 6 lost is not significant here
+  const auto at_floor = Gate({{"k=q4_0,v=q4_0", Buckets()}}, {p});
+  ASSERT_TRUE(at_floor.ok()) << at_floor.error().message;
+  EXPECT_TRUE(at_floor->configs[0].no_signal.empty());
+  for (const GateCase& c : at_floor->configs[0].cases) EXPECT_FALSE(c.skipped) << c.criterion;
+}
+
+// The floor is the policy's: [probes] sets it for every checked family, a family's own table over
+// it; 0 judges the family whatever the baseline does.
+TEST(DecideGate, TheNoSignalFloorIsThePolicys) {
+  ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
+  p.pooled[0] = {"needle", 20, 1, 0, 1.0, false, /*baseline_pass=*/4};  // rate 0.2; 1 of 20 cache-induced
+  auto with = [](const std::string& table, const std::string& line) {
+    std::string text = kPolicy;
+    return text.insert(text.find(table) + table.size(), line);
+  };
+  const std::pair<std::string, bool> cases[] = {
+      {kPolicy, true},                                                // the default floor 0.5
+      {with("[probes]\n", "baseline_pass_min = 0.1\n"), false},       // [probes]'s floor
+      {with("[probes.needle]\n", "baseline_pass_min = 0\n"), false},  // the family's own
+      {with("[probes]\n", "baseline_pass_min = 0.1\n") + "[probes.exact]\nbaseline_pass_min = 0.9\n", false}};
+  for (const auto& [policy, needle_skipped] : cases) {
+    const auto r = Gate({{"k=q4_0,v=q4_0", Buckets()}}, {p}, policy);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const ConfigVerdict& v = r->configs[0];
+    size_t skipped = 0;
+    for (const GateCase& c : v.cases) skipped += c.family == "needle" && c.skipped;
+    EXPECT_EQ(skipped, needle_skipped ? 2u : 0u) << policy;  // cache_induced_rate_max and fail_on_significant
+    EXPECT_EQ(v.no_signal.empty(), !needle_skipped) << policy;
+    EXPECT_TRUE(v.pass) << policy;  // judged: 1 of 20 is within needle's cache_induced_rate_max 0.1
+  }
+}
+
 TEST(DecideGate, SafeUpToIsNoneWhenTheFirstBucketFails) {
   std::vector<SyntheticBucket> b = Buckets();
   b[0].kld_mean = 0.5;

@@ -24,7 +24,8 @@ GateCase Fidelity(const std::string& key, const std::string& measure, int from, 
   return c;
 }
 
-// Two configurations: one passing every case, one failing two fidelity cases and one probe case.
+// Two configurations: one passing every case but a skipped one (exact: no signal), one failing two
+// fidelity cases and one probe case.
 GateReport Report() {
   GateReport r;
   r.policy = "p<&>\"'.toml";
@@ -34,6 +35,12 @@ GateReport Report() {
   good.safe_up_to = 4095, good.safe_up_to_is_all_measured = true;
   good.cases = {Fidelity("kld_mean_max", "kld_mean", 1, 16, 0.0002, 0.005, true),
                 Fidelity("kld_mean_max", "kld_mean", 17, 32, 0.0003, 0.005, true)};
+  GateCase exact;
+  exact.criterion = "exact.fail_on_significant", exact.scope = "family exact", exact.family = "exact";
+  exact.measure = "baseline pass rate", exact.measured = 0, exact.threshold = 0.5, exact.pass = true;
+  exact.skipped = true, exact.text = "no signal: the baseline passes 0 of 12 exact instances";
+  good.cases.push_back(exact);
+  good.no_signal = {"exact: the baseline passes 0 of 12"};
   ConfigVerdict bad;
   bad.config = "k=q4_0,v=q4_0", bad.pass = false, bad.judged_fidelity = true;
   bad.cases = {Fidelity("kld_mean_max", "kld_mean", 1, 16, 0.05, 0.005, false),
@@ -63,7 +70,7 @@ TEST(DecideReport, JunitParsesBackWithMatchingCounts) {
   ASSERT_EQ(doc.Parse(xml.c_str(), xml.size()), tinyxml2::XML_SUCCESS) << doc.ErrorStr() << "\n" << xml;
   const tinyxml2::XMLElement* root = doc.FirstChildElement("testsuites");
   ASSERT_NE(root, nullptr);
-  EXPECT_EQ(IntAttr(root, "tests"), 6);
+  EXPECT_EQ(IntAttr(root, "tests"), 7);
   EXPECT_EQ(IntAttr(root, "failures"), 3);
   EXPECT_STREQ(root->Attribute("name"), "kvaudit gate, policy p<&>\"'.toml");  // escaped and read back
   int suites = 0, failures_seen = 0;
@@ -71,12 +78,19 @@ TEST(DecideReport, JunitParsesBackWithMatchingCounts) {
        suite = suite->NextSiblingElement("testsuite")) {
     const ConfigVerdict& v = r.configs[static_cast<size_t>(suites++)];
     EXPECT_STREQ(suite->Attribute("name"), v.config.c_str());
-    int cases = 0, failures = 0;
+    int cases = 0, failures = 0, skipped = 0;
     for (const auto* tc = suite->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase")) {
       const GateCase& c = v.cases[static_cast<size_t>(cases++)];
       EXPECT_EQ(std::string(tc->Attribute("name")), c.criterion + " " + c.scope);
       const auto* failure = tc->FirstChildElement("failure");
       ASSERT_EQ(failure != nullptr, !c.pass) << c.criterion;
+      // No signal is a skipped case carrying its reason, never a plain (green) one.
+      const auto* skip = tc->FirstChildElement("skipped");
+      ASSERT_EQ(skip != nullptr, c.skipped) << c.criterion;
+      if (skip) {
+        EXPECT_EQ(std::string(skip->Attribute("message")), c.text);
+        ++skipped;
+      }
       if (!failure) continue;
       ++failures;
       const std::string message = failure->Attribute("message");
@@ -86,6 +100,7 @@ TEST(DecideReport, JunitParsesBackWithMatchingCounts) {
     }
     EXPECT_EQ(IntAttr(suite, "tests"), cases);
     EXPECT_EQ(IntAttr(suite, "failures"), failures);
+    EXPECT_EQ(IntAttr(suite, "skipped"), skipped);
     EXPECT_EQ(static_cast<size_t>(cases), v.cases.size());
     failures_seen += failures;
   }
@@ -120,6 +135,8 @@ TEST(DecideReport, MarkdownLeadsWithTheVerdictTable) {
     ++rows;
   EXPECT_EQ(rows, 3u);
   EXPECT_NE(md.find("### Not judged"), std::string::npos);
+  EXPECT_NE(md.find("### No signal"), std::string::npos) << md;
+  EXPECT_NE(md.find("- `k=q8_0,v=q8_0`: exact: the baseline passes 0 of 12"), std::string::npos) << md;
 }
 
 TEST(DecideReport, TerminalBlockAndJsonCarryTheVerdicts) {
@@ -127,13 +144,21 @@ TEST(DecideReport, TerminalBlockAndJsonCarryTheVerdicts) {
   const std::string text = GateVerdictText(r);
   EXPECT_NE(text.find("k=q4_0,v=q4_0  FAIL     none"), std::string::npos) << text;
   EXPECT_NE(text.find("failing cases (3):"), std::string::npos) << text;
-  EXPECT_NE(text.find("gate: FAIL: 1 of 2 configurations fail (6 cases, 3 failing)"), std::string::npos) << text;
+  EXPECT_NE(text.find("gate: FAIL: 1 of 2 configurations fail (7 cases, 3 failing, 1 skipped)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("no signal (the baseline fails these families; their cases are skipped):\n  k=q8_0,v=q8_0  "
+                      "exact: the baseline passes 0 of 12\n"),
+            std::string::npos)
+      << text;
   const nlohmann::json j = GateJson(r);
   EXPECT_EQ(j["pass"], false);
   EXPECT_EQ(j["failed"], 1);
   ASSERT_EQ(j["configs"].size(), 2u);
   EXPECT_EQ(j["configs"][0]["verdict"], "PASS");
   EXPECT_EQ(j["configs"][0]["safe_up_to"], 4095);
+  EXPECT_EQ(j["configs"][0]["cases"][2]["skipped"], true);
+  EXPECT_EQ(j["configs"][0]["cases"][1]["skipped"], false);
+  EXPECT_EQ(j["configs"][0]["no_signal"], nlohmann::json::array({"exact: the baseline passes 0 of 12"}));
   EXPECT_EQ(j["configs"][1]["safe_up_to"], nullptr);
   EXPECT_EQ(j["configs"][1]["first_failure"]["criterion"], "kld_mean_max");
   EXPECT_EQ(j["configs"][1]["cases"].size(), 4u);

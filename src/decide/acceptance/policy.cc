@@ -39,6 +39,7 @@ AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
   Override(base.min_bucket_tokens, file.min_bucket_tokens);
   Override(base.alpha, file.alpha);
   Override(base.fail_on_significant, file.fail_on_significant);
+  Override(base.baseline_pass_min, file.baseline_pass_min);
   for (size_t f = 0; f < kNumProbeFamilies; ++f) {
     const std::optional<FamilyPolicy>& over = file.families[f];
     if (!over) continue;
@@ -49,6 +50,7 @@ AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
     Override(fam->fail_on_significant, over->fail_on_significant);
     Override(fam->same_seed_divergence_max, over->same_seed_divergence_max);
     Override(fam->kl_mean_max, over->kl_mean_max);
+    Override(fam->baseline_pass_min, over->baseline_pass_min);
     fam->where = over->where;
   }
   return base;
@@ -131,6 +133,11 @@ bool AcceptancePolicy::FailsOnSignificant(ProbeFamily f) const {
   if (!IsCheckedFamily(f)) return false;
   if (family(f) && family(f)->fail_on_significant) return *family(f)->fail_on_significant;
   return fail_on_significant.value_or(false);
+}
+
+double AcceptancePolicy::BaselinePassMin(ProbeFamily f) const {
+  if (family(f) && family(f)->baseline_pass_min) return *family(f)->baseline_pass_min;
+  return baseline_pass_min.value_or(kDefaultBaselinePassMin);
 }
 
 int AcceptancePolicy::CriteriaOf(ProbeFamily f) const {

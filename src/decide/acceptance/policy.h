@@ -50,12 +50,17 @@ inline constexpr size_t kNumProbeFamilies = 6;
 const char* FamilyName(ProbeFamily f);
 inline bool IsCheckedFamily(ProbeFamily f) { return f <= ProbeFamily::kCustom; }
 
+// A family that the model passes less than half the time with the full-precision cache tells
+// nothing about the cache (docs/decision.md "No signal").
+inline constexpr double kDefaultBaselinePassMin = 0.5;
+
 struct FamilyPolicy {
   std::optional<bool> required;                    // absent from the results: bad input, not a pass
   std::optional<double> cache_induced_rate_max;    // checked families: pooled cache_induced / n
   std::optional<bool> fail_on_significant;         // checked families; unset: [probes]'s
   std::optional<double> same_seed_divergence_max;  // variance: share of same-seed pairs that differ
   std::optional<double> kl_mean_max;               // drift: worst length's mean KL along the base path
+  std::optional<double> baseline_pass_min;         // checked families; unset: [probes]'s
   std::string where;                               // its table's position
 };
 
@@ -72,12 +77,19 @@ struct AcceptancePolicy {
   std::optional<int> min_bucket_tokens;
   std::optional<double> alpha;              // must equal the probe run's
   std::optional<bool> fail_on_significant;  // default of the checked families
+  // A checked family whose pooled baseline pass rate is below this gives no signal: the model fails
+  // it with the full-precision cache, so a cache cannot lose it. Its criteria are skipped, not
+  // passed (docs/decision.md "No signal"). Default of the checked families; unset: 0.5.
+  std::optional<double> baseline_pass_min;
   std::array<std::optional<FamilyPolicy>, kNumProbeFamilies> families;
 
   const std::optional<FamilyPolicy>& family(ProbeFamily f) const { return families[static_cast<size_t>(f)]; }
   bool Required(ProbeFamily f) const;
   // Whether a significant pooled difference fails the family (its own setting, else [probes]'s).
   bool FailsOnSignificant(ProbeFamily f) const;
+  // The baseline pass rate below which the family gives no signal (its own, else [probes]'s, else
+  // kDefaultBaselinePassMin).
+  double BaselinePassMin(ProbeFamily f) const;
   // The number of criteria the family is judged by (0: the policy says nothing about it).
   int CriteriaOf(ProbeFamily f) const;
   // The thresholds for a bucket [from, to]: the strictest of [fidelity] and every range it overlaps.

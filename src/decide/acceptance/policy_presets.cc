@@ -18,6 +18,7 @@ min_bucket_tokens = 100
 
 [probes]
 fail_on_significant = true
+baseline_pass_min = 0.5
 
 [probes.needle]
 required = true
@@ -49,6 +50,7 @@ min_bucket_tokens = 100
 
 [probes]
 fail_on_significant = true
+baseline_pass_min = 0.5
 
 [probes.needle]
 required = true

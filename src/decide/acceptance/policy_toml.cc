@@ -24,11 +24,13 @@ constexpr const char* kTopKeys[] = {"extends", "target_context", "fidelity", "pr
 constexpr const char* kFidelityKeys[] = {"kld_mean_max",  "kld_p99_max",       "top1_agree_min",
                                          "ppl_ratio_max", "min_bucket_tokens", "range"};
 constexpr const char* kRangeKeys[] = {"from", "to", "kld_mean_max", "kld_p99_max", "top1_agree_min", "ppl_ratio_max"};
-constexpr const char* kCheckedFamilyKeys[] = {"required", "cache_induced_rate_max", "fail_on_significant"};
+constexpr const char* kCheckedFamilyKeys[] = {"required", "cache_induced_rate_max", "fail_on_significant",
+                                              "baseline_pass_min"};
 constexpr const char* kVarianceKeys[] = {"required", "same_seed_divergence_max"};
 constexpr const char* kDriftKeys[] = {"required", "kl_mean_max"};
 constexpr const char* kProbesKeys[] = {
-    "alpha", "fail_on_significant", "needle", "exact", "constraint", "custom", "variance", "drift"};
+    "alpha", "fail_on_significant", "baseline_pass_min", "needle", "exact", "constraint", "custom", "variance",
+    "drift"};
 constexpr int kMaxContext = 1 << 30;
 constexpr const char* kContextHint = "a context length is a whole number of tokens, at least 1, e.g. 4096";
 constexpr const char* kTokensHint = "a number of scored tokens, at least 1, e.g. 100";
@@ -308,6 +310,8 @@ Status PolicyReader::ReadProbes(const toml::table& t, AcceptancePolicy* p) const
       KV_RETURN_IF_ERROR(Number(e, path, kAlpha, &p->alpha));
     } else if (e.key == "fail_on_significant") {
       KV_RETURN_IF_ERROR(Bool(e, path, &p->fail_on_significant));
+    } else if (e.key == "baseline_pass_min") {
+      KV_RETURN_IF_ERROR(Number(e, path, kFraction, &p->baseline_pass_min));
     } else if (const auto f = FamilyByName(e.key)) {
       // Family names are matched without regard to case, so one family can be spelled twice.
       std::string& first = seen[static_cast<size_t>(*f)];
@@ -343,6 +347,8 @@ Status PolicyReader::ReadFamily(const Entry& fe, ProbeFamily f, FamilyPolicy* ou
       KV_RETURN_IF_ERROR(Bool(e, path, &out->fail_on_significant));
     } else if (e.key == "cache_induced_rate_max") {
       KV_RETURN_IF_ERROR(Number(e, path, kFraction, &out->cache_induced_rate_max));
+    } else if (e.key == "baseline_pass_min") {
+      KV_RETURN_IF_ERROR(Number(e, path, kFraction, &out->baseline_pass_min));
     } else if (e.key == "same_seed_divergence_max") {
       KV_RETURN_IF_ERROR(Number(e, path, kFraction, &out->same_seed_divergence_max));
     } else {

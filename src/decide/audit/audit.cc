@@ -79,6 +79,10 @@ bool Has(const ShardRound& round, const std::string& stage) { return Has(round.s
 Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
   KV_ASSIGN_OR_RETURN(const GateInputs inputs, LoadGateInputs({SubDir(root, "eval"), SubDir(root, "probe")}));
   KV_ASSIGN_OR_RETURN(r->gate, EvaluateGate(plan.policy, inputs));
+  // Without the policy's own target_context the gate judges every measured bucket, which here is
+  // every bucket up to the audit's target (its --ctx): gate.xml and summary.md name that length,
+  // as the verdict block does, rather than "the longest context measured".
+  if (!r->gate.target_context) r->gate.target_context = plan.target_ctx;
   for (AuditConfig& c : r->configs) {
     for (const ConfigVerdict& v : r->gate.configs) {
       if (v.config == c.spec) c.verdict = v;

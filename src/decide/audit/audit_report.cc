@@ -50,7 +50,22 @@ json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
              for (const GateCase& g : v.cases) n += g.pass ? 0 : 1;
              return n;
            }()},
-          {"not_judged", v.not_judged}};
+          {"not_judged", v.not_judged},
+          {"no_signal", v.no_signal}};
+}
+
+// The probe families the baseline fails (the same for every configuration: they are the baseline's
+// own counts), once.
+std::string NoSignalLine(const AuditResult& r) {
+  std::vector<std::string> families;
+  for (const AuditConfig& c : r.configs) {
+    for (const std::string& n : c.verdict.no_signal)
+      if (std::find(families.begin(), families.end(), n) == families.end()) families.push_back(n);
+  }
+  if (families.empty()) return "";
+  return "no signal: " + JoinWith(families, "; ") +
+         ". The model fails these probes with the full-precision cache, so they cannot show a loss; their criteria "
+         "are skipped, not passed.\n";
 }
 
 std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
@@ -171,7 +186,8 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
          std::to_string(r.bench_options.rounds) + " rounds of " + std::to_string(r.bench_options.tokens) +
          " steps; baseline " + r.baseline + ": " + FormatNumber("%.0f", r.bench[0].tokens_per_s) + "\n";
   }
-  s += "\n" + std::to_string(r.configs.size() - r.gate.failed()) + " of " + std::to_string(r.configs.size()) +
+  s += "\n" + NoSignalLine(r);
+  s += std::to_string(r.configs.size() - r.gate.failed()) + " of " + std::to_string(r.configs.size()) +
        " configurations pass policy " + r.policy + ".\n";
   // Every verdict of this audit: the configurations under test, then the recommendation's points.
   std::map<std::string, bool> verdicts = r.recommend ? VerifiedVerdicts(*r.recommend) : std::map<std::string, bool>{};

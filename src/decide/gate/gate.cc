@@ -219,8 +219,30 @@ std::string MissingFamilyHint(ProbeFamily f, const std::string& spec) {
          " not required";
 }
 
+// The family's criteria as skipped cases: the baseline passes too few of its instances for a
+// cache to lose any (a family the model cannot do is no evidence for or against the cache).
+void NoSignalCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row, ConfigVerdict* v) {
+  const std::string family = FamilyName(f);
+  const double rate = static_cast<double>(row.baseline_pass) / row.n, floor = policy.BaselinePassMin(f);
+  std::vector<std::string> criteria;
+  if (policy.family(f) && policy.family(f)->cache_induced_rate_max) criteria.push_back(".cache_induced_rate_max");
+  if (policy.FailsOnSignificant(f)) criteria.push_back(".fail_on_significant");
+  for (const std::string& criterion : criteria) {
+    GateCase c = Case(family + criterion, "family " + family, 0, 0, family, "baseline pass rate", rate, floor);
+    c.pass = true, c.skipped = true;
+    c.text = "no signal: the baseline passes " + std::to_string(row.baseline_pass) + " of " + std::to_string(row.n) +
+             " " + family + " instances (" + GateNumber(rate) + " < baseline_pass_min " + GateNumber(floor) +
+             "), so the cache cannot be judged on them";
+    v->cases.push_back(std::move(c));
+  }
+  v->no_signal.push_back(family + ": the baseline passes " + std::to_string(row.baseline_pass) + " of " +
+                         std::to_string(row.n));
+}
+
 void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row, double alpha,
                         ConfigVerdict* v) {
+  if (static_cast<double>(row.baseline_pass) < policy.BaselinePassMin(f) * row.n)
+    return NoSignalCases(policy, f, row, v);
   const std::string family = FamilyName(f);
   const std::string counts = std::to_string(row.cache_induced) + " cache-induced failures, " +
                              std::to_string(row.recovered) + " recoveries in " + std::to_string(row.n) +

@@ -22,6 +22,9 @@ struct GateCase {
   std::string measure;    // what was measured: "kld_mean", "cache-induced rate", "Holm-adjusted p"
   double measured = 0, threshold = 0;
   bool pass = false;
+  // No signal: the baseline fails the family too often for the cache to be judged on it. The case
+  // neither passes nor fails (pass stays true so the verdict ignores it; JUnit marks it skipped).
+  bool skipped = false;
   std::string text;  // the case in one line: measured value, threshold, where, what it is made of
 };
 
@@ -34,6 +37,7 @@ struct ConfigVerdict {
   std::vector<GateCase> cases;          // fidelity by bucket then criterion, then probe families
   std::optional<size_t> first_failure;  // index in cases
   std::vector<std::string> not_judged;  // criteria of non-required families the results do not have
+  std::vector<std::string> no_signal;   // families the baseline fails too often: "exact: the baseline passes 0 of 12"
 };
 
 struct GateReport {

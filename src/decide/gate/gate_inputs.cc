@@ -175,10 +175,11 @@ Status ReadPooled(const ResultsReader& r, const json& p, const std::string& at, 
   KV_ASSIGN_OR_RETURN(const int64_t n, r.Int(p, at, "n"));
   KV_ASSIGN_OR_RETURN(const int64_t induced, r.Int(p, at, "cache_induced"));
   KV_ASSIGN_OR_RETURN(const int64_t recovered, r.Int(p, at, "recovered"));
+  KV_ASSIGN_OR_RETURN(const int64_t both_pass, r.Int(p, at, "both_pass"));
   KV_ASSIGN_OR_RETURN(const std::optional<double> p_holm, r.NumberOrNull(p, at, "mcnemar_p_holm"));
   KV_ASSIGN_OR_RETURN(row.significant, r.Bool(p, at, "significant"));
   row.n = static_cast<int>(n), row.cache_induced = static_cast<int>(induced),
-  row.recovered = static_cast<int>(recovered);
+  row.recovered = static_cast<int>(recovered), row.baseline_pass = static_cast<int>(both_pass + induced);
   row.p_holm = p_holm.value_or(1.0);
   if (row.n <= 0) return r.Bad(at + ".n", "is not positive");
   c.pooled.push_back(row);

@@ -42,6 +42,7 @@ struct PooledFamilyRow {
   int n = 0, cache_induced = 0, recovered = 0;
   double p_holm = 1;
   bool significant = false;
+  int baseline_pass = 0;  // instances the baseline passed (both passed + cache-induced failures)
 };
 
 struct ProbeConfigResult {

@@ -61,6 +61,16 @@ std::string GateMarkdown(const GateReport& r) {
     for (const std::string& n : v.not_judged) not_judged += "- " + Code(v.config) + ": " + Cell(n) + "\n";
   }
   if (!not_judged.empty()) out += "\n### Not judged\n\n" + not_judged;
+  std::string no_signal;
+  for (const ConfigVerdict& v : r.configs) {
+    for (const std::string& n : v.no_signal) no_signal += "- " + Code(v.config) + ": " + Cell(n) + "\n";
+  }
+  if (!no_signal.empty()) {
+    out +=
+        "\n### No signal\n\nThe baseline fails these probe families, so they say nothing about the cache; "
+        "their criteria are skipped, not passed.\n\n" +
+        no_signal;
+  }
   out += "\nResults: ";
   for (size_t i = 0; i < r.inputs.size(); ++i) out += (i ? ", " : "") + Code(r.inputs[i]);
   return out + "\n";

@@ -26,6 +26,7 @@ json CaseJson(const GateCase& c) {
           {"measured", c.measured},
           {"threshold", c.threshold},
           {"pass", c.pass},
+          {"skipped", c.skipped},
           {"text", c.text}};
 }
 
@@ -38,7 +39,8 @@ std::string GateVerdictText(const GateReport& r) {
   for (const std::string& in : r.inputs) out += " " + in;
   out += "\n\n" + Pad("configuration", width) + "  verdict  " + Pad("safe up to", 24) + "  first failure\n";
   size_t cases = 0, failing = 0;
-  std::string failures, not_judged;
+  size_t skipped = 0;
+  std::string failures, not_judged, no_signal;
   for (const ConfigVerdict& v : r.configs) {
     const std::string first = v.first_failure ? v.cases[*v.first_failure].text : "-";
     out += Pad(v.config, width) + "  " + (v.pass ? "PASS   " : "FAIL   ") + "  " + Pad(SafeUpToText(v), 24) + "  " +
@@ -46,6 +48,7 @@ std::string GateVerdictText(const GateReport& r) {
     size_t shown = 0, failing_here = 0;
     for (const GateCase& c : v.cases) {
       ++cases;
+      skipped += c.skipped;
       if (c.pass) continue;
       ++failing, ++failing_here;
       if (shown++ < kTextFailuresShown) failures += "  " + Pad(v.config, width) + "  " + c.text + "\n";
@@ -57,13 +60,18 @@ std::string GateVerdictText(const GateReport& r) {
     std::string joined;
     for (const std::string& n : v.not_judged) joined += (joined.empty() ? "" : "; ") + n;
     if (!joined.empty()) not_judged += "  " + Pad(v.config, width) + "  " + joined + "\n";
+    joined.clear();
+    for (const std::string& n : v.no_signal) joined += (joined.empty() ? "" : "; ") + n;
+    if (!joined.empty()) no_signal += "  " + Pad(v.config, width) + "  " + joined + "\n";
   }
   if (!failures.empty()) out += "\nfailing cases (" + std::to_string(failing) + "):\n" + failures;
   if (!not_judged.empty()) out += "\nnot judged:\n" + not_judged;
+  if (!no_signal.empty())
+    out += "\nno signal (the baseline fails these families; their cases are skipped):\n" + no_signal;
   const int failed = r.failed();
   out += "\ngate: " + std::string(failed ? "FAIL" : "PASS") + ": " + std::to_string(failed) + " of " +
          std::to_string(r.configs.size()) + " configurations fail (" + std::to_string(cases) + " cases, " +
-         std::to_string(failing) + " failing)\n";
+         std::to_string(failing) + " failing" + (skipped ? ", " + std::to_string(skipped) + " skipped" : "") + ")\n";
   return out;
 }
 
@@ -84,6 +92,7 @@ json GateJson(const GateReport& r) {
                             {"fidelity_judged", v.judged_fidelity},
                             {"first_failure", v.first_failure ? CaseJson(v.cases[*v.first_failure]) : json(nullptr)},
                             {"not_judged", v.not_judged},
+                            {"no_signal", v.no_signal},
                             {"cases", std::move(cases)}});
   }
   return j;

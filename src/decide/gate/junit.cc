@@ -37,17 +37,28 @@ int Failures(const ConfigVerdict& v) {
   return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return !c.pass; }));
 }
 
+int Skipped(const ConfigVerdict& v) {
+  return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.skipped; }));
+}
+
 // A configuration whose cases are all skipped (no criterion applied) still gets its suite, so CI
 // shows it was there.
 std::string Suite(const ConfigVerdict& v) {
   std::string out = "  <testsuite" + Attr("name", v.config) + Attr("tests", std::to_string(v.cases.size())) +
-                    Attr("failures", std::to_string(Failures(v))) + Attr("errors", "0") + Attr("skipped", "0") + ">\n";
+                    Attr("failures", std::to_string(Failures(v))) + Attr("errors", "0") +
+                    Attr("skipped", std::to_string(Skipped(v))) + ">\n";
   out += "    <properties>\n      <property" + Attr("name", "safe_up_to") + Attr("value", SafeUpToText(v)) + "/>\n";
   for (const std::string& n : v.not_judged)
     out += "      <property" + Attr("name", "not_judged") + Attr("value", n) + "/>\n";
+  for (const std::string& n : v.no_signal)
+    out += "      <property" + Attr("name", "no_signal") + Attr("value", n) + "/>\n";
   out += "    </properties>\n";
   for (const GateCase& c : v.cases) {
     out += "    <testcase" + Attr("classname", "kvaudit.gate." + v.config) + Attr("name", c.criterion + " " + c.scope);
+    if (c.skipped) {  // no signal: neither a pass nor a failure
+      out += ">\n      <skipped" + Attr("message", c.text) + "/>\n    </testcase>\n";
+      continue;
+    }
     if (c.pass) {
       out += "/>\n";
       continue;
