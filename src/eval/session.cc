@@ -280,7 +280,7 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
                                                 plan_.info.aggregate.buckets, plan_.options.attn_samples);
     caches[0] = diag.get();
   }
-  ProgressBar bar(todo, StderrIsTerminal(), "eval");
+  ProgressBar bar(todo, "eval");
   FidelityRunOptions run;
   run.score_from = plan_.options.score_from;
   run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.runtime.model->config().vocab_size);

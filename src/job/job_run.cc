@@ -1,5 +1,9 @@
 #include "job/job_run.h"
 
+#include <algorithm>
+#include <cstdio>
+
+#include "run/interrupt.h"
 #include "run/shard.h"
 
 namespace kvaudit {
@@ -23,7 +27,24 @@ Expected<JobRun> JobRun::Open(JobKind kind, const JobOptions& options, nlohmann:
   if (run.sharded()) {
     for (size_t u : ShardUnits(unit_costs, run.shard_.index, run.shard_.count)) run.owned_[u] = 1;
   }
+  // From here on Ctrl-C says how far the journal got; a rerun says what it takes from it.
+  const auto owned = static_cast<int64_t>(std::count(run.owned_.begin(), run.owned_.end(), 1));
+  const auto done = static_cast<int64_t>(recorded->size());
+  const std::string records = run.kind_.record + "s";
+  WatchInterrupts();
+  SetInterruptContext(run.kind_.name, records, run.journal_path_, owned, done);
+  if (done > 0) {
+    std::fprintf(stderr, "kvaudit: resuming %s: %lld of %lld %s already done (%s)\n", run.kind_.name.c_str(),
+                 static_cast<long long>(done), static_cast<long long>(owned), records.c_str(),
+                 run.journal_path_.c_str());
+  }
   return run;
+}
+
+Status JobRun::Record(const nlohmann::json& line) {
+  KV_RETURN_IF_ERROR(journal_->Append(line));
+  CountInterruptRecord();
+  return Status::Ok();
 }
 
 std::vector<int64_t> JobRun::owned_units() const {

@@ -4,9 +4,10 @@
 // the journal is opened (a rerun with other flags is refused before anything in DIR changes), the
 // units this run owns are fixed (--shard I/N: run/shard.h), a shard writes DIR/shard.json
 // unfinished, each unit's record is journaled as it finishes, and the run ends with
-// DIR/results.json, or for a shard with shard.json again, finished. A job made of stages
-// (sensitivity, recommend, audit) runs each stage as an eval or probe job below its own DIR and
-// writes only its results or its round: StagedJobRun.
+// DIR/results.json, or for a shard with shard.json again, finished. A rerun that finds records in
+// the journal says so on stderr; Ctrl-C or SIGTERM says how far it got (run/interrupt.h). A job
+// made of stages (sensitivity, recommend, audit) runs each stage as an eval or probe job below its
+// own DIR and writes only its results or its round: StagedJobRun.
 #pragma once
 
 #include <cstddef>
@@ -50,8 +51,8 @@ class JobRun {
   const std::vector<uint8_t>& owned() const { return owned_; }
   std::vector<int64_t> owned_units() const;  // the indexes of owned(), ascending
 
-  // One finished unit's record: appended, then fsync'ed.
-  Status Record(const nlohmann::json& line) { return journal_->Append(line); }
+  // One finished unit's record: appended, then fsync'ed (and counted for an interrupt's message).
+  Status Record(const nlohmann::json& line);
   // DIR/shard.json (a shard only). summary: the job's inputs to `kvaudit merge` besides the records.
   Status WriteShard(const nlohmann::json& summary, const nlohmann::json& run, bool finished) const;
   // The run's last file: DIR/results.json (unsharded; `results` written) or, for a shard, the path

@@ -166,7 +166,7 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   if (job.sharded()) KV_RETURN_IF_ERROR(job.WriteShard(ShardSummary(out, owned), ShardRunJson({}, 0, threads), false));
   const ProbeUnitCounts n = UnitCounts(plan_);
   const std::span<const uint8_t> all(owned);
-  ProgressBar bar(std::count(owned.begin(), owned.end(), 1), StderrIsTerminal(), "probe");
+  ProgressBar bar(std::count(owned.begin(), owned.end(), 1), "probe");
   // The plan allows --parallel > 1 only when every backend is an endpoint (thread-safe).
   const size_t parallel = static_cast<size_t>(std::max(1, o.remote.parallel));
   const auto& inst = plan_.instances;

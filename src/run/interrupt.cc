@@ -1,0 +1,89 @@
+#include "run/interrupt.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+
+namespace kvaudit {
+namespace {
+
+// The published context: fixed buffers and atomics, so the handler reads them without locks or
+// allocation. `ready` is false while SetInterruptContext rewrites the text.
+constexpr size_t kTextMax = 512;
+char g_job[64], g_records[64], g_journal[kTextMax];
+std::atomic<bool> g_ready{false};
+std::atomic<int64_t> g_total{0}, g_done{0};
+
+void CopyText(char* dst, size_t size, std::string_view text) {
+  const size_t n = std::min(size - 1, text.size());
+  std::copy_n(text.data(), n, dst);
+  dst[n] = '\0';
+}
+
+// Appends to buf[*at..size-1], keeping room for the final NUL.
+void Put(char* buf, size_t size, size_t* at, const char* text) {
+  while (*text && *at + 1 < size) buf[(*at)++] = *text++;
+}
+
+void PutInt(char* buf, size_t size, size_t* at, int64_t v) {
+  char digits[24];
+  int n = 0;
+  uint64_t u = v < 0 ? 0 : static_cast<uint64_t>(v);
+  do digits[n++] = static_cast<char>('0' + u % 10), u /= 10;
+  while (u > 0);
+  while (n > 0 && *at + 1 < size) buf[(*at)++] = digits[--n];
+}
+
+void OnInterrupt(int sig) {
+  char buf[1024];
+  const size_t n = FormatInterruptMessage(buf, sizeof(buf));
+  ssize_t ignored = ::write(2, buf, n);
+  (void)ignored;
+  ::signal(sig, SIG_DFL);  // the default action ends the process with the conventional status
+  ::raise(sig);
+}
+
+}  // namespace
+
+void WatchInterrupts() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa = {};
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+  });
+}
+
+void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total,
+                         int64_t done) {
+  g_ready.store(false);
+  CopyText(g_job, sizeof(g_job), job);
+  CopyText(g_records, sizeof(g_records), records);
+  CopyText(g_journal, sizeof(g_journal), journal);
+  g_total.store(total), g_done.store(done);
+  g_ready.store(true);
+}
+
+void CountInterruptRecord() { g_done.fetch_add(1); }
+
+size_t FormatInterruptMessage(char* buf, size_t size) {
+  size_t at = 0;
+  if (g_ready.load()) {
+    Put(buf, size, &at, "\nkvaudit: interrupted after ");
+    PutInt(buf, size, &at, g_done.load()), Put(buf, size, &at, " of "), PutInt(buf, size, &at, g_total.load());
+    Put(buf, size, &at, " "), Put(buf, size, &at, g_records), Put(buf, size, &at, " of ");
+    Put(buf, size, &at, g_job), Put(buf, size, &at, " (kept in "), Put(buf, size, &at, g_journal);
+    Put(buf, size, &at, "); rerun the same command to resume\n");
+  } else {
+    Put(buf, size, &at, "\nkvaudit: interrupted before the job's first record; rerun the same command\n");
+  }
+  buf[at] = '\0';
+  return at;
+}
+
+}  // namespace kvaudit

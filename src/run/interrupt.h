@@ -1,0 +1,30 @@
+// What an interrupted job says before it goes. Ctrl-C (SIGINT) or SIGTERM during a resumable job
+// prints where its journal stands and how to go on:
+//   kvaudit: interrupted after 3 of 8 windows of eval (kept in DIR/progress.jsonl); rerun the same
+//   command to resume
+// then the signal's default action ends the process, so the exit status is the one a shell
+// expects (130 for Ctrl-C, 143 for SIGTERM). The journal needs no flushing: each record is
+// appended and fsync'ed as it finishes (run/jsonl_journal.h), and a resumed run skips them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace kvaudit {
+
+// Installs the SIGINT and SIGTERM handlers (once per process; later calls do nothing).
+void WatchInterrupts();
+
+// The job the message is about, from its start: its name ("eval"), what a record is, plural
+// ("windows"), its journal, the records this run owns and those already done (resumed). Not for a
+// signal handler; the handler reads what this last published.
+void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total,
+                         int64_t done);
+// One more record journaled.
+void CountInterruptRecord();
+
+// The message the handler writes, for a context (a test can check it without a signal).
+// Async-signal-safe: no allocation, writes into buf (always NUL-terminated); returns its length.
+size_t FormatInterruptMessage(char* buf, size_t size);
+
+}  // namespace kvaudit
