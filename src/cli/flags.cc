@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/edit_distance.h"
+
 namespace kvaudit::cli {
 namespace {
 
@@ -189,6 +191,23 @@ void AddProbeSeedFlag(CLI::App& app, uint64_t& seed) {
 
 void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
   app.add_option("--bootstrap-seed", seed, "seed of the bootstrap confidence intervals")->capture_default_str();
+}
+
+std::string NearestFlag(const CLI::App& command) {
+  for (const std::string& arg : command.remaining()) {
+    if (arg.rfind("--", 0) != 0) continue;
+    const std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    std::string best;
+    size_t best_distance = 3;
+    for (const CLI::Option* o : command.get_options()) {
+      for (const std::string& long_name : o->get_lnames()) {
+        const size_t d = EditDistance(name, long_name);
+        if (d < best_distance) best = long_name, best_distance = d;
+      }
+    }
+    if (!best.empty()) return "did you mean --" + best + "? ";
+  }
+  return "";
 }
 
 void AddPolicyFlag(CLI::App& app, std::string& policy) {

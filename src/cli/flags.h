@@ -96,6 +96,10 @@ void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed);
 // --policy: the acceptance policy, a preset (strict, balanced) or a TOML file (gate; docs/decision.md).
 // Required when `policy` is empty; else that is its default (recommend, audit).
 void AddPolicyFlag(CLI::App& app, std::string& policy);
+// "did you mean --threads? " for the first unknown --flag left over by a parse of `command` that is
+// within two edits of one of its flags; "" otherwise (the error line's hint starts with it).
+std::string NearestFlag(const CLI::App& command);
+
 // --custom FILE: JSONL of the user's own probes (docs/probes.md "Custom probes"; probe, recommend, audit).
 void AddCustomFlag(CLI::App& app, std::string& path, const std::string& use);
 // --lengths L,...: probe prompt lengths in tokens; --n N: probe instances per cell (at least 1).

@@ -6,6 +6,7 @@
 
 #include "base/isa.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "run/provenance.h"
 
 int main(int argc, char** argv) {
@@ -66,8 +67,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string where = "kvaudit";
-    for (CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "kvaudit: error: %s; hint: run '%s --help'\n", e.what(), where.c_str());
+    const CLI::App* command = &app;
+    for (CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name(), command = sub;
+    std::fprintf(stderr, "kvaudit: error: %s; hint: %srun '%s --help'\n", e.what(), NearestFlag(*command).c_str(),
+                 where.c_str());
     return 2;
   }
   for (const Entry& e : entries) {

@@ -70,7 +70,7 @@ Expected<Haystack> Haystack::FromDocuments(const std::vector<std::string>& docs)
       pos = nl + 1;
     }
   }
-  if (!any_text) return BadInput("probe haystack: no text; hint: pass documents with text (--haystack)");
+  if (!any_text) return BadInput("probe haystack: no text; hint: pass documents with text (--data)");
   return h;
 }
 
@@ -153,7 +153,7 @@ Expected<std::vector<int32_t>> FillerStream::TakeFrom(std::vector<FillerLine> li
     while (r > 0 && !failed) {
       if (li >= lines.size()) {
         return BadInput("probe haystack too short: " + std::to_string(r) +
-                        " more filler tokens needed after using every line; hint: pass a longer --haystack or "
+                        " more filler tokens needed after using every line; hint: pass more text with --data, or "
                         "smaller --lengths");
       }
       const FillerLine& l = lines[li++];

@@ -141,6 +141,21 @@ TEST(CliErrorsTest, BadFlagNamesTheSubcommand) {
   EXPECT_NE(r.err.find("kvaudit score --help"), std::string::npos) << r.err;
 }
 
+// A near miss gets the flag or format it was probably meant to be; a far one gets no guess.
+TEST(CliErrorsTest, ATypoInAFlagOrAFormatGetsDidYouMean) {
+  const std::string model = "--model " + testing::BundledModelDir().string();
+  ExpectCleanError(RunCli("eval " + model + " --thread 2"),
+                   "--thread; hint: did you mean --threads? run 'kvaudit eval --help'");
+  ExpectCleanError(RunCli("audit " + model + " --windwos=3"),
+                   "hint: did you mean --windows? run 'kvaudit audit --help'");
+  const RunResult far = RunCli("score --no-such-flag");
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+  ExpectCleanError(RunCli("info " + model + " --kv k=q4,v=q4_0"), "unknown format 'q4'");
+  ExpectCleanError(RunCli("info " + model + " --kv k=q4,v=q4_0"), "hint: did you mean q4_0? formats: ");
+  const RunResult none = RunCli("info " + model + " --kv k=zzzzzz");
+  EXPECT_EQ(none.err.find("did you mean"), std::string::npos) << none.err;
+}
+
 TEST(CliErrorsTest, HelpExitsZeroForEverySubcommand) {
   for (const char* sub : {"info", "tokenize", "generate", "score"}) {
     const RunResult r = RunCli(std::string(sub) + " --help");

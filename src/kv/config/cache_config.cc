@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/edit_distance.h"
 #include "base/trim.h"
 #include "model/config.h"
 
@@ -86,11 +87,25 @@ Expected<int> OneOf(const std::string& key, const std::string& value, std::span<
   return err(key + "=" + value + what, hint);
 }
 
+// "did you mean q4_0? " for a name within two edits of a format's (the first such in the table).
+std::string NearestFormat(std::string_view given) {
+  std::string_view best;
+  size_t best_distance = 3;
+  for (const FormatRow& row : FormatTable()) {
+    const size_t d = EditDistance(given, row.name);
+    if (d < best_distance) best = row.name, best_distance = d;
+  }
+  return best.empty() ? "" : "did you mean " + std::string(best) + "? ";
+}
+
 // Sets `key` (a non-engine key, "kv" already expanded) in s from its text.
 Status ParseSetting(KvSettings& s, const std::string& key, const std::string& value, const SpecText& err) {
   if (key == "k" || key == "v") {
     auto f = KvFormatFromName(value);
-    if (!f) return err("unknown format '" + value + "'", "formats: " + std::string(kFormatList) + " (kvaudit formats)");
+    if (!f) {
+      return err("unknown format '" + value + "'",
+                 NearestFormat(value) + "formats: " + std::string(kFormatList) + " (kvaudit formats)");
+    }
     (key == "k" ? s.k : s.v) = *f;
   } else if (key == "scale") {
     KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, kScaleNames, " is not a scale mode",
