@@ -1,8 +1,10 @@
 #include "eval/report.h"
-#include "run/provenance.h"
 
 #include <cmath>
 #include <cstdio>
+
+#include "model/config.h"
+#include "run/provenance.h"
 
 namespace kvaudit {
 namespace {
@@ -240,15 +242,17 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
     out += "\n";
   }
   std::snprintf(line, sizeof(line), "\n%-28s %12s %9s %10s %8s %10s  %s\n", "memory vs fidelity", "bytes/token",
-                "vs base", "mean KLD", "top-1 %", "PPL ratio", "safe up to");
+                "of f16", "mean KLD", "top-1 %", "PPL ratio", "safe up to");
   out += line;
   for (const ConfigResult& c : configs) {
     const FidelitySummary& o = c.summary.overall;
-    const double rel = info.baseline_bytes_per_token
-                           ? static_cast<double>(c.bytes_per_token) / static_cast<double>(info.baseline_bytes_per_token)
-                           : 0.0;
-    std::snprintf(line, sizeof(line), "%-28s %12llu %8.3fx %10.6f %8.3f %10.5f  %s\n", c.spec.c_str(),
-                  static_cast<unsigned long long>(c.bytes_per_token), rel, o.kld_mean, 100.0 * o.top1_agree,
+    // The share of the f16 cache, as audit and recommend print it; "-" through an endpoint (no bytes).
+    const uint64_t f16 = F16KvBytesPerToken(info.n_layers, info.n_kv_heads, info.head_dim);
+    char of_f16[16] = "-";
+    if (c.bytes_per_token > 0 && f16 > 0)
+      std::snprintf(of_f16, sizeof(of_f16), "%.0f%%", 100.0 * static_cast<double>(c.bytes_per_token) / f16);
+    std::snprintf(line, sizeof(line), "%-28s %12llu %9s %10.6f %8.3f %10.5f  %s\n", c.spec.c_str(),
+                  static_cast<unsigned long long>(c.bytes_per_token), of_f16, o.kld_mean, 100.0 * o.top1_agree,
                   o.ppl_ratio, SafeText(c.summary.safe).c_str());
     out += line;
   }

@@ -22,6 +22,11 @@ const char* ArchName(Arch a) {
   return "?";
 }
 
+uint64_t F16KvBytesPerToken(int n_layers, int n_kv_heads, int head_dim) {
+  return 2ull * 2ull * static_cast<uint64_t>(n_layers) * static_cast<uint64_t>(n_kv_heads) *
+         static_cast<uint64_t>(head_dim);
+}
+
 Status ModelConfig::Validate(const std::string& src) const {
   auto bad = [&](const std::string& what, const std::string& hint) {
     return BadInput(src + ": " + what + "; hint: " + hint);

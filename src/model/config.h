@@ -50,4 +50,11 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path);
 // GGUF metadata ({arch}.block_count, ...); llama3 RoPE comes from the rope_freqs.weight tensor.
 Expected<ModelConfig> ConfigFromGguf(const GgufFile& gguf);
 
+// The f16 KV cache per token: every layer's K and V, 2 bytes per element. Every "of f16" figure
+// (audit, eval, recommend, --budget 0.5xf16) is relative to it.
+uint64_t F16KvBytesPerToken(int n_layers, int n_kv_heads, int head_dim);
+inline uint64_t F16BytesPerToken(const ModelConfig& c) {
+  return F16KvBytesPerToken(c.n_layers, c.n_kv_heads, c.head_dim);
+}
+
 }  // namespace kvaudit

@@ -152,6 +152,10 @@ TEST(EvalCliTest, FormatsOrderByBitsAtTheLogitsAndInEveryLayer) {
     k_plain += a4["k_rel_err"].get<double>(), k_rot += q4r["attention"][i]["k_rel_err"].get<double>();
   }
   EXPECT_LT(k_rot, 0.9 * k_plain);
+  // The memory column is the share of the f16 cache (4096 bytes/token here), as audit prints it.
+  EXPECT_NE(r.out.find("bytes/token    of f16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("k=q8_0,v=q8_0                        2176       53% "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("k=q4_0,v=q4_0                        1152       28% "), std::string::npos) << r.out;
   fs::remove_all(out);
 }
 

@@ -19,8 +19,9 @@ GateCase Fidelity(const std::string& key, const std::string& measure, int from, 
   GateCase c;
   c.criterion = key, c.scope = "context " + std::to_string(from) + "-" + std::to_string(to), c.from = from, c.to = to;
   c.measure = measure, c.measured = measured, c.threshold = threshold, c.pass = pass;
+  c.detail = "256 tokens";
   c.text = measure + " " + GateNumber(measured) + (pass ? " <= " : " > ") + GateNumber(threshold) + " (" + key + "), " +
-           c.scope;
+           c.scope + ": " + c.detail;
   return c;
 }
 
@@ -49,7 +50,8 @@ GateReport Report() {
   GateCase needle;
   needle.criterion = "needle.cache_induced_rate_max", needle.scope = "family needle", needle.family = "needle";
   needle.measure = "cache-induced rate", needle.measured = 0.25, needle.threshold = 0.1, needle.pass = false;
-  needle.text = "cache-induced rate 0.25 > 0.1 (needle.cache_induced_rate_max), family needle: 5 of 20 <lost> & \x01";
+  needle.detail = "5 of 20 <lost> & \x01";
+  needle.text = "cache-induced rate 0.25 > 0.1 (needle.cache_induced_rate_max), family needle: " + needle.detail;
   bad.cases.push_back(needle);
   bad.first_failure = 0;
   bad.not_judged = {"variance: no probe results (not required)"};
@@ -134,6 +136,10 @@ TEST(DecideReport, MarkdownLeadsWithTheVerdictTable) {
        at = md.find("| `k=q4_0,v=q4_0` | `", at + 1))
     ++rows;
   EXPECT_EQ(rows, 3u);
+  // The detail column holds what the other columns do not: the bucket's tokens, not the text again.
+  EXPECT_NE(md.find("| `k=q4_0,v=q4_0` | `kld_mean_max` | context 1-16 | 0.05 | 0.005 | 256 tokens |\n"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("### Not judged"), std::string::npos);
   EXPECT_NE(md.find("### No signal"), std::string::npos) << md;
   EXPECT_NE(md.find("- `k=q8_0,v=q8_0`: exact: the baseline passes 0 of 12"), std::string::npos) << md;

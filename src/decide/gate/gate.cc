@@ -94,11 +94,12 @@ GateCase Case(std::string criterion, std::string scope, int from, int to, std::s
 
 std::string Range(int from, int to) { return std::to_string(from) + "-" + std::to_string(to); }
 
-// "kld_mean 0.0123 > 0.005 (kld_mean_max), context 1-16: 1234 tokens".
-std::string Text(const GateCase& c, bool is_min, const std::string& detail) {
+// c.detail, and c.text: "kld_mean 0.0123 > 0.005 (kld_mean_max), context 1-16: 1234 tokens".
+void Describe(GateCase& c, bool is_min, std::string detail) {
   const char* op = c.pass ? (is_min ? ">=" : "<=") : (is_min ? "<" : ">");
-  return c.measure + " " + GateNumber(c.measured) + " " + op + " " + GateNumber(c.threshold) + " (" + c.criterion +
-         "), " + c.scope + ": " + detail;
+  c.text = c.measure + " " + GateNumber(c.measured) + " " + op + " " + GateNumber(c.threshold) + " (" + c.criterion +
+           "), " + c.scope + ": " + detail;
+  c.detail = std::move(detail);
 }
 
 // One metric over a pool of buckets (PoolSmallBuckets says how); none when a part lacks it.
@@ -199,7 +200,7 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
       // Through an endpoint the KLD is a lower bound from top-k logprobs (docs/metrics.md): a pass
       // on it is "not refuted", and the case says so.
       const bool bound = in.eval->kld_lower_bound && std::string_view(info.field).starts_with("kld");
-      c.text = Text(
+      Describe(
           c, info.is_min,
           std::to_string(b.tokens) + " tokens" + (bound ? ", a lower bound from the endpoint's top-k logprobs" : ""));
       bucket_pass = bucket_pass && c.pass;
@@ -233,6 +234,7 @@ void NoSignalCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFa
     c.text = "no signal: the baseline passes " + std::to_string(row.baseline_pass) + " of " + std::to_string(row.n) +
              " " + family + " instances (" + GateNumber(rate) + " < baseline_pass_min " + GateNumber(floor) +
              "), so the cache cannot be judged on them";
+    c.detail = c.text;
     v->cases.push_back(std::move(c));
   }
   v->no_signal.push_back(family + ": the baseline passes " + std::to_string(row.baseline_pass) + " of " +
@@ -251,7 +253,7 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
     GateCase c = Case(family + ".cache_induced_rate_max", "family " + family, 0, 0, family, "cache-induced rate",
                       static_cast<double>(row.cache_induced) / row.n, *max);
     c.pass = c.measured <= c.threshold;
-    c.text = Text(c, false, counts);
+    Describe(c, false, counts);
     v->cases.push_back(std::move(c));
   }
   if (policy.FailsOnSignificant(f)) {
@@ -262,8 +264,9 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
     const char* verdict = !row.significant ? "not significant"
                           : c.pass         ? "significant, toward the configuration"
                                            : "significant cache-induced loss";
+    c.detail = verdict + ("; " + counts);
     c.text = c.measure + " " + GateNumber(c.measured) + (row.significant ? " < " : " >= ") + GateNumber(alpha) + " (" +
-             c.criterion + "), " + c.scope + ": " + verdict + "; " + counts;
+             c.criterion + "), " + c.scope + ": " + c.detail;
     v->cases.push_back(std::move(c));
   }
 }
@@ -274,9 +277,9 @@ void VarianceCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Co
                     p.variance_pairs > 0 ? static_cast<double>(differ) / p.variance_pairs : 0.0,
                     *policy.family(ProbeFamily::kVariance)->same_seed_divergence_max);
   c.pass = c.measured <= c.threshold;
-  c.text = Text(c, false,
-                std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
-                    " same-seed sample pairs differ from the baseline's");
+  Describe(c, false,
+           std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
+               " same-seed sample pairs differ from the baseline's");
   v->cases.push_back(std::move(c));
 }
 
@@ -286,7 +289,7 @@ void DriftCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Confi
   GateCase c = Case("drift.kl_mean_max", "family drift", 0, 0, "drift", "drift kl_mean", worst->second,
                     *policy.family(ProbeFamily::kDrift)->kl_mean_max);
   c.pass = c.measured <= c.threshold;
-  c.text = Text(
+  Describe(
       c, false,
       "the worst of " + std::to_string(p.drift_kl_mean.size()) + " lengths, at length " + std::to_string(worst->first));
   v->cases.push_back(std::move(c));

@@ -25,7 +25,8 @@ struct GateCase {
   // No signal: the baseline fails the family too often for the cache to be judged on it. The case
   // neither passes nor fails (pass stays true so the verdict ignores it; JUnit marks it skipped).
   bool skipped = false;
-  std::string text;  // the case in one line: measured value, threshold, where, what it is made of
+  std::string text;    // the case in one line: measured value, threshold, where, what it is made of
+  std::string detail;  // the part of text the other fields do not hold: "1234 tokens", the counts
 };
 
 struct ConfigVerdict {

@@ -43,7 +43,7 @@ std::string GateMarkdown(const GateReport& r) {
     for (const GateCase& c : v.cases) {
       if (c.pass || n++ >= kMarkdownFailuresShown) continue;
       failing += "| " + Code(v.config) + " | " + Code(c.criterion) + " | " + Cell(c.scope) + " | " +
-                 GateNumber(c.measured) + " | " + GateNumber(c.threshold) + " | " + Cell(c.text) + " |\n";
+                 GateNumber(c.measured) + " | " + GateNumber(c.threshold) + " | " + Cell(c.detail) + " |\n";
     }
     if (n > kMarkdownFailuresShown) {
       failing += "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kMarkdownFailuresShown) +

@@ -66,10 +66,6 @@ Expected<Budget> ParseBudget(std::string_view text) {
   return b;
 }
 
-uint64_t F16BytesPerToken(const ModelConfig& c) {
-  return 2ull * 2ull * static_cast<uint64_t>(c.n_layers) * c.n_kv_heads * c.head_dim;
-}
-
 Expected<uint64_t> BudgetBytesPerToken(const Budget& b, const ModelConfig& config, int target_ctx) {
   KV_CHECK(target_ctx > 0 && b.value > 0 && b.value <= kMaxBudgetValue);
   // long double: GiB × 2^30 needs more than 53 bits before the division for large budgets.

@@ -36,7 +36,4 @@ Expected<Budget> ParseBudget(std::string_view text);
 // is a limit). Errors (exit 2): it allows less than one byte per token.
 Expected<uint64_t> BudgetBytesPerToken(const Budget& budget, const ModelConfig& config, int target_ctx);
 
-// The model's f16 cache per token: every layer's K and V, 2 bytes per element.
-uint64_t F16BytesPerToken(const ModelConfig& config);
-
 }  // namespace kvaudit
