@@ -96,6 +96,7 @@ std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, co
     shown = rec.cheapest_passing;
     s += rec.cheapest_passing ? "  cheapest that passes: " + PointLine(rec.verified[*rec.cheapest_passing], rec)
                               : "  no verified configuration passes\n";
+    s += "  " + BudgetAnswer(rec) + "\n";
   }
   if (rec.best_uniform) s += "  best uniform: " + PointLine(rec.verified[*rec.best_uniform], rec);
   std::vector<size_t> listed;  // the recommendation (or the cheapest passing), then the best uniform

@@ -230,6 +230,33 @@ Expected<json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan
   return j;
 }
 
+std::string BudgetAnswer(const RecommendResult& r) {
+  if (r.recommended) return "";
+  if (r.cheapest_passing) {
+    const VerifiedPoint& p = r.verified[*r.cheapest_passing];
+    // Hundredths of f16, rounded up: 0.54xf16 admits 2176 of 4096 bytes, 0.53xf16 would not.
+    const double share =
+        std::ceil(100.0 * static_cast<double>(p.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token)) / 100.0;
+    return "the smallest budget that passes: --budget " + std::to_string(p.bytes_per_token) + " (or " +
+           FormatNumber("%.2f", share) + "xf16), for " + p.spec;
+  }
+  // Nothing verified passes: a larger budget cannot help. The largest point says why.
+  std::optional<size_t> largest;
+  for (size_t i = 0; i < r.verified.size(); ++i) {
+    if (r.verified[i].round < 3 && (!largest || r.verified[i].bytes_per_token > r.verified[*largest].bytes_per_token))
+      largest = i;
+  }
+  std::string why;
+  if (largest && r.verified[*largest].verdict.first_failure) {
+    const VerifiedPoint& p = r.verified[*largest];
+    why = ": even " + p.spec + " (" + std::to_string(p.bytes_per_token) + " bytes/token) fails, first on " +
+          p.verdict.cases[*p.verdict.first_failure].text;
+  }
+  return "no budget passes policy " + r.policy + why +
+         "; hint: a looser policy (--policy balanced, or a TOML file: docs/decision.md), or more --windows if the "
+         "failure is a near miss";
+}
+
 std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   const EvalRunInfo& e = r.sensitivity.eval;
   std::string s =
@@ -268,6 +295,7 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   } else {
     s += "recommended: nothing under the budget passes policy " + r.policy + "\n";
     s += line("cheapest that passes", r.cheapest_passing);
+    s += BudgetAnswer(r) + "\n";
   }
   s += line("best uniform (one K type, one V type)", r.best_uniform);
   std::vector<size_t> shown;  // the recommendation (or the cheapest passing), then the best uniform

@@ -27,6 +27,11 @@ std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r);
 
 // "per-layer", "first/last", "uniform" joined by commas; "engine approximation" for round 3.
 std::string ShapesText(const std::vector<MixShape>& shapes);
+// When nothing under the budget passes, what budget would have (docs/cli.md "recommend"): the
+// cheapest verified configuration that passes as a --budget in bytes and as a share of f16 (rounded
+// up, so it admits that configuration); or, when none passes at all, that no budget would, with the
+// largest one's first failure. "" when the budget found a recommendation. One line, no newline.
+std::string BudgetAnswer(const RecommendResult& r);
 // The verdict in one line: "PASS", or "FAIL: <first failing case>".
 std::string VerdictLine(const ConfigVerdict& v);
 
