@@ -32,19 +32,13 @@ Expected<JobRun> JobRun::Open(JobKind kind, const JobOptions& options, nlohmann:
   const auto done = static_cast<int64_t>(recorded->size());
   const std::string records = run.kind_.record + "s";
   WatchInterrupts();
-  SetInterruptContext(run.kind_.name, records, run.journal_path_, owned, done);
+  SetInterruptContext(run.kind_.name, records, run.journal_path_, owned);
   if (done > 0) {
     std::fprintf(stderr, "kvaudit: resuming %s: %lld of %lld %s already done (%s)\n", run.kind_.name.c_str(),
                  static_cast<long long>(done), static_cast<long long>(owned), records.c_str(),
                  run.journal_path_.c_str());
   }
   return run;
-}
-
-Status JobRun::Record(const nlohmann::json& line) {
-  KV_RETURN_IF_ERROR(journal_->Append(line));
-  CountInterruptRecord();
-  return Status::Ok();
 }
 
 std::vector<int64_t> JobRun::owned_units() const {

@@ -51,8 +51,8 @@ class JobRun {
   const std::vector<uint8_t>& owned() const { return owned_; }
   std::vector<int64_t> owned_units() const;  // the indexes of owned(), ascending
 
-  // One finished unit's record: appended, then fsync'ed (and counted for an interrupt's message).
-  Status Record(const nlohmann::json& line);
+  // One finished unit's record: appended, then fsync'ed.
+  Status Record(const nlohmann::json& line) { return journal_->Append(line); }
   // DIR/shard.json (a shard only). summary: the job's inputs to `kvaudit merge` besides the records.
   Status WriteShard(const nlohmann::json& summary, const nlohmann::json& run, bool finished) const;
   // The run's last file: DIR/results.json (unsharded; `results` written) or, for a shard, the path

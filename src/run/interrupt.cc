@@ -1,5 +1,6 @@
 #include "run/interrupt.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,7 +16,21 @@ namespace {
 constexpr size_t kTextMax = 512;
 char g_job[64], g_records[64], g_journal[kTextMax];
 std::atomic<bool> g_ready{false};
-std::atomic<int64_t> g_total{0}, g_done{0};
+std::atomic<int64_t> g_total{0};
+
+// The records the journal holds: its complete lines after the header (a line still being
+// written when the signal came is not one a rerun takes). open/read/close only: signal-safe.
+int64_t RecordsInJournal(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  int64_t lines = 0;
+  char chunk[4096];
+  for (ssize_t n; (n = ::read(fd, chunk, sizeof(chunk))) > 0;) {
+    for (ssize_t i = 0; i < n; ++i) lines += chunk[i] == '\n';
+  }
+  ::close(fd);
+  return lines > 0 ? lines - 1 : 0;
+}
 
 void CopyText(char* dst, size_t size, std::string_view text) {
   const size_t n = std::min(size - 1, text.size());
@@ -59,23 +74,21 @@ void WatchInterrupts() {
   });
 }
 
-void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total,
-                         int64_t done) {
+void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total) {
   g_ready.store(false);
   CopyText(g_job, sizeof(g_job), job);
   CopyText(g_records, sizeof(g_records), records);
   CopyText(g_journal, sizeof(g_journal), journal);
-  g_total.store(total), g_done.store(done);
+  g_total.store(total);
   g_ready.store(true);
 }
-
-void CountInterruptRecord() { g_done.fetch_add(1); }
 
 size_t FormatInterruptMessage(char* buf, size_t size) {
   size_t at = 0;
   if (g_ready.load()) {
     Put(buf, size, &at, "\nkvaudit: interrupted after ");
-    PutInt(buf, size, &at, g_done.load()), Put(buf, size, &at, " of "), PutInt(buf, size, &at, g_total.load());
+    PutInt(buf, size, &at, RecordsInJournal(g_journal)), Put(buf, size, &at, " of ");
+    PutInt(buf, size, &at, g_total.load());
     Put(buf, size, &at, " "), Put(buf, size, &at, g_records), Put(buf, size, &at, " of ");
     Put(buf, size, &at, g_job), Put(buf, size, &at, " (kept in "), Put(buf, size, &at, g_journal);
     Put(buf, size, &at, "); rerun the same command to resume\n");

@@ -3,8 +3,9 @@
 //   kvaudit: interrupted after 3 of 8 windows of eval (kept in DIR/progress.jsonl); rerun the same
 //   command to resume
 // then the signal's default action ends the process, so the exit status is the one a shell
-// expects (130 for Ctrl-C, 143 for SIGTERM). The journal needs no flushing: each record is
-// appended and fsync'ed as it finishes (run/jsonl_journal.h), and a resumed run skips them.
+// expects (130 for Ctrl-C, 143 for SIGTERM). The count is the journal's own at that moment (its
+// complete record lines, what a rerun takes); the journal needs no flushing: each record is
+// appended and fsync'ed as it finishes (run/jsonl_journal.h).
 #pragma once
 
 #include <cstdint>
@@ -16,15 +17,13 @@ namespace kvaudit {
 void WatchInterrupts();
 
 // The job the message is about, from its start: its name ("eval"), what a record is, plural
-// ("windows"), its journal, the records this run owns and those already done (resumed). Not for a
-// signal handler; the handler reads what this last published.
-void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total,
-                         int64_t done);
-// One more record journaled.
-void CountInterruptRecord();
+// ("windows"), its journal and the records this run owns. Not for a signal handler; the handler
+// reads what this last published.
+void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total);
 
-// The message the handler writes, for a context (a test can check it without a signal).
-// Async-signal-safe: no allocation, writes into buf (always NUL-terminated); returns its length.
+// The message the handler writes, for the context and the journal as they are (a test can check
+// it without a signal). Async-signal-safe: no allocation, open/read/close of the journal, writes
+// into buf (always NUL-terminated); returns its length.
 size_t FormatInterruptMessage(char* buf, size_t size);
 
 }  // namespace kvaudit
