@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "support/fixtures.h"
@@ -76,6 +77,25 @@ TEST(ReportCliTest, AProbeRunAloneRendersItsNeedleGrid) {
   EXPECT_NE(html.find("class=\"grid\""), std::string::npos);
   EXPECT_NE(html.find("no eval results: this is a probe run"), std::string::npos);
   EXPECT_NE(html.find("No eval results: no curves"), std::string::npos);
+  // The per-cell attribution lists only the cells where the configuration and the baseline differ;
+  // the note counts the others (3 cells here: depths 0, 50, 100 at 128 tokens).
+  const nlohmann::json j = nlohmann::json::parse(ReadFile((Runs().probe / "results.json").string()));
+  size_t differ = 0;
+  for (const nlohmann::json& row : j["probes"])
+    differ += row["cache_induced"].get<int>() + row["recovered"].get<int>() > 0;
+  ASSERT_EQ(j["probes"].size(), 3u);
+  const size_t table = html.find("id=\"probes-0\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  size_t listed = 0;
+  for (size_t at = rows.find("<tr>"); at != std::string::npos; at = rows.find("<tr>", at + 1)) ++listed;
+  EXPECT_EQ(listed, differ + 1) << rows;  // + the header row
+  if (differ < 3) {
+    EXPECT_NE(
+        html.find(std::to_string(3 - differ) +
+                  " of 3 cells are not listed: there the configuration and the baseline agree on every instance."),
+        std::string::npos);
+  }
 }
 
 TEST(ReportCliTest, AnInterruptedAuditShowsItsFinishedStages) {

@@ -50,6 +50,7 @@ json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs, const 
   j["configs"] = json::array(), j["pooled"] = json::array(), j["variance"] = json::array(), j["drift"] = json::array();
   for (const ProbeConfigResult& c : configs) {
     j["configs"].push_back({{"spec", c.spec}, {"bytes_per_token", 1}});
+    if (c.endpoint) j["configs"].back()["endpoint"] = {{"url", "http://127.0.0.1:9/v1"}};
     for (const PooledFamilyRow& f : c.pooled) {
       j["pooled"].push_back({{"config", c.spec},
                              {"family", f.family},

@@ -317,6 +317,20 @@ TEST(DecideGate, AConfigurationWithoutEvalResultsIsBadInputWhenFidelityIsJudged)
   EXPECT_NE(r.error().message.find("kvaudit eval --kv k=q4_0,v=q4_0"), std::string::npos) << r.error().message;
 }
 
+// A configuration probed through a server is named by the server, not by a --kv spec: the hint
+// does not tell the user to run `kvaudit eval --kv q4` (an endpoint's name), but what can judge it.
+TEST(DecideGate, AnEndpointWithoutEvalResultsGetsAHintItCanFollow) {
+  ProbeConfigResult remote = GoodProbes("q4");
+  remote.endpoint = true;
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0"), remote});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.find("kvaudit eval --kv"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("q4 was probed through an endpoint and has no eval results"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("hint: judge its probes with a policy without [fidelity]"), std::string::npos)
+      << r.error().message;
+}
+
 TEST(DecideGate, AlphaMustBeTheProbeRunsAlpha) {
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {GoodProbes("k=q8_0,v=q8_0")},
                       std::string(kPolicy) + "[probes.exact]\ncache_induced_rate_max = 0.5\n");

@@ -336,6 +336,12 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
   ConfigVerdict v;
   v.config = in.spec;
   if (HasFidelityCriteria(policy)) {
+    if (!in.eval && in.probe->endpoint) {  // a server's name, not a --kv spec
+      return BadInput(in.spec + " was probed through an endpoint and has no eval results (only " + in.probe_file->path +
+                      ") but the policy has fidelity criteria; hint: judge its probes with a policy without "
+                      "[fidelity] (docs/decision.md), or measure fidelity with kvaudit eval --endpoint against a "
+                      "server that returns prompt logprobs (docs/endpoints.md)");
+    }
     if (!in.eval) {
       return BadInput(in.spec + " has no eval results (only " + in.probe_file->path +
                       ") but the policy has fidelity "

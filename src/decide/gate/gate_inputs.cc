@@ -210,7 +210,7 @@ Expected<ProbeInput> ReadProbe(const ResultsReader& r, const json& j) {
   KV_ASSIGN_OR_RETURN(const json* configs, r.Array(j, "", "configs"));
   for (size_t c = 0; c < configs->size(); ++c) {
     KV_ASSIGN_OR_RETURN(const std::string spec, r.String((*configs)[c], At("configs", c), "spec"));
-    ConfigOf(in, spec);
+    ConfigOf(in, spec).endpoint = (*configs)[c].contains("endpoint") && !(*configs)[c]["endpoint"].is_null();
   }
   KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "pooled", true, &in, ReadPooled));
   KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "variance", false, &in, ReadVariance));

@@ -50,6 +50,7 @@ struct ProbeConfigResult {
   std::vector<PooledFamilyRow> pooled;
   int variance_rows = 0, variance_pairs = 0, variance_identical = 0;  // summed over variance[] lengths
   std::vector<std::pair<int, double>> drift_kl_mean;                  // drift[]: (length, kl_mean)
+  bool endpoint = false;  // probed through a server (configs[].endpoint): spec is the endpoint's name
 };
 
 struct ProbeInput {
