@@ -196,7 +196,8 @@ void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed) {
 std::string NearestFlag(const CLI::App& command) {
   for (const std::string& arg : command.remaining()) {
     if (arg.rfind("--", 0) != 0) continue;
-    const std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    const size_t eq = arg.find('=');  // --windwos=3
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     std::string best;
     size_t best_distance = 3;
     for (const CLI::Option* o : command.get_options()) {

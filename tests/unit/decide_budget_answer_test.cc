@@ -37,9 +37,17 @@ TEST(BudgetAnswer, TheSmallestPassingBudgetInBytesAndAsAShareOfF16ThatAdmitsIt) 
   r.cheapest_passing = 1;
   const std::string answer = BudgetAnswer(r);
   EXPECT_EQ(answer, "the smallest budget that passes: --budget 2176 (or 0.54xf16), for k=q8_0,v=q8_0");
-  // 0.54 x 4096 = 2211.84 >= 2176: the share admits the configuration (0.53 would not: 2170.88).
-  const Expected<Budget> b = ParseBudget("0.54xf16");
-  ASSERT_TRUE(b.ok()) << b.error().message;
+  // The share given admits the configuration, one hundredth less would not (f16: 4096 bytes).
+  ModelConfig shape;
+  shape.n_layers = 8, shape.n_kv_heads = 2, shape.head_dim = 64;
+  ASSERT_EQ(F16BytesPerToken(shape), 4096u);
+  for (const auto& [text, admits] : {std::pair{"0.54xf16", true}, std::pair{"0.53xf16", false}}) {
+    const Expected<Budget> b = ParseBudget(text);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    const Expected<uint64_t> bytes = BudgetBytesPerToken(*b, shape, 1024);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+    EXPECT_EQ(*bytes >= 2176u, admits) << text << ": " << *bytes;
+  }
 }
 
 TEST(BudgetAnswer, WhenNothingPassesNoBudgetWouldAndTheLargestSaysWhy) {
