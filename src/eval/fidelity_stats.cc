@@ -9,10 +9,12 @@ namespace kvaudit {
 
 void FidelityCollector::Add(size_t slot, double kld, double nll_base, double nll, double dp, bool top1,
                             bool top5_drop) {
+  KV_CHECK(slot >= last_slot_);
+  if (totals_.count[slot] == 0) first_[slot] = kld_.size();
+  last_slot_ = slot;
+  totals_.Add(slot, kld, top1, nll - nll_base);
   kld_.push_back(kld);
   dp_.push_back(dp);
-  win_sum_[slot] += kld;
-  win_count_[slot] += 1;
   nll_base_sum_ += nll_base;
   nll_sum_ += nll;
   dp_sq_sum_ += dp * dp;
@@ -20,17 +22,24 @@ void FidelityCollector::Add(size_t slot, double kld, double nll_base, double nll
   top5_drop_ += top5_drop;
 }
 
-FidelitySummary FidelityCollector::Summarize(const BootstrapOptions& bootstrap) const {
+FidelitySummary FidelityCollector::Summarize(const BootstrapOptions& bootstrap, bool with_p99_interval) const {
   FidelitySummary s;
-  s.tokens = static_cast<int64_t>(kld_.size());
+  const std::vector<double>& kld = kld_;
+  s.tokens = static_cast<int64_t>(kld.size());
   if (s.tokens == 0) return s;
   const double n = static_cast<double>(s.tokens);
   double kld_sum = 0, dp_sum = 0;
-  for (double x : kld_) kld_sum += x;
+  for (double x : kld) kld_sum += x;
   for (double x : dp_) dp_sum += x;
   s.kld_mean = kld_sum / n;
-  s.kld_ci95 = BootstrapMeanCi(win_sum_, win_count_, bootstrap.replicates, bootstrap.seed);
-  std::vector<double> sorted = kld_;  // [positions]
+  s.windows = totals_.windows();
+  const KldByWindow positions{&kld_, &first_};
+  const FidelityIntervals ci =
+      IntervalsOf(totals_, bootstrap.replicates, bootstrap.seed, with_p99_interval ? &positions : nullptr);
+  s.kld_ci95 = ci.kld_mean, s.kld_p99_ci95 = ci.kld_p99, s.top1_agree_ci95 = ci.top1_agree;
+  s.ppl_ratio_ci95 = ci.ppl_ratio;
+  s.totals = totals_;
+  std::vector<double> sorted = kld;  // [positions]
   std::sort(sorted.begin(), sorted.end());
   s.kld_median = SortedQuantile(sorted, 0.5);
   s.kld_p90 = SortedQuantile(sorted, 0.90);
@@ -95,8 +104,8 @@ ConfigSummary SummarizeConfig(const std::vector<WindowRecord>& windows, size_t c
     }
   }
   ConfigSummary s;
-  s.overall = overall.Summarize(o.bootstrap);
-  for (const FidelityCollector& b : buckets) s.buckets.push_back(b.Summarize(o.bootstrap));
+  s.overall = overall.Summarize(o.bootstrap, false);
+  for (const FidelityCollector& b : buckets) s.buckets.push_back(b.Summarize(o.bootstrap, true));
   for (int k = 0; k < kClasses; ++k) {
     if (k < kNumTokenClasses ? !o.classes : !o.rare) continue;
     ClassSummary cs;

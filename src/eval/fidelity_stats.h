@@ -9,6 +9,7 @@
 
 #include "eval/bootstrap.h"
 #include "eval/buckets.h"
+#include "eval/fidelity_interval.h"
 #include "eval/fidelity_metrics.h"
 #include "eval/token_classes.h"
 
@@ -21,8 +22,11 @@ struct BootstrapOptions {
 
 struct FidelitySummary {
   int64_t tokens = 0;
+  int windows = 0;  // windows holding these positions: the units of the intervals
   double kld_mean = 0;
-  std::optional<Interval> kld_ci95;  // bootstrap over windows
+  // 95% intervals (eval/fidelity_interval.h); kld_p99_ci95 only for buckets (the gate judges those).
+  std::optional<Interval> kld_ci95, kld_p99_ci95, top1_agree_ci95, ppl_ratio_ci95;
+  WindowTotals totals;  // the sums by window the intervals came from (the gate pools buckets with them)
   double kld_median = 0, kld_p90 = 0, kld_p99 = 0, kld_p999 = 0, kld_max = 0;
   double top1_agree = 0, top5_drop = 0;  // fractions in 0..1
   double nll_base_mean = 0, nll_mean = 0;
@@ -33,13 +37,16 @@ struct FidelitySummary {
 // Collects one configuration's positions over some selection (overall, one bucket).
 class FidelityCollector {
  public:
-  explicit FidelityCollector(size_t n_windows) : win_sum_(n_windows, 0.0), win_count_(n_windows, 0.0) {}
+  explicit FidelityCollector(size_t n_windows) : totals_(n_windows), first_(n_windows, 0) {}
+  // Positions come window by window, in ascending window order (slot).
   void Add(size_t slot, double kld, double nll_base, double nll, double dp, bool top1, bool top5_drop);
-  FidelitySummary Summarize(const BootstrapOptions& bootstrap) const;
+  FidelitySummary Summarize(const BootstrapOptions& bootstrap, bool with_p99_interval) const;
 
  private:
-  std::vector<double> kld_, dp_;             // [positions] kept for exact order statistics
-  std::vector<double> win_sum_, win_count_;  // [n_windows] KLD sum and positions per window
+  WindowTotals totals_;
+  std::vector<double> kld_, dp_;  // [positions] kept for exact order statistics, window by window
+  std::vector<size_t> first_;     // [n_windows] index in kld_ of each window's first position
+  size_t last_slot_ = 0;
   double nll_base_sum_ = 0, nll_sum_ = 0, dp_sq_sum_ = 0;
   int64_t top1_ = 0, top5_drop_ = 0;
 };

@@ -15,9 +15,17 @@ json Ci(const std::optional<Interval>& ci) { return ci ? json::array({ci->lo, ci
 
 json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
+// A bucket's sums by window (eval/fidelity_interval.h WindowTotals): the gate recomputes the
+// intervals of a pool of buckets from them.
+json WindowSumsJson(const WindowTotals& t) {
+  return {{"tokens", t.count},       {"kld", t.kld_sum},   {"top1", t.top1},
+          {"delta_nll", t.dnll_sum}, {"kld_sq", t.kld_sq}, {"delta_nll_sq", t.dnll_sq}};
+}
+
 json OverallJson(const FidelitySummary& s) {
   return {// stable keys
           {"tokens", s.tokens},
+          {"windows", s.windows},
           {"kld_mean", Num(s.kld_mean)},
           {"kld_ci95", Ci(s.kld_ci95)},
           {"kld_p99", Num(s.kld_p99)},
@@ -135,11 +143,16 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
           {{"from", a.buckets[b].from},
            {"to", a.buckets[b].to},
            {"tokens", bs.tokens},
+           {"windows", bs.windows},
            {"kld_mean", Num(bs.kld_mean)},
            {"kld_ci95", Ci(bs.kld_ci95)},
            {"top1_agree", Num(bs.top1_agree)},
+           {"top1_agree_ci95", Ci(bs.top1_agree_ci95)},
            {"ppl_ratio", Num(bs.ppl_ratio)},
+           {"ppl_ratio_ci95", Ci(bs.ppl_ratio_ci95)},
            {"kld_p99", Num(bs.kld_p99)},
+           {"kld_p99_ci95", Ci(bs.kld_p99_ci95)},
+           {"window_sums", WindowSumsJson(bs.totals)},
            {"delta_p_mean", Num(bs.dp_mean)},
            {"measured_to", b < s.bucket_last_len.size() ? json(s.bucket_last_len[b]) : json(nullptr)}});
     }

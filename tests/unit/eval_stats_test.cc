@@ -1,4 +1,5 @@
-// Known answers for order statistics, the window bootstrap, aggregation and the safe context.
+// Known answers for order statistics, aggregation and the safe context (the intervals:
+// eval_interval_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,62 +25,6 @@ TEST(QuantileTest, LinearInterpolationAtPTimesNMinusOne) {
   EXPECT_TRUE(std::isnan(SortedQuantile({}, 0.5)));
 }
 
-// n windows of 100 positions; window i has mean 1.5 + sin(1.7·(i mod 10)), so 40 windows repeat
-// the first 10 four times (same mean and spread, four times the data).
-void Windows(int n, std::vector<double>* sums, std::vector<double>* counts) {
-  sums->clear();
-  counts->clear();
-  for (int i = 0; i < n; ++i) {
-    sums->push_back(100.0 * (1.5 + std::sin(1.7 * (i % 10))));
-    counts->push_back(100.0);
-  }
-}
-
-double Mean(const std::vector<double>& sums) {
-  double s = 0;
-  for (double x : sums) s += x / 100.0;
-  return s / static_cast<double>(sums.size());
-}
-
-TEST(BootstrapTest, ContainsTheMeanShrinksWithWindowsAndIsSeeded) {
-  std::vector<double> s, c;
-  Windows(10, &s, &c);
-  const double mean = Mean(s);
-  double var = 0;
-  for (double x : s) var += (x / 100.0 - mean) * (x / 100.0 - mean);
-  const double sigma = std::sqrt(var / 10.0);  // spread of the window means
-  const auto ci10 = BootstrapMeanCi(s, c, 1000, 42);
-  ASSERT_TRUE(ci10.has_value());
-  EXPECT_LT(ci10->lo, mean);
-  EXPECT_GT(ci10->hi, mean);
-  // Same seed, same interval (bitwise); another seed, another interval.
-  const auto again = BootstrapMeanCi(s, c, 1000, 42);
-  EXPECT_EQ(again->lo, ci10->lo);
-  EXPECT_EQ(again->hi, ci10->hi);
-  const auto other = BootstrapMeanCi(s, c, 1000, 43);
-  EXPECT_TRUE(other->lo != ci10->lo || other->hi != ci10->hi);
-  // Four times the windows: the standard error halves, so the interval is about half as wide.
-  Windows(40, &s, &c);
-  const auto ci40 = BootstrapMeanCi(s, c, 1000, 42);
-  EXPECT_LT(ci40->lo, mean);
-  EXPECT_GT(ci40->hi, mean);
-  const double ratio = (ci40->hi - ci40->lo) / (ci10->hi - ci10->lo);
-  EXPECT_GT(ratio, 0.35);
-  EXPECT_LT(ratio, 0.65);
-  // Normal approximation: a 95% interval of the mean of 40 windows is ±1.96·σ/√40.
-  EXPECT_NEAR(ci40->hi - ci40->lo, 2 * 1.96 * sigma / std::sqrt(40.0), 0.15 * (ci40->hi - ci40->lo));
-}
-
-TEST(BootstrapTest, DegenerateInputs) {
-  const auto one = BootstrapMeanCi({5.0}, {2.0}, 100, 1);
-  ASSERT_TRUE(one.has_value());
-  EXPECT_DOUBLE_EQ(one->lo, 2.5);
-  EXPECT_DOUBLE_EQ(one->hi, 2.5);
-  EXPECT_FALSE(BootstrapMeanCi({}, {}, 100, 1).has_value());
-  EXPECT_FALSE(BootstrapMeanCi({0.0, 0.0}, {0.0, 0.0}, 100, 1).has_value());  // no positions at all
-}
-
-// Bucket series (largest measured context of each bucket, mean KLD) against threshold 0.01.
 TEST(SafeUpToTest, FailsAtTheFirstBucket) {
   const SafeRange r = SafeUpTo({{16, 0.02}, {32, 0.001}, {64, 0.001}}, 0.01);
   EXPECT_FALSE(r.up_to.has_value());  // "none"
