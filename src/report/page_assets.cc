@@ -32,6 +32,7 @@ td .v { font-variant-numeric: tabular-nums; }
 td.spec, td.spec .v { white-space: nowrap; }
 .pass { color: #006d2c; font-weight: 600; }
 .fail { color: #b30000; font-weight: 600; }
+.inconclusive { color: #a65f00; font-weight: 600; }
 .headline { font-size: 1.05rem; }
 .recommended code { font-size: 1rem; font-weight: 600; }
 pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-size: 0.85rem; }
@@ -57,6 +58,7 @@ footer { font-size: 0.8rem; color: #666; padding: 1rem 1.5rem; border-top: 1px s
   main { max-width: none; padding: 0; }
   h2 { break-after: avoid; }
   tr, .case { break-inside: avoid; }
+  td { overflow-wrap: anywhere; }  /* a long spec or case text wraps instead of widening the page */
   a { color: inherit; text-decoration: none; }
 }
 )CSS";

@@ -29,8 +29,8 @@ std::string AuditTable(const ReportContext& ctx, const RunDirectory& d) {
     const json& c = configs[i];
     out += "<tr data-config=\"" + EscapeHtml(ctx.NameOf(d, c.value("spec", ""))) + "\">" +
            ValueCell(d, a, base + "/spec", ValueFormat::kText) +
-           ValueCell(d, a, base + "/pass", ValueFormat::kPassFail) + SafeUpToCell(d, a, base) +
-           ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
+           ValueCell(d, a, base + (c.contains("verdict") ? "/verdict" : "/pass"), ValueFormat::kPassFail) +
+           SafeUpToCell(d, a, base) + ValueCell(d, a, base + "/first_failure", ValueFormat::kText) +
            ValueCell(d, a, base + "/failed_criteria", ValueFormat::kInt) +
            ValueCell(d, a, base + "/bytes_per_token", ValueFormat::kBytes) +
            ValueCell(d, a, base + "/f16_fraction", ValueFormat::kPercent) +

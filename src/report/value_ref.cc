@@ -25,6 +25,11 @@ std::string SortKey(const json* v) {
 
 }  // namespace
 
+std::string VerdictWord(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.is_boolean() && v.get<bool>() ? "PASS" : "FAIL";
+}
+
 const char* FormatName(ValueFormat f) {
   switch (f) {
     case ValueFormat::kSig: return "sig";
@@ -47,7 +52,7 @@ const json* Lookup(const ResultsFile& file, const std::string& pointer) {
 std::string FormatValue(const json* v, ValueFormat format) {
   if (!v || v->is_null()) return "–";
   if (format == ValueFormat::kText) return EscapeHtml(v->is_string() ? v->get<std::string>() : v->dump());
-  if (format == ValueFormat::kPassFail) return v->is_boolean() && v->get<bool>() ? "PASS" : "FAIL";
+  if (format == ValueFormat::kPassFail) return VerdictWord(*v);
   if (!v->is_number()) return EscapeHtml(v->is_string() ? v->get<std::string>() : v->dump());
   const double x = v->get<double>();
   switch (format) {
@@ -63,7 +68,10 @@ std::string ValueSpan(const RunDirectory& dir, const ResultsFile& file, const st
                       ValueFormat format) {
   const json* v = Lookup(file, pointer);
   std::string css = "v";
-  if (format == ValueFormat::kPassFail && v) css += v->is_boolean() && v->get<bool>() ? " pass" : " fail";
+  if (format == ValueFormat::kPassFail && v) {
+    const std::string word = VerdictWord(*v);
+    css += word == "PASS" ? " pass" : word == "INCONCLUSIVE" ? " inconclusive" : " fail";
+  }
   return "<span class=\"" + css + "\" data-src=\"" + std::to_string(dir.index) + "|" + EscapeHtml(file.file) + "|" +
          EscapeHtml(pointer) + "\" data-format=\"" + FormatName(format) + "\">" + FormatValue(v, format) + "</span>";
 }

@@ -18,10 +18,13 @@ enum class ValueFormat {
   kBytes,     // bytes per token: 2176 B
   kGib,       // GiB: 0.00208 GiB (4 significant digits)
   kText,      // a string, escaped
-  kPassFail,  // a boolean: PASS / FAIL
+  kPassFail,  // a verdict: a word (PASS, FAIL, INCONCLUSIVE), or a boolean: PASS / FAIL
 };
 
-const char* FormatName(ValueFormat f);  // "sig", "pct", "int", "bytes", "gib", "text", "passfail"
+const char* FormatName(ValueFormat f);
+// A kPassFail value as shown: the word itself, or PASS / FAIL for a boolean (results before verdicts
+// had three outcomes).
+std::string VerdictWord(const nlohmann::json& v);  // "sig", "pct", "int", "bytes", "gib", "text", "passfail"
 
 // The value at pointer in file, or nullptr when absent.
 const nlohmann::json* Lookup(const ResultsFile& file, const std::string& pointer);

@@ -77,7 +77,7 @@ bool Matches(const json& v, const std::string& format, const std::string& text, 
   *why = "shows '" + text + "' for " + v.dump() + " (" + format + ")";
   if (v.is_null()) return text == "–";
   if (format == "text") return v.is_string() ? text == v.get<std::string>() : text == v.dump();
-  if (format == "passfail") return text == (v.get<bool>() ? "PASS" : "FAIL");
+  if (format == "passfail") return text == (v.is_string() ? v.get<std::string>() : v.get<bool>() ? "PASS" : "FAIL");
   const double shown = std::strtod(text.c_str(), nullptr), x = v.get<double>();
   if (format == "int" || format == "bytes") return shown == std::round(x);
   if (format == "pct") return std::fabs(shown / 100 - x) <= 0.0005 + 1e-12;

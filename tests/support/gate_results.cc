@@ -1,10 +1,36 @@
 #include "support/gate_results.h"
 
+#include <cmath>
 #include <fstream>
 
 namespace kvaudit::testing {
 
 using nlohmann::json;
+
+namespace {
+
+json Ci(const std::optional<Interval>& ci, double value) {
+  return ci ? json::array({ci->lo, ci->hi}) : json::array({value, value});
+}
+
+json WindowSums(const SyntheticBucket& b) {
+  json tokens = json::array(), kld = json::array(), top1 = json::array(), dnll = json::array();
+  const double log_ratio = std::log(b.ppl_ratio);
+  for (int w = 0; w < b.windows; ++w) {
+    const double n = static_cast<double>(b.tokens / b.windows + (w < b.tokens % b.windows ? 1 : 0));
+    tokens.push_back(n), kld.push_back(n * b.kld_mean), top1.push_back(n * b.top1_agree);
+    dnll.push_back(n * log_ratio);
+  }
+  const double n = static_cast<double>(b.tokens);
+  return {{"tokens", tokens},
+          {"kld", kld},
+          {"top1", top1},
+          {"delta_nll", dnll},
+          {"kld_sq", n * b.kld_mean * b.kld_mean},
+          {"delta_nll_sq", n * log_ratio * log_ratio}};
+}
+
+}  // namespace
 
 json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs, const std::string& model_hash) {
   json j = {{"schema_version", 2},
@@ -21,11 +47,16 @@ json SyntheticEvalResults(const std::vector<SyntheticEvalConfig>& configs, const
       buckets.push_back({{"from", b.from},
                          {"to", b.to},
                          {"tokens", b.tokens},
+                         {"windows", b.windows},
                          {"kld_mean", b.kld_mean},
-                         {"kld_ci95", {b.kld_mean, b.kld_mean}},
+                         {"kld_ci95", Ci(b.kld_ci, b.kld_mean)},
                          {"kld_p99", b.kld_p99},
+                         {"kld_p99_ci95", Ci(b.kld_p99_ci, b.kld_p99)},
                          {"top1_agree", b.top1_agree},
+                         {"top1_agree_ci95", Ci(b.top1_ci, b.top1_agree)},
                          {"ppl_ratio", b.ppl_ratio},
+                         {"ppl_ratio_ci95", Ci(b.ppl_ci, b.ppl_ratio)},
+                         {"window_sums", WindowSums(b)},
                          {"measured_to", b.to}});
     }
     j["configs"].push_back({{"spec", c.spec}, {"bytes_per_token", 1}, {"buckets", buckets}});

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,12 @@ struct SyntheticBucket {
   int from = 0, to = 0;
   double kld_mean = 0, kld_p99 = 0, top1_agree = 1, ppl_ratio = 1;
   int64_t tokens = 100;
+  // The 95% intervals written; unset: a point at the value.
+  std::optional<Interval> kld_ci = std::nullopt, kld_p99_ci = std::nullopt, top1_ci = std::nullopt,
+                          ppl_ci = std::nullopt;
+  // window_sums: the tokens spread evenly over this many windows, each at the bucket's values
+  // (no spread between or within windows, so a pool's intervals are points, top-1's Wilson's).
+  int windows = 4;
 };
 
 struct SyntheticEvalConfig {

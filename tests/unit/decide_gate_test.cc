@@ -23,12 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing::SyntheticBucket;
 
-// Four default-style buckets; `bad` makes one bucket violate one metric.
+// Four default-style buckets of 400 tokens (above the 189 a bucket needs to pass top1_agree_min
+// 0.98 at all, so none is pooled); their intervals are points at the values unless a test sets them.
 std::vector<SyntheticBucket> Buckets(double kld = 0.001) {
-  return {{1, 16, kld, 0.01, 0.995, 1.001},
-          {17, 32, kld, 0.01, 0.995, 1.001},
-          {33, 64, kld, 0.01, 0.995, 1.001},
-          {65, 128, kld, 0.01, 0.995, 1.001}};
+  return {{1, 16, kld, 0.01, 0.995, 1.001, 400},
+          {17, 32, kld, 0.01, 0.995, 1.001, 400},
+          {33, 64, kld, 0.01, 0.995, 1.001, 400},
+          {65, 128, kld, 0.01, 0.995, 1.001, 400}};
 }
 
 constexpr const char* kPolicy =
@@ -44,10 +45,12 @@ AcceptancePolicy Policy(const std::string& text = kPolicy) {
   return *p;
 }
 
+// Enough instances for the exact intervals to clear the thresholds: 0 of 40 needles (at most 8.8%
+// cache-induced, under 0.1), 8 of 40 same-seed pairs differ (at most 36%, under 0.5).
 ProbeConfigResult GoodProbes(const std::string& spec) {
-  return {spec, {{"needle", 20, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}},
-          1,    10,
-          8,    {{512, 0.001}, {1024, 0.002}}};
+  return {spec, {{"needle", 40, 0, 0, 1.0, false}, {"exact", 8, 0, 0, 1.0, false}},
+          1,    40,
+          32,   {{512, 0.001}, {1024, 0.002}}};
 }
 
 GateInputs Load(const std::vector<fs::path>& dirs) {
@@ -100,7 +103,7 @@ TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   b[3].ppl_ratio = 1.02;  // 65-128
   b[3].kld_p99 = 0.5;     // 65-128
   ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
-  p.pooled[0] = {"needle", 20, 6, 0, 0.03, true};  // rate 0.3 and significant
+  p.pooled[0] = {"needle", 20, 6, 0, 0.03, true};  // rate 0.3 [0.12, 0.54] and significant
   p.variance_identical = 2;                        // 8 of 10 differ
   p.drift_kl_mean = {{512, 0.004}, {1024, 0.2}};
   const auto r = Gate({{"k=q4_0,v=q4_0", b}}, {p});
@@ -121,7 +124,8 @@ TEST(DecideGate, OneFailingCasePerViolatedCriterion) {
   EXPECT_EQ(first.from, 17);
   EXPECT_EQ(first.measured, 0.02);
   EXPECT_EQ(first.threshold, 0.005);
-  EXPECT_EQ(first.text, "kld_mean 0.02 > 0.005 (kld_mean_max), context 17-32: 100 tokens");
+  EXPECT_EQ(first.outcome, CaseOutcome::kFail);
+  EXPECT_EQ(first.text, "kld_mean 0.02 [0.02, 0.02] > 0.005 (kld_mean_max), context 17-32: 400 tokens in 4 windows");
   EXPECT_EQ(v.safe_up_to, 16);
   EXPECT_FALSE(v.safe_up_to_is_all_measured);
   const auto drift =
@@ -144,7 +148,7 @@ TEST(DecideGate, AFamilyTheBaselineFailsIsNoSignalNotAPass) {
   EXPECT_TRUE(FailingCriteria(v).empty());
   std::vector<std::string> skipped;
   for (const GateCase& c : v.cases) {
-    if (!c.skipped) continue;
+    if (c.outcome != CaseOutcome::kNoSignal) continue;
     skipped.push_back(c.criterion);
     EXPECT_TRUE(c.pass);
     EXPECT_EQ(c.measured, 0.25);
@@ -160,14 +164,14 @@ TEST(DecideGate, AFamilyTheBaselineFailsIsNoSignalNotAPass) {
   const auto at_floor = Gate({{"k=q4_0,v=q4_0", Buckets()}}, {p});
   ASSERT_TRUE(at_floor.ok()) << at_floor.error().message;
   EXPECT_TRUE(at_floor->configs[0].no_signal.empty());
-  for (const GateCase& c : at_floor->configs[0].cases) EXPECT_FALSE(c.skipped) << c.criterion;
+  for (const GateCase& c : at_floor->configs[0].cases) EXPECT_NE(c.outcome, CaseOutcome::kNoSignal) << c.criterion;
 }
 
 // The floor is the policy's: [probes] sets it for every checked family, a family's own table over
 // it; 0 judges the family whatever the baseline does.
 TEST(DecideGate, TheNoSignalFloorIsThePolicys) {
   ProbeConfigResult p = GoodProbes("k=q4_0,v=q4_0");
-  p.pooled[0] = {"needle", 20, 1, 0, 1.0, false, /*baseline_pass=*/4};  // rate 0.2; 1 of 20 cache-induced
+  p.pooled[0] = {"needle", 200, 1, 0, 1.0, false, /*baseline_pass=*/40};  // rate 0.2; 1 of 200 cache-induced
   auto with = [](const std::string& table, const std::string& line) {
     std::string text = kPolicy;
     return text.insert(text.find(table) + table.size(), line);
@@ -182,10 +186,10 @@ TEST(DecideGate, TheNoSignalFloorIsThePolicys) {
     ASSERT_TRUE(r.ok()) << r.error().message;
     const ConfigVerdict& v = r->configs[0];
     size_t skipped = 0;
-    for (const GateCase& c : v.cases) skipped += c.family == "needle" && c.skipped;
+    for (const GateCase& c : v.cases) skipped += c.family == "needle" && c.outcome == CaseOutcome::kNoSignal;
     EXPECT_EQ(skipped, needle_skipped ? 2u : 0u) << policy;  // cache_induced_rate_max and fail_on_significant
     EXPECT_EQ(v.no_signal.empty(), !needle_skipped) << policy;
-    EXPECT_TRUE(v.pass) << policy;  // judged: 1 of 20 is within needle's cache_induced_rate_max 0.1
+    EXPECT_TRUE(v.pass) << policy;  // judged: 1 of 200 ([0.0001, 0.028]) is within cache_induced_rate_max 0.1
   }
 }
 
@@ -200,7 +204,7 @@ TEST(DecideGate, SafeUpToIsNoneWhenTheFirstBucketFails) {
 
 TEST(DecideGate, SignificantTowardTheConfigurationIsNoLoss) {
   ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
-  p.pooled[0] = {"needle", 20, 0, 8, 0.008, true};
+  p.pooled[0] = {"needle", 40, 0, 8, 0.008, true};
   const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->configs[0].pass);
@@ -231,13 +235,16 @@ TEST(DecideGate, TargetContextBeyondTheMeasuredBucketsIsBadInput) {
 
 // A bucket with fewer than min_bucket_tokens is judged together with the buckets after it until
 // the pool has enough: token-weighted mean KLD and top-1, the PPL ratio from the weighted mean
-// ΔNLL, and the largest p99 of the parts (an upper bound of the pooled p99).
+// ΔNLL, and the largest p99 of the parts (an upper bound of the pooled p99); the intervals of the
+// means from the parts' sums by window.
 TEST(DecideGate, SmallBucketsArePooledWithTheNextUntilTheyHoldEnoughTokens) {
   std::vector<SyntheticBucket> b = Buckets();
-  b[0] = {1, 16, 0.004, 0.02, 0.97, 1.002, 32};    // alone: fails top1_agree_min 0.98
-  b[1] = {17, 32, 0.001, 0.04, 0.995, 1.004, 96};  // pooled 1-32: 128 tokens
+  b[0] = {1, 16, 0.004, 0.02, 0.95, 1.002, 320};    // alone: fails top1_agree_min 0.96
+  b[1] = {17, 32, 0.001, 0.04, 0.995, 1.004, 960};  // pooled 1-32: 1280 tokens
+  b[2].tokens = b[3].tokens = 1000;
   std::string policy = kPolicy;
-  policy.insert(policy.find('\n') + 1, "min_bucket_tokens = 100\n");  // into [fidelity]
+  policy.replace(policy.find("top1_agree_min = 0.98"), 21, "top1_agree_min = 0.96");
+  policy.insert(policy.find('\n') + 1, "min_bucket_tokens = 1000\n");  // into [fidelity]
   const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const ConfigVerdict& v = r->configs[0];
@@ -250,12 +257,22 @@ TEST(DecideGate, SmallBucketsArePooledWithTheNextUntilTheyHoldEnoughTokens) {
     EXPECT_EQ(c->scope, "context 1-32") << criterion;
     EXPECT_EQ(c->to, 32) << criterion;
   }
-  EXPECT_DOUBLE_EQ(first_bucket["kld_mean_max"]->measured, (32 * 0.004 + 96 * 0.001) / 128);
-  EXPECT_DOUBLE_EQ(first_bucket["top1_agree_min"]->measured, (32 * 0.97 + 96 * 0.995) / 128);
+  const double top1 = (320 * 0.95 + 960 * 0.995) / 1280;
+  EXPECT_DOUBLE_EQ(first_bucket["kld_mean_max"]->measured, (320 * 0.004 + 960 * 0.001) / 1280);
+  EXPECT_DOUBLE_EQ(first_bucket["top1_agree_min"]->measured, top1);
   EXPECT_DOUBLE_EQ(first_bucket["kld_p99_max"]->measured, 0.04);
-  EXPECT_NEAR(first_bucket["ppl_ratio_max"]->measured, std::exp((32 * std::log(1.002) + 96 * std::log(1.004)) / 128),
+  EXPECT_NEAR(first_bucket["ppl_ratio_max"]->measured, std::exp((320 * std::log(1.002) + 960 * std::log(1.004)) / 1280),
               1e-15);
-  EXPECT_TRUE(v.pass);                            // pooled top-1 0.98875 >= 0.98
+  // The pooled top-1 interval is the pool's own (Wilson's for 1280 tokens: the synthetic windows do
+  // not differ), not the parts' bounds averaged.
+  const std::optional<Interval>& ci = first_bucket["top1_agree_min"]->interval;
+  ASSERT_TRUE(ci.has_value());
+  const double z2 = 1.959963984540054 * 1.959963984540054, n = 1280;
+  const double center = (top1 + z2 / (2 * n)) / (1 + z2 / n);
+  EXPECT_NEAR(ci->lo, center - std::sqrt(z2) / (1 + z2 / n) * std::sqrt(top1 * (1 - top1) / n + z2 / (4 * n * n)),
+              1e-9);
+  EXPECT_DOUBLE_EQ(first_bucket["kld_p99_max"]->interval->hi, 0.04);               // the hull of the parts' points
+  EXPECT_TRUE(v.pass) << (v.first_failure ? v.cases[*v.first_failure].text : "");  // 0.98375 [0.975, 0.99] >= 0.96
   EXPECT_EQ(v.cases.size(), 12u + 3u + 1u + 1u);  // 3 judged ranges × 4 metrics, then the probes
   // A short last bucket joins the range before it; a run with too few tokens in all is bad input.
   b[3].tokens = 20;
@@ -269,10 +286,133 @@ TEST(DecideGate, SmallBucketsArePooledWithTheNextUntilTheyHoldEnoughTokens) {
   ASSERT_FALSE(few.ok());
   EXPECT_EQ(few.error().exit_code(), 2);
   EXPECT_NE(few.error().message.find("context 1-128 of k=q8_0,v=q8_0 has 64 scored tokens in all, fewer than "
-                                     "fidelity.min_bucket_tokens = 100"),
+                                     "fidelity.min_bucket_tokens = 1000"),
             std::string::npos)
       << few.error().message;
   EXPECT_NE(few.error().message.find("--windows"), std::string::npos) << few.error().message;
+}
+
+// Without min_bucket_tokens the minimum is what top1_agree_min needs: every token agreeing clears
+// 0.98 from 189 tokens on (Wilson: n / (n + z²)), so 100-token buckets are judged in pairs and the
+// baseline's own arithmetic (KLD 0, every token agreeing) passes.
+TEST(DecideGate, TheMinimumSampleIsWhatTop1AgreeMinNeeds) {
+  std::vector<SyntheticBucket> b = {
+      {1, 16, 0, 0, 1, 1, 100}, {17, 32, 0, 0, 1, 1, 100}, {33, 64, 0, 0, 1, 1, 100}, {65, 128, 0, 0, 1, 1, 100}};
+  const auto r = Gate({{"k=f32,v=f32", b}}, {GoodProbes("k=f32,v=f32")});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ConfigVerdict& v = r->configs[0];
+  EXPECT_TRUE(v.pass) << (v.first_failure ? v.cases[*v.first_failure].text : "");
+  EXPECT_EQ(v.outcome, CaseOutcome::kPass);
+  for (const GateCase& c : v.cases) {
+    if (!c.family.empty()) continue;
+    EXPECT_TRUE(c.scope == "context 1-32" || c.scope == "context 33-128") << c.scope;
+  }
+  for (SyntheticBucket& x : b) x.tokens = 40;  // 160 in all: below 189
+  const auto few = Gate({{"k=f32,v=f32", b}}, {GoodProbes("k=f32,v=f32")});
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.error().message.find("fewer than the 189 a bucket needs to pass top1_agree_min"), std::string::npos)
+      << few.error().message;
+}
+
+// The user's case: 249 of 256 tokens agree, 0.9727 [0.9447, 0.9867] against 0.975. Neither a pass
+// nor a failure: INCONCLUSIVE, with how many more windows would likely decide it; where it falls
+// is the policy's (fail: exit 1; warn: a pass with the warning).
+TEST(DecideGate, AnIntervalThatStraddlesTheThresholdIsInconclusive) {
+  std::vector<SyntheticBucket> b = Buckets();
+  for (SyntheticBucket& x : b) x.tokens = 256;
+  b[2].top1_agree = 249.0 / 256, b[2].top1_ci = Interval{0.9447, 0.9867};
+  std::string policy = kPolicy;
+  policy.replace(policy.find("top1_agree_min = 0.98"), 21, "top1_agree_min = 0.975");
+  const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ConfigVerdict& v = r->configs[0];
+  EXPECT_EQ(v.outcome, CaseOutcome::kInconclusive);
+  EXPECT_FALSE(v.pass);  // a policy file without `inconclusive` fails it
+  EXPECT_EQ(r->exit_code(), 1);
+  EXPECT_EQ(r->inconclusive(), 1);
+  ASSERT_TRUE(v.first_failure.has_value());
+  const GateCase& c = v.cases[*v.first_failure];
+  EXPECT_EQ(c.outcome, CaseOutcome::kInconclusive);
+  // Half-width toward the threshold 0.01404, distance 0.00234: about (6.0)² = 36 times the 4 windows.
+  EXPECT_EQ(c.text,
+            "top1_agree 0.972656 [0.9447, 0.9867] straddles 0.975 (top1_agree_min), context 33-64: 256 tokens in 4 "
+            "windows; about 140 more windows would likely decide it");
+  EXPECT_EQ(v.safe_up_to, 32);  // an undecided bucket is not shown safe
+  EXPECT_NE(r->InconclusiveNote().find("counts that as a failure (inconclusive = \"fail\")"), std::string::npos);
+
+  const auto warn = Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, "inconclusive = \"warn\"\n" + policy);
+  ASSERT_TRUE(warn.ok()) << warn.error().message;
+  EXPECT_EQ(warn->configs[0].outcome, CaseOutcome::kInconclusive);
+  EXPECT_TRUE(warn->configs[0].pass);
+  EXPECT_EQ(warn->exit_code(), 0);
+  EXPECT_NE(warn->InconclusiveNote().find("passes it with this warning"), std::string::npos);
+  EXPECT_EQ(warn->configs[0].safe_up_to, 128);
+
+  // The same point with an interval wholly below the threshold fails; wholly above, passes.
+  b[2].top1_ci = Interval{0.96, 0.974};
+  EXPECT_EQ(Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy)->configs[0].outcome,
+            CaseOutcome::kFail);
+  b[2].top1_agree = 0.99, b[2].top1_ci = Interval{0.976, 0.998};
+  EXPECT_EQ(Gate({{"k=q8_0,v=q8_0", b}}, {GoodProbes("k=q8_0,v=q8_0")}, policy)->configs[0].outcome,
+            CaseOutcome::kPass);
+}
+
+// top1_agree_min = 1 and a rate maximum of 0 are rules on the sample: no interval can clear them,
+// so they are judged as measured (every token agrees; no cache-induced failure at all).
+TEST(DecideGate, ThresholdsAtTheEndOfTheRangeAreRulesOnTheSample) {
+  std::vector<SyntheticBucket> b = Buckets();
+  for (SyntheticBucket& x : b) x.top1_agree = 1, x.top1_ci = Interval{0.99, 1};
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
+  p.pooled[0] = {"needle", 12, 0, 0, 1.0, false};
+  std::string policy = kPolicy;
+  policy.replace(policy.find("top1_agree_min = 0.98"), 21, "top1_agree_min = 1.0");
+  policy.replace(policy.find("cache_induced_rate_max = 0.1"), 28, "cache_induced_rate_max = 0.0");
+  const auto r = Gate({{"k=q8_0,v=q8_0", b}}, {p}, policy);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->configs[0].pass) << r->configs[0].cases[*r->configs[0].first_failure].text;
+  for (const GateCase& c : r->configs[0].cases) {
+    if (c.criterion == "top1_agree_min" || c.criterion == "needle.cache_induced_rate_max") {
+      EXPECT_FALSE(c.interval.has_value()) << c.text;
+    }
+  }
+  p.pooled[0].cache_induced = 1;
+  const auto one = Gate({{"k=q8_0,v=q8_0", b}}, {p}, policy);
+  EXPECT_EQ(one->configs[0].outcome, CaseOutcome::kFail);
+}
+
+// A probe rate is judged by its exact interval: 0 of 12 needles lost is no proof of a rate under
+// 0.1 (Clopper-Pearson up to 0.265); 36 instances would be (up to 0.0973).
+TEST(DecideGate, ProbeRatesAreJudgedByTheirExactInterval) {
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q8_0");
+  p.pooled[0] = {"needle", 12, 0, 0, 1.0, false};
+  const auto r = Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ConfigVerdict& v = r->configs[0];
+  EXPECT_EQ(v.outcome, CaseOutcome::kInconclusive);
+  const GateCase& c = v.cases[*v.first_failure];
+  EXPECT_EQ(c.criterion, "needle.cache_induced_rate_max");
+  EXPECT_EQ(c.text,
+            "cache-induced rate 0 [0, 0.264648] straddles 0.1 (needle.cache_induced_rate_max), family needle: 0 "
+            "cache-induced failures, 0 recoveries in 12 pooled instances; about 24 more instances would likely "
+            "decide it");
+  p.pooled[0].n = 36;
+  EXPECT_EQ(Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p})->configs[0].outcome, CaseOutcome::kPass);
+}
+
+// Results without the intervals (an older eval) cannot be judged as the policy says: bad input.
+TEST(DecideGate, ResultsWithoutIntervalsAreBadInput) {
+  nlohmann::json eval = testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}});
+  eval["configs"][0]["buckets"][1].erase("top1_agree_ci95");
+  const fs::path dir = testing::MakeTempDir("gate");
+  const GateInputs in =
+      Load({testing::WriteResults(dir / "eval", eval),
+            testing::WriteResults(dir / "probe", testing::SyntheticProbeResults({GoodProbes("k=q8_0,v=q8_0")}))});
+  const auto r = EvaluateGate(Policy(), in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code(), 2);
+  EXPECT_NE(r.error().message.find("k=q8_0,v=q8_0 has no top1_agree_ci95 for context 17-32"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("rerun kvaudit eval"), std::string::npos) << r.error().message;
 }
 
 TEST(DecideGate, ARequiredFamilyMissingIsBadInput) {

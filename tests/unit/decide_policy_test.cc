@@ -184,6 +184,19 @@ TEST(DecidePolicy, EveryPresetParsesAndJudgesSomething) {
   }
 }
 
+// Where an INCONCLUSIVE case falls: strict fails it, balanced warns, a file that does not say fails
+// it, a file that extends a preset keeps the preset's unless it says otherwise.
+TEST(DecidePolicy, InconclusiveIsFailOrWarn) {
+  EXPECT_TRUE(LoadPolicy("strict")->InconclusiveFails());
+  EXPECT_FALSE(LoadPolicy("balanced")->InconclusiveFails());
+  EXPECT_TRUE(ParsePolicy("[fidelity]\nkld_mean_max = 0.01\n", "p.toml")->InconclusiveFails());
+  EXPECT_FALSE(ParsePolicy("extends = \"balanced\"\n", "p.toml")->InconclusiveFails());
+  EXPECT_TRUE(ParsePolicy("extends = \"balanced\"\ninconclusive = \"fail\"\n", "p.toml")->InconclusiveFails());
+  ExpectError("inconclusive = \"maybe\"\n[fidelity]\nkld_mean_max = 0.01\n",
+              {"inconclusive must be \"fail\" or \"warn\"", "policy.toml:1:16", "passes with a warning"});
+  ExpectError("inconclusive = true\n", {"inconclusive must be", "policy.toml:1:16"});
+}
+
 TEST(DecidePolicy, ExtendsTakesThePresetAndTheFileOverrides) {
   const auto preset = LoadPolicy("strict");
   ASSERT_TRUE(preset.ok());

@@ -14,10 +14,10 @@ namespace kvaudit {
 namespace {
 
 constexpr FidelityMetricInfo kMetrics[kNumFidelityMetrics] = {
-    {"kld_mean_max", "kld_mean", false, "nats"},
-    {"kld_p99_max", "kld_p99", false, "nats"},
-    {"top1_agree_min", "top1_agree", true, "fraction"},
-    {"ppl_ratio_max", "ppl_ratio", false, "ratio"},
+    {"kld_mean_max", "kld_mean", "kld_ci95", false, "nats"},
+    {"kld_p99_max", "kld_p99", "kld_p99_ci95", false, "nats"},
+    {"top1_agree_min", "top1_agree", "top1_agree_ci95", true, "fraction"},
+    {"ppl_ratio_max", "ppl_ratio", "ppl_ratio_ci95", false, "ratio"},
 };
 constexpr const char* kFamilyNames[kNumProbeFamilies] = {"needle", "exact",    "constraint",
                                                          "custom", "variance", "drift"};
@@ -36,6 +36,7 @@ AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
     base.target_context = file.target_context, base.target_context_where = file.target_context_where;
   for (size_t m = 0; m < kNumFidelityMetrics; ++m) Override(base.fidelity.limit[m], file.fidelity.limit[m]);
   if (!file.ranges.empty()) base.ranges = file.ranges;
+  Override(base.inconclusive, file.inconclusive);
   Override(base.min_bucket_tokens, file.min_bucket_tokens);
   Override(base.alpha, file.alpha);
   Override(base.fail_on_significant, file.fail_on_significant);

@@ -21,10 +21,11 @@ enum class FidelityMetric { kKldMean, kKldP99, kTop1Agree, kPplRatio };
 inline constexpr size_t kNumFidelityMetrics = 4;
 
 struct FidelityMetricInfo {
-  const char* key;    // in the policy: "kld_mean_max"
-  const char* field;  // in eval's results.json buckets[]: "kld_mean"
-  bool is_min;        // the measured value must be >= the threshold (else <=)
-  const char* unit;   // for messages: "nats", "fraction", "ratio"
+  const char* key;       // in the policy: "kld_mean_max"
+  const char* field;     // in eval's results.json buckets[]: "kld_mean"
+  const char* ci_field;  // its 95% interval there: "kld_ci95"
+  bool is_min;           // the measured value must be >= the threshold (else <=)
+  const char* unit;      // for messages: "nats", "fraction", "ratio"
 };
 const FidelityMetricInfo& Info(FidelityMetric m);
 
@@ -64,12 +65,17 @@ struct FamilyPolicy {
   std::string where;                               // its table's position
 };
 
+// Where a case whose interval straddles its threshold falls (docs/decision.md "Three outcomes"):
+// it fails the configuration, or passes it with a warning.
+enum class Inconclusive { kFail, kWarn };
+
 struct AcceptancePolicy {
   std::string name;     // the preset's name or the file's path, as given
   std::string extends;  // the preset a file started from ("" = none)
   std::string extends_where;
   std::optional<int> target_context;
   std::string target_context_where;
+  std::optional<Inconclusive> inconclusive;  // unset: fail
   FidelityLimits fidelity;
   std::vector<FidelityRange> ranges;  // ascending and disjoint
   // A judged bucket with fewer scored tokens is bad input: its statistics move by whole tokens
@@ -84,6 +90,7 @@ struct AcceptancePolicy {
   std::array<std::optional<FamilyPolicy>, kNumProbeFamilies> families;
 
   const std::optional<FamilyPolicy>& family(ProbeFamily f) const { return families[static_cast<size_t>(f)]; }
+  bool InconclusiveFails() const { return inconclusive.value_or(Inconclusive::kFail) == Inconclusive::kFail; }
   bool Required(ProbeFamily f) const;
   // Whether a significant pooled difference fails the family (its own setting, else [probes]'s).
   bool FailsOnSignificant(ProbeFamily f) const;

@@ -9,6 +9,8 @@ namespace {
 // strict: code, retrieval, agents. q8_0-class error only; no answer the full-precision cache gets
 // right may be lost to the cache.
 constexpr std::string_view kStrict = R"toml(# kvaudit preset "strict" (docs/decision.md "Acceptance policy")
+inconclusive = "fail"
+
 [fidelity]
 kld_mean_max = 0.002
 kld_p99_max = 0.02
@@ -41,6 +43,8 @@ kl_mean_max = 0.005
 // balanced: chat. The 5-bit class and 8-bit K with 4-bit V pass; the 4-bit block formats and
 // 2-bit KIVI, and any significant loss of planted facts, do not.
 constexpr std::string_view kBalanced = R"toml(# kvaudit preset "balanced" (docs/decision.md "Acceptance policy")
+inconclusive = "warn"
+
 [fidelity]
 kld_mean_max = 0.03
 kld_p99_max = 0.25

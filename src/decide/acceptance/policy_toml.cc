@@ -20,7 +20,7 @@
 namespace kvaudit {
 namespace {
 
-constexpr const char* kTopKeys[] = {"extends", "target_context", "fidelity", "probes"};
+constexpr const char* kTopKeys[] = {"extends", "target_context", "inconclusive", "fidelity", "probes"};
 constexpr const char* kFidelityKeys[] = {"kld_mean_max",  "kld_p99_max",       "top1_agree_min",
                                          "ppl_ratio_max", "min_bucket_tokens", "range"};
 constexpr const char* kRangeKeys[] = {"from", "to", "kld_mean_max", "kld_p99_max", "top1_agree_min", "ppl_ratio_max"};
@@ -233,6 +233,16 @@ Status PolicyReader::ReadTop(const Entry& e, AcceptancePolicy* p) const {
   if (e.key == "target_context") {
     p->target_context_where = Where(e.node->source().begin);
     return Count(e, "target_context", kContextHint, &p->target_context);
+  }
+  if (e.key == "inconclusive") {
+    const std::string* s = e.node->is_string() ? &e.node->as_string()->get() : nullptr;
+    if (!s || (*s != "fail" && *s != "warn")) {
+      return Fail("inconclusive must be \"fail\" or \"warn\"", e.node->source().begin,
+                  "write inconclusive = \"fail\" (a straddling interval fails the configuration) or \"warn\" "
+                  "(it passes with a warning)");
+    }
+    p->inconclusive = *s == "fail" ? Inconclusive::kFail : Inconclusive::kWarn;
+    return Status::Ok();
   }
   if (e.key == "fidelity" || e.key == "probes") {
     KV_ASSIGN_OR_RETURN(const toml::table* t, Table(e, e.key));

@@ -40,6 +40,7 @@ json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
           {"bytes_per_token", c.bytes_per_token},
           {"f16_fraction", static_cast<double>(c.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token)},
           {"kv_gib_at_target", GibAtContext(c.bytes_per_token, r.target_ctx)},
+          {"verdict", OutcomeWord(v.outcome)},
           {"pass", v.pass},
           {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
           {"safe_up_to_is_all_measured", v.safe_up_to_is_all_measured},
@@ -153,6 +154,8 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                 {"configs", configs},
                 {"passed", static_cast<int>(r.configs.size()) - r.gate.failed()},
                 {"failed", r.gate.failed()},
+                {"inconclusive", r.gate.inconclusive()},
+                {"inconclusive_counts_as", r.gate.inconclusive_fails ? "fail" : "warn"},
                 {"deploy", deploy},
                 {"recommend", recommend},
                 {"bench", BenchJson(r)},
@@ -170,7 +173,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
        "; probes: " + JoinWith(r.probe_families, " ") + "\n\n";
   s += PadColumn("configuration", 36) + PadColumn("bytes/token", 12) + PadColumn("% of f16", 9) +
        PadColumn("GiB at " + std::to_string(r.target_ctx), 12) + (r.bench.empty() ? "" : PadColumn("tok/s*", 8)) +
-       PadColumn("verdict", 8) + PadColumn("safe up to", 24) + "first failure\n";
+       PadColumn("verdict", 14) + PadColumn("safe up to", 24) + "first failure\n";
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const AuditConfig& c = r.configs[i];
     const ConfigVerdict& v = c.verdict;
@@ -178,7 +181,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
          PadColumn(FormatNumber("%.0f%%", 100.0 * c.bytes_per_token / r.f16_bytes_per_token), 9) +
          PadColumn(FormatNumber("%.3f", GibAtContext(c.bytes_per_token, r.target_ctx)), 12) +
          (r.bench.empty() ? "" : PadColumn(FormatNumber("%.0f", r.bench[i + 1].tokens_per_s), 8)) +
-         PadColumn(v.pass ? "PASS" : "FAIL", 8) + PadColumn(SafeUpToText(v), 24) +
+         PadColumn(OutcomeWord(v.outcome), 14) + PadColumn(SafeUpToText(v), 24) +
          (v.first_failure ? v.cases[*v.first_failure].text : std::string("-")) + "\n";
   }
   if (!r.bench.empty()) {
@@ -188,6 +191,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
          " steps; baseline " + r.baseline + ": " + FormatNumber("%.0f", r.bench[0].tokens_per_s) + "\n";
   }
   s += "\n" + NoSignalLine(r);
+  if (const std::string note = r.gate.InconclusiveNote(); !note.empty()) s += note + ".\n";
   s += std::to_string(r.configs.size() - r.gate.failed()) + " of " + std::to_string(r.configs.size()) +
        " configurations pass policy " + r.policy + ".\n";
   // Every verdict of this audit: the configurations under test, then the recommendation's points.

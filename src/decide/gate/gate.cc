@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "probe/binomial_interval.h"
+
 namespace kvaudit {
 namespace {
 
@@ -94,12 +96,74 @@ GateCase Case(std::string criterion, std::string scope, int from, int to, std::s
 
 std::string Range(int from, int to) { return std::to_string(from) + "-" + std::to_string(to); }
 
-// c.detail, and c.text: "kld_mean 0.0123 > 0.005 (kld_mean_max), context 1-16: 1234 tokens".
+CaseOutcome Against(Interval ci, double threshold, bool is_min) {
+  if (is_min ? ci.lo >= threshold : ci.hi <= threshold) return CaseOutcome::kPass;
+  if (is_min ? ci.hi < threshold : ci.lo > threshold) return CaseOutcome::kFail;
+  return CaseOutcome::kInconclusive;
+}
+
+// c.outcome and c.pass from its interval (its measured value where it has none) and the policy.
+void Settle(GateCase& c, bool is_min, const AcceptancePolicy& policy) {
+  c.outcome = Against(c.interval.value_or(Interval{c.measured, c.measured}), c.threshold, is_min);
+  c.pass = c.outcome == CaseOutcome::kPass || (c.outcome == CaseOutcome::kInconclusive && !policy.InconclusiveFails());
+}
+
+// c.detail, and c.text: "top1_agree 0.972656 [0.9447, 0.9867] straddles 0.975 (top1_agree_min),
+// context 65-128: 256 tokens in 4 windows".
 void Describe(GateCase& c, bool is_min, std::string detail) {
-  const char* op = c.pass ? (is_min ? ">=" : "<=") : (is_min ? "<" : ">");
-  c.text = c.measure + " " + GateNumber(c.measured) + " " + op + " " + GateNumber(c.threshold) + " (" + c.criterion +
-           "), " + c.scope + ": " + detail;
+  const char* op = c.outcome == CaseOutcome::kPass   ? (is_min ? ">=" : "<=")
+                   : c.outcome == CaseOutcome::kFail ? (is_min ? "<" : ">")
+                                                     : "straddles";
+  const std::string ci =
+      c.interval ? " [" + GateNumber(c.interval->lo) + ", " + GateNumber(c.interval->hi) + "]" : std::string();
+  c.text = c.measure + " " + GateNumber(c.measured) + ci + " " + op + " " + GateNumber(c.threshold) + " (" +
+           c.criterion + "), " + c.scope + ": " + detail;
   c.detail = std::move(detail);
+}
+
+// "; about 12 more windows would likely decide it": the interval's half-width toward the threshold
+// shrinks as 1/sqrt(windows), so it clears the threshold at about windows·(half/distance)².
+std::string MoreWindowsText(const GateCase& c, int windows) {
+  if (c.outcome != CaseOutcome::kInconclusive || !c.interval) return "";
+  const double distance = std::fabs(c.measured - c.threshold);
+  if (distance == 0 || windows <= 0) return "; the estimate is on the threshold: more windows narrow the interval";
+  const double half = c.threshold > c.measured ? c.interval->hi - c.measured : c.measured - c.interval->lo;
+  const double needed = std::ceil(windows * (half / distance) * (half / distance));
+  if (needed > 50.0 * windows)
+    return "; the estimate is close to the threshold: over 50 times the windows would be needed";
+  const auto more = static_cast<long long>(std::max(1.0, needed - windows));
+  return "; about " + std::to_string(more) + " more windows would likely decide it";
+}
+
+// "; about 60 more instances would likely decide it": the smallest count whose exact interval at
+// the same rate clears the threshold (found by doubling, then bisection; the CP interval shrinks
+// with n at a fixed rate).
+std::string MoreInstancesText(const GateCase& c, int64_t k, int64_t n) {
+  if (c.outcome != CaseOutcome::kInconclusive) return "";
+  const double rate = static_cast<double>(k) / static_cast<double>(n);
+  auto decided = [&](int64_t m) {
+    const auto km = static_cast<int64_t>(std::llround(rate * static_cast<double>(m)));
+    return Against(ClopperPearson95(km, m), c.threshold, false) != CaseOutcome::kInconclusive;
+  };
+  constexpr int64_t kMost = 1 << 20;
+  int64_t hi = 2 * n;
+  while (hi < kMost && !decided(hi)) hi *= 2;
+  if (rate == c.threshold || !decided(hi)) return "; the rate is on the threshold: more instances narrow the interval";
+  int64_t lo = n;  // undecided
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (decided(mid) ? hi : lo) = mid;
+  }
+  return "; about " + std::to_string(hi - n) + " more instances would likely decide it";
+}
+
+// A probe rate (k of n) against its maximum: a maximum of 0 is a rule on the sample (any
+// occurrence fails, none passes: no interval can clear 0), any other maximum is judged by the
+// rate's exact interval.
+void JudgeRate(GateCase& c, int64_t k, int64_t n, const AcceptancePolicy& policy, const std::string& counts) {
+  if (c.threshold > 0 && n > 0) c.interval = ClopperPearson95(k, n);
+  Settle(c, false, policy);
+  Describe(c, false, counts + MoreInstancesText(c, k, n));
 }
 
 // One metric over a pool of buckets (PoolSmallBuckets says how); none when a part lacks it.
@@ -120,17 +184,63 @@ std::optional<double> PooledValue(FidelityMetric m, const std::vector<const Eval
   return m == FidelityMetric::kPplRatio ? std::exp(acc) : acc;
 }
 
-// Buckets with fewer than fidelity.min_bucket_tokens scored tokens are judged together with the
-// buckets after them until the pool holds enough (a short last pool joins the one before), so a
-// small eval is judged on coarser ranges instead of on a few tokens. Pooled exactly where the
-// schema allows: mean KLD and top-1 weighted by tokens, the PPL ratio as exp of the weighted mean
-// log ratio (ppl_ratio = exp(mean ΔNLL)); the p99 of a pool is at most the largest p99 of its
-// parts (each part has ≥ 99% of its tokens at or below its own), so that bound is judged.
-// Fewer tokens than the minimum in all is bad input: nothing can be judged.
+// The smallest bucket that can pass top1_agree_min = t at all: when every token agrees, Wilson's
+// lower bound is n / (n + z²), which clears t from n = z²·t / (1 − t) on (150 tokens for 0.975).
+// A threshold of 1 is a rule on the sample (judged as measured), so it asks for nothing.
+int64_t TokensToPassTop1(const AcceptancePolicy& policy) {
+  double strictest = 0;
+  auto see = [&](const FidelityLimits& l) {
+    if (const auto& t = l[FidelityMetric::kTop1Agree]; t && *t < 1) strictest = std::max(strictest, *t);
+  };
+  see(policy.fidelity);
+  for (const FidelityRange& r : policy.ranges) see(r.limits);
+  constexpr double kZ2 = 1.959963984540054 * 1.959963984540054;
+  return static_cast<int64_t>(std::ceil(kZ2 * strictest / (1 - strictest)));
+}
+
+// The intervals of a pool from its parts' sums by window (the same method as eval's); the p99's
+// needs every position, which results.json does not hold: a pool's p99 lies between its parts'
+// smallest and largest p99, so the hull of their intervals holds it.
+Status PoolIntervals(const std::vector<const EvalBucketRow*>& pool, const ConfigInputs& in, EvalBucketRow* r) {
+  std::optional<WindowTotals> sum;
+  Interval p99{0, 0};
+  bool has_p99 = true;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const EvalBucketRow& b = *pool[i];
+    if (!b.totals || (sum && !sum->Merge(*b.totals))) {
+      return BadInput("context " + Range(b.from, b.to) + " of " + in.spec + " has no window_sums, " +
+                      in.eval_file->path + " (the gate pools small buckets with them); hint: rerun kvaudit eval " +
+                      "with this kvaudit");
+    }
+    if (!sum) sum = *b.totals;
+    const std::optional<Interval>& q = b.ci[static_cast<size_t>(FidelityMetric::kKldP99)];
+    has_p99 = has_p99 && q.has_value();
+    if (q) p99 = i == 0 ? *q : Interval{std::min(p99.lo, q->lo), std::max(p99.hi, q->hi)};
+  }
+  const FidelityIntervals ci =
+      IntervalsOf(*sum, in.eval_file->bootstrap_replicates, in.eval_file->bootstrap_seed, nullptr);
+  r->ci[static_cast<size_t>(FidelityMetric::kKldMean)] = ci.kld_mean;
+  r->ci[static_cast<size_t>(FidelityMetric::kTop1Agree)] = ci.top1_agree;
+  r->ci[static_cast<size_t>(FidelityMetric::kPplRatio)] = ci.ppl_ratio;
+  r->ci[static_cast<size_t>(FidelityMetric::kKldP99)] = has_p99 ? std::optional<Interval>(p99) : std::nullopt;
+  r->windows = sum->windows();
+  r->totals = std::move(sum);
+  return Status::Ok();
+}
+
+// Buckets with fewer scored tokens than the policy's minimum are judged together with the buckets
+// after them until the pool holds enough (a short last pool joins the one before), so a small eval
+// is judged on coarser ranges instead of on a few tokens. The minimum is fidelity.min_bucket_tokens
+// or the smallest bucket that can pass top1_agree_min at all, whichever is larger. Pooled exactly
+// where the schema allows: mean KLD and top-1 weighted by tokens, the PPL ratio as exp of the
+// weighted mean log ratio (ppl_ratio = exp(mean ΔNLL)), their intervals from the sums by window;
+// the p99 of a pool is at most the largest p99 of its parts (each part has ≥ 99% of its tokens at
+// or below its own), so that bound is judged. Fewer tokens than the minimum in all is bad input.
 Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& policy, const ConfigInputs& in) {
   const std::vector<EvalBucketRow>& buckets = in.eval->buckets;
-  if (!policy.min_bucket_tokens) return buckets;
-  const int64_t min = *policy.min_bucket_tokens;
+  const int64_t top1_min = TokensToPassTop1(policy);
+  const int64_t min = std::max<int64_t>(policy.min_bucket_tokens.value_or(0), top1_min);
+  if (min == 0) return buckets;
   std::vector<std::vector<const EvalBucketRow*>> pools(1);
   int64_t total = 0, pooled = 0;
   for (const EvalBucketRow& b : buckets) {
@@ -139,10 +249,12 @@ Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& po
     pooled += b.tokens, total += b.tokens;
   }
   if (total < min) {
+    const std::string why = min == top1_min && min > policy.min_bucket_tokens.value_or(0)
+                                ? "the " + std::to_string(min) + " a bucket needs to pass top1_agree_min"
+                                : "fidelity.min_bucket_tokens = " + std::to_string(min);
     return BadInput("context " + Range(buckets.front().from, buckets.back().to) + " of " + in.spec + " has " +
-                    std::to_string(total) +
-                    " scored tokens in all, fewer than fidelity.min_bucket_tokens = " + std::to_string(min) + " of " +
-                    policy.name + ", " + in.eval_file->path + "; hint: run kvaudit eval with more --windows");
+                    std::to_string(total) + " scored tokens in all, fewer than " + why + " of " + policy.name + ", " +
+                    in.eval_file->path + "; hint: run kvaudit eval with more --windows");
   }
   if (pooled < min && pools.size() > 1) {  // the short tail joins the pool before it
     std::vector<const EvalBucketRow*> tail = std::move(pools.back());
@@ -160,6 +272,7 @@ Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& po
     }
     for (size_t m = 0; m < kNumFidelityMetrics; ++m)
       r.value[m] = PooledValue(static_cast<FidelityMetric>(m), pool, r.tokens);
+    KV_RETURN_IF_ERROR(PoolIntervals(pool, in, &r));
     out.push_back(r);
   }
   return out;
@@ -194,15 +307,28 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
         return BadInput(in.spec + " has no " + info.field + " for context " + Range(b.from, b.to) + ", " + path +
                         " (the policy's " + info.key + " needs it); hint: rerun kvaudit eval with this kvaudit");
       }
+      if (!b.ci[m]) {
+        if (b.from > target) {
+          bucket_pass = false;
+          continue;
+        }
+        return BadInput(in.spec + " has no " + info.ci_field + " for context " + Range(b.from, b.to) + ", " + path +
+                        " (the policy's " + info.key + " is judged by the interval of " + info.field +
+                        "); hint: rerun kvaudit eval with this kvaudit");
+      }
       GateCase c =
           Case(info.key, "context " + Range(b.from, b.to), b.from, b.to, "", info.field, *b.value[m], *limits.limit[m]);
-      c.pass = info.is_min ? c.measured >= c.threshold : c.measured <= c.threshold;
+      // top1_agree_min = 1 is a rule on the sample (every token agrees): no interval of a
+      // proportion reaches 1, so it is judged as measured, like a probe rate's maximum of 0.
+      if (!(info.is_min && c.threshold >= 1)) c.interval = b.ci[m];
+      Settle(c, info.is_min, policy);
       // Through an endpoint the KLD is a lower bound from top-k logprobs (docs/metrics.md): a pass
       // on it is "not refuted", and the case says so.
       const bool bound = in.eval->kld_lower_bound && std::string_view(info.field).starts_with("kld");
-      Describe(
-          c, info.is_min,
-          std::to_string(b.tokens) + " tokens" + (bound ? ", a lower bound from the endpoint's top-k logprobs" : ""));
+      const std::string windows = b.windows > 0 ? " in " + std::to_string(b.windows) + " windows" : "";
+      Describe(c, info.is_min,
+               std::to_string(b.tokens) + " tokens" + windows +
+                   (bound ? ", a lower bound from the endpoint's top-k logprobs" : "") + MoreWindowsText(c, b.windows));
       bucket_pass = bucket_pass && c.pass;
       if (b.from <= target) v->cases.push_back(std::move(c));
     }
@@ -230,7 +356,7 @@ void NoSignalCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFa
   if (policy.FailsOnSignificant(f)) criteria.push_back(".fail_on_significant");
   for (const std::string& criterion : criteria) {
     GateCase c = Case(family + criterion, "family " + family, 0, 0, family, "baseline pass rate", rate, floor);
-    c.pass = true, c.skipped = true;
+    c.pass = true, c.outcome = CaseOutcome::kNoSignal;
     c.text = "no signal: the baseline passes " + std::to_string(row.baseline_pass) + " of " + std::to_string(row.n) +
              " " + family + " instances (" + GateNumber(rate) + " < baseline_pass_min " + GateNumber(floor) +
              "), so the cache cannot be judged on them";
@@ -252,8 +378,7 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
   if (const auto& max = policy.family(f) ? policy.family(f)->cache_induced_rate_max : std::nullopt) {
     GateCase c = Case(family + ".cache_induced_rate_max", "family " + family, 0, 0, family, "cache-induced rate",
                       static_cast<double>(row.cache_induced) / row.n, *max);
-    c.pass = c.measured <= c.threshold;
-    Describe(c, false, counts);
+    JudgeRate(c, row.cache_induced, row.n, policy, counts);
     v->cases.push_back(std::move(c));
   }
   if (policy.FailsOnSignificant(f)) {
@@ -261,6 +386,7 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
     GateCase c = Case(family + ".fail_on_significant", "family " + family, 0, 0, family, "Holm-adjusted McNemar p",
                       row.p_holm, alpha);
     c.pass = !(row.significant && row.cache_induced > row.recovered);
+    c.outcome = c.pass ? CaseOutcome::kPass : CaseOutcome::kFail;
     const char* verdict = !row.significant ? "not significant"
                           : c.pass         ? "significant, toward the configuration"
                                            : "significant cache-induced loss";
@@ -276,10 +402,9 @@ void VarianceCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Co
   GateCase c = Case("variance.same_seed_divergence_max", "family variance", 0, 0, "variance", "same-seed divergence",
                     p.variance_pairs > 0 ? static_cast<double>(differ) / p.variance_pairs : 0.0,
                     *policy.family(ProbeFamily::kVariance)->same_seed_divergence_max);
-  c.pass = c.measured <= c.threshold;
-  Describe(c, false,
-           std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
-               " same-seed sample pairs differ from the baseline's");
+  JudgeRate(c, differ, p.variance_pairs, policy,
+            std::to_string(differ) + " of " + std::to_string(p.variance_pairs) +
+                " same-seed sample pairs differ from the baseline's");
   v->cases.push_back(std::move(c));
 }
 
@@ -288,7 +413,9 @@ void DriftCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Confi
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
   GateCase c = Case("drift.kl_mean_max", "family drift", 0, 0, "drift", "drift kl_mean", worst->second,
                     *policy.family(ProbeFamily::kDrift)->kl_mean_max);
-  c.pass = c.measured <= c.threshold;
+  // One mean KL per length along the base path, without a per-sample spread in probe's results:
+  // judged as measured (docs/decision.md "Three outcomes").
+  Settle(c, false, policy);
   Describe(
       c, false,
       "the worst of " + std::to_string(p.drift_kl_mean.size()) + " lengths, at length " + std::to_string(worst->first));
@@ -351,10 +478,14 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
     KV_RETURN_IF_ERROR(FidelityCases(policy, in, &v));
   }
   KV_RETURN_IF_ERROR(ProbeCases(policy, in, &v));
-  for (size_t i = 0; i < v.cases.size() && !v.first_failure; ++i) {
-    if (!v.cases[i].pass) v.first_failure = i;
+  for (const CaseOutcome o : {CaseOutcome::kFail, CaseOutcome::kInconclusive}) {
+    for (size_t i = 0; i < v.cases.size() && !v.first_failure; ++i) {
+      if (v.cases[i].outcome == o) v.first_failure = i;
+    }
+    if (v.first_failure) break;
   }
-  v.pass = !v.first_failure.has_value();
+  v.outcome = v.first_failure ? v.cases[*v.first_failure].outcome : CaseOutcome::kPass;
+  v.pass = std::all_of(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.pass; });
   return v;
 }
 
@@ -362,6 +493,32 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
 
 std::string GateReport::TargetText() const {
   return target_context ? std::to_string(*target_context) + " tokens" : "the longest context measured";
+}
+
+const char* OutcomeWord(CaseOutcome o) {
+  switch (o) {
+    case CaseOutcome::kPass: return "PASS";
+    case CaseOutcome::kFail: return "FAIL";
+    case CaseOutcome::kInconclusive: return "INCONCLUSIVE";
+    case CaseOutcome::kNoSignal: return "NO SIGNAL";
+  }
+  return "FAIL";
+}
+
+int GateReport::inconclusive() const {
+  return static_cast<int>(std::count_if(
+      configs.begin(), configs.end(), [](const ConfigVerdict& v) { return v.outcome == CaseOutcome::kInconclusive; }));
+}
+
+std::string GateReport::InconclusiveNote() const {
+  const int n = inconclusive();
+  if (n == 0) return "";
+  return std::to_string(n) + (n == 1 ? " configuration is" : " configurations are") +
+         " INCONCLUSIVE: an interval straddles its threshold, so the sample cannot tell pass from fail (each such "
+         "case says about how many more windows or instances would decide it); policy " +
+         policy +
+         (inconclusive_fails ? " counts that as a failure (inconclusive = \"fail\")"
+                             : " passes it with this warning (inconclusive = \"warn\")");
 }
 
 int GateReport::failed() const {
@@ -376,6 +533,7 @@ Expected<GateReport> EvaluateGate(const AcceptancePolicy& policy, const GateInpu
   GateReport report;
   report.policy = policy.name;
   report.target_context = policy.target_context;
+  report.inconclusive_fails = policy.InconclusiveFails();
   for (const EvalInput& e : inputs.evals) report.inputs.push_back(e.path + " (eval)");
   for (const ProbeInput& p : inputs.probes) report.inputs.push_back(p.path + " (probe)");
   for (const ConfigInputs& c : configs) {

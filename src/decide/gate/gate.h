@@ -1,7 +1,8 @@
 // `kvaudit gate` (docs/decision.md "Gate"): every configuration of the results judged by
 // an acceptance policy, one case per (configuration, criterion, context bucket or probe family),
-// and a verdict per configuration: PASS or FAIL, the context it is safe up to under the policy's
-// fidelity criteria, and the first criterion it failed.
+// each judged by its 95% interval against the threshold (docs/decision.md "Three outcomes"), and a
+// verdict per configuration: PASS, FAIL or INCONCLUSIVE, the context it is safe up to under the
+// policy's fidelity criteria, and the first case that kept it from PASS.
 #pragma once
 
 #include <optional>
@@ -14,6 +15,11 @@
 
 namespace kvaudit {
 
+// PASS: the interval is wholly on the passing side of the threshold; FAIL: wholly beyond it;
+// INCONCLUSIVE: it straddles it; NO SIGNAL: the baseline fails the family (docs/decision.md).
+enum class CaseOutcome { kPass, kFail, kInconclusive, kNoSignal };
+const char* OutcomeWord(CaseOutcome o);  // "PASS", "FAIL", "INCONCLUSIVE", "NO SIGNAL"
+
 struct GateCase {
   std::string criterion;  // the policy key: "kld_mean_max", "needle.cache_induced_rate_max"
   std::string scope;      // "context 1-16" or "family needle"
@@ -21,22 +27,25 @@ struct GateCase {
   std::string family;     // the probe family of a probe case; "" for fidelity cases
   std::string measure;    // what was measured: "kld_mean", "cache-induced rate", "Holm-adjusted p"
   double measured = 0, threshold = 0;
+  std::optional<Interval> interval;  // the measured value's 95% interval; nullopt: judged as measured
+  CaseOutcome outcome = CaseOutcome::kFail;
+  // Whether the case lets its configuration pass under the policy: PASS and NO SIGNAL do,
+  // INCONCLUSIVE does where the policy's inconclusive is "warn".
   bool pass = false;
-  // No signal: the baseline fails the family too often for the cache to be judged on it. The case
-  // neither passes nor fails (pass stays true so the verdict ignores it; JUnit marks it skipped).
-  bool skipped = false;
   std::string text;    // the case in one line: measured value, threshold, where, what it is made of
   std::string detail;  // the part of text the other fields do not hold: "1234 tokens", the counts
 };
 
 struct ConfigVerdict {
   std::string config;  // canonical spec
-  bool pass = false;
+  // FAIL when a case fails, else INCONCLUSIVE when one is, else PASS.
+  CaseOutcome outcome = CaseOutcome::kFail;
+  bool pass = false;              // accepted under the policy: PASS, or INCONCLUSIVE under inconclusive = "warn"
   bool judged_fidelity = false;   // the policy has fidelity criteria (so safe_up_to means something)
   std::optional<int> safe_up_to;  // the longest context whose buckets, from the first, all pass
   bool safe_up_to_is_all_measured = false;
   std::vector<GateCase> cases;          // fidelity by bucket then criterion, then probe families
-  std::optional<size_t> first_failure;  // index in cases
+  std::optional<size_t> first_failure;  // index in cases: the first FAIL, else the first INCONCLUSIVE
   std::vector<std::string> not_judged;  // criteria of non-required families the results do not have
   std::vector<std::string> no_signal;   // families the baseline fails too often: "exact: the baseline passes 0 of 12"
 };
@@ -44,11 +53,15 @@ struct ConfigVerdict {
 struct GateReport {
   std::string policy;                  // its name or path
   std::optional<int> target_context;   // the policy's; nullopt: the longest context measured
+  bool inconclusive_fails = true;      // the policy's inconclusive: "fail" (true) or "warn"
   std::vector<std::string> inputs;     // the results.json files read, "path (eval|probe)"
   std::vector<ConfigVerdict> configs;  // in the order the results list them
   int failed() const;
   int exit_code() const { return failed() > 0 ? 1 : 0; }
   std::string TargetText() const;  // "4096 tokens", or "the longest context measured"
+  int inconclusive() const;        // configurations whose verdict is INCONCLUSIVE
+  // "" when none is; else what INCONCLUSIVE means and where this policy puts it, in one sentence.
+  std::string InconclusiveNote() const;
 };
 
 // Judges every configuration of `inputs` by `policy`. BadInput when the results lack what the

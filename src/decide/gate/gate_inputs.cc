@@ -99,6 +99,46 @@ std::string OptionalString(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
+// [lo, hi], or nullopt where eval wrote none (null, or a file from before the intervals); the gate
+// says so when a policy needs it.
+Expected<std::optional<Interval>> ReadInterval(const ResultsReader& r, const json& b, const std::string& at,
+                                               const char* key) {
+  if (!b.contains(key) || b[key].is_null()) return std::optional<Interval>();
+  const json& v = b[key];
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || v[0] > v[1])
+    return r.Bad(at + "." + key, "is not an interval [lo, hi]");
+  return std::optional<Interval>(Interval{v[0].get<double>(), v[1].get<double>()});
+}
+
+Expected<std::vector<double>> Numbers(const ResultsReader& r, const json& obj, const std::string& at, const char* key) {
+  KV_ASSIGN_OR_RETURN(const json* a, r.Array(obj, at, key));
+  std::vector<double> out;  // [n_windows]
+  for (const json& x : *a) {
+    if (!x.is_number()) return r.Bad(at + "." + key, "holds a value that is not a number");
+    out.push_back(x.get<double>());
+  }
+  return out;
+}
+
+// window_sums (eval/fidelity_interval.h WindowTotals), or nullopt where eval wrote none.
+Expected<std::optional<WindowTotals>> ReadWindowSums(const ResultsReader& r, const json& b, const std::string& at) {
+  if (!b.contains("window_sums")) return std::optional<WindowTotals>();
+  const json& s = b["window_sums"];
+  const std::string path = at + ".window_sums";
+  WindowTotals t;
+  KV_ASSIGN_OR_RETURN(t.count, Numbers(r, s, path, "tokens"));
+  KV_ASSIGN_OR_RETURN(t.kld_sum, Numbers(r, s, path, "kld"));
+  KV_ASSIGN_OR_RETURN(t.top1, Numbers(r, s, path, "top1"));
+  KV_ASSIGN_OR_RETURN(t.dnll_sum, Numbers(r, s, path, "delta_nll"));
+  KV_ASSIGN_OR_RETURN(const std::optional<double> kld_sq, r.NumberOrNull(s, path, "kld_sq"));
+  KV_ASSIGN_OR_RETURN(const std::optional<double> dnll_sq, r.NumberOrNull(s, path, "delta_nll_sq"));
+  const size_t n = t.count.size();
+  if (t.kld_sum.size() != n || t.top1.size() != n || t.dnll_sum.size() != n || !kld_sq || !dnll_sq)
+    return r.Bad(path, "does not hold one value per window in each array");
+  t.kld_sq = *kld_sq, t.dnll_sq = *dnll_sq;
+  return std::optional<WindowTotals>(std::move(t));
+}
+
 Expected<EvalBucketRow> ReadBucket(const ResultsReader& r, const json& b, const std::string& at) {
   EvalBucketRow row;
   KV_ASSIGN_OR_RETURN(const int64_t from, r.Int(b, at, "from"));
@@ -111,7 +151,10 @@ Expected<EvalBucketRow> ReadBucket(const ResultsReader& r, const json& b, const 
     const char* field = Info(static_cast<FidelityMetric>(m)).field;
     if (!b.contains(field)) continue;  // kld_p99 is not a stable bucket key: absent is "not measured"
     KV_ASSIGN_OR_RETURN(row.value[m], r.NumberOrNull(b, at, field));
+    KV_ASSIGN_OR_RETURN(row.ci[m], ReadInterval(r, b, at, Info(static_cast<FidelityMetric>(m)).ci_field));
   }
+  row.windows = b.contains("windows") && b["windows"].is_number_integer() ? b["windows"].get<int>() : 0;
+  KV_ASSIGN_OR_RETURN(row.totals, ReadWindowSums(r, b, at));
   return row;
 }
 
@@ -120,6 +163,13 @@ Expected<EvalInput> ReadEval(const ResultsReader& r, const json& j) {
   in.path = r.path(), in.model_hash = OptionalString(j, "model_hash");
   if (const std::string kind = OptionalString(j, "model_hash_kind"); !kind.empty()) in.model_hash_kind = kind;
   if (j.contains("baseline") && j["baseline"].is_object()) in.baseline = OptionalString(j["baseline"], "spec");
+  if (j.contains("settings") && j["settings"].is_object()) {
+    const json& st = j["settings"];
+    if (st.contains("bootstrap_replicates") && st["bootstrap_replicates"].is_number_integer())
+      in.bootstrap_replicates = st["bootstrap_replicates"].get<int>();
+    if (st.contains("bootstrap_seed") && st["bootstrap_seed"].is_number_unsigned())
+      in.bootstrap_seed = st["bootstrap_seed"].get<uint64_t>();
+  }
   KV_ASSIGN_OR_RETURN(const json* configs, r.Array(j, "", "configs"));
   for (size_t c = 0; c < configs->size(); ++c) {
     const json& cj = (*configs)[c];

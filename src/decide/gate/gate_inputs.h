@@ -11,6 +11,8 @@
 
 #include "base/status.h"
 #include "decide/acceptance/policy.h"
+#include "eval/bootstrap.h"
+#include "eval/fidelity_interval.h"
 
 namespace kvaudit {
 
@@ -21,7 +23,10 @@ struct EvalBucketRow {
   int from = 0, to = 0;  // inclusive context lengths
   int measured_to = 0;   // the longest context with data in it (<= to); `to` in files without the key
   int64_t tokens = 0;
+  int windows = 0;  // windows holding its tokens (0: a file without the key)
   std::array<std::optional<double>, kNumFidelityMetrics> value;  // indexed by FidelityMetric; null: absent
+  std::array<std::optional<Interval>, kNumFidelityMetrics> ci;   // the 95% interval of each value
+  std::optional<WindowTotals> totals;                            // window_sums: for the intervals of a pool of buckets
 };
 
 struct EvalConfigResult {
@@ -33,6 +38,8 @@ struct EvalConfigResult {
 struct EvalInput {
   std::string path, model_hash, baseline;   // model_hash "" in files written before it was added
   std::string model_hash_kind = "weights";  // "config+tokenizer": an all-remote run (no weights loaded)
+  int bootstrap_replicates = 1000;          // settings: how eval drew its intervals, for pooled ones
+  uint64_t bootstrap_seed = 1;
   std::vector<EvalConfigResult> configs;
 };
 

@@ -31,29 +31,34 @@ std::string GateMarkdown(const GateReport& r) {
   std::string out = std::string("## kvaudit gate: ") + (failed ? "FAIL" : "PASS") + "\n\n";
   out += "Policy " + Code(r.policy) + ", target context: " + r.TargetText() + "; " + std::to_string(failed) + " of " +
          std::to_string(r.configs.size()) + " configurations fail.\n\n";
+  if (const std::string note = r.InconclusiveNote(); !note.empty()) out += Cell(note) + ".\n\n";
   out += "| configuration | verdict | safe up to | first failure |\n|---|---|---|---|\n";
   for (const ConfigVerdict& v : r.configs) {
     const std::string first = v.first_failure ? Cell(v.cases[*v.first_failure].text) : "–";
-    out += "| " + Code(v.config) + " | " + (v.pass ? "**PASS**" : "**FAIL**") + " | " + Cell(SafeUpToText(v)) + " | " +
-           first + " |\n";
+    out += "| " + Code(v.config) + " | **" + OutcomeWord(v.outcome) + "** | " + Cell(SafeUpToText(v)) + " | " + first +
+           " |\n";
   }
   std::string failing;
   for (const ConfigVerdict& v : r.configs) {
     size_t n = 0;
     for (const GateCase& c : v.cases) {
-      if (c.pass || n++ >= kMarkdownFailuresShown) continue;
-      failing += "| " + Code(v.config) + " | " + Code(c.criterion) + " | " + Cell(c.scope) + " | " +
-                 GateNumber(c.measured) + " | " + GateNumber(c.threshold) + " | " + Cell(c.detail) + " |\n";
+      if (c.outcome != CaseOutcome::kFail && c.outcome != CaseOutcome::kInconclusive) continue;
+      if (n++ >= kMarkdownFailuresShown) continue;
+      const std::string ci =
+          c.interval ? " [" + GateNumber(c.interval->lo) + ", " + GateNumber(c.interval->hi) + "]" : std::string();
+      failing += "| " + Code(v.config) + " | " + OutcomeWord(c.outcome) + " | " + Code(c.criterion) + " | " +
+                 Cell(c.scope) + " | " + GateNumber(c.measured) + ci + " | " + GateNumber(c.threshold) + " | " +
+                 Cell(c.detail) + " |\n";
     }
     if (n > kMarkdownFailuresShown) {
-      failing += "| " + Code(v.config) + " | … | | | | and " + std::to_string(n - kMarkdownFailuresShown) +
-                 " more failing cases |\n";
+      failing += "| " + Code(v.config) + " | … | | | | | and " + std::to_string(n - kMarkdownFailuresShown) +
+                 " more failing or inconclusive cases |\n";
     }
   }
   if (!failing.empty()) {
     out +=
-        "\n### Failing cases\n\n| configuration | criterion | where | measured | threshold | detail |\n"
-        "|---|---|---|---|---|---|\n" +
+        "\n### Failing and inconclusive cases\n\n| configuration | outcome | criterion | where | measured [95% "
+        "interval] | threshold | detail |\n|---|---|---|---|---|---|---|\n" +
         failing;
   }
   std::string not_judged;

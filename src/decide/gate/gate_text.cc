@@ -24,9 +24,10 @@ json CaseJson(const GateCase& c) {
           {"family", fidelity ? json(nullptr) : json(c.family)},
           {"measure", c.measure},
           {"measured", c.measured},
+          {"interval", c.interval ? json::array({c.interval->lo, c.interval->hi}) : json(nullptr)},
           {"threshold", c.threshold},
+          {"outcome", OutcomeWord(c.outcome)},
           {"pass", c.pass},
-          {"skipped", c.skipped},
           {"text", c.text}};
 }
 
@@ -37,20 +38,21 @@ std::string GateVerdictText(const GateReport& r) {
   for (const ConfigVerdict& v : r.configs) width = std::max(width, v.config.size());
   std::string out = "kvaudit gate: policy " + r.policy + ", target context: " + r.TargetText() + "\nresults:";
   for (const std::string& in : r.inputs) out += " " + in;
-  out += "\n\n" + Pad("configuration", width) + "  verdict  " + Pad("safe up to", 24) + "  first failure\n";
+  out += "\n\n" + Pad("configuration", width) + "  verdict       " + Pad("safe up to", 24) + "  first failure\n";
   size_t cases = 0, failing = 0;
-  size_t skipped = 0;
+  size_t skipped = 0, inconclusive = 0;
   std::string failures, not_judged, no_signal;
   for (const ConfigVerdict& v : r.configs) {
     const std::string first = v.first_failure ? v.cases[*v.first_failure].text : "-";
-    out += Pad(v.config, width) + "  " + (v.pass ? "PASS   " : "FAIL   ") + "  " + Pad(SafeUpToText(v), 24) + "  " +
+    out += Pad(v.config, width) + "  " + Pad(OutcomeWord(v.outcome), 12) + "  " + Pad(SafeUpToText(v), 24) + "  " +
            first + "\n";
     size_t shown = 0, failing_here = 0;
     for (const GateCase& c : v.cases) {
       ++cases;
-      skipped += c.skipped;
-      if (c.pass) continue;
-      ++failing, ++failing_here;
+      skipped += c.outcome == CaseOutcome::kNoSignal;
+      inconclusive += c.outcome == CaseOutcome::kInconclusive;
+      if (c.outcome != CaseOutcome::kFail && c.outcome != CaseOutcome::kInconclusive) continue;
+      ++failing_here, failing += c.outcome == CaseOutcome::kFail;
       if (shown++ < kTextFailuresShown) failures += "  " + Pad(v.config, width) + "  " + c.text + "\n";
     }
     if (failing_here > kTextFailuresShown) {
@@ -64,29 +66,35 @@ std::string GateVerdictText(const GateReport& r) {
     for (const std::string& n : v.no_signal) joined += (joined.empty() ? "" : "; ") + n;
     if (!joined.empty()) no_signal += "  " + Pad(v.config, width) + "  " + joined + "\n";
   }
-  if (!failures.empty()) out += "\nfailing cases (" + std::to_string(failing) + "):\n" + failures;
+  if (!failures.empty()) out += "\nfailing and inconclusive cases:\n" + failures;
   if (!not_judged.empty()) out += "\nnot judged:\n" + not_judged;
   if (!no_signal.empty())
     out += "\nno signal (the baseline fails these families; their cases are skipped):\n" + no_signal;
+  if (const std::string note = r.InconclusiveNote(); !note.empty()) out += "\n" + note + ".\n";
   const int failed = r.failed();
   out += "\ngate: " + std::string(failed ? "FAIL" : "PASS") + ": " + std::to_string(failed) + " of " +
          std::to_string(r.configs.size()) + " configurations fail (" + std::to_string(cases) + " cases, " +
-         std::to_string(failing) + " failing" + (skipped ? ", " + std::to_string(skipped) + " skipped" : "") + ")\n";
+         std::to_string(failing) + " failing" +
+         (inconclusive ? ", " + std::to_string(inconclusive) + " inconclusive" : "") +
+         (skipped ? ", " + std::to_string(skipped) + " skipped" : "") + ")\n";
   return out;
 }
 
 json GateJson(const GateReport& r) {
   json j = {{"policy", r.policy},
             {"target_context", r.target_context ? json(*r.target_context) : json(nullptr)},
+            {"inconclusive_counts_as", r.inconclusive_fails ? "fail" : "warn"},
             {"pass", r.failed() == 0},
             {"failed", r.failed()},
+            {"inconclusive", r.inconclusive()},
             {"inputs", r.inputs}};
   j["configs"] = json::array();
   for (const ConfigVerdict& v : r.configs) {
     json cases = json::array();
     for (const GateCase& c : v.cases) cases.push_back(CaseJson(c));
     j["configs"].push_back({{"config", v.config},
-                            {"verdict", v.pass ? "PASS" : "FAIL"},
+                            {"verdict", OutcomeWord(v.outcome)},
+                            {"pass", v.pass},
                             {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
                             {"safe_up_to_is_all_measured", v.safe_up_to_is_all_measured},
                             {"fidelity_judged", v.judged_fidelity},

@@ -37,8 +37,11 @@ int Failures(const ConfigVerdict& v) {
   return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return !c.pass; }));
 }
 
+// No signal, and INCONCLUSIVE where the policy passes it with a warning: neither a pass nor a failure.
+bool IsSkipped(const GateCase& c) { return c.outcome != CaseOutcome::kPass && c.pass; }
+
 int Skipped(const ConfigVerdict& v) {
-  return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.skipped; }));
+  return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), IsSkipped));
 }
 
 // A configuration whose cases are all skipped (no criterion applied) still gets its suite, so CI
@@ -55,16 +58,18 @@ std::string Suite(const ConfigVerdict& v) {
   out += "    </properties>\n";
   for (const GateCase& c : v.cases) {
     out += "    <testcase" + Attr("classname", "kvaudit.gate." + v.config) + Attr("name", c.criterion + " " + c.scope);
-    if (c.skipped) {  // no signal: neither a pass nor a failure
-      out += ">\n      <skipped" + Attr("message", c.text) + "/>\n    </testcase>\n";
+    const bool inconclusive = c.outcome == CaseOutcome::kInconclusive;
+    const std::string message = (inconclusive ? "inconclusive: " : "") + c.text;
+    if (IsSkipped(c)) {
+      out += ">\n      <skipped" + Attr("message", message) + "/>\n    </testcase>\n";
       continue;
     }
     if (c.pass) {
       out += "/>\n";
       continue;
     }
-    out += ">\n      <failure" + Attr("message", c.text) + Attr("type", "threshold") + ">" + XmlEscape(c.text) +
-           "</failure>\n    </testcase>\n";
+    out += ">\n      <failure" + Attr("message", message) + Attr("type", inconclusive ? "inconclusive" : "threshold") +
+           ">" + XmlEscape(message) + "</failure>\n    </testcase>\n";
   }
   return out + "  </testsuite>\n";
 }

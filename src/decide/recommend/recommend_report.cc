@@ -50,6 +50,7 @@ json PointJson(const VerifiedPoint& p, const RecommendResult& r, const Recommend
           {"predicted_kld", Num(p.predicted_kld)},
           {"held_out", p.held_out ? HeldOut(*p.held_out, plan.sensitivity.eval.info.aggregate.buckets, r.target_ctx)
                                   : json(nullptr)},
+          {"verdict", OutcomeWord(v.outcome)},
           {"pass", v.pass},
           {"safe_up_to", SafeUpToText(v)},
           {"first_failure", v.first_failure ? json(v.cases[*v.first_failure].text) : json(nullptr)}};
@@ -179,8 +180,9 @@ std::string ShapesText(const std::vector<MixShape>& shapes) {
 }
 
 std::string VerdictLine(const ConfigVerdict& v) {
-  if (v.pass) return "PASS";
-  return "FAIL: " + (v.first_failure ? v.cases[*v.first_failure].text : std::string("no criterion met"));
+  if (!v.first_failure) return OutcomeWord(v.outcome);
+  return std::string(OutcomeWord(v.outcome)) + (v.pass ? " (passes with a warning): " : ": ") +
+         v.cases[*v.first_failure].text;
 }
 
 Expected<json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan) {
