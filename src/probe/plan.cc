@@ -185,14 +185,8 @@ Expected<std::vector<ProbeInstance>> Generate(const Generation& g, const std::st
   return MakeConstraintProbes(g.tok, g.haystack, c);
 }
 
-int RoundUpPow2(int x) {
-  int p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-
 // Custom probes: the prompt text encoded with the model's BOS convention (and chat template); the
-// length cell is the prompt's token count rounded up to a power of two.
+// length cell is the prompt's own token count (a team reads its probes by their real length).
 Expected<std::vector<ProbeInstance>> CustomInstances(const Generation& g, const std::vector<CustomProbe>& custom,
                                                      int max_ctx) {
   std::vector<ProbeInstance> out;
@@ -208,7 +202,7 @@ Expected<std::vector<ProbeInstance>> CustomInstances(const Generation& g, const 
                       " tokens) + max_tokens exceeds the model's context " + std::to_string(max_ctx) +
                       "; hint: shorten the prompt or lower max_tokens");
     }
-    i.length = RoundUpPow2(static_cast<int>(i.prompt.size()));
+    i.length = static_cast<int>(i.prompt.size());
     i.check = c.check, i.max_tokens = c.max_tokens, i.expected_text = c.check.Describe();
     out.push_back(std::move(i));
   }

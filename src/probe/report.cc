@@ -201,6 +201,26 @@ std::vector<ProbeRow> AttributionRows(const std::vector<ProbeRecord>& records, c
   return rows;
 }
 
+// One row per (custom probe, configuration): the team's own probes, each named, so a probe lost
+// under a configuration is never only a count in a pooled row (the gate names it).
+json CustomProbesJson(const std::vector<ProbeRecord>& probes, const std::vector<std::string>& specs) {
+  constexpr std::string_view kPrefix = "custom/";
+  json out = json::array();
+  for (const ProbeRecord& r : probes) {
+    if (r.family != "custom") continue;
+    const std::string id = r.id.starts_with(kPrefix) ? r.id.substr(kPrefix.size()) : r.id;
+    for (size_t c = 0; c < specs.size(); ++c) {
+      out.push_back({{"config", specs[c]},
+                     {"id", id},
+                     {"tokens", r.length},
+                     {"baseline_pass", r.runs[0].pass},
+                     {"pass", r.runs[c + 1].pass},
+                     {"detail", r.runs[c + 1].pass ? "" : r.runs[c + 1].detail}});
+    }
+  }
+  return out;
+}
+
 json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& probes,
                       const std::vector<VarianceRecord>& variance, const std::vector<DriftRecord>& drift) {
   json j = {{"schema_version", kProbeSchemaVersion},
@@ -228,6 +248,7 @@ json ProbeResultsJson(const ProbeRunInfo& info, const std::vector<ProbeRecord>& 
   for (const ProbeRow& r : rows) j["probes"].push_back(CellJson(r));
   j["pooled"] = json::array();
   for (const PooledRow& r : PooledRows(rows, info.specs)) j["pooled"].push_back(PooledJson(r));
+  j["custom_probes"] = CustomProbesJson(probes, info.specs);
   j["variance"] = json::array();
   for (const VarianceRow& v : VarianceRows(variance, info.specs)) {
     j["variance"].push_back(

@@ -26,7 +26,7 @@ struct ProbeRun {
 
 struct ProbeRecord {
   std::string id, family, variant;
-  int length = 0;              // the grid cell (custom: the prompt's length rounded up to a power of two)
+  int length = 0;              // the grid cell (custom: the prompt's token count)
   int depth = -1;              // needle and exact: percent; else -1
   std::string expected;        // what the check wants, in words
   std::vector<ProbeRun> runs;  // [1 + n_configs], baseline first

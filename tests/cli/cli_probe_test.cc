@@ -140,13 +140,27 @@ TEST(ProbeCliTest, CustomProbesRunAndMalformedFilesStopBeforeAnything) {
                         run_dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = Results(run_dir);
-  int n = 0;  // rows per length bucket (the prompt's length rounded up to a power of two)
+  int n = 0;  // rows per length cell: the prompt's own token length
   for (const auto& row : j["probes"]) {
     EXPECT_EQ(row["family"], "custom");
     EXPECT_EQ(row["config"], "k=q8_0,v=q8_0");
     n += row["n"].get<int>();
   }
   EXPECT_EQ(n, 2);
+  // Each custom probe by its id, with its real token length and both verdicts.
+  ASSERT_EQ(j["custom_probes"].size(), 2u) << j["custom_probes"].dump();
+  EXPECT_EQ(j["custom_probes"][0]["id"], "fib");
+  EXPECT_EQ(j["custom_probes"][1]["id"], "imp");
+  for (const auto& probe : j["custom_probes"]) {
+    EXPECT_EQ(probe["config"], "k=q8_0,v=q8_0");
+    EXPECT_TRUE(probe["baseline_pass"].is_boolean() && probe["pass"].is_boolean()) << probe.dump();
+    const int tokens = probe["tokens"].get<int>();
+    EXPECT_GT(tokens, 2);
+    EXPECT_LT(tokens, 16);  // a short prompt, not rounded up
+    bool cell = false;      // its length cell in probes[] is that length
+    for (const auto& row : j["probes"]) cell = cell || row["length"] == tokens;
+    EXPECT_TRUE(cell) << tokens << " " << j["probes"].dump();
+  }
   const fs::path bad_dir = out / "bad-run";
   const auto e =
       RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --custom " + bad.string() + " --out " + bad_dir.string());

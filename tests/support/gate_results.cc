@@ -79,6 +79,7 @@ json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs, const 
   json j = {{"schema_version", 2},      {"kind", "probe"},           {"alpha", 0.05},          {"model", "synthetic"},
             {"model_hash", model_hash}, {"baseline", "k=f32,v=f32"}, {"probes", json::array()}};
   j["configs"] = json::array(), j["pooled"] = json::array(), j["variance"] = json::array(), j["drift"] = json::array();
+  j["custom_probes"] = json::array();
   for (const ProbeConfigResult& c : configs) {
     j["configs"].push_back({{"spec", c.spec}, {"bytes_per_token", 1}});
     if (c.endpoint) j["configs"].back()["endpoint"] = {{"url", "http://127.0.0.1:9/v1"}};
@@ -101,6 +102,14 @@ json SyntheticProbeResults(const std::vector<ProbeConfigResult>& configs, const 
                                {"samples", c.variance_pairs},
                                {"pairs", c.variance_pairs},
                                {"identical_pairs", c.variance_identical}});
+    }
+    for (const CustomProbeOutcome& o : c.custom) {
+      j["custom_probes"].push_back({{"config", c.spec},
+                                    {"id", o.id},
+                                    {"tokens", o.tokens},
+                                    {"baseline_pass", o.baseline_pass},
+                                    {"pass", o.pass},
+                                    {"detail", ""}});
     }
     for (const auto& [length, kl] : c.drift_kl_mean) {
       j["drift"].push_back({{"config", c.spec}, {"length", length}, {"n", 1}, {"kl_mean", kl}, {"kl_max", kl}});

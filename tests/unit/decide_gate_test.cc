@@ -399,6 +399,65 @@ TEST(DecideGate, ProbeRatesAreJudgedByTheirExactInterval) {
   EXPECT_EQ(Gate({{"k=q8_0,v=q8_0", Buckets()}}, {p})->configs[0].outcome, CaseOutcome::kPass);
 }
 
+// The team's own probes come first: a custom probe the baseline passes and the configuration
+// fails is named under every policy, and fails the configuration where probes.custom.per_probe is
+// "fail" (strict), a warning where it is "warn" (balanced, and the default). With none lost the
+// rule is one passing case; a probe the baseline fails is no evidence and not judged.
+TEST(DecideGate, ACustomProbeLostUnderTheConfigurationIsNamedAndFailsWhereThePolicySays) {
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q4_0");
+  p.custom = {{"json-schema", 1053, true, false}, {"fib", 12, true, true}, {"too-hard", 40, false, false}};
+  const std::string fails = std::string(kPolicy) + "[probes.custom]\nper_probe = \"fail\"\n";
+  const auto strict = Gate({{"k=q8_0,v=q4_0", Buckets()}}, {p}, fails);
+  ASSERT_TRUE(strict.ok()) << strict.error().message;
+  const ConfigVerdict& v = strict->configs[0];
+  EXPECT_EQ(v.outcome, CaseOutcome::kFail);
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.lost_custom_probes, std::vector<std::string>{"json-schema (1053 tokens)"});
+  ASSERT_TRUE(v.first_failure.has_value());
+  EXPECT_EQ(v.cases[*v.first_failure].criterion, "custom.per_probe");
+  EXPECT_EQ(v.cases[*v.first_failure].text,
+            "custom probe json-schema (1053 tokens) passes at baseline and fails under the configuration "
+            "(custom.per_probe)");
+  EXPECT_NE(strict->LostCustomProbesNote().find("fails the configuration for each"), std::string::npos);
+
+  const auto warn = Gate({{"k=q8_0,v=q4_0", Buckets()}}, {p});  // kPolicy says nothing: a warning
+  ASSERT_TRUE(warn.ok()) << warn.error().message;
+  EXPECT_EQ(warn->configs[0].outcome, CaseOutcome::kPass);
+  EXPECT_TRUE(warn->configs[0].pass);
+  EXPECT_EQ(warn->configs[0].lost_custom_probes, v.lost_custom_probes);
+  const auto lost = std::find_if(warn->configs[0].cases.begin(), warn->configs[0].cases.end(),
+                                 [](const GateCase& c) { return c.criterion == "custom.per_probe"; });
+  ASSERT_NE(lost, warn->configs[0].cases.end());
+  EXPECT_EQ(lost->outcome, CaseOutcome::kWarn);
+
+  p.custom[0].pass = true;
+  const auto none = Gate({{"k=q8_0,v=q4_0", Buckets()}}, {p}, fails);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->configs[0].pass);
+  EXPECT_TRUE(none->configs[0].lost_custom_probes.empty());
+  const auto rule = std::find_if(none->configs[0].cases.begin(), none->configs[0].cases.end(),
+                                 [](const GateCase& c) { return c.criterion == "custom.per_probe"; });
+  ASSERT_NE(rule, none->configs[0].cases.end());
+  EXPECT_EQ(rule->outcome, CaseOutcome::kPass);
+  EXPECT_EQ(rule->detail, "every custom probe the baseline passes passes: 2 of 2");
+}
+
+// With 5 custom probes McNemar can never reach 0.05 (all 5 lost, none recovered: p = 0.0625), and
+// the case says so instead of reading as a quiet pass.
+TEST(DecideGate, ASignificanceRuleThatCannotBeReachedSaysSo) {
+  ProbeConfigResult p = GoodProbes("k=q8_0,v=q4_0");
+  p.pooled.push_back({"custom", 5, 5, 0, 0.0625, false, /*baseline_pass=*/5});
+  const auto r = Gate({{"k=q8_0,v=q4_0", Buckets()}}, {p});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto c = std::find_if(r->configs[0].cases.begin(), r->configs[0].cases.end(),
+                              [](const GateCase& k) { return k.criterion == "custom.fail_on_significant"; });
+  ASSERT_NE(c, r->configs[0].cases.end());
+  EXPECT_NE(c->text.find("cannot be significant: with 5 instances the baseline passes, the smallest possible p is "
+                         "0.0625 >= alpha 0.05"),
+            std::string::npos)
+      << c->text;
+}
+
 // Results without the intervals (an older eval) cannot be judged as the policy says: bad input.
 TEST(DecideGate, ResultsWithoutIntervalsAreBadInput) {
   nlohmann::json eval = testing::SyntheticEvalResults({{"k=q8_0,v=q8_0", Buckets()}});

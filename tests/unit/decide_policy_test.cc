@@ -197,6 +197,17 @@ TEST(DecidePolicy, InconclusiveIsFailOrWarn) {
   ExpectError("inconclusive = true\n", {"inconclusive must be", "policy.toml:1:16"});
 }
 
+TEST(DecidePolicy, PerProbeIsFailOrWarnAndOnlyForCustomProbes) {
+  EXPECT_TRUE(LoadPolicy("strict")->LostCustomProbeFails());
+  EXPECT_FALSE(LoadPolicy("balanced")->LostCustomProbeFails());
+  EXPECT_FALSE(ParsePolicy("[fidelity]\nkld_mean_max = 0.01\n", "p.toml")->LostCustomProbeFails());
+  EXPECT_TRUE(
+      ParsePolicy("extends = \"balanced\"\n[probes.custom]\nper_probe = \"fail\"\n", "p.toml")->LostCustomProbeFails());
+  ExpectError("[probes.custom]\nper_probe = \"sometimes\"\n",
+              {"probes.custom.per_probe must be \"fail\" or \"warn\"", "policy.toml:2:13"});
+  ExpectError("[probes.needle]\nper_probe = \"fail\"\n", {"unknown key probes.needle.per_probe", "policy.toml:2:1"});
+}
+
 TEST(DecidePolicy, ExtendsTakesThePresetAndTheFileOverrides) {
   const auto preset = LoadPolicy("strict");
   ASSERT_TRUE(preset.ok());

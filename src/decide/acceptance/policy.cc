@@ -52,6 +52,7 @@ AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
     Override(fam->same_seed_divergence_max, over->same_seed_divergence_max);
     Override(fam->kl_mean_max, over->kl_mean_max);
     Override(fam->baseline_pass_min, over->baseline_pass_min);
+    Override(fam->per_probe, over->per_probe);
     fam->where = over->where;
   }
   return base;
@@ -141,12 +142,19 @@ double AcceptancePolicy::BaselinePassMin(ProbeFamily f) const {
   return baseline_pass_min.value_or(kDefaultBaselinePassMin);
 }
 
+bool AcceptancePolicy::LostCustomProbeFails() const {
+  const std::optional<FamilyPolicy>& fam = family(ProbeFamily::kCustom);
+  return fam && fam->per_probe == Disposition::kFail;
+}
+
 int AcceptancePolicy::CriteriaOf(ProbeFamily f) const {
   const std::optional<FamilyPolicy>& fam = family(f);
   switch (f) {
     case ProbeFamily::kVariance: return fam && fam->same_seed_divergence_max ? 1 : 0;
     case ProbeFamily::kDrift: return fam && fam->kl_mean_max ? 1 : 0;
-    default: return (fam && fam->cache_induced_rate_max ? 1 : 0) + (FailsOnSignificant(f) ? 1 : 0);
+    default:
+      return (fam && fam->cache_induced_rate_max ? 1 : 0) + (FailsOnSignificant(f) ? 1 : 0) +
+             (fam && fam->per_probe ? 1 : 0);
   }
 }
 

@@ -55,6 +55,11 @@ inline bool IsCheckedFamily(ProbeFamily f) { return f <= ProbeFamily::kCustom; }
 // nothing about the cache (docs/decision.md "No signal").
 inline constexpr double kDefaultBaselinePassMin = 0.5;
 
+// What a case the policy does not settle does to its configuration: fail it, or pass it with a
+// warning. Used for INCONCLUSIVE cases (docs/decision.md "Three outcomes") and custom probes lost
+// under the configuration ("The team's probes").
+enum class Disposition { kFail, kWarn };
+
 struct FamilyPolicy {
   std::optional<bool> required;                    // absent from the results: bad input, not a pass
   std::optional<double> cache_induced_rate_max;    // checked families: pooled cache_induced / n
@@ -62,12 +67,9 @@ struct FamilyPolicy {
   std::optional<double> same_seed_divergence_max;  // variance: share of same-seed pairs that differ
   std::optional<double> kl_mean_max;               // drift: worst length's mean KL along the base path
   std::optional<double> baseline_pass_min;         // checked families; unset: [probes]'s
+  std::optional<Disposition> per_probe;            // custom: a probe passing at baseline, failing under the cache
   std::string where;                               // its table's position
 };
-
-// Where a case whose interval straddles its threshold falls (docs/decision.md "Three outcomes"):
-// it fails the configuration, or passes it with a warning.
-enum class Inconclusive { kFail, kWarn };
 
 struct AcceptancePolicy {
   std::string name;     // the preset's name or the file's path, as given
@@ -75,7 +77,7 @@ struct AcceptancePolicy {
   std::string extends_where;
   std::optional<int> target_context;
   std::string target_context_where;
-  std::optional<Inconclusive> inconclusive;  // unset: fail
+  std::optional<Disposition> inconclusive;  // unset: fail
   FidelityLimits fidelity;
   std::vector<FidelityRange> ranges;  // ascending and disjoint
   // A judged bucket with fewer scored tokens is bad input: its statistics move by whole tokens
@@ -90,7 +92,10 @@ struct AcceptancePolicy {
   std::array<std::optional<FamilyPolicy>, kNumProbeFamilies> families;
 
   const std::optional<FamilyPolicy>& family(ProbeFamily f) const { return families[static_cast<size_t>(f)]; }
-  bool InconclusiveFails() const { return inconclusive.value_or(Inconclusive::kFail) == Inconclusive::kFail; }
+  bool InconclusiveFails() const { return inconclusive.value_or(Disposition::kFail) == Disposition::kFail; }
+  // Whether a custom probe that passes at baseline and fails under a configuration fails it
+  // (probes.custom.per_probe = "fail"); else it is a named warning, never silent.
+  bool LostCustomProbeFails() const;
   bool Required(ProbeFamily f) const;
   // Whether a significant pooled difference fails the family (its own setting, else [probes]'s).
   bool FailsOnSignificant(ProbeFamily f) const;

@@ -34,6 +34,7 @@ cache_induced_rate_max = 0.0
 
 [probes.custom]
 cache_induced_rate_max = 0.0
+per_probe = "fail"
 
 [probes.drift]
 required = true
@@ -59,6 +60,9 @@ baseline_pass_min = 0.5
 [probes.needle]
 required = true
 cache_induced_rate_max = 0.1
+
+[probes.custom]
+per_probe = "warn"
 
 [probes.drift]
 required = true

@@ -26,6 +26,8 @@ constexpr const char* kFidelityKeys[] = {"kld_mean_max",  "kld_p99_max",       "
 constexpr const char* kRangeKeys[] = {"from", "to", "kld_mean_max", "kld_p99_max", "top1_agree_min", "ppl_ratio_max"};
 constexpr const char* kCheckedFamilyKeys[] = {"required", "cache_induced_rate_max", "fail_on_significant",
                                               "baseline_pass_min"};
+constexpr const char* kCustomKeys[] = {"required", "cache_induced_rate_max", "fail_on_significant", "baseline_pass_min",
+                                       "per_probe"};
 constexpr const char* kVarianceKeys[] = {"required", "same_seed_divergence_max"};
 constexpr const char* kDriftKeys[] = {"required", "kl_mean_max"};
 constexpr const char* kProbesKeys[] = {
@@ -241,7 +243,7 @@ Status PolicyReader::ReadTop(const Entry& e, AcceptancePolicy* p) const {
                   "write inconclusive = \"fail\" (a straddling interval fails the configuration) or \"warn\" "
                   "(it passes with a warning)");
     }
-    p->inconclusive = *s == "fail" ? Inconclusive::kFail : Inconclusive::kWarn;
+    p->inconclusive = *s == "fail" ? Disposition::kFail : Disposition::kWarn;
     return Status::Ok();
   }
   if (e.key == "fidelity" || e.key == "probes") {
@@ -345,8 +347,9 @@ Status PolicyReader::ReadFamily(const Entry& fe, ProbeFamily f, FamilyPolicy* ou
   KV_ASSIGN_OR_RETURN(const toml::table* t, Table(fe, base));
   out->where = Where(fe.pos);
   const std::span<const char* const> valid = f == ProbeFamily::kVariance ? std::span<const char* const>(kVarianceKeys)
-                                             : f == ProbeFamily::kDrift
-                                                 ? std::span<const char* const>(kDriftKeys)
+                                             : f == ProbeFamily::kDrift  ? std::span<const char* const>(kDriftKeys)
+                                             : f == ProbeFamily::kCustom
+                                                 ? std::span<const char* const>(kCustomKeys)
                                                  : std::span<const char* const>(kCheckedFamilyKeys);
   for (const Entry& e : Entries(*t)) {
     const std::string path = base + "." + e.key;
@@ -361,6 +364,14 @@ Status PolicyReader::ReadFamily(const Entry& fe, ProbeFamily f, FamilyPolicy* ou
       KV_RETURN_IF_ERROR(Number(e, path, kFraction, &out->baseline_pass_min));
     } else if (e.key == "same_seed_divergence_max") {
       KV_RETURN_IF_ERROR(Number(e, path, kFraction, &out->same_seed_divergence_max));
+    } else if (e.key == "per_probe") {
+      const std::string* s = e.node->is_string() ? &e.node->as_string()->get() : nullptr;
+      if (!s || (*s != "fail" && *s != "warn")) {
+        return Fail(path + " must be \"fail\" or \"warn\"", e.node->source().begin,
+                    "write per_probe = \"fail\" (a custom probe lost under the cache fails it) or \"warn\" (it is "
+                    "named as a warning)");
+      }
+      out->per_probe = *s == "fail" ? Disposition::kFail : Disposition::kWarn;
     } else {
       KV_RETURN_IF_ERROR(Number(e, path, kNats, &out->kl_mean_max));
     }

@@ -52,7 +52,8 @@ json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
              return n;
            }()},
           {"not_judged", v.not_judged},
-          {"no_signal", v.no_signal}};
+          {"no_signal", v.no_signal},
+          {"lost_custom_probes", v.lost_custom_probes}};
 }
 
 // The probe families the baseline fails (the same for every configuration: they are the baseline's
@@ -192,6 +193,11 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   }
   s += "\n" + NoSignalLine(r);
   if (const std::string note = r.gate.InconclusiveNote(); !note.empty()) s += note + ".\n";
+  for (const AuditConfig& c : r.configs) {
+    if (c.verdict.lost_custom_probes.empty()) continue;
+    s += "custom probes lost under " + c.spec + ": " + JoinWith(c.verdict.lost_custom_probes, "; ") + " (" +
+         (r.gate.lost_custom_probe_fails ? "each fails it" : "a warning") + " under policy " + r.policy + ")\n";
+  }
   s += std::to_string(r.configs.size() - r.gate.failed()) + " of " + std::to_string(r.configs.size()) +
        " configurations pass policy " + r.policy + ".\n";
   // Every verdict of this audit: the configurations under test, then the recommendation's points.

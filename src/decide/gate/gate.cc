@@ -367,6 +367,17 @@ void NoSignalCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFa
                          std::to_string(row.n));
 }
 
+// "; cannot be significant: ..." when no outcome of these instances could reach alpha: the most
+// a loss can show is every instance the baseline passes lost and none recovered, exact McNemar
+// p = 2·0.5^k (before Holm), e.g. 0.0625 for 5 probes.
+std::string UnreachableSignificance(const PooledFamilyRow& row, double alpha) {
+  const double best = std::min(1.0, 2 * std::pow(0.5, row.baseline_pass));
+  if (best < alpha) return "";
+  return "; cannot be significant: with " + std::to_string(row.baseline_pass) +
+         " instances the baseline passes, the smallest possible p is " + GateNumber(best) + " >= alpha " +
+         GateNumber(alpha);
+}
+
 void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row, double alpha,
                         ConfigVerdict* v) {
   if (static_cast<double>(row.baseline_pass) < policy.BaselinePassMin(f) * row.n)
@@ -390,7 +401,7 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
     const char* verdict = !row.significant ? "not significant"
                           : c.pass         ? "significant, toward the configuration"
                                            : "significant cache-induced loss";
-    c.detail = verdict + ("; " + counts);
+    c.detail = verdict + ("; " + counts) + UnreachableSignificance(row, alpha);
     c.text = c.measure + " " + GateNumber(c.measured) + (row.significant ? " < " : " >= ") + GateNumber(alpha) + " (" +
              c.criterion + "), " + c.scope + ": " + c.detail;
     v->cases.push_back(std::move(c));
@@ -419,6 +430,34 @@ void DriftCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, Confi
   Describe(
       c, false,
       "the worst of " + std::to_string(p.drift_kl_mean.size()) + " lengths, at length " + std::to_string(worst->first));
+  v->cases.push_back(std::move(c));
+}
+
+// The team's own probes, one by one, whatever else the policy says about the custom family: a
+// probe the baseline passes and the configuration fails is named (lost_custom_probes) and is a
+// FAIL case under probes.custom.per_probe = "fail", a WARN case otherwise; none lost is one PASS
+// case, so CI lists the rule as checked.
+void CustomProbeCases(const AcceptancePolicy& policy, const ProbeConfigResult& p, ConfigVerdict* v) {
+  int judged = 0;
+  for (const CustomProbeOutcome& o : p.custom) {
+    if (!o.baseline_pass) continue;
+    ++judged;
+    if (o.pass) continue;
+    const std::string name = o.id + " (" + std::to_string(o.tokens) + " tokens)";
+    GateCase c = Case("custom.per_probe", "probe " + o.id, 0, 0, "custom", "lost under the configuration", 1, 0);
+    c.outcome = policy.LostCustomProbeFails() ? CaseOutcome::kFail : CaseOutcome::kWarn;
+    c.pass = c.outcome == CaseOutcome::kWarn;
+    c.detail = "passes at baseline and fails under the configuration";
+    c.text = "custom probe " + name + " " + c.detail + " (custom.per_probe)";
+    v->cases.push_back(std::move(c));
+    v->lost_custom_probes.push_back(name);
+  }
+  if (judged == 0 || !v->lost_custom_probes.empty()) return;
+  GateCase c = Case("custom.per_probe", "family custom", 0, 0, "custom", "custom probes lost", 0, 0);
+  c.outcome = CaseOutcome::kPass, c.pass = true;
+  c.detail =
+      "every custom probe the baseline passes passes: " + std::to_string(judged) + " of " + std::to_string(judged);
+  c.text = "custom probes lost 0 (custom.per_probe), family custom: " + c.detail;
   v->cases.push_back(std::move(c));
 }
 
@@ -456,6 +495,7 @@ Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, Config
     }
   }
   for (const auto& [why, families] : skipped) v->not_judged.push_back(families + ": " + why + " (not required)");
+  if (in.probe) CustomProbeCases(policy, *in.probe, v);
   return Status::Ok();
 }
 
@@ -501,6 +541,7 @@ const char* OutcomeWord(CaseOutcome o) {
     case CaseOutcome::kFail: return "FAIL";
     case CaseOutcome::kInconclusive: return "INCONCLUSIVE";
     case CaseOutcome::kNoSignal: return "NO SIGNAL";
+    case CaseOutcome::kWarn: return "WARN";
   }
   return "FAIL";
 }
@@ -521,6 +562,12 @@ std::string GateReport::InconclusiveNote() const {
                              : " passes it with this warning (inconclusive = \"warn\")");
 }
 
+std::string GateReport::LostCustomProbesNote() const {
+  return "custom probes lost under a configuration (they pass at baseline); policy " + policy +
+         (lost_custom_probe_fails ? " fails the configuration for each (probes.custom.per_probe = \"fail\")"
+                                  : " warns (probes.custom.per_probe = \"warn\")");
+}
+
 int GateReport::failed() const {
   return static_cast<int>(
       std::count_if(configs.begin(), configs.end(), [](const ConfigVerdict& v) { return !v.pass; }));
@@ -534,6 +581,7 @@ Expected<GateReport> EvaluateGate(const AcceptancePolicy& policy, const GateInpu
   report.policy = policy.name;
   report.target_context = policy.target_context;
   report.inconclusive_fails = policy.InconclusiveFails();
+  report.lost_custom_probe_fails = policy.LostCustomProbeFails();
   for (const EvalInput& e : inputs.evals) report.inputs.push_back(e.path + " (eval)");
   for (const ProbeInput& p : inputs.probes) report.inputs.push_back(p.path + " (probe)");
   for (const ConfigInputs& c : configs) {

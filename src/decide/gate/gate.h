@@ -16,9 +16,10 @@
 namespace kvaudit {
 
 // PASS: the interval is wholly on the passing side of the threshold; FAIL: wholly beyond it;
-// INCONCLUSIVE: it straddles it; NO SIGNAL: the baseline fails the family (docs/decision.md).
-enum class CaseOutcome { kPass, kFail, kInconclusive, kNoSignal };
-const char* OutcomeWord(CaseOutcome o);  // "PASS", "FAIL", "INCONCLUSIVE", "NO SIGNAL"
+// INCONCLUSIVE: it straddles it; NO SIGNAL: the baseline fails the family; WARN: a rule the policy
+// only warns about is broken (a custom probe lost under probes.custom.per_probe = "warn").
+enum class CaseOutcome { kPass, kFail, kInconclusive, kNoSignal, kWarn };
+const char* OutcomeWord(CaseOutcome o);  // "PASS", "FAIL", "INCONCLUSIVE", "NO SIGNAL", "WARN"
 
 struct GateCase {
   std::string criterion;  // the policy key: "kld_mean_max", "needle.cache_induced_rate_max"
@@ -48,6 +49,9 @@ struct ConfigVerdict {
   std::optional<size_t> first_failure;  // index in cases: the first FAIL, else the first INCONCLUSIVE
   std::vector<std::string> not_judged;  // criteria of non-required families the results do not have
   std::vector<std::string> no_signal;   // families the baseline fails too often: "exact: the baseline passes 0 of 12"
+  // Custom probes that pass at baseline and fail under the configuration, named whatever the
+  // policy does with them: "json-schema-3 (1053 tokens)".
+  std::vector<std::string> lost_custom_probes;
 };
 
 struct GateReport {
@@ -62,6 +66,9 @@ struct GateReport {
   int inconclusive() const;        // configurations whose verdict is INCONCLUSIVE
   // "" when none is; else what INCONCLUSIVE means and where this policy puts it, in one sentence.
   std::string InconclusiveNote() const;
+  bool lost_custom_probe_fails = false;  // the policy's probes.custom.per_probe is "fail"
+  // "custom probes lost under a configuration (they pass at baseline; policy P fails it | warns)".
+  std::string LostCustomProbesNote() const;
 };
 
 // Judges every configuration of `inputs` by `policy`. BadInput when the results lack what the

@@ -192,7 +192,7 @@ ProbeConfigResult& ConfigOf(ProbeInput& in, const std::string& spec) {
   for (ProbeConfigResult& c : in.configs) {
     if (c.spec == spec) return c;
   }
-  in.configs.push_back({spec, {}, 0, 0, 0, {}});
+  in.configs.push_back({spec, {}, 0, 0, 0, {}, false, {}});
   return in.configs.back();
 }
 
@@ -252,6 +252,17 @@ Status ReadDrift(const ResultsReader& r, const json& d, const std::string& at, P
   return Status::Ok();
 }
 
+Status ReadCustom(const ResultsReader& r, const json& p, const std::string& at, ProbeConfigResult& c) {
+  CustomProbeOutcome o;
+  KV_ASSIGN_OR_RETURN(o.id, r.String(p, at, "id"));
+  KV_ASSIGN_OR_RETURN(const int64_t tokens, r.Int(p, at, "tokens"));
+  KV_ASSIGN_OR_RETURN(o.baseline_pass, r.Bool(p, at, "baseline_pass"));
+  KV_ASSIGN_OR_RETURN(o.pass, r.Bool(p, at, "pass"));
+  o.tokens = static_cast<int>(tokens);
+  c.custom.push_back(std::move(o));
+  return Status::Ok();
+}
+
 Expected<ProbeInput> ReadProbe(const ResultsReader& r, const json& j) {
   ProbeInput in;
   in.path = r.path(), in.model_hash = OptionalString(j, "model_hash"), in.baseline = OptionalString(j, "baseline");
@@ -265,6 +276,7 @@ Expected<ProbeInput> ReadProbe(const ResultsReader& r, const json& j) {
   KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "pooled", true, &in, ReadPooled));
   KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "variance", false, &in, ReadVariance));
   KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "drift", false, &in, ReadDrift));
+  KV_RETURN_IF_ERROR(ForEachConfigRow(r, j, "custom_probes", false, &in, ReadCustom));
   return in;
 }
 

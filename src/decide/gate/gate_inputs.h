@@ -52,12 +52,20 @@ struct PooledFamilyRow {
   int baseline_pass = 0;  // instances the baseline passed (both passed + cache-induced failures)
 };
 
+// One custom probe under one configuration (probe results.json custom_probes[]).
+struct CustomProbeOutcome {
+  std::string id;  // the probe's id in the --custom file
+  int tokens = 0;  // its prompt's token length
+  bool baseline_pass = false, pass = false;
+};
+
 struct ProbeConfigResult {
   std::string spec;
   std::vector<PooledFamilyRow> pooled;
   int variance_rows = 0, variance_pairs = 0, variance_identical = 0;  // summed over variance[] lengths
   std::vector<std::pair<int, double>> drift_kl_mean;                  // drift[]: (length, kl_mean)
   bool endpoint = false;  // probed through a server (configs[].endpoint): spec is the endpoint's name
+  std::vector<CustomProbeOutcome> custom = {};  // in the file's order
 };
 
 struct ProbeInput {

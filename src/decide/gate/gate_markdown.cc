@@ -76,6 +76,11 @@ std::string GateMarkdown(const GateReport& r) {
         "their criteria are skipped, not passed.\n\n" +
         no_signal;
   }
+  std::string lost;
+  for (const ConfigVerdict& v : r.configs) {
+    for (const std::string& n : v.lost_custom_probes) lost += "- " + Code(v.config) + ": " + Cell(n) + "\n";
+  }
+  if (!lost.empty()) out += "\n### Custom probes lost\n\n" + Cell(r.LostCustomProbesNote()) + ".\n\n" + lost;
   out += "\nResults: ";
   for (size_t i = 0; i < r.inputs.size(); ++i) out += (i ? ", " : "") + Code(r.inputs[i]);
   return out + "\n";

@@ -41,7 +41,7 @@ std::string GateVerdictText(const GateReport& r) {
   out += "\n\n" + Pad("configuration", width) + "  verdict       " + Pad("safe up to", 24) + "  first failure\n";
   size_t cases = 0, failing = 0;
   size_t skipped = 0, inconclusive = 0;
-  std::string failures, not_judged, no_signal;
+  std::string failures, not_judged, no_signal, lost;
   for (const ConfigVerdict& v : r.configs) {
     const std::string first = v.first_failure ? v.cases[*v.first_failure].text : "-";
     out += Pad(v.config, width) + "  " + Pad(OutcomeWord(v.outcome), 12) + "  " + Pad(SafeUpToText(v), 24) + "  " +
@@ -65,11 +65,15 @@ std::string GateVerdictText(const GateReport& r) {
     joined.clear();
     for (const std::string& n : v.no_signal) joined += (joined.empty() ? "" : "; ") + n;
     if (!joined.empty()) no_signal += "  " + Pad(v.config, width) + "  " + joined + "\n";
+    joined.clear();
+    for (const std::string& n : v.lost_custom_probes) joined += (joined.empty() ? "" : "; ") + n;
+    if (!joined.empty()) lost += "  " + Pad(v.config, width) + "  " + joined + "\n";
   }
   if (!failures.empty()) out += "\nfailing and inconclusive cases:\n" + failures;
   if (!not_judged.empty()) out += "\nnot judged:\n" + not_judged;
   if (!no_signal.empty())
     out += "\nno signal (the baseline fails these families; their cases are skipped):\n" + no_signal;
+  if (!lost.empty()) out += "\n" + r.LostCustomProbesNote() + ":\n" + lost;
   if (const std::string note = r.InconclusiveNote(); !note.empty()) out += "\n" + note + ".\n";
   const int failed = r.failed();
   out += "\ngate: " + std::string(failed ? "FAIL" : "PASS") + ": " + std::to_string(failed) + " of " +
@@ -101,6 +105,7 @@ json GateJson(const GateReport& r) {
                             {"first_failure", v.first_failure ? CaseJson(v.cases[*v.first_failure]) : json(nullptr)},
                             {"not_judged", v.not_judged},
                             {"no_signal", v.no_signal},
+                            {"lost_custom_probes", v.lost_custom_probes},
                             {"cases", std::move(cases)}});
   }
   return j;

@@ -37,7 +37,8 @@ int Failures(const ConfigVerdict& v) {
   return static_cast<int>(std::count_if(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return !c.pass; }));
 }
 
-// No signal, and INCONCLUSIVE where the policy passes it with a warning: neither a pass nor a failure.
+// No signal, a warning, and INCONCLUSIVE where the policy passes it with a warning: neither a pass
+// nor a failure.
 bool IsSkipped(const GateCase& c) { return c.outcome != CaseOutcome::kPass && c.pass; }
 
 int Skipped(const ConfigVerdict& v) {
@@ -55,11 +56,16 @@ std::string Suite(const ConfigVerdict& v) {
     out += "      <property" + Attr("name", "not_judged") + Attr("value", n) + "/>\n";
   for (const std::string& n : v.no_signal)
     out += "      <property" + Attr("name", "no_signal") + Attr("value", n) + "/>\n";
+  for (const std::string& n : v.lost_custom_probes)
+    out += "      <property" + Attr("name", "lost_custom_probe") + Attr("value", n) + "/>\n";
   out += "    </properties>\n";
   for (const GateCase& c : v.cases) {
     out += "    <testcase" + Attr("classname", "kvaudit.gate." + v.config) + Attr("name", c.criterion + " " + c.scope);
     const bool inconclusive = c.outcome == CaseOutcome::kInconclusive;
-    const std::string message = (inconclusive ? "inconclusive: " : "") + c.text;
+    const std::string message = (inconclusive                      ? "inconclusive: "
+                                 : c.outcome == CaseOutcome::kWarn ? "warning: "
+                                                                   : "") +
+                                c.text;
     if (IsSkipped(c)) {
       out += ">\n      <skipped" + Attr("message", message) + "/>\n    </testcase>\n";
       continue;
