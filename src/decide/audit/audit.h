@@ -19,6 +19,7 @@
 #include "decide/gate/gate.h"
 #include "decide/recommend/recommend.h"
 #include "decide/audit/workload.h"
+#include "decide/targets/measure_target.h"
 #include "eval/session.h"
 #include "probe/plan.h"
 #include "job/job_options.h"
@@ -35,6 +36,7 @@ inline const std::vector<std::string> kDefaultAuditConfigs = {"k=q8_0,v=q8_0", "
 struct AuditOptions : JobOptions {
   AuditOptions() { out = "kvaudit-audit"; }
   std::string workload = "code";     // decide/audit/workload.h
+  std::string target;                // --target (decide/targets/measure_target.h); "": DefaultTarget
   std::string policy;                // "": the workload's preset
   std::string budget;                // "": no recommendation search
   std::vector<std::string> formats;  // the recommendation's candidates (recommend --formats)
@@ -106,6 +108,8 @@ class AuditPlan {
   RunClock clock;
   Workload workload;
   AcceptancePolicy policy;
+  const Target* target = nullptr;  // what every configuration was measured as (options.kv holds them so)
+  bool target_default = false;     // chosen by DefaultTarget, not --target
   int target_ctx = 0;
   std::optional<EvalPlan> eval;
   ProbeOptions probe;

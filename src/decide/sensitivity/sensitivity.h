@@ -35,6 +35,7 @@ std::string StageName(SensitivityStage stage);
 struct SensitivityOptions : JobOptions {
   SensitivityOptions() { out = "kvaudit-sensitivity"; }
   std::vector<std::string> formats;  // --formats values (ParseCandidates)
+  std::string target;                // --target (decide/targets/measure_target.h); "": DefaultTarget of the candidates
   std::string stage = "auto";
   int ctx = 0, windows = 0, first_window = 0;  // as eval's
   int attn_samples = 32;                       // the proxy's diagnosis samples per window (eval --attn-samples)
