@@ -38,8 +38,8 @@ fs::path LenientPolicy(const fs::path& dir) {
   return p;
 }
 
-std::string AuditArgs(const fs::path& dir) {
-  return "audit " + kModelData + "--kv k=q8_0,v=q4_0 --ctx 256 --windows 2 --lengths 128 --attn-samples 4 --policy " +
+std::string AuditArgs(const fs::path& dir, const std::string& kv = "--kv k=q8_0,v=q4_0 ") {
+  return "audit " + kModelData + kv + "--ctx 256 --windows 2 --lengths 128 --attn-samples 4 --policy " +
          LenientPolicy(dir).string() + " --out " + (dir / "run").string() + " ";
 }
 
@@ -91,6 +91,21 @@ TEST(TargetCliTest, TargetNativeIsTheReferenceEngineWithRotationSwitchedOffInThe
   // The native spec measured an unrotated cache: llama.cpp must be told to switch its rotation off.
   EXPECT_NE(r.out.find("llama.cpp     -ctk q8_0 -ctv q4_0 -fa on LLAMA_ATTN_ROT_DISABLE=1\n"), std::string::npos)
       << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(TargetCliTest, AnotherTargetAuditsItsOwnCachesAndSaysItsKernelsAreNotEmulated) {
+  const fs::path dir = testing::MakeTempDir("target-vllm");
+  const CliResult r = RunCli(AuditArgs(dir, "") + "--target vllm", 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json j = Results(dir / "run");
+  EXPECT_EQ(j["target"], "vllm");
+  EXPECT_EQ(j["baseline"], "k=f32,v=f32");  // vLLM's attention is not emulated: kvaudit's own
+  ASSERT_EQ(j["configs"].size(), 2u);
+  EXPECT_EQ(j["configs"][0]["spec"], "k=fp8_e4m3,v=fp8_e4m3");
+  EXPECT_EQ(j["configs"][1]["spec"], "k=fp8_e5m2,v=fp8_e5m2");
+  EXPECT_NE(r.out.find("measured as vLLM stores it: --kv-cache-dtype fp8_e"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the engine's kernels are not emulated"), std::string::npos) << r.out;
   fs::remove_all(dir);
 }
 

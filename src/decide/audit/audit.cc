@@ -171,6 +171,16 @@ Expected<const Target*> AuditTarget(AuditOptions* o) {
 
 }  // namespace
 
+std::vector<std::string> AuditDefaultConfigs(const std::string& target) {
+  const Expected<const Target*> named = TargetNamed(target);  // an unknown name is refused by AuditTarget
+  const std::string_view name = target.empty() || !named ? "" : (*named)->name;
+  if (name == "ollama") return {"k=q8_0,v=q8_0", "k=q4_0,v=q4_0"};
+  if (name == "vllm" || name == "sglang") return {"k=fp8_e4m3,v=fp8_e4m3", "k=fp8_e5m2,v=fp8_e5m2"};
+  if (name == "transformers") return {"k=int4,v=int4,recent=1"};
+  if (name == "tensorrt-llm") return {"k=f16,v=f16", "k=bf16,v=bf16"};
+  return kDefaultAuditConfigs;
+}
+
 ShardRound AuditShardRound(const AuditOptions& o) {
   ShardRound round;
   for (const std::string& stage : kAuditShardStages) {  // eval and probe: round 1, all in one
@@ -192,7 +202,7 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   if (o.policy.empty()) o.policy = workload.policy;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   if (!o.budget.empty()) KV_RETURN_IF_ERROR(ParseBudget(o.budget));
-  if (o.kv.kv.empty()) o.kv.kv = kDefaultAuditConfigs;
+  if (o.kv.kv.empty()) o.kv.kv = AuditDefaultConfigs(o.target);
   const bool target_default = o.target.empty();
   KV_ASSIGN_OR_RETURN(const Target* target, AuditTarget(&o));
   o.target = std::string(target->name);

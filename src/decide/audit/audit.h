@@ -30,8 +30,14 @@ namespace kvaudit {
 inline constexpr int kAuditSchemaVersion = 1;
 
 // The configurations an audit measures without --kv: llama.cpp's most deployed cache settings
-// (-ctk/-ctv q8_0, q8_0 with q4_0 V, q4_0).
+// (-ctk/-ctv q8_0, q8_0 with q4_0 V, q4_0); under another --target, that engine's quantized
+// caches (AuditDefaultConfigs).
 inline const std::vector<std::string> kDefaultAuditConfigs = {"k=q8_0,v=q8_0", "k=q8_0,v=q4_0", "k=q4_0,v=q4_0"};
+// kDefaultAuditConfigs, or under --target `target` ("" = none given) the quantized caches it has:
+// ollama q8_0 and q4_0 (one type for K and V), vLLM and SGLang fp8 (unit scales, their default),
+// transformers quanto int4 with its one-token residual, TensorRT-LLM its model dtypes (no KV-only
+// fp8 route was found; docs/deployment.md).
+std::vector<std::string> AuditDefaultConfigs(const std::string& target);
 
 struct AuditOptions : JobOptions {
   AuditOptions() { out = "kvaudit-audit"; }
