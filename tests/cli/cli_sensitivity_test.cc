@@ -42,6 +42,7 @@ TEST(SensitivityCliTest, AutoStageKeysTableResumeAndRefusal) {
   EXPECT_EQ(j["kind"], "sensitivity");
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["baseline"], "k=f32,v=f32,engine=llama.cpp");  // --target llama.cpp: q4_0 is its cache type
+  EXPECT_EQ(j["target"], "llama.cpp");
   EXPECT_EQ(j["stage"], "auto");
   EXPECT_EQ(j["parts_measured_per_format"], 4);  // max(4, 16 / 4)
   EXPECT_EQ(j["data"]["windows"], 2);

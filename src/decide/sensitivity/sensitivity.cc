@@ -193,7 +193,7 @@ Expected<SensitivityResult> SensitivitySession::Run() {
 
 Expected<SensitivityResult> SensitivitySession::Compute(const std::string& root) {
   SensitivityResult r;
-  r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash;
+  r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash, r.target = plan_.options.target;
   plan_.eval.options.out = SubDir(root, "proxy");
   KV_ASSIGN_OR_RETURN(EvalSessionResult proxy, EvalSession(plan_.eval).Run());  // planned for this stage
   r.eval = proxy.info, r.proxy_results = "proxy/results.json", r.windows_resumed_proxy = proxy.info.windows_resumed;

@@ -91,6 +91,7 @@ struct CandidateResult {
 struct SensitivityResult {
   EvalRunInfo eval;        // the calibration inputs (model, data, windows, ctx, buckets, threads)
   std::string model_hash;  // run/fingerprint HashModel, as eval's fingerprint has it
+  std::string target;      // the --target it measured under (decide/targets/measure_target.h)
   SensitivityStage stage = SensitivityStage::kAuto;
   int top_k = 0;  // parts measured end to end per candidate
   int windows_resumed_proxy = 0, windows_resumed_parts = 0;
