@@ -41,6 +41,9 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   AuditOptions& o = f->options;
   f->model.Add(app);
   AddKvCompareFlags(app, o.kv);
+  AddTargetFlag(app, o.target,
+                "default: llama.cpp when every configuration (and --formats candidate) is a llama.cpp cache type, else "
+                "native");
   app.add_option("--workload", o.workload,
                  "code, retrieval or chat: the probes run and the default policy (docs/audit.md)")
       ->capture_default_str();

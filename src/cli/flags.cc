@@ -131,6 +131,13 @@ void AddStageFlag(CLI::App& app, std::string& stage) {
       ->capture_default_str();
 }
 
+void AddTargetFlag(CLI::App& app, std::string& target, const std::string& default_text) {
+  app.add_option("--target", target,
+                 "the deployment engine measured: llama.cpp (its attention and default rotation), ollama, vllm, "
+                 "sglang, tensorrt-llm, transformers, or native (kvaudit's reference engine); " +
+                     default_text);
+}
+
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit) {
   app.add_option("--out", out, "output directory (results.json, progress.jsonl); a rerun resumes it")
       ->capture_default_str();

@@ -71,6 +71,9 @@ void AddAttnSamplesFlag(CLI::App& app, int& samples, const std::string& use);
 // (decide/sensitivity/sensitivity_specs.h ParseCandidates); --stage proxy|full|auto (decide/sensitivity/sensitivity.h).
 void AddFormatsFlag(CLI::App& app, std::vector<std::string>& formats, const std::string& use);
 void AddStageFlag(CLI::App& app, std::string& stage);
+// --target NAME: the deployment engine a job measures (decide/targets/measure_target.h): its
+// emulation, its defaults and its cache formats; "" = the job's default.
+void AddTargetFlag(CLI::App& app, std::string& target, const std::string& default_text);
 // --out DIR, --restart: a resumable job's output directory (run/run_dir.h).
 void AddOutFlags(CLI::App& app, std::string& out, bool& restart, const std::string& unit);
 // --shard I/N: run only shard I of N of the job's work units (run/shard.h; docs/scale-out.md);

@@ -27,6 +27,7 @@ void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
   AddBudgetFlag(app, o.budget, true);
   AddFormatsFlag(app, o.formats, "what each part may be stored as (default q8_0,q4_0)");
   AddPolicyFlag(app, o.policy);
+  AddTargetFlag(app, o.target, "default: llama.cpp when every candidate is a llama.cpp cache type, else native");
   AddBaselineFlags(app, o.kv);
   AddDataFlag(app, o.data, "the calibration and held-out text");
   AddCustomFlag(app, o.custom, "the verification runs them too");

@@ -36,6 +36,7 @@ CommandRunner AddSensitivityCommand(CLI::App& app) {
   SensitivityOptions& o = f->options;
   f->model.Add(app);
   AddFormatsFlag(app, o.formats, "each is measured part by part against --baseline");
+  AddTargetFlag(app, o.target, "default: llama.cpp when every candidate is a llama.cpp cache type, else native");
   AddBaselineFlags(app, o.kv);
   AddStageFlag(app, o.stage);
   AddDataFlag(app, o.data, "the calibration text");

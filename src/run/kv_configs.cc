@@ -11,6 +11,17 @@
 
 namespace kvaudit {
 
+Expected<std::vector<CacheConfig>> ParseKvArguments(const KvConfigOptions& options) {
+  std::vector<CacheConfig> out;  // [1 + n_configs], baseline first
+  KV_ASSIGN_OR_RETURN(CacheConfig baseline, CacheConfig::FromArgument(options.baseline, options.baseline_flag));
+  out.push_back(std::move(baseline));
+  for (const std::string& arg : options.kv) {
+    KV_ASSIGN_OR_RETURN(CacheConfig config, CacheConfig::FromArgument(arg, "--kv"));
+    out.push_back(std::move(config));
+  }
+  return out;
+}
+
 Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions& options, ThreadPool& pool) {
   KvConfigs c;
   c.model_ = &model;

@@ -59,6 +59,11 @@ class KvConfigs {
   std::shared_ptr<const KvCalibration> calib_;  // null when no configuration needs one
 };
 
+// The baseline, then every --kv configuration, parsed (syntax only; KvConfigs::Prepare checks them
+// against the model): for what a job decides before a model is loaded, e.g. the target it measures
+// under (decide/targets/measure_target.h). Errors name the flag.
+Expected<std::vector<CacheConfig>> ParseKvArguments(const KvConfigOptions& options);
+
 // One cache (score, generate, info): its configuration and the cache; calibrated from calib_file when
 // the configuration needs it; storage reserved as KvConfigs::MakeCache does (info: 0, generate: the
 // positions it can reach). Errors (exit 2) name the spec or the file, or say that the machine

@@ -41,7 +41,9 @@ TEST(AuditCliTest, VerdictBlockResultsGateAgreementAndResume) {
   EXPECT_EQ(j["target_context"], 256);
   EXPECT_EQ(j["probe_families"], nlohmann::json::array({"needle", "exact", "constraint", "drift"}));
   ASSERT_EQ(j["configs"].size(), 2u);
-  EXPECT_EQ(j["configs"][0]["spec"], "k=q8_0,v=q8_0");
+  // Measured as llama.cpp runs them, its default target for llama.cpp cache types.
+  EXPECT_EQ(j["target"], "llama.cpp");
+  EXPECT_EQ(j["configs"][0]["spec"], "k=q8_0,v=q8_0,engine=llama.cpp");
   EXPECT_EQ(j["configs"][0]["bytes_per_token"], 2176);
   EXPECT_EQ(j["configs"][1]["bytes_per_token"], 1152);
   int failed = 0;
@@ -71,8 +73,8 @@ TEST(AuditCliTest, VerdictBlockResultsGateAgreementAndResume) {
   const std::string xml = ReadFile((out / "gate.xml").string());
   EXPECT_NE(xml.find("<testsuites"), std::string::npos);
   for (const std::string family : {"exact", "constraint"}) {
-    const std::string testcase = "<testcase classname=\"kvaudit.gate.k=q8_0,v=q8_0\" name=\"" + family +
-                                 ".cache_induced_rate_max family " + family +
+    const std::string testcase = "<testcase classname=\"kvaudit.gate.k=q8_0,v=q8_0,engine=llama.cpp\" name=\"" +
+                                 family + ".cache_induced_rate_max family " + family +
                                  "\">\n      <skipped message=\"no signal: the baseline passes 0 of ";
     EXPECT_NE(xml.find(testcase), std::string::npos) << family << "\n" << xml;
     EXPECT_NE(j["configs"][0]["no_signal"].dump().find(family + ": the baseline passes 0 of"), std::string::npos)

@@ -41,7 +41,8 @@ TEST(SensitivityCliTest, AutoStageKeysTableResumeAndRefusal) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["kind"], "sensitivity");
   EXPECT_EQ(j["schema_version"], 1);
-  EXPECT_EQ(j["baseline"], "k=f32,v=f32");
+  EXPECT_EQ(j["baseline"], "k=f32,v=f32,engine=llama.cpp");  // --target llama.cpp: q4_0 is its cache type
+  EXPECT_EQ(j["target"], "llama.cpp");
   EXPECT_EQ(j["stage"], "auto");
   EXPECT_EQ(j["parts_measured_per_format"], 4);  // max(4, 16 / 4)
   EXPECT_EQ(j["data"]["windows"], 2);
@@ -55,7 +56,7 @@ TEST(SensitivityCliTest, AutoStageKeysTableResumeAndRefusal) {
   ASSERT_EQ(j["formats"].size(), 1u);
   const nlohmann::json& f = j["formats"][0];
   EXPECT_EQ(f["format"], "q4_0");
-  EXPECT_EQ(f["all_quantized"]["spec"], "k=q4_0,v=q4_0");
+  EXPECT_EQ(f["all_quantized"]["spec"], "k=q4_0,v=q4_0,engine=llama.cpp");
   ExpectEndToEnd(f["all_quantized"]);
   ASSERT_EQ(f["parts"].size(), 16u);
   int measured = 0;
@@ -85,8 +86,9 @@ TEST(SensitivityCliTest, AutoStageKeysTableResumeAndRefusal) {
   EXPECT_EQ(f["additivity"]["complete"], false);
   // The table: ranked worst first, the measured ones by one-at-a-time KLD.
   const std::string first = f["rankings"]["one_at_a_time"][0];
-  EXPECT_NE(r.out.find("sensitivity of q4_0 against k=f32,v=f32: stage auto, 4 of 16 parts end to end"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("sensitivity of q4_0 against k=f32,v=f32,engine=llama.cpp: stage auto, 4 of 16 parts end to end"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("   1  " + first + " "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Spearman proxy vs one-at-a-time"), std::string::npos) << r.out;

@@ -47,6 +47,7 @@ RecommendResult RunPlanted(const fs::path& model, const fs::path& policy, const 
   EXPECT_TRUE(runtime.ok()) << runtime.error().message;
   RecommendOptions o;
   o.model = model.string(), o.data = "random token ids", o.formats = {"q8_0,q4_0"}, o.stage = "full";
+  o.target = "native";                           // the planted costs are the native engine's
   o.policy = policy.string(), o.budget = "640";  // all q4_0 (8 x 72 = 576) + one step (64)
   o.ctx = 256, o.calib_windows = 4, o.windows = 4, o.out = out.string();
   auto plan = RecommendPlan::FromWindows(o, std::move(*runtime), Windows(8, 256));

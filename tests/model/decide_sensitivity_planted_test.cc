@@ -47,6 +47,7 @@ SensitivityResult RunSensitivity(const fs::path& model, const std::string& stage
   EXPECT_TRUE(runtime.ok()) << runtime.error().message;
   SensitivityOptions o;
   o.model = model.string(), o.data = "random token ids", o.formats = {"q4_0"}, o.stage = stage;
+  o.target = "native";  // the planted costs are the native engine's
   o.ctx = 256, o.attn_samples = 32, o.out = out.string();
   auto plan = SensitivityPlan::FromWindows(o, std::move(*runtime), Windows(4, 256));
   EXPECT_TRUE(plan.ok()) << plan.error().message;

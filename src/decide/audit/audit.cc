@@ -7,6 +7,7 @@
 #include "decide/gate/gate_inputs.h"
 #include "decide/gate/junit.h"
 #include "decide/gate/gate_markdown.h"
+#include "decide/sensitivity/job_target.h"
 #include "probe/instance.h"
 #include "probe/session.h"
 #include "job/job_run.h"
@@ -49,6 +50,7 @@ RecommendOptions RecommendOptionsFor(const AuditOptions& o, const std::vector<in
   r.budget = o.budget, r.formats = o.formats, r.policy = o.policy;
   r.kv = {o.kv.baseline, {}, o.kv.kv_calib}, r.custom = o.custom, r.ctx = o.ctx;
   // Calibration right after the audit's windows; the candidates verified on the audit's own.
+  r.target = o.target;  // resolved by AuditTarget, the baseline already written under it
   r.first_window = o.first_window + o.windows, r.calib_windows = o.calib_windows;
   r.verify_first_window = o.first_window, r.windows = o.windows;
   r.stage = o.stage, r.probe_lengths = lengths, r.probe_n = o.probe_n;
@@ -156,7 +158,28 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, const StagedJobRun& job, Au
   return r;
 }
 
+// --target resolved (without it: DefaultTarget over the --kv configurations and, with --budget, the
+// recommendation's candidates), and the configurations and the baseline rewritten as it runs
+// them, so that eval, probes and the recommendation all measure that (decide/targets/measure_target.h).
+Expected<const Target*> AuditTarget(AuditOptions* o) {
+  std::vector<CacheConfig> candidates;
+  if (!o->budget.empty()) {
+    KV_ASSIGN_OR_RETURN(candidates, CandidateConfigs(o->formats));
+  }
+  return ApplyJobTarget(o->target, candidates, &o->kv);
+}
+
 }  // namespace
+
+std::vector<std::string> AuditDefaultConfigs(const std::string& target) {
+  const Expected<const Target*> named = TargetNamed(target);  // an unknown name is refused by AuditTarget
+  const std::string_view name = target.empty() || !named ? "" : (*named)->name;
+  if (name == "ollama") return {"k=q8_0,v=q8_0", "k=q4_0,v=q4_0"};
+  if (name == "vllm" || name == "sglang") return {"k=fp8_e4m3,v=fp8_e4m3", "k=fp8_e5m2,v=fp8_e5m2"};
+  if (name == "transformers") return {"k=int4,v=int4,recent=1"};
+  if (name == "tensorrt-llm") return {"k=f16,v=f16", "k=bf16,v=bf16"};
+  return kDefaultAuditConfigs;
+}
 
 ShardRound AuditShardRound(const AuditOptions& o) {
   ShardRound round;
@@ -179,18 +202,21 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   if (o.policy.empty()) o.policy = workload.policy;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   if (!o.budget.empty()) KV_RETURN_IF_ERROR(ParseBudget(o.budget));
-  if (o.kv.kv.empty()) o.kv.kv = kDefaultAuditConfigs;
+  if (o.kv.kv.empty()) o.kv.kv = AuditDefaultConfigs(o.target);
+  const bool target_default = o.target.empty();
+  KV_ASSIGN_OR_RETURN(const Target* target, AuditTarget(&o));
+  o.target = std::string(target->name);
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
   EvalOptions e = StageOptions<EvalOptions>(o, "eval");
   e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
   KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::Make(std::move(e)));
   o.ctx = eval.info.ctx;
-  const int target = policy.target_context.value_or(o.ctx);
-  if (target > o.ctx) {
-    return BadInput("the policy's target_context " + std::to_string(target) + " is longer than the windows (--ctx " +
-                    std::to_string(o.ctx) + "); hint: give --ctx " + std::to_string(target) +
-                    " or lower target_context");
+  const int target_ctx = policy.target_context.value_or(o.ctx);
+  if (target_ctx > o.ctx) {
+    return BadInput("the policy's target_context " + std::to_string(target_ctx) +
+                    " is longer than the windows (--ctx " + std::to_string(o.ctx) + "); hint: give --ctx " +
+                    std::to_string(target_ctx) + " or lower target_context");
   }
   const ModelConfig& cfg = eval.runtime.model->config();
   const DecodeSpeedOptions bench;
@@ -202,7 +228,7 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   }
   const std::vector<int> lengths =
       o.probe_lengths.empty()
-          ? DefaultProbeLengths(std::min(target + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
+          ? DefaultProbeLengths(std::min(target_ctx + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
           : o.probe_lengths;
   AuditPlan plan;
   plan.probe = ProbeOptionsFor(o, workload, policy, eval.info.baseline_spec, eval.configs.config_specs(), lengths);
@@ -213,7 +239,8 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
     KV_RETURN_IF_ERROR(RecommendPlan::Make(*plan.recommend));
   }
   plan.options = std::move(o), plan.clock = clock, plan.workload = std::move(workload);
-  plan.policy = std::move(policy), plan.target_ctx = target;
+  plan.policy = std::move(policy), plan.target_ctx = target_ctx;
+  plan.target = target, plan.target_default = target_default;
   plan.eval.emplace(std::move(eval));
   return plan;
 }

@@ -19,6 +19,7 @@
 #include "decide/gate/gate.h"
 #include "decide/recommend/recommend.h"
 #include "decide/audit/workload.h"
+#include "decide/targets/measure_target.h"
 #include "eval/session.h"
 #include "probe/plan.h"
 #include "job/job_options.h"
@@ -29,12 +30,19 @@ namespace kvaudit {
 inline constexpr int kAuditSchemaVersion = 1;
 
 // The configurations an audit measures without --kv: llama.cpp's most deployed cache settings
-// (-ctk/-ctv q8_0, q8_0 with q4_0 V, q4_0).
+// (-ctk/-ctv q8_0, q8_0 with q4_0 V, q4_0); under another --target, that engine's quantized
+// caches (AuditDefaultConfigs).
 inline const std::vector<std::string> kDefaultAuditConfigs = {"k=q8_0,v=q8_0", "k=q8_0,v=q4_0", "k=q4_0,v=q4_0"};
+// kDefaultAuditConfigs, or under --target `target` ("" = none given) the quantized caches it has:
+// ollama q8_0 and q4_0 (one type for K and V), vLLM and SGLang fp8 (unit scales, their default),
+// transformers quanto int4 with its one-token residual, TensorRT-LLM its model dtypes (no KV-only
+// fp8 route was found; docs/deployment.md).
+std::vector<std::string> AuditDefaultConfigs(const std::string& target);
 
 struct AuditOptions : JobOptions {
   AuditOptions() { out = "kvaudit-audit"; }
   std::string workload = "code";     // decide/audit/workload.h
+  std::string target;                // --target (decide/targets/measure_target.h); "": DefaultTarget
   std::string policy;                // "": the workload's preset
   std::string budget;                // "": no recommendation search
   std::vector<std::string> formats;  // the recommendation's candidates (recommend --formats)
@@ -106,6 +114,8 @@ class AuditPlan {
   RunClock clock;
   Workload workload;
   AcceptancePolicy policy;
+  const Target* target = nullptr;  // what every configuration was measured as (options.kv holds them so)
+  bool target_default = false;     // chosen by DefaultTarget, not --target
   int target_ctx = 0;
   std::optional<EvalPlan> eval;
   ProbeOptions probe;

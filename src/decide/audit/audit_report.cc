@@ -19,6 +19,15 @@ Expected<std::vector<TargetSettings>> TargetsFor(const CacheConfig& config, cons
   return SettingsFor(config, cfg, plan.target_ctx);
 }
 
+// "--target llama.cpp" and, when it was not given, why it was chosen.
+std::string TargetHeader(const AuditPlan& plan) {
+  const std::string name(plan.target->name);
+  if (!plan.target_default) return "--target " + name;
+  return "--target " + name +
+         (name == "native" ? " (default: not every configuration is a plain llama.cpp cache type)"
+                           : " (default: every configuration is a llama.cpp cache type)");
+}
+
 // This engine's decode speed of configuration i (0: the baseline), when --bench ran.
 json Speed(const AuditResult& r, size_t i) { return r.bench.empty() ? json(nullptr) : json(r.bench[i].tokens_per_s); }
 
@@ -140,6 +149,8 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                 {"model_hash", r.model_hash},
                 {"workload", r.workload.name},
                 {"policy", r.policy},
+                {"target", std::string(plan.target->name)},
+                {"target_default", plan.target_default},
                 {"target_context", r.target_ctx},
                 {"baseline", r.baseline},
                 {"f16_bytes_per_token", r.f16_bytes_per_token},
@@ -168,7 +179,7 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
 std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   const AuditOptions& o = plan.options;
   std::string s = "\n=== kvaudit audit: " + o.model + ", workload " + r.workload.name + ", policy " + r.policy +
-                  ", target context " + std::to_string(r.target_ctx) + " ===\n";
+                  ", target context " + std::to_string(r.target_ctx) + ", " + TargetHeader(plan) + " ===\n";
   s += "eval: windows " + std::to_string(o.first_window) + "-" + std::to_string(o.first_window + o.windows - 1) +
        " of " + o.data + " (" + std::to_string(o.ctx) + " tokens each), against " + r.baseline +
        "; probes: " + JoinWith(r.probe_families, " ") + "\n\n";
@@ -203,6 +214,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   // Every verdict of this audit: the configurations under test, then the recommendation's points.
   std::map<std::string, bool> verdicts = r.recommend ? VerifiedVerdicts(*r.recommend) : std::map<std::string, bool>{};
   for (const AuditConfig& c : r.configs) verdicts[c.spec] = c.verdict.pass;
+  s += MeasuredLine(*plan.target, r.configs[r.cheapest_passing.value_or(0)].config, r.config, r.target_ctx) + "\n";
   if (r.cheapest_passing) {
     const AuditConfig& c = r.configs[*r.cheapest_passing];
     s += "deploy " + c.spec + " (the fewest bytes of those that pass):\n";

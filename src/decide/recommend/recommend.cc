@@ -5,6 +5,7 @@
 #include "decide/search/mix_spec.h"
 #include "decide/recommend/recommend_report.h"
 #include "decide/recommend/recommend_verify.h"
+#include "decide/sensitivity/job_target.h"
 #include "probe/custom.h"
 #include "probe/instance.h"
 #include "probe/plan.h"
@@ -129,6 +130,7 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
   KV_RETURN_IF_ERROR(ParseBudget(o.budget));
   KV_RETURN_IF_ERROR(ParseCandidates(o.formats.empty() ? std::vector<std::string>{"q8_0,q4_0"} : o.formats));
   KV_RETURN_IF_ERROR(VerifyFamilies(policy, o));
+  if (!o.target.empty()) KV_RETURN_IF_ERROR(TargetNamed(o.target));
   if (!o.custom.empty()) KV_RETURN_IF_ERROR(LoadCustomProbes(o.custom));
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
@@ -144,6 +146,11 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   KV_ASSIGN_OR_RETURN(Budget budget, ParseBudget(o.budget));
   if (o.formats.empty()) o.formats = {"q8_0,q4_0"};
+  // Every configuration recommend makes is the baseline's settings with parts quantized, so a
+  // baseline under the target's engine puts the sensitivity and every verified point under it.
+  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> candidates, CandidateConfigs(o.formats));
+  KV_ASSIGN_OR_RETURN(const Target* measured_as, ApplyJobTarget(o.target, candidates, &o.kv));
+  o.target = std::string(measured_as->name);
   KV_ASSIGN_OR_RETURN(std::vector<std::string> families, VerifyFamilies(policy, o));
   if (o.calib_windows == 0) o.calib_windows = DefaultCalibWindows(o.ctx);
   if (o.verify_first_window < 0) o.verify_first_window = o.first_window + o.calib_windows;
@@ -156,7 +163,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   }
 
   SensitivityOptions s = StageOptions<SensitivityOptions>(o, "sensitivity");
-  s.formats = o.formats, s.stage = o.stage, s.ctx = o.ctx, s.windows = o.calib_windows;
+  s.formats = o.formats, s.target = o.target, s.stage = o.stage, s.ctx = o.ctx, s.windows = o.calib_windows;
   s.first_window = o.first_window, s.attn_samples = o.attn_samples;
   s.merged = o.merged.empty() ? "" : SubDir(o.merged, "sensitivity");
   KV_ASSIGN_OR_RETURN(SensitivityPlan sens, SensitivityPlan::FromWindows(std::move(s), std::move(runtime), windows));

@@ -42,6 +42,7 @@ struct RecommendOptions : JobOptions {
   std::string budget;                // --budget (decide/search/budget.h ParseBudget)
   std::vector<std::string> formats;  // --formats; empty: q8_0,q4_0
   std::string policy = "balanced";   // a preset or a TOML file
+  std::string target;                // --target (decide/targets/measure_target.h); "": DefaultTarget of the candidates
   std::string custom;                // custom probes the verification runs ("" = none)
   int ctx = 0;                       // window length; 0: the policy's target_context, else as eval's
   // Calibration windows [first_window, first_window + calib_windows); 0: DefaultCalibWindows.

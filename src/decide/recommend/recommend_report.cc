@@ -198,6 +198,7 @@ Expected<json> RecommendJson(const RecommendResult& r, const RecommendPlan& plan
                 {"model", e.model},
                 {"model_hash", r.sensitivity.model_hash},
                 {"baseline", e.baseline_spec},
+                {"target", o.target},
                 {"policy", r.policy},
                 {"target_context", r.target_ctx},
                 {"budget", {{"text", r.budget.text}, {"bytes_per_token", r.budget_bytes_per_token}}},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "decide/sensitivity/job_target.h"
 #include "decide/sensitivity/sensitivity_report.h"
 #include "kv/config/cache_config.h"
 #include "job/job_run.h"
@@ -68,6 +69,7 @@ Expected<SensitivityPlan> SensitivityPlan::Make(SensitivityOptions o) {
   const RunClock clock;
   // The cheap checks first: a typo in --formats or --stage fails before the model loads.
   KV_RETURN_IF_ERROR(ParseCandidates(o.formats));
+  if (!o.target.empty()) KV_RETURN_IF_ERROR(TargetNamed(o.target));
   KV_RETURN_IF_ERROR(ParseStage(o.stage));
   KV_ASSIGN_OR_RETURN(EvalPlan::LoadedText text, EvalPlan::LoadText(o, &o.ctx, "sensitivity"));
   KV_ASSIGN_OR_RETURN(SensitivityPlan plan,
@@ -85,6 +87,11 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Mod
     return BadInput("--attn-samples " + std::to_string(o.attn_samples) +
                     " leaves the proxy without its attention diagnosis; hint: use at least 1 (default 32)");
   }
+  // The candidates' configurations are the baseline's settings with parts quantized: a baseline
+  // under the target's engine puts every one of them under it.
+  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> as_configs, CandidateConfigs(o.formats));
+  KV_ASSIGN_OR_RETURN(const Target* measured_as, ApplyJobTarget(o.target, as_configs, &o.kv));
+  o.target = std::string(measured_as->name);
   const ModelConfig& cfg = runtime.model->config();
   const bool have_calib = !o.kv.kv_calib.empty();
   KV_ASSIGN_OR_RETURN(const CacheConfig baseline, CacheConfig::FromArgument(o.kv.baseline, "--baseline"));
@@ -186,7 +193,7 @@ Expected<SensitivityResult> SensitivitySession::Run() {
 
 Expected<SensitivityResult> SensitivitySession::Compute(const std::string& root) {
   SensitivityResult r;
-  r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash;
+  r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash, r.target = plan_.options.target;
   plan_.eval.options.out = SubDir(root, "proxy");
   KV_ASSIGN_OR_RETURN(EvalSessionResult proxy, EvalSession(plan_.eval).Run());  // planned for this stage
   r.eval = proxy.info, r.proxy_results = "proxy/results.json", r.windows_resumed_proxy = proxy.info.windows_resumed;

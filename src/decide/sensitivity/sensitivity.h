@@ -35,6 +35,7 @@ std::string StageName(SensitivityStage stage);
 struct SensitivityOptions : JobOptions {
   SensitivityOptions() { out = "kvaudit-sensitivity"; }
   std::vector<std::string> formats;  // --formats values (ParseCandidates)
+  std::string target;                // --target (decide/targets/measure_target.h); "": DefaultTarget of the candidates
   std::string stage = "auto";
   int ctx = 0, windows = 0, first_window = 0;  // as eval's
   int attn_samples = 32;                       // the proxy's diagnosis samples per window (eval --attn-samples)
@@ -90,6 +91,7 @@ struct CandidateResult {
 struct SensitivityResult {
   EvalRunInfo eval;        // the calibration inputs (model, data, windows, ctx, buckets, threads)
   std::string model_hash;  // run/fingerprint HashModel, as eval's fingerprint has it
+  std::string target;      // the --target it measured under (decide/targets/measure_target.h)
   SensitivityStage stage = SensitivityStage::kAuto;
   int top_k = 0;  // parts measured end to end per candidate
   int windows_resumed_proxy = 0, windows_resumed_parts = 0;

@@ -152,6 +152,7 @@ json SensitivityJson(const SensitivityResult& r) {
             {"model", e.model},
             {"model_hash", r.model_hash},
             {"baseline", e.baseline_spec},
+            {"target", r.target},
             {"ctx", e.ctx},
             {"stage", StageName(r.stage)},
             {"parts_measured_per_format", r.top_k}};

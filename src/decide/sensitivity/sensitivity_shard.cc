@@ -48,7 +48,7 @@ Expected<SensitivityResult> SensitivitySession::RunShard() {
   KV_ASSIGN_OR_RETURN(const StagedJobRun job,
                       StagedJobRun::Prepare("sensitivity", o, plan_.clock, plan_.eval.info.threads));
   SensitivityResult r;
-  r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash;
+  r.stage = plan_.stage, r.model_hash = plan_.eval.model_hash, r.target = plan_.options.target;
   r.shard_round = SensitivityShardRound(o);
   const std::vector<std::string>& stages = r.shard_round.stages;
   auto manifest = [&](bool finished) -> Status {

@@ -301,6 +301,20 @@ CacheConfig CacheConfig::WithLayers(IndexRange layers, KvSettings settings) cons
   return config;
 }
 
+std::vector<KvSettings> CacheConfig::Segments() const {
+  std::vector<KvSettings> out = {defaults_};
+  for (const Override& ov : overrides_) out.push_back(ov.settings);
+  return out;
+}
+
+CacheConfig CacheConfig::WithAttention(AttentionMode attention) const {
+  CacheConfig config = *this;
+  config.attention_written_ = attention;
+  config.attention_ = attention;
+  config.spec_ = config.Print();
+  return config;
+}
+
 HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
   HeadConfig p;
   defaults_.ApplyTo(p);

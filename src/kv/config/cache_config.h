@@ -86,6 +86,9 @@ class CacheConfig {
   // This configuration with one more override after the others: `layers` (every KV head) store
   // `settings` over the defaults. KV_CHECK: settings write a key, layers.first <= layers.last.
   CacheConfig WithLayers(IndexRange layers, KvSettings settings) const;
+  // This configuration computed by `attention`, written as its `engine=` key (a target's engine:
+  // decide/targets/measure_target.h); every other key as it was.
+  CacheConfig WithAttention(AttentionMode attention) const;
 
   // Block sizes dividing head_dim, rotation sizes, layer/head ranges inside the model, no two
   // overrides covering the same (layer, head), calibration-free settings where no calibration
@@ -96,6 +99,8 @@ class CacheConfig {
   AttentionMode attention() const { return attention_; }  // the spec's `engine=` key
   std::optional<AttentionMode> attention_written() const { return attention_written_; }
   const KvSettings& defaults() const { return defaults_; }
+  // The keys each segment writes: the defaults, then every override's, in the order given.
+  std::vector<KvSettings> Segments() const;
   bool HasOverrides() const { return !overrides_.empty(); }
   bool NeedsCalibration() const;  // any fp8 `calib` scale or outlier channels
   bool IsPlainF32() const;        // no override, f32/f32 defaults, native engine

@@ -1,0 +1,41 @@
+#include "decide/sensitivity/job_target.h"
+
+#include "decide/sensitivity/sensitivity_specs.h"
+
+namespace kvaudit {
+
+Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats) {
+  // recommend's default candidates (RecommendOptions::formats empty) are llama.cpp's q8_0 and q4_0.
+  const std::vector<std::string> args = formats.empty() ? std::vector<std::string>{"q8_0,q4_0"} : formats;
+  KV_ASSIGN_OR_RETURN(const std::vector<FormatCandidate> candidates, ParseCandidates(args));
+  std::vector<CacheConfig> out;
+  for (const FormatCandidate& c : candidates) {
+    KvSettings s = c.protections;
+    s.k = c.format, s.v = c.format;
+    out.push_back(CacheConfig::Uniform(s));
+  }
+  return out;
+}
+
+Expected<const Target*> ApplyJobTarget(const std::string& flag, const std::vector<CacheConfig>& candidates,
+                                       KvConfigOptions* kv) {
+  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> given, ParseKvArguments(*kv));  // [baseline, --kv...]
+  const std::vector<CacheConfig> configs(given.begin() + 1, given.end());
+  const Target* target = nullptr;
+  if (flag.empty()) {
+    std::vector<CacheConfig> all = configs;
+    all.insert(all.end(), candidates.begin(), candidates.end());
+    target = &DefaultTarget(all);
+  } else {
+    KV_ASSIGN_OR_RETURN(target, TargetNamed(flag));
+  }
+  for (const CacheConfig& c : candidates) KV_RETURN_IF_ERROR(UnderTarget(*target, c, "--formats"));
+  for (size_t i = 0; i < configs.size(); ++i) {
+    KV_ASSIGN_OR_RETURN(const CacheConfig c, UnderTarget(*target, configs[i], "--kv"));
+    kv->kv[i] = c.spec();
+  }
+  kv->baseline = WithTargetEngine(*target, given.front()).spec();
+  return target;
+}
+
+}  // namespace kvaudit

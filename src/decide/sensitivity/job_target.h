@@ -1,0 +1,29 @@
+// --target for the jobs that build their configurations from --formats candidates over a baseline
+// (sensitivity, recommend, and audit's recommendation): which target they measure under, and the
+// baseline written as that target runs it, so that every configuration they make (the baseline's
+// settings with some parts quantized) carries the target's engine (decide/targets/measure_target.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "decide/targets/measure_target.h"
+#include "kv/config/cache_config.h"
+#include "run/kv_configs.h"
+
+namespace kvaudit {
+
+// --formats values as uniform configurations (one per candidate, K and V in its format), for
+// DefaultTarget.
+Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats);
+
+// `flag` ("" = DefaultTarget over kv's --kv configurations and `candidates`) resolved; every
+// candidate's formats checked against the target's (BadInput naming --formats); kv's baseline and
+// configurations rewritten as canonical specs under the target (UnderTarget: a --kv format the
+// target lacks is BadInput naming --kv). The baseline's formats are not checked: it is the
+// reference, not a deployment.
+Expected<const Target*> ApplyJobTarget(const std::string& flag, const std::vector<CacheConfig>& candidates,
+                                       KvConfigOptions* kv);
+
+}  // namespace kvaudit
