@@ -145,7 +145,7 @@ std::string MoreInstancesText(const GateCase& c, int64_t k, int64_t n) {
     const auto km = static_cast<int64_t>(std::llround(rate * static_cast<double>(m)));
     return Against(ClopperPearson95(km, m), c.threshold, false) != CaseOutcome::kInconclusive;
   };
-  constexpr int64_t kMost = 1 << 20;
+  constexpr int64_t kMost = 1 << 16;  // beyond it, "more instances" is no practical answer (and slow to find)
   int64_t hi = 2 * n;
   while (hi < kMost && !decided(hi)) hi *= 2;
   if (rate == c.threshold || !decided(hi)) return "; the rate is on the threshold: more instances narrow the interval";
