@@ -559,7 +559,8 @@ std::string GateReport::InconclusiveNote() const {
          "case says about how many more windows or instances would decide it); policy " +
          policy +
          (inconclusive_fails ? " counts that as a failure (inconclusive = \"fail\")"
-                             : " passes it with this warning (inconclusive = \"warn\")");
+                             : std::string(n == 1 ? " passes it" : " passes them") +
+                                   " with this warning (inconclusive = \"warn\")");
 }
 
 std::string GateReport::LostCustomProbesNote() const {
