@@ -82,6 +82,22 @@ TEST(DecideTargetSettingsTest, PerLayerMixIsExactInIkLlamaCppOnly) {
   EXPECT_FALSE(SettingsOf(E::kOllama, mix).exact);
 }
 
+// A choice measured under llama.cpp's own arithmetic (--target llama.cpp) has stand-ins measured
+// the same way, rotation as the choice had it: the verified stand-in is what llama.cpp and ollama run.
+TEST(DecideTargetSettingsTest, StandInsOfALlamaCppMeasurementAreLlamaCppMeasurements) {
+  const TargetSettings mix = SettingsOf(E::kLlamaCpp, "k=q4_0,v=q4_0,engine=llama.cpp;layers=1-3:k=q8_0");
+  ExpectNotExact(mix, "one K type and one V type for all layers", "k=q4_0,v=q4_0,engine=llama.cpp");
+  EXPECT_TRUE(Has(mix.ApproximationSpecs(), "k=q8_0,v=q4_0,engine=llama.cpp")) << Dump(mix);
+  for (const std::string& a : mix.ApproximationSpecs()) {
+    if (a == "k=f16,v=f16") continue;  // full precision: the last resort of every engine
+    EXPECT_NE(a.find("engine=llama.cpp"), std::string::npos) << a;
+  }
+  const TargetSettings ollama = SettingsOf(E::kOllama, "k=q8_0,v=q4_0,engine=llama.cpp");
+  ExpectNotExact(ollama, "one type for K and V", "k=q8_0,v=q8_0,engine=llama.cpp");
+  const TargetSettings off = SettingsOf(E::kOllama, "k=q8_0,v=q4_0,engine=llama.cpp,rot=0");
+  ExpectNotExact(off, "one type for K and V", "k=q8_0,v=q8_0,rot=0,engine=llama.cpp");
+}
+
 TEST(DecideTargetSettingsTest, IkLlamaCppHadamardFlags) {
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0"), {"-ctk q4_0", "-ctv q4_0", "-fa on"});
   ExpectExact(SettingsOf(E::kIkLlamaCpp, "k=q4_0,v=q4_0,rot=1"),

@@ -95,6 +95,14 @@ std::vector<CacheConfig> GgmlCandidates(const TargetView& v, const std::vector<K
     rotated =
         rotated || (v.attention == AttentionMode::kLlamaCpp ? p.rot != RotationMode::kOff : p.rot == RotationMode::kOn);
   }
+  if (v.attention == AttentionMode::kLlamaCpp) {
+    // Measured with llama.cpp's own arithmetic (--target llama.cpp): its stand-ins are measured the
+    // same way, with the rotation as the spec had it, so a verified stand-in is what llama.cpp runs.
+    CandidateKeys keys;
+    keys.attention = AttentionMode::kLlamaCpp;
+    if (!rotated) keys.mods.rot = RotationMode::kOff;
+    return StandInSpecs(v, types, same_kv, /*per_layer=*/false, keys);
+  }
   CandidateKeys as_measured, llamacpp_default;
   if (rotated) as_measured.mods.rot = RotationMode::kOn;
   llamacpp_default.attention = AttentionMode::kLlamaCpp;
