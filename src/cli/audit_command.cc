@@ -52,7 +52,9 @@ CommandRunner AddAuditCommand(CLI::App& app) {
       "--policy", o.policy,
       "acceptance policy: a preset (strict, balanced) or a TOML file (default: the workload's; docs/decision.md)");
   AddBudgetFlag(app, o.budget, false);
-  AddFormatsFlag(app, o.formats, "the recommendation's candidates under --budget (default q8_0,q4_0)");
+  AddFormatsFlag(app, o.formats,
+                 "the recommendation's candidates under --budget (default q8_0,q4_0; under --target vllm or sglang "
+                 "their fp8 formats)");
   AddStageFlag(app, o.stage);
   AddDataFlag(app, o.data, "the eval text and the probes' haystack");
   AddCustomFlag(app, o.custom, "they run beside the workload's families and in the recommendation's verification");

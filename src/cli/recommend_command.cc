@@ -25,7 +25,9 @@ struct RecommendFlags {
 
 void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
   AddBudgetFlag(app, o.budget, true);
-  AddFormatsFlag(app, o.formats, "what each part may be stored as (default q8_0,q4_0)");
+  AddFormatsFlag(
+      app, o.formats,
+      "what each part may be stored as (default q8_0,q4_0; under --target vllm or sglang their fp8 formats)");
   AddPolicyFlag(app, o.policy);
   AddTargetFlag(app, o.target, "default: llama.cpp when every candidate is a llama.cpp cache type, else native");
   AddBaselineFlags(app, o.kv);

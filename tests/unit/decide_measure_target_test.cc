@@ -2,6 +2,7 @@
 // target, and the line that says what was measured.
 #include <gtest/gtest.h>
 
+#include "decide/sensitivity/job_target.h"
 #include "decide/targets/measure_target.h"
 #include "decide_test_util.h"
 
@@ -78,6 +79,22 @@ TEST(MeasureTargetTest, AFormatTheTargetLacksIsOneLineNamingItsFormats) {
             std::string::npos);
   EXPECT_NE(Under("llama.cpp", "k=q4_0,v=q4_0;layers=3:k=int8").find("int8 is not a cache format"), std::string::npos);
   EXPECT_EQ(Under("native", "k=kivi2,v=kivi2"), "k=kivi2,v=kivi2");
+}
+
+// recommend's candidates without --formats follow the target: an engine without q8_0 gets its own
+// quantized formats instead of an error about a flag the user never gave.
+TEST(MeasureTargetTest, DefaultCandidatesAreTheTargetsOwn) {
+  const std::vector<std::string> llamacpp = {"q8_0,q4_0"};
+  EXPECT_EQ(DefaultCandidateFormats(""), llamacpp);
+  EXPECT_EQ(DefaultCandidateFormats("llama.cpp"), llamacpp);
+  EXPECT_EQ(DefaultCandidateFormats("ollama"), llamacpp);
+  EXPECT_EQ(DefaultCandidateFormats("native"), llamacpp);
+  EXPECT_EQ(DefaultCandidateFormats("vllm"), std::vector<std::string>{"fp8_e4m3,fp8_e5m2"});
+  EXPECT_EQ(DefaultCandidateFormats("SGLang"), std::vector<std::string>{"fp8_e4m3,fp8_e5m2"});
+  const auto vllm = CandidateConfigs({}, "vllm");
+  ASSERT_TRUE(vllm.ok()) << vllm.error().message;
+  ASSERT_EQ(vllm->size(), 2u);
+  EXPECT_EQ((*vllm)[0].spec(), "k=fp8_e4m3,v=fp8_e4m3");
 }
 
 TEST(MeasureTargetTest, TheMeasuredLineSaysWhatTheEngineRuns) {

@@ -128,9 +128,9 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
   if (o.budget.empty())
     return BadInput("recommend needs --budget; hint: e.g. --budget 1800 (bytes per token), 2.5GiB or 0.5xf16");
   KV_RETURN_IF_ERROR(ParseBudget(o.budget));
-  KV_RETURN_IF_ERROR(ParseCandidates(o.formats.empty() ? std::vector<std::string>{"q8_0,q4_0"} : o.formats));
-  KV_RETURN_IF_ERROR(VerifyFamilies(policy, o));
   if (!o.target.empty()) KV_RETURN_IF_ERROR(TargetNamed(o.target));
+  KV_RETURN_IF_ERROR(ParseCandidates(o.formats.empty() ? DefaultCandidateFormats(o.target) : o.formats));
+  KV_RETURN_IF_ERROR(VerifyFamilies(policy, o));
   if (!o.custom.empty()) KV_RETURN_IF_ERROR(LoadCustomProbes(o.custom));
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
@@ -145,10 +145,10 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   KV_ASSIGN_OR_RETURN(Budget budget, ParseBudget(o.budget));
-  if (o.formats.empty()) o.formats = {"q8_0,q4_0"};
+  if (o.formats.empty()) o.formats = DefaultCandidateFormats(o.target);
   // Every configuration recommend makes is the baseline's settings with parts quantized, so a
   // baseline under the target's engine puts the sensitivity and every verified point under it.
-  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> candidates, CandidateConfigs(o.formats));
+  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> candidates, CandidateConfigs(o.formats, o.target));
   KV_ASSIGN_OR_RETURN(const Target* measured_as, ApplyJobTarget(o.target, candidates, &o.kv));
   o.target = std::string(measured_as->name);
   KV_ASSIGN_OR_RETURN(std::vector<std::string> families, VerifyFamilies(policy, o));

@@ -1,12 +1,29 @@
 #include "decide/sensitivity/job_target.h"
 
+#include <algorithm>
+
 #include "decide/sensitivity/sensitivity_specs.h"
+#include "kv/formats/format_table.h"
 
 namespace kvaudit {
 
-Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats) {
-  // recommend's default candidates (RecommendOptions::formats empty) are llama.cpp's q8_0 and q4_0.
-  const std::vector<std::string> args = formats.empty() ? std::vector<std::string>{"q8_0,q4_0"} : formats;
+std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag) {
+  const std::vector<std::string> llamacpp = {"q8_0,q4_0"};
+  const Expected<const Target*> target =
+      target_flag.empty() ? Expected<const Target*>(&LlamaCppTarget()) : TargetNamed(target_flag);
+  if (!target.ok() || (*target)->formats.empty()) return llamacpp;
+  const std::vector<KvFormat>& formats = (*target)->formats;
+  if (std::find(formats.begin(), formats.end(), KvFormat::kQ8_0) != formats.end()) return llamacpp;
+  std::string own;
+  for (KvFormat f : formats) {
+    if (!IsFullPrecision(f)) own += (own.empty() ? "" : ",") + std::string(KvFormatName(f));
+  }
+  return own.empty() ? llamacpp : std::vector<std::string>{own};
+}
+
+Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats,
+                                                    const std::string& target_flag) {
+  const std::vector<std::string> args = formats.empty() ? DefaultCandidateFormats(target_flag) : formats;
   KV_ASSIGN_OR_RETURN(const std::vector<FormatCandidate> candidates, ParseCandidates(args));
   std::vector<CacheConfig> out;
   for (const FormatCandidate& c : candidates) {

@@ -14,9 +14,15 @@
 
 namespace kvaudit {
 
-// --formats values as uniform configurations (one per candidate, K and V in its format), for
-// DefaultTarget.
-Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats);
+// The candidates when --formats is not given: llama.cpp's q8_0 and q4_0, unless --target names an
+// engine without them — then its own quantized cache formats (vllm, sglang: fp8_e4m3,fp8_e5m2).
+// An unknown target name is checked elsewhere (TargetNamed); here it gets the llama.cpp default.
+std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag);
+
+// --formats values (DefaultCandidateFormats when empty) as uniform configurations (one per
+// candidate, K and V in its format), for DefaultTarget.
+Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats,
+                                                    const std::string& target_flag);
 
 // `flag` ("" = DefaultTarget over kv's --kv configurations and `candidates`) resolved; every
 // candidate's formats checked against the target's (BadInput naming --formats); kv's baseline and

@@ -89,7 +89,7 @@ Expected<SensitivityPlan> SensitivityPlan::FromWindows(SensitivityOptions o, Mod
   }
   // The candidates' configurations are the baseline's settings with parts quantized: a baseline
   // under the target's engine puts every one of them under it.
-  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> as_configs, CandidateConfigs(o.formats));
+  KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> as_configs, CandidateConfigs(o.formats, o.target));
   KV_ASSIGN_OR_RETURN(const Target* measured_as, ApplyJobTarget(o.target, as_configs, &o.kv));
   o.target = std::string(measured_as->name);
   const ModelConfig& cfg = runtime.model->config();
