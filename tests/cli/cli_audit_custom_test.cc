@@ -19,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::ReadFile;
-using testing::RunCli;
 
 const std::string kModel = "--model " + testing::BundledModelDir().string() + " --threads 2 ";
 
@@ -50,11 +48,11 @@ std::optional<std::pair<std::string, std::string>> ProbeOnlyQ4Loses(const fs::pa
          << "\n";
   }
   file.close();
-  const auto r = RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --custom " +
-                            (dir / "candidates.jsonl").string() + " --out " + (dir / "candidates").string(),
-                        300);
+  const auto r = testing::RunCli("probe " + kModel + "--kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --custom " +
+                                     (dir / "candidates.jsonl").string() + " --out " + (dir / "candidates").string(),
+                                 300);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::istringstream journal(ReadFile((dir / "candidates" / "progress.jsonl").string()));
+  std::istringstream journal(testing::ReadFile((dir / "candidates" / "progress.jsonl").string()));
   std::map<std::string, json> runs;  // id -> runs [baseline, q8_0, q4_0]
   for (std::string line; std::getline(journal, line);) {
     const json j = json::parse(line, nullptr, false);
@@ -80,13 +78,14 @@ TEST(AuditCustomProbeTest, AProbeLostOnlyUnderOneConfigurationIsNamedAndFailsItU
       << "\n";
   for (const std::string policy : {"strict", "balanced"}) {
     const fs::path out = dir / policy;
-    const auto r = RunCli("audit " + kModel + "--data " + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
-                              " --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --target native --ctx 256 --windows 2 "
-                              "--lengths 128 --attn-samples 0 --policy " +
-                              policy + " --custom " + (dir / "team.jsonl").string() + " --out " + out.string(),
-                          600);
+    const auto r =
+        testing::RunCli("audit " + kModel + "--data " + (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+                            " --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --target native --ctx 256 --windows 2 "
+                            "--lengths 128 --attn-samples 0 --policy " +
+                            policy + " --custom " + (dir / "team.jsonl").string() + " --out " + out.string(),
+                        600);
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << policy << "\n" << r.err;
-    const json j = json::parse(ReadFile((out / "results.json").string()), nullptr, false);
+    const json j = json::parse(testing::ReadFile((out / "results.json").string()), nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << policy;
     ASSERT_EQ(j["configs"].size(), 2u);
     EXPECT_TRUE(j["configs"][0]["lost_custom_probes"].empty()) << j["configs"][0].dump();
@@ -97,7 +96,7 @@ TEST(AuditCustomProbeTest, AProbeLostOnlyUnderOneConfigurationIsNamedAndFailsItU
     const std::string line = "custom probes lost under k=q4_0,v=q4_0: " + name + " (" +
                              (policy == "strict" ? "each fails it" : "a warning") + " under policy " + policy + ")";
     EXPECT_NE(r.out.find(line), std::string::npos) << policy << "\n" << r.out;
-    const std::string xml = ReadFile((out / "gate.xml").string());
+    const std::string xml = testing::ReadFile((out / "gate.xml").string());
     const std::string testcase = "name=\"custom.per_probe probe keep-this\">\n      <" +
                                  std::string(policy == "strict" ? "failure" : "skipped") + " message=\"" +
                                  (policy == "strict" ? "" : "warning: ") + "custom probe keep-this (";
