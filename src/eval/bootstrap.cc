@@ -53,7 +53,7 @@ double StudentT975(int df) {
       2.20099, 2.17881, 2.16037, 2.14479, 2.13145, 2.11991, 2.10982, 2.10092, 2.09302, 2.08596,
       2.07961, 2.07387, 2.06866, 2.06390, 2.05954, 2.05553, 2.05183, 2.04841, 2.04523, 2.04227};
   if (df <= 30) return kTable[static_cast<size_t>(std::max(df, 1) - 1)];
-  const double z = 1.959963984540054, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2, d = df;
+  const double z = kZ975, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2, d = df;
   const double g1 = (z3 + z) / 4, g2 = (5 * z5 + 16 * z3 + 3 * z) / 96;
   const double g3 = (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / 384;
   const double g4 = (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / 92160;

@@ -10,6 +10,8 @@
 
 namespace kvaudit {
 
+inline constexpr double kZ975 = 1.959963984540054;  // the standard normal's 97.5% quantile
+
 // Quantile of ascending `sorted` with linear interpolation at p·(N−1) (llama.cpp's percentiles;
 // numpy's default). NaN for an empty vector.
 double SortedQuantile(const std::vector<double>& sorted, double p);

@@ -8,8 +8,6 @@
 namespace kvaudit {
 namespace {
 
-constexpr double kZ975 = 1.959963984540054;  // the standard normal's 97.5% quantile
-
 // [lo, hi] of a mean from n values with sum s and sum of squares sq, as if independent (normal).
 Interval IndependentMean(double n, double s, double sq) {
   const double mean = s / n;

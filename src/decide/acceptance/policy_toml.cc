@@ -139,6 +139,9 @@ class PolicyReader {
   Status Number(const Entry& e, const std::string& path, const NumberRule& rule, std::optional<double>* out) const;
   Status Count(const Entry& e, const std::string& path, const char* hint, std::optional<int>* out) const;
   Status Bool(const Entry& e, const std::string& path, std::optional<bool>* out) const;
+  // "fail" or "warn"; `fails`/`warns` say what each does, for the hint.
+  Status Disposed(const Entry& e, const std::string& path, const char* fails, const char* warns,
+                  std::optional<Disposition>* out) const;
   Expected<const toml::table*> Table(const Entry& e, const std::string& path) const;
   Status Metric(const Entry& e, const std::string& path, FidelityLimits* limits, bool* found) const;
   Status ReadTop(const Entry& e, AcceptancePolicy* p) const;
@@ -197,6 +200,17 @@ Status PolicyReader::Bool(const Entry& e, const std::string& path, std::optional
   return Status::Ok();
 }
 
+Status PolicyReader::Disposed(const Entry& e, const std::string& path, const char* fails, const char* warns,
+                              std::optional<Disposition>* out) const {
+  const std::string* s = e.node->is_string() ? &e.node->as_string()->get() : nullptr;
+  if (!s || (*s != "fail" && *s != "warn")) {
+    return Fail(path + " must be \"fail\" or \"warn\"", e.node->source().begin,
+                "write " + e.key + " = \"fail\" (" + fails + ") or \"warn\" (" + warns + ")");
+  }
+  *out = *s == "fail" ? Disposition::kFail : Disposition::kWarn;
+  return Status::Ok();
+}
+
 Expected<const toml::table*> PolicyReader::Table(const Entry& e, const std::string& path) const {
   if (const toml::table* t = e.node->as_table()) return t;
   return Fail(path + " must be a table, not " + TypeName(*e.node), e.node->source().begin,
@@ -237,14 +251,8 @@ Status PolicyReader::ReadTop(const Entry& e, AcceptancePolicy* p) const {
     return Count(e, "target_context", kContextHint, &p->target_context);
   }
   if (e.key == "inconclusive") {
-    const std::string* s = e.node->is_string() ? &e.node->as_string()->get() : nullptr;
-    if (!s || (*s != "fail" && *s != "warn")) {
-      return Fail("inconclusive must be \"fail\" or \"warn\"", e.node->source().begin,
-                  "write inconclusive = \"fail\" (a straddling interval fails the configuration) or \"warn\" "
-                  "(it passes with a warning)");
-    }
-    p->inconclusive = *s == "fail" ? Disposition::kFail : Disposition::kWarn;
-    return Status::Ok();
+    return Disposed(e, "inconclusive", "a straddling interval fails the configuration", "it passes with a warning",
+                    &p->inconclusive);
   }
   if (e.key == "fidelity" || e.key == "probes") {
     KV_ASSIGN_OR_RETURN(const toml::table* t, Table(e, e.key));
@@ -365,13 +373,8 @@ Status PolicyReader::ReadFamily(const Entry& fe, ProbeFamily f, FamilyPolicy* ou
     } else if (e.key == "same_seed_divergence_max") {
       KV_RETURN_IF_ERROR(Number(e, path, kFraction, &out->same_seed_divergence_max));
     } else if (e.key == "per_probe") {
-      const std::string* s = e.node->is_string() ? &e.node->as_string()->get() : nullptr;
-      if (!s || (*s != "fail" && *s != "warn")) {
-        return Fail(path + " must be \"fail\" or \"warn\"", e.node->source().begin,
-                    "write per_probe = \"fail\" (a custom probe lost under the cache fails it) or \"warn\" (it is "
-                    "named as a warning)");
-      }
-      out->per_probe = *s == "fail" ? Disposition::kFail : Disposition::kWarn;
+      KV_RETURN_IF_ERROR(Disposed(e, path, "a custom probe lost under the cache fails it", "it is named as a warning",
+                                  &out->per_probe));
     } else {
       KV_RETURN_IF_ERROR(Number(e, path, kNats, &out->kl_mean_max));
     }

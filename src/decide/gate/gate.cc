@@ -114,10 +114,8 @@ void Describe(GateCase& c, bool is_min, std::string detail) {
   const char* op = c.outcome == CaseOutcome::kPass   ? (is_min ? ">=" : "<=")
                    : c.outcome == CaseOutcome::kFail ? (is_min ? "<" : ">")
                                                      : "straddles";
-  const std::string ci =
-      c.interval ? " [" + GateNumber(c.interval->lo) + ", " + GateNumber(c.interval->hi) + "]" : std::string();
-  c.text = c.measure + " " + GateNumber(c.measured) + ci + " " + op + " " + GateNumber(c.threshold) + " (" +
-           c.criterion + "), " + c.scope + ": " + detail;
+  c.text = c.measure + " " + GateNumber(c.measured) + IntervalText(c) + " " + op + " " + GateNumber(c.threshold) +
+           " (" + c.criterion + "), " + c.scope + ": " + detail;
   c.detail = std::move(detail);
 }
 
@@ -194,7 +192,7 @@ int64_t TokensToPassTop1(const AcceptancePolicy& policy) {
   };
   see(policy.fidelity);
   for (const FidelityRange& r : policy.ranges) see(r.limits);
-  constexpr double kZ2 = 1.959963984540054 * 1.959963984540054;
+  constexpr double kZ2 = kZ975 * kZ975;
   return static_cast<int64_t>(std::ceil(kZ2 * strictest / (1 - strictest)));
 }
 
@@ -558,9 +556,9 @@ std::string GateReport::InconclusiveNote() const {
          " INCONCLUSIVE: an interval straddles its threshold, so the sample cannot tell pass from fail (each such "
          "case says about how many more windows or instances would decide it); policy " +
          policy +
-         (inconclusive_fails ? " counts that as a failure (inconclusive = \"fail\")"
-                             : std::string(n == 1 ? " passes it" : " passes them") +
-                                   " with this warning (inconclusive = \"warn\")");
+         (inconclusive_fails
+              ? " counts that as a failure (inconclusive = \"fail\")"
+              : std::string(n == 1 ? " passes it" : " passes them") + " with this warning (inconclusive = \"warn\")");
 }
 
 std::string GateReport::LostCustomProbesNote() const {
@@ -597,6 +595,10 @@ std::string SafeUpToText(const ConfigVerdict& v) {
   if (!v.safe_up_to) return "none";
   if (v.safe_up_to_is_all_measured) return "all measured (>= " + std::to_string(*v.safe_up_to) + ")";
   return std::to_string(*v.safe_up_to);
+}
+
+std::string IntervalText(const GateCase& c) {
+  return c.interval ? " [" + GateNumber(c.interval->lo) + ", " + GateNumber(c.interval->hi) + "]" : "";
 }
 
 std::string GateNumber(double x) {

@@ -79,5 +79,7 @@ Expected<GateReport> EvaluateGate(const AcceptancePolicy& policy, const GateInpu
 std::string SafeUpToText(const ConfigVerdict& v);
 // Numbers as the gate prints them everywhere (terminal, markdown, JUnit): %.6g.
 std::string GateNumber(double x);
+// " [lo, hi]" of a case judged by its interval, "" for one judged as measured.
+std::string IntervalText(const GateCase& c);
 
 }  // namespace kvaudit

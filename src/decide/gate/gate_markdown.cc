@@ -44,11 +44,9 @@ std::string GateMarkdown(const GateReport& r) {
     for (const GateCase& c : v.cases) {
       if (c.outcome != CaseOutcome::kFail && c.outcome != CaseOutcome::kInconclusive) continue;
       if (n++ >= kMarkdownFailuresShown) continue;
-      const std::string ci =
-          c.interval ? " [" + GateNumber(c.interval->lo) + ", " + GateNumber(c.interval->hi) + "]" : std::string();
       failing += "| " + Code(v.config) + " | " + OutcomeWord(c.outcome) + " | " + Code(c.criterion) + " | " +
-                 Cell(c.scope) + " | " + GateNumber(c.measured) + ci + " | " + GateNumber(c.threshold) + " | " +
-                 Cell(c.detail) + " |\n";
+                 Cell(c.scope) + " | " + GateNumber(c.measured) + IntervalText(c) + " | " + GateNumber(c.threshold) +
+                 " | " + Cell(c.detail) + " |\n";
     }
     if (n > kMarkdownFailuresShown) {
       failing += "| " + Code(v.config) + " | … | | | | | and " + std::to_string(n - kMarkdownFailuresShown) +
