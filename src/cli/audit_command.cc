@@ -48,9 +48,9 @@ CommandRunner AddAuditCommand(CLI::App& app) {
                  "code, retrieval or chat: the probes run and the default policy (docs/audit.md)")
       ->capture_default_str();
   o.policy.clear();  // "": the workload's preset
-  app.add_option(
-      "--policy", o.policy,
-      "acceptance policy: a preset (strict, balanced) or a TOML file (default: the workload's; docs/decision.md)");
+  app.add_option("--policy", o.policy,
+                 "acceptance policy: a preset (strict, balanced, relative) or a TOML file (default: the workload's; "
+                 "docs/decision.md)");
   AddBudgetFlag(app, o.budget, false);
   AddFormatsFlag(app, o.formats,
                  "the recommendation's candidates under --budget (default q8_0,q4_0; under --target vllm or sglang "

@@ -219,8 +219,8 @@ std::string NearestFlag(const CLI::App& command) {
 }
 
 void AddPolicyFlag(CLI::App& app, std::string& policy) {
-  CLI::Option* o = app.add_option("--policy", policy,
-                                  "acceptance policy: a preset (strict, balanced) or a TOML file (docs/decision.md)");
+  CLI::Option* o = app.add_option(
+      "--policy", policy, "acceptance policy: a preset (strict, balanced, relative) or a TOML file (docs/decision.md)");
   if (policy.empty()) {
     o->required();
   } else {

@@ -96,7 +96,7 @@ void AddProbeSeedFlag(CLI::App& app, uint64_t& seed);
 // --bootstrap-seed: the seed of the bootstrap confidence intervals (eval).
 void AddBootstrapSeedFlag(CLI::App& app, uint64_t& seed);
 
-// --policy: the acceptance policy, a preset (strict, balanced) or a TOML file (gate; docs/decision.md).
+// --policy: the acceptance policy, a preset (strict, balanced, relative) or a TOML file (gate; docs/decision.md).
 // Required when `policy` is empty; else that is its default (recommend, audit).
 void AddPolicyFlag(CLI::App& app, std::string& policy);
 // "did you mean --threads? " for the first unknown --flag left over by a parse of `command` that is

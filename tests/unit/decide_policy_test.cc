@@ -48,8 +48,9 @@ TEST(DecidePolicy, UnknownKeyHintsTheNearestKey) {
 TEST(DecidePolicy, ControlCharactersInQuotedTextAreEscapedInErrors) {
   const auto ext = ParsePolicy("extends = \"par\\noid\"\n", "policy.toml");
   ASSERT_FALSE(ext.ok());
-  EXPECT_EQ(ext.error().message,
-            "extends = \"par\\noid\" names no preset, policy.toml:1:11; hint: the presets are strict, balanced");
+  EXPECT_EQ(
+      ext.error().message,
+      "extends = \"par\\noid\" names no preset, policy.toml:1:11; hint: the presets are strict, balanced, relative");
   const auto key = ParsePolicy("[probes.\"nee\\u0007dle\"]\nrequired = true\n", "policy.toml");
   ASSERT_FALSE(key.ok());
   EXPECT_NE(key.error().message.find("unknown key probes.nee\\x07dle"), std::string::npos) << key.error().message;
@@ -163,14 +164,16 @@ TEST(DecidePolicy, PolicyWithoutCriterionIsRefused) {
 }
 
 TEST(DecidePolicy, EveryPresetParsesAndJudgesSomething) {
-  ASSERT_EQ(PresetNames(), (std::vector<std::string>{"strict", "balanced"}));
+  ASSERT_EQ(PresetNames(), (std::vector<std::string>{"strict", "balanced", "relative"}));
   for (const std::string& name : PresetNames()) {
     SCOPED_TRACE(name);
     const auto p = LoadPolicy(name);
     ASSERT_TRUE(p.ok()) << p.error().message;
     EXPECT_EQ(p->name, name);
-    EXPECT_TRUE(p->fidelity.any());
-    for (size_t m = 0; m < kNumFidelityMetrics; ++m) EXPECT_TRUE(p->fidelity.limit[m].has_value()) << m;
+    // Every fidelity statistic is judged: by a threshold each, or against the reference.
+    EXPECT_NE(p->fidelity.any(), p->relative_to.has_value());
+    for (size_t m = 0; m < kNumFidelityMetrics && !p->relative_to; ++m)
+      EXPECT_TRUE(p->fidelity.limit[m].has_value()) << m;
     EXPECT_TRUE(p->Required(ProbeFamily::kNeedle));
     EXPECT_GT(p->CriteriaOf(ProbeFamily::kNeedle), 0);
   }

@@ -37,6 +37,7 @@ AcceptancePolicy Overlay(AcceptancePolicy base, const AcceptancePolicy& file) {
   for (size_t m = 0; m < kNumFidelityMetrics; ++m) Override(base.fidelity.limit[m], file.fidelity.limit[m]);
   if (!file.ranges.empty()) base.ranges = file.ranges;
   Override(base.inconclusive, file.inconclusive);
+  if (file.relative_to) base.relative_to = file.relative_to, base.relative_to_where = file.relative_to_where;
   Override(base.min_bucket_tokens, file.min_bucket_tokens);
   Override(base.alpha, file.alpha);
   Override(base.fail_on_significant, file.fail_on_significant);
@@ -92,7 +93,7 @@ Status CheckFamilies(const AcceptancePolicy& p) {
 }
 
 bool HasCriterion(const AcceptancePolicy& p) {
-  if (p.fidelity.any()) return true;
+  if (p.fidelity.any() || p.relative_to) return true;
   if (std::any_of(p.ranges.begin(), p.ranges.end(), [](const FidelityRange& r) { return r.limits.any(); })) return true;
   for (size_t f = 0; f < kNumProbeFamilies; ++f) {
     if (p.CriteriaOf(static_cast<ProbeFamily>(f)) > 0) return true;
@@ -103,7 +104,8 @@ bool HasCriterion(const AcceptancePolicy& p) {
 Status Validate(AcceptancePolicy& p) {
   if (!HasCriterion(p)) {
     return BadInput("the policy sets no criterion, " + p.name +
-                    "; hint: give a threshold under [fidelity] or [probes.<family>], or extends = \"balanced\" "
+                    "; hint: give a threshold under [fidelity] or [probes.<family>], relative_to = \"k=q8_0,v=q8_0\", "
+                    "or extends = \"balanced\" "
                     "(docs/decision.md \"Acceptance policy\")");
   }
   KV_RETURN_IF_ERROR(CheckRanges(p));
@@ -154,7 +156,7 @@ int AcceptancePolicy::CriteriaOf(ProbeFamily f) const {
     case ProbeFamily::kDrift: return fam && fam->kl_mean_max ? 1 : 0;
     default:
       return (fam && fam->cache_induced_rate_max ? 1 : 0) + (FailsOnSignificant(f) ? 1 : 0) +
-             (fam && fam->per_probe ? 1 : 0);
+             (fam && fam->per_probe ? 1 : 0) + (relative_to ? 1 : 0);
   }
 }
 

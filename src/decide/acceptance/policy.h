@@ -78,6 +78,12 @@ struct AcceptancePolicy {
   std::optional<int> target_context;
   std::string target_context_where;
   std::optional<Disposition> inconclusive;  // unset: fail
+  // relative_to: the canonical spec of a reference configuration in the same results (e.g.
+  // "k=q8_0,v=q8_0"). Each fidelity statistic of every judged bucket, and each checked family's
+  // cache-induced rate, must also be no worse than the far end of the reference's 95% interval
+  // there (docs/decision.md "Relative to a reference"). Unset: thresholds only.
+  std::optional<std::string> relative_to;
+  std::string relative_to_where;
   FidelityLimits fidelity;
   std::vector<FidelityRange> ranges;  // ascending and disjoint
   // A judged bucket with fewer scored tokens is bad input: its statistics move by whole tokens
@@ -102,7 +108,8 @@ struct AcceptancePolicy {
   // The baseline pass rate below which the family gives no signal (its own, else [probes]'s, else
   // kDefaultBaselinePassMin).
   double BaselinePassMin(ProbeFamily f) const;
-  // The number of criteria the family is judged by (0: the policy says nothing about it).
+  // The number of criteria the family is judged by (0: the policy says nothing about it); relative_to
+  // is one more for each checked family.
   int CriteriaOf(ProbeFamily f) const;
   // The thresholds for a bucket [from, to]: the strictest of [fidelity] and every range it overlaps.
   FidelityLimits LimitsFor(int from, int to) const;
@@ -111,7 +118,7 @@ struct AcceptancePolicy {
 // Parses policy text (TOML); `source` names it in messages ("policy.toml", "preset strict").
 // A file's `extends` is resolved against the presets; presets themselves extend nothing.
 Expected<AcceptancePolicy> ParsePolicy(std::string_view text, const std::string& source);
-// --policy: a preset name (strict, balanced) or the path of a TOML file.
+// --policy: a preset name (strict, balanced, relative) or the path of a TOML file.
 Expected<AcceptancePolicy> LoadPolicy(const std::string& name_or_path);
 
 }  // namespace kvaudit

@@ -69,16 +69,39 @@ required = true
 kl_mean_max = 0.05
 )toml";
 
+// relative: no absolute number. Every fidelity statistic in every bucket and the needle rate must
+// be no worse than llama.cpp's q8_0 cache on this model and data, within the q8_0 cache's own
+// interval (under a target, as the target's engine runs it); an undecided case passes with a
+// warning, since a cache on par with q8_0 often straddles the far end of q8_0's interval.
+constexpr std::string_view kRelative = R"toml(# kvaudit preset "relative" (docs/decision.md "Relative to a reference")
+relative_to = "k=q8_0,v=q8_0"
+inconclusive = "warn"
+
+[fidelity]
+min_bucket_tokens = 100
+
+[probes]
+fail_on_significant = true
+baseline_pass_min = 0.5
+
+[probes.needle]
+required = true
+
+[probes.custom]
+per_probe = "warn"
+)toml";
+
 }  // namespace
 
 std::optional<std::string_view> PresetText(std::string_view name) {
   if (name == "strict") return kStrict;
   if (name == "balanced") return kBalanced;
+  if (name == "relative") return kRelative;
   return std::nullopt;
 }
 
 const std::vector<std::string>& PresetNames() {
-  static const std::vector<std::string> names = {"strict", "balanced"};
+  static const std::vector<std::string> names = {"strict", "balanced", "relative"};
   return names;
 }
 

@@ -16,11 +16,12 @@
 
 #include "base/edit_distance.h"
 #include "decide/acceptance/policy_text.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 namespace {
 
-constexpr const char* kTopKeys[] = {"extends", "target_context", "inconclusive", "fidelity", "probes"};
+constexpr const char* kTopKeys[] = {"extends", "target_context", "inconclusive", "relative_to", "fidelity", "probes"};
 constexpr const char* kFidelityKeys[] = {"kld_mean_max",  "kld_p99_max",       "top1_agree_min",
                                          "ppl_ratio_max", "min_bucket_tokens", "range"};
 constexpr const char* kRangeKeys[] = {"from", "to", "kld_mean_max", "kld_p99_max", "top1_agree_min", "ppl_ratio_max"};
@@ -145,6 +146,7 @@ class PolicyReader {
   Expected<const toml::table*> Table(const Entry& e, const std::string& path) const;
   Status Metric(const Entry& e, const std::string& path, FidelityLimits* limits, bool* found) const;
   Status ReadTop(const Entry& e, AcceptancePolicy* p) const;
+  Status ReadRelativeTo(const Entry& e, AcceptancePolicy* p) const;
   Status ReadFidelity(const toml::table& t, AcceptancePolicy* p) const;
   Status ReadRanges(const Entry& e, AcceptancePolicy* p) const;
   Expected<FidelityRange> ReadRange(const toml::node& n, const std::string& path) const;
@@ -254,11 +256,29 @@ Status PolicyReader::ReadTop(const Entry& e, AcceptancePolicy* p) const {
     return Disposed(e, "inconclusive", "a straddling interval fails the configuration", "it passes with a warning",
                     &p->inconclusive);
   }
+  if (e.key == "relative_to") return ReadRelativeTo(e, p);
   if (e.key == "fidelity" || e.key == "probes") {
     KV_ASSIGN_OR_RETURN(const toml::table* t, Table(e, e.key));
     return e.key == "fidelity" ? ReadFidelity(*t, p) : ReadProbes(*t, p);
   }
   return Unknown(e, e.key, kTopKeys);
+}
+
+// A --kv spec, kept in its canonical form: the gate finds the reference among the results by it.
+Status PolicyReader::ReadRelativeTo(const Entry& e, AcceptancePolicy* p) const {
+  constexpr const char* kHint = "write relative_to = \"k=q8_0,v=q8_0\" (a --kv spec, docs/formats.md)";
+  const toml::node& n = *e.node;
+  if (!n.is_string()) return Fail("relative_to must be a string, not " + TypeName(n), n.source().begin, kHint);
+  const Expected<CacheConfig> ref = CacheConfig::Parse(n.as_string()->get(), "relative_to");
+  if (!ref.ok()) {  // the spec's own message and hint, with the position between them
+    const std::string& m = ref.error().message;
+    const size_t hint = m.find("; hint: ");
+    if (hint == std::string::npos) return Fail(m, n.source().begin, kHint);
+    return Fail(m.substr(0, hint), n.source().begin, m.substr(hint + 8));
+  }
+  p->relative_to = ref->spec();
+  p->relative_to_where = Where(n.source().begin);
+  return Status::Ok();
 }
 
 Status PolicyReader::ReadFidelity(const toml::table& t, AcceptancePolicy* p) const {

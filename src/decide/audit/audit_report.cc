@@ -168,6 +168,7 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                 {"failed", r.gate.failed()},
                 {"inconclusive", r.gate.inconclusive()},
                 {"inconclusive_counts_as", r.gate.inconclusive_fails ? "fail" : "warn"},
+                {"relative_to", r.gate.reference.empty() ? json(nullptr) : json(r.gate.reference)},
                 {"deploy", deploy},
                 {"recommend", recommend},
                 {"bench", BenchJson(r)},
@@ -179,7 +180,8 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
 std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   const AuditOptions& o = plan.options;
   std::string s = "\n=== kvaudit audit: " + o.model + ", workload " + r.workload.name + ", policy " + r.policy +
-                  ", target context " + std::to_string(r.target_ctx) + ", " + TargetHeader(plan) + " ===\n";
+                  (r.gate.reference.empty() ? "" : " (relative to " + r.gate.reference + ")") + ", target context " +
+                  std::to_string(r.target_ctx) + ", " + TargetHeader(plan) + " ===\n";
   s += "eval: windows " + std::to_string(o.first_window) + "-" + std::to_string(o.first_window + o.windows - 1) +
        " of " + o.data + " (" + std::to_string(o.ctx) + " tokens each), against " + r.baseline +
        "; probes: " + JoinWith(r.probe_families, " ") + "\n\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "kv/config/cache_config.h"
 #include "probe/binomial_interval.h"
 
 namespace kvaudit {
@@ -81,7 +82,7 @@ Status CheckAlpha(const AcceptancePolicy& policy, const GateInputs& in) {
 }
 
 bool HasFidelityCriteria(const AcceptancePolicy& p) {
-  return p.fidelity.any() ||
+  return p.fidelity.any() || p.relative_to ||
          std::any_of(p.ranges.begin(), p.ranges.end(), [](const FidelityRange& r) { return r.limits.any(); });
 }
 
@@ -119,6 +120,15 @@ void Describe(GateCase& c, bool is_min, std::string detail) {
   c.detail = std::move(detail);
 }
 
+// "; about N more windows would likely decide it" when `factor` times the windows would.
+std::string WindowsFactorText(double factor, int windows) {
+  const double needed = std::ceil(windows * factor);
+  if (needed > 50.0 * windows)
+    return "; the estimate is close to the threshold: over 50 times the windows would be needed";
+  const auto more = static_cast<long long>(std::max(1.0, needed - windows));
+  return "; about " + std::to_string(more) + " more windows would likely decide it";
+}
+
 // "; about 12 more windows would likely decide it": the interval's half-width toward the threshold
 // shrinks as 1/sqrt(windows), so it clears the threshold at about windows·(half/distance)².
 std::string MoreWindowsText(const GateCase& c, int windows) {
@@ -126,11 +136,24 @@ std::string MoreWindowsText(const GateCase& c, int windows) {
   const double distance = std::fabs(c.measured - c.threshold);
   if (distance == 0 || windows <= 0) return "; the estimate is on the threshold: more windows narrow the interval";
   const double half = c.threshold > c.measured ? c.interval->hi - c.measured : c.measured - c.interval->lo;
-  const double needed = std::ceil(windows * (half / distance) * (half / distance));
-  if (needed > 50.0 * windows)
-    return "; the estimate is close to the threshold: over 50 times the windows would be needed";
-  const auto more = static_cast<long long>(std::max(1.0, needed - windows));
-  return "; about " + std::to_string(more) + " more windows would likely decide it";
+  return WindowsFactorText((half / distance) * (half / distance), windows);
+}
+
+// The same for a case against a reference measured on the same windows, whose interval narrows
+// too: with d the candidate's distance from the reference toward worse, both half-widths shrink as
+// 1/sqrt(windows), so a worse candidate fails once d exceeds its better-side half-width plus the
+// reference's worse-side one, and a better one passes once -d exceeds the difference of their
+// worse-side half-widths.
+std::string RelativeMoreWindowsText(const GateCase& c, const Interval& ref, double ref_value, bool is_min,
+                                    int windows) {
+  if (c.outcome != CaseOutcome::kInconclusive || !c.interval || windows <= 0) return "";
+  const double d = is_min ? ref_value - c.measured : c.measured - ref_value;
+  const double worse = is_min ? c.measured - c.interval->lo : c.interval->hi - c.measured;
+  const double better = is_min ? c.interval->hi - c.measured : c.measured - c.interval->lo;
+  const double ref_worse = is_min ? ref_value - ref.lo : ref.hi - ref_value;
+  if (d == 0) return "; on par with the reference: more windows narrow both intervals alike";
+  const double gap = d > 0 ? better + ref_worse : worse - ref_worse;
+  return WindowsFactorText((gap / d) * (gap / d), windows);
 }
 
 // "; about 60 more instances would likely decide it": the smallest count whose exact interval at
@@ -276,12 +299,78 @@ Expected<std::vector<EvalBucketRow>> PoolSmallBuckets(const AcceptancePolicy& po
   return out;
 }
 
-// One case per (bucket with from <= target, criterion) and the safe prefix over every bucket.
-Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, ConfigVerdict* v) {
+// The reference's buckets (pooled as the configuration's are), one per bucket of `buckets`: the
+// same context ranges with the same scored tokens, or the two were not measured on the same text.
+Expected<std::vector<EvalBucketRow>> ReferenceBuckets(const AcceptancePolicy& policy, const ConfigInputs& in,
+                                                      const std::vector<EvalBucketRow>& buckets,
+                                                      const ConfigInputs& ref) {
+  if (!ref.eval) {
+    return BadInput("relative_to = \"" + *policy.relative_to + "\" (" + policy.relative_to_where + "): " + ref.spec +
+                    " has no eval results; hint: run kvaudit eval --kv " + ref.spec + " with the others");
+  }
+  KV_ASSIGN_OR_RETURN(std::vector<EvalBucketRow> pooled, PoolSmallBuckets(policy, ref));
+  const bool same = pooled.size() == buckets.size() &&
+                    std::equal(pooled.begin(), pooled.end(), buckets.begin(), [](const auto& a, const auto& b) {
+                      return a.from == b.from && a.to == b.to && a.tokens == b.tokens;
+                    });
+  if (!same) {
+    return BadInput(in.spec + " (" + in.eval_file->path + ") and its reference " + ref.spec + " (" +
+                    ref.eval_file->path + ") were not scored on the same buckets and tokens; hint: measure them " +
+                    "in one kvaudit eval run (the same --ctx, --windows and text)");
+  }
+  return pooled;
+}
+
+// One case per fidelity statistic of bucket b: its interval against the far end of the
+// reference's interval in the same bucket (the upper end of a maximum, the lower end of top-1),
+// so the configuration is no worse than the reference within the reference's own uncertainty.
+// A statistic or interval missing from either file is bad input in a judged bucket (`judged`) and
+// leaves *complete false beyond it.
+Status RelativeFidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, const EvalBucketRow& b,
+                             const ConfigInputs& ref, const EvalBucketRow& r, bool judged, bool* complete,
+                             std::vector<GateCase>* out) {
+  for (size_t m = 0; m < kNumFidelityMetrics; ++m) {
+    const FidelityMetricInfo& info = Info(static_cast<FidelityMetric>(m));
+    bool missing = false;
+    for (const auto& [row, config] : {std::pair(&b, &in), std::pair(&r, &ref)}) {
+      if (row->value[m] && row->ci[m]) continue;
+      missing = true, *complete = false;
+      if (!judged) continue;
+      return BadInput(config->spec + " has no " + (row->value[m] ? info.ci_field : info.field) + " for context " +
+                      Range(b.from, b.to) + ", " + config->eval_file->path + " (relative_to compares " + info.field +
+                      " with the reference's); hint: rerun kvaudit eval with this kvaudit");
+    }
+    if (missing) continue;
+    const double bound = info.is_min ? r.ci[m]->lo : r.ci[m]->hi;
+    GateCase c = Case(std::string(info.field) + ".relative_to", "context " + Range(b.from, b.to), b.from, b.to, "",
+                      info.field, *b.value[m], bound);
+    c.interval = b.ci[m];
+    Settle(c, info.is_min, policy);
+    const std::string windows = b.windows > 0 ? " in " + std::to_string(b.windows) + " windows" : "";
+    const std::string against = in.spec == ref.spec ? "; the reference itself"
+                                                    : "; " + ref.spec + ": " + GateNumber(*r.value[m]) + " [" +
+                                                          GateNumber(r.ci[m]->lo) + ", " + GateNumber(r.ci[m]->hi) +
+                                                          "], the " + (info.is_min ? "lower" : "upper") + " end";
+    Describe(c, info.is_min,
+             std::to_string(b.tokens) + " tokens" + windows + against +
+                 RelativeMoreWindowsText(c, *r.ci[m], *r.value[m], info.is_min, b.windows));
+    out->push_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
+// One case per (bucket with from <= target, criterion) and the safe prefix over every bucket;
+// with relative_to, the cases against the reference (`ref`) in each bucket as well.
+Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, const ConfigInputs* ref,
+                     ConfigVerdict* v) {
   const std::string& path = in.eval_file->path;
   if (in.eval->buckets.empty())
     return BadInput(in.spec + " has no measured bucket, " + path + "; hint: rerun kvaudit eval");
   KV_ASSIGN_OR_RETURN(const std::vector<EvalBucketRow> buckets, PoolSmallBuckets(policy, in));
+  std::vector<EvalBucketRow> ref_buckets;
+  if (ref) {
+    KV_ASSIGN_OR_RETURN(ref_buckets, ReferenceBuckets(policy, in, buckets, *ref));
+  }
   if (policy.target_context && *policy.target_context > buckets.back().to) {
     return BadInput("target_context " + std::to_string(*policy.target_context) +
                     " is beyond the longest context eval measured for " + in.spec + " (" +
@@ -291,7 +380,8 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
   const int target = policy.target_context.value_or(buckets.back().to);
   v->judged_fidelity = true;
   bool prefix = true;
-  for (const EvalBucketRow& b : buckets) {
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const EvalBucketRow& b = buckets[i];
     const FidelityLimits limits = policy.LimitsFor(b.from, b.to);
     bool bucket_pass = true;
     for (size_t m = 0; m < kNumFidelityMetrics; ++m) {
@@ -330,6 +420,17 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, Con
       bucket_pass = bucket_pass && c.pass;
       if (b.from <= target) v->cases.push_back(std::move(c));
     }
+    if (ref) {
+      std::vector<GateCase> relative;
+      bool complete = true;
+      KV_RETURN_IF_ERROR(
+          RelativeFidelityCases(policy, in, b, *ref, ref_buckets[i], b.from <= target, &complete, &relative));
+      bucket_pass = bucket_pass && complete;
+      for (GateCase& c : relative) {
+        bucket_pass = bucket_pass && c.pass;
+        if (b.from <= target) v->cases.push_back(std::move(c));
+      }
+    }
     prefix = prefix && bucket_pass;
     if (prefix) v->safe_up_to = b.measured_to;
   }
@@ -352,6 +453,7 @@ void NoSignalCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFa
   std::vector<std::string> criteria;
   if (policy.family(f) && policy.family(f)->cache_induced_rate_max) criteria.push_back(".cache_induced_rate_max");
   if (policy.FailsOnSignificant(f)) criteria.push_back(".fail_on_significant");
+  if (policy.relative_to) criteria.push_back(".relative_to");
   for (const std::string& criterion : criteria) {
     GateCase c = Case(family + criterion, "family " + family, 0, 0, family, "baseline pass rate", rate, floor);
     c.pass = true, c.outcome = CaseOutcome::kNoSignal;
@@ -376,8 +478,29 @@ std::string UnreachableSignificance(const PooledFamilyRow& row, double alpha) {
          GateNumber(alpha);
 }
 
+// The family's cache-induced rate against the upper end of the reference's exact interval (its
+// rows come from the same probe instances, so the counts are of the same n).
+void RelativeRateCase(const AcceptancePolicy& policy, const std::string& family, const PooledFamilyRow& row,
+                      const PooledFamilyRow& ref_row, const std::string& ref_spec, bool is_ref, ConfigVerdict* v) {
+  const Interval ref = ClopperPearson95(ref_row.cache_induced, ref_row.n);
+  GateCase c = Case(family + ".relative_to", "family " + family, 0, 0, family, "cache-induced rate",
+                    static_cast<double>(row.cache_induced) / row.n, ref.hi);
+  c.interval = ClopperPearson95(row.cache_induced, row.n);
+  Settle(c, false, policy);
+  const std::string against = is_ref ? "; the reference itself"
+                                     : "; " + ref_spec + ": " + std::to_string(ref_row.cache_induced) + " of " +
+                                           std::to_string(ref_row.n) + " [" + GateNumber(ref.lo) + ", " +
+                                           GateNumber(ref.hi) + "], the upper end";
+  const char* more = c.outcome == CaseOutcome::kInconclusive ? "; more instances would narrow both intervals" : "";
+  Describe(c, false,
+           std::to_string(row.cache_induced) + " cache-induced failures in " + std::to_string(row.n) +
+               " pooled instances" + against + more);
+  v->cases.push_back(std::move(c));
+}
+
+// ref_row: the reference's row of the family under relative_to, else null.
 void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row, double alpha,
-                        ConfigVerdict* v) {
+                        const PooledFamilyRow* ref_row, const std::string& ref_spec, bool is_ref, ConfigVerdict* v) {
   if (static_cast<double>(row.baseline_pass) < policy.BaselinePassMin(f) * row.n)
     return NoSignalCases(policy, f, row, v);
   const std::string family = FamilyName(f);
@@ -404,6 +527,7 @@ void CheckedFamilyCases(const AcceptancePolicy& policy, ProbeFamily f, const Poo
              c.criterion + "), " + c.scope + ": " + c.detail;
     v->cases.push_back(std::move(c));
   }
+  if (ref_row) RelativeRateCase(policy, family, row, *ref_row, ref_spec, is_ref, v);
 }
 
 void VarianceCase(const AcceptancePolicy& policy, const ProbeConfigResult& p, ConfigVerdict* v) {
@@ -459,8 +583,30 @@ void CustomProbeCases(const AcceptancePolicy& policy, const ProbeConfigResult& p
   v->cases.push_back(std::move(c));
 }
 
+// The reference's pooled row of family f under relative_to (null without a reference); the
+// reference must have probed the family on the same instances.
+Expected<const PooledFamilyRow*> ReferenceRow(const AcceptancePolicy& policy, ProbeFamily f, const PooledFamilyRow& row,
+                                              const ConfigInputs& in, const ConfigInputs* ref) {
+  if (!ref) return static_cast<const PooledFamilyRow*>(nullptr);
+  const PooledFamilyRow* found = nullptr;
+  if (ref->probe) {
+    for (const PooledFamilyRow& r : ref->probe->pooled) found = r.family == FamilyName(f) ? &r : found;
+  }
+  const std::string where = "relative_to = \"" + *policy.relative_to + "\" (" + policy.relative_to_where + ")";
+  if (!found) {
+    return BadInput(where + ": the reference " + ref->spec + " has no " + FamilyName(f) + " results but " + in.spec +
+                    " has; hint: " + MissingFamilyHint(f, ref->spec));
+  }
+  if (found->n != row.n) {
+    return BadInput(where + ": the reference " + ref->spec + " has " + std::to_string(found->n) + " " + FamilyName(f) +
+                    " instances, " + in.spec + " " + std::to_string(row.n) +
+                    "; hint: probe them in one kvaudit probe run (the same instances)");
+  }
+  return found;
+}
+
 // The families the policy judges, in canonical order; a required one that is missing is bad input.
-Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, ConfigVerdict* v) {
+Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, const ConfigInputs* ref, ConfigVerdict* v) {
   std::vector<std::pair<std::string, std::string>> skipped;  // (why, families), in family order
   for (size_t i = 0; i < kNumProbeFamilies; ++i) {
     const auto f = static_cast<ProbeFamily>(i);
@@ -485,7 +631,8 @@ Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, Config
       continue;
     }
     if (IsCheckedFamily(f)) {
-      CheckedFamilyCases(policy, f, *row, in.probe_file->alpha, v);
+      KV_ASSIGN_OR_RETURN(const PooledFamilyRow* ref_row, ReferenceRow(policy, f, *row, in, ref));
+      CheckedFamilyCases(policy, f, *row, in.probe_file->alpha, ref_row, ref ? ref->spec : "", ref == &in, v);
     } else if (f == ProbeFamily::kVariance) {
       VarianceCase(policy, *in.probe, v);
     } else {
@@ -497,7 +644,7 @@ Status ProbeCases(const AcceptancePolicy& policy, const ConfigInputs& in, Config
   return Status::Ok();
 }
 
-Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs& in) {
+Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs& in, const ConfigInputs* ref) {
   ConfigVerdict v;
   v.config = in.spec;
   if (HasFidelityCriteria(policy)) {
@@ -513,9 +660,9 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
                       "criteria; hint: run kvaudit eval --kv " +
                       in.spec + " --out DIR and pass --results DIR");
     }
-    KV_RETURN_IF_ERROR(FidelityCases(policy, in, &v));
+    KV_RETURN_IF_ERROR(FidelityCases(policy, in, ref, &v));
   }
-  KV_RETURN_IF_ERROR(ProbeCases(policy, in, &v));
+  KV_RETURN_IF_ERROR(ProbeCases(policy, in, ref, &v));
   for (const CaseOutcome o : {CaseOutcome::kFail, CaseOutcome::kInconclusive}) {
     for (size_t i = 0; i < v.cases.size() && !v.first_failure; ++i) {
       if (v.cases[i].outcome == o) v.first_failure = i;
@@ -525,6 +672,35 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
   v.outcome = v.first_failure ? v.cases[*v.first_failure].outcome : CaseOutcome::kPass;
   v.pass = std::all_of(v.cases.begin(), v.cases.end(), [](const GateCase& c) { return c.pass; });
   return v;
+}
+
+// relative_to's configuration among the results: the one with its spec, else, where the policy's
+// spec writes no engine=, the one configuration storing the same cache under another engine (a
+// target measures "k=q8_0,v=q8_0" as "k=q8_0,v=q8_0,engine=llama.cpp"). None: null.
+Expected<const ConfigInputs*> FindReference(const AcceptancePolicy& policy, const std::vector<ConfigInputs>& all) {
+  if (!policy.relative_to) return static_cast<const ConfigInputs*>(nullptr);
+  const std::string& spec = *policy.relative_to;
+  for (const ConfigInputs& c : all) {
+    if (c.spec == spec) return &c;
+  }
+  const Expected<CacheConfig> wanted = CacheConfig::Parse(spec, "relative_to");
+  KV_CHECK_MSG(wanted.ok(), "the policy parsed it");
+  std::vector<const ConfigInputs*> same;
+  for (const ConfigInputs& c : all) {
+    const Expected<CacheConfig> config = CacheConfig::Parse(c.spec, "results");  // endpoints' names are no spec
+    if (!wanted->attention_written() && config.ok() && config->SameCacheAs(*wanted)) same.push_back(&c);
+  }
+  const std::string where = "relative_to = \"" + spec + "\" (" + policy.relative_to_where + ")";
+  if (same.size() > 1) {
+    return BadInput(where + " matches " + same[0]->spec + " and " + same[1]->spec +
+                    " in the results; hint: write the reference with its engine=, e.g. relative_to = \"" +
+                    same[0]->spec + "\"");
+  }
+  if (same.empty()) {
+    return BadInput(where + " is not among the results' configurations; hint: measure it with the others (kvaudit " +
+                    "eval and probe --kv " + spec + "; audit and recommend add it themselves)");
+  }
+  return same.front();
 }
 
 }  // namespace
@@ -583,8 +759,10 @@ Expected<GateReport> EvaluateGate(const AcceptancePolicy& policy, const GateInpu
   report.lost_custom_probe_fails = policy.LostCustomProbeFails();
   for (const EvalInput& e : inputs.evals) report.inputs.push_back(e.path + " (eval)");
   for (const ProbeInput& p : inputs.probes) report.inputs.push_back(p.path + " (probe)");
+  KV_ASSIGN_OR_RETURN(const ConfigInputs* ref, FindReference(policy, configs));
+  if (ref) report.reference = ref->spec;
   for (const ConfigInputs& c : configs) {
-    KV_ASSIGN_OR_RETURN(ConfigVerdict v, Judge(policy, c));
+    KV_ASSIGN_OR_RETURN(ConfigVerdict v, Judge(policy, c, ref));
     report.configs.push_back(std::move(v));
   }
   return report;

@@ -58,6 +58,7 @@ struct GateReport {
   std::string policy;                  // its name or path
   std::optional<int> target_context;   // the policy's; nullopt: the longest context measured
   bool inconclusive_fails = true;      // the policy's inconclusive: "fail" (true) or "warn"
+  std::string reference;               // relative_to's configuration as the results name it; "" without
   std::vector<std::string> inputs;     // the results.json files read, "path (eval|probe)"
   std::vector<ConfigVerdict> configs;  // in the order the results list them
   int failed() const;

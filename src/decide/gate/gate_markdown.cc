@@ -29,7 +29,8 @@ std::string Code(const std::string& s) { return "`" + Cell(s) + "`"; }
 std::string GateMarkdown(const GateReport& r) {
   const int failed = r.failed();
   std::string out = std::string("## kvaudit gate: ") + (failed ? "FAIL" : "PASS") + "\n\n";
-  out += "Policy " + Code(r.policy) + ", target context: " + r.TargetText() + "; " + std::to_string(failed) + " of " +
+  out += "Policy " + Code(r.policy) + ", target context: " + r.TargetText() +
+         (r.reference.empty() ? "" : ", relative to " + Code(r.reference)) + "; " + std::to_string(failed) + " of " +
          std::to_string(r.configs.size()) + " configurations fail.\n\n";
   if (const std::string note = r.InconclusiveNote(); !note.empty()) out += Cell(note) + ".\n\n";
   out += "| configuration | verdict | safe up to | first failure |\n|---|---|---|---|\n";

@@ -36,7 +36,8 @@ json CaseJson(const GateCase& c) {
 std::string GateVerdictText(const GateReport& r) {
   size_t width = std::string("configuration").size();
   for (const ConfigVerdict& v : r.configs) width = std::max(width, v.config.size());
-  std::string out = "kvaudit gate: policy " + r.policy + ", target context: " + r.TargetText() + "\nresults:";
+  std::string out = "kvaudit gate: policy " + r.policy + ", target context: " + r.TargetText() +
+                    (r.reference.empty() ? "" : ", relative to " + r.reference) + "\nresults:";
   for (const std::string& in : r.inputs) out += " " + in;
   out += "\n\n" + Pad("configuration", width) + "  verdict       " + Pad("safe up to", 24) + "  first failure\n";
   size_t cases = 0, failing = 0;
@@ -88,6 +89,7 @@ json GateJson(const GateReport& r) {
   json j = {{"policy", r.policy},
             {"target_context", r.target_context ? json(*r.target_context) : json(nullptr)},
             {"inconclusive_counts_as", r.inconclusive_fails ? "fail" : "warn"},
+            {"relative_to", r.reference.empty() ? json(nullptr) : json(r.reference)},
             {"pass", r.failed() == 0},
             {"failed", r.failed()},
             {"inconclusive", r.inconclusive()},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "decide/targets/measure_target.h"
 #include "decide/targets/target_settings.h"
 #include "decide/gate/gate_inputs.h"
 #include "probe/session.h"
@@ -199,8 +200,12 @@ Expected<RoundPlace> PlaceRound(const RecommendPlan& plan, const std::string& di
 Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std::string* dir, VerifyShard* shard) {
   const RecommendOptions& o = plan.options;
   std::vector<std::string> specs;
+  for (const VerifiedPoint& p : *points) specs.push_back(p.spec);
+  // The policy's reference, if any, after the points (their results keep the points' indices).
+  if (plan.policy.relative_to)
+    AddReferenceConfig(*plan.policy.relative_to, plan.sensitivity.eval.info.baseline_spec, &specs);
   std::string joined;
-  for (const VerifiedPoint& p : *points) specs.push_back(p.spec), joined += p.spec + "\n";
+  for (const std::string& s : specs) joined += s + "\n";
   const std::string round = std::to_string(points->empty() ? 1 : points->front().round);
   *dir = "verify-" + round + "-" + HexHash(HashBytes(joined.data(), joined.size(), 0x7265636f)).substr(0, 8);
   KV_ASSIGN_OR_RETURN(const RoundPlace place, PlaceRound(plan, *dir, shard));
