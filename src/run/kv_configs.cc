@@ -16,7 +16,7 @@ Expected<std::vector<CacheConfig>> ParseKvArguments(const KvConfigOptions& optio
   KV_ASSIGN_OR_RETURN(CacheConfig baseline, CacheConfig::FromArgument(options.baseline, options.baseline_flag));
   out.push_back(std::move(baseline));
   for (const std::string& arg : options.kv) {
-    KV_ASSIGN_OR_RETURN(CacheConfig config, CacheConfig::FromArgument(arg, "--kv"));
+    KV_ASSIGN_OR_RETURN(CacheConfig config, CacheConfig::FromArgument(arg, options.FlagOf(arg)));
     out.push_back(std::move(config));
   }
   return out;
@@ -29,7 +29,8 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
   std::set<std::string> seen;
   for (size_t i = 0; i <= options.kv.size(); ++i) {
     const std::string& arg = i == 0 ? options.baseline : options.kv[i - 1];
-    KV_ASSIGN_OR_RETURN(CacheConfig config, CacheConfig::FromArgument(arg, i == 0 ? options.baseline_flag : "--kv"));
+    KV_ASSIGN_OR_RETURN(CacheConfig config,
+                        CacheConfig::FromArgument(arg, i == 0 ? options.baseline_flag : options.FlagOf(arg)));
     KV_RETURN_IF_ERROR(config.Validate(model.config(), have_calib));
     if (i > 0 && !seen.insert(config.spec()).second) {
       return BadInput("--kv " + arg + " repeats configuration " + config.spec() +

@@ -25,6 +25,12 @@ struct KvConfigOptions {
   std::vector<std::string> kv;               // [n_configs] as given, compared with the baseline
   std::string kv_calib;                      // calibration text (file, folder or JSONL); "" = none
   std::string baseline_flag = "--baseline";  // the flag the baseline came from, for error messages
+  // The one of kv that a policy's relative_to added (audit, recommend), named so in error messages
+  // rather than as a --kv the user never gave; "" = none.
+  std::string reference = {};
+  const char* FlagOf(const std::string& arg) const {
+    return !reference.empty() && arg == reference ? "relative_to" : "--kv";
+  }
 };
 
 class KvConfigs {

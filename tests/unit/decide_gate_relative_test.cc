@@ -188,7 +188,8 @@ TEST(DecideGateRelative, AReferenceMissingOrMeasuredOnOtherTokensIsBadInput) {
 TEST(DecideGateRelative, TheRelativePresetComparesWithQ8) {
   const auto p = LoadPolicy("relative");
   ASSERT_TRUE(p.ok()) << p.error().message;
-  EXPECT_EQ(p->relative_to, "k=q8_0,v=q8_0");
+  ASSERT_TRUE(p->relative_to.has_value());
+  EXPECT_EQ(p->relative_to->spec(), "k=q8_0,v=q8_0");
   EXPECT_FALSE(p->fidelity.any());
   EXPECT_FALSE(p->InconclusiveFails());
   EXPECT_TRUE(p->Required(ProbeFamily::kNeedle));
@@ -196,8 +197,8 @@ TEST(DecideGateRelative, TheRelativePresetComparesWithQ8) {
 
   const auto file = ParsePolicy("extends = \"strict\"\nrelative_to = \"kv=q8_0\"\n", "p.toml");
   ASSERT_TRUE(file.ok()) << file.error().message;
-  EXPECT_EQ(file->relative_to, "k=q8_0,v=q8_0");  // canonical, as the results name it
-  EXPECT_TRUE(file->fidelity.any());              // and strict's thresholds as well
+  EXPECT_EQ(file->relative_to->spec(), "k=q8_0,v=q8_0");  // canonical, as the results name it
+  EXPECT_TRUE(file->fidelity.any());                      // and strict's thresholds as well
 
   const auto bad = ParsePolicy("relative_to = \"k=q9_0\"\n", "p.toml");
   ASSERT_FALSE(bad.ok());

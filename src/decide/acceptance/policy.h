@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 
@@ -78,11 +79,11 @@ struct AcceptancePolicy {
   std::optional<int> target_context;
   std::string target_context_where;
   std::optional<Disposition> inconclusive;  // unset: fail
-  // relative_to: the canonical spec of a reference configuration in the same results (e.g.
-  // "k=q8_0,v=q8_0"). Each fidelity statistic of every judged bucket, and each checked family's
-  // cache-induced rate, must also be no worse than the far end of the reference's 95% interval
-  // there (docs/decision.md "Relative to a reference"). Unset: thresholds only.
-  std::optional<std::string> relative_to;
+  // relative_to: a reference configuration in the same results (e.g. k=q8_0,v=q8_0). Each fidelity
+  // statistic of every judged bucket, and each checked family's cache-induced rate, must also be no
+  // worse than the far end of the reference's 95% interval there (docs/decision.md "Relative to a
+  // reference"). Unset: thresholds only.
+  std::optional<CacheConfig> relative_to;
   std::string relative_to_where;
   FidelityLimits fidelity;
   std::vector<FidelityRange> ranges;  // ascending and disjoint

@@ -16,7 +16,6 @@
 
 #include "base/edit_distance.h"
 #include "decide/acceptance/policy_text.h"
-#include "kv/config/cache_config.h"
 
 namespace kvaudit {
 namespace {
@@ -276,7 +275,7 @@ Status PolicyReader::ReadRelativeTo(const Entry& e, AcceptancePolicy* p) const {
     if (hint == std::string::npos) return Fail(m, n.source().begin, kHint);
     return Fail(m.substr(0, hint), n.source().begin, m.substr(hint + 8));
   }
-  p->relative_to = ref->spec();
+  p->relative_to = *ref;
   p->relative_to_where = Where(n.source().begin);
   return Status::Ok();
 }

@@ -206,7 +206,7 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   const bool target_default = o.target.empty();
   KV_ASSIGN_OR_RETURN(const Target* target, AuditTarget(&o));
   o.target = std::string(target->name);
-  if (policy.relative_to) AddReferenceConfig(*policy.relative_to, o.kv.baseline, &o.kv.kv);
+  if (policy.relative_to) o.kv.reference = AddReferenceConfig(*target, *policy.relative_to, &o.kv.kv);
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
 
   EvalOptions e = StageOptions<EvalOptions>(o, "eval");

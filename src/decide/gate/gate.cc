@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <string_view>
 
-#include "kv/config/cache_config.h"
 #include "decide/gate/gate_fidelity.h"
 #include "decide/gate/gate_probes.h"
 
@@ -114,21 +113,22 @@ Expected<ConfigVerdict> Judge(const AcceptancePolicy& policy, const ConfigInputs
 
 // relative_to's configuration among the results: the one with its spec, else, where the policy's
 // spec writes no engine=, the one configuration storing the same cache under another engine (a
-// target measures "k=q8_0,v=q8_0" as "k=q8_0,v=q8_0,engine=llama.cpp"). None: null.
+// target measures "k=q8_0,v=q8_0" as "k=q8_0,v=q8_0,engine=llama.cpp"). Results name
+// configurations by canonical spec, so the candidates are the reference's spec under each engine.
 Expected<const ConfigInputs*> FindReference(const AcceptancePolicy& policy, const std::vector<ConfigInputs>& all) {
   if (!policy.relative_to) return static_cast<const ConfigInputs*>(nullptr);
-  const std::string& spec = *policy.relative_to;
+  const CacheConfig& ref = *policy.relative_to;
   for (const ConfigInputs& c : all) {
-    if (c.spec == spec) return &c;
+    if (c.spec == ref.spec()) return &c;
   }
-  const Expected<CacheConfig> wanted = CacheConfig::Parse(spec, "relative_to");
-  KV_CHECK_MSG(wanted.ok(), "the policy parsed it");
   std::vector<const ConfigInputs*> same;
   for (const ConfigInputs& c : all) {
-    const Expected<CacheConfig> config = CacheConfig::Parse(c.spec, "results");  // endpoints' names are no spec
-    if (!wanted->attention_written() && config.ok() && config->SameCacheAs(*wanted)) same.push_back(&c);
+    if (ref.attention_written()) break;
+    for (const AttentionMode engine : {AttentionMode::kNative, AttentionMode::kLlamaCpp}) {
+      if (c.spec == ref.WithAttention(engine).spec()) same.push_back(&c);
+    }
   }
-  const std::string where = "relative_to = \"" + spec + "\" (" + policy.relative_to_where + ")";
+  const std::string where = "relative_to = \"" + ref.spec() + "\" (" + policy.relative_to_where + ")";
   if (same.size() > 1) {
     return BadInput(where + " matches " + same[0]->spec + " and " + same[1]->spec +
                     " in the results; hint: write the reference with its engine=, e.g. relative_to = \"" +
@@ -136,7 +136,7 @@ Expected<const ConfigInputs*> FindReference(const AcceptancePolicy& policy, cons
   }
   if (same.empty()) {
     return BadInput(where + " is not among the results' configurations; hint: measure it with the others (kvaudit " +
-                    "eval and probe --kv " + spec + "; audit and recommend add it themselves)");
+                    "eval and probe --kv " + ref.spec() + "; audit and recommend add it themselves)");
   }
   return same.front();
 }

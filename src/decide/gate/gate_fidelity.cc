@@ -125,8 +125,8 @@ Expected<std::vector<EvalBucketRow>> ReferenceBuckets(const AcceptancePolicy& po
                                                       const std::vector<EvalBucketRow>& buckets,
                                                       const ConfigInputs& ref) {
   if (!ref.eval) {
-    return BadInput("relative_to = \"" + *policy.relative_to + "\" (" + policy.relative_to_where + "): " + ref.spec +
-                    " has no eval results; hint: run kvaudit eval --kv " + ref.spec + " with the others");
+    return BadInput("relative_to = \"" + policy.relative_to->spec() + "\" (" + policy.relative_to_where + "): " +
+                    ref.spec + " has no eval results; hint: run kvaudit eval --kv " + ref.spec + " with the others");
   }
   KV_ASSIGN_OR_RETURN(std::vector<EvalBucketRow> pooled, PoolSmallBuckets(policy, ref));
   const bool same = pooled.size() == buckets.size() &&

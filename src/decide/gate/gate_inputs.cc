@@ -1,4 +1,5 @@
 #include "decide/gate/gate_inputs.h"
+#include "base/json_text.h"
 
 #include <filesystem>
 #include <fstream>
@@ -289,8 +290,8 @@ Status ReadResults(const std::string& path, GateInputs* inputs, std::string* kin
   KV_RETURN_IF_ERROR(CheckSchema(r, j));
   if (j.contains("partial")) {  // `kvaudit merge --partial`: a deployment verdict needs every unit
     const json& p = j["partial"];
-    return BadInput(path + " is a partial merge (" + p.value("recorded", json()).dump() + " of " +
-                    p.value("total", json()).dump() + " " + p.value("unit", std::string("units")) +
+    return BadInput(path + " is a partial merge (" + JsonText(p.value("recorded", json())) + " of " +
+                    JsonText(p.value("total", json())) + " " + p.value("unit", std::string("units")) +
                     "); hint: gate the results of kvaudit merge without --partial once every shard has finished");
   }
   if (*kind == "eval") {

@@ -162,7 +162,7 @@ Expected<const PooledFamilyRow*> ReferenceRow(const AcceptancePolicy& policy, Pr
   if (ref->probe) {
     for (const PooledFamilyRow& r : ref->probe->pooled) found = r.family == FamilyName(f) ? &r : found;
   }
-  const std::string where = "relative_to = \"" + *policy.relative_to + "\" (" + policy.relative_to_where + ")";
+  const std::string where = "relative_to = \"" + policy.relative_to->spec() + "\" (" + policy.relative_to_where + ")";
   if (!found) {
     return BadInput(where + ": the reference " + ref->spec + " has no " + FamilyName(f) + " results but " + in.spec +
                     " has; hint: " + MissingFamilyHint(f, ref->spec));

@@ -121,6 +121,19 @@ Status CheckBudgetReachable(const RecommendPlan& plan) {
 
 int DefaultCalibWindows(int ctx) { return std::max(2, (4096 + ctx - 1) / std::max(ctx, 1)); }
 
+namespace {
+
+// The policy's relative_to reference, which every verification round adds, runs on this model:
+// checked before the sensitivity run rather than in the first round.
+Status CheckReference(const RecommendPlan& plan) {
+  if (!plan.policy.relative_to) return Status::Ok();
+  KV_ASSIGN_OR_RETURN(const Target* target, TargetNamed(plan.options.target));
+  return WithTargetEngine(*target, *plan.policy.relative_to)
+      .Validate(plan.sensitivity.eval.runtime.model->config(), !plan.options.kv.kv_calib.empty());
+}
+
+}  // namespace
+
 Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
   const RunClock clock;
   // The cheap checks first: a typo fails before the model loads.
@@ -183,6 +196,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
           : o.probe_lengths;
   plan.options = std::move(o);
   KV_RETURN_IF_ERROR(CheckBudgetReachable(plan));
+  KV_RETURN_IF_ERROR(CheckReference(plan));
   return plan;
 }
 

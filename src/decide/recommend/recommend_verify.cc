@@ -202,8 +202,10 @@ Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std:
   std::vector<std::string> specs;
   for (const VerifiedPoint& p : *points) specs.push_back(p.spec);
   // The policy's reference, if any, after the points (their results keep the points' indices).
-  if (plan.policy.relative_to)
-    AddReferenceConfig(*plan.policy.relative_to, plan.sensitivity.eval.info.baseline_spec, &specs);
+  if (plan.policy.relative_to) {
+    KV_ASSIGN_OR_RETURN(const Target* target, TargetNamed(o.target));
+    AddReferenceConfig(*target, *plan.policy.relative_to, &specs);
+  }
   std::string joined;
   for (const std::string& s : specs) joined += s + "\n";
   const std::string round = std::to_string(points->empty() ? 1 : points->front().round);

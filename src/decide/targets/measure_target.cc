@@ -149,18 +149,10 @@ CacheConfig WithTargetEngine(const Target& target, const CacheConfig& config) {
   return config.WithAttention(target.attention);
 }
 
-void AddReferenceConfig(const std::string& relative_to, const std::string& baseline_spec,
-                        std::vector<std::string>* specs) {
-  const Expected<CacheConfig> parsed = CacheConfig::Parse(relative_to, "relative_to");
-  const Expected<CacheConfig> baseline = CacheConfig::Parse(baseline_spec, "--baseline");
-  KV_CHECK_MSG(parsed.ok() && baseline.ok(), "the policy and the job parsed them");
-  CacheConfig ref = *parsed;
-  if (!ref.attention_written() && baseline->attention_written()) ref = ref.WithAttention(baseline->attention());
-  for (const std::string& s : *specs) {
-    const Expected<CacheConfig> c = CacheConfig::Parse(s, "--kv");
-    if (c.ok() && *c == ref) return;
-  }
-  specs->push_back(ref.spec());
+std::string AddReferenceConfig(const Target& target, const CacheConfig& reference, std::vector<std::string>* specs) {
+  const std::string spec = WithTargetEngine(target, reference).spec();
+  if (std::find(specs->begin(), specs->end(), spec) == specs->end()) specs->push_back(spec);
+  return spec;
 }
 
 std::string MeasuredLine(const Target& target, const CacheConfig& config, const ModelConfig& model, int ctx) {

@@ -46,12 +46,10 @@ CacheConfig WithTargetEngine(const Target& target, const CacheConfig& config);
 // target lacks is BadInput naming `origin`, the spec and the target's formats.
 Expected<CacheConfig> UnderTarget(const Target& target, const CacheConfig& config, std::string_view origin);
 
-// A policy's reference configuration (relative_to, a canonical spec) appended to a job's `specs`
-// unless one of them stores the same cache under the same engine: computed by the engine the job's
-// baseline is computed by (its target's engine=) unless the reference writes engine= itself, and
-// its formats not checked (like the baseline, it is a yardstick, not a deployment).
-void AddReferenceConfig(const std::string& relative_to, const std::string& baseline_spec,
-                        std::vector<std::string>* specs);
+// A policy's reference configuration (relative_to) appended to a job's canonical `specs` unless it
+// is one of them, as `target` measures it (WithTargetEngine: its formats not checked, since like
+// the baseline it is a yardstick, not a deployment). Returns its spec.
+std::string AddReferenceConfig(const Target& target, const CacheConfig& reference, std::vector<std::string>* specs);
 
 // One line (no newline) saying what was measured for `config` in the target's words, e.g.
 // "measured as llama-server runs it: -ctk q8_0 -ctv q4_0 -fa on, rotation on (engine=llama.cpp, ...)".

@@ -107,9 +107,6 @@ class CacheConfig {
   // Canonical spec string (keys in a fixed order, explicit keys only, integers in decimal):
   // results name configs by it, and Parse(spec()) is this configuration again.
   const std::string& spec() const { return spec_; }
-  // The same stored cache, whichever engine computes it (`engine=` does not count): a policy's
-  // relative_to = "k=q8_0,v=q8_0" names the reference a target measures as "...,engine=llama.cpp".
-  bool SameCacheAs(const CacheConfig& o) const { return defaults_ == o.defaults_ && overrides_ == o.overrides_; }
   // The same configuration (the origin does not count).
   bool operator==(const CacheConfig& o) const {
     return defaults_ == o.defaults_ && overrides_ == o.overrides_ && attention_written_ == o.attention_written_;
