@@ -1,4 +1,5 @@
 #include "cli/common.h"
+#include "base/json_text.h"
 
 #include <charconv>
 #include <cctype>
@@ -52,7 +53,7 @@ Expected<std::vector<int32_t>> ReadIdsFile(const std::string& path, int32_t voca
 
 int PrintResults(const std::string& table, const nlohmann::json& results, const std::string& footer, bool json) {
   if (json) {
-    std::fputs((results.dump(2) + "\n").c_str(), stdout);
+    std::fputs((JsonText(results, 2) + "\n").c_str(), stdout);
     std::fprintf(stderr, "kvaudit: %s", footer.c_str());
   } else {
     std::fputs(table.c_str(), stdout);

@@ -2,6 +2,7 @@
 // takes there for this model (src/decide/targets/target_settings.h, docs/deployment.md). Reads the model's
 // config only; computes nothing.
 #include <CLI/CLI.hpp>
+#include "base/json_text.h"
 
 #include <cstdio>
 #include <memory>
@@ -52,7 +53,7 @@ int RunDeploy(const DeployFlags& f) {
   }
   const DeployContext d{cache_config->spec(), *path, &*config, *ctx};
   if (f.json) {
-    std::printf("%s\n", DeployJson(d, *settings).dump(2).c_str());
+    std::printf("%s\n", JsonText(DeployJson(d, *settings), 2).c_str());
   } else {
     std::fputs(DeployText(d, *settings).c_str(), stdout);
   }

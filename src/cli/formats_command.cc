@@ -1,5 +1,6 @@
 // kvaudit formats: every KV format with its exact storage cost and where users meet it.
 #include <CLI/CLI.hpp>
+#include "base/json_text.h"
 
 #include <cstdio>
 #include <memory>
@@ -35,7 +36,7 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
       }
     }
     if (*json) {
-      std::printf("%s\n", nlohmann::json{{"formats", rows}}.dump(2).c_str());
+      std::printf("%s\n", JsonText(nlohmann::json{{"formats", rows}}, 2).c_str());
     } else {
       HeadConfig dyn;
       dyn.scale = Fp8ScaleMode::kDynamic;

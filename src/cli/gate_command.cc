@@ -1,6 +1,7 @@
 // kvaudit gate: eval and probe results judged by an acceptance policy, exit 0 when every
 // configuration passes, 1 when any fails, 2 on bad input (decide/gate/gate_run.h; docs/decision.md "Gate").
 #include <CLI/CLI.hpp>
+#include "base/json_text.h"
 
 #include <cstdio>
 #include <memory>
@@ -33,7 +34,7 @@ CommandRunner AddGateCommand(CLI::App& app) {
   return [f] {
     const auto report = RunGate(f->options);
     if (!report) return ReportError(report.error());
-    const std::string out = f->json ? GateJson(*report).dump(2) + "\n" : GateVerdictText(*report);
+    const std::string out = f->json ? JsonText(GateJson(*report), 2) + "\n" : GateVerdictText(*report);
     std::fputs(out.c_str(), stdout);
     return report->exit_code();
   };

@@ -1,5 +1,6 @@
 // kvaudit score: teacher-forced NLL of text or token ids (flags and output: docs/cli.md).
 #include <CLI/CLI.hpp>
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -84,7 +85,7 @@ int RunScore(const ScoreFlags& f) {
                               {"tokens", s.tokens},
                               {"mean_nll", s.mean_nll},
                               {"ppl", s.ppl}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", JsonText(j, 2).c_str());
     return 0;
   }
   std::printf("kv: %s (%.1f bytes/token)\n", built->config.spec().c_str(),

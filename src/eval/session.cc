@@ -1,4 +1,5 @@
 #include "eval/session.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <fstream>
@@ -34,7 +35,7 @@ Status WritePositionsJsonl(const std::string& path, const std::vector<WindowReco
         row["kld"].push_back(c.kld[i]), row["nll"].push_back(c.nll[i]), row["dp"].push_back(c.dp[i]);
         row["top1"].push_back(c.top1[i]), row["top5_drop"].push_back(c.top5_drop[i]);
       }
-      out << row.dump() << '\n';
+      out << JsonText(row) << '\n';
     }
   }
   if (!out.flush()) return Internal(path + ": write failed");

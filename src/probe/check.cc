@@ -1,4 +1,5 @@
 #include "probe/check.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <memory>
@@ -49,7 +50,7 @@ class Regex {
 };
 
 std::string DumpShort(const json& j) {
-  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string s = JsonText(j);
   return s.size() > kQuoteLimit ? s.substr(0, kQuoteLimit) + "..." : s;
 }
 

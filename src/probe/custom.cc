@@ -1,4 +1,5 @@
 #include "probe/custom.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <fstream>
@@ -24,7 +25,7 @@ std::string AType(const json& j) {
   return (t == "array" || t == "object" ? "an " : "a ") + t;
 }
 
-std::string Quoted(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string Quoted(const std::string& s) { return JsonText(json(s)); }
 
 // Hint for an unknown key: the closest known key when it is a likely typo, else the key list.
 std::string UnknownKeyHint(const std::string& key) {
@@ -127,7 +128,7 @@ std::vector<std::string> ParseLine(const std::string& line, CustomProbe* probe) 
     }
   } else if (key == "json_valid") {
     if (!v.is_boolean() || !v.get<bool>()) {
-      problem("\"json_valid\" is " + v.dump(), "write \"json_valid\": true (the only value it takes)");
+      problem("\"json_valid\" is " + JsonText(v), "write \"json_valid\": true (the only value it takes)");
       return problems;
     }
     check.kind = ProbeCheck::Kind::kJsonValid;

@@ -1,4 +1,5 @@
 #include "probe/json_path.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,7 +16,7 @@ std::string QuoteJsonText(std::string_view s, size_t limit) {
     s = s.substr(0, n);
     cut = true;
   }
-  std::string q = json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string q = JsonText(json(std::string(s)));
   if (cut) q.insert(q.size() - 1, "...");
   return q;
 }

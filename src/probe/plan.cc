@@ -1,4 +1,5 @@
 #include "probe/plan.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -362,7 +363,7 @@ nlohmann::json ProbePlan::MakeFingerprint(const std::vector<CustomProbe>& custom
     }
   }
   fp["prompts"] = HexHash(HashBytes(all_prompts.data(), all_prompts.size() * sizeof(int32_t), 11));
-  const std::string checks_text = checks.dump();
+  const std::string checks_text = JsonText(checks);
   fp["checks"] = HexHash(HashBytes(checks_text.data(), checks_text.size(), 13));
   for (const CustomProbe& c : custom) fp["custom"][c.id] = CheckFields(c);
   return fp;

@@ -1,4 +1,5 @@
 #include "report/report_inputs.h"
+#include "base/json_text.h"
 
 #include <filesystem>
 #include <fstream>
@@ -81,9 +82,9 @@ std::string PartialNote(const json& p) {
     if (state == "finished") continue;
     list += (list.empty() ? "" : ", ") + std::to_string(s.value("index", -1));
   }
-  std::string note = "partial merge: " + p.value("recorded", json()).dump() + " of " + p.value("total", json()).dump() +
-                     " " + p.value("unit", std::string("units")) + " of a " + p.value("shard_count", json()).dump() +
-                     "-shard run";
+  std::string note = "partial merge: " + JsonText(p.value("recorded", json())) + " of " +
+                     JsonText(p.value("total", json())) + " " + p.value("unit", std::string("units")) + " of a " +
+                     JsonText(p.value("shard_count", json())) + "-shard run";
   if (!unfinished.empty()) note += "; shards still unfinished: " + unfinished;
   if (!missing.empty()) note += "; shards missing: " + missing;
   return note +

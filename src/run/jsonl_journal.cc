@@ -1,4 +1,5 @@
 #include "run/jsonl_journal.h"
+#include "base/json_text.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -66,7 +67,7 @@ std::string JsonlJournal::ChangedKeys(const nlohmann::json& old, const nlohmann:
   return s;
 }
 
-Status JsonlJournal::Append(const nlohmann::json& record) { return WriteLine(record.dump() + "\n"); }
+Status JsonlJournal::Append(const nlohmann::json& record) { return WriteLine(JsonText(record) + "\n"); }
 
 namespace {
 
@@ -92,7 +93,7 @@ Status ParseJournal(const std::string& content, const std::string& path, const s
     return BadInput(path + ": not a " + kind + " file" + hint);
   }
   if (h[kind] != 1) {
-    return BadInput(path + ": written by another kvaudit version (format " + h[kind].dump() + ")" + hint);
+    return BadInput(path + ": written by another kvaudit version (format " + JsonText(h[kind]) + ")" + hint);
   }
   const nlohmann::json& old = h["fingerprint"];
   if (old != fingerprint) {
@@ -146,7 +147,7 @@ Expected<std::unique_ptr<JsonlJournal>> JsonlJournal::Open(const std::string& pa
     return Internal(path + ": cannot cut off a torn last line: " + std::strerror(errno));
   }
   const nlohmann::json header = {{kind, 1}, {"fingerprint", fingerprint}};
-  if (content.empty()) KV_RETURN_IF_ERROR(journal->WriteLine(header.dump() + "\n"));
+  if (content.empty()) KV_RETURN_IF_ERROR(journal->WriteLine(JsonText(header) + "\n"));
   return journal;
 }
 

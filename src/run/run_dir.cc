@@ -1,4 +1,5 @@
 #include "run/run_dir.h"
+#include "base/json_text.h"
 
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ std::string RunDir::journal_path() const { return (fs::path(dir_) / "progress.js
 std::string RunDir::results_path() const { return (fs::path(dir_) / "results.json").string(); }
 
 Status RunDir::WriteResults(const nlohmann::json& results) const {
-  return WriteFileAtomically(results_path(), results.dump(2) + "\n");
+  return WriteFileAtomically(results_path(), JsonText(results, 2) + "\n");
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {

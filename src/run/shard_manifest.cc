@@ -1,4 +1,5 @@
 #include "run/shard_manifest.h"
+#include "base/json_text.h"
 
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,7 @@ Status WriteShardManifest(const std::string& dir, const ShardManifest& m) {
                             {"finished", m.finished},
                             {"run", m.run},
                             {"summary", m.summary}};
-  return WriteFileAtomically(SubDir(dir, ShardManifest::kFile), j.dump() + "\n");
+  return WriteFileAtomically(SubDir(dir, ShardManifest::kFile), JsonText(j) + "\n");
 }
 
 ShardRound ShardRound::Prefixed(const std::string& prefix) const {

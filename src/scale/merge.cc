@@ -1,4 +1,5 @@
 #include "scale/merge.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -37,7 +38,7 @@ std::string IndexList(const std::vector<int>& v) {
 // The stages a staged job's round computed ("" for an eval or probe shard).
 std::string StagesText(const ShardManifest& m) {
   std::string s;
-  for (const auto& st : m.summary.value("stages", nlohmann::json::array())) s += (s.empty() ? "" : ", ") + st.dump();
+  for (const auto& st : m.summary.value("stages", nlohmann::json::array())) s += (s.empty() ? "" : ", ") + JsonText(st);
   return s.empty() ? "none" : s;
 }
 
@@ -109,8 +110,8 @@ Expected<std::string> ShardJournal(const CheckedShard& s) {
 
 Status WriteMergedJournal(const std::string& path, const std::string& kind, const nlohmann::json& fingerprint,
                           const std::vector<nlohmann::json>& records) {
-  std::string text = nlohmann::json({{kind, 1}, {"fingerprint", fingerprint}}).dump() + "\n";
-  for (const nlohmann::json& r : records) text += r.dump() + "\n";
+  std::string text = JsonText(nlohmann::json({{kind, 1}, {"fingerprint", fingerprint}})) + "\n";
+  for (const nlohmann::json& r : records) text += JsonText(r) + "\n";
   return WriteFileAtomically(path, text);
 }
 

@@ -1,4 +1,5 @@
 #include "serve/chat_request.h"
+#include "base/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -128,7 +129,7 @@ std::optional<ChatRequest> ParseChatRequest(std::string_view body, ApiError* err
   }
   if (!MapLogprobs(j, &mapped, error)) return std::nullopt;
   r.max_tokens_given = mapped.contains("max_tokens");
-  const std::string text = mapped.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = JsonText(mapped);
   std::optional<CompletionRequest> c = ParseCompletionRequest(text, error);
   if (!c) return std::nullopt;
   r.completion = std::move(*c);

@@ -1,4 +1,5 @@
 #include "serve/completion_response.h"
+#include "base/json_text.h"
 
 #include <span>
 
@@ -98,8 +99,6 @@ nlohmann::json CompletionResponse(const CompletionRequest& request, const Comple
       {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}}}};
 }
 
-std::string DumpJson(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string DumpJson(const nlohmann::json& j) { return JsonText(j); }
 
 }  // namespace kvaudit::serve

@@ -1,4 +1,5 @@
 #include "serve/shadow.h"
+#include "base/json_text.h"
 
 #include <sys/resource.h>
 
@@ -99,7 +100,7 @@ void ShadowMonitor::Log(const Served& r, size_t tokens, const std::vector<Shadow
                                {"request_seconds", r.seconds},
                                {"request_cpu_seconds", r.cpu_seconds}};
   std::lock_guard<std::mutex> lock(log_mu_);
-  log_ << line.dump() << '\n' << std::flush;
+  log_ << JsonText(line) << '\n' << std::flush;
 }
 
 }  // namespace kvaudit::serve
