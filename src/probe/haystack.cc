@@ -289,7 +289,27 @@ Expected<AssembledPrompt> AssemblePrompt(const Tokenizer& tokenizer, FillerStrea
       after.emplace_back(u, i);
     }
   }
+  // Too few filler tokens to put before the fact with only those distractors (a vocabulary in which
+  // distractors are long next to the filler): later ones move in front of the fact while they fit.
+  for (auto it = after.begin(); it != after.end() && k - acc > fill;) {
+    const int len = static_cast<int>(layout.distractors[it->second].size());
+    if (acc + len > k) {
+      ++it;
+      continue;
+    }
+    events.push_back({it->first, 0, it->second, &layout.distractors[it->second]});
+    acc += len;
+    it = after.erase(it);
+  }
+  if (k - acc > fill) {
+    return BadInput("probe length " + std::to_string(length) + " cannot place the fact at depth " +
+                    std::to_string(depth) + "% with its distractors (" + std::to_string(k) +
+                    " haystack tokens before it, " + std::to_string(fill) +
+                    " of them filler); hint: use a longer length");
+  }
   const int fact_offset = k - acc;
+  // Every distractor before the fact sits at or before its filler offset (exactly k tokens precede it).
+  for (Event& e : events) e.offset = std::min(e.offset, fact_offset);
   events.push_back({fact_offset, 1, 0, &layout.fact});
   for (const auto& [u, i] : after) events.push_back({std::max(u, fact_offset), 2, i, &layout.distractors[i]});
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
