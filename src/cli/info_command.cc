@@ -1,5 +1,6 @@
 // kvaudit info: what the model is, and what its KV cache costs.
 #include <CLI/CLI.hpp>
+#include "base/json_text.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,7 @@ nlohmann::json ModelJson(const Model& model) {
           {"qk_norm", c.qk_norm},
           {"tied_embeddings", c.tied_embeddings},
           {"sliding_window", c.sliding_window},
+          {"unapplied_sliding_window", c.unapplied_sliding_window},
           {"parameters", model.weights().n_params},
           {"stored_dtypes", dtypes},
           {"weights_bytes", model.weights().bytes()},
@@ -104,7 +106,7 @@ int RunInfo(const InfoFlags& flags) {
                        {"mib", per_token * ctx / (1024.0 * 1024.0)}});
   }
   if (flags.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", JsonText(j, 2).c_str());
     return 0;
   }
   std::printf("%s\n", model.Describe().c_str());

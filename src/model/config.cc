@@ -1,4 +1,5 @@
 #include "model/config.h"
+#include "base/json_text.h"
 
 #include <climits>
 #include <fstream>
@@ -18,6 +19,7 @@ const char* ArchName(Arch a) {
     case Arch::kMistral: return "mistral";
     case Arch::kQwen2: return "qwen2";
     case Arch::kQwen3: return "qwen3";
+    case Arch::kPhi3: return "phi3";
   }
   return "?";
 }
@@ -120,8 +122,9 @@ Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
   if (name == "mistral" || name == "MistralForCausalLM") return Arch::kMistral;
   if (name == "qwen2" || name == "Qwen2ForCausalLM") return Arch::kQwen2;
   if (name == "qwen3" || name == "Qwen3ForCausalLM") return Arch::kQwen3;
+  if (name == "phi3" || name == "Phi3ForCausalLM") return Arch::kPhi3;
   return BadInput(path + ": unsupported architecture '" + name +
-                  "'; hint: kvaudit runs llama, mistral, qwen2 and qwen3 models");
+                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3 and phi3 models");
 }
 
 Status ReadRope(const JsonReader& r, ModelConfig& c) {
@@ -155,7 +158,10 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
     return Status::Ok();
   }
   if (type != "linear" && type != "llama3") {
-    return BadInput(r.path + ": unsupported rope type '" + type + "' in " + where +
+    const char* longrope = type == "longrope" || type == "su"
+                               ? " (Phi-3's LongRoPE, whose short or long factors depend on the context: not yet)"
+                               : "";
+    return BadInput(r.path + ": unsupported rope type '" + type + "' in " + where + longrope +
                     "; hint: kvaudit supports default, linear and llama3 RoPE");
   }
   KV_ASSIGN_OR_RETURN(c.rope.factor, r.Num(*params, "factor"));
@@ -172,7 +178,9 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
 
 Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
   KV_ASSIGN_OR_RETURN(int window, r.Int(r.j, "sliding_window", 0));
-  bool use = c.arch == Arch::kMistral;  // Mistral applies sliding_window whenever it is set
+  // Mistral and Phi-3 apply sliding_window whenever it is set (transformers MistralAttention,
+  // Phi3Attention: sliding_window=config.sliding_window); Phi-3-mini-4k declares 2047.
+  bool use = c.arch == Arch::kMistral || c.arch == Arch::kPhi3;
   if (c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3) {
     KV_ASSIGN_OR_RETURN(use, r.Bool(r.j, "use_sliding_window", false));
   }
@@ -215,11 +223,17 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   ModelConfig c;
   KV_ASSIGN_OR_RETURN(c.arch, ArchFromHf(j, path));
   if (r.Present(j, "hidden_act") && !(j["hidden_act"].is_string() && j["hidden_act"].get<std::string>() == "silu")) {
-    return BadInput(path + ": unsupported hidden_act " + j["hidden_act"].dump() +
+    return BadInput(path + ": unsupported hidden_act " + JsonText(j["hidden_act"]) +
                     "; hint: only silu (SwiGLU) MLPs are supported");
   }
   KV_ASSIGN_OR_RETURN(bool mlp_bias, r.Bool(j, "mlp_bias", false));
   if (mlp_bias) return BadInput(path + ": mlp_bias=true is not supported; hint: only bias-free MLPs are implemented");
+  KV_ASSIGN_OR_RETURN(double rotary, r.Num(j, "partial_rotary_factor", 1.0));
+  if (rotary != 1.0) {
+    return BadInput(path + ": partial_rotary_factor " + JsonText(j["partial_rotary_factor"]) +
+                    " rotates part of each head, which kvaudit does not yet; hint: models that rotate every "
+                    "dimension (partial_rotary_factor 1) are supported");
+  }
   KV_ASSIGN_OR_RETURN(c.d_model, r.Int(j, "hidden_size"));
   KV_ASSIGN_OR_RETURN(c.n_layers, r.Int(j, "num_hidden_layers"));
   KV_ASSIGN_OR_RETURN(c.n_heads, r.Int(j, "num_attention_heads"));
@@ -266,9 +280,11 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
     c.arch = Arch::kQwen2;
   else if (arch == "qwen3")
     c.arch = Arch::kQwen3;
+  else if (arch == "phi3")
+    c.arch = Arch::kPhi3;
   else
     return BadInput(file + ": unsupported architecture '" + arch +
-                    "'; hint: kvaudit runs llama, mistral (as llama), qwen2 and qwen3 GGUFs");
+                    "'; hint: kvaudit runs llama, mistral (as llama), qwen2, qwen3 and phi3 GGUFs");
 
   const std::string hint = "re-convert the model with llama.cpp's convert_hf_to_gguf.py";
   auto get_int = [&](const std::string& key, int& out, std::optional<int> def) -> Status {
@@ -305,6 +321,26 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   KV_RETURN_IF_ERROR(get_int("context_length", c.max_ctx, std::nullopt));
   KV_RETURN_IF_ERROR(get_int("attention.key_length", c.head_dim, c.n_heads > 0 ? c.d_model / c.n_heads : 0));
   KV_RETURN_IF_ERROR(get_int("attention.sliding_window", c.sliding_window, 0));
+  if (c.arch == Arch::kPhi3) {
+    // llama.cpp disables Phi-3's window (src/models/phi3.cpp load_arch_hparams @de3ff815: "Phi SWA
+    // is currently disabled", PR #13676); kvaudit follows the engine that runs the GGUF.
+    c.unapplied_sliding_window = c.sliding_window;
+    c.sliding_window = 0;
+  }
+  int rope_dims = 0;
+  KV_RETURN_IF_ERROR(get_int("rope.dimension_count", rope_dims, c.head_dim));
+  if (rope_dims != c.head_dim) {
+    return BadInput(file + ": " + arch + ".rope.dimension_count " + std::to_string(rope_dims) +
+                    " rotates part of each head of " + std::to_string(c.head_dim) +
+                    " dimensions, which kvaudit does not yet; hint: models that rotate every dimension are supported");
+  }
+  for (const char* factors : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+    if (g.FindTensor(factors)) {
+      return BadInput(file + ": tensor '" + factors +
+                      "': LongRoPE (Phi-3 128k, Phi-3.5, Phi-4-mini), whose short or long factors llama.cpp "
+                      "picks by the context size, is not supported yet; hint: a 4k-context Phi-3 or Phi-4 runs");
+    }
+  }
   double eps = 0;
   KV_RETURN_IF_ERROR(get_float("attention.layer_norm_rms_epsilon", eps, std::nullopt));
   c.rms_eps = static_cast<float>(eps);
@@ -338,6 +374,9 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
     c.rope.type = RopeType::kLlama3;
   }
   c.tied_embeddings = g.FindTensor("output.weight") == nullptr;
+  if (g.FindTensor("blk.0.attn_qkv.bias")) {
+    return BadInput(file + ": tensor 'blk.0.attn_qkv.bias': a fused q|k|v bias is not supported; hint: " + hint);
+  }
   c.attn_qkv_bias = g.FindTensor("blk.0.attn_q.bias") != nullptr;
   c.attn_o_bias = g.FindTensor("blk.0.attn_output.bias") != nullptr;
   c.qk_norm = g.FindTensor("blk.0.attn_q_norm.weight") != nullptr;

@@ -13,8 +13,9 @@ namespace kvaudit {
 class GgufFile;
 
 // Architectures with identical dataflow up to the flags below (transformers modeling_llama.py,
-// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py).
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3 };
+// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py: Phi-3 and Phi-4 are
+// Llama's dataflow with q|k|v and gate|up each stored as one fused tensor).
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kPhi3 };
 const char* ArchName(Arch a);
 
 struct ModelConfig {
@@ -34,7 +35,10 @@ struct ModelConfig {
   bool qk_norm = false;        // qwen3: per-head RMSNorm of q and k before RoPE
   bool tied_embeddings = false;
   int sliding_window = 0;  // 0 = full causal attention; else keys [p − window + 1, p]
-  int bos_id = -1;         // -1 when the model has none
+  // A window the file declares but the engine kvaudit follows for it does not apply (a phi3 GGUF's
+  // attention.sliding_window: llama.cpp runs Phi-3 without one); shown by `info`, never applied.
+  int unapplied_sliding_window = 0;
+  int bos_id = -1;  // -1 when the model has none
   int eos_id = -1;
 
   int q_dim() const { return n_heads * head_dim; }

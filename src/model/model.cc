@@ -111,6 +111,10 @@ std::string Model::Describe() const {
                 static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4), tokenizer_ ? "yes" : "none");
   std::string s = buf;
   if (c.sliding_window) s += "sliding window: " + std::to_string(c.sliding_window) + "\n";
+  if (c.unapplied_sliding_window) {
+    s += "sliding window: none (the file declares " + std::to_string(c.unapplied_sliding_window) + "; llama.cpp runs " +
+         ArchName(c.arch) + " without it, and so does kvaudit)\n";
+  }
   return s;
 }
 

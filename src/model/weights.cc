@@ -209,7 +209,8 @@ struct Names {
   std::function<std::string(int, const char*)> layer;
 };
 
-// Roles: attn_norm q k v o q_norm k_norm ffn_norm gate up down; suffix ".weight"/".bias" added by caller.
+// Roles: attn_norm q k v o q_norm k_norm ffn_norm gate up down, and Phi-3's fused qkv and gate_up; suffix
+// ".weight"/".bias" added by caller.
 // One layer's tensor name from (role, suffix).
 using LayerNames = std::function<std::string(const char*, const char*)>;
 
@@ -272,11 +273,23 @@ Status LoadOneMatrix(const Loader& ld, const std::string& name, const std::vecto
   return ld.in_place() ? ld.AddPart(name, shape, m, {}, w) : ld.LoadMatrix(name, shape, m, w);
 }
 
+// Phi-3 stores q|k|v as one tensor (qkv_proj / attn_qkv) and gate|up as one (gate_up_proj /
+// ffn_up, rows gate then up: transformers Phi3MLP chunks it in that order), the very layout of
+// wqkv and w_gate_up. llama.cpp also accepts a phi3 GGUF with separate q, k, v
+// (create_tensor_qkv, src/models/phi3.cpp @de3ff815), so the fused one is used when present.
+bool FusedQkv(const Loader& ld, const LayerNames& name, const ModelConfig& c) {
+  return c.arch == Arch::kPhi3 && ld.Has(name("qkv", ".weight"));
+}
+
 Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c, bool gguf_llama, LayerWeights& L,
                  ModelWeights& w) {
   const int64_t d = c.d_model, qd = c.q_dim(), hd = c.head_dim;
   KV_RETURN_IF_ERROR(ld.LoadNew(name("attn_norm", ".weight"), {d}, L.attn_norm, w));
-  KV_RETURN_IF_ERROR(LoadQkv(ld, name, c, gguf_llama, L, w));
+  if (FusedQkv(ld, name, c)) {
+    KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("qkv", ".weight"), {qd + 2 * c.kv_dim(), d}, L.wqkv, w));
+  } else {
+    KV_RETURN_IF_ERROR(LoadQkv(ld, name, c, gguf_llama, L, w));
+  }
   if (c.attn_qkv_bias) KV_RETURN_IF_ERROR(LoadQkvBias(ld, name, c, gguf_llama, L, w));
   if (c.qk_norm) {
     KV_RETURN_IF_ERROR(ld.LoadNew(name("q_norm", ".weight"), {hd}, L.q_norm, w));
@@ -285,7 +298,11 @@ Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c,
   KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("o", ".weight"), {d, qd}, L.wo, w));
   if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
   KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
-  KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, L, w));
+  if (c.arch == Arch::kPhi3) {
+    KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("gate_up", ".weight"), {2 * c.d_ff, d}, L.w_gate_up, w));
+  } else {
+    KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, L, w));
+  }
   return LoadOneMatrix(ld, name("down", ".weight"), {d, c.d_ff}, L.w_down, w);
 }
 
@@ -321,7 +338,8 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
         {"o", "self_attn.o_proj"},        {"q_norm", "self_attn.q_norm"},
         {"k_norm", "self_attn.k_norm"},   {"ffn_norm", "post_attention_layernorm"},
         {"gate", "mlp.gate_proj"},        {"up", "mlp.up_proj"},
-        {"down", "mlp.down_proj"}};
+        {"down", "mlp.down_proj"},        {"qkv", "self_attn.qkv_proj"},
+        {"gate_up", "mlp.gate_up_proj"}};
     return "model.layers." + std::to_string(i) + "." + kRole.at(role);
   };
   return LoadAll(ld, nm, c, /*gguf_llama=*/false);
@@ -340,7 +358,8 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, 
     static const std::map<std::string, std::string> kRole = {
         {"attn_norm", "attn_norm"}, {"q", "attn_q"},           {"k", "attn_k"},           {"v", "attn_v"},
         {"o", "attn_output"},       {"q_norm", "attn_q_norm"}, {"k_norm", "attn_k_norm"}, {"ffn_norm", "ffn_norm"},
-        {"gate", "ffn_gate"},       {"up", "ffn_up"},          {"down", "ffn_down"}};
+        {"gate", "ffn_gate"},       {"up", "ffn_up"},          {"down", "ffn_down"},      {"qkv", "attn_qkv"},
+        {"gate_up", "ffn_up"}};
     return "blk." + std::to_string(i) + "." + kRole.at(role);
   };
   // Only the 'llama' converter permutes Q/K (LlamaModel.modify_tensors); qwen2/qwen3 use NEOX RoPE

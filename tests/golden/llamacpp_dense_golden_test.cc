@@ -1,0 +1,184 @@
+// llama.cpp goldens of dense architectures beyond transformers' five (../shared/golden/llamacpp,
+// its README): a tiny random-weight GGUF and llama.cpp's own logits for 96 positions (CPU, f32 KV
+// cache, flash attention off) and greedy continuation. Checked: every position's logits within
+// 1e-4 and the same argmax; the greedy continuation through the incremental decode path; prefill
+// and token-by-token decode bitwise equal; 1 and 2 threads bitwise equal; and the same weights
+// written as a Hugging Face directory (config.json + safetensors, the architecture's own names)
+// give bitwise the logits of the GGUF.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "io/dequantize.h"
+#include "io/gguf.h"
+#include "kv/f32_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+#include "support/fixtures.h"
+#include "support/tiny_llama.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using ::kvaudit::testing::Fixture;
+
+constexpr int kPositions = 96;
+
+std::vector<int32_t> ReadIds(std::istream& in) {
+  std::vector<int32_t> ids;
+  for (int32_t x; in >> x;) ids.push_back(x);
+  return ids;
+}
+
+struct LlamaCppGolden {
+  std::vector<int32_t> ids;             // [96]
+  std::vector<float> logits;            // [96, vocab] llama.cpp's, row i after ids[0..i]
+  std::vector<int32_t> prompt, greedy;  // [16], [16]
+};
+
+LlamaCppGolden ReadGolden(const fs::path& dir) {
+  LlamaCppGolden g;
+  std::ifstream ids(dir / "ids.txt");
+  g.ids = ReadIds(ids);
+  std::ifstream logits(dir / "logits.f32", std::ios::binary);
+  logits.seekg(0, std::ios::end);
+  g.logits.resize(static_cast<size_t>(logits.tellg()) / sizeof(float));
+  logits.seekg(0);
+  logits.read(reinterpret_cast<char*>(g.logits.data()), static_cast<std::streamsize>(g.logits.size() * 4));
+  std::ifstream greedy(dir / "greedy.txt");
+  std::string line;
+  std::getline(greedy, line);
+  std::istringstream prompt(line);
+  g.prompt = ReadIds(prompt);
+  std::getline(greedy, line);
+  std::istringstream rest(line);
+  g.greedy = ReadIds(rest);
+  return g;
+}
+
+// [n, vocab] logits of one prefill of `ids`.
+std::vector<float> Prefill(const Model& m, const std::vector<int32_t>& ids, int threads) {
+  ThreadPool pool(threads);
+  auto cache = MakeF32Cache(m.config(), 256);
+  Forward fwd(m, *cache, pool);
+  std::vector<float> out(ids.size() * static_cast<size_t>(m.config().vocab_size));
+  fwd.Run(ids, 0, out.data(), /*all_logits=*/true);
+  return out;
+}
+
+// [n, vocab] logits of the same ids decoded one token at a time.
+std::vector<float> Decode(const Model& m, const std::vector<int32_t>& ids) {
+  ThreadPool pool(2);
+  auto cache = MakeF32Cache(m.config(), 256);
+  Forward fwd(m, *cache, pool);
+  const size_t V = m.config().vocab_size;
+  std::vector<float> out(ids.size() * V);
+  for (size_t t = 0; t < ids.size(); ++t)
+    fwd.Run(std::span<const int32_t>(&ids[t], 1), static_cast<int>(t), out.data() + t * V, false);
+  return out;
+}
+
+// The prompt decoded as one batch, then one argmax token per decode call (lowest id on ties).
+std::vector<int32_t> Greedy(const Model& m, const std::vector<int32_t>& prompt, size_t n_new) {
+  ThreadPool pool(2);
+  auto cache = MakeF32Cache(m.config(), 256);
+  Forward fwd(m, *cache, pool);
+  std::vector<float> last(m.config().vocab_size);
+  std::vector<int32_t> seq = prompt;
+  fwd.Run(seq, 0, last.data(), false);
+  std::vector<int32_t> out;
+  while (out.size() < n_new) {
+    out.push_back(static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin()));
+    seq.push_back(out.back());
+    fwd.Run(std::span<const int32_t>(&seq.back(), 1), static_cast<int>(seq.size()) - 1, last.data(), false);
+  }
+  return out;
+}
+
+// Phi-3's GGUF tensors under transformers' names (convert_hf_to_gguf.py Phi3MiniModel maps them
+// one to one: qkv_proj -> attn_qkv, gate_up_proj -> ffn_up), with its config.json.
+fs::path WritePhi3AsHf(const fs::path& gguf_path, const fs::path& dir) {
+  auto gguf = GgufFile::Open(gguf_path.string());
+  KV_CHECK_MSG(gguf.ok(), gguf.ok() ? "" : gguf.error().message.c_str());
+  const std::map<std::string, std::string> kLayer = {
+      {"attn_norm", "input_layernorm"},         {"attn_qkv", "self_attn.qkv_proj"}, {"attn_output", "self_attn.o_proj"},
+      {"ffn_norm", "post_attention_layernorm"}, {"ffn_up", "mlp.gate_up_proj"},     {"ffn_down", "mlp.down_proj"}};
+  std::vector<testing::F32Tensor> tensors;
+  auto add = [&](const std::string& gguf_name, const std::string& hf_name) {
+    const TensorView* t = gguf->FindTensor(gguf_name);
+    KV_CHECK_MSG(t != nullptr, gguf_name.c_str());
+    testing::F32Tensor out{hf_name, t->shape, std::vector<float>(t->numel())};
+    KV_CHECK(DequantizeToF32(*t, out.values.data()).ok());
+    tensors.push_back(std::move(out));
+  };
+  add("token_embd.weight", "model.embed_tokens.weight");
+  add("output_norm.weight", "model.norm.weight");
+  add("output.weight", "lm_head.weight");
+  for (int i = 0; i < 3; ++i) {
+    for (const auto& [g, h] : kLayer)
+      add("blk." + std::to_string(i) + "." + g + ".weight", "model.layers." + std::to_string(i) + "." + h + ".weight");
+  }
+  fs::create_directories(dir);
+  testing::WriteF32Safetensors(dir / "model.safetensors", tensors);
+  std::ofstream(dir / "config.json") << R"({"model_type": "phi3", "architectures": ["Phi3ForCausalLM"],
+    "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
+    "rope_theta": 10000.0, "rope_scaling": null, "tie_word_embeddings": false, "hidden_act": "silu",
+    "sliding_window": null, "partial_rotary_factor": 1.0})";
+  return dir;
+}
+
+class LlamaCppDenseGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
+  const fs::path dir = Fixture("golden/llamacpp/" + GetParam());
+  const LlamaCppGolden g = ReadGolden(dir);
+  ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
+  auto model = Model::Load((dir / "model.gguf").string());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const Model& m = **model;
+  const size_t V = m.config().vocab_size;
+  ASSERT_EQ(g.logits.size(), kPositions * V);
+
+  const std::vector<float> logits = Prefill(m, g.ids, 2);
+  double max_abs = 0;
+  for (size_t i = 0; i < logits.size(); ++i)
+    max_abs = std::max(max_abs, std::fabs(static_cast<double>(logits[i]) - g.logits[i]));
+  EXPECT_LE(max_abs, 1e-4);
+  for (size_t t = 0; t < kPositions; ++t) {
+    const auto row = [&](const std::vector<float>& x) { return x.begin() + static_cast<std::ptrdiff_t>(t * V); };
+    EXPECT_EQ(std::max_element(row(logits), row(logits) + V) - row(logits),
+              std::max_element(row(g.logits), row(g.logits) + V) - row(g.logits))
+        << "position " << t;
+  }
+  std::printf("[llama.cpp golden %s] max|dlogit| %.3g\n", GetParam().c_str(), max_abs);
+
+  EXPECT_EQ(Prefill(m, g.ids, 1), logits) << "1 and 2 threads differ";
+  EXPECT_EQ(Decode(m, g.ids), logits) << "prefill and token-by-token decode differ";
+  EXPECT_EQ(Greedy(m, g.prompt, g.greedy.size()), g.greedy);
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppDenseGolden, ::testing::Values("phi3"));
+
+// The Hugging Face layout of the same weights (fused qkv_proj and gate_up_proj) computes the very
+// same bits as the GGUF.
+TEST(LlamaCppDenseGoldenHf, Phi3SafetensorsAndGgufGiveTheSameBits) {
+  const fs::path gguf = Fixture("golden/llamacpp/phi3/model.gguf");
+  const fs::path hf = WritePhi3AsHf(gguf, testing::MakeTempDir("phi3-hf"));
+  auto from_gguf = Model::Load(gguf.string());
+  auto from_hf = Model::Load(hf.string());
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.error().message;
+  ASSERT_TRUE(from_hf.ok()) << from_hf.error().message;
+  EXPECT_EQ((*from_hf)->config().arch, Arch::kPhi3);
+  const LlamaCppGolden g = ReadGolden(Fixture("golden/llamacpp/phi3"));
+  EXPECT_EQ(Prefill(**from_hf, g.ids, 2), Prefill(**from_gguf, g.ids, 2));
+  fs::remove_all(hf);
+}
+
+}  // namespace
+}  // namespace kvaudit
