@@ -13,8 +13,11 @@ namespace kvaudit {
 class GgufFile;
 
 // Architectures with identical dataflow up to the flags below (transformers modeling_llama.py,
-// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py).
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3 };
+// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_qwen3_moe.py,
+// modeling_mixtral.py). The mixture-of-experts ones replace the FFN by routed experts
+// (model/moe.h); their attention is qwen3's (kQwen3Moe) and mistral's (kMixtral). A llama.cpp GGUF
+// of a Mixtral model says arch 'llama' with expert keys: kLlama with n_experts > 0.
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral };
 const char* ArchName(Arch a);
 
 struct ModelConfig {
@@ -36,11 +39,21 @@ struct ModelConfig {
   int sliding_window = 0;  // 0 = full causal attention; else keys [p − window + 1, p]
   int bos_id = -1;         // -1 when the model has none
   int eos_id = -1;
+  // Mixture of experts (docs/models-moe.md): every layer's FFN is n_experts SiLU-gated experts of
+  // width expert_ff, n_experts_used of them per token, chosen by a softmax router (top-k, weights
+  // renormalised to sum 1 when norm_topk). 0 experts = the dense FFN of width d_ff.
+  int n_experts = 0;
+  int n_experts_used = 0;
+  int expert_ff = 0;
+  bool norm_topk = false;
+
+  bool is_moe() const { return n_experts > 0; }
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }
   // Checks the shape relations every kernel relies on; `source` names the file in messages.
   Status Validate(const std::string& source) const;
+  Status ValidateMoe(const std::string& source) const;  // the expert fields (part of Validate)
 };
 
 // config.json of a Hugging Face model directory (transformers v4 rope_theta/rope_scaling and v5
