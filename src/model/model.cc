@@ -111,6 +111,12 @@ std::string Model::Describe() const {
                 static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4), tokenizer_ ? "yes" : "none");
   std::string s = buf;
   if (c.sliding_window) s += "sliding window: " + std::to_string(c.sliding_window) + "\n";
+  if (c.is_moe()) {
+    // Parameters above count every expert; a token runs n_experts_used of them.
+    s += "experts: " + std::to_string(c.n_experts) + "  used per token: " + std::to_string(c.n_experts_used) +
+         "  expert ffn: " + std::to_string(c.expert_ff) + "  router: softmax, top-k" +
+         (c.norm_topk ? " renormalised" : " not renormalised") + "\n";
+  }
   return s;
 }
 
