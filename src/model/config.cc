@@ -90,8 +90,9 @@ struct JsonReader {
   const Json& j;
   const std::string& path;
   Error Missing(const std::string& key) const {
-    return BadInput(path + ": missing key '" + key +
-                    "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3/qwen3_moe/mixtral model?");
+    return BadInput(
+        path + ": missing key '" + key +
+        "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3/qwen3_moe/mixtral model?");
   }
   Error Invalid(const std::string& key, const std::string& want) const {
     return BadInput(path + ": key '" + key + "' must be " + want + "; hint: fix config.json");
