@@ -1,5 +1,4 @@
 #include "model/config.h"
-#include "base/json_text.h"
 
 #include <climits>
 #include <fstream>
@@ -8,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/json_text.h"
 #include "io/dequantize.h"
 #include "io/gguf.h"
 
@@ -19,6 +19,8 @@ const char* ArchName(Arch a) {
     case Arch::kMistral: return "mistral";
     case Arch::kQwen2: return "qwen2";
     case Arch::kQwen3: return "qwen3";
+    case Arch::kQwen3Moe: return "qwen3moe";
+    case Arch::kMixtral: return "mixtral";
     case Arch::kPhi3: return "phi3";
   }
   return "?";
@@ -54,6 +56,31 @@ Status ModelConfig::Validate(const std::string& src) const {
     return bad("llama3 rope needs high_freq_factor > low_freq_factor", "check rope_parameters");
   }
   if (sliding_window < 0) return bad("sliding_window must be >= 0", "check sliding_window");
+  return ValidateMoe(src);
+}
+
+Status ModelConfig::ValidateMoe(const std::string& src) const {
+  auto bad = [&](const std::string& what, const std::string& hint) {
+    return BadInput(src + ": " + what + "; hint: " + hint);
+  };
+  const bool moe_arch = arch == Arch::kQwen3Moe || arch == Arch::kMixtral;
+  if (n_experts < 0 || (moe_arch && n_experts == 0)) {
+    return bad("expert count " + std::to_string(n_experts) + " must be positive for " + ArchName(arch),
+               "check num_experts / num_local_experts / expert_count");
+  }
+  if (n_experts == 0) {
+    if (n_experts_used != 0) return bad("experts used per token without experts", "check expert_count");
+    return Status::Ok();
+  }
+  if (n_experts_used <= 0 || n_experts_used > n_experts) {
+    return bad("experts used per token " + std::to_string(n_experts_used) + " must be in [1, " +
+                   std::to_string(n_experts) + "] (the expert count)",
+               "check num_experts_per_tok / expert_used_count");
+  }
+  if (expert_ff <= 0) {
+    return bad("expert FFN size must be positive",
+               "check moe_intermediate_size / intermediate_size / expert_feed_forward_length");
+  }
   return Status::Ok();
 }
 
@@ -65,8 +92,9 @@ struct JsonReader {
   const Json& j;
   const std::string& path;
   Error Missing(const std::string& key) const {
-    return BadInput(path + ": missing key '" + key +
-                    "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3 model?");
+    return BadInput(
+        path + ": missing key '" + key +
+        "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3/qwen3_moe/mixtral/phi3 model?");
   }
   Error Invalid(const std::string& key, const std::string& want) const {
     return BadInput(path + ": key '" + key + "' must be " + want + "; hint: fix config.json");
@@ -122,9 +150,11 @@ Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
   if (name == "mistral" || name == "MistralForCausalLM") return Arch::kMistral;
   if (name == "qwen2" || name == "Qwen2ForCausalLM") return Arch::kQwen2;
   if (name == "qwen3" || name == "Qwen3ForCausalLM") return Arch::kQwen3;
+  if (name == "qwen3_moe" || name == "Qwen3MoeForCausalLM") return Arch::kQwen3Moe;
+  if (name == "mixtral" || name == "MixtralForCausalLM") return Arch::kMixtral;
   if (name == "phi3" || name == "Phi3ForCausalLM") return Arch::kPhi3;
   return BadInput(path + ": unsupported architecture '" + name +
-                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3 and phi3 models");
+                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3, qwen3_moe, mixtral and phi3 models");
 }
 
 Status ReadRope(const JsonReader& r, ModelConfig& c) {
@@ -178,10 +208,12 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
 
 Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
   KV_ASSIGN_OR_RETURN(int window, r.Int(r.j, "sliding_window", 0));
-  // Mistral and Phi-3 apply sliding_window whenever it is set (transformers MistralAttention,
-  // Phi3Attention: sliding_window=config.sliding_window); Phi-3-mini-4k declares 2047.
-  bool use = c.arch == Arch::kMistral || c.arch == Arch::kPhi3;
-  if (c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3) {
+  // Mistral, Mixtral and Phi-3 apply sliding_window whenever it is set (transformers
+  // MistralAttention, Phi3Attention: sliding_window=config.sliding_window; Phi-3-mini-4k declares
+  // 2047); the Qwens only with use_sliding_window.
+  bool use = c.arch == Arch::kMistral || c.arch == Arch::kMixtral || c.arch == Arch::kPhi3;
+  const bool qwen = c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3 || c.arch == Arch::kQwen3Moe;
+  if (qwen) {
     KV_ASSIGN_OR_RETURN(use, r.Bool(r.j, "use_sliding_window", false));
   }
   if (r.Present(r.j, "layer_types")) {
@@ -195,7 +227,7 @@ Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
                       ": layer_types mixes sliding and full attention; hint: per-layer windows are not supported");
     }
     use = n_sliding != 0;
-  } else if (use && (c.arch == Arch::kQwen2 || c.arch == Arch::kQwen3)) {
+  } else if (use && qwen) {
     KV_ASSIGN_OR_RETURN(int max_window_layers, r.Int(r.j, "max_window_layers", c.n_layers));
     if (max_window_layers >= c.n_layers)
       use = false;
@@ -206,6 +238,42 @@ Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
     }
   }
   c.sliding_window = use ? window : 0;
+  return Status::Ok();
+}
+
+// Qwen3-MoE (transformers configuration_qwen3_moe.py / modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock):
+// every layer sparse unless decoder_sparse_step or mlp_only_layers say otherwise, which kvaudit
+// does not implement and so refuses.
+Status ReadQwen3Moe(const JsonReader& r, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(c.n_experts, r.Int(r.j, "num_experts"));
+  KV_ASSIGN_OR_RETURN(c.n_experts_used, r.Int(r.j, "num_experts_per_tok"));
+  KV_ASSIGN_OR_RETURN(c.expert_ff, r.Int(r.j, "moe_intermediate_size"));
+  // transformers' default is false: weights are then the plain softmax probabilities of the top-k.
+  KV_ASSIGN_OR_RETURN(c.norm_topk, r.Bool(r.j, "norm_topk_prob", false));
+  KV_ASSIGN_OR_RETURN(int sparse_step, r.Int(r.j, "decoder_sparse_step", 1));
+  if (sparse_step != 1) {
+    return BadInput(r.path + ": decoder_sparse_step " + std::to_string(sparse_step) +
+                    " mixes dense and expert layers; hint: kvaudit runs Qwen3-MoE models whose every layer is sparse "
+                    "(decoder_sparse_step 1)");
+  }
+  if (r.Present(r.j, "mlp_only_layers")) {
+    const Json& dense = r.j.at("mlp_only_layers");
+    if (!dense.is_array()) return r.Invalid("mlp_only_layers", "a list");
+    if (!dense.empty()) {
+      return BadInput(r.path + ": mlp_only_layers " + JsonText(dense) +
+                      " makes some layers dense; hint: kvaudit runs Qwen3-MoE models whose every layer is sparse");
+    }
+  }
+  return Status::Ok();
+}
+
+// Mixtral (modeling_mixtral.py MixtralSparseMoeBlock): intermediate_size is each expert's width,
+// and the top-k softmax weights are always renormalised.
+Status ReadMixtral(const JsonReader& r, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(c.n_experts, r.Int(r.j, "num_local_experts"));
+  KV_ASSIGN_OR_RETURN(c.n_experts_used, r.Int(r.j, "num_experts_per_tok"));
+  c.expert_ff = c.d_ff;
+  c.norm_topk = true;
   return Status::Ok();
 }
 }  // namespace
@@ -255,16 +323,86 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   KV_ASSIGN_OR_RETURN(bool attention_bias, r.Bool(j, "attention_bias", false));
   c.attn_qkv_bias = c.arch == Arch::kQwen2 || attention_bias;  // Qwen2Attention: q/k/v bias=True
   c.attn_o_bias = c.arch != Arch::kQwen2 && attention_bias;    // llama/qwen3: o_proj bias=attention_bias
-  c.qk_norm = c.arch == Arch::kQwen3;
+  c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen3Moe;
   KV_ASSIGN_OR_RETURN(c.bos_id, r.TokenId("bos_token_id"));
   KV_ASSIGN_OR_RETURN(c.eos_id, r.TokenId("eos_token_id"));
   KV_RETURN_IF_ERROR(ReadRope(r, c));
   KV_RETURN_IF_ERROR(ReadSlidingWindow(r, c));
+  if (c.arch == Arch::kQwen3Moe) KV_RETURN_IF_ERROR(ReadQwen3Moe(r, c));
+  if (c.arch == Arch::kMixtral) KV_RETURN_IF_ERROR(ReadMixtral(r, c));
   KV_RETURN_IF_ERROR(c.Validate(path));
   return c;
 }
 
 // ---------------------------------------------------------------- GGUF metadata
+namespace {
+// An optional integer key of the GGUF (def when absent); negative or oversized values are BadInput.
+Expected<int> GgufIntOr(const GgufFile& g, const std::string& key, int def) {
+  if (!g.Has(key)) return def;
+  KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt(key));
+  if (v < 0 || v > INT32_MAX)
+    return BadInput(g.label() + ": key '" + key + "' out of range; hint: the file is corrupt");
+  return static_cast<int>(v);
+}
+
+// MoE keys that change what llama.cpp's 'llama' and 'qwen3moe' graphs compute (llama.cpp
+// src/models/llama.cpp and src/models/qwen3moe.cpp @ 069be0ae: shared experts, a weight scale)
+// or that other MoE graphs use (expert groups, dense leading layers, other gating functions):
+// kvaudit implements none of them, so a file setting one to a non-neutral value is refused.
+Status RefuseUnusedMoeKeys(const GgufFile& g, const std::string& arch) {
+  const std::string hint = "kvaudit runs softmax-routed experts without shared experts or expert groups";
+  for (const char* key : {"expert_shared_count", "expert_shared_feed_forward_length", "expert_group_count",
+                          "leading_dense_block_count"}) {
+    KV_ASSIGN_OR_RETURN(int v, GgufIntOr(g, arch + "." + key, 0));
+    if (v > (std::string(key) == "expert_group_count" ? 1 : 0)) {
+      return BadInput(g.label() + ": key '" + arch + "." + key + "' = " + std::to_string(v) +
+                      " is not supported; hint: " + hint);
+    }
+  }
+  KV_ASSIGN_OR_RETURN(int gating, GgufIntOr(g, arch + ".expert_gating_func", 1));  // 1 = softmax
+  if (gating != 1) {
+    return BadInput(g.label() + ": key '" + arch + ".expert_gating_func' = " + std::to_string(gating) +
+                    " is not softmax (1); hint: " + hint);
+  }
+  if (g.Has(arch + ".expert_weights_scale")) {
+    KV_ASSIGN_OR_RETURN(double scale, g.GetFloat(arch + ".expert_weights_scale"));
+    if (scale != 0.0 && scale != 1.0) {
+      return BadInput(g.label() + ": key '" + arch + ".expert_weights_scale' = " + std::to_string(scale) +
+                      " is not supported; hint: " + hint);
+    }
+  }
+  return Status::Ok();
+}
+
+// {arch}.expert_count / expert_used_count; the expert width is qwen3moe's expert_feed_forward_length
+// (default n_ff / n_expert_used, as llama.cpp's qwen3moe loader) or llama's feed_forward_length.
+// Both llama.cpp graphs renormalise the top-k weights unconditionally (build_moe_ffn's norm_w =
+// true), so a file saying expert_weights_norm = false contradicts what llama.cpp computes: refused.
+Status ReadGgufMoe(const GgufFile& g, const std::string& arch, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(c.n_experts, GgufIntOr(g, arch + ".expert_count", 0));
+  if (c.n_experts == 0) return Status::Ok();  // dense; for qwen3moe Validate names the missing count
+  if (!g.Has(arch + ".expert_used_count")) {
+    return BadInput(g.label() + ": missing key '" + arch + ".expert_used_count'; hint: a mixture-of-experts GGUF " +
+                    "needs expert_count and expert_used_count");
+  }
+  KV_ASSIGN_OR_RETURN(c.n_experts_used, GgufIntOr(g, arch + ".expert_used_count", 0));
+  const int per_used = c.n_experts_used > 0 ? c.d_ff / c.n_experts_used : 0;
+  c.expert_ff = c.d_ff;
+  if (c.arch == Arch::kQwen3Moe) {
+    KV_ASSIGN_OR_RETURN(c.expert_ff, GgufIntOr(g, arch + ".expert_feed_forward_length", per_used));
+  }
+  c.norm_topk = true;
+  if (g.Has(arch + ".expert_weights_norm")) {
+    KV_ASSIGN_OR_RETURN(bool norm, g.GetBool(arch + ".expert_weights_norm"));
+    if (!norm) {
+      return BadInput(g.label() + ": key '" + arch + ".expert_weights_norm' is false, but llama.cpp's " + arch +
+                      " graph renormalises the top-k weights; hint: kvaudit follows llama.cpp and refuses the file");
+    }
+  }
+  return RefuseUnusedMoeKeys(g, arch);
+}
+}  // namespace
+
 Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   const std::string& file = g.label();
   auto missing = [&](const std::string& key, const std::string& hint) {
@@ -280,11 +418,14 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
     c.arch = Arch::kQwen2;
   else if (arch == "qwen3")
     c.arch = Arch::kQwen3;
+  else if (arch == "qwen3moe")
+    c.arch = Arch::kQwen3Moe;
   else if (arch == "phi3")
     c.arch = Arch::kPhi3;
   else
-    return BadInput(file + ": unsupported architecture '" + arch +
-                    "'; hint: kvaudit runs llama, mistral (as llama), qwen2, qwen3 and phi3 GGUFs");
+    return BadInput(
+        file + ": unsupported architecture '" + arch +
+        "'; hint: kvaudit runs llama, mistral and mixtral (as llama), qwen2, qwen3, qwen3moe and phi3 GGUFs");
 
   const std::string hint = "re-convert the model with llama.cpp's convert_hf_to_gguf.py";
   auto get_int = [&](const std::string& key, int& out, std::optional<int> def) -> Status {
@@ -380,6 +521,7 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   c.attn_qkv_bias = g.FindTensor("blk.0.attn_q.bias") != nullptr;
   c.attn_o_bias = g.FindTensor("blk.0.attn_output.bias") != nullptr;
   c.qk_norm = g.FindTensor("blk.0.attn_q_norm.weight") != nullptr;
+  KV_RETURN_IF_ERROR(ReadGgufMoe(g, arch, c));
   if (g.Has("tokenizer.ggml.bos_token_id")) {
     KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.bos_token_id"));
     c.bos_id = static_cast<int>(v);

@@ -13,9 +13,12 @@ namespace kvaudit {
 class GgufFile;
 
 // Architectures with identical dataflow up to the flags below (transformers modeling_llama.py,
-// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py: Phi-3 and Phi-4 are
-// Llama's dataflow with q|k|v and gate|up each stored as one fused tensor).
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kPhi3 };
+// modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_qwen3_moe.py,
+// modeling_mixtral.py, modeling_phi3.py). The mixture-of-experts ones replace the FFN by routed
+// experts (model/moe.h); their attention is qwen3's (kQwen3Moe) and mistral's (kMixtral). A
+// llama.cpp GGUF of a Mixtral model says arch 'llama' with expert keys: kLlama with n_experts > 0.
+// Phi-3 and Phi-4 are Llama's dataflow with q|k|v and gate|up each stored as one fused tensor.
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kPhi3 };
 const char* ArchName(Arch a);
 
 struct ModelConfig {
@@ -40,11 +43,21 @@ struct ModelConfig {
   int unapplied_sliding_window = 0;
   int bos_id = -1;  // -1 when the model has none
   int eos_id = -1;
+  // Mixture of experts (docs/models-moe.md): every layer's FFN is n_experts SiLU-gated experts of
+  // width expert_ff, n_experts_used of them per token, chosen by a softmax router (top-k, weights
+  // renormalised to sum 1 when norm_topk). 0 experts = the dense FFN of width d_ff.
+  int n_experts = 0;
+  int n_experts_used = 0;
+  int expert_ff = 0;
+  bool norm_topk = false;
+
+  bool is_moe() const { return n_experts > 0; }
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }
   // Checks the shape relations every kernel relies on; `source` names the file in messages.
   Status Validate(const std::string& source) const;
+  Status ValidateMoe(const std::string& source) const;  // the expert fields (part of Validate)
 };
 
 // config.json of a Hugging Face model directory (transformers v4 rope_theta/rope_scaling and v5

@@ -23,8 +23,12 @@ Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool)
   v_.Resize(C * c_.kv_dim());
   attn_.Resize(C * c_.q_dim());
   proj_.Resize(C * c_.d_model);
-  gu_.Resize(C * 2 * c_.d_ff);
-  act_.Resize(C * c_.d_ff);
+  if (c_.is_moe()) {
+    moe_ = std::make_unique<MoeFfn>(c_, kMaxChunk);
+  } else {
+    gu_.Resize(C * 2 * c_.d_ff);
+    act_.Resize(C * c_.d_ff);
+  }
 }
 
 void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool all_logits) {
@@ -56,9 +60,10 @@ void Forward::RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bo
   MatMul(h_.data(), rows, model_.weights().output_matrix(), logits, pool_);
 }
 
+// The attention sublayer, then Ffn.
 void Forward::Layer(int layer, int n, int pos0) {
   const LayerWeights& w = model_.weights().layers[layer];
-  const int d = c_.d_model, hd = c_.head_dim, qd = c_.q_dim(), kvd = c_.kv_dim(), ff = c_.d_ff;
+  const int d = c_.d_model, hd = c_.head_dim, qd = c_.q_dim(), kvd = c_.kv_dim();
   const int qkv_w = qd + 2 * kvd;
   float* x = x_.data();
   float* h = h_.data();
@@ -102,18 +107,31 @@ void Forward::Layer(int layer, int n, int pos0) {
     }
   }
 
-  // --- MLP block
+  Ffn(layer, n, pos0);
+}
+
+// The FFN sublayer: x = x + FFN(RMSNorm(x)·w_ffn), dense SwiGLU or routed experts (model/moe.h).
+void Forward::Ffn(int layer, int n, int pos0) {
+  const LayerWeights& w = model_.weights().layers[layer];
+  const int d = c_.d_model, ff = c_.d_ff;
+  float* x = x_.data();
+  float* h = h_.data();
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     RmsNorm(x + r0 * d, w.ffn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
   });
-  MatMul(h, n, w.w_gate_up, gu_.data(), pool_);
-  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
-    for (int64_t t = r0; t < r1; ++t) {
-      const float* g = gu_.data() + t * 2 * ff;
-      SiluMul(g, g + ff, act_.data() + t * ff, ff);
-    }
-  });
-  MatMul(act_.data(), n, w.w_down, proj_.data(), pool_);
+  if (moe_) {
+    moe_->Run(w, h, n, proj_.data(), pool_);
+    if (route_observer_) route_observer_(layer, pos0, n, moe_->selected(), moe_->weights());
+  } else {
+    MatMul(h, n, w.w_gate_up, gu_.data(), pool_);
+    pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
+      for (int64_t t = r0; t < r1; ++t) {
+        const float* g = gu_.data() + t * 2 * ff;
+        SiluMul(g, g + ff, act_.data() + t * ff, ff);
+      }
+    });
+    MatMul(act_.data(), n, w.w_down, proj_.data(), pool_);
+  }
   const int64_t nd = static_cast<int64_t>(n) * d;
   for (int64_t i = 0; i < nd; ++i) x[i] = x[i] + proj_.data()[i];
 }

@@ -4,6 +4,7 @@
 //   per layer: h = RMSNorm(x)·w_attn;  q,k,v = h·Wqkvᵀ (+b);  [qwen3: per-head RMSNorm of q, k];
 //              RoPE(q, k);  cache ← (k, v);  x = x + Attend(q)·Woᵀ (+b)
 //              h = RMSNorm(x)·w_ffn;  x = x + (silu(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ
+//                                     (mixture of experts: x = x + MoeFfn(h), model/moe.h)
 //   logits = RMSNorm(x)·w_final · Wlmᵀ
 // All f32, in transformers' order of operations. Deterministic: bitwise identical results for any
 // thread count (see ops/matmul.h and kv/f32_cache.cc for how work is split).
@@ -11,11 +12,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 
 #include "base/thread_pool.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/moe.h"
 #include "ops/aligned_buffer.h"
 #include "ops/rope.h"
 
@@ -39,9 +42,15 @@ class Forward {
   using KvObserver = std::function<void(int layer, int pos0, int n, const float* k, const float* v)>;
   void set_kv_observer(KvObserver observer) { kv_observer_ = std::move(observer); }
 
+  // Debug hook (tests): called for every MoE layer and chunk with the routing of positions
+  // pos0 .. pos0+n-1: experts [n, n_experts_used] (best first) and their weights, same shape.
+  using RouteObserver = std::function<void(int layer, int pos0, int n, const int32_t* experts, const float* weights)>;
+  void set_route_observer(RouteObserver observer) { route_observer_ = std::move(observer); }
+
  private:
   void RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits);
   void Layer(int layer, int n, int pos0);
+  void Ffn(int layer, int n, int pos0);
 
   const Model& model_;
   const ModelConfig& c_;
@@ -49,6 +58,8 @@ class Forward {
   ThreadPool& pool_;
   RopeTable rope_;
   KvObserver kv_observer_;
+  RouteObserver route_observer_;
+  std::unique_ptr<MoeFfn> moe_;  // MoE models only
   // Activations for one chunk (C = kMaxChunk rows):
   AlignedBuffer x_;     // [C, d_model] residual stream
   AlignedBuffer h_;     // [C, d_model] normed input of a sublayer
@@ -59,8 +70,8 @@ class Forward {
   AlignedBuffer v_;     // [C, n_kv_heads, head_dim]
   AlignedBuffer attn_;  // [C, n_heads, head_dim] attention output
   AlignedBuffer proj_;  // [C, d_model] o_proj / down_proj output
-  AlignedBuffer gu_;    // [C, 2*d_ff] gate | up
-  AlignedBuffer act_;   // [C, d_ff] silu(gate)·up
+  AlignedBuffer gu_;    // [C, 2*d_ff] gate | up (dense FFN only)
+  AlignedBuffer act_;   // [C, d_ff] silu(gate)·up (dense FFN only)
 };
 
 }  // namespace kvaudit

@@ -115,6 +115,12 @@ std::string Model::Describe() const {
     s += "sliding window: none (the file declares " + std::to_string(c.unapplied_sliding_window) + "; llama.cpp runs " +
          ArchName(c.arch) + " without it, and so does kvaudit)\n";
   }
+  if (c.is_moe()) {
+    // Parameters above count every expert; a token runs n_experts_used of them.
+    s += "experts: " + std::to_string(c.n_experts) + "  used per token: " + std::to_string(c.n_experts_used) +
+         "  expert ffn: " + std::to_string(c.expert_ff) + "  router: softmax, top-k" +
+         (c.norm_topk ? " renormalised" : " not renormalised") + "\n";
+  }
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -15,7 +16,8 @@ uint64_t ModelWeights::bytes() const {
   uint64_t b = embed.bytes() + final_norm.bytes() + lm_head.bytes();
   for (const LayerWeights& l : layers) {
     for (const AlignedBuffer* p : {&l.attn_norm, &l.bqkv, &l.q_norm, &l.k_norm, &l.bo, &l.ffn_norm}) b += p->bytes();
-    for (const WeightMatrix* p : {&l.wqkv, &l.wo, &l.w_gate_up, &l.w_down}) b += p->bytes();
+    for (const WeightMatrix* p : {&l.wqkv, &l.wo, &l.w_gate_up, &l.w_down, &l.router}) b += p->bytes();
+    for (const ExpertWeights& e : l.experts) b += e.gate_up.bytes() + e.down.bytes();
   }
   return b;
 }
@@ -30,7 +32,8 @@ std::string ModelWeights::storage_summary() const {
   add(embed);
   add(lm_head);
   for (const LayerWeights& l : layers) {
-    for (const WeightMatrix* p : {&l.wqkv, &l.wo, &l.w_gate_up, &l.w_down}) add(*p);
+    for (const WeightMatrix* p : {&l.wqkv, &l.wo, &l.w_gate_up, &l.w_down, &l.router}) add(*p);
+    for (const ExpertWeights& e : l.experts) add(e.gate_up), add(e.down);
   }
   std::string r;
   for (const auto& [name, one] : seen) r += (r.empty() ? "" : "+") + name;
@@ -68,6 +71,7 @@ class Loader {
       : find_(std::move(find)), source_(std::move(source)), hint_(std::move(hint)), in_place_(in_place) {}
 
   bool Has(const std::string& name) const { return find_(name) != nullptr; }
+  const std::string& source() const { return source_; }
   // Matrices are read in place from the mapped file (GGUF), not copied.
   bool in_place() const { return in_place_; }
 
@@ -76,33 +80,41 @@ class Loader {
   // is converted to f32 into w.converted instead (still a part of m).
   Status AddPart(const std::string& name, const std::vector<int64_t>& shape, WeightMatrix& m,
                  std::vector<int32_t> row_map, ModelWeights& w) const {
+    KV_ASSIGN_OR_RETURN(WeightView v, View(name, shape, w));
+    m.AddExternalPart(v, std::move(row_map));
+    return Status::Ok();
+  }
+
+  // Tensor `name` of `shape` (2-D, or 3-D [n, rows, cols] for stacked experts) as one view of
+  // [numel / cols, cols]: in place when in_place() and the kernels read its dtype at its alignment,
+  // else an f32 copy in w.converted.
+  Expected<WeightView> View(const std::string& name, const std::vector<int64_t>& shape, ModelWeights& w) const {
     KV_RETURN_IF_ERROR(Check(name, shape));
     const TensorView* t = find_(name);
+    const int64_t cols = shape.back(), rows = t->numel() / std::max<int64_t>(cols, 1);
     const std::optional<QuantType> type = QuantTypeOfDType(t->dtype);
     const size_t align = !type || IsBlockType(*type) ? 1 : QuantTypeBytes(*type);
-    if (type && reinterpret_cast<uintptr_t>(t->data) % align == 0) {
+    if (in_place_ && type && reinterpret_cast<uintptr_t>(t->data) % align == 0) {
       const int block = GetQuantTraits(*type).block_elems;
-      if (shape[1] % block != 0) {
-        return BadInput(source_ + ": tensor '" + name + "' has rows of " + std::to_string(shape[1]) +
+      if (cols % block != 0) {
+        return BadInput(source_ + ": tensor '" + name + "' has rows of " + std::to_string(cols) +
                         " elements, not whole " + QuantTypeName(*type) + " blocks of " + std::to_string(block) +
                         "; hint: the file is corrupt");
       }
-      const uint64_t want = static_cast<uint64_t>(shape[0]) * QuantRowBytes(*type, shape[1]);
+      const uint64_t want = static_cast<uint64_t>(rows) * QuantRowBytes(*type, cols);
       if (t->nbytes != want) {
         return BadInput(source_ + ": tensor '" + name + "' has " + std::to_string(t->nbytes) + " bytes, expected " +
                         std::to_string(want) + "; hint: the file is truncated or its header is wrong");
       }
-      m.AddExternalPart(WeightView{t->data, *type, shape[0], shape[1], nullptr}, std::move(row_map));
       w.source_dtypes[std::string(GetDTypeInfo(t->dtype).name)] += t->numel();
       w.n_params += t->numel();
-      return Status::Ok();
+      return WeightView{t->data, *type, rows, cols, nullptr};
     }
     w.converted.push_back(std::make_unique<AlignedBuffer>());
     AlignedBuffer& f = *w.converted.back();
     f.Resize(t->numel());
     KV_RETURN_IF_ERROR(Load(name, shape, f.data(), w));
-    m.AddExternalPart(WeightView{f.data(), QuantType::kF32, shape[0], shape[1], nullptr}, std::move(row_map));
-    return Status::Ok();
+    return WeightView{f.data(), QuantType::kF32, rows, cols, nullptr};
   }
 
   // Checks dtype and exact shape (outermost first), then dequantizes into dst.
@@ -207,6 +219,14 @@ std::vector<int32_t> UnpermuteRowMap(int n_head, int head_dim) {
 struct Names {
   std::string embed, final_norm, output;
   std::function<std::string(int, const char*)> layer;
+  // Mixture of experts: layer i's router; expert e's tensor of role gate/up/down, or with e = -1
+  // the layer's stacked [n_expert][n_out][n_in] tensor when stacked_experts (GGUF). No suffix.
+  std::function<std::string(int)> router;
+  std::function<std::string(int, int, const char*)> expert;
+  bool stacked_experts = false;
+  // Layer i's tensors of MoE variants kvaudit does not run (shared experts, router biases, fused
+  // gate|up experts): present, they are refused rather than ignored.
+  std::function<std::vector<std::string>(int)> unsupported;
 };
 
 // Roles: attn_norm q k v o q_norm k_norm ffn_norm gate up down, and Phi-3's fused qkv and gate_up; suffix
@@ -254,17 +274,18 @@ Status LoadQkvBias(const Loader& ld, const LayerNames& name, const ModelConfig& 
   return Status::Ok();
 }
 
-// The fused gate|up rows: two parts in place, or one copied matrix.
-Status LoadGateUp(const Loader& ld, const LayerNames& name, const ModelConfig& c, LayerWeights& L, ModelWeights& w) {
-  const int64_t d = c.d_model, ff = c.d_ff;
+// The fused gate|up rows [2*ff, d_model] into m: two parts in place, or one copied matrix.
+Status LoadGateUp(const Loader& ld, const LayerNames& name, const ModelConfig& c, int64_t ff, WeightMatrix& m,
+                  ModelWeights& w) {
+  const int64_t d = c.d_model;
   const std::string gate = name("gate", ".weight"), up = name("up", ".weight");
   if (ld.in_place()) {
-    KV_RETURN_IF_ERROR(ld.AddPart(gate, {ff, d}, L.w_gate_up, {}, w));
-    return ld.AddPart(up, {ff, d}, L.w_gate_up, {}, w);
+    KV_RETURN_IF_ERROR(ld.AddPart(gate, {ff, d}, m, {}, w));
+    return ld.AddPart(up, {ff, d}, m, {}, w);
   }
-  L.w_gate_up.Resize(2 * ff, d, ld.MatrixType({gate, up}));
-  KV_RETURN_IF_ERROR(ld.LoadRows(gate, {ff, d}, L.w_gate_up, 0, w));
-  return ld.LoadRows(up, {ff, d}, L.w_gate_up, ff, w);
+  m.Resize(2 * ff, d, ld.MatrixType({gate, up}));
+  KV_RETURN_IF_ERROR(ld.LoadRows(gate, {ff, d}, m, 0, w));
+  return ld.LoadRows(up, {ff, d}, m, ff, w);
 }
 
 // One matrix from one tensor: in place, or copied (16-bit) / converted (else) as LoadMatrix does.
@@ -281,6 +302,50 @@ bool FusedQkv(const Loader& ld, const LayerNames& name, const ModelConfig& c) {
   return c.arch == Arch::kPhi3 && ld.Has(name("qkv", ".weight"));
 }
 
+// Expert e's rows of a stacked [n_expert * rows, cols] view: the slice [e*rows, (e+1)*rows), in place.
+WeightView ExpertSlice(const WeightView& all, int64_t e, int64_t rows) {
+  WeightView v = all;
+  v.data = static_cast<const uint8_t*>(all.data) + static_cast<size_t>(e * rows) * all.row_bytes();
+  v.rows = rows;
+  return v;
+}
+
+// GGUF experts: each expert's matrices are parts viewing its slice of the three stacked tensors.
+Status LoadStackedExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L,
+                          ModelWeights& w) {
+  const int64_t d = c.d_model, ff = c.expert_ff, n = c.n_experts;
+  KV_ASSIGN_OR_RETURN(WeightView gate, ld.View(nm.expert(i, -1, "gate") + ".weight", {n, ff, d}, w));
+  KV_ASSIGN_OR_RETURN(WeightView up, ld.View(nm.expert(i, -1, "up") + ".weight", {n, ff, d}, w));
+  KV_ASSIGN_OR_RETURN(WeightView down, ld.View(nm.expert(i, -1, "down") + ".weight", {n, d, ff}, w));
+  for (int64_t e = 0; e < n; ++e) {
+    L.experts[e].gate_up.AddExternalPart(ExpertSlice(gate, e, ff));
+    L.experts[e].gate_up.AddExternalPart(ExpertSlice(up, e, ff));
+    L.experts[e].down.AddExternalPart(ExpertSlice(down, e, d));
+  }
+  return Status::Ok();
+}
+
+// Layer i's router and experts (model/moe.h).
+Status LoadExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L, ModelWeights& w) {
+  for (const std::string& t : nm.unsupported(i)) {
+    if (ld.Has(t)) {
+      return BadInput(ld.source() + ": tensor '" + t +
+                      "' belongs to a mixture-of-experts variant kvaudit does not run (shared expert, router bias or "
+                      "fused experts); hint: kvaudit runs softmax-routed SiLU experts only (docs/models-moe.md)");
+    }
+  }
+  KV_RETURN_IF_ERROR(LoadOneMatrix(ld, nm.router(i) + ".weight", {c.n_experts, c.d_model}, L.router, w));
+  L.experts.resize(c.n_experts);
+  if (nm.stacked_experts) return LoadStackedExperts(ld, nm, i, c, L, w);
+  for (int e = 0; e < c.n_experts; ++e) {
+    const LayerNames name = [&](const char* role, const char* suffix) { return nm.expert(i, e, role) + suffix; };
+    KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, c.expert_ff, L.experts[e].gate_up, w));
+    KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("down", ".weight"), {c.d_model, c.expert_ff}, L.experts[e].down, w));
+  }
+  return Status::Ok();
+}
+
+// Attention and norms of one layer, and its dense FFN (a MoE FFN is LoadExperts').
 Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c, bool gguf_llama, LayerWeights& L,
                  ModelWeights& w) {
   const int64_t d = c.d_model, qd = c.q_dim(), hd = c.head_dim;
@@ -298,10 +363,11 @@ Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c,
   KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("o", ".weight"), {d, qd}, L.wo, w));
   if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
   KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
+  if (c.is_moe()) return Status::Ok();
   if (c.arch == Arch::kPhi3) {
     KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("gate_up", ".weight"), {2 * c.d_ff, d}, L.w_gate_up, w));
   } else {
-    KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, L, w));
+    KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, c.d_ff, L.w_gate_up, w));
   }
   return LoadOneMatrix(ld, name("down", ".weight"), {d, c.d_ff}, L.w_down, w);
 }
@@ -313,12 +379,33 @@ Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelCon
   for (int i = 0; i < c.n_layers; ++i) {
     const LayerNames name = [&](const char* role, const char* suffix) { return nm.layer(i, role) + suffix; };
     KV_RETURN_IF_ERROR(LoadLayer(ld, name, c, gguf_llama, w.layers[i], w));
+    if (c.is_moe()) KV_RETURN_IF_ERROR(LoadExperts(ld, nm, i, c, w.layers[i], w));
   }
   KV_RETURN_IF_ERROR(ld.LoadNew(nm.final_norm, {c.d_model}, w.final_norm, w));
   if (!c.tied_embeddings && ld.Has(nm.output)) {
     KV_RETURN_IF_ERROR(LoadOneMatrix(ld, nm.output, {c.vocab_size, c.d_model}, w.lm_head, w));
   }
   return w;
+}
+
+// Hugging Face expert names: Qwen3-MoE's mlp.gate / mlp.experts.E.{gate,up,down}_proj
+// (modeling_qwen3_moe.py) and Mixtral's block_sparse_moe.gate / block_sparse_moe.experts.E.{w1,w3,w2}
+// (modeling_mixtral.py: w1 gate, w3 up, w2 down), as the checkpoints store them.
+void SetHfExpertNames(Arch arch, Names& nm) {
+  const bool mixtral = arch == Arch::kMixtral;
+  const std::string block = mixtral ? ".block_sparse_moe" : ".mlp";
+  auto layer = [block](int i) { return "model.layers." + std::to_string(i) + block; };
+  nm.router = [layer](int i) { return layer(i) + ".gate"; };
+  nm.expert = [layer, mixtral](int i, int e, const char* role) {
+    const std::string r = role;
+    const std::string leaf = mixtral ? (r == "gate" ? "w1" : r == "up" ? "w3" : "w2") : r + "_proj";
+    return layer(i) + ".experts." + std::to_string(e) + "." + leaf;
+  };
+  nm.unsupported = [layer](int i) {
+    return std::vector<std::string>{layer(i) + ".shared_expert.gate_proj.weight",
+                                    layer(i) + ".shared_expert_gate.weight", layer(i) + ".gate.bias",
+                                    layer(i) + ".experts.gate_up_proj", layer(i) + ".experts.down_proj"};
+  };
 }
 
 }  // namespace
@@ -342,6 +429,7 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
         {"gate_up", "mlp.gate_up_proj"}};
     return "model.layers." + std::to_string(i) + "." + kRole.at(role);
   };
+  SetHfExpertNames(c.arch, nm);
   return LoadAll(ld, nm, c, /*gguf_llama=*/false);
 }
 
@@ -361,6 +449,17 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, 
         {"gate", "ffn_gate"},       {"up", "ffn_up"},          {"down", "ffn_down"},      {"qkv", "attn_qkv"},
         {"gate_up", "ffn_up"}};
     return "blk." + std::to_string(i) + "." + kRole.at(role);
+  };
+  nm.router = [](int i) { return "blk." + std::to_string(i) + ".ffn_gate_inp"; };
+  nm.expert = [](int i, int, const char* role) { return "blk." + std::to_string(i) + ".ffn_" + role + "_exps"; };
+  nm.stacked_experts = true;
+  nm.unsupported = [](int i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    return std::vector<std::string>{b + "ffn_gate_inp_shexp.weight", b + "ffn_gate_shexp.weight",
+                                    b + "ffn_up_shexp.weight",       b + "ffn_down_shexp.weight",
+                                    b + "ffn_gate_inp.bias",         b + "exp_probs_b.bias",
+                                    b + "ffn_gate_up_exps.weight",   b + "ffn_gate_exps.bias",
+                                    b + "ffn_up_exps.bias",          b + "ffn_down_exps.bias"};
   };
   // Only the 'llama' converter permutes Q/K (LlamaModel.modify_tensors); qwen2/qwen3 use NEOX RoPE
   // in llama.cpp, which is already rotate-half.

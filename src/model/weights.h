@@ -28,6 +28,14 @@ namespace kvaudit {
 class GgufFile;
 class SafetensorsSet;
 
+// One expert of a mixture-of-experts FFN (model/moe.h): a SiLU-gated MLP of width expert_ff. From
+// a GGUF each matrix part views the expert's slice of the 3-D blk.N.ffn_{gate,up,down}_exps tensor
+// ([n_expert][n_out][n_in]) in place; from safetensors, each expert's own tensors are copied.
+struct ExpertWeights {
+  WeightMatrix gate_up;  // [2*expert_ff, d_model]  rows: gate, then up
+  WeightMatrix down;     // [d_model, expert_ff]
+};
+
 struct LayerWeights {
   AlignedBuffer attn_norm;  // [d_model]            input_layernorm / attn_norm
   WeightMatrix wqkv;        // [q_dim + 2*kv_dim, d_model]  rows: q (HF rotate-half order), k, v
@@ -37,8 +45,11 @@ struct LayerWeights {
   WeightMatrix wo;          // [d_model, q_dim]
   AlignedBuffer bo;         // [d_model] or empty
   AlignedBuffer ffn_norm;   // [d_model]            post_attention_layernorm / ffn_norm
-  WeightMatrix w_gate_up;   // [2*d_ff, d_model]    rows: gate, then up
-  WeightMatrix w_down;      // [d_model, d_ff]
+  WeightMatrix w_gate_up;   // [2*d_ff, d_model]    rows: gate, then up (empty for MoE)
+  WeightMatrix w_down;      // [d_model, d_ff]      (empty for MoE)
+  // Mixture of experts (n_experts > 0) in place of w_gate_up / w_down:
+  WeightMatrix router;                 // [n_experts, d_model]  ffn_gate_inp / mlp.gate
+  std::vector<ExpertWeights> experts;  // [n_experts]
 };
 
 struct WeightLoadOptions {

@@ -46,6 +46,10 @@ uint64_t HashConfig(const ModelConfig& c) {
                              c.bos_id,
                              c.eos_id};
   uint64_t h = HashBytes(numbers, sizeof(numbers), 1);
+  if (c.is_moe()) {  // dense models keep the hashes they had before experts existed
+    const int64_t moe[] = {c.n_experts, c.n_experts_used, c.expert_ff, c.norm_topk};
+    h = HashBytes(moe, sizeof(moe), h);
+  }
   h = HashBytes(&c.rms_eps, sizeof(c.rms_eps), h);
   const std::vector<float> inv_freq = RopeInvFreq(c.rope, c.head_dim);  // [head_dim/2]
   return HashBytes(inv_freq.data(), inv_freq.size() * sizeof(float), h);
@@ -82,6 +86,9 @@ uint64_t HashModel(const Model& model) {
   for (const LayerWeights& l : w.layers) {
     buf(l.attn_norm), mat(l.wqkv), buf(l.bqkv), buf(l.q_norm), buf(l.k_norm), mat(l.wo), buf(l.bo);
     buf(l.ffn_norm), mat(l.w_gate_up), mat(l.w_down);
+    if (l.experts.empty()) continue;
+    mat(l.router);
+    for (const ExpertWeights& e : l.experts) mat(e.gate_up), mat(e.down);
   }
   return h;
 }

@@ -170,7 +170,7 @@ void IkRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings
     out.notes.push_back(
         "no rotation: ik_llama.cpp has no automatic rotation (mainline's PR #21038); -khad/-vhad are opt-in");
   }
-  if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral) && AnyQuantized(Column(v, true)))
+  if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral || c.arch == Arch::kMixtral) && AnyQuantized(Column(v, true)))
     out.notes.push_back(PermutedKNote());
   out.notes.push_back("kvaudit's engine=llama.cpp emulates mainline llama.cpp's CPU kernels, not ik_llama.cpp's");
   out.notes.push_back("flash attention is on by default in ik_llama.cpp; -fa on is given for clarity");

@@ -149,7 +149,7 @@ void RotationNotes(const TargetView& v, const RotationFit& r, std::vector<std::s
 
 void CommonNotes(const TargetView& v, const ModelConfig& c, std::vector<std::string>& notes) {
   const LayerKv l = v.layers.front();
-  if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral) && IsLlamaCppBlockFormat(l.k)) {
+  if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral || c.arch == Arch::kMixtral) && IsLlamaCppBlockFormat(l.k)) {
     notes.push_back(PermutedKNote() + "; the measure spec reproduces that");
   }
   const bool fast_pair = l.k == l.v && (l.k == KvFormat::kF16 || l.k == KvFormat::kQ8_0 || l.k == KvFormat::kQ4_0 ||

@@ -28,7 +28,8 @@ constexpr int kQueryTile = 64;  // query tokens per work item (GGML_FA_TILE_Q)
 // load (model/weights.cc), so its K is in HF order; llama.cpp quantizes K, converts Q to q8_0/q8_1
 // and rotates both in GGUF order, so a 32-value block there holds HF channels {j, j + hd/2} for
 // j in a run of 16 — different blocks, different block scales. Q·K is unchanged.
-bool UsesGgufPairOrder(Arch a) { return a == Arch::kLlama || a == Arch::kMistral; }
+// convert_hf_to_gguf.py converts MixtralForCausalLM with the same LlamaModel permutation.
+bool UsesGgufPairOrder(Arch a) { return a == Arch::kLlama || a == Arch::kMistral || a == Arch::kMixtral; }
 
 // x [hd] in HF order -> y [hd] in GGUF order.
 void ToGgufOrder(const float* x, int hd, float* y) {

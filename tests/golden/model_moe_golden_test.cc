@@ -1,0 +1,287 @@
+// Mixture-of-experts goldens: the tiny random-weight qwen3moe and Mixtral-style ('llama' with
+// experts) GGUFs of ../shared/golden/llamacpp against llama.cpp's CPU logits (f32 KV cache, flash
+// attention off; golden/llamacpp/README.md). Checks: logits of all 96 positions within 1e-4 with
+// the same argmax, the experts llama.cpp chose (experts.txt), the greedy continuation through the
+// decode path, prefill = decode and 1 thread = 2 threads bitwise, and the same model written as a
+// Hugging Face directory (config.json + safetensors) giving bitwise the GGUF's logits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "io/dequantize.h"
+#include "io/gguf.h"
+#include "kv/f32_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+#include "model/weights.h"
+#include "support/fixtures.h"
+#include "support/tiny_llama.h"
+
+namespace kvaudit {
+using ::kvaudit::testing::Fixture;
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kPositions = 96, kVocab = 256;
+
+std::vector<int32_t> ParseIds(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<int32_t> ids;
+  for (int32_t v; in >> v;) ids.push_back(v);
+  return ids;
+}
+
+std::vector<std::string> Lines(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+struct Golden {
+  std::string dir;
+  std::vector<int32_t> ids;                   // [96]
+  std::vector<float> logits;                  // [96, 256]
+  std::vector<int32_t> prompt, greedy;        // [16], [16]
+  std::vector<std::vector<int32_t>> experts;  // [layer][96 * n_experts_used], best first
+};
+
+Golden ReadGolden(const std::string& name) {
+  Golden g;
+  g.dir = Fixture("golden/llamacpp/" + name).string();
+  const std::vector<std::string> ids = Lines(Fixture("golden/llamacpp/" + name + "/ids.txt"));
+  if (!ids.empty()) g.ids = ParseIds(ids[0]);
+  const std::vector<uint8_t> raw = testing::ReadBytes(Fixture("golden/llamacpp/" + name + "/logits.f32"));
+  g.logits.resize(raw.size() / 4);
+  if (!raw.empty()) std::memcpy(g.logits.data(), raw.data(), raw.size());
+  const std::vector<std::string> greedy = Lines(Fixture("golden/llamacpp/" + name + "/greedy.txt"));
+  if (greedy.size() >= 2) g.prompt = ParseIds(greedy[0]), g.greedy = ParseIds(greedy[1]);
+  for (std::string line : Lines(Fixture("golden/llamacpp/" + name + "/experts.txt"))) {
+    line = line.substr(line.find(':') + 1);  // "layer L: a,b a,b ..."
+    std::replace(line.begin(), line.end(), ',', ' ');
+    g.experts.push_back(ParseIds(line));
+  }
+  return g;
+}
+
+struct RunResult {
+  std::vector<float> logits;                  // [n, vocab]
+  std::vector<std::vector<int32_t>> experts;  // [layer][n * n_experts_used]
+};
+
+// All logits of ids, in one prefill (decode = false) or one token per Run.
+RunResult RunModel(const Model& model, const std::vector<int32_t>& ids, int threads, bool decode) {
+  const ModelConfig& c = model.config();
+  ThreadPool pool(threads);
+  auto cache = MakeF32Cache(c, 256);
+  Forward fwd(model, *cache, pool);
+  const int n = static_cast<int>(ids.size()), k = c.n_experts_used;
+  RunResult r;
+  r.logits.resize(static_cast<size_t>(n) * c.vocab_size);
+  r.experts.assign(c.n_layers, std::vector<int32_t>(static_cast<size_t>(n) * k, -1));
+  fwd.set_route_observer([&](int layer, int pos0, int nt, const int32_t* experts, const float*) {
+    std::copy(experts, experts + nt * k, r.experts[layer].begin() + pos0 * k);
+  });
+  if (!decode) {
+    fwd.Run(ids, 0, r.logits.data(), /*all_logits=*/true);
+    return r;
+  }
+  for (int t = 0; t < n; ++t) {
+    fwd.Run(std::span<const int32_t>(&ids[t], 1), t, r.logits.data() + static_cast<size_t>(t) * c.vocab_size, false);
+  }
+  return r;
+}
+
+int ArgMax(const float* row, int n) { return static_cast<int>(std::max_element(row, row + n) - row); }
+
+class MoeGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MoeGoldenTest, MatchesLlamaCppLogitsAndExperts) {
+  const Golden g = ReadGolden(GetParam());
+  ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
+  ASSERT_EQ(g.logits.size(), static_cast<size_t>(kPositions) * kVocab);
+  auto model = Model::Load(g.dir + "/model.gguf");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelConfig& c = (*model)->config();
+  ASSERT_TRUE(c.is_moe());
+  EXPECT_EQ(c.n_experts, 4);
+  EXPECT_EQ(c.n_experts_used, 2);
+  EXPECT_EQ(c.expert_ff, 64);
+  EXPECT_TRUE(c.norm_topk);
+
+  const RunResult r = RunModel(**model, g.ids, 2, /*decode=*/false);
+  double max_abs = 0;
+  for (size_t i = 0; i < r.logits.size(); ++i)
+    max_abs = std::max(max_abs, std::fabs(static_cast<double>(r.logits[i]) - g.logits[i]));
+  EXPECT_LE(max_abs, 1e-4);
+  for (int t = 0; t < kPositions; ++t) {
+    EXPECT_EQ(ArgMax(&r.logits[t * kVocab], kVocab), ArgMax(&g.logits[t * kVocab], kVocab)) << "position " << t;
+  }
+  std::printf("[moe golden %s] max|dlogit| %.3g\n", GetParam().c_str(), max_abs);
+  ASSERT_EQ(g.experts.size(), static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) EXPECT_EQ(r.experts[l], g.experts[l]) << "layer " << l;
+}
+
+TEST_P(MoeGoldenTest, GreedyContinuationThroughDecode) {
+  const Golden g = ReadGolden(GetParam());
+  ASSERT_EQ(g.prompt.size(), 16u);
+  ASSERT_EQ(g.greedy.size(), 16u);
+  auto model = Model::Load(g.dir + "/model.gguf");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ThreadPool pool(2);
+  auto cache = MakeF32Cache((*model)->config(), 256);
+  Forward fwd(**model, *cache, pool);
+  std::vector<int32_t> seq = g.prompt;
+  std::vector<float> last(kVocab);
+  fwd.Run(seq, 0, last.data(), false);  // the prompt as one batch, as llama.cpp decoded it
+  while (seq.size() < 32) {
+    seq.push_back(ArgMax(last.data(), kVocab));  // lowest id on ties
+    fwd.Run(std::span<const int32_t>(&seq.back(), 1), static_cast<int>(seq.size()) - 1, last.data(), false);
+  }
+  EXPECT_EQ(std::vector<int32_t>(seq.begin() + 16, seq.end()), g.greedy);
+}
+
+// Bitwise: prefill = token-by-token decode; 1 thread = 2 threads; in place = converted at load.
+TEST_P(MoeGoldenTest, PrefillDecodeThreadsAndLoadPathsAgreeBitwise) {
+  const Golden g = ReadGolden(GetParam());
+  ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
+  auto model = Model::Load(g.dir + "/model.gguf");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const RunResult prefill = RunModel(**model, g.ids, 2, false);
+  const RunResult decode = RunModel(**model, g.ids, 2, true);
+  const RunResult one_thread = RunModel(**model, g.ids, 1, false);
+  EXPECT_EQ(std::memcmp(prefill.logits.data(), decode.logits.data(), prefill.logits.size() * 4), 0);
+  EXPECT_EQ(prefill.experts, decode.experts);
+  EXPECT_EQ(std::memcmp(prefill.logits.data(), one_thread.logits.data(), prefill.logits.size() * 4), 0);
+  WeightLoadOptions f32;
+  f32.dequantize_at_load = true;
+  auto converted = Model::Load(g.dir + "/model.gguf", f32);
+  ASSERT_TRUE(converted.ok()) << converted.error().message;
+  EXPECT_TRUE(converted->get()->weights().mappings.empty());
+  const RunResult conv = RunModel(**converted, g.ids, 2, false);
+  EXPECT_EQ(std::memcmp(prefill.logits.data(), conv.logits.data(), prefill.logits.size() * 4), 0);
+}
+
+// ---------------------------------------------------------------- the same model as safetensors
+
+// The GGUF tensor `name` as f32 values, in its stored (outermost-first) shape.
+std::vector<float> GgufF32(const GgufFile& g, const std::string& name, std::vector<int64_t>* shape) {
+  const TensorView* t = g.FindTensor(name);
+  EXPECT_NE(t, nullptr) << name;
+  if (!t) return {};
+  std::vector<float> v(t->numel());
+  EXPECT_TRUE(DequantizeToF32(*t, v.data()).ok()) << name;
+  *shape = t->shape;
+  return v;
+}
+
+// config.json of the Hugging Face model equal to the GGUF's config c.
+nlohmann::json HfConfig(const ModelConfig& c, bool mixtral) {
+  nlohmann::json j = {{"model_type", mixtral ? "mixtral" : "qwen3_moe"},
+                      {"hidden_size", c.d_model},
+                      {"num_hidden_layers", c.n_layers},
+                      {"num_attention_heads", c.n_heads},
+                      {"num_key_value_heads", c.n_kv_heads},
+                      {"head_dim", c.head_dim},
+                      {"intermediate_size", c.d_ff},
+                      {"vocab_size", c.vocab_size},
+                      {"max_position_embeddings", c.max_ctx},
+                      {"rms_norm_eps", c.rms_eps},
+                      {"rope_theta", c.rope.theta},
+                      {"tie_word_embeddings", c.tied_embeddings},
+                      {"num_experts_per_tok", c.n_experts_used}};
+  if (mixtral) {
+    j["num_local_experts"] = c.n_experts;
+  } else {
+    j["num_experts"] = c.n_experts;
+    j["moe_intermediate_size"] = c.expert_ff;
+    j["norm_topk_prob"] = true;
+    j["decoder_sparse_step"] = 1;
+    j["mlp_only_layers"] = nlohmann::json::array();
+  }
+  return j;
+}
+
+// One layer's tensors under their Hugging Face names. GGUF 'llama' Q/K rows are permuted for
+// llama.cpp's interleaved RoPE (convert_hf_to_gguf.py LlamaModel.permute); HF's are not.
+void AddHfLayer(const GgufFile& gg, const ModelConfig& c, bool mixtral, int i, std::vector<testing::F32Tensor>& out) {
+  const std::string b = "blk." + std::to_string(i) + ".", p = "model.layers." + std::to_string(i) + ".";
+  auto add = [&](const std::string& gguf, const std::string& hf) {
+    testing::F32Tensor t{hf, {}, {}};
+    t.values = GgufF32(gg, b + gguf + ".weight", &t.shape);
+    if (mixtral && (gguf == "attn_q" || gguf == "attn_k"))
+      UnpermuteGgufQk(t.values.data(), gguf == "attn_q" ? c.n_heads : c.n_kv_heads, c.head_dim, c.d_model);
+    out.push_back(std::move(t));
+  };
+  add("attn_norm", p + "input_layernorm.weight");
+  add("attn_q", p + "self_attn.q_proj.weight");
+  add("attn_k", p + "self_attn.k_proj.weight");
+  add("attn_v", p + "self_attn.v_proj.weight");
+  add("attn_output", p + "self_attn.o_proj.weight");
+  if (!mixtral) add("attn_q_norm", p + "self_attn.q_norm.weight"), add("attn_k_norm", p + "self_attn.k_norm.weight");
+  add("ffn_norm", p + "post_attention_layernorm.weight");
+  const std::string moe = p + (mixtral ? "block_sparse_moe." : "mlp.");
+  add("ffn_gate_inp", moe + "gate.weight");
+  const char* roles[3][3] = {{"gate", "w1", "gate_proj"}, {"up", "w3", "up_proj"}, {"down", "w2", "down_proj"}};
+  for (const auto& role : roles) {
+    std::vector<int64_t> shape;  // [n_expert, rows, cols]
+    const std::vector<float> all = GgufF32(gg, b + "ffn_" + role[0] + "_exps.weight", &shape);
+    ASSERT_EQ(shape.size(), 3u);
+    const size_t per = static_cast<size_t>(shape[1] * shape[2]);
+    for (int64_t e = 0; e < shape[0]; ++e) {
+      out.push_back({moe + "experts." + std::to_string(e) + "." + role[mixtral ? 1 : 2] + ".weight",
+                     {shape[1], shape[2]},
+                     std::vector<float>(all.begin() + e * per, all.begin() + (e + 1) * per)});
+    }
+  }
+}
+
+// Writes the GGUF model as a Hugging Face directory (config.json + model.safetensors).
+fs::path WriteHfCopy(const std::string& gguf_path, const ModelConfig& c, bool mixtral) {
+  auto gg = GgufFile::Open(gguf_path);
+  EXPECT_TRUE(gg.ok());
+  const fs::path dir = testing::MakeTempDir("moe-hf");
+  std::ofstream(dir / "config.json") << HfConfig(c, mixtral).dump(2);
+  std::vector<testing::F32Tensor> tensors;
+  auto add = [&](const std::string& gguf, const std::string& hf) {
+    testing::F32Tensor t{hf, {}, {}};
+    t.values = GgufF32(*gg, gguf, &t.shape);
+    tensors.push_back(std::move(t));
+  };
+  add("token_embd.weight", "model.embed_tokens.weight");
+  add("output_norm.weight", "model.norm.weight");
+  if (!c.tied_embeddings) add("output.weight", "lm_head.weight");
+  for (int i = 0; i < c.n_layers; ++i) AddHfLayer(*gg, c, mixtral, i, tensors);
+  testing::WriteF32Safetensors(dir / "model.safetensors", tensors);
+  return dir;
+}
+
+TEST_P(MoeGoldenTest, HuggingFaceCopyGivesBitwiseTheGgufLogits) {
+  const Golden g = ReadGolden(GetParam());
+  ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
+  auto gguf = Model::Load(g.dir + "/model.gguf");
+  ASSERT_TRUE(gguf.ok()) << gguf.error().message;
+  const bool mixtral = GetParam() == "mixtral";
+  const fs::path dir = WriteHfCopy(g.dir + "/model.gguf", (*gguf)->config(), mixtral);
+  auto hf = Model::Load(dir.string());
+  ASSERT_TRUE(hf.ok()) << hf.error().message;
+  EXPECT_EQ(hf->get()->config().arch, mixtral ? Arch::kMixtral : Arch::kQwen3Moe);
+  EXPECT_EQ(hf->get()->weights().n_params, gguf->get()->weights().n_params);
+  const RunResult a = RunModel(**gguf, g.ids, 2, false);
+  const RunResult b = RunModel(**hf, g.ids, 2, false);
+  EXPECT_EQ(std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * 4), 0);
+  EXPECT_EQ(a.experts, b.experts);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, MoeGoldenTest, ::testing::Values("qwen3moe", "mixtral"));
+
+}  // namespace
+}  // namespace kvaudit
