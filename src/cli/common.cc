@@ -1,11 +1,12 @@
 #include "cli/common.h"
-#include "base/json_text.h"
 
 #include <charconv>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "base/json_text.h"
 
 namespace kvaudit::cli {
 

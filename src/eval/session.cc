@@ -1,10 +1,10 @@
 #include "eval/session.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <fstream>
 #include <memory>
 
+#include "base/json_text.h"
 #include "job/job_runtime.h"
 #include "eval/attention_diag.h"
 #include "eval/buckets.h"

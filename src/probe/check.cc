@@ -1,10 +1,10 @@
 #include "probe/check.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <memory>
 #include <variant>
 
+#include "base/json_text.h"
 #include "probe/json_path.h"
 #include "tokenizer/pcre2_pattern.h"
 #include "tokenizer/tokenizer.h"

@@ -1,11 +1,11 @@
 #include "probe/custom.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "base/edit_distance.h"
 
 namespace kvaudit {

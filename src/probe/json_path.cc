@@ -1,8 +1,9 @@
 #include "probe/json_path.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <cstdint>
+
+#include "base/json_text.h"
 
 namespace kvaudit {
 

@@ -1,10 +1,10 @@
 #include "probe/plan.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include "base/json_text.h"
 #include "endpoint/dialect.h"
 #include "job/job_runtime.h"
 #include "io/gguf.h"

@@ -1,10 +1,11 @@
 #include "report/report_inputs.h"
-#include "base/json_text.h"
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "base/json_text.h"
 
 namespace kvaudit::report {
 namespace {

@@ -1,5 +1,4 @@
 #include "run/jsonl_journal.h"
-#include "base/json_text.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "base/json_text.h"
 
 namespace kvaudit {
 

@@ -1,11 +1,12 @@
 #include "run/run_dir.h"
-#include "base/json_text.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "base/json_text.h"
 
 namespace kvaudit {
 

@@ -1,10 +1,10 @@
 #include "run/shard_manifest.h"
-#include "base/json_text.h"
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "run/provenance.h"
 #include "run/run_dir.h"
 

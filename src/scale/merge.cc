@@ -1,10 +1,10 @@
 #include "scale/merge.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
+#include "base/json_text.h"
 #include "run/jsonl_journal.h"
 #include "run/run_dir.h"
 #include "scale/merge_parts.h"

@@ -1,7 +1,8 @@
 #include "serve/chat_request.h"
-#include "base/json_text.h"
 
 #include <nlohmann/json.hpp>
+
+#include "base/json_text.h"
 
 namespace kvaudit::serve {
 namespace {

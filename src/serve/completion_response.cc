@@ -1,7 +1,8 @@
 #include "serve/completion_response.h"
-#include "base/json_text.h"
 
 #include <span>
+
+#include "base/json_text.h"
 
 namespace kvaudit::serve {
 namespace {

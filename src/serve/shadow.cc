@@ -1,5 +1,4 @@
 #include "serve/shadow.h"
-#include "base/json_text.h"
 
 #include <sys/resource.h>
 
@@ -7,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "eval/fidelity_metrics.h"
 
 namespace kvaudit::serve {

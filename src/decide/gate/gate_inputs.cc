@@ -1,11 +1,11 @@
 #include "decide/gate/gate_inputs.h"
-#include "base/json_text.h"
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "model/model.h"
 #include "run/fingerprint.h"
 
