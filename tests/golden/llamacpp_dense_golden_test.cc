@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "io/dequantize.h"
@@ -19,6 +18,7 @@
 #include "model/forward.h"
 #include "model/model.h"
 #include "support/fixtures.h"
+#include "support/llamacpp_golden.h"
 #include "support/tiny_llama.h"
 
 namespace kvaudit {
@@ -29,37 +29,7 @@ using ::kvaudit::testing::Fixture;
 
 constexpr int kPositions = 96;
 
-std::vector<int32_t> ReadIds(std::istream& in) {
-  std::vector<int32_t> ids;
-  for (int32_t x; in >> x;) ids.push_back(x);
-  return ids;
-}
-
-struct LlamaCppGolden {
-  std::vector<int32_t> ids;             // [96]
-  std::vector<float> logits;            // [96, vocab] llama.cpp's, row i after ids[0..i]
-  std::vector<int32_t> prompt, greedy;  // [16], [16]
-};
-
-LlamaCppGolden ReadGolden(const fs::path& dir) {
-  LlamaCppGolden g;
-  std::ifstream ids(dir / "ids.txt");
-  g.ids = ReadIds(ids);
-  std::ifstream logits(dir / "logits.f32", std::ios::binary);
-  logits.seekg(0, std::ios::end);
-  g.logits.resize(static_cast<size_t>(logits.tellg()) / sizeof(float));
-  logits.seekg(0);
-  logits.read(reinterpret_cast<char*>(g.logits.data()), static_cast<std::streamsize>(g.logits.size() * 4));
-  std::ifstream greedy(dir / "greedy.txt");
-  std::string line;
-  std::getline(greedy, line);
-  std::istringstream prompt(line);
-  g.prompt = ReadIds(prompt);
-  std::getline(greedy, line);
-  std::istringstream rest(line);
-  g.greedy = ReadIds(rest);
-  return g;
-}
+using testing::LlamaCppGolden;
 
 // [n, vocab] logits of one prefill of `ids`.
 std::vector<float> Prefill(const Model& m, const std::vector<int32_t>& ids, int threads) {
@@ -137,7 +107,7 @@ class LlamaCppDenseGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
   const fs::path dir = Fixture("golden/llamacpp/" + GetParam());
-  const LlamaCppGolden g = ReadGolden(dir);
+  const LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
   ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
   auto model = Model::Load((dir / "model.gguf").string());
   ASSERT_TRUE(model.ok()) << model.error().message;
@@ -175,7 +145,7 @@ TEST(LlamaCppDenseGoldenHf, Phi3SafetensorsAndGgufGiveTheSameBits) {
   ASSERT_TRUE(from_gguf.ok()) << from_gguf.error().message;
   ASSERT_TRUE(from_hf.ok()) << from_hf.error().message;
   EXPECT_EQ((*from_hf)->config().arch, Arch::kPhi3);
-  const LlamaCppGolden g = ReadGolden(Fixture("golden/llamacpp/phi3"));
+  const LlamaCppGolden g = testing::ReadLlamaCppGolden("phi3");
   EXPECT_EQ(Prefill(**from_hf, g.ids, 2), Prefill(**from_gguf, g.ids, 2));
   fs::remove_all(hf);
 }

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "io/dequantize.h"
@@ -21,6 +20,7 @@
 #include "model/model.h"
 #include "model/weights.h"
 #include "support/fixtures.h"
+#include "support/llamacpp_golden.h"
 #include "support/tiny_llama.h"
 
 namespace kvaudit {
@@ -29,46 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr int kPositions = 96, kVocab = 256;
-
-std::vector<int32_t> ParseIds(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<int32_t> ids;
-  for (int32_t v; in >> v;) ids.push_back(v);
-  return ids;
-}
-
-std::vector<std::string> Lines(const fs::path& p) {
-  std::ifstream in(p);
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
-
-struct Golden {
-  std::string dir;
-  std::vector<int32_t> ids;                   // [96]
-  std::vector<float> logits;                  // [96, 256]
-  std::vector<int32_t> prompt, greedy;        // [16], [16]
-  std::vector<std::vector<int32_t>> experts;  // [layer][96 * n_experts_used], best first
-};
-
-Golden ReadGolden(const std::string& name) {
-  Golden g;
-  g.dir = Fixture("golden/llamacpp/" + name).string();
-  const std::vector<std::string> ids = Lines(Fixture("golden/llamacpp/" + name + "/ids.txt"));
-  if (!ids.empty()) g.ids = ParseIds(ids[0]);
-  const std::vector<uint8_t> raw = testing::ReadBytes(Fixture("golden/llamacpp/" + name + "/logits.f32"));
-  g.logits.resize(raw.size() / 4);
-  if (!raw.empty()) std::memcpy(g.logits.data(), raw.data(), raw.size());
-  const std::vector<std::string> greedy = Lines(Fixture("golden/llamacpp/" + name + "/greedy.txt"));
-  if (greedy.size() >= 2) g.prompt = ParseIds(greedy[0]), g.greedy = ParseIds(greedy[1]);
-  for (std::string line : Lines(Fixture("golden/llamacpp/" + name + "/experts.txt"))) {
-    line = line.substr(line.find(':') + 1);  // "layer L: a,b a,b ..."
-    std::replace(line.begin(), line.end(), ',', ' ');
-    g.experts.push_back(ParseIds(line));
-  }
-  return g;
-}
 
 struct RunResult {
   std::vector<float> logits;                  // [n, vocab]
@@ -103,7 +63,7 @@ int ArgMax(const float* row, int n) { return static_cast<int>(std::max_element(r
 class MoeGoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MoeGoldenTest, MatchesLlamaCppLogitsAndExperts) {
-  const Golden g = ReadGolden(GetParam());
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
   ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
   ASSERT_EQ(g.logits.size(), static_cast<size_t>(kPositions) * kVocab);
   auto model = Model::Load(g.dir + "/model.gguf");
@@ -129,7 +89,7 @@ TEST_P(MoeGoldenTest, MatchesLlamaCppLogitsAndExperts) {
 }
 
 TEST_P(MoeGoldenTest, GreedyContinuationThroughDecode) {
-  const Golden g = ReadGolden(GetParam());
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
   ASSERT_EQ(g.prompt.size(), 16u);
   ASSERT_EQ(g.greedy.size(), 16u);
   auto model = Model::Load(g.dir + "/model.gguf");
@@ -149,7 +109,7 @@ TEST_P(MoeGoldenTest, GreedyContinuationThroughDecode) {
 
 // Bitwise: prefill = token-by-token decode; 1 thread = 2 threads; in place = converted at load.
 TEST_P(MoeGoldenTest, PrefillDecodeThreadsAndLoadPathsAgreeBitwise) {
-  const Golden g = ReadGolden(GetParam());
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
   ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
   auto model = Model::Load(g.dir + "/model.gguf");
   ASSERT_TRUE(model.ok()) << model.error().message;
@@ -263,7 +223,7 @@ fs::path WriteHfCopy(const std::string& gguf_path, const ModelConfig& c, bool mi
 }
 
 TEST_P(MoeGoldenTest, HuggingFaceCopyGivesBitwiseTheGgufLogits) {
-  const Golden g = ReadGolden(GetParam());
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
   ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
   auto gguf = Model::Load(g.dir + "/model.gguf");
   ASSERT_TRUE(gguf.ok()) << gguf.error().message;

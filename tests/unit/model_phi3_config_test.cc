@@ -1,4 +1,4 @@
-// Phi-3 and Phi-4 configurations (model/config.h; docs/models.md "Phi-3 and Phi-4"): what is read
+// Phi-3 and Phi-4 configurations (model/config.h; docs/models-phi3.md): what is read
 // from a GGUF and a config.json, and what is refused in one line — a partial rotary dimension and
 // LongRoPE, which kvaudit does not run yet. A phi3 GGUF's sliding window is declared but not applied
 // (llama.cpp disables it); a config.json's is applied (transformers does).
