@@ -44,7 +44,7 @@ AttentionDiagnosis::AttentionDiagnosis(const ModelConfig& config, KvCache& basel
       n_heads_(config.n_heads),
       n_kv_(config.n_kv_heads),
       hd_(config.head_dim),
-      window_(config.sliding_window),
+      shapes_(config),
       baseline_(baseline),
       shadows_(std::move(shadows)),
       buckets_(std::move(buckets)),
@@ -113,7 +113,8 @@ void AttentionDiagnosis::Attend(int layer, int pos0, int n, const float* q, floa
 
 void AttentionDiagnosis::Compare(size_t config, int layer, int g, int p, const float* q, const float* base_out,
                                  const float* cfg_out, Scratch& sc) {
-  const int first = window_ > 0 ? std::max(0, p - window_ + 1) : 0, len = p + 1 - first;
+  const AttnShape& shape = shapes_[layer];
+  const int first = FirstKey(shape, p), len = p + 1 - first;
   const int b = BucketIndex(buckets_, p + 1);
   if (b < 0) return;
   const size_t rows = static_cast<size_t>(len) * hd_;
@@ -130,13 +131,15 @@ void AttentionDiagnosis::Compare(size_t config, int layer, int g, int p, const f
     cell.v_err2 += dv * dv, cell.v_ref2 += static_cast<double>(sc.bv[i]) * sc.bv[i];
   }
   const int G = n_heads_ / n_kv_;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd_));
+  const double scale = shape.scale, cap = shape.softcap;
   for (int j = 0; j < G; ++j) {
     const int head = g * G + j;
     const float* qh = q + static_cast<int64_t>(head) * hd_;
     // Attention weights in double from the rows each side reads (the baseline's query for both):
-    // a = softmax(q·k / sqrt(hd)), â = softmax(q·k̂ / sqrt(hd)).
-    double m = -INFINITY, mh = -INFINITY;
+    // a = softmax(q·k·scale), â = softmax(q·k̂·scale), each score softcapped where the model does,
+    // a sink logit (gpt-oss) in both denominators.
+    const double sink = shape.sinks ? shape.sinks[head] : -INFINITY;
+    double m = sink, mh = sink;
     for (int t = 0; t < len; ++t) {
       double s = 0, sh = 0;
       for (int d = 0; d < hd_; ++d) {
@@ -144,9 +147,10 @@ void AttentionDiagnosis::Compare(size_t config, int layer, int g, int p, const f
         sh += static_cast<double>(qh[d]) * sc.ck[static_cast<size_t>(t) * hd_ + d];
       }
       sc.s[t] = s * scale, sc.sh[t] = sh * scale;
+      if (cap > 0) sc.s[t] = std::tanh(sc.s[t] / cap) * cap, sc.sh[t] = std::tanh(sc.sh[t] / cap) * cap;
       m = std::max(m, sc.s[t]), mh = std::max(mh, sc.sh[t]);
     }
-    double z = 0, zh = 0;
+    double z = std::exp(sink - m), zh = std::exp(sink - mh);
     for (int t = 0; t < len; ++t) z += std::exp(sc.s[t] - m), zh += std::exp(sc.sh[t] - mh);
     const double lse = m + std::log(z), lseh = mh + std::log(zh);
     double kl = 0, tv = 0;

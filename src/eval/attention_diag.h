@@ -17,6 +17,7 @@
 #include "eval/attention_stats.h"
 #include "eval/buckets.h"
 #include "model/config.h"
+#include "kv/attention/chunked_attention.h"
 #include "model/kv_cache.h"
 
 namespace kvaudit {
@@ -60,7 +61,8 @@ class AttentionDiagnosis final : public KvCache {
   void Compare(size_t config, int layer, int g, int p, const float* q, const float* base_out, const float* cfg_out,
                Scratch& sc);
 
-  const int n_layers_, n_heads_, n_kv_, hd_, window_;
+  const int n_layers_, n_heads_, n_kv_, hd_;
+  const LayerAttnShapes shapes_;  // [n_layers] each layer's window, scale, softcap, sinks
   KvCache& baseline_;
   std::vector<KvCache*> shadows_;
   std::vector<Bucket> buckets_;

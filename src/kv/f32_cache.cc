@@ -26,10 +26,10 @@ class F32Cache final : public KvCache {
         n_kv_(c.n_kv_heads),
         hd_(c.head_dim),
         max_pos_(max_pos),
+        shapes_(c),
         len_(c.n_layers, 0),
-        attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
+        attn_(c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
-    shape_ = AttnShapeFor(c);
     for (int i = 0; i < 2 * n_layers_ * n_kv_; ++i) rows_.emplace_back(sizeof(float) * hd_);
   }
 
@@ -57,11 +57,11 @@ class F32Cache final : public KvCache {
     // Every call covers one key chunk [k0, k1) with k0 < the stored length: one storage chunk.
     const auto kernel = [&](int g, const float* qs, int n_tok, int p0, int k0, int k1, float* o, PartialRow* part,
                             float* scores) {
-      AttendChunkGrouped(shape_, qs, n_tok, p0, RowsFrom(layer, g, 0, k0), RowsFrom(layer, g, 1, k0), k0, k1, o, part,
-                         scores);
+      AttendChunkGrouped(shapes_[layer], qs, n_tok, p0, RowsFrom(layer, g, 0, k0), RowsFrom(layer, g, 1, k0), k0, k1, o,
+                         part, scores);
     };
     const auto no_rotation = [](int) { return false; };
-    attn_.Attend(pos0, n, q, out, pool, kernel, no_rotation, no_rotation);
+    attn_.Attend(shapes_[layer], pos0, n, q, out, pool, kernel, no_rotation, no_rotation);
   }
 
   void Reset() override { std::fill(len_.begin(), len_.end(), 0); }
@@ -119,7 +119,7 @@ class F32Cache final : public KvCache {
   }
 
   int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
-  AttnShape shape_;
+  LayerAttnShapes shapes_;         // [n_layers]
   std::vector<int> len_;           // [n_layers] positions stored
   std::vector<ChunkedRows> rows_;  // [n_layers, n_kv_heads, K|V] of [positions, head_dim] f32 in chunks
   ChunkedAttention attn_;

@@ -44,13 +44,13 @@ class QuantCache final : public KvCache {
         hd_(c.head_dim),
         max_pos_(max_pos),
         spec_(cache_config.spec()),
+        shapes_(c),
         rope_params_(c.rope),
         heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
-        attn_(AttnShapeFor(c), c.n_heads, c.n_kv_heads) {
+        attn_(c.n_heads, c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
     KV_CHECK_MSG(cache_config.attention() == AttentionMode::kNative,
                  "engine=llama.cpp is not the native quantized cache");
-    shape_ = AttnShapeFor(c);
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || cache_config.ForHead(l, g).pre_rope;
     }
@@ -120,14 +120,14 @@ class QuantCache final : public KvCache {
                             float* scores) {
       const HeadStores& h = Head(layer, g);
       if (h.k_f32) {
-        AttendChunkGrouped(shape_, qs, n_tok, p0, h.k_f32->f32_rows_from(k0), h.v_f32->f32_rows_from(k0), k0, k1, o,
-                           part, scores);
+        AttendChunkGrouped(shapes_[layer], qs, n_tok, p0, h.k_f32->f32_rows_from(k0), h.v_f32->f32_rows_from(k0), k0,
+                           k1, o, part, scores);
       } else {
-        AttendChunkStores(shape_, qs, n_tok, p0, *h.k, *h.v, k0, k1, o, part, scores);
+        AttendChunkStores(shapes_[layer], qs, n_tok, p0, *h.k, *h.v, k0, k1, o, part, scores);
       }
     };
     attn_.Attend(
-        pos0, n, q, out, pool, kernel, [&](int g) { return Head(layer, g).rot_k; },
+        shapes_[layer], pos0, n, q, out, pool, kernel, [&](int g) { return Head(layer, g).rot_k; },
         [&](int g) { return Head(layer, g).rot_v; });
   }
 
@@ -211,9 +211,9 @@ class QuantCache final : public KvCache {
   }
 
   int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
-  std::string spec_;  // the configuration's canonical spec, for Reserve's error
-  AttnShape shape_;
-  bool pre_rope_ = false;  // some key store is pre-RoPE (prerope=1)
+  std::string spec_;        // the configuration's canonical spec, for Reserve's error
+  LayerAttnShapes shapes_;  // [n_layers]
+  bool pre_rope_ = false;   // some key store is pre-RoPE (prerope=1)
   RopeParams rope_params_;
   RopeTable rope_;                 // [positions, head_dim/2] cos and sin for pre-RoPE key stores
   std::vector<HeadStores> heads_;  // [n_layers, n_kv_heads]

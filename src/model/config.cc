@@ -10,6 +10,7 @@
 #include "base/json_text.h"
 #include "io/dequantize.h"
 #include "io/gguf.h"
+#include "model/config_layers.h"
 
 namespace kvaudit {
 
@@ -22,8 +23,17 @@ const char* ArchName(Arch a) {
     case Arch::kQwen3Moe: return "qwen3moe";
     case Arch::kMixtral: return "mixtral";
     case Arch::kPhi3: return "phi3";
+    case Arch::kGemma2: return "gemma2";
+    case Arch::kGemma3: return "gemma3";
+    case Arch::kGptOss: return "gpt-oss";
   }
   return "?";
+}
+
+int ModelConfig::n_sliding_layers() const {
+  int n = 0;
+  for (int l = 0; l < n_layers; ++l) n += is_sliding(l);
+  return n;
 }
 
 uint64_t F16KvBytesPerToken(int n_layers, int n_kv_heads, int head_dim) {
@@ -56,6 +66,15 @@ Status ModelConfig::Validate(const std::string& src) const {
     return bad("llama3 rope needs high_freq_factor > low_freq_factor", "check rope_parameters");
   }
   if (sliding_window < 0) return bad("sliding_window must be >= 0", "check sliding_window");
+  if (!sliding_layers.empty() && static_cast<int>(sliding_layers.size()) != n_layers) {
+    return bad("the sliding-window pattern names " + std::to_string(sliding_layers.size()) + " layers, not " +
+                   std::to_string(n_layers),
+               "check layer_types / attention.sliding_window_pattern");
+  }
+  if (!attn_sinks.empty() && static_cast<int64_t>(attn_sinks.size()) != static_cast<int64_t>(n_layers) * n_heads)
+    return bad("attention sinks must be one per layer and head", "check the sinks tensors");
+  if (attn_scale < 0 || attn_softcap < 0 || final_softcap < 0)
+    return bad("attention scale and softcaps must be >= 0", "check query_pre_attn_scalar / *_softcapping");
   return ValidateMoe(src);
 }
 
@@ -422,10 +441,17 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
     c.arch = Arch::kQwen3Moe;
   else if (arch == "phi3")
     c.arch = Arch::kPhi3;
+  else if (arch == "gemma2")
+    c.arch = Arch::kGemma2;
+  else if (arch == "gemma3")
+    c.arch = Arch::kGemma3;
+  else if (arch == "gpt-oss")
+    c.arch = Arch::kGptOss;
   else
-    return BadInput(
-        file + ": unsupported architecture '" + arch +
-        "'; hint: kvaudit runs llama, mistral and mixtral (as llama), qwen2, qwen3, qwen3moe and phi3 GGUFs");
+    return BadInput(file + ": unsupported architecture '" + arch +
+                    "'; hint: kvaudit runs llama, mistral and mixtral (as llama), qwen2, qwen3, qwen3moe, phi3, "
+                    "gemma2, gemma3 and gpt-oss GGUFs");
+  const bool own_window = c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3 || c.arch == Arch::kGptOss;
 
   const std::string hint = "re-convert the model with llama.cpp's convert_hf_to_gguf.py";
   auto get_int = [&](const std::string& key, int& out, std::optional<int> def) -> Status {
@@ -461,7 +487,7 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   KV_RETURN_IF_ERROR(get_int("feed_forward_length", c.d_ff, std::nullopt));
   KV_RETURN_IF_ERROR(get_int("context_length", c.max_ctx, std::nullopt));
   KV_RETURN_IF_ERROR(get_int("attention.key_length", c.head_dim, c.n_heads > 0 ? c.d_model / c.n_heads : 0));
-  KV_RETURN_IF_ERROR(get_int("attention.sliding_window", c.sliding_window, 0));
+  if (!own_window) KV_RETURN_IF_ERROR(get_int("attention.sliding_window", c.sliding_window, 0));
   if (c.arch == Arch::kPhi3) {
     // llama.cpp disables Phi-3's window (src/models/phi3.cpp load_arch_hparams @de3ff815: "Phi SWA
     // is currently disabled", PR #13676); kvaudit follows the engine that runs the GGUF.
@@ -498,9 +524,11 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
     if (type == "linear") {
       c.rope.type = RopeType::kLinear;
       KV_RETURN_IF_ERROR(get_float("rope.scaling.factor", c.rope.factor, std::nullopt));
+    } else if (type == "yarn") {
+      KV_RETURN_IF_ERROR(ReadGgufYarn(g, arch, c));
     } else if (type != "none") {
       return BadInput(file + ": unsupported rope scaling '" + type +
-                      "'; hint: kvaudit supports none, linear and llama3 RoPE");
+                      "'; hint: kvaudit supports none, linear, yarn and llama3 RoPE");
     }
   }
   // llama3 RoPE: convert_hf_to_gguf.py (LlamaModel.generate_extra_tensors) stores the divisors
@@ -522,6 +550,7 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   c.attn_o_bias = g.FindTensor("blk.0.attn_output.bias") != nullptr;
   c.qk_norm = g.FindTensor("blk.0.attn_q_norm.weight") != nullptr;
   KV_RETURN_IF_ERROR(ReadGgufMoe(g, arch, c));
+  KV_RETURN_IF_ERROR(ReadGgufArchBlocks(g, arch, c));
   if (g.Has("tokenizer.ggml.bos_token_id")) {
     KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt("tokenizer.ggml.bos_token_id"));
     c.bos_id = static_cast<int>(v);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "ops/rope.h"
@@ -18,7 +20,9 @@ class GgufFile;
 // experts (model/moe.h); their attention is qwen3's (kQwen3Moe) and mistral's (kMixtral). A
 // llama.cpp GGUF of a Mixtral model says arch 'llama' with expert keys: kLlama with n_experts > 0.
 // Phi-3 and Phi-4 are Llama's dataflow with q|k|v and gate|up each stored as one fused tensor.
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kPhi3 };
+// Gemma 2/3 (docs/models-gemma.md) and gpt-oss (docs/models-gpt-oss.md) add the per-layer
+// attention and the FFN variants below.
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kPhi3, kGemma2, kGemma3, kGptOss };
 const char* ArchName(Arch a);
 
 struct ModelConfig {
@@ -38,6 +42,21 @@ struct ModelConfig {
   bool qk_norm = false;        // qwen3: per-head RMSNorm of q and k before RoPE
   bool tied_embeddings = false;
   int sliding_window = 0;  // 0 = full causal attention; else keys [p − window + 1, p]
+  // [n_layers] 1 = the layer attends through sliding_window, 0 = globally; empty = every layer
+  // alike (all sliding when sliding_window > 0). Gemma 2 and gpt-oss alternate, Gemma 3 is 5:1.
+  std::vector<uint8_t> sliding_layers;
+  // The sliding layers' RoPE where it differs from the global layers' (Gemma 3: base 10000 unscaled
+  // locally, 1e6 linearly scaled globally); unset = `rope` on every layer.
+  std::optional<RopeParams> rope_local;
+  float attn_scale = 0.0f;     // scores scale; 0 = 1/sqrt(head_dim) (Gemma: query_pre_attn_scalar^-1/2)
+  float attn_softcap = 0.0f;   // Gemma 2: scores s -> c·tanh(s/c) after scaling, before the mask; 0 = none
+  float final_softcap = 0.0f;  // Gemma 2: logits z -> c·tanh(z/c); 0 = none
+  // gpt-oss: a learned logit per query head joins each softmax's denominator (filled from the
+  // weights by Model::Load): [n_layers, n_heads], empty = no sinks.
+  std::vector<float> attn_sinks;
+  bool sandwich_norms = false;  // Gemma: post_attention_norm / post_ffw_norm on each sublayer's output
+  bool embed_scale = false;     // Gemma: embeddings × sqrt(d_model) (rounded to f32)
+  bool gelu_ffn = false;        // Gemma: GELU(tanh) gate in place of SiLU
   // A window the file declares but the engine kvaudit follows for it does not apply (a phi3 GGUF's
   // attention.sliding_window: llama.cpp runs Phi-3 without one); shown by `info`, never applied.
   int unapplied_sliding_window = 0;
@@ -50,8 +69,20 @@ struct ModelConfig {
   int n_experts_used = 0;
   int expert_ff = 0;
   bool norm_topk = false;
+  // gpt-oss (docs/models-gpt-oss.md): the top-k of the raw router logits (with a router bias), then
+  // a softmax over those k; experts with biases and the clamped SwiGLU
+  // min(g,7)·σ(1.702·min(g,7))·(clamp(u,−7,7)+1).
+  bool moe_softmax_after_topk = false;
+  bool expert_bias = false;
+  bool clamped_swiglu = false;
 
   bool is_moe() const { return n_experts > 0; }
+  bool is_sliding(int layer) const {
+    return sliding_layers.empty() ? sliding_window > 0 : sliding_window > 0 && sliding_layers[layer] != 0;
+  }
+  int layer_window(int layer) const { return is_sliding(layer) ? sliding_window : 0; }
+  const RopeParams& layer_rope(int layer) const { return rope_local && is_sliding(layer) ? *rope_local : rope; }
+  int n_sliding_layers() const;
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }

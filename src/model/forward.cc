@@ -1,9 +1,11 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "ops/activation.h"
+#include "ops/gated_units.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
 
@@ -37,7 +39,9 @@ void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool
   for (int32_t t : tokens) KV_CHECK_MSG(t >= 0 && t < c_.vocab_size, "token id out of range");
   if (rope_.max_pos() < pos0 + n) {
     // Grow geometrically so token-by-token decoding rebuilds the table O(log n) times.
-    rope_ = RopeTable(c_.rope, c_.head_dim, std::max(pos0 + n, std::max(2 * rope_.max_pos(), 1024)));
+    const int max_pos = std::max(pos0 + n, std::max(2 * rope_.max_pos(), 1024));
+    rope_ = RopeTable(c_.rope, c_.head_dim, max_pos);
+    if (c_.rope_local) rope_local_ = RopeTable(*c_.rope_local, c_.head_dim, max_pos);
   }
   for (int t0 = 0; t0 < n; t0 += kMaxChunk) {
     const int nc = std::min(kMaxChunk, n - t0);
@@ -51,6 +55,12 @@ void Forward::RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bo
   const int d = c_.d_model;
   const WeightView embed = model_.weights().embed.view();
   for (int t = 0; t < n; ++t) WeightRowsToF32(embed, tokens[t], tokens[t] + 1, x_.data() + static_cast<int64_t>(t) * d);
+  if (c_.embed_scale) {
+    // Gemma: × sqrt(hidden) as an f32 (transformers Gemma2Model's normalizer in the activations'
+    // dtype; llama.cpp ggml_scale by sqrtf(n_embd)).
+    const float scale = std::sqrt(static_cast<float>(d));
+    for (int64_t i = 0; i < static_cast<int64_t>(n) * d; ++i) x_.data()[i] = x_.data()[i] * scale;
+  }
   for (int l = 0; l < c_.n_layers; ++l) Layer(l, n, pos0);
   if (!logits) return;
   // Final norm and LM head: every row, or only the last one.
@@ -58,6 +68,12 @@ void Forward::RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bo
   const float* xs = x_.data() + static_cast<int64_t>(first) * d;
   RmsNorm(xs, model_.weights().final_norm.data(), h_.data(), rows, d, c_.rms_eps);
   MatMul(h_.data(), rows, model_.weights().output_matrix(), logits, pool_);
+  if (c_.final_softcap > 0) {
+    // Gemma 2: z -> cap·tanh(z/cap) (transformers Gemma2ForCausalLM; llama.cpp gemma2.cpp).
+    const float cap = c_.final_softcap;
+    const int64_t total = static_cast<int64_t>(rows) * c_.vocab_size;
+    for (int64_t i = 0; i < total; ++i) logits[i] = std::tanh(logits[i] / cap) * cap;
+  }
 }
 
 // The attention sublayer, then Ffn.
@@ -67,6 +83,7 @@ void Forward::Layer(int layer, int n, int pos0) {
   const int qkv_w = qd + 2 * kvd;
   float* x = x_.data();
   float* h = h_.data();
+  const RopeTable& rope = c_.rope_local && c_.is_sliding(layer) ? rope_local_ : rope_;
 
   // --- attention block
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
@@ -89,18 +106,22 @@ void Forward::Layer(int layer, int n, int pos0) {
         RmsNorm(k, w.k_norm.data(), k, c_.n_kv_heads, hd, c_.rms_eps);
       }
       std::memcpy(kpre_.data() + t * kvd, k, sizeof(float) * kvd);
-      rope_.Apply(q, 1, c_.n_heads, pos0 + static_cast<int>(t));
-      rope_.Apply(k, 1, c_.n_kv_heads, pos0 + static_cast<int>(t));
+      rope.Apply(q, 1, c_.n_heads, pos0 + static_cast<int>(t));
+      rope.Apply(k, 1, c_.n_kv_heads, pos0 + static_cast<int>(t));
     }
   });
   if (kv_observer_) kv_observer_(layer, pos0, n, k_.data(), v_.data());
   cache_.Append(layer, pos0, n, k_.data(), kpre_.data(), v_.data());
   cache_.Attend(layer, pos0, n, q_.data(), attn_.data(), pool_);
   MatMul(attn_.data(), n, w.wo, proj_.data(), pool_);
+  if (!w.post_attn_norm.empty()) {  // Gemma: the residual adds the normalised attention output
+    if (!w.bo.empty()) AddBias(proj_.data(), w.bo.data(), n, d);
+    PostNorm(w.post_attn_norm.data(), n);
+  }
   for (int64_t t = 0; t < n; ++t) {
     float* xr = x + t * d;
     const float* pr = proj_.data() + t * d;
-    if (!w.bo.empty()) {
+    if (!w.bo.empty() && w.post_attn_norm.empty()) {
       for (int i = 0; i < d; ++i) xr[i] = xr[i] + (pr[i] + w.bo.data()[i]);
     } else {
       for (int i = 0; i < d; ++i) xr[i] = xr[i] + pr[i];
@@ -108,6 +129,22 @@ void Forward::Layer(int layer, int n, int pos0) {
   }
 
   Ffn(layer, n, pos0);
+}
+
+// proj_ [n, d_model] += bias [d_model].
+void Forward::AddBias(float* proj, const float* bias, int n, int d) {
+  for (int64_t t = 0; t < n; ++t) {
+    for (int i = 0; i < d; ++i) proj[t * d + i] = proj[t * d + i] + bias[i];
+  }
+}
+
+// Gemma's sandwich norm: proj_ [n, d_model] <- RMSNorm(proj_)·w, in place (RmsNorm reads a row
+// whole before writing it).
+void Forward::PostNorm(const float* w, int n) {
+  const int d = c_.d_model;
+  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
+    RmsNorm(proj_.data() + r0 * d, w, proj_.data() + r0 * d, r1 - r0, d, c_.rms_eps);
+  });
 }
 
 // The FFN sublayer: x = x + FFN(RMSNorm(x)·w_ffn), dense SwiGLU or routed experts (model/moe.h).
@@ -127,11 +164,16 @@ void Forward::Ffn(int layer, int n, int pos0) {
     pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
       for (int64_t t = r0; t < r1; ++t) {
         const float* g = gu_.data() + t * 2 * ff;
-        SiluMul(g, g + ff, act_.data() + t * ff, ff);
+        if (c_.gelu_ffn) {
+          GeluTanhMul(g, g + ff, act_.data() + t * ff, ff);
+        } else {
+          SiluMul(g, g + ff, act_.data() + t * ff, ff);
+        }
       }
     });
     MatMul(act_.data(), n, w.w_down, proj_.data(), pool_);
   }
+  if (!w.post_ffn_norm.empty()) PostNorm(w.post_ffn_norm.data(), n);
   const int64_t nd = static_cast<int64_t>(n) * d;
   for (int64_t i = 0; i < nd; ++i) x[i] = x[i] + proj_.data()[i];
 }

@@ -6,6 +6,10 @@
 //              h = RMSNorm(x)·w_ffn;  x = x + (silu(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ
 //                                     (mixture of experts: x = x + MoeFfn(h), model/moe.h)
 //   logits = RMSNorm(x)·w_final · Wlmᵀ
+// Gemma 2/3 (transformers modeling_gemma2.py / modeling_gemma3.py, llama.cpp gemma2.cpp /
+// gemma3.cpp): x scaled by sqrt(d_model) at the start, each sublayer's output RMS-normalised
+// before its residual add (sandwich norms), a GeGLU FFN, Gemma 2's final logit softcap; the
+// attention's window, scale, softcap and gpt-oss's sinks are the cache's (AttnShapeFor).
 // All f32, in transformers' order of operations. Deterministic: bitwise identical results for any
 // thread count (see ops/matmul.h and kv/f32_cache.cc for how work is split).
 #pragma once
@@ -51,12 +55,15 @@ class Forward {
   void RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits);
   void Layer(int layer, int n, int pos0);
   void Ffn(int layer, int n, int pos0);
+  static void AddBias(float* proj, const float* bias, int n, int d);
+  void PostNorm(const float* w, int n);
 
   const Model& model_;
   const ModelConfig& c_;
   KvCache& cache_;
   ThreadPool& pool_;
   RopeTable rope_;
+  RopeTable rope_local_;  // the sliding layers' where they differ (Gemma 3), else unused
   KvObserver kv_observer_;
   RouteObserver route_observer_;
   std::unique_ptr<MoeFfn> moe_;  // MoE models only

@@ -76,6 +76,15 @@ Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool w
     }
   }
   m->has_weights_ = weights;
+  if (weights) {
+    // gpt-oss's sink logits are weights that shape the attention: the caches read them from the
+    // config (kv/attention/chunked_attention.h AttnShapeFor).
+    for (const LayerWeights& L : m->weights_.layers) {
+      m->config_.attn_sinks.insert(m->config_.attn_sinks.end(), L.attn_sinks.data(),
+                                   L.attn_sinks.data() + L.attn_sinks.size());
+    }
+    KV_RETURN_IF_ERROR(m->config_.Validate(path));
+  }
   if (m->tokenizer_ && m->tokenizer_->vocab_size() > m->config_.vocab_size) {
     return BadInput(path + ": tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) +
                     " tokens but the model only " + std::to_string(m->config_.vocab_size) +

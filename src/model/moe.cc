@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/activation.h"
+#include "ops/gated_units.h"
 #include "ops/matmul.h"
 
 namespace kvaudit {
@@ -35,6 +36,10 @@ void MoeFfn::Route(const LayerWeights& w, const float* h, int n, ThreadPool& poo
   MatMul(h, n, w.router, probs_.data(), pool);  // [n, n_experts] router logits
   pool.ParallelFor(n, 16, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
+      if (!w.router_bias.empty()) {
+        float* r = probs_.data() + t * ne;
+        for (int e = 0; e < ne; ++e) r[e] = r[e] + w.router_bias.data()[e];
+      }
       RouteToken(probs_.data() + t * ne, selected_.data() + t * k, weights_.data() + t * k);
     }
   });
@@ -43,9 +48,12 @@ void MoeFfn::Route(const LayerWeights& w, const float* h, int n, ThreadPool& poo
 // One token: softmax over all experts (llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX, and
 // transformers' softmax before topk), then the k best by repeated arg-max with a strict '>' over
 // ascending indices, so a tie goes to the lower expert index. probs [n_experts] is overwritten.
+// gpt-oss (moe_softmax_after_topk): the same selection on the raw logits, then the weights are a
+// softmax over the k selected logits (llama.cpp LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT;
+// transformers GptOssTopKRouter: topk, then softmax over the top values).
 void MoeFfn::RouteToken(float* probs, int32_t* sel, float* wts) const {
   const int ne = c_.n_experts, k = c_.n_experts_used;
-  Softmax(probs, ne);
+  if (!c_.moe_softmax_after_topk) Softmax(probs, ne);
   float sum = 0;  // in slot order, as llama.cpp's ggml_sum_rows over the k selected weights
   for (int s = 0; s < k; ++s) {
     int best = -1;
@@ -56,6 +64,10 @@ void MoeFfn::RouteToken(float* probs, int32_t* sel, float* wts) const {
     sel[s] = best;
     wts[s] = probs[best];
     sum += wts[s];
+  }
+  if (c_.moe_softmax_after_topk) {
+    Softmax(wts, k);
+    return;
   }
   if (!c_.norm_topk) return;
   // build_moe_ffn clamps the sum at the smallest normal f16 (6.103515625e-5) before dividing.
@@ -79,11 +91,24 @@ void MoeFfn::RunExpert(const ExpertWeights& ex, int e, const float* h, int n, Th
   MatMul(xin_.data(), m, ex.gate_up, gu_.data(), pool);
   pool.ParallelFor(m, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const float* g = gu_.data() + r * 2 * ff;
-      SiluMul(g, g + ff, act_.data() + r * ff, ff);
+      float* g = gu_.data() + r * 2 * ff;
+      if (ex.gate_up_bias) {
+        for (int i = 0; i < 2 * ff; ++i) g[i] = g[i] + ex.gate_up_bias[i];
+      }
+      if (c_.clamped_swiglu) {
+        ClampedSwigluMul(g, g + ff, act_.data() + r * ff, ff);
+      } else {
+        SiluMul(g, g + ff, act_.data() + r * ff, ff);
+      }
     }
   });
   MatMul(act_.data(), m, ex.down, eout_.data(), pool);
+  if (ex.down_bias) {
+    for (int64_t r = 0; r < m; ++r) {
+      float* y = eout_.data() + r * d;
+      for (int i = 0; i < d; ++i) y[i] = y[i] + ex.down_bias[i];
+    }
+  }
   for (int r = 0; r < m; ++r) {
     std::memcpy(slot_out_.data() + static_cast<int64_t>(slot_of_[r]) * d, eout_.data() + static_cast<int64_t>(r) * d,
                 sizeof(float) * d);

@@ -5,6 +5,9 @@
 //   S = the n_experts_used largest p, best first (ties: the lower expert index first)
 //   w_s = p_s / Σ_S p   when norm_topk (the sum clamped below at 2^-14, as llama.cpp), else p_s
 //   y = Σ_{s in S, best first} w_s · down_s(silu(gate_s · h) ⊙ up_s · h)
+// gpt-oss (llama.cpp openai-moe.cpp, transformers GptOssMLP): r = router · h + b, S = the k largest
+// r, w = softmax over those k r, and each expert has biases and the clamped SwiGLU
+// (ops/gated_units.h): y_s = down_s(ClampedSwiglu(gate_s·h + b_g, up_s·h + b_u)) + b_d.
 // All f32. Each expert runs over the tokens routed to it with MatMul, whose rows are batch
 // invariant (ops/matmul.h), and each token's sum is taken in its own slot order: so a token's
 // output is bitwise the same whatever else is in the batch (prefill = decode) and for any thread

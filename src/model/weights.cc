@@ -310,6 +310,28 @@ WeightView ExpertSlice(const WeightView& all, int64_t e, int64_t rows) {
   return v;
 }
 
+// gpt-oss's biases (llama.cpp openai-moe.cpp: ffn_gate_inp.bias [n_expert], ffn_{gate,up}_exps.bias
+// [n_expert, n_ff_exp], ffn_down_exps.bias [n_expert, n_embd]), each expert's gate | up biases
+// side by side like its gate | up rows.
+Status LoadStackedExpertBiases(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L,
+                               ModelWeights& w) {
+  const int64_t d = c.d_model, ff = c.expert_ff, n = c.n_experts;
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.router(i) + ".bias", {n}, L.router_bias, w));
+  AlignedBuffer gate, up;  // [n, ff] each
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.expert(i, -1, "gate") + ".bias", {n, ff}, gate, w));
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.expert(i, -1, "up") + ".bias", {n, ff}, up, w));
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.expert(i, -1, "down") + ".bias", {n, d}, L.expert_down_bias, w));
+  L.expert_gate_up_bias.Resize(n * 2 * ff);
+  for (int64_t e = 0; e < n; ++e) {
+    float* gu = L.expert_gate_up_bias.data() + e * 2 * ff;
+    std::copy(gate.data() + e * ff, gate.data() + (e + 1) * ff, gu);
+    std::copy(up.data() + e * ff, up.data() + (e + 1) * ff, gu + ff);
+    L.experts[e].gate_up_bias = gu;
+    L.experts[e].down_bias = L.expert_down_bias.data() + e * d;
+  }
+  return Status::Ok();
+}
+
 // GGUF experts: each expert's matrices are parts viewing its slice of the three stacked tensors.
 Status LoadStackedExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L,
                           ModelWeights& w) {
@@ -322,13 +344,15 @@ Status LoadStackedExperts(const Loader& ld, const Names& nm, int i, const ModelC
     L.experts[e].gate_up.AddExternalPart(ExpertSlice(up, e, ff));
     L.experts[e].down.AddExternalPart(ExpertSlice(down, e, d));
   }
-  return Status::Ok();
+  return c.expert_bias ? LoadStackedExpertBiases(ld, nm, i, c, L, w) : Status::Ok();
 }
 
 // Layer i's router and experts (model/moe.h).
 Status LoadExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L, ModelWeights& w) {
   for (const std::string& t : nm.unsupported(i)) {
-    if (ld.Has(t)) {
+    const bool used_bias =
+        c.expert_bias && (t.find("exps.bias") != std::string::npos || t.find("ffn_gate_inp.bias") != std::string::npos);
+    if (!used_bias && ld.Has(t)) {
       return BadInput(ld.source() + ": tensor '" + t +
                       "' belongs to a mixture-of-experts variant kvaudit does not run (shared expert, router bias or "
                       "fused experts); hint: kvaudit runs softmax-routed SiLU experts only (docs/models-moe.md)");
@@ -362,7 +386,12 @@ Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c,
   }
   KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("o", ".weight"), {d, qd}, L.wo, w));
   if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
+  if (c.arch == Arch::kGptOss) KV_RETURN_IF_ERROR(ld.LoadNew(name("sinks", ".weight"), {c.n_heads}, L.attn_sinks, w));
   KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
+  if (c.sandwich_norms) {
+    KV_RETURN_IF_ERROR(ld.LoadNew(name("post_attn_norm", ".weight"), {d}, L.post_attn_norm, w));
+    KV_RETURN_IF_ERROR(ld.LoadNew(name("post_ffn_norm", ".weight"), {d}, L.post_ffn_norm, w));
+  }
   if (c.is_moe()) return Status::Ok();
   if (c.arch == Arch::kPhi3) {
     KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("gate_up", ".weight"), {2 * c.d_ff, d}, L.w_gate_up, w));
@@ -442,13 +471,28 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, 
   nm.embed = "token_embd.weight";
   nm.final_norm = "output_norm.weight";
   nm.output = "output.weight";
-  nm.layer = [](int i, const char* role) {
-    static const std::map<std::string, std::string> kRole = {
-        {"attn_norm", "attn_norm"}, {"q", "attn_q"},           {"k", "attn_k"},           {"v", "attn_v"},
-        {"o", "attn_output"},       {"q_norm", "attn_q_norm"}, {"k_norm", "attn_k_norm"}, {"ffn_norm", "ffn_norm"},
-        {"gate", "ffn_gate"},       {"up", "ffn_up"},          {"down", "ffn_down"},      {"qkv", "attn_qkv"},
-        {"gate_up", "ffn_up"}};
-    return "blk." + std::to_string(i) + "." + kRole.at(role);
+  // gpt-oss's pre-FFN norm is the tensor llama.cpp names post_attention_norm (openai-moe.cpp);
+  // Gemma's post_attention_norm / post_ffw_norm normalise the sublayers' outputs (gemma2.cpp).
+  const bool gpt_oss = c.arch == Arch::kGptOss;
+  nm.layer = [gpt_oss](int i, const char* role) {
+    static const std::map<std::string, std::string> kRole = {{"attn_norm", "attn_norm"},
+                                                             {"q", "attn_q"},
+                                                             {"k", "attn_k"},
+                                                             {"v", "attn_v"},
+                                                             {"o", "attn_output"},
+                                                             {"q_norm", "attn_q_norm"},
+                                                             {"k_norm", "attn_k_norm"},
+                                                             {"ffn_norm", "ffn_norm"},
+                                                             {"gate", "ffn_gate"},
+                                                             {"up", "ffn_up"},
+                                                             {"down", "ffn_down"},
+                                                             {"qkv", "attn_qkv"},
+                                                             {"gate_up", "ffn_up"},
+                                                             {"post_attn_norm", "post_attention_norm"},
+                                                             {"post_ffn_norm", "post_ffw_norm"},
+                                                             {"sinks", "attn_sinks"}};
+    const std::string r = gpt_oss && std::string(role) == "ffn_norm" ? "post_attention_norm" : kRole.at(role);
+    return "blk." + std::to_string(i) + "." + r;
   };
   nm.router = [](int i) { return "blk." + std::to_string(i) + ".ffn_gate_inp"; };
   nm.expert = [](int i, int, const char* role) { return "blk." + std::to_string(i) + ".ffn_" + role + "_exps"; };

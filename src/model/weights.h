@@ -32,23 +32,31 @@ class SafetensorsSet;
 // a GGUF each matrix part views the expert's slice of the 3-D blk.N.ffn_{gate,up,down}_exps tensor
 // ([n_expert][n_out][n_in]) in place; from safetensors, each expert's own tensors are copied.
 struct ExpertWeights {
-  WeightMatrix gate_up;  // [2*expert_ff, d_model]  rows: gate, then up
-  WeightMatrix down;     // [d_model, expert_ff]
+  WeightMatrix gate_up;                 // [2*expert_ff, d_model]  rows: gate, then up
+  WeightMatrix down;                    // [d_model, expert_ff]
+  const float* gate_up_bias = nullptr;  // [2*expert_ff] gate, then up (gpt-oss), or null
+  const float* down_bias = nullptr;     // [d_model] (gpt-oss), or null
 };
 
 struct LayerWeights {
-  AlignedBuffer attn_norm;  // [d_model]            input_layernorm / attn_norm
-  WeightMatrix wqkv;        // [q_dim + 2*kv_dim, d_model]  rows: q (HF rotate-half order), k, v
-  AlignedBuffer bqkv;       // [q_dim + 2*kv_dim] or empty
-  AlignedBuffer q_norm;     // [head_dim] or empty (qwen3)
-  AlignedBuffer k_norm;     // [head_dim] or empty (qwen3)
-  WeightMatrix wo;          // [d_model, q_dim]
-  AlignedBuffer bo;         // [d_model] or empty
-  AlignedBuffer ffn_norm;   // [d_model]            post_attention_layernorm / ffn_norm
-  WeightMatrix w_gate_up;   // [2*d_ff, d_model]    rows: gate, then up (empty for MoE)
-  WeightMatrix w_down;      // [d_model, d_ff]      (empty for MoE)
+  AlignedBuffer attn_norm;       // [d_model]            input_layernorm / attn_norm
+  WeightMatrix wqkv;             // [q_dim + 2*kv_dim, d_model]  rows: q (HF rotate-half order), k, v
+  AlignedBuffer bqkv;            // [q_dim + 2*kv_dim] or empty
+  AlignedBuffer q_norm;          // [head_dim] or empty (qwen3)
+  AlignedBuffer k_norm;          // [head_dim] or empty (qwen3)
+  WeightMatrix wo;               // [d_model, q_dim]
+  AlignedBuffer bo;              // [d_model] or empty
+  AlignedBuffer post_attn_norm;  // [d_model] or empty  Gemma's norm of the attention output
+  AlignedBuffer attn_sinks;      // [n_heads] or empty  gpt-oss's sink logits (copied into the config)
+  AlignedBuffer ffn_norm;  // [d_model]            post_attention_layernorm / ffn_norm (gpt-oss: post_attention_norm)
+  AlignedBuffer post_ffn_norm;  // [d_model] or empty  Gemma's norm of the FFN output
+  WeightMatrix w_gate_up;       // [2*d_ff, d_model]    rows: gate, then up (empty for MoE)
+  WeightMatrix w_down;          // [d_model, d_ff]      (empty for MoE)
   // Mixture of experts (n_experts > 0) in place of w_gate_up / w_down:
   WeightMatrix router;                 // [n_experts, d_model]  ffn_gate_inp / mlp.gate
+  AlignedBuffer router_bias;           // [n_experts] or empty (gpt-oss)
+  AlignedBuffer expert_gate_up_bias;   // [n_experts, 2*expert_ff] or empty: each expert's gate | up biases
+  AlignedBuffer expert_down_bias;      // [n_experts, d_model] or empty
   std::vector<ExpertWeights> experts;  // [n_experts]
 };
 

@@ -1,10 +1,34 @@
 #include "ops/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/status.h"
 
 namespace kvaudit {
+
+namespace {
+// YaRN's blend (transformers _compute_yarn_parameters, llama.cpp ggml-cpu ops.cpp rope_yarn with
+// ext_factor 1): the correction dim of r rotations is d·ln(L/(2πr)) / (2·ln base) for the
+// original context L; pair i keeps its original frequency by ramp(i) = 1 − clamp((i − lo)/(hi − lo))
+// and is interpolated (÷ factor) by the rest.
+void YarnBlend(const RopeParams& p, int head_dim, std::vector<float>& inv) {
+  const double d = head_dim, base = p.theta, ctx = p.original_max_position_embeddings;
+  auto corr_dim = [&](double rotations) { return d * std::log(ctx / (rotations * 2 * M_PI)) / (2 * std::log(base)); };
+  double lo = corr_dim(p.beta_fast), hi = corr_dim(p.beta_slow);
+  if (p.yarn_round_dims) {
+    lo = std::max(0.0, std::floor(lo));
+    hi = std::min(d - 1, std::ceil(hi));
+  }
+  const float lo_f = static_cast<float>(lo), span = std::max(0.001f, static_cast<float>(hi - lo));
+  const float factor = static_cast<float>(p.factor);
+  for (size_t i = 0; i < inv.size(); ++i) {
+    const float y = (static_cast<float>(i) - lo_f) / span;
+    const float extrapolate = 1.0f - std::min(1.0f, std::max(0.0f, y));
+    inv[i] = (inv[i] / factor) * (1.0f - extrapolate) + inv[i] * extrapolate;
+  }
+}
+}  // namespace
 
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
   const int half = head_dim / 2;
@@ -22,6 +46,8 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
   }
   if (p.type == RopeType::kLinear) {
     for (float& f : inv) f = f / static_cast<float>(p.factor);
+  } else if (p.type == RopeType::kYarn) {
+    YarnBlend(p, head_dim, inv);
   } else if (p.type == RopeType::kLlama3) {
     const float factor = static_cast<float>(p.factor);
     const float lo = static_cast<float>(p.low_freq_factor), hi = static_cast<float>(p.high_freq_factor);
@@ -43,6 +69,7 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
 RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos) : head_dim_(head_dim) {
   KV_CHECK(head_dim % 2 == 0 && max_pos > 0);
   inv_ = RopeInvFreq(p, head_dim);
+  mscale_ = static_cast<float>(p.attn_factor);
   Extend(max_pos);
 }
 
@@ -55,8 +82,8 @@ void RopeTable::Extend(int max_pos) {
   for (int pos = max_pos_; pos < max_pos; ++pos) {
     for (int i = 0; i < half; ++i) {
       const float a = static_cast<float>(pos) * inv_[i];
-      cos_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::cos(static_cast<double>(a)));
-      sin_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::sin(static_cast<double>(a)));
+      cos_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::cos(static_cast<double>(a))) * mscale_;
+      sin_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::sin(static_cast<double>(a))) * mscale_;
     }
   }
   max_pos_ = max_pos;

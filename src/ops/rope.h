@@ -11,7 +11,7 @@
 
 namespace kvaudit {
 
-enum class RopeType { kDefault, kLinear, kLlama3 };
+enum class RopeType { kDefault, kLinear, kLlama3, kYarn };
 
 struct RopeParams {
   RopeType type = RopeType::kDefault;
@@ -19,14 +19,24 @@ struct RopeParams {
   double factor = 1.0;                          // linear and llama3
   double low_freq_factor = 1.0;                 // llama3
   double high_freq_factor = 4.0;                // llama3
-  int original_max_position_embeddings = 8192;  // llama3
+  int original_max_position_embeddings = 8192;  // llama3, yarn
+  // YaRN (transformers _compute_yarn_parameters; llama.cpp ggml rope_yarn): each frequency blends
+  // its interpolated (÷ factor) and original value by a ramp over the pair index between the
+  // correction dims of beta_fast and beta_slow rotations; cos and sin are scaled by attn_factor.
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  // llama.cpp always floors/ceils the correction dims (ggml_rope_yarn_corr_dims); transformers only
+  // when rope_scaling.truncate is true (its default; gpt-oss's config says false).
+  bool yarn_round_dims = true;
+  double attn_factor = 1.0;  // cos/sin multiplier: YaRN's 0.1·ln(factor) + 1 unless the config sets it
   // GGUF llama3 checkpoints store the llama3 adjustment as per-frequency divisors
   // (rope_freqs.weight, [head_dim/2]): inv_freq[i] = theta^(−2i/d) / divisor[i]. Empty = compute.
   std::vector<float> freq_divisors;
 };
 
 // inv_freq [head_dim/2], as transformers' _compute_default_rope_parameters /
-// _compute_linear_scaling_rope_parameters / _compute_llama3_parameters (modeling_rope_utils.py) in f32.
+// _compute_linear_scaling_rope_parameters / _compute_llama3_parameters / _compute_yarn_parameters
+// (modeling_rope_utils.py) in f32.
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim);
 
 // Precomputed cos/sin for positions [0, max_pos): cos a and sin a with a = f32(pos · inv_freq[i])
@@ -44,6 +54,7 @@ class RopeTable {
 
  private:
   int head_dim_ = 0, max_pos_ = 0;
+  float mscale_ = 1.0f;           // cos/sin multiplier (YaRN's attn_factor)
   std::vector<float> inv_;        // [head_dim/2] inverse frequencies
   std::vector<float> cos_, sin_;  // [max_pos, head_dim/2]
 };

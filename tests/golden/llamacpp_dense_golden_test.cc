@@ -119,7 +119,10 @@ TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
   double max_abs = 0;
   for (size_t i = 0; i < logits.size(); ++i)
     max_abs = std::max(max_abs, std::fabs(static_cast<double>(logits[i]) - g.logits[i]));
-  EXPECT_LE(max_abs, 1e-4);
+  // Gemma: llama.cpp's CPU GELU reads an f16 table, kvaudit computes GELU(tanh) in f32 (the
+  // goldens' README: exact GELU lands 1-2e-3 away), so its bound is 3e-3.
+  const bool gemma = GetParam().rfind("gemma", 0) == 0;
+  EXPECT_LE(max_abs, gemma ? 3e-3 : 1e-4);
   for (size_t t = 0; t < kPositions; ++t) {
     const auto row = [&](const std::vector<float>& x) { return x.begin() + static_cast<std::ptrdiff_t>(t * V); };
     EXPECT_EQ(std::max_element(row(logits), row(logits) + V) - row(logits),
@@ -133,7 +136,7 @@ TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
   EXPECT_EQ(Greedy(m, g.prompt, g.greedy.size()), g.greedy);
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppDenseGolden, ::testing::Values("phi3"));
+INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppDenseGolden, ::testing::Values("phi3", "gemma2", "gemma3"));
 
 // The Hugging Face layout of the same weights (fused qkv_proj and gate_up_proj) computes the very
 // same bits as the GGUF.

@@ -73,7 +73,10 @@ TEST_P(MoeGoldenTest, MatchesLlamaCppLogitsAndExperts) {
   EXPECT_EQ(c.n_experts, 4);
   EXPECT_EQ(c.n_experts_used, 2);
   EXPECT_EQ(c.expert_ff, 64);
-  EXPECT_TRUE(c.norm_topk);
+  // gpt-oss: a softmax over the k raw logits chosen (no renormalisation step); the others
+  // renormalise the top-k of a softmax over all experts.
+  EXPECT_EQ(c.norm_topk, GetParam() != "gpt-oss");
+  EXPECT_EQ(c.moe_softmax_after_topk, GetParam() == "gpt-oss");
 
   const RunResult r = RunModel(**model, g.ids, 2, /*decode=*/false);
   double max_abs = 0;
@@ -222,7 +225,10 @@ fs::path WriteHfCopy(const std::string& gguf_path, const ModelConfig& c, bool mi
   return dir;
 }
 
-TEST_P(MoeGoldenTest, HuggingFaceCopyGivesBitwiseTheGgufLogits) {
+// The architectures whose Hugging Face layout kvaudit reads.
+class MoeGoldenHfTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MoeGoldenHfTest, HuggingFaceCopyGivesBitwiseTheGgufLogits) {
   const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
   ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
   auto gguf = Model::Load(g.dir + "/model.gguf");
@@ -241,7 +247,8 @@ TEST_P(MoeGoldenTest, HuggingFaceCopyGivesBitwiseTheGgufLogits) {
   fs::remove_all(dir, ec);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, MoeGoldenTest, ::testing::Values("qwen3moe", "mixtral"));
+INSTANTIATE_TEST_SUITE_P(Models, MoeGoldenTest, ::testing::Values("qwen3moe", "mixtral", "gpt-oss"));
+INSTANTIATE_TEST_SUITE_P(Models, MoeGoldenHfTest, ::testing::Values("qwen3moe", "mixtral"));
 
 }  // namespace
 }  // namespace kvaudit

@@ -13,18 +13,27 @@ namespace {
 constexpr int kTokenBlock = 8;  // prefill tokens per work item (x one KV head)
 }  // namespace
 
-AttnShape AttnShapeFor(const ModelConfig& c) {
+AttnShape AttnShapeFor(const ModelConfig& c, int layer) {
   AttnShape s;
   s.head_dim = c.head_dim;
   s.group = c.n_heads / c.n_kv_heads;
-  s.window = c.sliding_window;
-  s.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  s.window = c.layer_window(layer);
+  s.scale = c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  s.softcap = c.attn_softcap;
+  if (!c.attn_sinks.empty()) s.sinks = c.attn_sinks.data() + static_cast<int64_t>(layer) * c.n_heads;
   return s;
 }
 
+LayerAttnShapes::LayerAttnShapes(const ModelConfig& c) : sinks_(c.attn_sinks) {
+  for (int l = 0; l < c.n_layers; ++l) {
+    shapes_.push_back(AttnShapeFor(c, l));
+    if (!sinks_.empty()) shapes_.back().sinks = sinks_.data() + static_cast<int64_t>(l) * c.n_heads;
+  }
+}
+
 void MergeChunks(const PartialRow* part, int64_t part_stride, const float* o_parts, int64_t o_stride, int n_chunks,
-                 int hd, float* out) {
-  float M = -std::numeric_limits<float>::infinity();
+                 int hd, float sink, float* out) {
+  float M = sink;
   for (int c = 0; c < n_chunks; ++c) {
     if (part[c * part_stride].l != 0) M = std::max(M, part[c * part_stride].m);
   }
@@ -38,6 +47,7 @@ void MergeChunks(const PartialRow* part, int64_t part_stride, const float* o_par
     const float* oc = o_parts + c * o_stride;
     for (int d = 0; d < hd; ++d) out[d] += oc[d] * w;
   }
+  if (sink != -std::numeric_limits<float>::infinity()) L += std::exp(sink - M);
   for (int d = 0; d < hd; ++d) out[d] = out[d] / L;
 }
 
@@ -76,8 +86,14 @@ void ChunkedAttention::EnsureScratch(int n_threads, int64_t floats) {
   }
 }
 
-void ChunkedAttention::Attend(int pos0, int n, const float* q, float* out, ThreadPool& pool, const ChunkKernel& kernel,
-                              const std::function<bool(int)>& rot_q, const std::function<bool(int)>& rot_o) {
+float ChunkedAttention::Sink(int g, int j) const {
+  return s_.sinks ? s_.sinks[g * s_.group + j] : -std::numeric_limits<float>::infinity();
+}
+
+void ChunkedAttention::Attend(const AttnShape& shape, int pos0, int n, const float* q, float* out, ThreadPool& pool,
+                              const ChunkKernel& kernel, const std::function<bool(int)>& rot_q,
+                              const std::function<bool(int)>& rot_o) {
+  s_ = shape;
   if (n <= kDecodeMaxTokens) {
     Decode(pos0, n, q, out, pool, kernel, rot_q, rot_o);
   } else {
@@ -106,7 +122,7 @@ void ChunkedAttention::Decode(int pos0, int n, const float* q, float* out, Threa
     const int64_t first = static_cast<int64_t>(g) * n_chunks * rows;  // item (g, chunk 0)
     for (int r = 0; r < rows; ++r) {
       MergeChunks(dpart_.data() + first + r, rows, dpart_o_.data() + (first + r) * hd, static_cast<int64_t>(rows) * hd,
-                  n_chunks, hd, dout_.data() + static_cast<int64_t>(r) * hd);
+                  n_chunks, hd, Sink(g, r % G), dout_.data() + static_cast<int64_t>(r) * hd);
     }
     ScatterO(dout_.data(), g, 0, n, rot_o(g), out);
   }
@@ -143,7 +159,7 @@ void ChunkedAttention::Prefill(int pos0, int n, const float* q, float* out, Thre
       }
       for (int j = 0; j < G; ++j) {
         MergeChunks(parts + j, G, o_parts + static_cast<int64_t>(j) * hd, static_cast<int64_t>(G) * hd, nc, hd,
-                    o + (static_cast<int64_t>(t) * G + j) * hd);
+                    Sink(g, j), o + (static_cast<int64_t>(t) * G + j) * hd);
       }
     }
     ScatterO(o, g, t0, nt, rot_o(g), out);

@@ -47,6 +47,7 @@ void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0
     f32.dot_rows(AsBytes(k + static_cast<int64_t>(lo - k0) * hd), row_bytes, len, q, hd, G, hd, scores, n_keys, {});
     float mx[kMaxGroup], sum[kMaxGroup];
     for (int j = 0; j < G; ++j) {
+      SoftcapScores(s, scores + j * n_keys, len);
       mx[j] = MaxOf(scores + j * n_keys, len);
       sum[j] = ExpSubSum(scores + j * n_keys, len, mx[j]);
     }
@@ -67,10 +68,13 @@ void AttendRef(const AttnShape& s, const float* qs, int n_tok, int pos0, const f
     for (int j = lo; j <= p; ++j) {
       double d = 0;
       for (int c = 0; c < hd; ++c) d += static_cast<double>(q[c]) * k[static_cast<int64_t>(j) * hd + c];
+      if (s.softcap > 0) d = std::tanh(d / s.softcap) * s.softcap;
       w[j - lo] = d;
       mx = std::max(mx, d);
     }
-    double sum = 0;
+    const double sink = s.sinks ? s.sinks[r % G] : -1e300;  // qs holds one KV head's G query heads
+    mx = std::max(mx, sink);
+    double sum = s.sinks ? std::exp(sink - mx) : 0.0;
     for (double& x : w) sum += (x = std::exp(x - mx));
     for (int c = 0; c < hd; ++c) {
       double acc = 0;
@@ -132,6 +136,7 @@ void AttendChunk(const AttnShape& s, const float* qs, int n_tok, int pos0, const
     const float* q = qs + static_cast<int64_t>(r) * hd;
     const int len = hi - lo + 1;
     for (int j = 0; j < len; ++j) scores[j] = DotF32(q, k + static_cast<int64_t>(lo - k0 + j) * hd, hd);
+    SoftcapScores(s, scores, len);
     const float mx = MaxOf(scores, len);
     const float sum = ExpSubSum(scores, len, mx);
     float* orow = o + static_cast<int64_t>(r) * hd;

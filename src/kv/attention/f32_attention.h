@@ -11,6 +11,7 @@
 // merges the partials; both prefill and decode go through it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace kvaudit {
@@ -19,8 +20,20 @@ struct AttnShape {
   int head_dim = 0;
   int group = 1;       // G query heads per KV head
   int window = 0;      // 0 = full causal; else keys [p - window + 1, p]
-  float scale = 1.0f;  // 1/sqrt(head_dim)
+  float scale = 1.0f;  // 1/sqrt(head_dim), or the model's own (Gemma's query_pre_attn_scalar)
+  // Gemma 2: every scaled score s becomes softcap·tanh(s/softcap) before the softmax; 0 = none.
+  float softcap = 0.0f;
+  // gpt-oss: the layer's learned sink logit per query head [n_heads] (joins each softmax's
+  // denominator, never the output; MergeChunks), or null.
+  const float* sinks = nullptr;
 };
+
+// Gemma 2's attention softcap on a row of scaled scores (transformers Gemma2Attention: scores /
+// softcap, tanh, × softcap; llama.cpp build_attn_mha: the same three steps).
+inline void SoftcapScores(const AttnShape& s, float* scores, int n) {
+  if (s.softcap <= 0) return;
+  for (int j = 0; j < n; ++j) scores[j] = std::tanh(scores[j] / s.softcap) * s.softcap;
+}
 
 // First key position visible from position p.
 inline int FirstKey(const AttnShape& s, int p) { return s.window > 0 && p - s.window + 1 > 0 ? p - s.window + 1 : 0; }
@@ -46,7 +59,7 @@ void AttendChunkGrouped(const AttnShape& s, const float* qs, int n_tok, int pos0
                         int k0, int k1, float* o, PartialRow* part, float* scores);
 
 // Naive reference (double accumulation, full softmax per row) for tests: normalised o [rows, hd]
-// of rows = n_tok * G over every visible key.
+// of rows = n_tok * G over every visible key. s.sinks, if set, points at this KV head's G sinks.
 void AttendRef(const AttnShape& s, const float* qs, int n_tok, int pos0, const float* k, const float* v, float* o);
 
 }  // namespace kvaudit

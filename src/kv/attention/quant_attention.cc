@@ -28,6 +28,7 @@ void AttendChunkStores(const AttnShape& s, const float* qs, int n_tok, int pos0,
     k.DotMulti(qs + static_cast<int64_t>(r0) * hd, hd, G, p, lo, hi + 1, scores, n_keys);  // scores [G, n_keys]
     for (int j = 0; j < G; ++j) {
       float* sc = scores + static_cast<int64_t>(j) * n_keys;
+      SoftcapScores(s, sc, len);
       const float mx = MaxOf(sc, len);
       part[r0 + j] = {mx, ExpSubSum(sc, len, mx)};
     }

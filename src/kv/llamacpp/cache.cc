@@ -67,7 +67,8 @@ class LlamaCppCache final : public KvCache {
         len_(c.n_layers, 0),
         heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
-    shape_ = {hd_, n_heads_ / n_kv_, c.sliding_window, 1.0f / std::sqrt(static_cast<float>(hd_))};
+    shape_ = {hd_, n_heads_ / n_kv_, 0, c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd_))};
+    for (int l = 0; l < n_layers_; ++l) windows_.push_back(c.layer_window(l));
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) {
@@ -188,7 +189,9 @@ class LlamaCppCache final : public KvCache {
   // Tokens [t0, t0+nt) of this call, the G query heads of KV head g.
   void AttendItem(int layer, int g, int pos0, int n, int t0, int nt, const float* q, float* out, int thread) {
     const HeadStore& h = Head(layer, g);
-    const int G = shape_.group, rows = nt * G;
+    FaShape sh = shape_;
+    sh.window = windows_[layer];
+    const int G = sh.group, rows = nt * G;
     std::vector<float>& qs = qs_[thread];  // [rows, hd] gathered (and rotated) queries
     std::vector<float>& os = os_[thread];  // [rows, hd] outputs
     if (qs.size() < static_cast<size_t>(rows) * hd_) qs.resize(static_cast<size_t>(rows) * hd_);
@@ -206,9 +209,9 @@ class LlamaCppCache final : public KvCache {
     const HeadKv kv{h.fk, h.fv, &h.k, &h.v};
     // The path is chosen per ubatch (n = this call's tokens), as ggml chooses per FA op.
     if (llamacpp::UsesTiledPath(h.fk, h.fv, n)) {
-      llamacpp::TiledRows(shape_, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
+      llamacpp::TiledRows(sh, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
     } else {
-      llamacpp::OneChunkRows(shape_, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
+      llamacpp::OneChunkRows(sh, kv, qs.data(), nt, pos0 + t0, os.data(), scratch_[thread]);
     }
     if (h.rot_v) HadamardRows(os.data(), rows, hd_, h.rot_v);  // rotate the output back (H = H⁻¹)
     for (int r = 0; r < rows; ++r) {
@@ -218,9 +221,10 @@ class LlamaCppCache final : public KvCache {
   }
 
   const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
-  const bool gguf_order_;   // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
-  const std::string spec_;  // the configuration's canonical spec, for Reserve's error
-  FaShape shape_;
+  const bool gguf_order_;         // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
+  const std::string spec_;        // the configuration's canonical spec, for Reserve's error
+  FaShape shape_;                 // every layer's but the window
+  std::vector<int> windows_;      // [n_layers] each layer's sliding window, 0 = global
   std::vector<int> len_;          // [n_layers] positions stored
   std::vector<HeadStore> heads_;  // [n_layers, n_kv_heads]
   uint64_t bytes_per_token_ = 0;

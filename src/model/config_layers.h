@@ -1,0 +1,24 @@
+// The per-layer attention and the Gemma / gpt-oss blocks of ModelConfig, read from GGUF metadata
+// (llama.cpp's keys and defaults, src/models/{gemma2,gemma3,openai-moe}.cpp @de3ff815) and from a
+// transformers config.json (configuration_gemma2.py, configuration_gemma3.py,
+// configuration_gpt_oss.py). Internal to model/config.cc.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "model/config.h"
+
+namespace kvaudit {
+
+class GgufFile;
+
+// Gemma 2/3 and gpt-oss GGUF keys: window and pattern, the local layers' RoPE base, softcaps,
+// the attention scale, YaRN, the expert width; the block flags of each architecture.
+Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfig& c);
+
+// {arch}.rope.scaling.type yarn: factor, original context, betas; the keys kvaudit does not
+// implement are refused.
+Status ReadGgufYarn(const GgufFile& g, const std::string& arch, ModelConfig& c);
+
+}  // namespace kvaudit
