@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include "base/json_text.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -34,12 +35,19 @@ struct InfoFlags {
   bool json = false;
 };
 
+// The indices of the layers that attend through the sliding window.
+std::vector<int> SlidingLayers(const ModelConfig& c) {
+  std::vector<int> out;
+  for (int l = 0; l < c.n_layers; ++l) {
+    if (c.is_sliding(l)) out.push_back(l);
+  }
+  return out;
+}
+
 // `info --json`: what Model::Describe prints, as data (docs/cli.md).
 nlohmann::json ModelJson(const Model& model) {
   const ModelConfig& c = model.config();
-  const char* rope = c.rope.type == RopeType::kDefault  ? "default"
-                     : c.rope.type == RopeType::kLinear ? "linear"
-                                                        : "llama3";
+  const char* rope = RopeTypeName(c.rope.type);
   nlohmann::json dtypes = nlohmann::json::object();
   for (const auto& [name, n] : model.weights().source_dtypes) dtypes[name] = n;
   return {{"path", model.path()},
@@ -59,6 +67,11 @@ nlohmann::json ModelJson(const Model& model) {
           {"qk_norm", c.qk_norm},
           {"tied_embeddings", c.tied_embeddings},
           {"sliding_window", c.sliding_window},
+          {"sliding_layers", SlidingLayers(c)},
+          {"attn_scale", c.attn_scale > 0 ? c.attn_scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim))},
+          {"attn_softcap", c.attn_softcap},
+          {"final_softcap", c.final_softcap},
+          {"attn_sinks", !c.attn_sinks.empty()},
           {"unapplied_sliding_window", c.unapplied_sliding_window},
           {"experts", c.n_experts},
           {"experts_used", c.n_experts_used},

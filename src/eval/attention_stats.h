@@ -25,6 +25,7 @@ struct AttnCell {
 // One row of the report: a (layer, KV head) over all buckets, plus its per-bucket series.
 struct AttnSummary {
   int layer = 0, kv_head = 0;
+  int window = 0;  // the layer's sliding window, 0 = global (models with sliding layers)
   int64_t queries = 0;
   double k_rel_err = 0, v_rel_err = 0, attn_kl = 0, attn_tv = 0, out_rel_err = 0;
   double sink_mass = 0, sink_moved = 0;  // means over queries

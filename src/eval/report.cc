@@ -61,6 +61,7 @@ json AttentionJson(const AttnSummary& a, const std::vector<Bucket>& buckets, boo
             {"sink_moved", Num(a.sink_moved)},
             {"queries", a.queries},
             {"grows_from", a.grows_from ? json(a.grows_from) : json(nullptr)}};
+  if (a.window > 0) j["window"] = a.window;  // a sliding layer: it reads at most `window` keys
   if (with_buckets) {
     j["buckets"] = json::array();
     for (const AttnSummary::Bucket& b : a.buckets) {
@@ -185,6 +186,7 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
                      {"layers", info.n_layers},
                      {"kv_heads", info.n_kv_heads},
                      {"head_dim", info.head_dim}};
+  if (!info.layer_windows.empty()) j["model_info"]["layer_windows"] = info.layer_windows;
   return j;
 }
 

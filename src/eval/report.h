@@ -21,6 +21,9 @@ struct EvalRunInfo {
   std::string model_hash_kind = "weights";  // or "config+tokenizer": an all-remote run loads no weights
   std::string model_architecture;           // ArchName: llama, mistral, qwen2, qwen3
   int n_layers = 0, n_kv_heads = 0, head_dim = 0;  // the shape of the attention diagnosis
+  // [n_layers] each layer's sliding window (0 = global); empty when no layer slides. Written to
+  // results.json only when non-empty, so other models' results keep their bytes.
+  std::vector<int> layer_windows;
   uint64_t baseline_bytes_per_token = 0;
   int ctx = 0, score_from = 0;
   bool per_doc = false;

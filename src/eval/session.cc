@@ -169,6 +169,9 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
   const ModelConfig& mc = plan.runtime.model->config();
   info.model_architecture = ArchName(mc.arch);
   info.n_layers = mc.n_layers, info.n_kv_heads = mc.n_kv_heads, info.head_dim = mc.head_dim;
+  if (mc.n_sliding_layers() > 0) {
+    for (int l = 0; l < mc.n_layers; ++l) info.layer_windows.push_back(mc.layer_window(l));
+  }
   plan.fingerprint = plan.MakeFingerprint();
   return plan;
 }

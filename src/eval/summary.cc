@@ -29,6 +29,9 @@ std::vector<ConfigResult> SummarizeEval(const EvalSummaryInputs& in, const std::
         for (size_t i = 0; i < attn_cells; ++i) sum[i].Add(w.attention[c][i]);
       }
       r.attention = SummarizeAttention(sum, in.info.n_layers, in.info.n_kv_heads, from);
+      if (!in.info.layer_windows.empty()) {
+        for (AttnSummary& a : r.attention) a.window = in.info.layer_windows[static_cast<size_t>(a.layer)];
+      }
     }
     results.push_back(std::move(r));
   }
@@ -40,30 +43,32 @@ namespace {
 nlohmann::json InfoToJson(const EvalRunInfo& i) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const Bucket& b : i.aggregate.buckets) buckets.push_back({b.from, b.to});
-  return {{"model", i.model},
-          {"data", i.data},
-          {"baseline_spec", i.baseline_spec},
-          {"model_hash", i.model_hash},
-          {"model_architecture", i.model_architecture},
-          {"n_layers", i.n_layers},
-          {"n_kv_heads", i.n_kv_heads},
-          {"head_dim", i.head_dim},
-          {"baseline_bytes_per_token", i.baseline_bytes_per_token},
-          {"ctx", i.ctx},
-          {"score_from", i.score_from},
-          {"per_doc", i.per_doc},
-          {"n_windows", i.n_windows},
-          {"first_window", i.first_window},
-          {"attn_samples", i.attn_samples},
-          {"tokens_hash", i.tokens_hash},
-          {"buckets", buckets},
-          {"kld_threshold", i.aggregate.kld_threshold},
-          {"bootstrap_replicates", i.aggregate.bootstrap.replicates},
-          {"bootstrap_seed", i.aggregate.bootstrap.seed},
-          {"baseline_endpoint", i.baseline_endpoint},
-          {"top_logprobs", i.top_logprobs},
-          {"notes", i.notes},
-          {"threads", i.threads}};
+  nlohmann::json j = {{"model", i.model},
+                      {"data", i.data},
+                      {"baseline_spec", i.baseline_spec},
+                      {"model_hash", i.model_hash},
+                      {"model_architecture", i.model_architecture},
+                      {"n_layers", i.n_layers},
+                      {"n_kv_heads", i.n_kv_heads},
+                      {"head_dim", i.head_dim},
+                      {"baseline_bytes_per_token", i.baseline_bytes_per_token},
+                      {"ctx", i.ctx},
+                      {"score_from", i.score_from},
+                      {"per_doc", i.per_doc},
+                      {"n_windows", i.n_windows},
+                      {"first_window", i.first_window},
+                      {"attn_samples", i.attn_samples},
+                      {"tokens_hash", i.tokens_hash},
+                      {"buckets", buckets},
+                      {"kld_threshold", i.aggregate.kld_threshold},
+                      {"bootstrap_replicates", i.aggregate.bootstrap.replicates},
+                      {"bootstrap_seed", i.aggregate.bootstrap.seed},
+                      {"baseline_endpoint", i.baseline_endpoint},
+                      {"top_logprobs", i.top_logprobs},
+                      {"notes", i.notes},
+                      {"threads", i.threads}};
+  if (!i.layer_windows.empty()) j["layer_windows"] = i.layer_windows;
+  return j;
 }
 
 void InfoFromJson(const nlohmann::json& j, EvalRunInfo* i) {  // throws nlohmann's type_error on a bad shape
@@ -80,6 +85,7 @@ void InfoFromJson(const nlohmann::json& j, EvalRunInfo* i) {  // throws nlohmann
   j.at("bootstrap_seed").get_to(i->aggregate.bootstrap.seed);
   i->baseline_endpoint = j.at("baseline_endpoint");
   j.at("top_logprobs").get_to(i->top_logprobs), j.at("notes").get_to(i->notes), j.at("threads").get_to(i->threads);
+  if (j.contains("layer_windows")) j.at("layer_windows").get_to(i->layer_windows);
 }
 
 }  // namespace

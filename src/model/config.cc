@@ -10,6 +10,7 @@
 #include "base/json_text.h"
 #include "io/dequantize.h"
 #include "io/gguf.h"
+#include "model/config_json_reader.h"
 #include "model/config_layers.h"
 
 namespace kvaudit {
@@ -105,55 +106,6 @@ Status ModelConfig::ValidateMoe(const std::string& src) const {
 
 // ---------------------------------------------------------------- Hugging Face config.json
 namespace {
-using Json = nlohmann::json;
-
-struct JsonReader {
-  const Json& j;
-  const std::string& path;
-  Error Missing(const std::string& key) const {
-    return BadInput(
-        path + ": missing key '" + key +
-        "'; hint: is this a transformers config.json of a llama/mistral/qwen2/qwen3/qwen3_moe/mixtral/phi3 model?");
-  }
-  Error Invalid(const std::string& key, const std::string& want) const {
-    return BadInput(path + ": key '" + key + "' must be " + want + "; hint: fix config.json");
-  }
-  bool Present(const Json& o, const std::string& key) const { return o.contains(key) && !o.at(key).is_null(); }
-  Expected<int> Int(const Json& o, const std::string& key, std::optional<int> def = std::nullopt) const {
-    if (!Present(o, key)) {
-      if (def) return *def;
-      return Missing(key);
-    }
-    const Json& v = o.at(key);
-    if (!v.is_number_integer()) return Invalid(key, "an integer");
-    const int64_t x = v.get<int64_t>();
-    if (x < INT32_MIN || x > INT32_MAX) return Invalid(key, "a 32-bit integer");
-    return static_cast<int>(x);
-  }
-  Expected<double> Num(const Json& o, const std::string& key, std::optional<double> def = std::nullopt) const {
-    if (!Present(o, key)) {
-      if (def) return *def;
-      return Missing(key);
-    }
-    const Json& v = o.at(key);
-    if (!v.is_number()) return Invalid(key, "a number");
-    return v.get<double>();
-  }
-  Expected<bool> Bool(const Json& o, const std::string& key, bool def) const {
-    if (!Present(o, key)) return def;
-    if (!o.at(key).is_boolean()) return Invalid(key, "true or false");
-    return o.at(key).get<bool>();
-  }
-  // bos/eos ids: an integer, a list (first entry), or null.
-  Expected<int> TokenId(const std::string& key) const {
-    if (!Present(j, key)) return -1;
-    const Json& v = j.at(key);
-    if (v.is_number_integer()) return static_cast<int>(v.get<int64_t>());
-    if (v.is_array() && !v.empty() && v[0].is_number_integer()) return static_cast<int>(v[0].get<int64_t>());
-    return Invalid(key, "an integer or a list of integers");
-  }
-};
-
 Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
   std::string name;
   if (j.contains("model_type") && j["model_type"].is_string()) {
@@ -172,8 +124,16 @@ Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
   if (name == "qwen3_moe" || name == "Qwen3MoeForCausalLM") return Arch::kQwen3Moe;
   if (name == "mixtral" || name == "MixtralForCausalLM") return Arch::kMixtral;
   if (name == "phi3" || name == "Phi3ForCausalLM") return Arch::kPhi3;
+  if (name == "gemma2" || name == "Gemma2ForCausalLM") return Arch::kGemma2;
+  if (name == "gemma3_text" || name == "Gemma3ForCausalLM") return Arch::kGemma3;
+  if (name == "gemma3" || name == "Gemma3ForConditionalGeneration") {
+    return BadInput(path + ": model_type '" + name +
+                    "' is Gemma 3 with its vision tower; hint: kvaudit runs the text model: convert it with "
+                    "llama.cpp's convert_hf_to_gguf.py (which keeps the text weights) and pass the GGUF");
+  }
   return BadInput(path + ": unsupported architecture '" + name +
-                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3, qwen3_moe, mixtral and phi3 models");
+                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, phi3, gemma2 and "
+                  "gemma3_text models");
 }
 
 Status ReadRope(const JsonReader& r, ModelConfig& c) {
@@ -187,6 +147,11 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
     where = "rope_scaling";
   }
   if (params && !params->is_object()) return r.Invalid(where, "an object");
+  if (params && (params->contains("full_attention") || params->contains("sliding_attention"))) {
+    return BadInput(r.path + ": " + where +
+                    " per layer type (transformers v5) is not read yet; hint: a transformers v4 config.json "
+                    "(rope_theta, rope_scaling, rope_local_base_freq) of the same model loads");
+  }
   KV_ASSIGN_OR_RETURN(double theta, r.Num(r.j, "rope_theta", 10000.0));
   std::string type = "default";
   if (params) {
@@ -309,9 +274,13 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
 
   ModelConfig c;
   KV_ASSIGN_OR_RETURN(c.arch, ArchFromHf(j, path));
-  if (r.Present(j, "hidden_act") && !(j["hidden_act"].is_string() && j["hidden_act"].get<std::string>() == "silu")) {
-    return BadInput(path + ": unsupported hidden_act " + JsonText(j["hidden_act"]) +
-                    "; hint: only silu (SwiGLU) MLPs are supported");
+  const bool gemma = c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3;
+  // Gemma's MLP activation is hidden_activation (transformers Gemma2MLP), gelu_pytorch_tanh.
+  const char* act_key = gemma ? "hidden_activation" : "hidden_act";
+  const std::string act = gemma ? "gelu_pytorch_tanh" : "silu";
+  if (r.Present(j, act_key) && !(j[act_key].is_string() && j[act_key].get<std::string>() == act)) {
+    return BadInput(path + ": unsupported " + act_key + " " + JsonText(j[act_key]) + "; hint: only " + act +
+                    " MLPs are supported for " + ArchName(c.arch));
   }
   KV_ASSIGN_OR_RETURN(bool mlp_bias, r.Bool(j, "mlp_bias", false));
   if (mlp_bias) return BadInput(path + ": mlp_bias=true is not supported; hint: only bias-free MLPs are implemented");
@@ -346,7 +315,11 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   KV_ASSIGN_OR_RETURN(c.bos_id, r.TokenId("bos_token_id"));
   KV_ASSIGN_OR_RETURN(c.eos_id, r.TokenId("eos_token_id"));
   KV_RETURN_IF_ERROR(ReadRope(r, c));
-  KV_RETURN_IF_ERROR(ReadSlidingWindow(r, c));
+  if (gemma) {
+    KV_RETURN_IF_ERROR(ReadHfGemma(r, c));
+  } else {
+    KV_RETURN_IF_ERROR(ReadSlidingWindow(r, c));
+  }
   if (c.arch == Arch::kQwen3Moe) KV_RETURN_IF_ERROR(ReadQwen3Moe(r, c));
   if (c.arch == Arch::kMixtral) KV_RETURN_IF_ERROR(ReadMixtral(r, c));
   KV_RETURN_IF_ERROR(c.Validate(path));

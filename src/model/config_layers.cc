@@ -2,8 +2,10 @@
 
 #include <climits>
 #include <cmath>
+#include <utility>
 
 #include "io/gguf.h"
+#include "model/config_json_reader.h"
 
 namespace kvaudit {
 
@@ -109,7 +111,58 @@ Status ReadGptOss(const GgufFile& g, const std::string& arch, ModelConfig& c) {
   c.norm_topk = false;
   return Status::Ok();
 }
+// A softcap key: absent = the architecture's default, null = none.
+Expected<float> HfSoftcap(const JsonReader& r, const std::string& key, double def) {
+  if (r.j.contains(key) && r.j.at(key).is_null()) return 0.0f;
+  KV_ASSIGN_OR_RETURN(double v, r.Num(r.j, key, def));
+  return static_cast<float>(v);
+}
+
+// layer_types (transformers >= 4.53: "sliding_attention" / "full_attention" per layer), else the
+// architecture's pattern: Gemma 2 even layers local (Gemma2DecoderLayer is_sliding = not layer_idx
+// % 2), Gemma 3 every sliding_window_pattern-th layer global ((layer_idx + 1) % pattern != 0).
+Status ReadHfLayerTypes(const JsonReader& r, ModelConfig& c) {
+  c.sliding_layers.assign(c.n_layers, 0);
+  if (r.Present(r.j, "layer_types")) {
+    const Json& lt = r.j.at("layer_types");
+    if (!lt.is_array() || static_cast<int>(lt.size()) != c.n_layers) {
+      return r.Invalid("layer_types", "a list of " + std::to_string(c.n_layers) + " layer types");
+    }
+    for (int l = 0; l < c.n_layers; ++l) {
+      const std::string t = lt[l].is_string() ? lt[l].get<std::string>() : "";
+      if (t != "sliding_attention" && t != "full_attention") {
+        return r.Invalid("layer_types[" + std::to_string(l) + "]", "\"sliding_attention\" or \"full_attention\"");
+      }
+      c.sliding_layers[l] = t == "sliding_attention";
+    }
+    return Status::Ok();
+  }
+  KV_ASSIGN_OR_RETURN(int pattern, r.Int(r.j, "sliding_window_pattern", c.arch == Arch::kGemma2 ? 2 : 6));
+  if (pattern <= 0) return r.Invalid("sliding_window_pattern", "a positive integer");
+  for (int l = 0; l < c.n_layers; ++l) c.sliding_layers[l] = (l + 1) % pattern != 0;
+  return Status::Ok();
+}
 }  // namespace
+
+Status ReadHfGemma(const JsonReader& r, ModelConfig& c) {
+  c.embed_scale = c.sandwich_norms = c.gelu_ffn = true;
+  KV_ASSIGN_OR_RETURN(c.tied_embeddings, r.Bool(r.j, "tie_word_embeddings", true));
+  KV_ASSIGN_OR_RETURN(double scalar, r.Num(r.j, "query_pre_attn_scalar", 256.0));
+  if (!(scalar > 0)) return r.Invalid("query_pre_attn_scalar", "positive");
+  c.attn_scale = static_cast<float>(1.0 / std::sqrt(scalar));  // Gemma2Attention: scaling = scalar**-0.5
+  const bool g2 = c.arch == Arch::kGemma2;
+  KV_ASSIGN_OR_RETURN(c.attn_softcap, HfSoftcap(r, "attn_logit_softcapping", g2 ? 50.0 : 0.0));
+  KV_ASSIGN_OR_RETURN(c.final_softcap, HfSoftcap(r, "final_logit_softcapping", g2 ? 30.0 : 0.0));
+  KV_ASSIGN_OR_RETURN(c.sliding_window, r.Int(r.j, "sliding_window", 4096));
+  if (c.sliding_window > 0) KV_RETURN_IF_ERROR(ReadHfLayerTypes(r, c));
+  if (!g2) {
+    c.qk_norm = true;
+    RopeParams local;  // Gemma3TextModel rotary_emb_local: default RoPE at rope_local_base_freq
+    KV_ASSIGN_OR_RETURN(local.theta, r.Num(r.j, "rope_local_base_freq", 10000.0));
+    if (c.sliding_window > 0) c.rope_local = local;
+  }
+  return Status::Ok();
+}
 
 Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfig& c) {
   if (c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3) return ReadGemma(g, arch, c);
@@ -119,7 +172,7 @@ Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfi
 
 Status ReadGgufYarn(const GgufFile& g, const std::string& arch, ModelConfig& c) {
   for (const char* key : {"rope.scaling.yarn_log_multiplier", "rope.scaling.yarn_ext_factor",
-                          "rope.scaling.yarn_attn_factor", "rope.scaling.alpha"}) {
+                          "rope.scaling.yarn_attn_factor", "rope.scaling.alpha", "rope.scaling.attn_factor"}) {
     if (g.Has(arch + "." + key)) {
       return BadInput(g.label() + ": key '" + arch + "." + key +
                       "' is not supported; hint: kvaudit runs YaRN with llama.cpp's defaults (ext_factor 1, the "
@@ -130,12 +183,21 @@ Status ReadGgufYarn(const GgufFile& g, const std::string& arch, ModelConfig& c) 
   KV_ASSIGN_OR_RETURN(c.rope.factor, g.GetFloat(arch + ".rope.scaling.factor"));
   KV_ASSIGN_OR_RETURN(c.rope.original_max_position_embeddings,
                       IntOr(g, arch + ".rope.scaling.original_context_length", c.max_ctx));
-  KV_ASSIGN_OR_RETURN(c.rope.beta_fast, FloatOr(g, arch + ".rope.scaling.yarn_beta_fast", 32.0));
-  KV_ASSIGN_OR_RETURN(c.rope.beta_slow, FloatOr(g, arch + ".rope.scaling.yarn_beta_slow", 1.0));
-  KV_ASSIGN_OR_RETURN(double attn_factor, FloatOr(g, arch + ".rope.scaling.attn_factor", 1.0));
+  // llama.cpp's gpt-oss loader reads no beta keys (openai-moe.cpp @de3ff815): it runs 32 and 1,
+  // what convert_hf_to_gguf.py writes from gpt-oss's config. A file saying otherwise is refused
+  // rather than run differently from llama.cpp.
+  c.rope.beta_fast = 32.0, c.rope.beta_slow = 1.0;
+  for (const auto& [key, used] : {std::pair<std::string, double>{"yarn_beta_fast", 32.0}, {"yarn_beta_slow", 1.0}}) {
+    KV_ASSIGN_OR_RETURN(double v, FloatOr(g, arch + ".rope.scaling." + key, used));
+    if (v != used) {
+      return BadInput(g.label() + ": key '" + arch + ".rope.scaling." + key + "' = " + std::to_string(v) +
+                      ", but llama.cpp runs " + arch + " with " + std::to_string(used) +
+                      "; hint: kvaudit follows llama.cpp and refuses the file");
+    }
+  }
   // llama_context: yarn_attn_factor = get_mscale(factor) / (1 + 0.1·ln factor) = 1 and ggml's
-  // rope_yarn multiplies by 1 + 0.1·ln(1/freq_scale): the product, times rope_attn_factor.
-  c.rope.attn_factor = (c.rope.factor > 1 ? 1.0 + 0.1 * std::log(c.rope.factor) : 1.0) * attn_factor;
+  // rope_yarn multiplies by 1 + 0.1·ln(1/freq_scale): the product.
+  c.rope.attn_factor = c.rope.factor > 1 ? 1.0 + 0.1 * std::log(c.rope.factor) : 1.0;
   c.rope.yarn_round_dims = true;
   return Status::Ok();
 }

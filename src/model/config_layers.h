@@ -12,6 +12,7 @@
 namespace kvaudit {
 
 class GgufFile;
+struct JsonReader;
 
 // Gemma 2/3 and gpt-oss GGUF keys: window and pattern, the local layers' RoPE base, softcaps,
 // the attention scale, YaRN, the expert width; the block flags of each architecture.
@@ -20,5 +21,10 @@ Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfi
 // {arch}.rope.scaling.type yarn: factor, original context, betas; the keys kvaudit does not
 // implement are refused.
 Status ReadGgufYarn(const GgufFile& g, const std::string& arch, ModelConfig& c);
+
+// Gemma 2 / Gemma 3 text config.json (configuration_gemma2.py, configuration_gemma3.py Gemma3TextConfig):
+// query_pre_attn_scalar, the softcaps (null = none), sliding_window with layer_types or the
+// architecture's pattern, Gemma 3's rope_local_base_freq, tie_word_embeddings (default true).
+Status ReadHfGemma(const JsonReader& r, ModelConfig& c);
 
 }  // namespace kvaudit

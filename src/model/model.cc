@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -93,15 +94,47 @@ Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool w
   return m;
 }
 
+namespace {
+// The per-layer attention: which layers slide and how far, their RoPE, the scale, softcaps, sinks.
+std::string DescribeAttention(const ModelConfig& c) {
+  std::string s;
+  const int n_sliding = c.n_sliding_layers();
+  if (n_sliding > 0) {
+    s += "sliding window: " + std::to_string(c.sliding_window) + " on " + std::to_string(n_sliding) + " of " +
+         std::to_string(c.n_layers) + " layers";
+    if (n_sliding < c.n_layers) {
+      std::string global;
+      for (int l = 0; l < c.n_layers; ++l) {
+        if (!c.is_sliding(l)) global += (global.empty() ? "" : ",") + std::to_string(l);
+      }
+      s += " (global: " + global + ")";
+    }
+    if (c.rope_local) {
+      s += "; local rope: " + std::string(RopeTypeName(c.rope_local->type)) + " theta " +
+           std::to_string(static_cast<long long>(c.rope_local->theta));
+    }
+    s += "\n";
+  }
+  if (c.attn_scale > 0 || c.attn_softcap > 0 || c.final_softcap > 0 || !c.attn_sinks.empty()) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "attention: scale %g%s%s\n",
+                  c.attn_scale > 0 ? c.attn_scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim)),
+                  c.attn_softcap > 0 ? ("  softcap " + std::to_string(c.attn_softcap)).c_str() : "",
+                  !c.attn_sinks.empty() ? "  learned sinks" : "");
+    s += buf;
+    if (c.final_softcap > 0) s += "final logit softcap: " + std::to_string(c.final_softcap) + "\n";
+  }
+  return s;
+}
+}  // namespace
+
 std::string Model::Describe() const {
   const ModelConfig& c = config_;
   std::string dtypes;
   for (const auto& [name, n] : weights_.source_dtypes) {
     dtypes += (dtypes.empty() ? "" : ", ") + name + " " + std::to_string(n);
   }
-  const char* rope = c.rope.type == RopeType::kDefault  ? "default"
-                     : c.rope.type == RopeType::kLinear ? "linear"
-                                                        : "llama3";
+  const char* rope = RopeTypeName(c.rope.type);
   char buf[1024];
   std::snprintf(buf, sizeof(buf),
                 "model: %s\nformat: %s\narchitecture: %s\nlayers: %d  hidden: %d  heads: %d  kv_heads: %d  head_dim: "
@@ -119,7 +152,7 @@ std::string Model::Describe() const {
                                           : "read in place from the memory-mapped file, as stored",
                 static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4), tokenizer_ ? "yes" : "none");
   std::string s = buf;
-  if (c.sliding_window) s += "sliding window: " + std::to_string(c.sliding_window) + "\n";
+  s += DescribeAttention(c);
   if (c.unapplied_sliding_window) {
     s += "sliding window: none (the file declares " + std::to_string(c.unapplied_sliding_window) + "; llama.cpp runs " +
          ArchName(c.arch) + " without it, and so does kvaudit)\n";

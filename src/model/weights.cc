@@ -437,9 +437,22 @@ void SetHfExpertNames(Arch arch, Names& nm) {
   };
 }
 
+// Gemma's RMSNorm multiplies by (1 + w) (transformers Gemma2RMSNorm, in f32); llama.cpp's converter
+// stores 1 + w (convert_hf_to_gguf.py Gemma2Model), which every norm here then uses as stored.
+void AddOneToGemmaNorms(ModelWeights& w) {
+  auto add_one = [](AlignedBuffer& b) {
+    for (int64_t i = 0; i < b.size(); ++i) b.data()[i] = 1.0f + b.data()[i];
+  };
+  for (LayerWeights& L : w.layers) {
+    for (AlignedBuffer* b : {&L.attn_norm, &L.post_attn_norm, &L.ffn_norm, &L.post_ffn_norm, &L.q_norm, &L.k_norm})
+      add_one(*b);
+  }
+  add_one(w.final_norm);
+}
 }  // namespace
 
 Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig& c, const std::string& dir) {
+  const bool gemma = c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3;
   Loader ld([&](const std::string& n) { return st.Find(n); }, dir,
             "the checkpoint does not match config.json (architecture " + std::string(ArchName(c.arch)) + ")",
             /*in_place=*/false);
@@ -447,7 +460,7 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
   nm.embed = "model.embed_tokens.weight";
   nm.final_norm = "model.norm.weight";
   nm.output = "lm_head.weight";
-  nm.layer = [](int i, const char* role) {
+  nm.layer = [gemma](int i, const char* role) {
     static const std::map<std::string, std::string> kRole = {
         {"attn_norm", "input_layernorm"}, {"q", "self_attn.q_proj"},
         {"k", "self_attn.k_proj"},        {"v", "self_attn.v_proj"},
@@ -456,10 +469,19 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
         {"gate", "mlp.gate_proj"},        {"up", "mlp.up_proj"},
         {"down", "mlp.down_proj"},        {"qkv", "self_attn.qkv_proj"},
         {"gate_up", "mlp.gate_up_proj"}};
-    return "model.layers." + std::to_string(i) + "." + kRole.at(role);
+    // Gemma's sandwich: post_attention_layernorm is the attention output's norm there, and the FFN's
+    // input norm is pre_feedforward_layernorm (modeling_gemma2.py Gemma2DecoderLayer).
+    static const std::map<std::string, std::string> kGemmaRole = {{"ffn_norm", "pre_feedforward_layernorm"},
+                                                                  {"post_attn_norm", "post_attention_layernorm"},
+                                                                  {"post_ffn_norm", "post_feedforward_layernorm"}};
+    const auto gemma_role = gemma ? kGemmaRole.find(role) : kGemmaRole.end();
+    return "model.layers." + std::to_string(i) + "." +
+           (gemma_role != kGemmaRole.end() ? gemma_role->second : kRole.at(role));
   };
   SetHfExpertNames(c.arch, nm);
-  return LoadAll(ld, nm, c, /*gguf_llama=*/false);
+  KV_ASSIGN_OR_RETURN(ModelWeights w, LoadAll(ld, nm, c, /*gguf_llama=*/false));
+  if (gemma) AddOneToGemmaNorms(w);
+  return w;
 }
 
 Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, const WeightLoadOptions& options) {

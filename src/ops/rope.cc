@@ -30,6 +30,16 @@ void YarnBlend(const RopeParams& p, int head_dim, std::vector<float>& inv) {
 }
 }  // namespace
 
+const char* RopeTypeName(RopeType t) {
+  switch (t) {
+    case RopeType::kDefault: return "default";
+    case RopeType::kLinear: return "linear";
+    case RopeType::kLlama3: return "llama3";
+    case RopeType::kYarn: return "yarn";
+  }
+  return "?";
+}
+
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
   const int half = head_dim / 2;
   std::vector<float> inv(half);

@@ -34,6 +34,9 @@ struct RopeParams {
   std::vector<float> freq_divisors;
 };
 
+// "default", "linear", "llama3", "yarn" (as config.json and `kvaudit info` spell them).
+const char* RopeTypeName(RopeType t);
+
 // inv_freq [head_dim/2], as transformers' _compute_default_rope_parameters /
 // _compute_linear_scaling_rope_parameters / _compute_llama3_parameters / _compute_yarn_parameters
 // (modeling_rope_utils.py) in f32.

@@ -111,6 +111,28 @@ std::vector<WorstCase> CacheInduced(const std::vector<ProbeRecord>& probes, size
   return out;
 }
 
+// On a model with sliding-window layers: the needle and exact checks whose fact lies beyond the
+// window (only the global layers can read it) against those inside, per configuration.
+std::string WindowLines(const std::vector<ProbeRecord>& probes, const std::vector<std::string>& specs) {
+  std::string out;
+  for (size_t c = 0; c < specs.size(); ++c) {
+    int n[2] = {0, 0}, base[2] = {0, 0}, conf[2] = {0, 0};  // [inside, beyond]
+    for (const ProbeRecord& r : probes) {
+      if (r.fact_distance < 0) continue;
+      const int w = r.beyond_window ? 1 : 0;
+      ++n[w], base[w] += r.runs[0].pass, conf[w] += r.runs[c + 1].pass;
+    }
+    if (n[0] + n[1] == 0) return "";
+    char line[320];
+    std::snprintf(line, sizeof(line),
+                  "facts inside the sliding window: %d checks, baseline passes %d, %s passes %d; beyond it (only "
+                  "the global layers read them): %d checks, baseline %d, configuration %d\n",
+                  n[0], base[0], specs[c].c_str(), conf[0], n[1], base[1], conf[1]);
+    out += line;
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 json ToJson(const ProbeRecord& r) {
@@ -119,8 +141,10 @@ json ToJson(const ProbeRecord& r) {
     runs.push_back(
         {{"pass", x.pass}, {"text", x.text}, {"first_wrong_token", x.first_wrong_token}, {"detail", x.detail}});
   }
-  return {{"kind", "check"},    {"id", r.id},       {"family", r.family},     {"variant", r.variant},
-          {"length", r.length}, {"depth", r.depth}, {"expected", r.expected}, {"runs", runs}};
+  json j = {{"kind", "check"},    {"id", r.id},       {"family", r.family},     {"variant", r.variant},
+            {"length", r.length}, {"depth", r.depth}, {"expected", r.expected}, {"runs", runs}};
+  if (r.fact_distance >= 0) j["fact_distance"] = r.fact_distance, j["beyond_window"] = r.beyond_window;
+  return j;
 }
 
 json ToJson(const VarianceRecord& r) {
@@ -138,6 +162,9 @@ std::optional<ProbeRecord> ProbeRecordFromJson(const json& j, size_t n_caches) {
     r.id = j.at("id").get<std::string>(), r.family = j.at("family").get<std::string>();
     r.variant = j.at("variant").get<std::string>(), r.length = j.at("length").get<int>();
     r.depth = j.at("depth").get<int>(), r.expected = j.at("expected").get<std::string>();
+    if (j.contains("fact_distance")) {
+      r.fact_distance = j.at("fact_distance").get<int>(), r.beyond_window = j.at("beyond_window").get<bool>();
+    }
     const json& runs = j.at("runs");
     if (!runs.is_array() || runs.size() != n_caches) return std::nullopt;
     for (const json& x : runs) {
@@ -349,6 +376,7 @@ std::string ProbeResultsTable(const ProbeRunInfo& info, const std::vector<ProbeR
       out += "  (! = at least one cache-induced failure)\n\n";
     }
   }
+  out += WindowLines(probes, info.specs);
   out += LengthTable(rows);
   out += PooledTable(PooledRows(rows, info.specs));
   const auto worst = CacheInduced(probes, info.specs.size(), 10);

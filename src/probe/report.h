@@ -30,6 +30,11 @@ struct ProbeRecord {
   int depth = -1;              // needle and exact: percent; else -1
   std::string expected;        // what the check wants, in words
   std::vector<ProbeRun> runs;  // [1 + n_configs], baseline first
+  // On a model with sliding-window layers (needle and exact probes): tokens from the fact's last
+  // token to the prompt's last, and whether that is beyond the window, so that only the global
+  // layers can read the fact; -1 / false otherwise (and absent from the JSON).
+  int fact_distance = -1;
+  bool beyond_window = false;
 };
 
 // Repeated-run variance: K seeded samples of one prompt under each cache (same seeds).

@@ -16,6 +16,12 @@ Expected<ProbeRecord> ProbeRunner::RunChecked(const ProbeInstance& inst) {
   ProbeRecord rec;
   rec.id = inst.id, rec.family = inst.family, rec.variant = inst.variant;
   rec.length = inst.length, rec.depth = inst.depth, rec.expected = inst.expected_text;
+  if (sliding_window_ > 0 && inst.fact_token >= 0 && (inst.family == "needle" || inst.family == "exact")) {
+    // The query at the prompt's last position p reads keys [p - window + 1, p] on a sliding layer.
+    const int last = static_cast<int>(inst.prompt.size()) - 1;
+    rec.fact_distance = last - (inst.fact_token + inst.fact_tokens - 1);
+    rec.beyond_window = rec.fact_distance >= sliding_window_;
+  }
   SamplingParams greedy;  // temperature 0
   for (GenerationBackend* backend : backends_) {
     KV_ASSIGN_OR_RETURN(const std::vector<int32_t> ids, backend->Generate(inst.prompt, inst.max_tokens, greedy));

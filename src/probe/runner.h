@@ -23,6 +23,9 @@ class ProbeRunner {
   // backends[0] is the baseline; an in-process one must hold the longest prompt plus its budget.
   // vocab: the model's vocabulary size (drift's logits rows).
   ProbeRunner(const Tokenizer& tokenizer, size_t vocab, std::vector<GenerationBackend*> backends);
+  // The model's sliding window when some of its layers slide (0: none): checked records then say
+  // how far back their fact lies and whether it is beyond the window.
+  void set_sliding_window(int window) { sliding_window_ = window; }
 
   // Greedy generation of instance.max_tokens under every backend, scored by instance.check.
   Expected<ProbeRecord> RunChecked(const ProbeInstance& instance);
@@ -40,6 +43,7 @@ class ProbeRunner {
   const Tokenizer& tokenizer_;
   size_t vocab_;
   std::vector<GenerationBackend*> backends_;
+  int sliding_window_ = 0;
 };
 
 }  // namespace kvaudit

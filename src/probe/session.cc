@@ -161,6 +161,8 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   }
   for (const RemoteConfig& r : plan_.remote.configs()) backends.push_back(r.backend.get());
   ProbeRunner runner(*plan_.tokenizer, static_cast<size_t>(plan_.runtime.model->config().vocab_size), backends);
+  const ModelConfig& mc = plan_.runtime.model->config();
+  runner.set_sliding_window(mc.n_sliding_layers() > 0 ? mc.sliding_window : 0);
   const std::vector<uint8_t>& owned = job.owned();  // [n_units] in probe/units.h order
   const int threads = out.info.threads;
   if (job.sharded()) KV_RETURN_IF_ERROR(job.WriteShard(ShardSummary(out, owned), ShardRunJson({}, 0, threads), false));

@@ -50,6 +50,21 @@ uint64_t HashConfig(const ModelConfig& c) {
     const int64_t moe[] = {c.n_experts, c.n_experts_used, c.expert_ff, c.norm_topk};
     h = HashBytes(moe, sizeof(moe), h);
   }
+  // Per-layer attention and the Gemma / gpt-oss blocks: hashed only where a model has them, so the
+  // other models keep their hashes.
+  if (!c.sliding_layers.empty()) h = HashBytes(c.sliding_layers.data(), c.sliding_layers.size(), h);
+  const float attn[] = {c.attn_scale, c.attn_softcap, c.final_softcap};
+  const int64_t blocks[] = {c.sandwich_norms,         c.embed_scale, c.gelu_ffn,
+                            c.moe_softmax_after_topk, c.expert_bias, c.clamped_swiglu};
+  const bool extra = attn[0] != 0 || attn[1] != 0 || attn[2] != 0 || c.sandwich_norms || c.embed_scale || c.gelu_ffn ||
+                     c.moe_softmax_after_topk || c.expert_bias || c.clamped_swiglu;
+  if (extra) h = HashBytes(blocks, sizeof(blocks), HashBytes(attn, sizeof(attn), h));
+  if (!c.attn_sinks.empty()) h = HashBytes(c.attn_sinks.data(), c.attn_sinks.size() * sizeof(float), h);
+  if (c.rope.attn_factor != 1.0) h = HashBytes(&c.rope.attn_factor, sizeof(c.rope.attn_factor), h);
+  if (c.rope_local) {
+    const std::vector<float> local = RopeInvFreq(*c.rope_local, c.head_dim);  // [head_dim/2]
+    h = HashBytes(local.data(), local.size() * sizeof(float), h);
+  }
   h = HashBytes(&c.rms_eps, sizeof(c.rms_eps), h);
   const std::vector<float> inv_freq = RopeInvFreq(c.rope, c.head_dim);  // [head_dim/2]
   return HashBytes(inv_freq.data(), inv_freq.size() * sizeof(float), h);

@@ -103,6 +103,63 @@ fs::path WritePhi3AsHf(const fs::path& gguf_path, const fs::path& dir) {
   return dir;
 }
 
+// Gemma's GGUF tensors under transformers' names (convert_hf_to_gguf.py Gemma2Model / Gemma3Model
+// map them one to one and store every norm as 1 + w: here w = stored - 1, exact for norms in
+// [0.5, 2]), with a config.json equal to the GGUF's metadata (golden/llamacpp/<name>/meta.json).
+fs::path WriteGemmaAsHf(const std::string& name, const fs::path& dir) {
+  auto gguf = GgufFile::Open(Fixture("golden/llamacpp/" + name + "/model.gguf").string());
+  KV_CHECK_MSG(gguf.ok(), gguf.ok() ? "" : gguf.error().message.c_str());
+  const bool g3 = name == "gemma3";
+  std::map<std::string, std::string> layer_names = {{"attn_norm", "input_layernorm"},
+                                                    {"attn_q", "self_attn.q_proj"},
+                                                    {"attn_k", "self_attn.k_proj"},
+                                                    {"attn_v", "self_attn.v_proj"},
+                                                    {"attn_output", "self_attn.o_proj"},
+                                                    {"post_attention_norm", "post_attention_layernorm"},
+                                                    {"ffn_norm", "pre_feedforward_layernorm"},
+                                                    {"post_ffw_norm", "post_feedforward_layernorm"},
+                                                    {"ffn_gate", "mlp.gate_proj"},
+                                                    {"ffn_up", "mlp.up_proj"},
+                                                    {"ffn_down", "mlp.down_proj"}};
+  if (g3) layer_names.insert({{"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"}});
+  std::vector<testing::F32Tensor> tensors;
+  auto add = [&](const std::string& gguf_name, const std::string& hf_name) {
+    const TensorView* t = gguf->FindTensor(gguf_name);
+    KV_CHECK_MSG(t != nullptr, gguf_name.c_str());
+    testing::F32Tensor out{hf_name, t->shape, std::vector<float>(t->numel())};
+    KV_CHECK(DequantizeToF32(*t, out.values.data()).ok());
+    if (gguf_name.find("norm") != std::string::npos) {
+      for (float& v : out.values) v = v - 1.0f;
+    }
+    tensors.push_back(std::move(out));
+  };
+  add("token_embd.weight", "model.embed_tokens.weight");
+  add("output_norm.weight", "model.norm.weight");
+  const int n_layers = g3 ? 6 : 3;
+  for (int i = 0; i < n_layers; ++i) {
+    for (const auto& [g, h] : layer_names)
+      add("blk." + std::to_string(i) + "." + g + ".weight", "model.layers." + std::to_string(i) + "." + h + ".weight");
+  }
+  fs::create_directories(dir);
+  testing::WriteF32Safetensors(dir / "model.safetensors", tensors);
+  const std::string common = R"("hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+    "vocab_size": 256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "query_pre_attn_scalar": 16,
+    "sliding_window": 8, "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": true,)";
+  if (g3) {
+    std::ofstream(dir / "config.json")
+        << R"({"model_type": "gemma3_text", "num_hidden_layers": 6, "intermediate_size": 96,)" << common
+        << R"( "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+      "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window_pattern": 6,
+      "attn_logit_softcapping": null, "final_logit_softcapping": null})";
+  } else {
+    std::ofstream(dir / "config.json")
+        << R"({"model_type": "gemma2", "num_hidden_layers": 3, "intermediate_size": 128,)" << common
+        << R"( "rope_theta": 10000.0, "attn_logit_softcapping": 2.0,
+      "final_logit_softcapping": 2.5})";
+  }
+  return dir;
+}
+
 class LlamaCppDenseGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
@@ -152,6 +209,30 @@ TEST(LlamaCppDenseGoldenHf, Phi3SafetensorsAndGgufGiveTheSameBits) {
   EXPECT_EQ(Prefill(**from_hf, g.ids, 2), Prefill(**from_gguf, g.ids, 2));
   fs::remove_all(hf);
 }
+
+class LlamaCppGemmaHf : public ::testing::TestWithParam<std::string> {};
+
+// Gemma's Hugging Face layout (its own norm convention, pre/post feed-forward norms, config keys)
+// computes the very same bits as the GGUF.
+TEST_P(LlamaCppGemmaHf, SafetensorsAndGgufGiveTheSameBits) {
+  const fs::path hf = WriteGemmaAsHf(GetParam(), testing::MakeTempDir(GetParam() + "-hf"));
+  auto from_gguf = Model::Load(Fixture("golden/llamacpp/" + GetParam() + "/model.gguf").string());
+  auto from_hf = Model::Load(hf.string());
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.error().message;
+  ASSERT_TRUE(from_hf.ok()) << from_hf.error().message;
+  const ModelConfig& a = (*from_gguf)->config();
+  const ModelConfig& b = (*from_hf)->config();
+  EXPECT_EQ(a.arch, b.arch);
+  EXPECT_EQ(a.sliding_layers, b.sliding_layers);
+  EXPECT_EQ(a.attn_scale, b.attn_scale);
+  EXPECT_EQ(a.attn_softcap, b.attn_softcap);
+  EXPECT_EQ(a.final_softcap, b.final_softcap);
+  const LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
+  EXPECT_EQ(Prefill(**from_hf, g.ids, 2), Prefill(**from_gguf, g.ids, 2));
+  fs::remove_all(hf);
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppGemmaHf, ::testing::Values("gemma2", "gemma3"));
 
 }  // namespace
 }  // namespace kvaudit

@@ -100,6 +100,18 @@ TEST(CacheConfigTest, ModelDependentErrors) {
   EXPECT_TRUE(ok.Validate(SmallConfig(), false).ok());
 }
 
+// Protections that cannot apply to a model's sliding or two-RoPE layers are refused, not ignored.
+TEST(CacheConfigTest, ProtectionsThatDoNotApplyToSlidingLayersAreRefused) {
+  ModelConfig gemma = SmallConfig();  // layers 0-4 sliding (window 64), 5 and 7 global
+  gemma.sliding_window = 64;
+  gemma.sliding_layers = {1, 1, 1, 1, 1, 0, 1, 0};
+  ExpectRejected("k=q4_0,sink=4", "layer 0 head 0: sink=4 on a sliding-window layer (window 64)", gemma);
+  // sink= on the global layers only is what the hint asks for.
+  EXPECT_TRUE(ParseOk("k=q4_0;layers=5:k=q4_0,sink=4;layers=7:k=q4_0,sink=4").Validate(gemma, false).ok());
+  gemma.rope_local = RopeParams{};
+  ExpectRejected("k=q4_0,prerope=1", "different RoPE", gemma);
+}
+
 TEST(CacheConfigTest, JsonFileMatchesSpecString) {
   const auto dir = testing::MakeTempDir("cache-config");
   std::ofstream(dir / "p.json") << R"({"k":"q4_0","v":"q4_0","rot":1,

@@ -1,6 +1,6 @@
 // engine=llama.cpp, the batched _one_chunk kernels (kv/llamacpp/fa_tile.h, expf.h): each SIMD kernel
 // bitwise equal to its scalar twin, and OneChunkRows bitwise equal to the per-key loop it replaces
-// (OneChunkRowsReference) over formats, head sizes, group sizes, windows and offsets.
+// (OneChunkRowsReference) over formats, head sizes, group sizes, windows, offsets, softcaps and sinks.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -220,7 +220,11 @@ TEST(LlamaCppTile, OneChunkRowsEqualsPerKeyReference) {
             const int nt = (cases % 3 == 0) ? 1 : 64 - (cases % 7) * 5, p0 = (cases % 4) * 30;
             ++cases;
             if (p0 + nt > n_pos) continue;
-            const FaShape sh{hd, G, window, 1.0f / std::sqrt(static_cast<float>(hd))};
+            FaShape sh{hd, G, window, 1.0f / std::sqrt(static_cast<float>(hd))};
+            // Gemma 2's softcap and gpt-oss's sinks on some of the cases (one sink per query head).
+            static const float kSinks[4] = {0.5f, -1.0f, 30.0f, 0.0f};
+            if (cases % 2 == 0) sh.softcap = 2.0f;
+            if (cases % 3 != 1) sh.sinks = kSinks;
             const std::vector<float> q = testing::NormalRows(nt * G, hd, cases, sigma);
             std::vector<float> a(q.size()), b(q.size());
             FaScratch sa, sb;

@@ -69,20 +69,6 @@ bool CacheConfig::NeedsCalibration() const {
   return false;
 }
 
-namespace {
-// What kvaudit's emulation of llama.cpp's flash attention (kv/llamacpp) does not reproduce yet:
-// llama.cpp's own kernel takes a softcap and sinks (ggml-cpu ops.cpp flash_attn_ext), ours not.
-Status CheckEngineForModel(const SpecErrors& spec_error, const ModelConfig& c, AttentionMode attention) {
-  if (attention != AttentionMode::kLlamaCpp) return Status::Ok();
-  if (c.attn_softcap > 0 || !c.attn_sinks.empty()) {
-    return spec_error(std::string("engine=llama.cpp does not yet emulate llama.cpp's attention ") +
-                          (c.attn_softcap > 0 ? "softcap" : "sinks") + " (" + ArchName(c.arch) + ")",
-                      "use engine=native, which computes them exactly");
-  }
-  return Status::Ok();
-}
-}  // namespace
-
 Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const {
   const SpecErrors spec_error{origin_, spec_};
   for (size_t i = 0; i < overrides_.size(); ++i) {
@@ -142,6 +128,13 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
         return spec_error(where + "llama.cpp has no sink/recent/outlier/pre-RoPE protection",
                           "drop those modifiers or use engine=native");
       }
+      if (p.sink > 0 && c.is_sliding(layer)) {
+        // A sliding layer stops reading the first positions once the context passes its window:
+        // the protection would hold rows nothing reads.
+        return spec_error(where + "sink=" + std::to_string(p.sink) + " on a sliding-window layer (window " +
+                              std::to_string(c.sliding_window) + ") protects positions it stops reading",
+                          "set sink= only in overrides of the global layers");
+      }
       if (p.pre_rope && c.rope_local) {
         return spec_error(where + "prerope=1 on a model whose sliding and global layers use different RoPE (" +
                               std::string(ArchName(c.arch)) + ") is not implemented",
@@ -149,7 +142,7 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
       }
     }
   }
-  return CheckEngineForModel(spec_error, c, attention_);
+  return Status::Ok();
 }
 
 Expected<CacheConfig> CacheConfig::FromArgument(const std::string& arg, std::string_view origin) {

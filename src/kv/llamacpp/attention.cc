@@ -87,8 +87,37 @@ void PrepareScratch(FaScratch& sc, int rows, int hd) {
   std::fill(sc.l.begin(), sc.l.begin() + rows, 0.0f);
 }
 
-// out = VKQ · (S == 0 ? 0 : 1/S) (ops.cpp: S_inv, then ggml_vec_scale_f32).
-void Finish(const FaScratch& sc, int rows, int hd, float* out) {
+// The kernel's scale: divided by the softcap when there is one (ops.cpp `scale /= logit_softcap`).
+float KernelScale(const FaShape& sh) { return sh.softcap != 0.0f ? sh.scale / sh.softcap : sh.scale; }
+
+// s = softcap·tanhf(s) on the scaled scores s[lo..hi] (ops.cpp, after `s = s*scale`).
+void Softcap(const FaShape& sh, float* s, int lo, int hi) {
+  if (sh.softcap == 0.0f) return;
+  for (int j = lo; j <= hi; ++j) s[j] = sh.softcap * std::tanh(s[j]);
+}
+
+// The sinks step of each row (ops.cpp, after VKQ16 -> VKQ32): s = sinks[head]; a new maximum
+// rescales VKQ (f32) and S by expf(M − s), else S gains expf(s − M).
+void ApplySinks(const FaShape& sh, FaScratch& sc, int rows, int hd) {
+  if (!sh.sinks) return;
+  for (int r = 0; r < rows; ++r) {
+    const float s = sh.sinks[r % sh.group];
+    float ms = 1.0f, vs = 1.0f;
+    float& M = sc.m[r];
+    if (s > M) {
+      ms = std::exp(M - s);
+      M = s;
+      ScaleF32Scalar(&sc.acc[static_cast<size_t>(r) * hd], ms, hd);
+    } else {
+      vs = std::exp(s - M);
+    }
+    sc.l[r] = std::fma(sc.l[r], ms, vs);  // S = S*ms + vs, contracted as in the key loop
+  }
+}
+
+// out = VKQ · (S == 0 ? 0 : 1/S) (ops.cpp: S_inv, then ggml_vec_scale_f32), after the sinks.
+void Finish(const FaShape& sh, FaScratch& sc, int rows, int hd, float* out) {
+  ApplySinks(sh, sc, rows, hd);
   for (int r = 0; r < rows; ++r) {
     const float S = sc.l[r], inv = S == 0.0f ? 0.0f : 1.0f / S;
     for (int d = 0; d < hd; ++d) out[static_cast<int64_t>(r) * hd + d] = sc.acc[static_cast<size_t>(r) * hd + d] * inv;
@@ -116,6 +145,7 @@ void RowToF32(KvFormat f, const uint8_t* row, int hd, float* out) {
 
 void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
   const int hd = sh.head_dim, G = sh.group, rows = nt * G, nb = hd / 32, ng = hd / 4;
+  const float scale = KernelScale(sh);
   const bool kq = IsLlamaCppBlockFormat(kv.fk), v16 = kv.fv == KvFormat::kF16;
   const ggml::VecDotKind kind = kq ? DotKindOf(kv.fk) : ggml::VecDotKind::kSym;
   PrepareScratch(sc, rows, hd);
@@ -167,11 +197,12 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
         const size_t ri = static_cast<size_t>(r + i);
         if (kq) {
           const QRowView qv{&sc.qc[ri * hd], &sc.qd[ri * nb], &sc.qm[ri * nb], &sc.qg[ri * ng]};
-          ScoreTileQ8(kind, kt, qv, nb, sh.scale, lo, hi, s[i]);
+          ScoreTileQ8(kind, kt, qv, nb, scale, lo, hi, s[i]);
         } else {
           for (int j = lo; j <= hi; ++j)
-            s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * sh.scale;
+            s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * scale;
         }
+        Softcap(sh, s[i], lo, hi);
         SoftmaxWeights(s[i], lo, hi, sc.m[ri], up[i], ms[i], vs[i]);
         u.acc[i] = &sc.acc[ri * hd];
         u.up[i] = up[i];
@@ -184,7 +215,7 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
       r += n;
     }
   }
-  Finish(sc, rows, hd, out);
+  Finish(sh, sc, rows, hd, out);
 }
 
 void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out,
@@ -221,7 +252,8 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
                                      &sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
                                      &sc.qm[static_cast<size_t>(r) * nb], nb)
                      : DotF16Emu(&sc.qf[static_cast<size_t>(r) * hd], &sc.kt[o * hd], hd);
-        s = s * sh.scale;
+        s = s * KernelScale(sh);
+        if (sh.softcap != 0.0f) s = sh.softcap * std::tanh(s);
         float ms = 1.0f, vs = 1.0f;
         if (s > M) {
           const float m_old = M;
@@ -244,7 +276,7 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
       sc.l[r] = S;
     }
   }
-  Finish(sc, rows, hd, out);
+  Finish(sh, sc, rows, hd, out);
 }
 
 void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int p0, float* out, FaScratch& sc) {
@@ -272,8 +304,11 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
         continue;
       }
       float tile_max = kNegInf;
+      const float scale = KernelScale(sh);
       for (int j = 0; j < kn; ++j) {
-        sr[j] = (k0 + j >= lo && k0 + j <= hi) ? sr[j] * sh.scale : kNegInf;
+        const bool seen = k0 + j >= lo && k0 + j <= hi;
+        // ggml: KQ × scale, tanh and × softcap over the tile, then the mask's −inf.
+        sr[j] = seen ? (sh.softcap != 0.0f ? std::tanh(sr[j] * scale) * sh.softcap : sr[j] * scale) : kNegInf;
         tile_max = std::max(tile_max, sr[j]);
       }
       const float m_old = sc.m[r], m_new = std::max(m_old, tile_max);
@@ -300,7 +335,7 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
       }
     }
   }
-  Finish(sc, rows, hd, out);
+  Finish(sh, sc, rows, hd, out);
 }
 
 }  // namespace kvaudit::llamacpp

@@ -11,8 +11,12 @@
 //     of 64 keys converted to f32, KQ in f32 (canonical dot order), ×scale, per-tile max / rescale /
 //     exp-sum (double), P·V in f32 (ascending keys), output × 1/S. (ggml uses its SIMD ggml_v_expf
 //     and simd_gemm here; we use expf, ~1 ulp, and ops/dot.h's order.)
+// Softcap (Gemma 2): the kernel divides its scale by the cap and takes s = cap·tanhf(s·scale)
+// (ops.cpp `scale /= logit_softcap`); sinks (gpt-oss): after the last key, s_h joins as one more
+// online-softmax step that only updates M and S (ops.cpp "sinks - apply only on the first
+// kv-chunk"), with VKQ in f32.
 // Not emulated: split-KV decode (one token over ≥ 512 f16 keys is split into per-thread chunks whose
-// f16 partials are merged in f32; we run it as one chunk), ALiBi, softcap, sinks (no such models).
+// f16 partials are merged in f32; we run it as one chunk), ALiBi.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +38,8 @@ struct FaShape {
   int group = 1;   // G query heads per KV head
   int window = 0;  // sliding window (0 = full causal)
   float scale = 1.0f;
+  float softcap = 0.0f;          // 0 = none
+  const float* sinks = nullptr;  // [G] the sink logits of this KV head's query heads, or null
 };
 
 // Per-thread scratch, grown on demand.

@@ -65,9 +65,15 @@ class LlamaCppCache final : public KvCache {
         gguf_order_(UsesGgufPairOrder(c.arch) && c.head_dim % 2 == 0),
         spec_(cache_config.spec()),
         len_(c.n_layers, 0),
-        heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads) {
+        heads_(static_cast<size_t>(c.n_layers) * c.n_kv_heads),
+        sinks_(c.attn_sinks) {
     KV_CHECK(max_pos > 0 && n_heads_ % n_kv_ == 0);
-    shape_ = {hd_, n_heads_ / n_kv_, 0, c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd_))};
+    // llama.cpp's Gemma graphs scale Q in f32 before attention (gemma2.cpp / gemma3.cpp:
+    // ggml_scale(Qcur, f_attention_scale)) and call it with kq_scale 1; the others pass the scale.
+    const float scale = c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd_));
+    const bool gemma = c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3;
+    q_prescale_ = gemma ? scale : 0.0f;
+    shape_ = {hd_, n_heads_ / n_kv_, 0, gemma ? 1.0f : scale, c.attn_softcap, nullptr};
     for (int l = 0; l < n_layers_; ++l) windows_.push_back(c.layer_window(l));
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
     for (int l = 0; l < n_layers_; ++l) {
@@ -192,6 +198,7 @@ class LlamaCppCache final : public KvCache {
     FaShape sh = shape_;
     sh.window = windows_[layer];
     const int G = sh.group, rows = nt * G;
+    if (!sinks_.empty()) sh.sinks = sinks_.data() + static_cast<size_t>(layer) * n_heads_ + static_cast<size_t>(g) * G;
     std::vector<float>& qs = qs_[thread];  // [rows, hd] gathered (and rotated) queries
     std::vector<float>& os = os_[thread];  // [rows, hd] outputs
     if (qs.size() < static_cast<size_t>(rows) * hd_) qs.resize(static_cast<size_t>(rows) * hd_);
@@ -203,6 +210,9 @@ class LlamaCppCache final : public KvCache {
         ToGgufOrder(src, hd_, dst);  // Q in K's channel order: its q8 blocks are llama.cpp's too
       } else {
         std::memcpy(dst, src, sizeof(float) * hd_);
+      }
+      if (q_prescale_ > 0) {
+        for (int d = 0; d < hd_; ++d) dst[d] = dst[d] * q_prescale_;
       }
     }
     if (h.rot_k) HadamardRows(qs.data(), rows, hd_, h.rot_k);  // Q rotated like K, after RoPE
@@ -223,10 +233,12 @@ class LlamaCppCache final : public KvCache {
   const int n_layers_, n_heads_, n_kv_, hd_, max_pos_;
   const bool gguf_order_;         // K and Q in llama.cpp's GGUF channel order (UsesGgufPairOrder)
   const std::string spec_;        // the configuration's canonical spec, for Reserve's error
-  FaShape shape_;                 // every layer's but the window
+  FaShape shape_;                 // every layer's but the window and sinks
   std::vector<int> windows_;      // [n_layers] each layer's sliding window, 0 = global
   std::vector<int> len_;          // [n_layers] positions stored
   std::vector<HeadStore> heads_;  // [n_layers, n_kv_heads]
+  std::vector<float> sinks_;      // [n_layers, n_heads] gpt-oss's sink logits, or empty
+  float q_prescale_ = 0.0f;       // Gemma: Q × this before attention (kernel scale 1); 0 = none
   uint64_t bytes_per_token_ = 0;
   std::vector<FaScratch> scratch_;           // [threads]
   std::vector<std::vector<float>> qs_, os_;  // [threads] of [rows, hd]
