@@ -1,15 +1,21 @@
 // MXFP4 (quant/mxfp4.cc) against its definition, written here independently of the row loops:
 // block_mxfp4 {u8 e; u8 qs[16]} (ggml-common.h), element j the low nibble of qs[j], element j + 16
 // the high one; y = kvalues_mxfp4[nibble] · 2^(e-128) (the doubled E2M1 table times ggml-impl.h's
-// ggml_e8m0_to_fp32_half). Hand-written blocks at the edge scales and the reference quantizer
-// (quantize_row_mxfp4_ref) on hand-checked blocks.
+// ggml_e8m0_to_fp32_half). Hand-written blocks at the edge scales, the reference quantizer
+// (quantize_row_mxfp4_ref) on hand-checked blocks, and the SIMD dequantizer and in-register gemv
+// decoder against the scalar reference on every kernel path.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "base/isa.h"
+#include "base/thread_pool.h"
+#include "ops/matmul.h"
+#include "ops/weight_matrix.h"
 #include "quant/dequantize.h"
 #include "quant/quant_type.h"
 #include "support/random_rows.h"
@@ -181,6 +187,55 @@ TEST(QuantMxfp4, GaussianRoundTripAndRequantizationIsIdentity) {
   EXPECT_GT(rel_rms, 0.05);
   EXPECT_LT(rel_rms, 0.2);
   EXPECT_EQ(Quantize(y), q);
+}
+
+// Every scale byte with random nibbles, every kernel path: the SIMD row dequantizer is bitwise
+// the reference (subnormal, normal and overflowing values alike).
+TEST(QuantMxfp4, SimdDequantizerIsTheReferenceForEveryScale) {
+  std::vector<uint8_t> blocks = testing::RandomBytes(256 * kBytes + 3, 41);  // [3 + 256 blocks]
+  for (int e = 0; e < 256; ++e) blocks[3 + static_cast<size_t>(e) * kBytes] = static_cast<uint8_t>(e);
+  const int64_t n = 256 * 32;
+  std::vector<float> ref(n);  // [n]
+  DequantizeBlocksRef(QuantType::kMXFP4, blocks.data() + 3, ref.data(), n);
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    std::vector<float> simd(n, NAN);  // [n]
+    DequantizeBlocks(QuantType::kMXFP4, blocks.data() + 3, simd.data(), n);
+    EXPECT_EQ(std::memcmp(simd.data(), ref.data(), n * sizeof(float)), 0);
+  });
+}
+
+// The decode gemv (in-register decoder on AVX-512, scratch kernels elsewhere) and the prefill
+// matmul on MXFP4 rows whose scales span subnormal to large d, every path: bitwise the matmul of
+// the same matrix dequantized to f32.
+TEST(QuantMxfp4, PackedGemvAndMatmulAreTheF32MatmulOnEveryPath) {
+  constexpr int64_t kRows = 37, kCols = 320;
+  WeightMatrix w;
+  w.Resize(kRows, kCols, QuantType::kMXFP4);
+  const std::vector<uint8_t> bytes = testing::RandomBytes(static_cast<int64_t>(w.bytes()), 43);
+  std::memcpy(w.mutable_row(0), bytes.data(), bytes.size());
+  testing::Rng rng(44);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t b = 0; b < kCols / 32; ++b) {
+      // Mostly d in [2^-9, 2^-2]; one block in 8 at e = 0..3 (subnormal and smallest normal d).
+      const uint8_t e = static_cast<uint8_t>(rng.Below(8) == 0 ? rng.Below(4) : 119 + rng.Below(8));
+      w.mutable_row(r)[b * kBytes] = e;
+    }
+  }
+  std::vector<float> wf(kRows * kCols);  // [kRows, kCols]
+  DequantizeBlocksRef(QuantType::kMXFP4, w.mutable_row(0), wf.data(), kRows * kCols);
+  const WeightView f32{wf.data(), QuantType::kF32, kRows, kCols};
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    ThreadPool pool(2);
+    for (int64_t n : {1, 5}) {
+      const std::vector<float> x = testing::NormalRows(n, kCols, 45);
+      std::vector<float> want(n * kRows), got(n * kRows);  // [n, kRows] each
+      MatMul(x.data(), n, f32, want.data(), pool);
+      MatMul(x.data(), n, w.view(), got.data(), pool);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0) << "n " << n;
+    }
+  });
 }
 
 }  // namespace
