@@ -21,7 +21,7 @@ namespace {
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // [n_blocks] random blocks whose f16 fields are finite and normal (as in real weights: no block
-// takes the twin's NaN fallback).
+// takes the twin's NaN fallback), E8M0 scales 2^-8..2^-1 (no subnormal or infinite weights).
 std::vector<uint8_t> RandomBlocks(QuantType t, size_t n_blocks, uint32_t seed) {
   const size_t bb = static_cast<size_t>(GetQuantTraits(t).block_bytes);
   std::vector<uint8_t> b(n_blocks * bb);
@@ -35,6 +35,7 @@ std::vector<uint8_t> RandomBlocks(QuantType t, size_t n_blocks, uint32_t seed) {
   for (size_t i = 0; i < n_blocks; ++i) {
     for (const int off : F16Fields(t))
       b[i * bb + static_cast<size_t>(off) + 1] = static_cast<uint8_t>(0x20 | (b[i * bb + off + 1] & 0x83));
+    if (E8M0Field(t) >= 0) b[i * bb + static_cast<size_t>(E8M0Field(t))] = static_cast<uint8_t>(120 + (b[i * bb] & 7));
   }
   return b;
 }

@@ -35,6 +35,7 @@ std::optional<QuantType> QuantTypeOfDType(DType t) {
     case DType::kQ3_K: return QuantType::kQ3_K;
     case DType::kIQ4_NL: return QuantType::kIQ4_NL;
     case DType::kIQ4_XS: return QuantType::kIQ4_XS;
+    case DType::kMXFP4: return QuantType::kMXFP4;
     case DType::kF32: return QuantType::kF32;
     case DType::kF16: return QuantType::kF16;
     case DType::kBF16: return QuantType::kBF16;

@@ -37,8 +37,9 @@ constexpr DTypeInfo kTable[kNumDTypes] = {
     Block("Q3_K", QuantType::kQ3_K),
     Block("IQ4_NL", QuantType::kIQ4_NL),
     Block("IQ4_XS", QuantType::kIQ4_XS),
+    Block("MXFP4", QuantType::kMXFP4),
 };
-static_assert(static_cast<int>(DType::kIQ4_XS) + 1 == kNumDTypes, "kTable must cover every DType");
+static_assert(static_cast<int>(DType::kMXFP4) + 1 == kNumDTypes, "kTable must cover every DType");
 
 }  // namespace
 

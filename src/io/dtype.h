@@ -1,5 +1,6 @@
 // Element types of tensors in safetensors and GGUF files.
-// Block formats follow ggml (ggml/src/ggml-common.h): QK=32 for the legacy quants, 256 for K-quants.
+// Block formats follow ggml (ggml/src/ggml-common.h): QK=32 for the legacy quants, iq4_nl and
+// mxfp4, 256 for the K-quants and iq4_xs.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,7 @@ enum class DType : uint8_t {
   kQ3_K,
   kIQ4_NL,
   kIQ4_XS,
+  kMXFP4,
 };
 
 struct DTypeInfo {
@@ -42,7 +44,7 @@ struct DTypeInfo {
   bool float_convertible;  // DequantizeRow supports it
 };
 
-inline constexpr int kNumDTypes = 22;
+inline constexpr int kNumDTypes = 23;
 
 const DTypeInfo& GetDTypeInfo(DType t);
 // The DType spelled `name` ("BF16", "Q4_K", ...), exact case; nullopt if unknown.

@@ -249,8 +249,7 @@ class Parser {
       if (!dtype) {
         return Fail("unsupported ggml type id " + std::to_string(type), Tensor(t.name),
                     "kvaudit reads F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K-Q6_K, IQ4_NL, "
-                    "IQ4_XS; "
-                    "requantize with llama-quantize");
+                    "IQ4_XS, MXFP4; requantize with llama-quantize");
       }
       t.dtype = *dtype;
       const DTypeInfo& info = GetDTypeInfo(t.dtype);
@@ -333,6 +332,7 @@ std::optional<DType> DTypeFromGgmlType(uint32_t id) {
     case 27: return DType::kI64;
     case 28: return DType::kF64;
     case 30: return DType::kBF16;
+    case 39: return DType::kMXFP4;  // GGML_TYPE_MXFP4
     default: return std::nullopt;
   }
 }

@@ -49,8 +49,8 @@ struct GgufValue {
   std::vector<std::string> strings;
 };
 
-// ggml tensor type ids (ggml/include/ggml.h enum ggml_type: F32 = 0, F16 = 1, Q4_0 = 2, ... BF16 = 30)
-// to DType; nullopt where DType has no equivalent.
+// ggml tensor type ids (ggml/include/ggml.h enum ggml_type: F32 = 0, F16 = 1, Q4_0 = 2, ...
+// BF16 = 30, MXFP4 = 39) to DType; nullopt where DType has no equivalent.
 std::optional<DType> DTypeFromGgmlType(uint32_t ggml_type);
 
 // Tensor data is aligned to alignment() within the file (gguf.md); GGUF weights are rows of

@@ -157,6 +157,20 @@ struct DecIQ4_NL {  // {f16 d; u8 qs[16]}: level(q) = d · kvalues_iq4nl[q] (Iq4
   }
 };
 
+// {u8 e; u8 qs[16]}: level(q) = f32(kvalues_mxfp4[q]) · d, d = 2^(e-128) from the exponent byte
+// (Mxfp4Dequantize, RowMXFP4); no f16 scale to convert, so kHeadScales = 0.
+struct DecMXFP4 {
+  static constexpr int kElems = ggml::kQK, kBytes = sizeof(ggml::BlockMxfp4), kHeadScales = 0;
+  template <class Emit>
+  static void Run(const uint8_t* b, const HeadScales& /*none*/, Emit&& emit) {
+    const __m512 t =
+        _mm512_mul_ps(_mm512_loadu_ps(block_simd::kMxfp4LevelsF), _mm512_set1_ps(ggml::E8M0ToF32Half(b[0])));
+    const __m512i q = Codes(b + 1);
+    emit(0, Pick(q, t));
+    emit(1, Pick(High4(q), t));
+  }
+};
+
 // q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}: chunk c of 64 elements = 32 bytes, low nibbles
 // in sub-block 2c, high in 2c+1; level(q) = dsc · f32(q) − dmn (RowQ4_KSimd).
 struct DecQ4_K {
@@ -282,6 +296,7 @@ bool GemvBlockRowsDecoded(const float* x, const WeightView& w, int64_t row0, int
     case QuantType::kQ5_0: GemvDecoded<DecQ5_0>(x, w, row0, row1, y); return true;
     case QuantType::kQ5_1: GemvDecoded<DecQ5_1>(x, w, row0, row1, y); return true;
     case QuantType::kIQ4_NL: GemvDecoded<DecIQ4_NL>(x, w, row0, row1, y); return true;
+    case QuantType::kMXFP4: GemvDecoded<DecMXFP4>(x, w, row0, row1, y); return true;
     case QuantType::kQ4_K: GemvDecoded<DecQ4_K>(x, w, row0, row1, y); return true;
     case QuantType::kQ5_K: GemvDecoded<DecQ5_K>(x, w, row0, row1, y); return true;
     case QuantType::kQ6_K: GemvDecoded<DecQ6_K>(x, w, row0, row1, y); return true;

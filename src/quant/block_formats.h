@@ -1,7 +1,8 @@
 // The reference functions of ggml's block formats, one file per format (quant/<format>.cc), each
 // bit-exact with ggml-quants.c: the quantizer (quantize_row_*_ref, for the types a KV cache can
-// store), the dequantizer (dequantize_row_*) and the expanded codes llama.cpp's integer dot reads
-// (32-element types). The traits table (quant/quant_type.h) points at them; callers go through it.
+// store, and mxfp4), the dequantizer (dequantize_row_*) and the expanded codes llama.cpp's integer
+// dot reads (the KV cache's 32-element types). The traits table (quant/quant_type.h) points at
+// them; callers go through it.
 //
 // Shapes: x, y [n] f32; rows [n / block_elems blocks of block_bytes]; n a multiple of the block
 // size (the callers check it); rows may start at any byte offset.
@@ -36,6 +37,10 @@ void Q5_1ToCodes(const uint8_t* row, int64_t n, BlockCodes out);
 void Iq4NlQuantize(const float* x, uint8_t* dst, int64_t n);
 void Iq4NlDequantize(const uint8_t* src, float* y, int64_t n);
 void Iq4NlToCodes(const uint8_t* row, int64_t n, BlockCodes out);
+
+// MXFP4: weights only; the quantizer writes test and synthetic weights (no expanded codes).
+void Mxfp4Quantize(const float* x, uint8_t* dst, int64_t n);
+void Mxfp4Dequantize(const uint8_t* src, float* y, int64_t n);
 
 // The 256-element super-block types: weights only, dequantizer only.
 void Q2_KDequantize(const uint8_t* src, float* y, int64_t n);

@@ -115,6 +115,8 @@ inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, flo
 
 // kvalues_iq4nl (ggml-common.h) as f32, exactly the reference's static_cast<float>(level).
 inline constexpr const float* kIq4NlLevelsF = ::kvaudit::ggml::kIq4NlValuesF.v;
+// kvalues_mxfp4 (ggml-common.h) as f32, exactly the reference's static_cast<float>(level).
+inline constexpr const float* kMxfp4LevelsF = ::kvaudit::ggml::kMxfp4ValuesF.v;
 
 // The K-family SIMD twins (quant/dequantize_k_simd.cc): y [256 nb] from nb blocks at b.
 void RowQ2_KSimd(const uint8_t* b, float* y, int64_t nb);

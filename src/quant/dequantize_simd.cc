@@ -1,6 +1,6 @@
-// SIMD twins of the 32-element block dequantizers (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) and the
-// DequantizeBlocks dispatch; the K family is in quant/dequantize_k_simd.cc. Each is bitwise its scalar
-// reference in quant/dequantize.cc: the same integer codes, converted to f32 exactly, then the
+// SIMD twins of the 32-element block dequantizers (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4) and
+// the DequantizeBlocks dispatch; the K family is in quant/dequantize_k_simd.cc. Each is bitwise its
+// scalar reference in quant/dequantize.cc: the same integer codes, converted to f32 exactly, then the
 // reference's f32 operations in its order (tests/unit/quant_dequantize_test.cc compares them).
 #ifndef KVAUDIT_ISA_PASS
 #include "base/simd.h"
@@ -113,6 +113,23 @@ void RowIQ4_NL(const uint8_t* b, float* y, int64_t nb) {
   }
 }
 
+// block_mxfp4 {u8 e; u8 qs[16]}: y = level[q] * d, d = 2^(e-128) from the exponent byte (the
+// reference's E8M0ToF32Half, a bit pattern: no conversion to twin). The product is the
+// reference's one rounding (exact unless it overflows; subnormal d included, as MXCSR keeps
+// subnormals: kvaudit never sets FTZ/DAZ).
+void RowMXFP4(const uint8_t* b, float* y, int64_t nb) {
+  const V::Table levels = V::LoadTable(kMxfp4LevelsF);
+  const V::I low4 = V::Splat(0x0F);
+  for (int64_t i = 0; i < nb; ++i, b += sizeof(ggml::BlockMxfp4), y += 32) {
+    const V::F d = V::SplatF(ggml::E8M0ToF32Half(b[0]));
+    for (int j = 0; j < 16; j += kL) {
+      const V::I q = V::U8(b + 1 + j);
+      V::Store(y + j, V::Mul(V::Lookup(levels, V::And(q, low4)), d));
+      V::Store(y + 16 + j, V::Mul(V::Lookup(levels, V::Shr(q, 4)), d));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace block_simd
 #endif  // KVAUDIT_BLOCK_DEQUANT_SIMD
@@ -137,6 +154,7 @@ void DequantizeBlocks(QuantType t, const uint8_t* src, float* dst, int64_t n) {
     case QuantType::kQ6_K: return s::RowQ6_KSimd(src, dst, nb);
     case QuantType::kIQ4_NL: return s::RowIQ4_NL(src, dst, nb);
     case QuantType::kIQ4_XS: return s::RowIQ4_XSSimd(src, dst, nb);
+    case QuantType::kMXFP4: return s::RowMXFP4(src, dst, nb);
     default: break;
   }
 #endif

@@ -15,7 +15,7 @@
 
 namespace kvaudit::ggml {
 
-inline constexpr int kQK = 32;     // QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = QK4_NL
+inline constexpr int kQK = 32;     // QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = QK4_NL = QK_MXFP4
 inline constexpr int kQK_K = 256;  // QK_K: the K-quants' and iq4_xs's super-block
 
 // Byte layouts, in ggml-common.h field order; `d`/`m`/`s`/`dmin` are IEEE fp16.
@@ -49,6 +49,10 @@ struct BlockIq4Nl {
   uint16_t d;
   uint8_t qs[16];
 };  // codes index kIq4NlValues
+struct BlockMxfp4 {
+  uint8_t e;  // E8M0: a power-of-two scale, no sign or mantissa
+  uint8_t qs[16];
+};  // codes index kMxfp4Values, nibbles as q4_0's
 struct BlockQ2_K {
   uint8_t scales[16];
   uint8_t qs[64];
@@ -85,7 +89,7 @@ struct BlockIq4Xs {
 };
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
                   sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ8_1) == 36 &&
-                  sizeof(BlockIq4Nl) == 18,
+                  sizeof(BlockIq4Nl) == 18 && sizeof(BlockMxfp4) == 17,
               "ggml block sizes (ggml-common.h static_asserts)");
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
                   sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockIq4Xs) == 136,
@@ -105,6 +109,30 @@ inline constexpr Iq4NlLevelsF kIq4NlValuesF = [] {
   for (int i = 0; i < 16; ++i) t.v[i] = static_cast<float>(kIq4NlValues[i]);
   return t;
 }();
+
+// kvalues_mxfp4 (ggml-common.h): the 16 E2M1 (OCP MX v1.0 fp4) values doubled to integers
+// 0 ±1 ±2 ±3 ±4 ±6 ±8 ±12 (code 8, fp4's -0, is 0), so the block scale is halved to match
+// (E8M0ToF32Half).
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// The same levels as f32, for the SIMD lookups (small integers: exact).
+struct Mxfp4LevelsF {
+  float v[16];
+};
+inline constexpr Mxfp4LevelsF kMxfp4ValuesF = [] {
+  Mxfp4LevelsF t{};
+  for (int i = 0; i < 16; ++i) t.v[i] = static_cast<float>(kMxfp4Values[i]);
+  return t;
+}();
+
+// ggml_e8m0_to_fp32_half (ggml/src/ggml-impl.h): 2^(e-128) for every byte e, written as ggml
+// writes it: e < 2 as the subnormal patterns 0x00200000 << e (2^-128, 2^-127), else the normal
+// exponent field e - 1. Never NaN or inf (e = 255 is 2^127; ggml does not give 0xFF a NaN).
+inline float E8M0ToF32Half(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
 
 // A block row in "expanded" form, the common input of llama.cpp's emulated integer dot
 // (kv/llamacpp): codes [n] int8 (q4_0: nibble − 8; q5_0: 5-bit − 16; q4_1/q5_1: unsigned code;

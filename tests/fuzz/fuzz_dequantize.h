@@ -13,7 +13,7 @@ inline void FuzzDequantizeAll(const std::vector<TensorView>& tensors) {
   for (const TensorView& t : tensors) {
     if (!GetDTypeInfo(t.dtype).float_convertible) continue;
     // A valid tensor lies inside the input, so numel is bounded by the input size (at most
-    // 32 elements per 18 bytes); this cap only guards against a parser bug turning into an OOM.
+    // 32 elements per 17 bytes, mxfp4); this cap only guards against a parser bug turning into an OOM.
     if (t.numel() > (int64_t{1} << 26)) __builtin_trap();
     scratch.assign(static_cast<size_t>(t.numel()), 0.0f);
     if (!DequantizeToF32(t, scratch.data()).ok()) __builtin_trap();  // the parser vouched for it

@@ -2,8 +2,9 @@
 // experts) GGUFs of ../shared/golden/llamacpp against llama.cpp's CPU logits (f32 KV cache, flash
 // attention off; golden/llamacpp/README.md). Checks: logits of all 96 positions within 1e-4 with
 // the same argmax, the experts llama.cpp chose (experts.txt), the greedy continuation through the
-// decode path, prefill = decode and 1 thread = 2 threads bitwise, and the same model written as a
-// Hugging Face directory (config.json + safetensors) giving bitwise the GGUF's logits.
+// decode path, prefill = decode and 1 thread = 2 threads bitwise, the same model written as a
+// Hugging Face directory (config.json + safetensors) giving bitwise the GGUF's logits, and the
+// same model with MXFP4 experts computing packed as dequantized at load, bitwise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,9 +20,11 @@
 #include "model/forward.h"
 #include "model/model.h"
 #include "model/weights.h"
+#include "quant/quant_type.h"
 #include "support/fixtures.h"
 #include "support/llamacpp_golden.h"
 #include "support/tiny_llama.h"
+#include "unit/io_builders.h"
 
 namespace kvaudit {
 using ::kvaudit::testing::Fixture;
@@ -245,6 +248,113 @@ TEST_P(MoeGoldenHfTest, HuggingFaceCopyGivesBitwiseTheGgufLogits) {
   EXPECT_EQ(a.experts, b.experts);
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+// ---------------------------------------------------------------- MXFP4 experts
+
+// One scalar metadata value of type t as GGUF stores it (gguf.md: little-endian, bool one byte,
+// strings u64 length + bytes).
+void AppendGgufScalar(testing::Bytes* b, GgufType t, int64_t i, double f, const std::string& s) {
+  switch (t) {
+    case GgufType::kU8:
+    case GgufType::kI8:
+    case GgufType::kBool: return testing::AppendPod(b, static_cast<uint8_t>(i));
+    case GgufType::kU16:
+    case GgufType::kI16: return testing::AppendPod(b, static_cast<uint16_t>(i));
+    case GgufType::kU32:
+    case GgufType::kI32: return testing::AppendPod(b, static_cast<uint32_t>(i));
+    case GgufType::kU64:
+    case GgufType::kI64: return testing::AppendPod(b, static_cast<uint64_t>(i));
+    case GgufType::kF32: return testing::AppendPod(b, static_cast<float>(f));
+    case GgufType::kF64: return testing::AppendPod(b, f);
+    case GgufType::kString: return testing::AppendStr(b, s);
+    case GgufType::kArray: break;
+  }
+  ADD_FAILURE() << "nested array";
+}
+
+// The golden GGUF with its expert tensors (blk.N.ffn_{gate,up,down}_exps, f32 there) requantized
+// to MXFP4 by quantize_row_mxfp4_ref, every other tensor and metadata value as stored.
+fs::path WriteWithMxfp4Experts(const std::string& gguf_path) {
+  auto gg = GgufFile::Open(gguf_path);
+  EXPECT_TRUE(gg.ok());
+  testing::GgufBuilder b;
+  for (const auto& [key, v] : gg->metadata()) {
+    testing::Bytes payload;
+    if (v.type == GgufType::kArray) {
+      testing::AppendPod(&payload, static_cast<uint32_t>(v.elem_type));
+      const size_t n = v.elem_type == GgufType::kString                                   ? v.strings.size()
+                       : (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) ? v.floats.size()
+                                                                                          : v.ints.size();
+      testing::AppendPod(&payload, static_cast<uint64_t>(n));
+      for (size_t j = 0; j < n; ++j) {
+        AppendGgufScalar(&payload, v.elem_type, v.ints.empty() ? 0 : v.ints[j], v.floats.empty() ? 0 : v.floats[j],
+                         v.strings.empty() ? "" : v.strings[j]);
+      }
+    } else {
+      AppendGgufScalar(&payload, v.type, v.i, v.f, v.s);
+    }
+    b.kvs.push_back({key, static_cast<uint32_t>(v.type), std::move(payload)});
+  }
+  const QuantTraits& mx = GetQuantTraits(QuantType::kMXFP4);
+  for (const TensorView& t : gg->tensors()) {
+    const std::vector<uint64_t> ne(t.shape.rbegin(), t.shape.rend());  // innermost first
+    if (t.name.find("_exps.weight") == std::string::npos) {
+      b.AddTensor(t.name, ne, 0, testing::Bytes(t.data, t.data + t.nbytes));
+      EXPECT_EQ(t.dtype, DType::kF32) << t.name;
+      continue;
+    }
+    std::vector<float> f(static_cast<size_t>(t.numel()));  // [n_expert, rows, cols]
+    EXPECT_TRUE(DequantizeToF32(t, f.data()).ok()) << t.name;
+    testing::Bytes q(f.size() / mx.block_elems * mx.block_bytes);  // [n_expert, rows, cols / 32 blocks]
+    mx.quantize_ref(f.data(), q.data(), t.numel());
+    b.AddTensor(t.name, ne, 39 /* GGML_TYPE_MXFP4 */, std::move(q));
+  }
+  return testing::WriteBytes(testing::MakeTempDir("moe-mxfp4") / "model.gguf", b.Build());
+}
+
+// The same model with MXFP4 experts: loaded packed (each expert a view of its slice of the mapped
+// MXFP4 tensor) it computes bitwise as dequantized at load (logits and chosen experts), in a
+// prefill, token by token and on 1 thread. Its logits stay near the f32 golden's (a loose bound
+// on the relative RMS: MXFP4's ~11% error on the random expert weights, through the routing).
+TEST_P(MoeGoldenTest, Mxfp4ExpertsKeptPackedEqualDequantizedAtLoad) {
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
+  ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
+  const fs::path path = WriteWithMxfp4Experts(g.dir + "/model.gguf");
+  auto packed = Model::Load(path.string());
+  ASSERT_TRUE(packed.ok()) << packed.error().message;
+  WeightLoadOptions f32;
+  f32.dequantize_at_load = true;
+  auto converted = Model::Load(path.string(), f32);
+  ASSERT_TRUE(converted.ok()) << converted.error().message;
+  const ModelWeights& w = (*packed)->weights();
+  const ModelConfig& c = (*packed)->config();
+  EXPECT_EQ(w.storage_summary(), "f32+mxfp4");
+  EXPECT_FALSE(w.mappings.empty());
+  EXPECT_EQ(w.source_dtypes.at("MXFP4"), int64_t{3} * c.n_layers * c.n_experts * c.expert_ff * c.d_model);
+  EXPECT_EQ(converted->get()->weights().storage_summary(), "f32");
+
+  const RunResult want = RunModel(**converted, g.ids, 2, false);
+  const RunResult prefill = RunModel(**packed, g.ids, 2, false);
+  const RunResult decode = RunModel(**packed, g.ids, 2, true);
+  const RunResult one_thread = RunModel(**packed, g.ids, 1, false);
+  for (const RunResult* r : {&prefill, &decode, &one_thread}) {
+    EXPECT_EQ(std::memcmp(r->logits.data(), want.logits.data(), want.logits.size() * 4), 0);
+    EXPECT_EQ(r->experts, want.experts);
+  }
+  double max_abs = 0, diff2 = 0, golden2 = 0;
+  for (size_t i = 0; i < want.logits.size(); ++i) {
+    const double d = static_cast<double>(want.logits[i]) - g.logits[i];
+    max_abs = std::max(max_abs, std::fabs(d));
+    diff2 += d * d;
+    golden2 += static_cast<double>(g.logits[i]) * g.logits[i];
+  }
+  const double rel_rms = std::sqrt(diff2 / golden2);
+  std::printf("[moe golden %s, mxfp4 experts] vs the f32 golden: max|dlogit| %.3g, relative RMS %.3g\n",
+              GetParam().c_str(), max_abs, rel_rms);
+  EXPECT_LT(rel_rms, 0.3);  // measured 0.18 (qwen3moe), 0.14 (mixtral)
+  std::error_code ec;
+  fs::remove_all(path.parent_path(), ec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, MoeGoldenTest, ::testing::Values("qwen3moe", "mixtral", "gpt-oss"));

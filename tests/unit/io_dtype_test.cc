@@ -6,8 +6,9 @@ namespace kvaudit {
 namespace {
 
 TEST(IoDType, NamesRoundTrip) {
-  const char* names[] = {"F32",  "F16",  "BF16", "F64",  "I8",   "I16",  "I32",  "I64",  "U8",   "BOOL",   "Q8_0",
-                         "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS"};
+  const char* names[] = {"F32",  "F16",  "BF16", "F64",  "I8",     "I16",    "I32",  "I64",
+                         "U8",   "BOOL", "Q8_0", "Q4_0", "Q4_1",   "Q5_0",   "Q5_1", "Q4_K",
+                         "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "MXFP4"};
   ASSERT_EQ(std::size(names), static_cast<size_t>(kNumDTypes));
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto t = static_cast<DType>(i);
@@ -24,11 +25,12 @@ TEST(IoDType, BlockLayoutsMatchGgmlCommon) {
     DType t;
     int elems, bytes;
   };
-  const Row rows[] = {
-      {DType::kF32, 1, 4},     {DType::kF16, 1, 2},      {DType::kBF16, 1, 2},     {DType::kF64, 1, 8},
-      {DType::kQ8_0, 32, 34},  {DType::kQ4_0, 32, 18},   {DType::kQ4_1, 32, 20},   {DType::kQ5_0, 32, 22},
-      {DType::kQ5_1, 32, 24},  {DType::kQ4_K, 256, 144}, {DType::kQ5_K, 256, 176}, {DType::kQ6_K, 256, 210},
-      {DType::kQ2_K, 256, 84}, {DType::kQ3_K, 256, 110}, {DType::kIQ4_NL, 32, 18}, {DType::kIQ4_XS, 256, 136}};
+  const Row rows[] = {{DType::kF32, 1, 4},        {DType::kF16, 1, 2},      {DType::kBF16, 1, 2},
+                      {DType::kF64, 1, 8},        {DType::kQ8_0, 32, 34},   {DType::kQ4_0, 32, 18},
+                      {DType::kQ4_1, 32, 20},     {DType::kQ5_0, 32, 22},   {DType::kQ5_1, 32, 24},
+                      {DType::kQ4_K, 256, 144},   {DType::kQ5_K, 256, 176}, {DType::kQ6_K, 256, 210},
+                      {DType::kQ2_K, 256, 84},    {DType::kQ3_K, 256, 110}, {DType::kIQ4_NL, 32, 18},
+                      {DType::kIQ4_XS, 256, 136}, {DType::kMXFP4, 32, 17}};
   for (const Row& r : rows) {
     EXPECT_EQ(GetDTypeInfo(r.t).block_elems, r.elems) << GetDTypeInfo(r.t).name;
     EXPECT_EQ(GetDTypeInfo(r.t).block_bytes, r.bytes) << GetDTypeInfo(r.t).name;

@@ -1,15 +1,18 @@
 // The bundled model's GGUF conversions (llama.cpp's own writer and quantizer) and the llama.cpp
-// vocabulary files: everything opens, every tensor dequantizes, quantized weights stay close to f16.
+// vocabulary files: everything opens, every tensor dequantizes, quantized weights stay close to f16;
+// and the MXFP4 expert tensors of llama.cpp's gpt-oss-mxfp4 golden.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
+#include "quant/quant_type.h"
 #include "support/fixtures.h"
 
 namespace kvaudit {
@@ -102,6 +105,40 @@ TEST(IoGgufQuantized, CloseToF16) {
     for (const auto& [dtype, err] : worst) RecordProperty(std::string(c.file) + ":" + dtype, std::to_string(err));
     EXPECT_EQ(worst.size(), std::string(c.file) == "q8_0" ? 1u : 4u);
   }
+}
+
+// The expert tensors of llama.cpp's gpt-oss-mxfp4 golden (golden/llamacpp/README.md: f32 N(0, 0.1²)
+// draws quantized by gguf-py's MXFP4) read as MXFP4, [n_expert, n_out, n_in] = [4, 64, 64] of
+// 17-byte blocks, and decode to finite values with the draws' spread. Quantizing the decoded values
+// again writes the file's bytes: our dequantizer and quantizer agree with the file's encoder on
+// every block. (The model itself, arch gpt-oss, is not loaded here.)
+TEST(IoGgufMxfp4, GptOssExpertTensorsDecode) {
+  const auto opened = OpenOrFail("golden/llamacpp/gpt-oss-mxfp4/model.gguf");
+  ASSERT_TRUE(opened.has_value());
+  const GgufFile& g = *opened;
+  int mxfp4 = 0;
+  for (const TensorView& t : g.tensors()) {
+    const bool expert = t.name.find("_exps.weight") != std::string::npos;
+    EXPECT_EQ(t.dtype, expert ? DType::kMXFP4 : DType::kF32) << t.name;
+    if (!expert) continue;
+    ++mxfp4;
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{4, 64, 64})) << t.name;
+    EXPECT_EQ(t.nbytes, 4u * 64 * 64 / 32 * 17) << t.name;
+    const std::vector<float> v = Dequantized(t);
+    double sum = 0, sum2 = 0;
+    for (float x : v) {
+      ASSERT_TRUE(std::isfinite(x)) << t.name;
+      sum += x;
+      sum2 += double{x} * x;
+    }
+    const double mean = sum / v.size(), std = std::sqrt(sum2 / v.size() - mean * mean);
+    EXPECT_NEAR(mean, 0.0, 0.01) << t.name;
+    EXPECT_NEAR(std, 0.1, 0.015) << t.name;
+    std::vector<uint8_t> again(t.nbytes);  // [nbytes]
+    GetQuantTraits(QuantType::kMXFP4).quantize_ref(v.data(), again.data(), t.numel());
+    EXPECT_EQ(std::memcmp(again.data(), t.data, t.nbytes), 0) << t.name;
+  }
+  EXPECT_EQ(mxfp4, 9);  // 3 layers x gate, up, down
 }
 
 TEST(IoGgufVocab, LlamaCppVocabFilesOpen) {

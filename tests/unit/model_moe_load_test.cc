@@ -1,8 +1,10 @@
 // Mixture-of-experts loading from tiny hand-built files: a well-formed qwen3moe GGUF loads (every
-// expert counted, `info` shows the experts) and runs; each bad file or config is one BadInput line
-// (exit 2) naming the key or tensor at fault.
+// expert counted, `info` shows the experts) and runs, its experts kept packed when MXFP4; each bad
+// file or config is one BadInput line (exit 2) naming the key or tensor at fault.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "kv/f32_cache.h"
+#include "quant/quant_type.h"
 #include "model/forward.h"
 #include "model/model.h"
 #include "support/fixtures.h"
@@ -33,42 +36,66 @@ struct TinyMoe {
   std::set<std::string> drop;  // tensors left out
   std::function<void(GgufBuilder&)> extra;
   int up_experts = kExperts;  // rows of ffn_up_exps' outermost dimension
+  // MXFP4 expert tensors (quantize_row_mxfp4_ref of the f32 values): rows of whole 32-element
+  // blocks need d and the expert width at 32.
+  bool mxfp4_experts = false;
+  int d = kD, expert_ff = kExpertFf;
 };
 
 // Small non-zero values so the forward pass has something to route.
-testing::Bytes Values(uint64_t n) {
+std::vector<float> ValuesF32(uint64_t n) {
   std::vector<float> v(n);
   for (uint64_t i = 0; i < n; ++i) v[i] = 0.01f * static_cast<float>((i * 7 + 3) % 11) - 0.05f;
-  return testing::PodBytes(v);
+  return v;
+}
+testing::Bytes Values(uint64_t n) { return testing::PodBytes(ValuesF32(n)); }
+
+constexpr uint32_t kGgmlMxfp4 = 39;
+// The same values as MXFP4 blocks (n a multiple of 32).
+testing::Bytes Mxfp4Values(uint64_t n) {
+  const std::vector<float> v = ValuesF32(n);
+  const QuantTraits& t = GetQuantTraits(QuantType::kMXFP4);
+  testing::Bytes b(n / t.block_elems * t.block_bytes);  // [n / 32 blocks of 17 bytes]
+  t.quantize_ref(v.data(), b.data(), static_cast<int64_t>(n));
+  return b;
 }
 
 fs::path WriteTinyQwen3Moe(const TinyMoe& m) {
+  const uint64_t d = static_cast<uint64_t>(m.d), ff = static_cast<uint64_t>(m.expert_ff);
   GgufBuilder b;
-  b.Str("general.architecture", "qwen3moe").U32("qwen3moe.block_count", 1).U32("qwen3moe.embedding_length", kD);
+  b.Str("general.architecture", "qwen3moe")
+      .U32("qwen3moe.block_count", 1)
+      .U32("qwen3moe.embedding_length", static_cast<uint32_t>(m.d));
   b.U32("qwen3moe.attention.head_count", kHeads).U32("qwen3moe.attention.head_count_kv", kKvHeads);
   b.U32("qwen3moe.attention.key_length", kHd).U32("qwen3moe.feed_forward_length", 16);
   b.U32("qwen3moe.context_length", 64).F32("qwen3moe.attention.layer_norm_rms_epsilon", 1e-6f);
-  b.U32("qwen3moe.expert_count", kExperts).U32("qwen3moe.expert_feed_forward_length", kExpertFf);
+  b.U32("qwen3moe.expert_count", kExperts)
+      .U32("qwen3moe.expert_feed_forward_length", static_cast<uint32_t>(m.expert_ff));
   if (m.used >= 0) b.U32("qwen3moe.expert_used_count", static_cast<uint32_t>(m.used));
   auto add = [&](const std::string& name, std::vector<uint64_t> ne) {
     uint64_t n = 1;
     for (uint64_t x : ne) n *= x;
-    if (!m.drop.count(name)) b.AddTensor(name, ne, kGgmlF32, Values(n));
+    if (m.drop.count(name)) return;
+    if (m.mxfp4_experts && name.find("_exps.") != std::string::npos) {
+      b.AddTensor(name, ne, kGgmlMxfp4, Mxfp4Values(n));
+    } else {
+      b.AddTensor(name, ne, kGgmlF32, Values(n));
+    }
   };
-  add("token_embd.weight", {kD, kVocab});
-  add("output_norm.weight", {kD});
-  add("blk.0.attn_norm.weight", {kD});
-  add("blk.0.attn_q.weight", {kD, kHeads * kHd});
-  add("blk.0.attn_k.weight", {kD, kKvHeads * kHd});
-  add("blk.0.attn_v.weight", {kD, kKvHeads * kHd});
-  add("blk.0.attn_output.weight", {kHeads * kHd, kD});
+  add("token_embd.weight", {d, kVocab});
+  add("output_norm.weight", {d});
+  add("blk.0.attn_norm.weight", {d});
+  add("blk.0.attn_q.weight", {d, kHeads * kHd});
+  add("blk.0.attn_k.weight", {d, kKvHeads * kHd});
+  add("blk.0.attn_v.weight", {d, kKvHeads * kHd});
+  add("blk.0.attn_output.weight", {kHeads * kHd, d});
   add("blk.0.attn_q_norm.weight", {kHd});
   add("blk.0.attn_k_norm.weight", {kHd});
-  add("blk.0.ffn_norm.weight", {kD});
-  add("blk.0.ffn_gate_inp.weight", {kD, kExperts});
-  add("blk.0.ffn_gate_exps.weight", {kD, kExpertFf, kExperts});
-  add("blk.0.ffn_up_exps.weight", {kD, kExpertFf, static_cast<uint64_t>(m.up_experts)});
-  add("blk.0.ffn_down_exps.weight", {kExpertFf, kD, kExperts});
+  add("blk.0.ffn_norm.weight", {d});
+  add("blk.0.ffn_gate_inp.weight", {d, kExperts});
+  add("blk.0.ffn_gate_exps.weight", {d, ff, kExperts});
+  add("blk.0.ffn_up_exps.weight", {d, ff, static_cast<uint64_t>(m.up_experts)});
+  add("blk.0.ffn_down_exps.weight", {ff, d, kExperts});
   if (m.extra) m.extra(b);
   return testing::WriteBytes(MakeTempDir("moe-gguf") / "tiny.gguf", b.Build());
 }
@@ -121,6 +148,53 @@ TEST(ModelMoeLoad, TinyQwen3MoeGgufLoadsCountsEveryExpertAndRuns) {
   std::vector<float> logits(ids.size() * kVocab);
   fwd.Run(ids, 0, logits.data(), true);
   EXPECT_EQ(seen.size(), ids.size() * kUsed);
+}
+
+// MXFP4 expert tensors stay packed in the mapping (each expert a view of its slice) and compute
+// bitwise as if dequantized at load (WeightLoadOptions::dequantize_at_load, the reference), in a
+// prefill, token by token and on 1 or 2 threads.
+TEST(ModelMoeLoad, Mxfp4ExpertsKeptPackedComputeAsDequantizedAtLoad) {
+  TinyMoe m;
+  m.mxfp4_experts = true;
+  m.d = 32;
+  m.expert_ff = 32;
+  const fs::path path = WriteTinyQwen3Moe(m);
+  auto packed = Model::Load(path.string());
+  ASSERT_TRUE(packed.ok()) << packed.error().message;
+  auto converted = Model::Load(path.string(), {.dequantize_at_load = true});
+  ASSERT_TRUE(converted.ok()) << converted.error().message;
+  const ModelWeights& pw = (*packed)->weights();
+  EXPECT_EQ(pw.storage_summary(), "f32+mxfp4");
+  EXPECT_EQ((*converted)->weights().storage_summary(), "f32");
+  EXPECT_FALSE(pw.mappings.empty());
+  EXPECT_EQ(pw.source_dtypes.at("MXFP4"), 3 * kExperts * 32 * 32);
+  const LayerWeights& l0 = pw.layers[0];
+  ASSERT_EQ(l0.experts.size(), static_cast<size_t>(kExperts));
+  EXPECT_EQ(l0.experts[1].down.bytes(), 32u * 32 / 32 * 17);  // the file's bytes, one expert's slice
+  EXPECT_EQ(l0.experts[1].down.parts()[0].type, QuantType::kMXFP4);
+
+  const ModelConfig& c = (*packed)->config();
+  const std::vector<int32_t> ids = {1, 5, 9, 3, 14, 0, 7};
+  const int n = static_cast<int>(ids.size());
+  auto logits = [&](const Model& model, int threads, bool decode) {
+    ThreadPool pool(threads);
+    auto cache = MakeF32Cache(c, 64);
+    Forward fwd(model, *cache, pool);
+    std::vector<float> out(static_cast<size_t>(n) * kVocab);  // [n, vocab]
+    if (!decode) {
+      fwd.Run(ids, 0, out.data(), true);
+    } else {
+      for (int t = 0; t < n; ++t) fwd.Run(std::span<const int32_t>(&ids[t], 1), t, out.data() + t * kVocab, false);
+    }
+    return out;
+  };
+  const std::vector<float> want = logits(**converted, 2, false);
+  for (float v : want) ASSERT_TRUE(std::isfinite(v));
+  for (const auto& [threads, decode] : {std::pair{2, false}, std::pair{1, false}, std::pair{2, true}}) {
+    const std::vector<float> got = logits(**packed, threads, decode);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+        << threads << " threads, " << (decode ? "decode" : "prefill");
+  }
 }
 
 TEST(ModelMoeLoad, MoreExpertsUsedThanExistIsRefused) {

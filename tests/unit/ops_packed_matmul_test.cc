@@ -20,7 +20,9 @@
 namespace kvaudit {
 namespace {
 
-// [rows, cols] of type t: random quant bits, finite scales of varied (non power of two) size.
+// [rows, cols] of type t: random quant bits, finite scales of varied (non power of two) size; an
+// E8M0 scale (mxfp4) is the power of two of the same magnitude, 2^ilogb(|s|), or the subnormal
+// 2^-128 where s is 0.
 WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, QuantType t, uint32_t seed) {
   WeightMatrix w;
   w.Resize(rows, cols, t);
@@ -36,6 +38,10 @@ WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, QuantType t, uint32_t
       for (int off : F16Fields(t)) {
         const uint16_t h = F32ToF16(scales[s++ % scales.size()]);
         std::memcpy(row + b * info.block_bytes + off, &h, 2);
+      }
+      if (E8M0Field(t) >= 0) {
+        const float v = scales[s++ % scales.size()];
+        row[b * info.block_bytes + E8M0Field(t)] = static_cast<uint8_t>(v == 0.0f ? 0 : 128 + std::ilogb(v));
       }
     }
   }
@@ -139,9 +145,12 @@ TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
 
 TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
   // f16 scales of every class, where the decode kernels convert 16 rows' scales at once
-  // (ops/gemv_blocks.cc) and the K family per block: each gemv output is the f32 matrix's bits
-  // (or NaN where that is NaN: a NaN weight's payload is not part of the contract).
+  // (ops/gemv_blocks.cc) and the K family per block, and E8M0 scales at both ends (mxfp4): each
+  // gemv output is the f32 matrix's bits (or NaN where that is NaN: a NaN weight's payload is not
+  // part of the contract).
   const uint16_t specials[] = {0x0001, 0x83FF, 0x8000, 0x0000, 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x7D01};
+  // E8M0 (mxfp4): subnormal d (0, 1), the smallest normal (2), and d = 2^126, 2^127 (inf weights).
+  const uint8_t e8m0_specials[] = {0, 1, 2, 254, 255};
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     ThreadPool pool(2);
@@ -155,6 +164,7 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
           if ((r * 7 + b) % 3 != 0) continue;
           for (int off : F16Fields(t))
             std::memcpy(w.mutable_row(r) + b * info.block_bytes + off, &specials[k++ % 9], 2);
+          if (E8M0Field(t) >= 0) w.mutable_row(r)[b * info.block_bytes + E8M0Field(t)] = e8m0_specials[k++ % 5];
         }
       }
       const std::vector<float> wf = ToF32(w.view());

@@ -1,5 +1,5 @@
 // The bits of every ggml block format's arithmetic, pinned by hash: the reference dequantizer of
-// each of the 12 block types (random bytes: every scale pattern, NaN and inf included), the packed
+// each of the 13 block types (random bytes: every scale pattern, NaN and inf included), the packed
 // matmul on each (decode n = 1 and a prefill tile n = 5, finite scales), and the expanded codes
 // llama.cpp's integer dot reads (BlockCodes) for each KV cache block type. These were committed
 // before the block definitions moved into one layer (src/quant), so that move, and any later one,
@@ -12,6 +12,7 @@
 // and copy the `{"name", 0x...},` lines that the failures print into kExpected.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +51,7 @@ const std::map<std::string, uint64_t> kExpected = {
     {"dequantize_ref/q6_K", 0x3a93421fa59cc1fdULL},
     {"dequantize_ref/iq4_nl", 0x6a069e31e2a33fd5ULL},
     {"dequantize_ref/iq4_xs", 0x843d11e44a911b05ULL},
+    {"dequantize_ref/mxfp4", 0xe17172b1b797b9ecULL},
     {"matmul/q4_0", 0x06c1b5ad9da16e18ULL},
     {"matmul/q4_1", 0x3f1ba200a02de2e9ULL},
     {"matmul/q5_0", 0xce731fb893a3d47aULL},
@@ -62,6 +64,7 @@ const std::map<std::string, uint64_t> kExpected = {
     {"matmul/q6_K", 0x3bb3f9c464b62b3eULL},
     {"matmul/iq4_nl", 0xf7a2beef07731bbbULL},
     {"matmul/iq4_xs", 0x12e398de574f1d60ULL},
+    {"matmul/mxfp4", 0x0d2fe9dcb37cce17ULL},
     {"codes/q8_0", 0x6667ca8900905072ULL},
     {"codes/q4_0", 0xd1a4d8bece4fbf33ULL},
     {"codes/q4_1", 0x620167429fe672b9ULL},
@@ -114,6 +117,11 @@ TEST(QuantBlockBits, PackedMatMul) {
         for (int off : F16Fields(t)) {
           const uint16_t h = F32ToF16(scales[s++]);
           std::memcpy(w.mutable_row(r) + b * info.block_bytes + off, &h, 2);
+        }
+        if (E8M0Field(t) >= 0) {  // mxfp4: the power of two of the scale's magnitude
+          const float v = scales[s++];
+          w.mutable_row(r)[b * info.block_bytes + E8M0Field(t)] =
+              static_cast<uint8_t>(v == 0.0f ? 0 : 128 + std::ilogb(v));
         }
       }
     }

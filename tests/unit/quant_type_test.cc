@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "io/dequantize.h"
 #include "io/dtype.h"
+#include "io/gguf.h"
 #include "kv/formats/format_table.h"
 #include "quant/quant_type.h"
 #include "support/random_rows.h"
@@ -26,8 +28,36 @@ TEST(QuantType, EveryBlockTypeHasItsFunctions) {
   for (int i = 0; i < kNumQuantTypes; ++i) {
     const QuantTraits& r = kQuantTable[i];
     EXPECT_EQ(r.block_elems > 1, r.dequantize_ref != nullptr) << r.name << ": a block type decodes, f32/f16 do not";
-    EXPECT_EQ(r.quantize_ref != nullptr, r.to_codes != nullptr) << r.name << ": a KV format quantizes and has codes";
+    // A KV format quantizes and has codes; mxfp4 (weights only) quantizes for tests and synthetic
+    // weights, without codes.
+    const bool weights_quantizer = r.id == QuantType::kMXFP4;
+    EXPECT_EQ(r.quantize_ref != nullptr, r.to_codes != nullptr || weights_quantizer) << r.name;
   }
+}
+
+// A GGUF tensor of each block type reads as that format: ggml.h's enum ggml_type ids.
+TEST(QuantType, EveryBlockTypeHasItsGgufTypeId) {
+  const struct {
+    uint32_t ggml_id;
+    QuantType q;
+  } rows[] = {{2, QuantType::kQ4_0},  {3, QuantType::kQ4_1},  {6, QuantType::kQ5_0},    {7, QuantType::kQ5_1},
+              {8, QuantType::kQ8_0},  {10, QuantType::kQ2_K}, {11, QuantType::kQ3_K},   {12, QuantType::kQ4_K},
+              {13, QuantType::kQ5_K}, {14, QuantType::kQ6_K}, {20, QuantType::kIQ4_NL}, {23, QuantType::kIQ4_XS},
+              {39, QuantType::kMXFP4}};
+  std::set<QuantType> seen;
+  for (const auto& r : rows) {
+    const std::optional<DType> d = DTypeFromGgmlType(r.ggml_id);
+    ASSERT_TRUE(d.has_value()) << r.ggml_id;
+    EXPECT_EQ(QuantTypeOfDType(*d), r.q) << r.ggml_id;
+    EXPECT_EQ(Upper(QuantTypeName(r.q)), GetDTypeInfo(*d).name);
+    seen.insert(r.q);
+  }
+  for (int i = 0; i < kNumQuantTypes; ++i) {
+    const auto q = static_cast<QuantType>(i);
+    EXPECT_EQ(seen.count(q), IsBlockType(q) ? 1u : 0u) << QuantTypeName(q);
+  }
+  EXPECT_EQ(GetDTypeInfo(DType::kMXFP4).name, "MXFP4");
+  EXPECT_FALSE(DTypeFromGgmlType(40).has_value());  // NVFP4: not read
 }
 
 TEST(QuantType, EveryDTypeWithAFormatHasItsNameAndSizes) {
