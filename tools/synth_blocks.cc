@@ -85,6 +85,18 @@ void FillQ6_K(uint64_t nb, Rng& rng, uint8_t* b) {
   }
 }
 
+// MXFP4 (ggml-common.h block_mxfp4: an E8M0 byte e, then 16 bytes of nibble codes): uniform codes
+// over kvalues_mxfp4 have std ~5.85 (E[v²] = 34.25) in units of 2^(e-128); e = 120 gives ~0.023.
+constexpr int kMxfp4Bytes = 17;
+constexpr uint8_t kMxfp4E = 120;
+
+void FillMxfp4(uint64_t nb, Rng& rng, uint8_t* b) {
+  for (uint64_t i = 0; i < nb; ++i, b += kMxfp4Bytes) {
+    b[0] = kMxfp4E;
+    RandomBytes(rng, b + 1, 16);
+  }
+}
+
 template <uint16_t (*kConvert)(float)>
 void FillHalf(uint64_t n, Rng& rng, uint8_t* dst) {
   for (uint64_t i = 0; i < n; i += 4) {
@@ -123,6 +135,7 @@ void FillRandom(DType t, uint64_t n, Rng& rng, uint8_t* dst) {
     case DType::kQ8_0: KV_CHECK(n % 32 == 0); return FillQ8_0(n / 32, rng, dst);
     case DType::kQ4_K: KV_CHECK(n % 256 == 0); return FillQ4_K(n / 256, rng, dst);
     case DType::kQ6_K: KV_CHECK(n % 256 == 0); return FillQ6_K(n / 256, rng, dst);
+    case DType::kMXFP4: KV_CHECK(n % 32 == 0); return FillMxfp4(n / 32, rng, dst);
     default: KV_CHECK_MSG(false, "FillRandom: unsupported type");
   }
 }

@@ -39,7 +39,7 @@ class Rng {
 uint64_t SplitMix64(uint64_t x);
 
 // dst: n elements of type t (n a multiple of t's block size and of 4) drawn from rng; writes
-// ByteSize(t, n) bytes. f32 is written as 1.0 (RMSNorm weights); types: F32 F16 BF16 Q8_0 Q4_K Q6_K.
+// ByteSize(t, n) bytes. f32 is written as 1.0 (RMSNorm weights); types: F32 F16 BF16 Q8_0 Q4_K Q6_K MXFP4.
 void FillRandom(DType t, uint64_t n, Rng& rng, uint8_t* dst);
 
 }  // namespace kvaudit::synth

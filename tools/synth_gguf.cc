@@ -91,29 +91,54 @@ class Meta {
   uint64_t n_ = 0;
 };
 
+// Qwen3MoeModel / Gemma3Model / GptOssModel.set_gguf_parameters (convert_hf_to_gguf.py): experts,
+// window, the local layers' RoPE base, RoPE scaling.
+void AddArchKeys(const Shape& s, const std::string& arch, Meta& m) {
+  if (s.n_experts > 0) {
+    m.U32(arch + ".expert_count", static_cast<uint32_t>(s.n_experts));
+    m.U32(arch + ".expert_used_count", static_cast<uint32_t>(s.n_experts_used));
+    m.U32(arch + ".expert_feed_forward_length", static_cast<uint32_t>(s.expert_ff));
+  }
+  if (s.sliding_window > 0) m.U32(arch + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  if (s.arch == SynthArch::kGemma3) {
+    m.F32(arch + ".rope.freq_base_swa", static_cast<float>(s.rope_local_theta));
+    m.Str(arch + ".rope.scaling.type", "linear");
+    m.F32(arch + ".rope.scaling.factor", static_cast<float>(s.rope_factor));
+  }
+  if (s.arch == SynthArch::kGptOss) {
+    m.Str(arch + ".rope.scaling.type", "yarn");
+    m.F32(arch + ".rope.scaling.factor", static_cast<float>(s.rope_factor));
+    m.U32(arch + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_original_ctx));
+  }
+}
+
 }  // namespace
 
 Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<TensorPlan>& plan,
                                 const GgufFile& vocab) {
-  // Keys in convert_hf_to_gguf.py's order (general.*, then LlamaModel.set_gguf_parameters).
+  // Keys in convert_hf_to_gguf.py's order (general.*, then the model's set_gguf_parameters).
   Meta m;
-  m.Str("general.architecture", "llama");
+  const std::string arch = SynthArchName(s.arch);
+  m.Str("general.architecture", arch);
   m.Str("general.type", "model");
   m.Str("general.name", "kvaudit synthetic " + std::string(s.name) + " (random weights)");
   m.U32("general.alignment", static_cast<uint32_t>(kGgufAlignment));
-  m.U32("llama.block_count", static_cast<uint32_t>(s.n_layers));
-  m.U32("llama.context_length", static_cast<uint32_t>(s.max_ctx));
-  m.U32("llama.embedding_length", static_cast<uint32_t>(s.d_model));
-  m.U32("llama.feed_forward_length", static_cast<uint32_t>(s.d_ff));
-  m.U32("llama.attention.head_count", static_cast<uint32_t>(s.n_heads));
-  m.U32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
-  m.F32("llama.rope.freq_base", static_cast<float>(s.rope_theta));
-  m.F32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(s.rms_eps));
-  m.U32("llama.attention.key_length", static_cast<uint32_t>(s.head_dim));
-  m.U32("llama.attention.value_length", static_cast<uint32_t>(s.head_dim));
+  m.U32(arch + ".block_count", static_cast<uint32_t>(s.n_layers));
+  m.U32(arch + ".context_length", static_cast<uint32_t>(s.max_ctx));
+  m.U32(arch + ".embedding_length", static_cast<uint32_t>(s.d_model));
+  m.U32(arch + ".feed_forward_length", static_cast<uint32_t>(s.d_ff));
+  m.U32(arch + ".attention.head_count", static_cast<uint32_t>(s.n_heads));
+  m.U32(arch + ".attention.head_count_kv", static_cast<uint32_t>(s.n_kv_heads));
+  m.F32(arch + ".rope.freq_base", static_cast<float>(s.rope_theta));
+  m.F32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.rms_eps));
+  m.U32(arch + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
+  m.U32(arch + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
   m.U32("general.file_type", LlamaFtype(t));
-  m.U32("llama.vocab_size", static_cast<uint32_t>(s.vocab));
-  m.U32("llama.rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  if (s.arch == SynthArch::kLlama) {
+    m.U32("llama.vocab_size", static_cast<uint32_t>(s.vocab));
+    m.U32("llama.rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  }
+  AddArchKeys(s, arch, m);
   int n_tokenizer = 0;
   for (const auto& [key, value] : vocab.metadata()) {
     if (key.rfind("tokenizer.", 0) != 0) continue;

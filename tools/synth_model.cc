@@ -35,12 +35,14 @@ std::string Usage() {
          " --type q4_k_m|q8_0|f16|bf16 --vocab VOCAB.gguf --out PATH\n"
          "       [--seed 1] [--dry-run] [--format gguf|safetensors] [--max-shard-bytes 5000000000]\n"
          "\n"
-         "Writes a model with the shapes of a real Llama (its config.json) and RANDOM WEIGHTS: its size, memory\n"
+         "Writes a model with the shapes of a real one (its config.json) and RANDOM WEIGHTS: its size, memory\n"
          "and speed are those of the real model; its outputs (perplexity, generations, probes) are meaningless.\n"
          "\n"
-         "  --shape     llama-3.2-1b, llama-3.1-8b, or tiny (2 layers, hidden 256: for tests)\n"
+         "  --shape     llama-3.2-1b, llama-3.1-8b, qwen3-30b-a3b, gemma-3-12b, gpt-oss-20b, or the test sizes\n"
+         "              tiny, tiny-qwen3moe, tiny-gemma3, tiny-gpt-oss (hidden 256, head_dim 64; GGUF only but tiny)\n"
          "  --type      the llama.cpp file type; each tensor gets the type llama-quantize would give it\n"
-         "              (q4_k_m: Q6_K for output/tied embeddings and half the attn_v and ffn_down layers)\n"
+         "              (q4_k_m: Q6_K for output/tied embeddings and half the attn_v and ffn_down layers;\n"
+         "              mxfp4_moe: experts MXFP4, other matrices Q8_0, as ggml-org publishes gpt-oss)\n"
          "  --vocab     a llama.cpp vocabulary GGUF (e.g. ggml-vocab-llama-bpe.gguf): its tokenizer.* keys are\n"
          "              copied (gguf), or turned into tokenizer.json (safetensors)\n"
          "  --out       the .gguf file, or the folder for --format safetensors\n"
@@ -221,8 +223,20 @@ int Run(int argc, char** argv) {
   const Shape* shape = FindShape(a.shape);
   if (!shape) return Fail("unknown --shape '" + a.shape + "'", "pass --shape " + ShapeNames());
   FileType ft;
-  if (!ParseFileType(a.type, &ft)) return Fail("unknown --type '" + a.type + "'", "pass --type q4_k_m|q8_0|f16|bf16");
+  if (!ParseFileType(a.type, &ft))
+    return Fail("unknown --type '" + a.type + "'", "pass --type q4_k_m|q8_0|f16|bf16|mxfp4_moe");
   const bool gguf = a.format == "gguf";
+  if (!gguf && shape->arch != SynthArch::kLlama) {
+    return Fail("--format safetensors writes the Llama shapes only, not " + a.shape, "pass --format gguf");
+  }
+  if (ft == FileType::kQ4_K_M && shape->d_model % 256 != 0) {
+    return Fail("--type q4_k_m needs rows of whole 256-element K-quant blocks; " + a.shape + "'s hidden size is " +
+                    std::to_string(shape->d_model),
+                "pass --type mxfp4_moe (as published) or q8_0");
+  }
+  if (ft == FileType::kMXFP4_MOE && shape->n_experts == 0) {
+    return Fail("--type mxfp4_moe quantizes experts, and " + a.shape + " has none", "pass --type q4_k_m or q8_0");
+  }
   if (!gguf && ft != FileType::kF16 && ft != FileType::kBF16) {
     return Fail("--format safetensors holds f16/bf16 weights, not " + a.type,
                 "pass --type bf16 or f16, or --format gguf");

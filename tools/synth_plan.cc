@@ -13,43 +13,44 @@ namespace {
 // `tiny` keeps every code path of the real ones (GQA, llama3 RoPE, untied output, Q6_K and Q4_K
 // layers under Q4_K_M, the real vocabulary) at a size a test writes in a second.
 constexpr Shape kShapes[] = {
-    {"llama-3.2-1b", 16, 2048, 32, 8, 64, 8192, 128256, 131072, 1e-5, 500000.0, 32.0, 1.0, 4.0, 8192, true},
-    {"llama-3.1-8b", 32, 4096, 32, 8, 128, 14336, 128256, 131072, 1e-5, 500000.0, 8.0, 1.0, 4.0, 8192, false},
-    {"tiny", 2, 256, 4, 2, 64, 512, 128256, 131072, 1e-5, 500000.0, 8.0, 1.0, 4.0, 8192, false},
+    {"llama-3.2-1b",    16, 2048, 32, 8, 64, 8192, 128256, 131072, 1e-5, 500000.0, 32.0, 1.0, 4.0, 8192, true,
+     SynthArch::kLlama, 0,  0,    0,  0, 0,  0.0},
+    {"llama-3.1-8b",    32, 4096, 32, 8, 128, 14336, 128256, 131072, 1e-5, 500000.0, 8.0, 1.0, 4.0, 8192, false,
+     SynthArch::kLlama, 0,  0,    0,  0, 0,   0.0},
+    {"tiny", 2, 256, 4, 2, 64, 512, 128256, 131072, 1e-5, 500000.0, 8.0, 1.0, 4.0, 8192, false, SynthArch::kLlama,
+     0,      0, 0,   0, 0, 0.0},
+    // Qwen/Qwen3-30B-A3B: 128 experts of moe_intermediate_size 768, 8 per token (intermediate_size
+    // 6144 is written as feed_forward_length, as the converter does; no layer is dense).
+    {"qwen3-30b-a3b",      48,  2048, 32,  4, 128, 6144, 151936, 40960, 1e-6, 1000000.0, 1.0, 1.0, 1.0, 0, false,
+     SynthArch::kQwen3Moe, 128, 8,    768, 0, 0,   0.0},
+    // google/gemma-3-12b-it's text_config: 5 local layers (window 1024, RoPE base 10000) per global
+    // one (base 1e6, linear scaling 8), head_dim 256, tied embeddings.
+    {"gemma-3-12b",      48, 3840, 16, 8,    256, 15360,  262208, 131072, 1e-6, 1000000.0, 8.0, 1.0, 1.0, 0, true,
+     SynthArch::kGemma3, 0,  0,    0,  1024, 6,   10000.0},
+    // openai/gpt-oss-20b: 32 experts of 2880, 4 per token, window 128 on even layers, YaRN ×32 over an
+    // original 4096, attention biases and sinks, untied output.
+    {"gpt-oss-20b",      24, 2880, 64,   8,   64, 2880, 201088, 131072, 1e-5, 150000.0, 32.0, 1.0, 1.0, 4096, false,
+     SynthArch::kGptOss, 32, 4,    2880, 128, 2,  0.0},
+    // Test sizes of the same code paths, head_dim 64 so that every KV block format fits.
+    {"tiny-qwen3moe",      2, 256, 4,   2, 64, 512, 128256, 40960, 1e-6, 1000000.0, 1.0, 1.0, 1.0, 0, false,
+     SynthArch::kQwen3Moe, 8, 2,   256, 0, 0,  0.0},
+    {"tiny-gemma3",      6, 256, 4, 2,  64, 512,    128256, 131072, 1e-6, 1000000.0, 8.0, 1.0, 1.0, 0, true,
+     SynthArch::kGemma3, 0, 0,   0, 64, 6,  10000.0},
+    {"tiny-gpt-oss",     2, 256, 4,   2,  64, 256, 128256, 131072, 1e-5, 150000.0, 32.0, 1.0, 1.0, 4096, false,
+     SynthArch::kGptOss, 4, 2,   256, 64, 2,  0.0},
 };
 
-// llama.cpp src/llama-quant.cpp, llama_tensor_get_type_impl (read at ggml-org/llama.cpp 007dbbf):
-//   use_more_bits(i, n) = i < n/8 || i >= 7*n/8 || (i - n/8) % 3 == 2
-// The counters it is called with (i_attention_wv, i_ffn_down) count tensors in weight_name_comparer
-// order, i.e. they equal the layer index for a dense model.
-bool UseMoreBits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
-
-// The type llama_tensor_get_type gives a 2-D weight of a dense llama model (no experts, not 70B,
-// no imatrix, no --pure or overrides). 1-D tensors (norms, rope_freqs) are never quantized:
-// tensor_allows_quantization needs ggml_n_dims >= 2 and skips "_norm.weight"; the converter wrote
-// them f32. The branches that apply:
-//   - OUTPUT, or TOKEN_EMBD when the model has no output.weight (has_tied_embeddings): Q6_K
-//     unless the default type is Q8_0 ("else if (new_type != GGML_TYPE_Q8_0) new_type = Q6_K").
-//   - TOKEN_EMBD of an untied model: the default type (the branch changes only IQ*/TQ/Q2_0 types).
-//   - attn_v (category_is_attn_v) under Q4_K_M: Q6_K when use_more_bits(i_attention_wv, n_attention_wv).
-//   - ffn_down under Q4_K_M (arch != FALCON): Q6_K when use_more_bits(i_layer, n_layer).
-//   - attn_q, attn_k, attn_output, ffn_gate, ffn_up under Q4_K_M or Q8_0: the default type.
-//   - F16/BF16 are not quantized types: llama_tensor_get_type returns the default type unchanged
-//     ("if (ggml_is_quantized(default_type))"), so every matrix, embeddings included, is f16/bf16.
-// Every shape here has rows of a multiple of 256 elements, so tensor_type_fallback never fires.
-DType MatrixType(FileType ft, const std::string& role, int layer, int n_layers, bool tied) {
-  switch (ft) {
-    case FileType::kF16: return DType::kF16;
-    case FileType::kBF16: return DType::kBF16;
-    case FileType::kQ8_0: return DType::kQ8_0;
-    case FileType::kQ4_K_M: break;
-  }
-  if (role == "output" || (tied && role == "token_embd")) return DType::kQ6_K;
-  if ((role == "attn_v" || role == "ffn_down") && UseMoreBits(layer, n_layers)) return DType::kQ6_K;
-  return DType::kQ4_K;
-}
-
 }  // namespace
+
+const char* SynthArchName(SynthArch a) {
+  switch (a) {
+    case SynthArch::kLlama: return "llama";
+    case SynthArch::kQwen3Moe: return "qwen3moe";
+    case SynthArch::kGemma3: return "gemma3";
+    case SynthArch::kGptOss: return "gpt-oss";
+  }
+  return "?";
+}
 
 const Shape* FindShape(std::string_view name) {
   for (const Shape& s : kShapes) {
@@ -65,7 +66,7 @@ std::string ShapeNames() {
 }
 
 bool ParseFileType(std::string_view s, FileType* out) {
-  for (FileType t : {FileType::kQ4_K_M, FileType::kQ8_0, FileType::kF16, FileType::kBF16}) {
+  for (FileType t : {FileType::kQ4_K_M, FileType::kQ8_0, FileType::kF16, FileType::kBF16, FileType::kMXFP4_MOE}) {
     if (s == FileTypeName(t)) {
       *out = t;
       return true;
@@ -80,6 +81,7 @@ const char* FileTypeName(FileType t) {
     case FileType::kQ8_0: return "q8_0";
     case FileType::kF16: return "f16";
     case FileType::kBF16: return "bf16";
+    case FileType::kMXFP4_MOE: return "mxfp4_moe";
   }
   return "?";
 }
@@ -90,6 +92,7 @@ uint32_t LlamaFtype(FileType t) {
     case FileType::kQ8_0: return 7;
     case FileType::kQ4_K_M: return 15;
     case FileType::kBF16: return 32;
+    case FileType::kMXFP4_MOE: return 38;
   }
   return 0;
 }
@@ -102,6 +105,7 @@ uint32_t GgmlTypeId(DType t) {
     case DType::kQ4_K: return 12;
     case DType::kQ6_K: return 14;
     case DType::kBF16: return 30;
+    case DType::kMXFP4: return 39;
     default: return UINT32_MAX;  // not produced by PlanTensors
   }
 }
@@ -118,13 +122,14 @@ uint64_t TensorPlan::bytes() const {
 }
 
 std::vector<TensorPlan> PlanTensors(const Shape& s, FileType ft, bool gguf) {
+  if (s.arch != SynthArch::kLlama) return PlanMoeOrGemma(s, ft);
   const int64_t d = s.d_model, q = int64_t{s.n_heads} * s.head_dim, kv = int64_t{s.n_kv_heads} * s.head_dim;
   const int64_t ff = s.d_ff, V = s.vocab;
   const DType norm_type = gguf ? DType::kF32 : (ft == FileType::kF16 ? DType::kF16 : DType::kBF16);
   std::vector<TensorPlan> plan;
   auto add = [&](std::string role, int layer, std::string hf, std::vector<int64_t> shape) {
     const std::string name = (layer < 0 ? "" : "blk." + std::to_string(layer) + ".") + role + ".weight";
-    DType t = shape.size() == 1 ? norm_type : MatrixType(ft, role, layer, s.n_layers, s.tied_embeddings);
+    DType t = shape.size() == 1 ? norm_type : MatrixType(s, ft, role, layer, false);
     if (role == "rope_freqs") t = DType::kF32;
     plan.push_back({name, std::move(hf), std::move(shape), t, std::move(role), layer});
   };

@@ -1,6 +1,7 @@
 #include "synth_write.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 
@@ -75,6 +76,16 @@ Status WriteTensorData(const TensorPlan& t, const Shape& s, uint64_t seed, size_
     return out.Write(divisors.data(), divisors.size() * sizeof(float));
   }
   Rng rng(SplitMix64(seed) + static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull);
+  if (t.bias || t.role == "attn_sinks" || t.role == "ffn_gate_inp") {
+    // Biases and sinks 0; the router uniform with std kWeightStd, so that tokens spread over the
+    // experts as in a trained model (a constant router would send every token to the same k).
+    std::vector<float> v(t.numel(), 0.0f);  // [numel] f32
+    if (t.role == "ffn_gate_inp" && !t.bias) {
+      const double a = kWeightStd * std::sqrt(3.0);
+      for (float& x : v) x = static_cast<float>((static_cast<double>(rng.Next() >> 11) * 0x1.0p-53 * 2 - 1) * a);
+    }
+    return out.Write(v.data(), v.size() * sizeof(float));
+  }
   const uint64_t cols = static_cast<uint64_t>(t.shape.back());
   const uint64_t rows = t.numel() / cols;
   const uint64_t row_bytes = t.bytes() / rows;

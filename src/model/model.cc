@@ -160,8 +160,11 @@ std::string Model::Describe() const {
   if (c.is_moe()) {
     // Parameters above count every expert; a token runs n_experts_used of them.
     s += "experts: " + std::to_string(c.n_experts) + "  used per token: " + std::to_string(c.n_experts_used) +
-         "  expert ffn: " + std::to_string(c.expert_ff) + "  router: softmax, top-k" +
-         (c.norm_topk ? " renormalised" : " not renormalised") + "\n";
+         "  expert ffn: " + std::to_string(c.expert_ff) + "  router: " +
+         (c.moe_softmax_after_topk
+              ? std::string("top-k of the logits (with bias), softmax over the k")
+              : std::string("softmax, top-k") + (c.norm_topk ? " renormalised" : " not renormalised")) +
+         (c.expert_bias ? "  expert biases" : "") + (c.clamped_swiglu ? "  clamped SwiGLU" : "") + "\n";
   }
   return s;
 }

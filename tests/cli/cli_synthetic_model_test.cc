@@ -14,6 +14,8 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
@@ -341,6 +343,54 @@ TEST(SynthModelCliTest, DryRunOf1bTiesTheEmbeddingsAndMatchesTheRealFiles) {
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\n  token_embd +\\[128256, 2048\\] +Q6_K\n"))) << r.out;
 }
 
+// The architectures beyond Llama at test size: written as llama.cpp's loaders want them, loaded by
+// kvaudit as their architecture (sliding layers, experts), scored to finite numbers; gpt-oss's
+// experts MXFP4 and the rest Q8_0 (mxfp4_moe), the others under llama.cpp's Q4_K_M mix.
+TEST(SynthModelCliTest, TinyMoeGemmaAndGptOssLoadAndScore) {
+  const fs::path dir = testing::MakeTempDir("synth-arch");
+  const std::vector<std::tuple<std::string, std::string, std::string, std::set<std::string>>> cases = {
+      {"tiny-qwen3moe", "q4_k_m", "qwen3moe", {"F32", "Q4_K", "Q6_K"}},
+      {"tiny-gemma3", "q4_k_m", "gemma3", {"F32", "Q4_K", "Q6_K"}},
+      {"tiny-gpt-oss", "mxfp4_moe", "gpt-oss", {"F32", "Q8_0", "MXFP4"}}};
+  for (const auto& [shape, type, arch, types] : cases) {
+    const fs::path model = dir / (shape + ".gguf");
+    const auto w = Synth("--shape " + shape + " --type " + type + " --vocab " + Vocab() + " --out " + model.string());
+    ASSERT_EQ(w.exit_code, 0) << w.err;
+    const nlohmann::json info = InfoOf(model);
+    EXPECT_EQ(info["model"]["architecture"], arch) << info.dump();
+    EXPECT_EQ(StoredTypes(info), types) << shape;
+    if (arch != "qwen3moe") EXPECT_FALSE(info["model"]["sliding_layers"].empty()) << info.dump();
+    if (arch != "gemma3") EXPECT_GT(info["model"]["experts"].get<int>(), 0) << info.dump();
+    ExpectFiniteScore(model, SmallText(dir));
+  }
+  fs::remove_all(dir);
+}
+
+// The real shapes' sizes: the tensor bytes computed here from each config.json and ggml's block
+// sizes, and the files as published (docs/synthetic-models.md).
+TEST(SynthModelCliTest, DryRunsOfQwen3MoeGemma3AndGptOssMatchThePublishedFiles) {
+  struct Case {
+    std::string shape, type;
+    double published;  // the size its model card gives, bytes
+  };
+  // gpt-oss-20b's experts: 24 layers × 32 experts × 3 matrices of 2880 × 2880, MXFP4 (17 B / 32).
+  const double oss_experts = 24.0 * 32 * 3 * 2880 * 2880 * 17.0 / 32;
+  const std::vector<Case> cases = {{"qwen3-30b-a3b", "q4_k_m", 17.28 * 1073741824.0},
+                                   {"gemma-3-12b", "q4_k_m", 6.80 * 1073741824.0},
+                                   {"gpt-oss-20b", "mxfp4_moe", 12.1e9}};
+  for (const Case& c : cases) {
+    const auto r = Synth("--shape " + c.shape + " --type " + c.type + " --vocab " + Vocab() + " --dry-run");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const double file = static_cast<double>(Number(r.out, "file bytes"));
+    EXPECT_NEAR(file, c.published, 0.005 * c.published) << c.shape << "\n" << r.out;
+    if (c.shape == "gpt-oss-20b") {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(r.out, m, std::regex("MXFP4 +72 tensors +[0-9]+ params +([0-9]+) bytes"))) << r.out;
+      EXPECT_EQ(std::stod(m[1]), oss_experts);
+    }
+  }
+}
+
 TEST(SynthModelCliTest, BadFlagsAndVocabAreOneLineErrorsWithExit2) {
   for (const std::string& args : {
            std::string("--shape tiny --type q8_0 --vocab ") + Vocab() + " --out /tmp/x.gguf --bogus",
@@ -351,6 +401,9 @@ TEST(SynthModelCliTest, BadFlagsAndVocabAreOneLineErrorsWithExit2) {
            std::string("--shape tiny --type q8_0 --vocab ") + (testing::RepoDir() / "README.md").string() +
                " --dry-run",
            std::string("--shape tiny --type q8_0 --vocab ") + Vocab(),
+           std::string("--shape tiny --type mxfp4_moe --vocab ") + Vocab() + " --dry-run",
+           std::string("--shape gpt-oss-20b --type q4_k_m --vocab ") + Vocab() + " --dry-run",
+           std::string("--shape tiny-gemma3 --type f16 --format safetensors --vocab ") + Vocab() + " --dry-run",
        }) {
     const auto r = Synth(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;

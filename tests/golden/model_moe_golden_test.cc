@@ -228,6 +228,31 @@ fs::path WriteHfCopy(const std::string& gguf_path, const ModelConfig& c, bool mi
   return dir;
 }
 
+// gpt-oss as published (its experts MXFP4 in the file: ../shared/golden/llamacpp/gpt-oss-mxfp4): the
+// native engine computes with each MXFP4 weight's exact value, kept packed, bitwise as the same
+// weights dequantized to f32 at load (the exact f32 reference); prefill = decode. llama.cpp's own
+// logits for this file come from q8_0-quantized activations (the goldens' README), which only
+// engine=llama.cpp's weight arithmetic reproduces, so they are not compared here.
+TEST(MoeGoldenMxfp4, GptOssPublishedExpertsComputeAsTheirExactValues) {
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden("gpt-oss-mxfp4");
+  ASSERT_EQ(g.ids.size(), static_cast<size_t>(kPositions));
+  auto packed = Model::Load(g.dir + "/model.gguf");
+  ASSERT_TRUE(packed.ok()) << packed.error().message;
+  EXPECT_NE((*packed)->weights().storage_summary().find("mxfp4"), std::string::npos)
+      << (*packed)->weights().storage_summary();
+  WeightLoadOptions f32;
+  f32.dequantize_at_load = true;
+  auto exact = Model::Load(g.dir + "/model.gguf", f32);
+  ASSERT_TRUE(exact.ok()) << exact.error().message;
+  const RunResult a = RunModel(**packed, g.ids, 2, false);
+  const RunResult b = RunModel(**exact, g.ids, 2, false);
+  const RunResult d = RunModel(**packed, g.ids, 1, true);
+  EXPECT_EQ(std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(a.logits.data(), d.logits.data(), a.logits.size() * 4), 0);
+  EXPECT_EQ(a.experts, b.experts);
+  for (float x : a.logits) ASSERT_TRUE(std::isfinite(x));
+}
+
 // The architectures whose Hugging Face layout kvaudit reads.
 class MoeGoldenHfTest : public ::testing::TestWithParam<std::string> {};
 
