@@ -153,7 +153,7 @@ int RunInfo(const InfoFlags& flags) {
   ThreadPool pool(ResolveThreads(f.threads));
   KvSettings f16;
   f16.k = f16.v = KvFormat::kF16;
-  std::vector<CacheConfig> llamacpp_specs = {CacheConfig::Uniform(f16)};
+  std::vector<CacheConfig> llamacpp_specs = {CacheConfig::Uniform(f16)};  // [1 or 2]: f16, then --kv's
   for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv.kv}) {
     if (spec.empty()) continue;
     auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
