@@ -14,6 +14,9 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "decide/targets/deploy_report.h"
+#include "decide/targets/spec_memory.h"
+#include "decide/targets/target_settings.h"
 #include "run/model_runtime.h"
 #include "run/kv_configs.h"
 #include "run/provenance.h"
@@ -92,6 +95,56 @@ nlohmann::json TokenizerJson(const Tokenizer* tok) {
           {"adds_bos", tok->add_bos_default()}};
 }
 
+// A cache in kvaudit's own accounting at ctx (decide/targets/spec_memory.h): global layers hold
+// every position, sliding layers the window.
+Expected<nlohmann::json> KvJson(const ModelConfig& c, const BuiltCache& built, int ctx) {
+  KV_ASSIGN_OR_RETURN(const KvMemory m, SpecMemory(c, built.config, ctx, built.calib.get()));
+  nlohmann::json j = {{"spec", built.config.spec()},
+                      {"bytes_per_token", m.bytes_per_token},
+                      {"bytes_per_token_per_layer", static_cast<double>(m.bytes_per_token) / c.n_layers},
+                      {"ctx", ctx},
+                      {"mib", static_cast<double>(m.bytes_at_target) / (1024.0 * 1024.0)},
+                      {"layers", m.CellsText()}};
+  j.update(MemoryJson(m));
+  return j;
+}
+
+// llama.cpp's own figures (decide/targets/kv_memory.h) for the f16 cache and the --kv spec as
+// llama.cpp runs it: the sliding layers' cells, and the --swa-full variant.
+nlohmann::json LlamaCppJson(const ModelConfig& c, const std::vector<CacheConfig>& specs, int ctx) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const CacheConfig& spec : specs) {
+    const TargetSettings t = SettingsForTarget(DeployTarget::kLlamaCpp, spec, c, ctx);
+    if (t.settings_for.empty()) continue;
+    nlohmann::json j = {{"spec", spec.spec()}, {"settings_for", t.settings_for}, {"flags", t.flags}};
+    j.update(MemoryJson(t.memory));
+    j["memory_variants"] = nlohmann::json::array();
+    for (const MemoryVariant& v : t.memory_variants) {
+      j["memory_variants"].push_back({{"flag", v.flag}, {"text", MemoryTotalText(v.memory)}});
+      j["memory_variants"].back().update(MemoryJson(v.memory));
+    }
+    j["text"] = MemoryTotalText(t.memory);
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+
+void PrintKv(const nlohmann::json& j, int ctx) {
+  for (const nlohmann::json& kv : j["kv"]) {
+    std::printf("kv cache %s: %.1f bytes/token (%.1f per layer) at %d tokens; %.2f MiB (%s)\n",
+                kv["spec"].get<std::string>().c_str(), kv["bytes_per_token"].get<double>(),
+                kv["bytes_per_token_per_layer"].get<double>(), ctx, kv["mib"].get<double>(),
+                kv["layers"].get<std::string>().c_str());
+  }
+  for (const nlohmann::json& l : j["llamacpp"]) {
+    std::printf("llama.cpp %s at %d tokens: %s; %s\n", l["settings_for"].get<std::string>().c_str(), ctx,
+                l["text"].get<std::string>().c_str(), l["memory_layout"].get<std::string>().c_str());
+    for (const nlohmann::json& v : l["memory_variants"]) {
+      std::printf("  with %s: %s\n", v["flag"].get<std::string>().c_str(), v["text"].get<std::string>().c_str());
+    }
+  }
+}
+
 int RunInfo(const InfoFlags& flags) {
   const ModelFlags& f = flags.model;
   auto model_path = f.Resolve();
@@ -111,17 +164,20 @@ int RunInfo(const InfoFlags& flags) {
   // Every cache is built (its spec validated) before anything is printed: a bad --kv is one line
   // on stderr and nothing on stdout.
   ThreadPool pool(ResolveThreads(f.threads));
+  KvSettings f16;
+  f16.k = f16.v = KvFormat::kF16;
+  std::vector<CacheConfig> llamacpp_specs = {CacheConfig::Uniform(f16)};  // [1 or 2]: f16, then --kv's
   for (const std::string& spec : {std::string("k=f32,v=f32"), flags.kv.kv}) {
     if (spec.empty()) continue;
     auto built = BuildCache(model, spec, flags.kv.kv_calib, ctx, pool, /*reserve_positions=*/0);  // sizes only
     if (!built) return ReportError(built.error());
-    const double per_token = static_cast<double>(built->cache->bytes_per_token());
-    j["kv"].push_back({{"spec", built->config.spec()},
-                       {"bytes_per_token", built->cache->bytes_per_token()},
-                       {"bytes_per_token_per_layer", per_token / c.n_layers},
-                       {"ctx", ctx},
-                       {"mib", per_token * ctx / (1024.0 * 1024.0)}});
+    auto kv = KvJson(c, *built, ctx);
+    if (!kv) return ReportError(kv.error());
+    j["kv"].push_back(std::move(*kv));
+    if (spec == flags.kv.kv && !(built->config == llamacpp_specs.front())) llamacpp_specs.push_back(built->config);
   }
+  j["sliding_layers"] = c.n_sliding_layers();
+  j["llamacpp"] = LlamaCppJson(c, llamacpp_specs, ctx);
   if (flags.json) {
     std::printf("%s\n", JsonText(j, 2).c_str());
     return 0;
@@ -139,11 +195,11 @@ int RunInfo(const InfoFlags& flags) {
   } else {
     std::printf("tokenizer: none (use --ids-file)\n");
   }
-  for (const nlohmann::json& kv : j["kv"]) {
-    std::printf("kv cache %s: %.1f bytes/token (%.1f per layer); %.2f MiB at %d tokens\n",
-                kv["spec"].get<std::string>().c_str(), kv["bytes_per_token"].get<double>(),
-                kv["bytes_per_token_per_layer"].get<double>(), kv["mib"].get<double>(), ctx);
+  if (c.n_sliding_layers() > 0) {
+    std::printf("kv layers: %d global + %d sliding (window %d)\n", c.n_layers - c.n_sliding_layers(),
+                c.n_sliding_layers(), c.sliding_window);
   }
+  PrintKv(j, ctx);
   return 0;
 }
 

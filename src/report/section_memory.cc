@@ -19,12 +19,15 @@ std::string Row(const ReportContext& ctx, const ConfigView& c) {
   if (ctx.compare) row += "<td>" + EscapeHtml(d.label) + "</td>";
   row += "<td class=\"spec\" data-sort=\"" + EscapeHtml(c.spec) + "\"><span class=\"swatch c" +
          std::to_string(c.color % 8) + "\"></span>" + ValueSpan(d, e, base + "/spec", ValueFormat::kText) + "</td>";
-  row += ValueCell(d, e, base + "/bytes_per_token", ValueFormat::kBytes);
   if (!audit.empty()) {
-    row += ValueCell(d, *d.audit, audit + "/f16_fraction", ValueFormat::kPercent) +
+    // The audit's bytes are at its target context (sliding-window layers holding their window,
+    // docs/deployment.md "kvaudit's own accounting"), the eval's hold every position.
+    row += ValueCell(d, *d.audit, audit + "/bytes_per_token", ValueFormat::kBytes) +
+           ValueCell(d, *d.audit, audit + "/f16_fraction", ValueFormat::kPercent) +
            ValueCell(d, *d.audit, audit + "/kv_gib_at_target", ValueFormat::kGib);
   } else {
-    row += "<td data-sort=\"\">–</td><td data-sort=\"\">–</td>";
+    row += ValueCell(d, e, base + "/bytes_per_token", ValueFormat::kBytes) +
+           "<td data-sort=\"\">–</td><td data-sort=\"\">–</td>";
   }
   row += ValueCell(d, e, base + "/overall/kld_mean", ValueFormat::kSig);
   row += "<td data-sort=\"\">[" + ValueSpan(d, e, base + "/overall/kld_ci95/0", ValueFormat::kSig) + ", " +

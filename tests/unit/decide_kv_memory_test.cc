@@ -50,8 +50,9 @@ TEST(DecideKvMemoryTest, LlamaCppKeysAndValuesAreCountedSeparately) {
 }
 
 TEST(DecideKvMemoryTest, LlamaCppPadsTheCacheTo256Cells) {
-  // 1000 tokens -> 1024 cells (llama.cpp PR #17046): 69632 x 1024 = 71303168 B.
-  ExpectMemory(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0", testing::Llama3_8B(), 1000), 69632, 71303168ull);
+  // 1000 tokens -> 1024 cells (llama.cpp PR #17046): 69632 x 1024 = 71303168 B; per token the
+  // cache over the context, padding included: ⌈71303168 / 1000⌉ = 71304.
+  ExpectMemory(SettingsOf(E::kLlamaCpp, "k=q8_0,v=q8_0", testing::Llama3_8B(), 1000), 71304, 71303168ull);
 }
 
 TEST(DecideKvMemoryTest, IkLlamaCppCountsEachLayersOwnTypes) {
@@ -63,28 +64,29 @@ TEST(DecideKvMemoryTest, IkLlamaCppCountsEachLayersOwnTypes) {
 TEST(DecideKvMemoryTest, VllmFp8At32k) {
   // fp8: 1 B per element -> 1024 B for K and for V; 2048 B x 32 = 65536 B per token; 32768 tokens
   // = 2048 blocks of 16 exactly -> 2147483648 B; plus per-tensor scales: an f32 k_scale and
-  // v_scale per layer = 2 x 4 x 32 = 256 B -> 2147483904 B (2 GiB + 256 B).
-  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3"), 65536, 2147483904ull);
+  // v_scale per layer = 2 x 4 x 32 = 256 B -> 2147483904 B (2 GiB + 256 B); per token the cache
+  // over the context, scales included: ⌈2147483904 / 32768⌉ = 65537.
+  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3"), 65537, 2147483904ull);
 }
 
 TEST(DecideKvMemoryTest, VllmRoundsUpToBlocksOf16Tokens) {
-  // 1000 tokens -> 63 blocks = 1008 tokens: 65536 x 1008 + 256 = 66060544 B.
-  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3", testing::Llama3_8B(), 1000), 65536, 66060544ull);
+  // 1000 tokens -> 63 blocks = 1008 tokens: 65536 x 1008 + 256 = 66060544 B (66061 B per token).
+  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3", testing::Llama3_8B(), 1000), 66061, 66060544ull);
 }
 
 TEST(DecideKvMemoryTest, VllmPerHeadScalesAndSkippedLayers) {
   // Layers 0-1 stay f16 (4096 B each), 30 layers fp8 (2048 B): 8192 + 61440 = 69632 B per token;
   // per-head scales of the 30 fp8 layers: 2 x 8 heads x 4 B x 30 = 1920 B.
-  // 69632 x 32768 + 1920 = 2281703296 B.
-  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head;layers=0-1:k=f16,v=f16"), 69632,
+  // 69632 x 32768 + 1920 = 2281703296 B (69633 B per token with the scales).
+  ExpectMemory(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head;layers=0-1:k=f16,v=f16"), 69633,
                2281703296ull);
 }
 
 TEST(DecideKvMemoryTest, SglangPagesOfOneTokenAndTensorRtLlmBlocksOf32) {
-  // SGLang --page-size 1: 65536 x 1000 + 256 B of scales = 65536256 B.
-  ExpectMemory(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3", testing::Llama3_8B(), 1000), 65536, 65536256ull);
-  // TensorRT-LLM tokens_per_block 32: 1000 -> 1024 tokens x 131072 B (f16) = 134217728 B.
-  ExpectMemory(SettingsOf(E::kTensorRtLlm, "k=f16,v=f16", testing::Llama3_8B(), 1000), 131072, 134217728ull);
+  // SGLang --page-size 1: 65536 x 1000 + 256 B of scales = 65536256 B (65537 B per token).
+  ExpectMemory(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3", testing::Llama3_8B(), 1000), 65537, 65536256ull);
+  // TensorRT-LLM tokens_per_block 32: 1000 -> 1024 tokens x 131072 B (f16) = 134217728 B (134218 per token).
+  ExpectMemory(SettingsOf(E::kTensorRtLlm, "k=f16,v=f16", testing::Llama3_8B(), 1000), 134218, 134217728ull);
 }
 
 TEST(DecideKvMemoryTest, TransformersQuantoInt4) {

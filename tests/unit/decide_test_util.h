@@ -28,6 +28,28 @@ inline ModelConfig Llama3_8B() { return AttentionShape(32, 32, 8, 128, 131072); 
 // The bundled model's (kvq-code-16m): 8 layers, 6 query heads, 2 KV heads, head_dim 64.
 inline ModelConfig Small64() { return AttentionShape(8, 6, 2, 64, 4096); }
 
+// The attention of three models with their real shapes (the GGUFs scripts/llamacpp_kv_buffers.sh
+// writes): gpt-oss-20b (24 layers, 64 query / 8 KV heads, head_dim 64, window 128 on the even
+// layers), Gemma-3-12B (48 layers, 16 / 8 heads, head_dim 256, window 1024 on layers l % 6 < 5)
+// and Qwen3-30B-A3B (48 layers, 32 / 4 heads, head_dim 128, no window).
+inline ModelConfig GptOss20B() {
+  ModelConfig c = AttentionShape(24, 64, 8, 64, 131072);
+  c.arch = Arch::kGptOss, c.sliding_window = 128;
+  for (int l = 0; l < c.n_layers; ++l) c.sliding_layers.push_back(l % 2 == 0);
+  return c;
+}
+inline ModelConfig Gemma3_12B() {
+  ModelConfig c = AttentionShape(48, 16, 8, 256, 131072);
+  c.arch = Arch::kGemma3, c.sliding_window = 1024;
+  for (int l = 0; l < c.n_layers; ++l) c.sliding_layers.push_back(l % 6 < 5);
+  return c;
+}
+inline ModelConfig Qwen3_30B_A3B() {
+  ModelConfig c = AttentionShape(48, 32, 4, 128, 40960);
+  c.arch = Arch::kQwen3Moe;
+  return c;
+}
+
 inline TargetSettings SettingsOf(DeployTarget e, const std::string& spec, const ModelConfig& c = Llama3_8B(),
                                  int ctx = 32768) {
   auto p = CacheConfig::Parse(spec);

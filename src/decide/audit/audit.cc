@@ -4,6 +4,7 @@
 
 #include "decide/audit/audit_report.h"
 #include "decide/search/budget.h"
+#include "decide/targets/spec_memory.h"
 #include "decide/gate/gate_inputs.h"
 #include "decide/gate/junit.h"
 #include "decide/gate/gate_markdown.h"
@@ -98,12 +99,21 @@ Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
   return Status::Ok();
 }
 
-// The configurations under test, in --kv order, with the bytes their eval measured.
-void TakeConfigs(const EvalPlan& eval, const EvalSessionResult& done, AuditResult* r) {
+// The configurations under test, in --kv order, with their bytes per token at the target context
+// (kvaudit's accounting, decide/targets/spec_memory.h): the bytes their eval measured, or with
+// sliding-window layers those layers holding only their window.
+Status TakeConfigs(const EvalPlan& eval, const EvalSessionResult& done, AuditResult* r) {
   for (size_t i = 0; i < done.configs.size(); ++i) {
     const ConfigResult& c = done.configs[i];
-    r->configs.push_back({eval.configs.config(i + 1), c.spec, c.bytes_per_token, {}});
+    uint64_t bytes = c.bytes_per_token;
+    if (r->config.n_sliding_layers() > 0) {
+      KV_ASSIGN_OR_RETURN(const KvMemory m, SpecMemory(r->config, eval.configs.config(i + 1), r->target_ctx,
+                                                       eval.configs.calibration().get()));
+      bytes = m.bytes_per_token;
+    }
+    r->configs.push_back({eval.configs.config(i + 1), c.spec, bytes, {}});
   }
+  return Status::Ok();
 }
 
 // What the recommendation verifies besides its own choices: the engines' approximations of the
@@ -130,7 +140,7 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, const StagedJobRun& job, Au
     plan.eval->options.out = SubDir(o.merged, "eval"), plan.eval->options.restart = false;
     plan.eval->Reshard({});
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    TakeConfigs(*plan.eval, eval, &r);
+    KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, eval, &r));
   }
   plan.eval.reset();  // one loaded model at a time
   if (Has(round, "probe")) {
@@ -254,12 +264,12 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
   r.baseline = plan.eval->info.baseline_spec, r.probe_families = plan.probe.families;
   r.model_hash = plan.eval->model_hash;
   r.config = plan.eval->runtime.model->config();
-  r.f16_bytes_per_token = F16BytesPerToken(r.config);
+  r.f16_bytes_per_token = F16BytesPerTokenAt(r.config, r.target_ctx);
   r.threads = plan.eval->info.threads;
   if (job.sharded()) return RunAuditShard(plan, job, std::move(r));
   {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    TakeConfigs(*plan.eval, eval, &r);
+    KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, eval, &r));
     r.threads = eval.info.threads;
     if (o.bench) KV_RETURN_IF_ERROR(Bench(plan, &r));
     plan.eval.reset();  // one loaded model at a time

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "decide/search/mix_spec.h"
+#include "decide/targets/kv_memory.h"
 #include "decide/recommend/recommend_report.h"
 #include "decide/recommend/recommend_verify.h"
 #include "decide/sensitivity/job_target.h"
@@ -330,7 +331,7 @@ Expected<RecommendResult> RunRecommend(RecommendPlan& plan) {
   r.policy = plan.policy.name, r.budget = plan.budget, r.budget_bytes_per_token = plan.budget_bytes_per_token;
   r.target_ctx = plan.target_ctx, r.probe_lengths = plan.probe_lengths, r.probe_families = plan.probe_families;
   r.verify_first_window = o.verify_first_window, r.verify_windows = o.windows;
-  r.f16_bytes_per_token = F16BytesPerToken(plan.sensitivity.eval.runtime.model->config());
+  r.f16_bytes_per_token = F16BytesPerTokenAt(plan.sensitivity.eval.runtime.model->config(), plan.target_ctx);
   if (job.sharded()) return RunRecommendShard(plan, job, std::move(r));
   KV_ASSIGN_OR_RETURN(r.sensitivity, SensitivitySession(plan.sensitivity).Run());
   KV_RETURN_IF_ERROR(SearchAndVerify(plan, &r, nullptr));

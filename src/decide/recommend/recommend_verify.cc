@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "decide/targets/measure_target.h"
+#include "decide/targets/spec_memory.h"
 #include "decide/targets/target_settings.h"
 #include "decide/gate/gate_inputs.h"
 #include "probe/session.h"
@@ -236,6 +237,12 @@ Status VerifyRound(RecommendPlan& plan, std::vector<VerifiedPoint>* points, std:
     p.held_out = eval->configs[i];
     if (p.round == 3) {  // not from a front: its bytes are the eval's (the same accounting)
       p.bytes_per_token = p.held_out->bytes_per_token;
+      const ModelConfig& c = runtime.model->config();
+      if (c.n_sliding_layers() > 0) {  // at the target context, sliding layers holding their window
+        KV_ASSIGN_OR_RETURN(const KvMemory m, SpecMemory(c, eval_plan->configs.config(i + 1), plan.target_ctx,
+                                                         eval_plan->configs.calibration().get()));
+        p.bytes_per_token = m.bytes_per_token;
+      }
       p.within_budget = p.bytes_per_token <= plan.budget_bytes_per_token;
     }
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/trim.h"
+#include "decide/targets/kv_memory.h"
 
 namespace kvaudit {
 namespace {
@@ -72,11 +73,13 @@ Expected<uint64_t> BudgetBytesPerToken(const Budget& b, const ModelConfig& confi
   long double bytes = b.value;
   if (b.unit == Budget::Unit::kMiB) bytes = b.value * 1048576.0L / target_ctx;
   if (b.unit == Budget::Unit::kGiB) bytes = b.value * 1073741824.0L / target_ctx;
-  if (b.unit == Budget::Unit::kF16Fraction) bytes = b.value * static_cast<long double>(F16BytesPerToken(config));
+  // The f16 cache at the target context: sliding-window layers hold only their window.
+  const uint64_t f16 = F16BytesPerTokenAt(config, target_ctx);
+  if (b.unit == Budget::Unit::kF16Fraction) bytes = b.value * static_cast<long double>(f16);
   if (bytes < 1) {
     return BudgetError(
         b.text, "allows less than one byte per token for this model at " + std::to_string(target_ctx) + " tokens",
-        "raise the budget (the f16 cache is " + std::to_string(F16BytesPerToken(config)) + " bytes per token)");
+        "raise the budget (the f16 cache is " + std::to_string(f16) + " bytes per token)");
   }
   // Above 2^62 every cache fits; clamping keeps the value in range.
   return bytes >= 4611686018427387904.0L ? uint64_t{1} << 62 : static_cast<uint64_t>(std::floor(bytes));

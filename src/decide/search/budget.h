@@ -1,7 +1,8 @@
 // The memory budget of a recommendation (bytes per token, GiB at the target context, or a fraction
 // of f16), as the `--budget` flag of recommend and audit takes it (docs/cli.md, "--budget").
-// kvaudit's own accounting: a cache's bytes per token at a full target context (docs/formats.md),
-// not an engine's padded layout (decide/targets/kv_memory.h).
+// kvaudit's own accounting (decide/targets/spec_memory.h): a cache's bytes at the target context
+// over the context, sliding-window layers holding their window (docs/formats.md), not an engine's
+// padded layout (decide/targets/kv_memory.h).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,8 @@ constexpr double kMaxBudgetValue = 1e12;
 Expected<Budget> ParseBudget(std::string_view text);
 
 // The bytes per token the budget allows for this model at target_ctx tokens, rounded down (a budget
-// is a limit). Errors (exit 2): it allows less than one byte per token.
+// is a limit); NxF16 is N times F16BytesPerTokenAt(config, target_ctx). Errors (exit 2): it allows less than one byte
+// per token.
 Expected<uint64_t> BudgetBytesPerToken(const Budget& budget, const ModelConfig& config, int target_ctx);
 
 }  // namespace kvaudit

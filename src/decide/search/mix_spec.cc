@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/trim.h"
+#include "decide/targets/kv_cells.h"
 #include "kv/make_cache.h"
 
 namespace kvaudit {
@@ -284,7 +285,12 @@ Expected<uint64_t> PartBytesPerToken(const ModelConfig& config, const Candidate&
   const uint64_t f16_tensor = 2ull * config.n_kv_heads * config.head_dim;
   const uint64_t rest = (2ull * config.n_layers - 1) * f16_tensor;
   KV_CHECK(cache->bytes_per_token() >= rest);
-  return cache->bytes_per_token() - rest;
+  const uint64_t per_position = cache->bytes_per_token() - rest;
+  if (!config.is_sliding(layer)) return per_position;
+  // A sliding-window layer holds only the positions its attention reads (kvaudit's accounting,
+  // decide/targets/kv_cells.h SpanCells): its bytes at ctx over ctx, rounded up.
+  const uint64_t held = LayerCells(SpanCells(), config, layer, ctx);
+  return (per_position * held + ctx - 1) / ctx;
 }
 
 std::string AttentionSuffix(AttentionMode attention) {

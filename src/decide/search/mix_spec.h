@@ -80,7 +80,8 @@ CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionM
 
 // Bytes per token (kvaudit's accounting, docs/formats.md) that storing `tensor` of `layer` as `c`
 // adds to a cache whose other tensors are f16: bytes_per_token of that spec minus the f16 rest,
-// i.e. ⌈this part's bytes at ctx / ctx⌉. calib: needed by scale=calib and outliers= candidates
+// i.e. ⌈this part's bytes at ctx / ctx⌉; a sliding-window layer's part holds min(ctx, window)
+// positions (decide/targets/spec_memory.h). calib: needed by scale=calib and outliers= candidates
 // (their bytes do not depend on its values). Under the candidate's engine (native when it names
 // none; a format's bytes are the same in both). Errors (exit 2): the candidate does not fit the
 // model (CacheConfig::Validate).

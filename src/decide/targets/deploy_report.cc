@@ -20,23 +20,38 @@ std::string Joined(const std::vector<std::string>& parts, const std::string& sep
 
 std::string Header(const DeployContext& d) {
   const ModelConfig& c = *d.config;
-  return "kv cache " + d.spec + " for " + d.model + " (" + ArchName(c.arch) + ", " + std::to_string(c.n_layers) +
-         " layers, " + std::to_string(c.n_kv_heads) + " KV heads x head_dim " + std::to_string(c.head_dim) + ") at " +
+  const int sliding = c.n_sliding_layers();
+  const std::string layers =
+      std::to_string(c.n_layers) + " layers" +
+      (sliding ? " (" + std::to_string(sliding) + " sliding, window " + std::to_string(c.sliding_window) + ")" : "");
+  return "kv cache " + d.spec + " for " + d.model + " (" + ArchName(c.arch) + ", " + layers + ", " +
+         std::to_string(c.n_kv_heads) + " KV heads x head_dim " + std::to_string(c.head_dim) + ") at " +
          std::to_string(d.ctx) +
          " tokens\n"
          "Settings only: nothing here is measured. Verify the spec you deploy (kvaudit eval, probe).\n\n";
 }
 
+std::string SummaryRow(const std::string& engine, const std::string& exact, const std::string& spec,
+                       const KvMemory& m) {
+  return Pad(engine, 14) + Pad(exact, 7) + Pad(spec.empty() ? "-" : spec, 44) +
+         Number("%.0f", static_cast<double>(m.bytes_per_token), 16) + Number("%.3f", m.gib_at_target, 10) + "\n";
+}
+
+// bytes/token is the cache at the target context over the context (kv_memory.h).
 std::string Summary(const DeployContext& d, const std::vector<TargetSettings>& targets) {
   std::string s = Pad("engine", 14) + Pad("exact", 7) + Pad("settings for", 44) + "  KV bytes/token" + "  GiB at " +
                   std::to_string(d.ctx) + "\n";
   for (const TargetSettings& e : targets) {
-    s += Pad(std::string(TargetName(e.target)), 14) + Pad(e.exact ? "yes" : "no", 7) +
-         Pad(e.settings_for.empty() ? "-" : e.settings_for, 44) +
-         Number("%.0f", static_cast<double>(e.memory.bytes_per_token), 16) +
-         Number("%.3f", e.memory.gib_at_target, 10) + "\n";
+    s += SummaryRow(std::string(TargetName(e.target)), e.exact ? "yes" : "no", e.settings_for, e.memory);
+    for (const MemoryVariant& m : e.memory_variants) s += SummaryRow("  " + m.flag, "", "", m.memory);
   }
   return s;
+}
+
+std::string Gib(double gib) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f GiB", gib);
+  return buf;
 }
 
 std::string Block(const TargetSettings& e) {
@@ -51,7 +66,10 @@ std::string Block(const TargetSettings& e) {
   s += "  settings: " + Joined(e.flags, "  ") + "\n";
   s += "  example:  " + e.command_example + "\n";
   if (!e.measure_spec.empty()) s += "  measure:  kvaudit --kv \"" + e.measure_spec + "\" (what these settings run)\n";
-  s += "  memory:   " + e.memory.layout + "\n";
+  s += "  memory:   " + MemoryTotalText(e.memory) + "; " + e.memory.layout + "\n";
+  for (const MemoryVariant& m : e.memory_variants) {
+    s += "  with " + m.flag + ": " + MemoryTotalText(m.memory) + "; " + m.memory.CellsText() + "\n";
+  }
   for (const std::string& n : e.notes) s += "  note:     " + n + "\n";
   s += "  cited at: " + e.applies_to + " (docs/deployment.md)\n";
   return s;
@@ -82,21 +100,44 @@ nlohmann::json DeployJson(const DeployContext& d, const std::vector<TargetSettin
                     {"command_example", e.command_example},
                     {"measure_spec", e.measure_spec},
                     {"notes", e.notes},
-                    {"applies_to", e.applies_to},
-                    {"kv_bytes_per_token", e.memory.bytes_per_token},
-                    {"kv_bytes_at_target", e.memory.bytes_at_target},
-                    {"kv_gib_at_target", e.memory.gib_at_target},
-                    {"memory_layout", e.memory.layout}});
+                    {"applies_to", e.applies_to}});
+    list.back().update(MemoryJson(e.memory));
+    nlohmann::json variants = nlohmann::json::array();
+    for (const MemoryVariant& m : e.memory_variants) {
+      variants.push_back({{"flag", m.flag}});
+      variants.back().update(MemoryJson(m.memory));
+    }
+    list.back()["memory_variants"] = variants;
   }
   return {{"spec", d.spec},
           {"model",
            {{"path", d.model},
             {"architecture", ArchName(c.arch)},
             {"layers", c.n_layers},
+            {"sliding_layers", c.n_sliding_layers()},
+            {"sliding_window", c.sliding_window},
             {"kv_heads", c.n_kv_heads},
             {"head_dim", c.head_dim}}},
           {"ctx", d.ctx},
           {"engines", list}};
+}
+
+std::string MemoryTotalText(const KvMemory& m) {
+  const int sliding = m.LayersOf(true);
+  if (sliding == 0) return Gib(m.gib_at_target);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const int global = m.LayersOf(false);
+  return Gib(m.gib_at_target) + " = " + std::to_string(global) + " global layers " +
+         Gib(static_cast<double>(m.BytesOf(false)) / kGiB) + " + " + std::to_string(sliding) + " sliding layers " +
+         Gib(static_cast<double>(m.BytesOf(true)) / kGiB) +
+         (m.extra_bytes ? " + " + std::to_string(m.extra_bytes) + " B of scales" : "");
+}
+
+nlohmann::json MemoryJson(const KvMemory& m) {
+  return {{"kv_bytes_per_token", m.bytes_per_token}, {"kv_bytes_at_target", m.bytes_at_target},
+          {"kv_gib_at_target", m.gib_at_target},     {"memory_layout", m.layout},
+          {"global_layers", m.LayersOf(false)},      {"global_bytes", m.BytesOf(false)},
+          {"sliding_layers", m.LayersOf(true)},      {"sliding_bytes", m.BytesOf(true)}};
 }
 
 }  // namespace kvaudit

@@ -25,4 +25,10 @@ std::string DeployText(const DeployContext& ctx, const std::vector<TargetSetting
 std::string DeployBody(const DeployContext& ctx, const std::vector<TargetSettings>& targets);
 nlohmann::json DeployJson(const DeployContext& ctx, const std::vector<TargetSettings>& targets);
 
+// One engine's KV memory as deploy and info print it: "0.750 GiB = 12 global layers 0.703 GiB +
+// 12 sliding layers 0.047 GiB" (the split only for a model with sliding layers).
+std::string MemoryTotalText(const KvMemory& memory);
+// {kv_bytes_per_token, kv_bytes_at_target, kv_gib_at_target, memory_layout, global/sliding layers and bytes}.
+nlohmann::json MemoryJson(const KvMemory& memory);
+
 }  // namespace kvaudit

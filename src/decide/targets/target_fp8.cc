@@ -21,7 +21,6 @@ struct Caps {
   bool skip_layers;            // unquantized layers among quantized ones
   bool unit_scale, calib_layer, calib_head;
   std::string fp8_blocker;  // when set, no fp8 cache is expressible, for this reason
-  int block_tokens;         // the paged cache's tokens per block
 };
 
 const Caps& VllmCaps() {
@@ -33,8 +32,7 @@ const Caps& VllmCaps() {
                       true,
                       true,
                       true,
-                      "",
-                      16};  // cache.py CacheConfig.DEFAULT_BLOCK_SIZE = 16
+                      ""};
   return c;
 }
 
@@ -49,8 +47,7 @@ const Caps& SglangCaps() {
                       true,
                       true,
                       false,
-                      "",
-                      1};
+                      ""};
   return c;
 }
 
@@ -64,8 +61,7 @@ const Caps& TrtCaps() {
                       false,
                       false,
                       "the documented TensorRT-LLM routes to an fp8 cache (ModelOpt quantize.py --qformat fp8 "
-                      "--kv_cache_dtype fp8, an FP8 checkpoint with --kv_cache_dtype fp8) quantize the weights too",
-                      32};  // KvCacheConfig tokens_per_block = 32
+                      "--kv_cache_dtype fp8, an FP8 checkpoint with --kv_cache_dtype fp8) quantize the weights too"};
   return c;
 }
 
@@ -233,7 +229,7 @@ void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettin
     out.notes.push_back(
         "--dtype sets the weights and activations too: the spec's full-precision type is the model dtype");
   out.applies_to = "vLLM main (quantized_kvcache.md @0609ba15, config/cache.py @002f10e0); skip layers since PR #33695";
-  out.memory = PagedCacheMemory(v.layers, c, ctx, VllmCaps().block_tokens,
+  out.memory = PagedCacheMemory(v.layers, c, ctx, VllmCells(),
                                 ScaleBytes(plan, c, v.n_layers() - static_cast<int>(plan.full_layers.size())));
 }
 
@@ -252,8 +248,7 @@ void SglangRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSett
   if (plan.fp8)
     out.notes.push_back("check that the attention backend supports a quantized KV cache (quantized_kv_cache.md)");
   out.applies_to = "SGLang main (server_arguments.md @004813e1, quantized_kv_cache.md @03cd2ec4)";
-  out.memory =
-      PagedCacheMemory(v.layers, c, ctx, SglangCaps().block_tokens, ScaleBytes(plan, c, plan.fp8 ? v.n_layers() : 0));
+  out.memory = PagedCacheMemory(v.layers, c, ctx, SglangCells(), ScaleBytes(plan, c, plan.fp8 ? v.n_layers() : 0));
 }
 
 void TrtRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
@@ -264,7 +259,7 @@ void TrtRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSetting
                       std::string(KvFormatName(v.layers.front().k)) + " needs a checkpoint in that dtype");
   out.notes.push_back("fp8 cache: " + TrtCaps().fp8_blocker + "; kvaudit measures the cache alone");
   out.applies_to = "TensorRT-LLM LLM API (KvCacheConfig, docs 1.3.0rc27; features/kvcache.md @0076e939)";
-  out.memory = PagedCacheMemory(v.layers, c, ctx, TrtCaps().block_tokens, 0);
+  out.memory = PagedCacheMemory(v.layers, c, ctx, TensorRtLlmCells(), 0);
 }
 
 template <const Caps& (*C)()>

@@ -13,8 +13,6 @@
 namespace kvaudit {
 namespace {
 
-constexpr int kIkLlamaCppCellPadding = 256;  // src/llama.cpp: GGML_PAD(n_ctx, get_padding(flash_attn)), 256 with FA
-
 // One tensor kind (K or V) over the layers as ik_llama.cpp sets it: a default type, another for
 // the first n_first layers, another for the last n_last.
 struct FirstLast {
@@ -175,7 +173,7 @@ void IkRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings
   out.notes.push_back("kvaudit's engine=llama.cpp emulates mainline llama.cpp's CPU kernels, not ik_llama.cpp's");
   out.notes.push_back("flash attention is on by default in ik_llama.cpp; -fa on is given for clarity");
   out.applies_to = "ik_llama.cpp @8337e4cd (2026-08-15); per-layer types since PR #1599";
-  out.memory = GgmlCacheMemory(v.layers, c, ctx, kIkLlamaCppCellPadding);
+  out.memory = GgmlCacheMemory(v.layers, c, ctx, IkLlamaCppCells());
 }
 
 }  // namespace

@@ -4,13 +4,12 @@
 // LLAMA_ATTN_ROT_DISABLE), PR #17046 (cache padded to 256 cells); ollama/ollama@fb307609: docs/faq.mdx,
 // fs/ggml/ggml.go SupportsKVCacheType, llm/llama_server.go, LLAMA_CPP_VERSION (b10488).
 #include <algorithm>
+#include <cstdio>
 
 #include "decide/targets/targets.h"
 
 namespace kvaudit {
 namespace {
-
-constexpr int kLlamaCppCellPadding = 256;  // llama.cpp PR #17046: the cache size is padded to 256 cells
 
 const std::vector<KvFormat>& OllamaTypes() {  // ollama/ollama: fs/ggml/ggml.go SupportsKVCacheType, docs/faq.mdx
   static const std::vector<KvFormat> types = {KvFormat::kF16, KvFormat::kQ8_0, KvFormat::kQ4_0};
@@ -161,6 +160,22 @@ void CommonNotes(const TargetView& v, const ModelConfig& c, std::vector<std::str
   }
 }
 
+// A model with sliding-window layers: the same settings with --swa-full (every layer holds the
+// whole context), and what llama-server's default of -np auto (4 slots in one unified cache,
+// tools/server/server.cpp @de3ff815) keeps instead of -np 1.
+void SlidingWindowVariants(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
+  out.memory_variants.push_back({"--swa-full", GgmlCacheMemory(v.layers, c, ctx, LlamaCppCells(true))});
+  CellRule four_slots = LlamaCppCells(false);
+  four_slots.n_seq = 4;
+  const KvMemory m = GgmlCacheMemory(v.layers, c, ctx, four_slots);
+  char gib[32];
+  std::snprintf(gib, sizeof(gib), "%.3f", m.gib_at_target);
+  out.notes.push_back(
+      "-np 1: llama-server's default -np auto runs 4 slots in one unified cache, whose sliding layers "
+      "keep 4 x " +
+      std::to_string(c.sliding_window) + " + 512 cells (" + gib + " GiB in all)");
+}
+
 // llama.cpp takes K and V types apart from its whole type list; ollama one of three for both.
 template <bool kOllama>
 std::vector<std::string> GgmlAnalyze(const TargetView& v, const ModelConfig&) {
@@ -186,14 +201,17 @@ void LlamaCppRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSe
     out.flags.push_back("LLAMA_ATTN_ROT_DISABLE=1");
     env = "LLAMA_ATTN_ROT_DISABLE=1 ";
   }
+  const bool sliding = c.n_sliding_layers() > 0;
+  if (sliding) out.flags.push_back("-np 1");
   out.command_example = env + "llama-server -m model.gguf -c " + std::to_string(ctx) + " -ctk " + k + " -ctv " + vv +
-                        (v.AnyQuantized() ? " -fa on" : "");
+                        (v.AnyQuantized() ? " -fa on" : "") + (sliding ? " -np 1" : "");
   out.measure_spec = MeasureSpec(l, r.disable);
   RotationNotes(v, r, out.notes);
   CommonNotes(v, c, out.notes);
   out.notes.push_back("memory is for one sequence; -np N slots share the -c cells");
   out.applies_to = "llama.cpp master, common/arg.cpp @145b6280; rotation since PR #21038 (merged 2026-04-01)";
-  out.memory = GgmlCacheMemory(v.layers, c, ctx, kLlamaCppCellPadding);
+  out.memory = GgmlCacheMemory(v.layers, c, ctx, LlamaCppCells(false));
+  if (sliding) SlidingWindowVariants(v, c, ctx, out);
 }
 
 void OllamaRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
@@ -212,7 +230,11 @@ void OllamaRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSett
   out.notes.push_back("OLLAMA_KV_CACHE_TYPE is global: every model this server loads uses it");
   out.notes.push_back("ollama runs llama-server with -c num_ctx x OLLAMA_NUM_PARALLEL; memory is for one slot");
   out.applies_to = "ollama @fb307609 (runs llama.cpp b10488's llama-server)";
-  out.memory = GgmlCacheMemory(v.layers, c, ctx, kLlamaCppCellPadding);
+  out.memory = GgmlCacheMemory(v.layers, c, ctx, LlamaCppCells(false));
+  if (c.n_sliding_layers() > 0) {
+    out.notes.push_back(
+        "sliding layers sized by llama-server's own rule for one slot; whether ollama passes --swa-full was not read");
+  }
 }
 
 }  // namespace

@@ -24,6 +24,12 @@ enum class DeployTarget { kLlamaCpp, kIkLlamaCpp, kOllama, kVllm, kSglang, kTens
 std::span<const DeployTarget> AllTargets();   // in the order above
 std::string_view TargetName(DeployTarget e);  // "llama.cpp", "ik_llama.cpp", "ollama", "vLLM", ...
 
+// The memory of the same settings with one more engine flag.
+struct MemoryVariant {
+  std::string flag;  // as the engine spells it ("--swa-full")
+  KvMemory memory;
+};
+
 struct TargetSettings {
   DeployTarget target = DeployTarget::kLlamaCpp;
   bool exact = false;                       // the engine stores the same formats for the same tensors
@@ -34,11 +40,12 @@ struct TargetSettings {
                                             // exact, else approximations[0] ("" if none)
   std::vector<std::string> flags;           // flags, NAME=value environment lines, or API arguments
   std::string command_example;
-  std::string measure_spec;        // the kvaudit spec that measures what these settings run
-                                   // (llama.cpp and ollama: its engine=llama.cpp emulation)
-  std::vector<std::string> notes;  // rotation, scales, version caveats
-  std::string applies_to;          // the version/commit the settings are cited at
-  KvMemory memory;                 // of settings_for, in this engine's layout
+  std::string measure_spec;                    // the kvaudit spec that measures what these settings run
+                                               // (llama.cpp and ollama: its engine=llama.cpp emulation)
+  std::vector<std::string> notes;              // rotation, scales, version caveats
+  std::string applies_to;                      // the version/commit the settings are cited at
+  KvMemory memory;                             // of settings_for, in this engine's layout
+  std::vector<MemoryVariant> memory_variants;  // llama.cpp --swa-full, for a model with sliding layers
 
   std::vector<std::string> ApproximationSpecs() const;  // as results name them (CacheConfig::spec)
 };

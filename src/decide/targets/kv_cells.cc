@@ -1,0 +1,128 @@
+#include "decide/targets/kv_cells.h"
+
+#include <algorithm>
+
+#include "base/status.h"
+
+namespace kvaudit {
+namespace {
+
+constexpr int kLlamaCppPadding = 256;  // llama.cpp src/llama-context.cpp: n_ctx = GGML_PAD(n_ctx, 256)
+constexpr int kLlamaCppBatch = 2048;   // common/common.h n_batch; n_ubatch = min(n_batch, n_ubatch)
+
+uint64_t RoundUp(uint64_t n, uint64_t to) { return to <= 1 ? n : (n + to - 1) / to * to; }
+
+// llama.cpp de3ff815 src/llama-kv-cache-iswa.cpp: size_swa = GGML_PAD(min(size_base, n_swa ·
+// (unified ? n_seq_max : 1) + n_ubatch), 256), size_base = the padded n_ctx_seq; --swa-full sets
+// size_swa = size_base. src/llama-context.cpp: n_batch = min(n_ctx, n_batch) for causal models and
+// n_ubatch = min(n_batch, n_ubatch).
+uint64_t LlamaCppSwaCells(const CellRule& r, uint64_t global, int window) {
+  const uint64_t n_ubatch = std::min<uint64_t>({global, kLlamaCppBatch, static_cast<uint64_t>(r.n_ubatch)});
+  const uint64_t want = static_cast<uint64_t>(window) * r.n_seq + n_ubatch;
+  return RoundUp(std::min(global, want), kLlamaCppPadding);
+}
+
+// vLLM vllm/v1/kv_cache_interface.py@001cabc1 SlidingWindowSpec.max_memory_usage_bytes: during a
+// chunked prefill a request holds its last window − 1 computed tokens plus the newly scheduled
+// ones (at most max_num_batched_tokens), never more than max_model_len, and one block more since
+// the window need not start at a block boundary.
+uint64_t VllmWindowCells(const CellRule& r, int ctx, int window) {
+  const uint64_t tokens = std::min<uint64_t>(static_cast<uint64_t>(window) - 1 + r.batched_tokens, ctx);
+  return (RoundUp(tokens, r.round_to) / r.round_to + 1) * r.round_to;
+}
+
+}  // namespace
+
+CellRule LlamaCppCells(bool swa_full) {
+  CellRule r;
+  r.sliding = swa_full ? CellRule::Sliding::kFull : CellRule::Sliding::kLlamaCppIswa;
+  r.round_to = kLlamaCppPadding;
+  r.engine = swa_full ? "llama.cpp --swa-full" : "llama.cpp";
+  r.full_why = "--swa-full: sliding layers hold every cell";
+  return r;
+}
+
+CellRule IkLlamaCppCells() {
+  CellRule r;
+  r.round_to = 256;  // ik_llama.cpp src/llama.cpp: GGML_PAD(n_ctx, get_padding(flash_attn)), 256 with FA
+  r.engine = "ik_llama.cpp";
+  r.full_why = "sliding layers counted as full: ik_llama.cpp's sliding-window cache sizing was not read";
+  return r;
+}
+
+CellRule VllmCells() {
+  CellRule r;
+  r.sliding = CellRule::Sliding::kVllmWindow;
+  r.round_to = 16;  // vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE
+  r.engine = "vLLM";
+  return r;
+}
+
+CellRule SglangCells() {
+  CellRule r;
+  r.engine = "SGLang";
+  r.full_why = "sliding layers counted as full: what SGLang's SWA pool keeps per sequence was not read";
+  return r;
+}
+
+CellRule TensorRtLlmCells() {
+  CellRule r;
+  r.round_to = 32;  // KvCacheConfig tokens_per_block
+  r.engine = "TensorRT-LLM";
+  r.full_why =
+      "sliding layers counted as full: kvaudit sets no max_attention_window and TensorRT-LLM's default was not read";
+  return r;
+}
+
+CellRule HfCells(bool dynamic_cache) {
+  CellRule r;
+  r.sliding = dynamic_cache ? CellRule::Sliding::kHfDynamic : CellRule::Sliding::kFull;
+  r.engine = dynamic_cache ? "transformers DynamicCache" : "transformers QuantizedCache";
+  r.full_why = "QuantizedCache keeps every token of every layer (no sliding-window layer)";
+  return r;
+}
+
+CellRule SpanCells() {
+  CellRule r;
+  r.sliding = CellRule::Sliding::kSpan;
+  r.engine = "kvaudit";
+  return r;
+}
+
+uint64_t LayerCells(const CellRule& r, const ModelConfig& c, int layer, int ctx) {
+  KV_CHECK(ctx >= 1 && layer >= 0 && layer < c.n_layers);
+  const uint64_t global = RoundUp(static_cast<uint64_t>(ctx), static_cast<uint64_t>(r.round_to));
+  if (!c.is_sliding(layer)) return global;
+  const int w = c.layer_window(layer);
+  switch (r.sliding) {
+    case CellRule::Sliding::kFull: return global;
+    case CellRule::Sliding::kLlamaCppIswa: return LlamaCppSwaCells(r, global, w);
+    case CellRule::Sliding::kVllmWindow: return VllmWindowCells(r, ctx, w);
+    // transformers cache_utils.py@004999d9 DynamicSlidingWindowLayer.update keeps
+    // full_key_states[:, :, -sliding_window + 1:] between steps.
+    case CellRule::Sliding::kHfDynamic: return std::min<uint64_t>(ctx, std::max(1, w - 1));
+    case CellRule::Sliding::kSpan: return std::min(ctx, w);
+  }
+  return global;
+}
+
+std::string SlidingCellsText(const CellRule& r, const ModelConfig& c, int ctx) {
+  if (c.n_sliding_layers() == 0) return "";
+  const std::string w = std::to_string(c.sliding_window), n = std::to_string(ctx);
+  switch (r.sliding) {
+    case CellRule::Sliding::kFull: return r.full_why;
+    case CellRule::Sliding::kLlamaCppIswa:
+      return "sliding: min(" + n + ", " + w + (r.n_seq > 1 ? " x " + std::to_string(r.n_seq) : "") + " + " +
+             std::to_string(r.n_ubatch) + ") rounded up to 256 (llama.cpp's iSWA cache, -ub " +
+             std::to_string(r.n_ubatch) + ")";
+    case CellRule::Sliding::kVllmWindow:
+      return "sliding: min(" + w + " - 1 + " + std::to_string(r.batched_tokens) + ", " + n +
+             ") tokens in blocks of 16, plus one block (vLLM SlidingWindowSpec, --max-num-batched-tokens " +
+             std::to_string(r.batched_tokens) + ")";
+    case CellRule::Sliding::kHfDynamic: return "sliding: the last " + w + " - 1 tokens (DynamicSlidingWindowLayer)";
+    case CellRule::Sliding::kSpan: return "sliding: the " + w + " positions attention reads";
+  }
+  return "";
+}
+
+}  // namespace kvaudit
