@@ -328,15 +328,6 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
 
 // ---------------------------------------------------------------- GGUF metadata
 namespace {
-// An optional integer key of the GGUF (def when absent); negative or oversized values are BadInput.
-Expected<int> GgufIntOr(const GgufFile& g, const std::string& key, int def) {
-  if (!g.Has(key)) return def;
-  KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt(key));
-  if (v < 0 || v > INT32_MAX)
-    return BadInput(g.label() + ": key '" + key + "' out of range; hint: the file is corrupt");
-  return static_cast<int>(v);
-}
-
 // MoE keys that change what llama.cpp's 'llama' and 'qwen3moe' graphs compute (llama.cpp
 // src/models/llama.cpp and src/models/qwen3moe.cpp @ 069be0ae: shared experts, a weight scale)
 // or that other MoE graphs use (expert groups, dense leading layers, other gating functions):

@@ -15,14 +15,6 @@ Expected<double> FloatOr(const GgufFile& g, const std::string& key, double def) 
   return g.GetFloat(key);
 }
 
-Expected<int> IntOr(const GgufFile& g, const std::string& key, int def) {
-  if (!g.Has(key)) return def;
-  KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt(key));
-  if (v < 0 || v > INT32_MAX)
-    return BadInput(g.label() + ": key '" + key + "' out of range; hint: the file is corrupt");
-  return static_cast<int>(v);
-}
-
 // llama.cpp's load_swa_pattern: {arch}.attention.sliding_window_pattern is either one flag per layer
 // or a period n (layer il is local iff il % n < n − 1; n = 0: every layer), default_period when absent.
 Status ReadSwaPattern(const GgufFile& g, const std::string& arch, int default_period, ModelConfig& c) {
@@ -39,7 +31,7 @@ Status ReadSwaPattern(const GgufFile& g, const std::string& arch, int default_pe
       return Status::Ok();
     }
   }
-  KV_ASSIGN_OR_RETURN(int period, IntOr(g, key, default_period));
+  KV_ASSIGN_OR_RETURN(int period, GgufIntOr(g, key, default_period));
   for (int l = 0; l < c.n_layers; ++l) c.sliding_layers[l] = period == 0 || l % period < period - 1;
   return Status::Ok();
 }
@@ -74,7 +66,7 @@ Status ReadGemma(const GgufFile& g, const std::string& arch, ModelConfig& c) {
   c.tied_embeddings = g.FindTensor("output.weight") == nullptr;
   if (c.arch == Arch::kGemma2) {
     // gemma2.cpp: window 4096 and softcaps 50 / 30 unless the file says otherwise.
-    KV_ASSIGN_OR_RETURN(c.sliding_window, IntOr(g, arch + ".attention.sliding_window", 4096));
+    KV_ASSIGN_OR_RETURN(c.sliding_window, GgufIntOr(g, arch + ".attention.sliding_window", 4096));
     KV_RETURN_IF_ERROR(ReadSwaPattern(g, arch, 2, c));
     KV_ASSIGN_OR_RETURN(double attn_cap, FloatOr(g, arch + ".attn_logit_softcapping", 50.0));
     KV_ASSIGN_OR_RETURN(double final_cap, FloatOr(g, arch + ".final_logit_softcapping", 30.0));
@@ -83,7 +75,7 @@ Status ReadGemma(const GgufFile& g, const std::string& arch, ModelConfig& c) {
   } else {
     // gemma3.cpp: sliding layers only when the file declares a positive window; no attention
     // softcap; a final softcap only when the key is present.
-    KV_ASSIGN_OR_RETURN(c.sliding_window, IntOr(g, arch + ".attention.sliding_window", 0));
+    KV_ASSIGN_OR_RETURN(c.sliding_window, GgufIntOr(g, arch + ".attention.sliding_window", 0));
     if (c.sliding_window > 0) KV_RETURN_IF_ERROR(ReadSwaPattern(g, arch, 6, c));
     KV_ASSIGN_OR_RETURN(double final_cap, FloatOr(g, arch + ".final_logit_softcapping", 0.0));
     c.final_softcap = static_cast<float>(final_cap);
@@ -101,10 +93,10 @@ Status ReadGptOss(const GgufFile& g, const std::string& arch, ModelConfig& c) {
     return BadInput(g.label() + ": missing key '" + arch +
                     ".attention.sliding_window'; hint: re-convert the model with llama.cpp's convert_hf_to_gguf.py");
   }
-  KV_ASSIGN_OR_RETURN(c.sliding_window, IntOr(g, arch + ".attention.sliding_window", 0));
+  KV_ASSIGN_OR_RETURN(c.sliding_window, GgufIntOr(g, arch + ".attention.sliding_window", 0));
   KV_RETURN_IF_ERROR(ReadSwaPattern(g, arch, 2, c));
   KV_RETURN_IF_ERROR(ReadLocalRope(g, arch, c));
-  KV_ASSIGN_OR_RETURN(c.expert_ff, IntOr(g, arch + ".expert_feed_forward_length", 0));
+  KV_ASSIGN_OR_RETURN(c.expert_ff, GgufIntOr(g, arch + ".expert_feed_forward_length", 0));
   c.moe_softmax_after_topk = true;
   c.expert_bias = true;
   c.clamped_swiglu = true;
@@ -164,6 +156,14 @@ Status ReadHfGemma(const JsonReader& r, ModelConfig& c) {
   return Status::Ok();
 }
 
+Expected<int> GgufIntOr(const GgufFile& g, const std::string& key, int def) {
+  if (!g.Has(key)) return def;
+  KV_ASSIGN_OR_RETURN(int64_t v, g.GetInt(key));
+  if (v < 0 || v > INT32_MAX)
+    return BadInput(g.label() + ": key '" + key + "' out of range; hint: the file is corrupt");
+  return static_cast<int>(v);
+}
+
 Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfig& c) {
   if (c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3) return ReadGemma(g, arch, c);
   if (c.arch == Arch::kGptOss) return ReadGptOss(g, arch, c);
@@ -182,7 +182,7 @@ Status ReadGgufYarn(const GgufFile& g, const std::string& arch, ModelConfig& c) 
   c.rope.type = RopeType::kYarn;
   KV_ASSIGN_OR_RETURN(c.rope.factor, g.GetFloat(arch + ".rope.scaling.factor"));
   KV_ASSIGN_OR_RETURN(c.rope.original_max_position_embeddings,
-                      IntOr(g, arch + ".rope.scaling.original_context_length", c.max_ctx));
+                      GgufIntOr(g, arch + ".rope.scaling.original_context_length", c.max_ctx));
   // llama.cpp's gpt-oss loader reads no beta keys (openai-moe.cpp @de3ff815): it runs 32 and 1,
   // what convert_hf_to_gguf.py writes from gpt-oss's config. A file saying otherwise is refused
   // rather than run differently from llama.cpp.

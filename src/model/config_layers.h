@@ -14,6 +14,9 @@ namespace kvaudit {
 class GgufFile;
 struct JsonReader;
 
+// An optional integer key of the GGUF (def when absent); negative or oversized values are BadInput.
+Expected<int> GgufIntOr(const GgufFile& g, const std::string& key, int def);
+
 // Gemma 2/3 and gpt-oss GGUF keys: window and pattern, the local layers' RoPE base, softcaps,
 // the attention scale, YaRN, the expert width; the block flags of each architecture.
 Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfig& c);

@@ -70,6 +70,20 @@ std::vector<int32_t> Greedy(const Model& m, const std::vector<int32_t>& prompt, 
   return out;
 }
 
+// GGUF tensor `gguf_name` as f32 under `hf_name`, in its stored shape; minus_one: stored − 1 (a
+// Gemma norm: the GGUF holds 1 + w, transformers w).
+testing::F32Tensor GgufAsHf(const GgufFile& gguf, const std::string& gguf_name, const std::string& hf_name,
+                            bool minus_one = false) {
+  const TensorView* t = gguf.FindTensor(gguf_name);
+  KV_CHECK_MSG(t != nullptr, gguf_name.c_str());
+  testing::F32Tensor out{hf_name, t->shape, std::vector<float>(t->numel())};
+  KV_CHECK(DequantizeToF32(*t, out.values.data()).ok());
+  if (minus_one) {
+    for (float& v : out.values) v = v - 1.0f;
+  }
+  return out;
+}
+
 // Phi-3's GGUF tensors under transformers' names (convert_hf_to_gguf.py Phi3MiniModel maps them
 // one to one: qkv_proj -> attn_qkv, gate_up_proj -> ffn_up), with its config.json.
 fs::path WritePhi3AsHf(const fs::path& gguf_path, const fs::path& dir) {
@@ -80,11 +94,7 @@ fs::path WritePhi3AsHf(const fs::path& gguf_path, const fs::path& dir) {
       {"ffn_norm", "post_attention_layernorm"}, {"ffn_up", "mlp.gate_up_proj"},     {"ffn_down", "mlp.down_proj"}};
   std::vector<testing::F32Tensor> tensors;
   auto add = [&](const std::string& gguf_name, const std::string& hf_name) {
-    const TensorView* t = gguf->FindTensor(gguf_name);
-    KV_CHECK_MSG(t != nullptr, gguf_name.c_str());
-    testing::F32Tensor out{hf_name, t->shape, std::vector<float>(t->numel())};
-    KV_CHECK(DequantizeToF32(*t, out.values.data()).ok());
-    tensors.push_back(std::move(out));
+    tensors.push_back(GgufAsHf(*gguf, gguf_name, hf_name));
   };
   add("token_embd.weight", "model.embed_tokens.weight");
   add("output_norm.weight", "model.norm.weight");
@@ -124,14 +134,7 @@ fs::path WriteGemmaAsHf(const std::string& name, const fs::path& dir) {
   if (g3) layer_names.insert({{"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"}});
   std::vector<testing::F32Tensor> tensors;
   auto add = [&](const std::string& gguf_name, const std::string& hf_name) {
-    const TensorView* t = gguf->FindTensor(gguf_name);
-    KV_CHECK_MSG(t != nullptr, gguf_name.c_str());
-    testing::F32Tensor out{hf_name, t->shape, std::vector<float>(t->numel())};
-    KV_CHECK(DequantizeToF32(*t, out.values.data()).ok());
-    if (gguf_name.find("norm") != std::string::npos) {
-      for (float& v : out.values) v = v - 1.0f;
-    }
-    tensors.push_back(std::move(out));
+    tensors.push_back(GgufAsHf(*gguf, gguf_name, hf_name, gguf_name.find("norm") != std::string::npos));
   };
   add("token_embd.weight", "model.embed_tokens.weight");
   add("output_norm.weight", "model.norm.weight");
