@@ -136,8 +136,9 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
                           "set sink= only in overrides of the global layers");
       }
       if (p.pre_rope && c.rope_local) {
-        return spec_error(where + "prerope=1 on a model whose sliding and global layers use different RoPE (" +
-                              std::string(ArchName(c.arch)) + ") is not implemented",
+        return spec_error(where +
+                              "prerope=1 on a model whose sliding and global layers use different RoPE (Gemma 3) "
+                              "is not implemented",
                           "drop prerope=1");
       }
     }
