@@ -201,24 +201,22 @@ Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
     KV_ASSIGN_OR_RETURN(use, r.Bool(r.j, "use_sliding_window", false));
   }
   if (r.Present(r.j, "layer_types")) {
-    // transformers >= 4.53 spells the per-layer choice out; we support uniform layers only.
-    const Json& lt = r.j.at("layer_types");
-    if (!lt.is_array()) return r.Invalid("layer_types", "a list");
-    int n_sliding = 0;
-    for (const Json& t : lt) n_sliding += t.is_string() && t.get<std::string>() == "sliding_attention";
-    if (n_sliding != 0 && n_sliding != static_cast<int>(lt.size())) {
-      return BadInput(r.path +
-                      ": layer_types mixes sliding and full attention; hint: per-layer windows are not supported");
-    }
-    use = n_sliding != 0;
-  } else if (use && qwen) {
+    // transformers >= 4.53 spells the per-layer choice out (config_layers.h ReadHfLayerTypes).
+    c.sliding_window = window;
+    KV_RETURN_IF_ERROR(ReadHfLayerTypes(r, c));
+    const int n_sliding = c.n_sliding_layers();
+    if (n_sliding == 0) c.sliding_window = 0;
+    if (n_sliding == 0 || n_sliding == c.n_layers) c.sliding_layers.clear();  // every layer alike
+    return Status::Ok();
+  }
+  if (use && qwen) {
+    // Qwen2Config: layers at or after max_window_layers slide, the ones before attend globally.
     KV_ASSIGN_OR_RETURN(int max_window_layers, r.Int(r.j, "max_window_layers", c.n_layers));
-    if (max_window_layers >= c.n_layers)
+    if (max_window_layers >= c.n_layers) {
       use = false;
-    else if (max_window_layers > 0) {
-      return BadInput(
-          r.path +
-          ": max_window_layers makes some layers sliding and others not; hint: per-layer windows are not supported");
+    } else if (max_window_layers > 0) {
+      c.sliding_layers.assign(c.n_layers, 0);
+      for (int l = max_window_layers; l < c.n_layers; ++l) c.sliding_layers[l] = 1;
     }
   }
   c.sliding_window = use ? window : 0;

@@ -110,6 +110,8 @@ Expected<float> HfSoftcap(const JsonReader& r, const std::string& key, double de
   return static_cast<float>(v);
 }
 
+}  // namespace
+
 // layer_types (transformers >= 4.53: "sliding_attention" / "full_attention" per layer), else the
 // architecture's pattern: Gemma 2 even layers local (Gemma2DecoderLayer is_sliding = not layer_idx
 // % 2), Gemma 3 every sliding_window_pattern-th layer global ((layer_idx + 1) % pattern != 0).
@@ -134,7 +136,6 @@ Status ReadHfLayerTypes(const JsonReader& r, ModelConfig& c) {
   for (int l = 0; l < c.n_layers; ++l) c.sliding_layers[l] = (l + 1) % pattern != 0;
   return Status::Ok();
 }
-}  // namespace
 
 Status ReadHfGemma(const JsonReader& r, ModelConfig& c) {
   c.embed_scale = c.sandwich_norms = c.gelu_ffn = true;

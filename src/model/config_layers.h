@@ -25,6 +25,10 @@ Status ReadGgufArchBlocks(const GgufFile& g, const std::string& arch, ModelConfi
 // implement are refused.
 Status ReadGgufYarn(const GgufFile& g, const std::string& arch, ModelConfig& c);
 
+// config.json's layer_types (transformers >= 4.53: "sliding_attention" / "full_attention" per
+// layer) into c.sliding_layers; without the key, Gemma's pattern (2, or sliding_window_pattern).
+Status ReadHfLayerTypes(const JsonReader& r, ModelConfig& c);
+
 // Gemma 2 / Gemma 3 text config.json (configuration_gemma2.py, configuration_gemma3.py Gemma3TextConfig):
 // query_pre_attn_scalar, the softcaps (null = none), sliding_window with layer_types or the
 // architecture's pattern, Gemma 3's rope_local_base_freq, tie_word_embeddings (default true).

@@ -3,7 +3,7 @@
 // written by scripts/llamacpp_kv_buffers.sh; llama.cpp is not needed here). Every row is one of
 // llama.cpp's caches (non-SWA, SWA, or the only one): its cells and layers must equal kvaudit's for
 // that kind of layer, and its K, V and buffer MiB kvaudit's bytes printed as llama.cpp prints them
-// (support/llamacpp_kv_buffers.h). The tiny goldens' rows: tests/golden/llamacpp_kv_buffers_golden_test.cc.
+// (support/llamacpp_kv_buffers.h). The tiny goldens' rows: tests/golden/decide_kv_memory_golden_test.cc.
 #include <gtest/gtest.h>
 
 #include <map>

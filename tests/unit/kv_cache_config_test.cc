@@ -109,7 +109,7 @@ TEST(CacheConfigTest, ProtectionsThatDoNotApplyToSlidingLayersAreRefused) {
   // sink= on the global layers only is what the hint asks for.
   EXPECT_TRUE(ParseOk("k=q4_0;layers=5:k=q4_0,sink=4;layers=7:k=q4_0,sink=4").Validate(gemma, false).ok());
   gemma.rope_local = RopeParams{};
-  ExpectRejected("k=q4_0,prerope=1", "different RoPE", gemma);
+  ExpectRejected("k=q4_0,prerope=1", "use two (Gemma 3)", gemma);
 }
 
 TEST(CacheConfigTest, JsonFileMatchesSpecString) {

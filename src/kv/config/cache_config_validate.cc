@@ -137,8 +137,8 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
       }
       if (p.pre_rope && c.rope_local) {
         return spec_error(where +
-                              "prerope=1 on a model whose sliding and global layers use different RoPE (Gemma 3) "
-                              "is not implemented",
+                              "prerope=1 re-ropes keys with one RoPE, and this model's sliding and global layers "
+                              "use two (Gemma 3)",
                           "drop prerope=1");
       }
     }
