@@ -52,7 +52,7 @@ class QuantCache final : public KvCache {
     KV_CHECK_MSG(cache_config.attention() == AttentionMode::kNative,
                  "engine=llama.cpp is not the native quantized cache");
     for (int l = 0; l < n_layers_; ++l) {
-      for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || cache_config.ForHead(l, g).pre_rope;
+      for (int g = 0; g < n_kv_; ++g) pre_rope_ = pre_rope_ || cache_config.ForHead(c, l, g).pre_rope;
     }
     if (pre_rope_) rope_ = RopeTable(rope_params_, hd_, 1);  // grows with the positions (EnsureRope)
     for (int l = 0; l < n_layers_; ++l) {
@@ -60,7 +60,7 @@ class QuantCache final : public KvCache {
         StoreSpec spec;
         spec.layer = l;
         spec.kv_head = g;
-        spec.head = cache_config.ForHead(l, g);
+        spec.head = cache_config.ForHead(c, l, g);
         spec.head_dim = hd_;
         spec.max_positions = max_pos;
         spec.calib = calib;

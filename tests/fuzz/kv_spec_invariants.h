@@ -1,9 +1,9 @@
 // What must hold for every --kv spec, whatever the bytes: shared by the fuzz target
 // (tests/fuzz/kv_spec_fuzz.cc) and the replay of its corpus in the ordinary suite
 // (tests/unit/kv_spec_corpus_test.cc). An error is clean (exit code 2, one line, a hint); an accepted
-// spec's canonical form parses back to itself, and against three model shapes (head_dim 64/96/128)
-// with and without calibration Validate gives a clean error or a configuration that resolves for every
-// (layer, head).
+// spec's canonical form parses back to itself, and against four model shapes (head_dim 64/96/128, one
+// with sliding-window layers beside global ones) with and without calibration Validate gives a clean
+// error or a configuration that resolves for every (layer, head).
 #pragma once
 
 #include <string>
@@ -23,6 +23,15 @@ inline ModelConfig KvSpecModel(int head_dim, int layers, int kv_heads) {
   return c;
 }
 
+// The same shape whose even layers slide over a window of 128 (gpt-oss's pattern).
+inline ModelConfig KvSpecSlidingModel(int head_dim, int layers, int kv_heads) {
+  ModelConfig c = KvSpecModel(head_dim, layers, kv_heads);
+  c.sliding_window = 128;
+  c.sliding_layers.assign(layers, 0);
+  for (int l = 0; l < layers; l += 2) c.sliding_layers[l] = 1;
+  return c;
+}
+
 // "" for a clean error, else what is wrong with it.
 inline std::string UncleanError(const Error& e) {
   if (e.exit_code() != 2) return "exit code " + std::to_string(e.exit_code()) + ": " + e.message;
@@ -38,7 +47,8 @@ inline std::string KvSpecViolation(const Expected<CacheConfig>& parsed) {
   if (!again.ok() || again->spec() != parsed->spec()) {
     return "canonical spec '" + parsed->spec() + "' does not parse back to itself";
   }
-  for (const ModelConfig& c : {KvSpecModel(64, 8, 2), KvSpecModel(96, 3, 1), KvSpecModel(128, 32, 8)}) {
+  for (const ModelConfig& c :
+       {KvSpecModel(64, 8, 2), KvSpecModel(96, 3, 1), KvSpecModel(128, 32, 8), KvSpecSlidingModel(64, 6, 2)}) {
     for (bool calib : {false, true}) {
       const Status s = parsed->Validate(c, calib);
       if (!s.ok()) {
@@ -47,7 +57,7 @@ inline std::string KvSpecViolation(const Expected<CacheConfig>& parsed) {
         continue;
       }
       for (int l = 0; l < c.n_layers; ++l) {
-        for (int h = 0; h < c.n_kv_heads; ++h) (void)parsed->ForHead(l, h);
+        for (int h = 0; h < c.n_kv_heads; ++h) (void)parsed->ForHead(c, l, h);
       }
     }
   }

@@ -112,6 +112,41 @@ TEST(CacheConfigTest, ProtectionsThatDoNotApplyToSlidingLayersAreRefused) {
   ExpectRejected("k=q4_0,prerope=1", "use two (Gemma 3)", gemma);
 }
 
+// layers=global / layers=sliding select by the model's attention kind (ModelConfig::is_sliding).
+TEST(CacheConfigTest, LayerKindSelectorsFollowTheModelsSlidingLayers) {
+  ModelConfig oss = SmallConfig();  // gpt-oss's pattern: even layers slide
+  oss.sliding_window = 128;
+  oss.sliding_layers = {1, 0, 1, 0, 1, 0, 1, 0};
+  const CacheConfig p = ParseOk("k=f16,v=f16;layers=global:k=q4_0,v=q4_0;layers=sliding,heads=1:v=q8_0");
+  EXPECT_EQ(p.spec(), "k=f16,v=f16;layers=global:k=q4_0,v=q4_0;layers=sliding,heads=1:v=q8_0");
+  EXPECT_EQ(CacheConfig::Parse(p.spec())->spec(), p.spec());
+  ASSERT_TRUE(p.Validate(oss, false).ok()) << p.Validate(oss, false).error().message;
+  EXPECT_TRUE(p.HasLayerKinds());
+  for (int l = 0; l < 8; ++l) {
+    const bool global = l % 2 == 1;
+    EXPECT_EQ(p.ForHead(oss, l, 0).k, global ? KvFormat::kQ4_0 : KvFormat::kF16) << l;
+    EXPECT_EQ(p.ForHead(oss, l, 1).v, global ? KvFormat::kQ4_0 : KvFormat::kQ8_0) << l;
+    EXPECT_EQ(p.ForHead(oss, l, 1).k, global ? KvFormat::kQ4_0 : KvFormat::kF16) << l;
+  }
+  // Built from values, the same configuration.
+  KvSettings q4;
+  q4.k = q4.v = KvFormat::kQ4_0;
+  KvSettings f16 = q4;
+  f16.k = f16.v = KvFormat::kF16;
+  EXPECT_EQ(CacheConfig::Uniform(f16).WithLayerKind(LayerKind::kGlobal, q4).spec(),
+            "k=f16,v=f16;layers=global:k=q4_0,v=q4_0");
+  // A kind that names no layer of the model, and overlaps with a range, are errors.
+  ExpectRejected("k=f16;layers=sliding:k=q4_0", "layers=sliding selects no layer: this model has no sliding-window");
+  ModelConfig mistral = SmallConfig();  // every layer slides
+  mistral.sliding_window = 4096;
+  ExpectRejected("k=f16;layers=global:k=q4_0", "every layer of this model slides (window 4096)", mistral);
+  ExpectRejected("k=f16;layers=global:k=q4_0;layers=2-3:v=q8_0", "overrides 1 and 2 cover the same layers", oss);
+  EXPECT_TRUE(ParseOk("k=f16;layers=global:k=q4_0;layers=2:v=q8_0").Validate(oss, false).ok());
+  ExpectRejected("k=f16;layers=local:k=q4_0", "bad range 'local'");
+  // sink= on the global layers by kind is what the sliding-layer refusal's hint asks for.
+  EXPECT_TRUE(ParseOk("k=q4_0;layers=global:k=q4_0,sink=4").Validate(oss, false).ok());
+}
+
 TEST(CacheConfigTest, JsonFileMatchesSpecString) {
   const auto dir = testing::MakeTempDir("cache-config");
   std::ofstream(dir / "p.json") << R"({"k":"q4_0","v":"q4_0","rot":1,
@@ -124,6 +159,10 @@ TEST(CacheConfigTest, JsonFileMatchesSpecString) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("bad.json"), std::string::npos);
   EXPECT_FALSE(CacheConfig::FromArgument("@" + (dir / "missing.json").string()).ok());
+  std::ofstream(dir / "kinds.json") << R"({"k":"f16","v":"f16","overrides":[{"layers":"global","k":"q4_0"}]})";
+  auto kinds = CacheConfig::FromArgument("@" + (dir / "kinds.json").string());
+  ASSERT_TRUE(kinds.ok()) << kinds.error().message;
+  EXPECT_EQ(kinds->spec(), "k=f16,v=f16;layers=global:k=q4_0");
 }
 
 // Every malformed cache configuration file is one message naming the file and the problem, with a hint.

@@ -39,7 +39,7 @@ Expected<std::vector<uint64_t>> LayerBytesPerPosition(const ModelConfig& c, cons
   std::vector<uint64_t> out;  // [n_layers]
   for (int l = 0; l < c.n_layers; ++l) {
     const CacheConfig one =
-        CacheConfig::Uniform(f16, spec.attention_written()).WithLayers({l, l}, AllKeys(spec.ForHead(l, 0)));
+        CacheConfig::Uniform(f16, spec.attention_written()).WithLayers({l, l}, AllKeys(spec.ForHead(c, l, 0)));
     KV_ASSIGN_OR_RETURN(const uint64_t bytes, BytesPerToken(c, one, ctx, calib));
     KV_CHECK(bytes >= rest);
     out.push_back(bytes - rest);

@@ -18,9 +18,9 @@ TargetView TargetView::Of(const CacheConfig& cache_config, const ModelConfig& co
   v.attention = cache_config.attention();
   v.head_dim = config.head_dim;
   for (int layer = 0; layer < config.n_layers; ++layer) {
-    const HeadConfig first = cache_config.ForHead(layer, 0);
+    const HeadConfig first = cache_config.ForHead(config, layer, 0);
     for (int head = 1; head < config.n_kv_heads; ++head) {
-      if (!SameHeadConfig(first, cache_config.ForHead(layer, head))) v.heads_differ = true;
+      if (!SameHeadConfig(first, cache_config.ForHead(config, layer, head))) v.heads_differ = true;
     }
     v.layers.push_back({first.k, first.v});
     v.heads.push_back(first);

@@ -1,5 +1,6 @@
 #include "kv/config/cache_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <span>
@@ -131,13 +132,22 @@ Status ParseSetting(KvSettings& s, const std::string& key, const std::string& va
   return Status::Ok();
 }
 
-// The selector of an override segment ("layers=A-B" or "layers=A-B,heads=C-D") into ov.
-Status ParseSelector(const std::string& text, IndexRange& layers, IndexRange& heads, const SpecText& err) {
+// The layer kinds a selector may name instead of a range, indexed by LayerKind (kAny has none).
+constexpr std::string_view kLayerKindNames[] = {"", "global", "sliding"};
+
+// The selector of an override segment ("layers=A-B", "layers=sliding", either with ",heads=C-D").
+Status ParseSelector(const std::string& text, IndexRange& layers, LayerKind& kind, IndexRange& heads,
+                     const SpecText& err) {
   for (const std::string& part : Split(text, ',')) {
     const size_t eq = part.find('=');
     const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
     if (key != "layers" && key != "heads") {
-      return err("selector key '" + key + "'", "a selector is layers=A-B or layers=A-B,heads=C-D");
+      return err("selector key '" + key + "'",
+                 "a selector is layers=A-B, layers=global or layers=sliding, optionally with ,heads=C-D");
+    }
+    if (key == "layers" && (value == kLayerKindNames[1] || value == kLayerKindNames[2])) {
+      kind = value == kLayerKindNames[1] ? LayerKind::kGlobal : LayerKind::kSliding;
+      continue;
     }
     KV_ASSIGN_OR_RETURN(IndexRange r, ParseRange(value, err));
     (key == "layers" ? layers : heads) = r;
@@ -245,7 +255,7 @@ Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view
       const size_t colon = seg.find(':');
       if (colon == std::string::npos)
         return err("'" + seg + "' has no ':' after its selector", "write layers=0-1:k=f16,v=f16");
-      KV_RETURN_IF_ERROR(ParseSelector(seg.substr(0, colon), ov.layers, ov.heads, err));
+      KV_RETURN_IF_ERROR(ParseSelector(seg.substr(0, colon), ov.layers, ov.kind, ov.heads, err));
       settings_text = seg.substr(colon + 1);
     } else if (s > 0) {
       return err("segment '" + seg + "' has no layers= selector",
@@ -270,7 +280,8 @@ std::string CacheConfig::Print() const {
            "engine=" + std::string(kAttentionNames[static_cast<int>(*attention_written_)]);
   }
   for (const Override& ov : overrides_) {
-    out += ";layers=" + RangeText(ov.layers);
+    out += ";layers=" + (ov.kind == LayerKind::kAny ? RangeText(ov.layers)
+                                                    : std::string(kLayerKindNames[static_cast<int>(ov.kind)]));
     if (!(ov.heads.first == 0 && ov.heads.last < 0)) out += ",heads=" + RangeText(ov.heads);
     out += ":" + ov.settings.Print();
   }
@@ -296,7 +307,15 @@ CacheConfig CacheConfig::WithLayers(IndexRange layers, KvSettings settings) cons
   KV_CHECK_MSG(!settings.empty() && layers.first >= 0 && layers.first <= layers.last,
                "an override writes a key over a closed layer range");
   CacheConfig config = *this;
-  config.overrides_.push_back({layers, IndexRange{0, -1}, std::move(settings)});
+  config.overrides_.push_back({layers, IndexRange{0, -1}, LayerKind::kAny, std::move(settings)});
+  config.spec_ = config.Print();
+  return config;
+}
+
+CacheConfig CacheConfig::WithLayerKind(LayerKind kind, KvSettings settings) const {
+  KV_CHECK_MSG(!settings.empty() && kind != LayerKind::kAny, "a kind override writes a key over one kind of layer");
+  CacheConfig config = *this;
+  config.overrides_.push_back({IndexRange{0, -1}, IndexRange{0, -1}, kind, std::move(settings)});
   config.spec_ = config.Print();
   return config;
 }
@@ -315,11 +334,17 @@ CacheConfig CacheConfig::WithAttention(AttentionMode attention) const {
   return config;
 }
 
-HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
+bool CacheConfig::Covers(const Override& ov, const ModelConfig& model, int layer) {
+  if (!ov.layers.Contains(layer)) return false;
+  return ov.kind == LayerKind::kAny || (ov.kind == LayerKind::kSliding) == model.is_sliding(layer);
+}
+
+HeadConfig CacheConfig::ForHead(int layer, int kv_head, bool sliding) const {
   HeadConfig p;
   defaults_.ApplyTo(p);
   for (const Override& ov : overrides_) {
-    if (ov.layers.Contains(layer) && ov.heads.Contains(kv_head)) {
+    const bool kind_matches = ov.kind == LayerKind::kAny || (ov.kind == LayerKind::kSliding) == sliding;
+    if (ov.layers.Contains(layer) && kind_matches && ov.heads.Contains(kv_head)) {
       ov.settings.ApplyTo(p);
       break;
     }
@@ -327,9 +352,24 @@ HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
   return p;
 }
 
+HeadConfig CacheConfig::ForHead(const ModelConfig& model, int layer, int kv_head) const {
+  return ForHead(layer, kv_head, model.is_sliding(layer));
+}
+
+HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
+  KV_CHECK_MSG(!HasLayerKinds(), "a layers=global|sliding selector needs the model's layer kinds");
+  return ForHead(layer, kv_head, false);
+}
+
+bool CacheConfig::HasLayerKinds() const {
+  return std::any_of(overrides_.begin(), overrides_.end(),
+                     [](const Override& ov) { return ov.kind != LayerKind::kAny; });
+}
+
 bool CacheConfig::IsPlainF32() const {
+  if (!overrides_.empty()) return false;
   const HeadConfig p = ForHead(0, 0);
-  return overrides_.empty() && attention_ == AttentionMode::kNative && p.k == KvFormat::kF32 && p.v == KvFormat::kF32;
+  return attention_ == AttentionMode::kNative && p.k == KvFormat::kF32 && p.v == KvFormat::kF32;
 }
 
 }  // namespace kvaudit

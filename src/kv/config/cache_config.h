@@ -42,6 +42,10 @@ struct HeadConfig {
   }
 };
 
+// Which layers an override names beside its index range: every layer, or only those of one
+// attention kind (a sliding-window layer or a global one: ModelConfig::is_sliding).
+enum class LayerKind { kAny, kGlobal, kSliding };
+
 struct IndexRange {
   int first = 0, last = -1;  // last = -1: to the end
   bool Contains(int i) const { return i >= first && (last < 0 || i <= last); }
@@ -86,6 +90,8 @@ class CacheConfig {
   // This configuration with one more override after the others: `layers` (every KV head) store
   // `settings` over the defaults. KV_CHECK: settings write a key, layers.first <= layers.last.
   CacheConfig WithLayers(IndexRange layers, KvSettings settings) const;
+  // The same for every layer of one attention kind ("layers=sliding:..."). KV_CHECK: a kind, a key.
+  CacheConfig WithLayerKind(LayerKind kind, KvSettings settings) const;
   // This configuration computed by `attention`, written as its `engine=` key (a target's engine:
   // decide/targets/measure_target.h); every other key as it was.
   CacheConfig WithAttention(AttentionMode attention) const;
@@ -95,7 +101,14 @@ class CacheConfig {
   // is given. Error messages quote the spec and name the offending key.
   Status Validate(const ModelConfig& config, bool have_calibration) const;
 
-  HeadConfig ForHead(int layer, int kv_head) const;       // defaults, then the override covering it
+  // Defaults, then the override covering (layer, head) of `model` (whose layers' attention kinds a
+  // layers=global|sliding selector reads).
+  HeadConfig ForHead(const ModelConfig& model, int layer, int kv_head) const;
+  // The same given whether the layer slides (for code that holds the kinds, not the model).
+  HeadConfig ForHead(int layer, int kv_head, bool sliding) const;
+  // The same for a configuration without a kind selector (KV_CHECK): tests and model-free code.
+  HeadConfig ForHead(int layer, int kv_head) const;
+  bool HasLayerKinds() const;                             // some override selects layers=global or layers=sliding
   AttentionMode attention() const { return attention_; }  // the spec's `engine=` key
   std::optional<AttentionMode> attention_written() const { return attention_written_; }
   const KvSettings& defaults() const { return defaults_; }
@@ -114,11 +127,14 @@ class CacheConfig {
 
  private:
   struct Override {
-    IndexRange layers, heads;  // heads {0, -1}: every KV head
-    KvSettings settings;       // at least one key
+    IndexRange layers, heads;          // heads {0, -1}: every KV head
+    LayerKind kind = LayerKind::kAny;  // kGlobal/kSliding: layers is {0, -1}
+    KvSettings settings;               // at least one key
     bool operator==(const Override&) const = default;
   };
   std::string Print() const;
+  // Whether ov covers `layer` of `model` (its range, and its kind where it names one).
+  static bool Covers(const Override& ov, const ModelConfig& model, int layer);
 
   KvSettings defaults_;                             // a spec that starts with a selector has k=f32,v=f32
   std::vector<Override> overrides_;                 // in the order given

@@ -59,6 +59,37 @@ Status CheckFormat(const SpecErrors& spec_error, const std::string& where, KvFor
   return Status::Ok();
 }
 
+// An override's layer range and KV-head range inside the model, and a kind selector that names at
+// least one layer of it.
+Status CheckSelector(const SpecErrors& spec_error, const IndexRange& layers, LayerKind kind, const IndexRange& heads,
+                     const ModelConfig& c) {
+  const int last = layers.last < 0 ? c.n_layers - 1 : layers.last;
+  if (layers.first >= c.n_layers || last >= c.n_layers) {
+    return spec_error("layers=" + std::to_string(layers.first) + "-" + std::to_string(last) +
+                          " is outside the model's " + std::to_string(c.n_layers) + " layers",
+                      "layers are numbered 0.." + std::to_string(c.n_layers - 1));
+  }
+  const int hlast = heads.last < 0 ? c.n_kv_heads - 1 : heads.last;
+  if (heads.first >= c.n_kv_heads || hlast >= c.n_kv_heads) {
+    return spec_error("heads=" + std::to_string(heads.first) + "-" + std::to_string(hlast) +
+                          " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
+                      "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
+  }
+  if (kind == LayerKind::kAny) return Status::Ok();
+  int n_sliding = 0;
+  for (int l = 0; l < c.n_layers; ++l) n_sliding += c.is_sliding(l);
+  if (kind == LayerKind::kSliding && n_sliding == 0) {
+    return spec_error("layers=sliding selects no layer: this model has no sliding-window layers",
+                      "use a layer range (layers=A-B)");
+  }
+  if (kind == LayerKind::kGlobal && n_sliding == c.n_layers) {
+    return spec_error("layers=global selects no layer: every layer of this model slides (window " +
+                          std::to_string(c.sliding_window) + ")",
+                      "use a layer range (layers=A-B) or the defaults");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool CacheConfig::NeedsCalibration() const {
@@ -73,28 +104,18 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
   const SpecErrors spec_error{origin_, spec_};
   for (size_t i = 0; i < overrides_.size(); ++i) {
     const Override& a = overrides_[i];
-    const int a_last = a.layers.last < 0 ? c.n_layers - 1 : a.layers.last;
-    if (a.layers.first >= c.n_layers || a_last >= c.n_layers) {
-      return spec_error("layers=" + std::to_string(a.layers.first) + "-" + std::to_string(a_last) +
-                            " is outside the model's " + std::to_string(c.n_layers) + " layers",
-                        "layers are numbered 0.." + std::to_string(c.n_layers - 1));
-    }
+    KV_RETURN_IF_ERROR(CheckSelector(spec_error, a.layers, a.kind, a.heads, c));
     const int a_hlast = a.heads.last < 0 ? c.n_kv_heads - 1 : a.heads.last;
-    if (a.heads.first >= c.n_kv_heads || a_hlast >= c.n_kv_heads) {
-      return spec_error("heads=" + std::to_string(a.heads.first) + "-" + std::to_string(a_hlast) +
-                            " is outside the model's " + std::to_string(c.n_kv_heads) + " KV heads",
-                        "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
-    }
     for (size_t j = 0; j < i; ++j) {
       const Override& b = overrides_[j];
-      const int b_last = b.layers.last < 0 ? c.n_layers - 1 : b.layers.last;
       const int b_hlast = b.heads.last < 0 ? c.n_kv_heads - 1 : b.heads.last;
-      const bool layers_meet = a.layers.first <= b_last && b.layers.first <= a_last;
       const bool heads_meet = a.heads.first <= b_hlast && b.heads.first <= a_hlast;
+      bool layers_meet = false;
+      for (int l = 0; l < c.n_layers && !layers_meet; ++l) layers_meet = Covers(a, c, l) && Covers(b, c, l);
       if (layers_meet && heads_meet) {
         return spec_error(
             "overrides " + std::to_string(j + 1) + " and " + std::to_string(i + 1) + " cover the same layers/heads",
-            "make layer ranges disjoint");
+            "make layer ranges disjoint (layers=global and layers=sliding never meet)");
       }
     }
   }
@@ -104,7 +125,7 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
   }
   for (int layer = 0; layer < c.n_layers; ++layer) {
     for (int head = 0; head < c.n_kv_heads; ++head) {
-      const HeadConfig p = ForHead(layer, head);
+      const HeadConfig p = ForHead(c, layer, head);
       const std::string where = "layer " + std::to_string(layer) + " head " + std::to_string(head) + ": ";
       KV_RETURN_IF_ERROR(CheckFormat(spec_error, where, p.k, p, c, attention_));
       KV_RETURN_IF_ERROR(CheckFormat(spec_error, where, p.v, p, c, attention_));
@@ -133,7 +154,7 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
         // the protection would hold rows nothing reads.
         return spec_error(where + "sink=" + std::to_string(p.sink) + " on a sliding-window layer (window " +
                               std::to_string(c.sliding_window) + ") protects positions it stops reading",
-                          "set sink= only in overrides of the global layers");
+                          "set sink= only for the global layers, e.g. layers=global:k=q4_0,v=q4_0,sink=4");
       }
       if (p.pre_rope && c.rope_local) {
         return spec_error(where +

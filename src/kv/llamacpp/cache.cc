@@ -78,7 +78,7 @@ class LlamaCppCache final : public KvCache {
     const RotationBlocks rb = LlamaCppRotationBlocks(hd_);  // {0, 0} unless head_dim % 64 == 0
     for (int l = 0; l < n_layers_; ++l) {
       for (int g = 0; g < n_kv_; ++g) {
-        const HeadConfig hp = cache_config.ForHead(l, g);
+        const HeadConfig hp = cache_config.ForHead(c, l, g);
         HeadStore& h = Head(l, g);
         h.fk = hp.k;
         h.fv = hp.v;
