@@ -147,6 +147,34 @@ TEST(DecideMixSearchTest, AgreesWithBruteForceOnRandomInstances) {
   EXPECT_GT(points, 120);  // more than one point per front on average
 }
 
+TEST(DecideMixSearchTest, GlobalSlidingAgreesWithBruteForce) {
+  // Random kinds per layer (at least one of each), the kinds' lists drawn apart: the front is the
+  // brute force's over assignments with one K and one V text per kind.
+  Rng rng(31);
+  int points = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int layers = 3 + static_cast<int>(rng.Below(2));
+    const bool coupled = trial % 2 == 1;
+    std::vector<Part> parts =
+        testing::RandomParts(rng, layers, 3, coupled ? kCoupledPool : kPlainPool, /*same_lists=*/trial % 3 == 0);
+    std::vector<bool> sliding(layers);
+    sliding[0] = true;
+    for (int l = 2; l < layers; ++l) sliding[l] = rng.Below(2) == 1;
+    for (Part& p : parts) p.sliding = sliding[p.layer];
+    const MixProblem m = MixProblem::FromPartsOrDie(parts);
+    const std::string what = "trial " + std::to_string(trial);
+    const MixFront front = SearchFront(m, MixShape::kByKind);
+    points += static_cast<int>(front.size());
+    ExpectFrontProperties(m, front, what);
+    testing::ExpectSameFront(front, testing::BruteFront(m, MixShape::kByKind), what);
+  }
+  EXPECT_GT(points, 40);
+  // Without both kinds there is no such front.
+  Rng again(31);
+  const MixProblem uniform_kind = MixProblem::FromPartsOrDie(testing::RandomParts(again, 3, 3, kPlainPool, true));
+  EXPECT_TRUE(SearchFront(uniform_kind, MixShape::kByKind).empty());
+}
+
 TEST(DecideMixSearchTest, FirstLastAgreesWithBruteForce) {
   Rng rng(77);
   for (int trial = 0; trial < 30; ++trial) {

@@ -88,7 +88,7 @@ TEST(DecideMixSpecTest, WhichCandidatesShareALayer) {
 }
 
 std::string Render(const std::vector<std::pair<std::string, std::string>>& layers,
-                   AttentionMode e = AttentionMode::kNative) {
+                   AttentionMode e = AttentionMode::kNative, const std::vector<bool>& sliding = {}) {
   std::vector<Candidate> held;  // [2 · n_layers]
   held.reserve(2 * layers.size());
   std::vector<LayerCandidates> lc;
@@ -97,7 +97,7 @@ std::string Render(const std::vector<std::pair<std::string, std::string>>& layer
     held.push_back(Cand(v, 'v'));
     lc.push_back({&held[held.size() - 2], &held.back()});
   }
-  const CacheConfig rendered = RenderMixSpec(lc, e);
+  const CacheConfig rendered = RenderMixSpec(lc, e, sliding);
   const Expected<CacheConfig> parsed = CacheConfig::Parse(rendered.spec());
   EXPECT_TRUE(parsed.ok() && *parsed == rendered) << rendered.spec() << " parses back to another configuration";
   return rendered.spec();
@@ -126,6 +126,27 @@ TEST(DecideMixSpecTest, RenderingIsCompact) {
   L most(8, {"q4_0,rot=1", "q4_0,rot=1"});
   most[6] = most[7] = {"q8_0", "q8_0"};
   EXPECT_EQ(Render(most), "k=q8_0,v=q8_0;layers=0-5:k=q4_0,v=q4_0,rot=1");
+}
+
+TEST(DecideMixSpecTest, KindsRenderAsGlobalAndSlidingSegments) {
+  using L = std::vector<std::pair<std::string, std::string>>;
+  const std::vector<bool> even_slide = {true, false, true, false, true, false};  // gpt-oss's pattern
+  // Only the global layers quantized: one kind segment instead of three single-layer ones.
+  L global_q4(6, {"f16", "f16"});
+  global_q4[1] = global_q4[3] = global_q4[5] = {"q4_0", "q4_0"};
+  EXPECT_EQ(Render(global_q4, AttentionMode::kNative, even_slide), "k=f16,v=f16;layers=global:k=q4_0,v=q4_0");
+  // Without the kinds the same assignment is written by ranges (the default tried first, layer 0's
+  // pair on the tie of the most common ones, wins a tie of lengths).
+  EXPECT_EQ(Render(global_q4), "k=q4_0,v=q4_0;layers=0:k=f16,v=f16;layers=2:k=f16,v=f16;layers=4:k=f16,v=f16");
+  // Sliding K at q4_0, the rest q8_0: one kind segment over the default tried first.
+  L both(6, {"q8_0", "q8_0"});
+  both[0] = both[2] = both[4] = {"q4_0", "q8_0"};
+  EXPECT_EQ(Render(both, AttentionMode::kNative, even_slide), "k=q4_0,v=q8_0;layers=global:k=q8_0");
+  // A kind whose layers differ renders by ranges.
+  L mixed = global_q4;
+  mixed[5] = {"q8_0", "q4_0"};
+  EXPECT_EQ(Render(mixed, AttentionMode::kNative, even_slide),
+            "k=f16,v=f16;layers=1:k=q4_0,v=q4_0;layers=3:k=q4_0,v=q4_0;layers=5:k=q8_0,v=q4_0");
 }
 
 TEST(DecideMixSpecTest, PartBytesAreTheCachesOwn) {

@@ -67,13 +67,29 @@ inline bool Common(const MixProblem& m, const std::string& text, char t) {
   return true;
 }
 
+// One text per tensor across the layers of each kind (sliding, global), on a model with both.
+inline bool OneTextPerKind(const MixProblem& m, const std::vector<uint8_t>& choice) {
+  if (!m.HasBothLayerKinds()) return false;
+  for (char t : {'k', 'v'}) {
+    std::map<bool, std::string> text;  // sliding -> the kind's text
+    for (int l = 0; l < m.n_layers(); ++l) {
+      const std::string& here = m.candidate(l, t, choice[MixProblem::Index(l, t)]).text;
+      auto [it, first] = text.try_emplace(m.sliding(l), here);
+      if (!first && it->second != here) return false;
+    }
+  }
+  return true;
+}
+
 // Whether an assignment has the shape: uniform = one text per tensor, first/last = at most three
-// runs per tensor, each of a text every layer offers; every layer's pair shares the layer.
+// runs per tensor, each of a text every layer offers, global/sliding = one text per tensor per
+// kind of layer; every layer's pair shares the layer.
 inline bool HasShape(const MixProblem& m, const std::vector<uint8_t>& choice, MixShape shape) {
   for (int l = 0; l < m.n_layers(); ++l) {
     if (!m.Compatible(l, choice[MixProblem::Index(l, 'k')], choice[MixProblem::Index(l, 'v')])) return false;
   }
   if (shape == MixShape::kPerLayer) return true;
+  if (shape == MixShape::kByKind) return OneTextPerKind(m, choice);
   for (char t : {'k', 'v'}) {
     if (Runs(m, choice, t) > (shape == MixShape::kUniform ? 1 : 3)) return false;
     for (int l = 0; l < m.n_layers(); ++l) {

@@ -202,11 +202,12 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
 }
 
 MixProblem BuildMixProblem(const RecommendPlan& plan, const std::vector<std::vector<PartCost>>& costs) {
-  const int n_layers = plan.sensitivity.eval.runtime.model->config().n_layers;
+  const ModelConfig& config = plan.sensitivity.eval.runtime.model->config();
+  const int n_layers = config.n_layers;
   std::vector<Part> parts;
   const std::vector<CachePart> all = AllParts(n_layers);
   for (size_t i = 0; i < all.size(); ++i) {
-    Part part{all[i].layer, all[i].tensor == KvTensor::kK ? 'k' : 'v', {}};
+    Part part{all[i].layer, all[i].tensor == KvTensor::kK ? 'k' : 'v', {}, config.is_sliding(all[i].layer)};
     for (size_t c = 0; c < plan.part_bytes.size(); ++c) {
       if (plan.part_bytes[c][i] == 0) continue;  // this choice cannot store the part
       const double cost = c == 0 ? 0.0 : costs[c - 1][i].kld;

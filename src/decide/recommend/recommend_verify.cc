@@ -102,6 +102,7 @@ ShapedFronts SearchFronts(const MixProblem& problem) {
     }
   }
   if (all_share) out.push_back({MixShape::kFirstLast, SearchFront(problem, MixShape::kFirstLast)});
+  if (problem.HasBothLayerKinds()) out.push_back({MixShape::kByKind, SearchFront(problem, MixShape::kByKind)});
   out.push_back({MixShape::kUniform, SearchFront(problem, MixShape::kUniform)});
   return out;
 }

@@ -32,5 +32,6 @@ struct CommonChoices {
 CommonChoices CommonTo(const MixProblem& m, char tensor);
 
 MixFront FirstLastFront(const MixProblem& m);
+MixFront ByKindFront(const MixProblem& m);  // empty unless some layers slide and some do not
 
 }  // namespace kvaudit::mix_detail

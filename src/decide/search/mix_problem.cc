@@ -23,6 +23,12 @@ void CheckCoverage(const std::vector<Part>& parts) {
     ++times;
     KV_CHECK_MSG(times == 1, (PartName(p) + " is given twice").c_str());
   }
+  for (const Part& p : parts) {
+    for (const Part& q : parts) {
+      KV_CHECK_MSG(p.layer != q.layer || p.sliding == q.sliding,
+                   (PartName(p) + " and " + PartName(q) + " disagree on whether the layer slides").c_str());
+    }
+  }
 }
 
 // Costs are summed as integers so that a sum does not depend on its order (the searches add
@@ -141,7 +147,18 @@ CacheConfig MixProblem::Config(const MixPoint& point) const {
     KV_CHECK_MSG(Compatible(l, k, v), "a point's K and V choices must share their layer");
     layers.push_back({&cands_[Index(l, 'k')][k], &cands_[Index(l, 'v')][v]});
   }
-  return RenderMixSpec(layers, attention_);
+  std::vector<bool> sliding;  // [n_layers]
+  for (int l = 0; l < n_layers(); ++l) sliding.push_back(this->sliding(l));
+  return RenderMixSpec(layers, attention_, sliding);
+}
+
+bool MixProblem::HasBothLayerKinds() const {
+  bool some = false, all = true;
+  for (int l = 0; l < n_layers(); ++l) {
+    some = some || sliding(l);
+    all = all && sliding(l);
+  }
+  return some && !all;
 }
 
 }  // namespace kvaudit

@@ -20,6 +20,7 @@ struct Part {
   int layer = 0;
   char tensor = 'k';                // 'k' | 'v'
   std::vector<PartChoice> choices;  // at most kMaxChoices
+  bool sliding = false;             // the layer attends over a sliding window (ModelConfig::is_sliding)
 };
 
 // One point of a front. choice: [2 · n_layers], part 2·layer + (tensor == 'v'), each an index into
@@ -37,7 +38,8 @@ class MixProblem {
   // Invariants (KV_CHECK, one message each): the parts cover layers 0..n-1 with one K and one V
   // part each; every part has 1..kMaxChoices choices with distinct, parseable candidates, finite
   // costs and bytes below 2^40; no two candidates name different engines (engine= is whole-cache);
-  // every layer has a K and a V choice that can share it (ShareLayer); under engine=llama.cpp only
+  // every layer has a K and a V choice that can share it (ShareLayer); a layer's K and V parts agree
+  // on whether it slides; under engine=llama.cpp only
   // llama.cpp's cache types without kvaudit-only protections. Parts may come in any order.
   static MixProblem FromPartsOrDie(std::vector<Part> parts);
 
@@ -45,6 +47,9 @@ class MixProblem {
   const Part& part(int layer, char tensor) const { return parts_[Index(layer, tensor)]; }
   const Candidate& candidate(int layer, char tensor, int choice) const { return cands_[Index(layer, tensor)][choice]; }
   AttentionMode attention() const { return attention_; }
+  bool sliding(int layer) const { return parts_[Index(layer, 'k')].sliding; }
+  // Some layers slide and some attend globally (the global/sliding shape applies).
+  bool HasBothLayerKinds() const;
   // The K and V choices can share the layer (the grammar writes both as measured).
   bool Compatible(int layer, int k_choice, int v_choice) const;
   // A part's cost as the search sums it: an integer count of quantum().

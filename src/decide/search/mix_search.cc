@@ -221,6 +221,7 @@ std::string_view MixShapeName(MixShape shape) {
     case MixShape::kUniform: return "uniform";
     case MixShape::kFirstLast: return "first/last";
     case MixShape::kPerLayer: return "per-layer";
+    case MixShape::kByKind: return "global/sliding";
   }
   return "?";
 }
@@ -230,6 +231,7 @@ MixFront SearchFront(const MixProblem& problem, MixShape shape) {
     case MixShape::kUniform: return UniformFront(problem);
     case MixShape::kFirstLast: return mix_detail::FirstLastFront(problem);
     case MixShape::kPerLayer: return PerLayerFront(problem);
+    case MixShape::kByKind: return mix_detail::ByKindFront(problem);
   }
   KV_CHECK(false);
   return {};

@@ -30,8 +30,10 @@ enum class MixShape {
   kFirstLast,  // per tensor: one choice for the first N layers, one for the last M, one between
                // (ik_llama.cpp -ctk-first/-ctk-last/-ctv-first/-ctv-last)
   kPerLayer,   // any choice per (layer, tensor) that the --kv grammar can write (kvaudit)
+  kByKind,     // one (K, V) choice for the sliding-window layers, one for the global ones (kvaudit's
+               // layers=sliding / layers=global; no engine we target sets its cache type per kind)
 };
-std::string_view MixShapeName(MixShape shape);  // "uniform", "first/last", "per-layer"
+std::string_view MixShapeName(MixShape shape);  // "uniform", "first/last", "per-layer", "global/sliding"
 
 // The exact front of one shape. Time and memory (docs/decision.md): per-layer, a dynamic program
 // over layers and bytes in units of g, the GCD of the byte differences within layers:
@@ -42,7 +44,9 @@ std::string_view MixShapeName(MixShape shape);  // "uniform", "first/last", "per
 // layers, then the product of the two tensors' fronts. uniform and first/last consider only the
 // candidates every layer offers (compared by canonical text); a front is empty when there is none.
 // first/last needs every common K choice to share a layer with every common V choice (KV_CHECK:
-// ik_llama.cpp has no per-layer modifiers to mix).
+// ik_llama.cpp has no per-layer modifiers to mix). global/sliding: the product of each kind's
+// (K, V) pairs of candidates common to its layers, O(pairs² · n_layers); empty unless the model
+// has both kinds.
 MixFront SearchFront(const MixProblem& problem, MixShape shape);
 
 // A budget against a front (non-empty).

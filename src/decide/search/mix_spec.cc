@@ -200,20 +200,44 @@ std::optional<KvSettings> OverrideFor(const KvSettings& base, const KvSettings& 
   return std::nullopt;
 }
 
-// The configuration with `base` as the default segment, or nullopt when some layer cannot be
-// reached from it; consecutive layers that need the same keys share one override.
-std::optional<CacheConfig> RenderWithBase(const KvSettings& base, const std::vector<KvSettings>& layers,
-                                          AttentionMode attention) {
+// The keys each layer needs beyond `over`'s default when they depend on the layer's kind alone:
+// {global keys, sliding keys}; nullopt when two layers of one kind differ or no layer slides or
+// every layer does.
+std::optional<std::pair<KvSettings, KvSettings>> ByKind(const std::vector<KvSettings>& over,
+                                                        const std::vector<bool>& sliding) {
+  if (sliding.size() != over.size()) return std::nullopt;
+  std::optional<KvSettings> kind[2];  // [global, sliding]
+  for (size_t l = 0; l < over.size(); ++l) {
+    std::optional<KvSettings>& k = kind[sliding[l] ? 1 : 0];
+    if (k && *k != over[l]) return std::nullopt;
+    k = over[l];
+  }
+  if (!kind[0] || !kind[1]) return std::nullopt;
+  return std::pair(*kind[0], *kind[1]);
+}
+
+// The configurations with `base` as the default segment (none when some layer cannot be reached
+// from it): consecutive layers that need the same keys share one override; and where those keys
+// depend on the layer's kind alone, one override per kind.
+std::vector<CacheConfig> RenderWithBase(const KvSettings& base, const std::vector<KvSettings>& layers,
+                                        AttentionMode attention, const std::vector<bool>& sliding) {
   std::vector<KvSettings> over;  // [n_layers] keys beyond the default
   for (const KvSettings& want : layers) {
     auto o = OverrideFor(base, want, attention);
-    if (!o) return std::nullopt;
+    if (!o) return {};
     over.push_back(std::move(*o));
   }
   // engine=native is the default and is not written (the search's candidates share one mode).
   const std::optional<AttentionMode> written =
       attention == AttentionMode::kLlamaCpp ? std::optional(attention) : std::nullopt;
   CacheConfig config = CacheConfig::Uniform(base, written);
+  std::vector<CacheConfig> out;
+  if (auto kinds = ByKind(over, sliding)) {
+    CacheConfig by_kind = config;
+    if (!kinds->first.empty()) by_kind = by_kind.WithLayerKind(LayerKind::kGlobal, kinds->first);
+    if (!kinds->second.empty()) by_kind = by_kind.WithLayerKind(LayerKind::kSliding, kinds->second);
+    out.push_back(std::move(by_kind));
+  }
   const int n = static_cast<int>(layers.size());
   for (int i = 0; i < n;) {
     int j = i;
@@ -221,7 +245,8 @@ std::optional<CacheConfig> RenderWithBase(const KvSettings& base, const std::vec
     if (!over[i].empty()) config = config.WithLayers({i, j}, over[i]);
     i = j + 1;
   }
-  return config;
+  out.insert(out.begin(), std::move(config));
+  return out;
 }
 
 template <class Key>
@@ -237,8 +262,9 @@ const Candidate* MostCommon(const std::vector<LayerCandidates>& layers, Key key)
 
 }  // namespace
 
-CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention) {
-  KV_CHECK(!layers.empty());
+CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention,
+                          const std::vector<bool>& sliding) {
+  KV_CHECK(!layers.empty() && (sliding.empty() || sliding.size() == layers.size()));
   std::vector<KvSettings> wanted;  // [n_layers] the settings of each layer
   for (const LayerCandidates& l : layers) {
     auto s = ShareLayer(*l.k, *l.v, attention);
@@ -254,14 +280,15 @@ CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionM
   }
   std::optional<CacheConfig> best;  // the shortest spec, the first tried on a tie
   for (const KvSettings& base : bases) {
-    std::optional<CacheConfig> config = RenderWithBase(base, wanted, attention);
-    if (config && (!best || config->spec().size() < best->spec().size())) best = std::move(config);
+    for (CacheConfig& config : RenderWithBase(base, wanted, attention, sliding)) {
+      if (!best || config.spec().size() < best->spec().size()) best = std::move(config);
+    }
   }
   // Some default always reaches every layer: only group= has no neutral value, and a layer that
   // lacks it is itself a default without it (when every layer sets group=, any default works).
   KV_CHECK(best.has_value());
   for (size_t i = 0; i < layers.size(); ++i) {
-    const HeadConfig p = best->ForHead(static_cast<int>(i), 0);
+    const HeadConfig p = best->ForHead(static_cast<int>(i), 0, !sliding.empty() && sliding[i]);
     KV_CHECK_MSG(
         StorageOf(p, 'k', attention) == StorageOf(*layers[i].k, 'k', attention) &&
             StorageOf(p, 'v', attention) == StorageOf(*layers[i].v, 'v', attention),

@@ -75,8 +75,11 @@ struct LayerCandidates {
 // gives the shortest spec; every run of consecutive layers that needs the same keys beyond it is
 // one `layers=a-b:` segment, K and V keys together; `engine=` goes in the default segment. The
 // result stores exactly these storages per (layer, tensor) (checked: KV_CHECK), and its spec()
-// parses back to it. Every layer's pair must ShareLayer.
-CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention);
+// parses back to it. Every layer's pair must ShareLayer. `sliding` ([n_layers], or empty: no
+// sliding layers) gives each layer's attention kind: where the keys beyond the default depend on the
+// kind alone, `layers=sliding:` / `layers=global:` segments are tried too (the shortest spec wins).
+CacheConfig RenderMixSpec(const std::vector<LayerCandidates>& layers, AttentionMode attention,
+                          const std::vector<bool>& sliding = {});
 
 // Bytes per token (kvaudit's accounting, docs/formats.md) that storing `tensor` of `layer` as `c`
 // adds to a cache whose other tensors are f16: bytes_per_token of that spec minus the f16 rest,

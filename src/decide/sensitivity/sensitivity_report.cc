@@ -78,10 +78,18 @@ json Additivity(const CandidateResult& c) {
           {"complete", complete}};
 }
 
-json PartJson(const CandidateResult& c, size_t i, const std::vector<Bucket>& buckets, int rank_one, int rank_proxy) {
+// A layer's sliding window (0: global), from the eval's per-layer windows ([n_layers]; empty when no
+// layer slides).
+int WindowOf(const std::vector<int>& layer_windows, int layer) {
+  return layer_windows.empty() ? 0 : layer_windows[static_cast<size_t>(layer)];
+}
+
+json PartJson(const CandidateResult& c, size_t i, const std::vector<Bucket>& buckets, int rank_one, int rank_proxy,
+              const std::vector<int>& layer_windows) {
   const PartResult& p = c.parts[i];
   json j = {{"part", p.part.name()},
             {"layer", p.part.layer},
+            {"window", WindowOf(layer_windows, p.part.layer)},
             {"tensor", p.part.tensor == KvTensor::kK ? "k" : "v"},
             {"measured_end_to_end", p.one_at_a_time.has_value()},
             {"proxy", {{"score", Num(p.proxy)}, {"quantity", ProxyQuantityName(kProxyQuantity)}, {"rank", rank_proxy}}},
@@ -96,7 +104,24 @@ json PartJson(const CandidateResult& c, size_t i, const std::vector<Bucket>& buc
   return j;
 }
 
-json CandidateJson(const CandidateResult& c, const std::vector<Bucket>& buckets) {
+// The parts measured one at a time, summed per kind of layer (sliding, global): where the
+// candidate's error comes from when the two kinds hold different spans of the context.
+struct KindSums {
+  int measured[2] = {0, 0};  // [global, sliding]
+  double kld[2] = {0, 0};
+};
+KindSums SumByKind(const CandidateResult& c, const std::vector<int>& layer_windows) {
+  KindSums s;
+  for (const PartResult& p : c.parts) {
+    if (!p.one_at_a_time) continue;
+    const int kind = WindowOf(layer_windows, p.part.layer) > 0 ? 1 : 0;
+    ++s.measured[kind], s.kld[kind] += Kld(*p.one_at_a_time);
+  }
+  return s;
+}
+
+json CandidateJson(const CandidateResult& c, const std::vector<Bucket>& buckets,
+                   const std::vector<int>& layer_windows) {
   const std::vector<int> one = RankOneAtATime(c), proxy = RankProxy(c);
   const std::vector<int> rank_one = RankOf(c.parts.size(), one), rank_proxy = RankOf(c.parts.size(), proxy);
   json j = {{"format", c.candidate.name()},
@@ -104,7 +129,15 @@ json CandidateJson(const CandidateResult& c, const std::vector<Bucket>& buckets)
             {"k_only", EndToEnd(c.k_only, buckets)},
             {"v_only", EndToEnd(c.v_only, buckets)},
             {"parts", json::array()}};
-  for (size_t i = 0; i < c.parts.size(); ++i) j["parts"].push_back(PartJson(c, i, buckets, rank_one[i], rank_proxy[i]));
+  for (size_t i = 0; i < c.parts.size(); ++i)
+    j["parts"].push_back(PartJson(c, i, buckets, rank_one[i], rank_proxy[i], layer_windows));
+  if (!layer_windows.empty()) {
+    const KindSums s = SumByKind(c, layer_windows);
+    for (int kind : {0, 1}) {
+      j["by_layer_kind"][kind ? "sliding" : "global"] = {{"parts_measured", s.measured[kind]},
+                                                         {"sum_one_at_a_time_kld", Num(s.kld[kind])}};
+    }
+  }
   j["measured_end_to_end"] = Names(c, Order(
                                           c, [](const PartResult& p) { return p.one_at_a_time.has_value(); },
                                           [](const PartResult&) { return 0.0; }));
@@ -163,7 +196,8 @@ json SensitivityJson(const SensitivityResult& r) {
                {"tokens_hash", e.tokens_hash}};
   j["proxy"] = {{"quantity", ProxyQuantityName(kProxyQuantity)}, {"attention_samples_per_window", e.attn_samples}};
   j["formats"] = json::array();
-  for (const CandidateResult& c : r.candidates) j["formats"].push_back(CandidateJson(c, e.aggregate.buckets));
+  for (const CandidateResult& c : r.candidates)
+    j["formats"].push_back(CandidateJson(c, e.aggregate.buckets, e.layer_windows));
   j["stages"] = {{"proxy", r.proxy_results},
                  {"parts", r.parts_results.empty() ? json(nullptr) : json(r.parts_results)}};
   j["run"] = {{"wall_s", r.wall_s},
@@ -214,6 +248,13 @@ std::string SensitivityTable(const SensitivityResult& r) {
                     add["parts_measured"].get<int>(), add["sum_one_at_a_time_kld"].get<double>(),
                     add["ratio_sum_to_all"].is_null() ? 0.0 : add["ratio_sum_to_all"].get<double>(),
                     add["complete"].get<bool>() ? "" : " (measured parts only)");
+      out += line;
+    }
+    if (!r.eval.layer_windows.empty() && !one.empty()) {
+      const KindSums s = SumByKind(c, r.eval.layer_windows);
+      std::snprintf(line, sizeof line,
+                    "by layer kind: global layers' %d measured parts sum to KLD %.6f, sliding layers' %d to %.6f\n",
+                    s.measured[0], s.kld[0], s.measured[1], s.kld[1]);
       out += line;
     }
     const ProxyAgreement& a = c.agreement.front();
