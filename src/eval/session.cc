@@ -171,6 +171,12 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
   info.n_layers = mc.n_layers, info.n_kv_heads = mc.n_kv_heads, info.head_dim = mc.head_dim;
   if (mc.n_sliding_layers() > 0) {
     for (int l = 0; l < mc.n_layers; ++l) info.layer_windows.push_back(mc.layer_window(l));
+    // bytes_per_token counts what kvaudit's cache stores per position; an engine's sliding layer
+    // keeps only its window, so memory at a context is the per-layer model's (decide/targets/kv_memory.h).
+    info.notes.push_back("bytes/token: per position of every layer as kvaudit's cache stores it; the engines keep " +
+                         std::to_string(mc.n_sliding_layers()) + " of " + std::to_string(mc.n_layers) +
+                         " layers for their window (" + std::to_string(mc.sliding_window) +
+                         ") only: memory at a context is kvaudit info's or deploy's");
   }
   plan.fingerprint = plan.MakeFingerprint();
   return plan;

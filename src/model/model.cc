@@ -141,7 +141,7 @@ std::string Model::Describe() const {
                 "%d  ffn: %d\n"
                 "vocab: %d  context: %d  rms_eps: %g  rope: %s theta %g%s%s%s%s\n"
                 "parameters: %lld (stored as %s)\nweights in memory: %.1f MiB (%s; %s)\n"
-                "kv cache (f32): %lld bytes/token\ntokenizer: %s\n",
+                "tokenizer: %s\n",
                 path_.c_str(), format_.c_str(), ArchName(c.arch), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
                 c.head_dim, c.d_ff, c.vocab_size, c.max_ctx, c.rms_eps, rope, c.rope.theta,
                 c.attn_qkv_bias ? "  qkv-bias" : "", c.qk_norm ? "  qk-norm" : "",
@@ -150,7 +150,7 @@ std::string Model::Describe() const {
                 weights_.bytes() / 1048576.0, has_weights_ ? weights_.storage_summary().c_str() : "not loaded",
                 weights_.mappings.empty() ? "copied from the files, 16-bit kept as stored, the rest as f32"
                                           : "read in place from the memory-mapped file, as stored",
-                static_cast<long long>(2LL * c.n_layers * c.n_kv_heads * c.head_dim * 4), tokenizer_ ? "yes" : "none");
+                tokenizer_ ? "yes" : "none");
   std::string s = buf;
   s += DescribeAttention(c);
   if (c.unapplied_sliding_window) {

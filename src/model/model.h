@@ -34,7 +34,9 @@ class Model {
   const std::string& path() const { return path_; }
   const std::string& format() const { return format_; }  // "safetensors" or "gguf"
 
-  // Multi-line summary for `kvaudit info`: format, architecture, shapes, stored dtypes, params, memory.
+  // Multi-line summary for `kvaudit info`: format, architecture, shapes, stored dtypes, params, weight
+  // memory. KV memory is not here: it depends on the layer kinds and the engine, and `info` prints it
+  // from the per-layer memory model (decide/targets/kv_memory.h).
   std::string Describe() const;
 
  private:
