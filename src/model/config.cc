@@ -83,7 +83,7 @@ Status ModelConfig::ValidateMoe(const std::string& src) const {
   auto bad = [&](const std::string& what, const std::string& hint) {
     return BadInput(src + ": " + what + "; hint: " + hint);
   };
-  const bool moe_arch = arch == Arch::kQwen3Moe || arch == Arch::kMixtral;
+  const bool moe_arch = arch == Arch::kQwen3Moe || arch == Arch::kMixtral || arch == Arch::kGptOss;
   if (n_experts < 0 || (moe_arch && n_experts == 0)) {
     return bad("expert count " + std::to_string(n_experts) + " must be positive for " + ArchName(arch),
                "check num_experts / num_local_experts / expert_count");
@@ -126,14 +126,15 @@ Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
   if (name == "phi3" || name == "Phi3ForCausalLM") return Arch::kPhi3;
   if (name == "gemma2" || name == "Gemma2ForCausalLM") return Arch::kGemma2;
   if (name == "gemma3_text" || name == "Gemma3ForCausalLM") return Arch::kGemma3;
+  if (name == "gpt_oss" || name == "GptOssForCausalLM") return Arch::kGptOss;
   if (name == "gemma3" || name == "Gemma3ForConditionalGeneration") {
     return BadInput(path + ": model_type '" + name +
                     "' is Gemma 3 with its vision tower; hint: kvaudit runs the text model: convert it with "
                     "llama.cpp's convert_hf_to_gguf.py (which keeps the text weights) and pass the GGUF");
   }
   return BadInput(path + ": unsupported architecture '" + name +
-                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, phi3, gemma2 and "
-                  "gemma3_text models");
+                  "'; hint: kvaudit runs llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, phi3, gemma2, "
+                  "gemma3_text and gpt_oss models");
 }
 
 Status ReadRope(const JsonReader& r, ModelConfig& c) {
@@ -171,12 +172,13 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
     c.rope.type = RopeType::kDefault;
     return Status::Ok();
   }
+  if (type == "yarn") return ReadHfYarn(r, *params, where, c);
   if (type != "linear" && type != "llama3") {
     const char* longrope = type == "longrope" || type == "su"
                                ? " (Phi-3's LongRoPE, whose short or long factors depend on the context: not yet)"
                                : "";
     return BadInput(r.path + ": unsupported rope type '" + type + "' in " + where + longrope +
-                    "; hint: kvaudit supports default, linear and llama3 RoPE");
+                    "; hint: kvaudit supports default, linear, llama3 and yarn RoPE");
   }
   KV_ASSIGN_OR_RETURN(c.rope.factor, r.Num(*params, "factor"));
   if (type == "linear") {
@@ -273,10 +275,12 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   ModelConfig c;
   KV_ASSIGN_OR_RETURN(c.arch, ArchFromHf(j, path));
   const bool gemma = c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3;
+  const bool gpt_oss = c.arch == Arch::kGptOss;
   // Gemma's MLP activation is hidden_activation (transformers Gemma2MLP), gelu_pytorch_tanh.
+  // gpt-oss's experts hard-code their clamped SwiGLU (GptOssExperts): hidden_act is not read.
   const char* act_key = gemma ? "hidden_activation" : "hidden_act";
   const std::string act = gemma ? "gelu_pytorch_tanh" : "silu";
-  if (r.Present(j, act_key) && !(j[act_key].is_string() && j[act_key].get<std::string>() == act)) {
+  if (!gpt_oss && r.Present(j, act_key) && !(j[act_key].is_string() && j[act_key].get<std::string>() == act)) {
     return BadInput(path + ": unsupported " + act_key + " " + JsonText(j[act_key]) + "; hint: only " + act +
                     " MLPs are supported for " + ArchName(c.arch));
   }
@@ -295,7 +299,7 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   KV_ASSIGN_OR_RETURN(c.d_ff, r.Int(j, "intermediate_size"));
   KV_ASSIGN_OR_RETURN(c.vocab_size, r.Int(j, "vocab_size"));
   KV_ASSIGN_OR_RETURN(c.max_ctx, r.Int(j, "max_position_embeddings", 2048));
-  KV_ASSIGN_OR_RETURN(double eps, r.Num(j, "rms_norm_eps", 1e-6));
+  KV_ASSIGN_OR_RETURN(double eps, r.Num(j, "rms_norm_eps", gpt_oss ? 1e-5 : 1e-6));  // GptOssConfig: 1e-5
   c.rms_eps = static_cast<float>(eps);
   if (c.n_heads <= 0 || c.d_model % c.n_heads != 0) {
     if (!r.Present(j, "head_dim")) {
@@ -315,6 +319,8 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   KV_RETURN_IF_ERROR(ReadRope(r, c));
   if (gemma) {
     KV_RETURN_IF_ERROR(ReadHfGemma(r, c));
+  } else if (gpt_oss) {
+    KV_RETURN_IF_ERROR(ReadHfGptOss(r, c));
   } else {
     KV_RETURN_IF_ERROR(ReadSlidingWindow(r, c));
   }

@@ -19,7 +19,7 @@ struct JsonReader {
   Error Missing(const std::string& key) const {
     return BadInput(path + ": missing key '" + key +
                     "'; hint: is this a transformers config.json of a "
-                    "llama/mistral/qwen2/qwen3/qwen3_moe/mixtral/phi3/gemma2/gemma3 "
+                    "llama/mistral/qwen2/qwen3/qwen3_moe/mixtral/phi3/gemma2/gemma3/gpt_oss "
                     "model?");
   }
   Error Invalid(const std::string& key, const std::string& want) const {

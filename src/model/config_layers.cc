@@ -4,8 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "base/json_text.h"
 #include "io/gguf.h"
-#include "model/config_json_reader.h"
 
 namespace kvaudit {
 
@@ -154,6 +154,88 @@ Status ReadHfGemma(const JsonReader& r, ModelConfig& c) {
     KV_ASSIGN_OR_RETURN(local.theta, r.Num(r.j, "rope_local_base_freq", 10000.0));
     if (c.sliding_window > 0) c.rope_local = local;
   }
+  return Status::Ok();
+}
+
+namespace {
+// YaRN's attention factor (transformers _compute_yarn_parameters get_mscale): 0.1·m·ln(s) + 1 for a
+// scale s > 1, else 1.
+double YarnMscale(double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; }
+
+// A YaRN beta: transformers takes `rope_scaling.get(key) or default`, so null and 0 mean the default.
+Expected<double> YarnBeta(const JsonReader& r, const Json& p, const std::string& where, const std::string& key,
+                          double def) {
+  KV_ASSIGN_OR_RETURN(double v, r.Num(p, key, def));
+  if (v == 0) return def;
+  if (!(v > 0)) return r.Invalid(where + "." + key, "a positive number");
+  return v;
+}
+
+// experts_per_token is the name of gpt-oss's own config (openai/gpt-oss-20b's config.json carries
+// both); transformers reads num_experts_per_tok only, so a file where they disagree is ambiguous.
+Status ReadGptOssTopK(const JsonReader& r, ModelConfig& c) {
+  const bool hf = r.Present(r.j, "num_experts_per_tok"), own = r.Present(r.j, "experts_per_token");
+  if (!hf && !own) return r.Missing("num_experts_per_tok");
+  KV_ASSIGN_OR_RETURN(int k_own, r.Int(r.j, "experts_per_token", 0));
+  KV_ASSIGN_OR_RETURN(c.n_experts_used, r.Int(r.j, "num_experts_per_tok", k_own));
+  if (hf && own && k_own != c.n_experts_used) {
+    return BadInput(r.path + ": num_experts_per_tok " + std::to_string(c.n_experts_used) + " and experts_per_token " +
+                    std::to_string(k_own) +
+                    " disagree; hint: transformers routes by num_experts_per_tok: make "
+                    "experts_per_token equal or remove it");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+// transformers modeling_rope_utils.py _compute_yarn_parameters (the version with rope_scaling.truncate,
+// which gpt-oss's config brought in v4.55; before it the dims were always rounded): factor; the
+// original context (original_max_position_embeddings, else max_position_embeddings); beta_fast /
+// beta_slow (32 / 1); truncate (default true) floors/ceils the correction dims, false keeps them
+// fractional; attention_factor, else get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+// when both are set, else get_mscale(factor).
+Status ReadHfYarn(const JsonReader& r, const Json& p, const std::string& where, ModelConfig& c) {
+  c.rope.type = RopeType::kYarn;
+  KV_ASSIGN_OR_RETURN(c.rope.factor, r.Num(p, "factor"));
+  KV_ASSIGN_OR_RETURN(int ctx, r.Int(p, "original_max_position_embeddings", 0));
+  c.rope.original_max_position_embeddings = ctx > 0 ? ctx : c.max_ctx;
+  KV_ASSIGN_OR_RETURN(c.rope.beta_fast, YarnBeta(r, p, where, "beta_fast", 32.0));
+  KV_ASSIGN_OR_RETURN(c.rope.beta_slow, YarnBeta(r, p, where, "beta_slow", 1.0));
+  KV_ASSIGN_OR_RETURN(c.rope.yarn_round_dims, r.Bool(p, "truncate", true));
+  KV_ASSIGN_OR_RETURN(double mscale, r.Num(p, "mscale", 0.0));
+  KV_ASSIGN_OR_RETURN(double mscale_all_dim, r.Num(p, "mscale_all_dim", 0.0));
+  c.rope.attn_factor = mscale != 0 && mscale_all_dim != 0
+                           ? YarnMscale(c.rope.factor, mscale) / YarnMscale(c.rope.factor, mscale_all_dim)
+                           : YarnMscale(c.rope.factor, 1.0);
+  KV_ASSIGN_OR_RETURN(c.rope.attn_factor, r.Num(p, "attention_factor", c.rope.attn_factor));
+  if (!(c.rope.attn_factor > 0)) return r.Invalid(where + ".attention_factor", "a positive number");
+  return Status::Ok();
+}
+
+// gpt-oss (transformers configuration_gpt_oss.py @828a27fd, modeling_gpt_oss.py @6edf5b31):
+// num_local_experts experts of width intermediate_size; layer_types, else sliding on even layers
+// ("sliding_attention" if (i + 1) % 2); attention_bias is forced true by GptOssConfig whatever the
+// file says. swiglu_limit: GptOssExperts hard-codes 7.0 while the MXFP4 kernel path
+// (integrations/mxfp4.py @0189b1d0 Mxfp4GptOssExperts) reads config.swiglu_limit, so only 7 means one
+// computation; kvaudit's clamped SwiGLU is that one.
+Status ReadHfGptOss(const JsonReader& r, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(c.n_experts, r.Int(r.j, "num_local_experts"));
+  KV_RETURN_IF_ERROR(ReadGptOssTopK(r, c));
+  c.expert_ff = c.d_ff;
+  KV_ASSIGN_OR_RETURN(double limit, r.Num(r.j, "swiglu_limit", 7.0));
+  if (limit != 7.0) {
+    return BadInput(r.path + ": swiglu_limit " + JsonText(r.j.at("swiglu_limit")) +
+                    " is not supported; hint: kvaudit runs gpt-oss's SwiGLU clamped at 7, the value transformers' "
+                    "GptOssExperts hard-codes");
+  }
+  c.attn_qkv_bias = c.attn_o_bias = true;
+  c.moe_softmax_after_topk = c.expert_bias = c.clamped_swiglu = true;
+  c.norm_topk = false;
+  KV_ASSIGN_OR_RETURN(c.sliding_window, r.Int(r.j, "sliding_window", 128));
+  if (c.sliding_window <= 0) return r.Invalid("sliding_window", "a positive integer (gpt-oss's local layers' window)");
+  if (r.Present(r.j, "layer_types")) return ReadHfLayerTypes(r, c);
+  c.sliding_layers.assign(c.n_layers, 0);
+  for (int l = 0; l < c.n_layers; ++l) c.sliding_layers[l] = (l + 1) % 2 != 0;
   return Status::Ok();
 }
 

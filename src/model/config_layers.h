@@ -1,18 +1,18 @@
 // The per-layer attention and the Gemma / gpt-oss blocks of ModelConfig, read from GGUF metadata
 // (llama.cpp's keys and defaults, src/models/{gemma2,gemma3,openai-moe}.cpp @de3ff815) and from a
 // transformers config.json (configuration_gemma2.py, configuration_gemma3.py,
-// configuration_gpt_oss.py). Internal to model/config.cc.
+// configuration_gpt_oss.py, modeling_rope_utils.py's YaRN). Internal to model/config.cc.
 #pragma once
 
 #include <string>
 
 #include "base/status.h"
 #include "model/config.h"
+#include "model/config_json_reader.h"
 
 namespace kvaudit {
 
 class GgufFile;
-struct JsonReader;
 
 // An optional integer key of the GGUF (def when absent); negative or oversized values are BadInput.
 Expected<int> GgufIntOr(const GgufFile& g, const std::string& key, int def);
@@ -33,5 +33,13 @@ Status ReadHfLayerTypes(const JsonReader& r, ModelConfig& c);
 // query_pre_attn_scalar, the softcaps (null = none), sliding_window with layer_types or the
 // architecture's pattern, Gemma 3's rope_local_base_freq, tie_word_embeddings (default true).
 Status ReadHfGemma(const JsonReader& r, ModelConfig& c);
+
+// rope type "yarn" of config.json (rope_scaling / rope_parameters object `p`, named `where`):
+// transformers' _compute_yarn_parameters, truncate included (false: unrounded correction dims).
+Status ReadHfYarn(const JsonReader& r, const Json& p, const std::string& where, ModelConfig& c);
+
+// gpt-oss's config.json (configuration_gpt_oss.py): experts, the sliding layers, swiglu_limit
+// (only 7 runs), and the blocks' fixed flags (biases, sinks, routing, the clamped SwiGLU).
+Status ReadHfGptOss(const JsonReader& r, ModelConfig& c);
 
 }  // namespace kvaudit

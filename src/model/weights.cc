@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
@@ -58,6 +59,16 @@ void UnpermuteRows(uint8_t* w, int n_head, int head_dim, size_t row_bytes) {
 }
 }  // namespace
 
+// transformers convert_moe_packed_tensors (integrations/mxfp4.py @0189b1d0): an HF block's element
+// 2k is byte k's low nibble and 2k+1 its high nibble, scaled by 2^(scale − 127). ggml's block_mxfp4
+// (ggml-common.h, quant/mxfp4.cc): the E8M0 byte, then byte j holds element j (low) and j+16 (high),
+// scaled by the same power (its doubled E2M1 table times 2^(e − 128)). The codes are the same fp4.
+void RepackHfMxfp4Block(const uint8_t* hf, uint8_t scale, uint8_t* ggml) {
+  auto code = [hf](int k) { return k % 2 == 0 ? hf[k / 2] & 0x0F : hf[k / 2] >> 4; };
+  ggml[0] = scale;
+  for (int j = 0; j < 16; ++j) ggml[1 + j] = static_cast<uint8_t>(code(j) | code(j + 16) << 4);
+}
+
 void UnpermuteGgufQk(float* w, int n_head, int head_dim, int64_t cols) {
   UnpermuteRows(reinterpret_cast<uint8_t*>(w), n_head, head_dim, static_cast<size_t>(cols) * sizeof(float));
 }
@@ -71,6 +82,7 @@ class Loader {
       : find_(std::move(find)), source_(std::move(source)), hint_(std::move(hint)), in_place_(in_place) {}
 
   bool Has(const std::string& name) const { return find_(name) != nullptr; }
+  const TensorView* Find(const std::string& name) const { return find_(name); }
   const std::string& source() const { return source_; }
   // Matrices are read in place from the mapped file (GGUF), not copied.
   bool in_place() const { return in_place_; }
@@ -220,10 +232,11 @@ struct Names {
   std::string embed, final_norm, output;
   std::function<std::string(int, const char*)> layer;
   // Mixture of experts: layer i's router; expert e's tensor of role gate/up/down, or with e = -1
-  // the layer's stacked [n_expert][n_out][n_in] tensor when stacked_experts (GGUF). No suffix.
+  // the layer's stacked tensor of that role (GGUF: gate/up/down [n_expert][n_out][n_in]; gpt-oss's
+  // Hugging Face checkpoint: gate_up_proj/down_proj, below). No suffix.
   std::function<std::string(int)> router;
   std::function<std::string(int, int, const char*)> expert;
-  bool stacked_experts = false;
+  enum class Experts { kPerExpert, kGgufStacked, kGptOssHf } experts = Experts::kPerExpert;
   // Layer i's tensors of MoE variants kvaudit does not run (shared experts, router biases, fused
   // gate|up experts): present, they are refused rather than ignored.
   std::function<std::vector<std::string>(int)> unsupported;
@@ -310,6 +323,14 @@ WeightView ExpertSlice(const WeightView& all, int64_t e, int64_t rows) {
   return v;
 }
 
+// Each expert's bias pointers into the layer's [n_expert, 2*ff] gate | up and [n_expert, d] down biases.
+void PointExpertBiases(const ModelConfig& c, LayerWeights& L) {
+  for (int e = 0; e < c.n_experts; ++e) {
+    L.experts[e].gate_up_bias = L.expert_gate_up_bias.data() + static_cast<int64_t>(e) * 2 * c.expert_ff;
+    L.experts[e].down_bias = L.expert_down_bias.data() + static_cast<int64_t>(e) * c.d_model;
+  }
+}
+
 // gpt-oss's biases (llama.cpp openai-moe.cpp: ffn_gate_inp.bias [n_expert], ffn_{gate,up}_exps.bias
 // [n_expert, n_ff_exp], ffn_down_exps.bias [n_expert, n_embd]), each expert's gate | up biases
 // side by side like its gate | up rows.
@@ -326,9 +347,8 @@ Status LoadStackedExpertBiases(const Loader& ld, const Names& nm, int i, const M
     float* gu = L.expert_gate_up_bias.data() + e * 2 * ff;
     std::copy(gate.data() + e * ff, gate.data() + (e + 1) * ff, gu);
     std::copy(up.data() + e * ff, up.data() + (e + 1) * ff, gu + ff);
-    L.experts[e].gate_up_bias = gu;
-    L.experts[e].down_bias = L.expert_down_bias.data() + e * d;
   }
+  PointExpertBiases(c, L);
   return Status::Ok();
 }
 
@@ -347,6 +367,122 @@ Status LoadStackedExperts(const Loader& ld, const Names& nm, int i, const ModelC
   return c.expert_bias ? LoadStackedExpertBiases(ld, nm, i, c, L, w) : Status::Ok();
 }
 
+// ---- gpt-oss's Hugging Face experts (transformers modeling_gpt_oss.py @6edf5b31 GptOssExperts,
+// integrations/mxfp4.py @0189b1d0; llama.cpp's converter conversion/gpt_oss.py @2bbcf7fc GptOssModel
+// maps them to the GGUF's tensors the same way). Per layer, stacked over the n experts:
+//   gate_up_proj [n, d_model, 2*ff] and down_proj [n, ff, d_model]: [in, out], used as x @ W;
+//   or as published, MXFP4: *_blocks [n, out, in/32, 16] and *_scales [n, out, in/32] (U8);
+//   gate_up_proj_bias [n, 2*ff], down_proj_bias [n, d_model].
+// The 2*ff outputs of gate_up interleave gate and up (gate = [..., ::2], up = [..., 1::2]); kvaudit's
+// rows are gate then up, so its row r is HF output GateUpSource(r).
+
+// The HF gate_up output that kvaudit's gate|up row r of an expert of width ff reads.
+int64_t GateUpSource(int64_t r, int64_t ff) { return r < ff ? 2 * r : 2 * (r - ff) + 1; }
+
+// One role's experts as MXFP4, kept packed: each HF block relaid as ggml's block_mxfp4.
+Status LoadGptOssHfMxfp4(const Loader& ld, const std::string& name, const ModelConfig& c, int64_t rows, int64_t cols,
+                         bool gate_up, WeightMatrix ExpertWeights::*which, LayerWeights& L, ModelWeights& w) {
+  const int64_t n = c.n_experts, groups = cols / 32;
+  const TensorView* blocks = ld.Find(name + "_blocks");
+  const TensorView* scales = ld.Find(name + "_scales");
+  for (const auto& [t, suffix] : {std::pair{blocks, "_blocks"}, std::pair{scales, "_scales"}}) {
+    if (!t) {
+      return BadInput(ld.source() + ": missing tensor '" + name + suffix +
+                      "'; hint: MXFP4 experts need both _blocks and _scales of gate_up_proj and down_proj");
+    }
+  }
+  if (cols % 32 != 0) {
+    return BadInput(ld.source() + ": tensor '" + name + "_blocks' holds rows of " + std::to_string(cols) +
+                    " elements, not whole MXFP4 blocks of 32; hint: check hidden_size / intermediate_size");
+  }
+  const std::vector<int64_t> want_b = {n, rows, groups, 16}, want_s = {n, rows, groups};
+  for (const auto& [t, want] : {std::pair{blocks, want_b}, std::pair{scales, want_s}}) {
+    if (t->dtype != DType::kU8 || t->shape != want || t->nbytes != static_cast<uint64_t>(t->numel())) {
+      return BadInput(ld.source() + ": tensor '" + t->name +
+                      "' is not U8 of the shape config.json implies; hint: "
+                      "MXFP4 experts are U8 blocks [experts, out, in/32, 16] and scales [experts, out, in/32]");
+    }
+  }
+  const size_t block_bytes = QuantRowBytes(QuantType::kMXFP4, 32);
+  for (int64_t e = 0; e < n; ++e) {
+    WeightMatrix& m = L.experts[e].*which;
+    m.Resize(rows, cols, QuantType::kMXFP4);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t src = (e * rows + (gate_up ? GateUpSource(r, rows / 2) : r)) * groups;
+      uint8_t* dst = m.mutable_row(r);
+      for (int64_t g = 0; g < groups; ++g)
+        RepackHfMxfp4Block(blocks->data + (src + g) * 16, scales->data[src + g], dst + g * block_bytes);
+    }
+  }
+  w.source_dtypes["MXFP4"] += n * rows * cols;
+  w.n_params += n * rows * cols;
+  return Status::Ok();
+}
+
+// One role's experts from the dequantized [n, in, out] tensor, transposed to [out, in] rows: 16-bit
+// values kept as stored, any other dtype converted to f32.
+Status LoadGptOssHfDense(const Loader& ld, const std::string& name, const ModelConfig& c, int64_t in, int64_t out,
+                         bool gate_up, WeightMatrix ExpertWeights::*which, LayerWeights& L, ModelWeights& w) {
+  const int64_t n = c.n_experts;
+  KV_RETURN_IF_ERROR(ld.Check(name, {n, in, out}));
+  const TensorView* t = ld.Find(name);
+  const bool half = t->dtype == DType::kBF16 || t->dtype == DType::kF16;
+  std::vector<float> f32;
+  if (!half) {
+    f32.resize(t->numel());
+    KV_RETURN_IF_ERROR(DequantizeToF32(*t, f32.data()));
+  } else if (t->nbytes != static_cast<uint64_t>(t->numel()) * 2) {
+    return BadInput(ld.source() + ": tensor '" + name + "' has " + std::to_string(t->nbytes) +
+                    " bytes for its shape; hint: the file is truncated or its header is wrong");
+  }
+  const QuantType type = !half ? QuantType::kF32 : t->dtype == DType::kBF16 ? QuantType::kBF16 : QuantType::kF16;
+  const size_t es = half ? 2 : 4;
+  const uint8_t* src = half ? t->data : reinterpret_cast<const uint8_t*>(f32.data());
+  for (int64_t e = 0; e < n; ++e) {
+    WeightMatrix& m = L.experts[e].*which;
+    m.Resize(out, in, type);
+    for (int64_t r = 0; r < out; ++r) {
+      const int64_t col = gate_up ? GateUpSource(r, out / 2) : r;
+      uint8_t* dst = m.mutable_row(r);
+      for (int64_t i = 0; i < in; ++i) std::memcpy(dst + i * es, src + ((e * in + i) * out + col) * es, es);
+    }
+  }
+  w.source_dtypes[std::string(GetDTypeInfo(t->dtype).name)] += t->numel();
+  w.n_params += t->numel();
+  return Status::Ok();
+}
+
+// The router bias and the experts' biases, gate|up de-interleaved like the rows.
+Status LoadGptOssHfBiases(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L,
+                          ModelWeights& w) {
+  const int64_t n = c.n_experts, ff = c.expert_ff;
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.router(i) + ".bias", {n}, L.router_bias, w));
+  AlignedBuffer interleaved;
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.expert(i, -1, "gate_up_proj_bias"), {n, 2 * ff}, interleaved, w));
+  L.expert_gate_up_bias.Resize(n * 2 * ff);
+  for (int64_t e = 0; e < n; ++e) {
+    for (int64_t r = 0; r < 2 * ff; ++r)
+      L.expert_gate_up_bias.data()[e * 2 * ff + r] = interleaved.data()[e * 2 * ff + GateUpSource(r, ff)];
+  }
+  KV_RETURN_IF_ERROR(ld.LoadNew(nm.expert(i, -1, "down_proj_bias"), {n, c.d_model}, L.expert_down_bias, w));
+  PointExpertBiases(c, L);
+  return Status::Ok();
+}
+
+Status LoadGptOssHfExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L,
+                           ModelWeights& w) {
+  const int64_t d = c.d_model, ff = c.expert_ff;
+  const std::string gate_up = nm.expert(i, -1, "gate_up_proj"), down = nm.expert(i, -1, "down_proj");
+  if (ld.Has(gate_up + "_blocks")) {
+    KV_RETURN_IF_ERROR(LoadGptOssHfMxfp4(ld, gate_up, c, 2 * ff, d, true, &ExpertWeights::gate_up, L, w));
+    KV_RETURN_IF_ERROR(LoadGptOssHfMxfp4(ld, down, c, d, ff, false, &ExpertWeights::down, L, w));
+  } else {
+    KV_RETURN_IF_ERROR(LoadGptOssHfDense(ld, gate_up, c, d, 2 * ff, true, &ExpertWeights::gate_up, L, w));
+    KV_RETURN_IF_ERROR(LoadGptOssHfDense(ld, down, c, ff, d, false, &ExpertWeights::down, L, w));
+  }
+  return LoadGptOssHfBiases(ld, nm, i, c, L, w);
+}
+
 // Layer i's router and experts (model/moe.h).
 Status LoadExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& c, LayerWeights& L, ModelWeights& w) {
   for (const std::string& t : nm.unsupported(i)) {
@@ -360,7 +496,8 @@ Status LoadExperts(const Loader& ld, const Names& nm, int i, const ModelConfig& 
   }
   KV_RETURN_IF_ERROR(LoadOneMatrix(ld, nm.router(i) + ".weight", {c.n_experts, c.d_model}, L.router, w));
   L.experts.resize(c.n_experts);
-  if (nm.stacked_experts) return LoadStackedExperts(ld, nm, i, c, L, w);
+  if (nm.experts == Names::Experts::kGgufStacked) return LoadStackedExperts(ld, nm, i, c, L, w);
+  if (nm.experts == Names::Experts::kGptOssHf) return LoadGptOssHfExperts(ld, nm, i, c, L, w);
   for (int e = 0; e < c.n_experts; ++e) {
     const LayerNames name = [&](const char* role, const char* suffix) { return nm.expert(i, e, role) + suffix; };
     KV_RETURN_IF_ERROR(LoadGateUp(ld, name, c, c.expert_ff, L.experts[e].gate_up, w));
@@ -386,7 +523,9 @@ Status LoadLayer(const Loader& ld, const LayerNames& name, const ModelConfig& c,
   }
   KV_RETURN_IF_ERROR(LoadOneMatrix(ld, name("o", ".weight"), {d, qd}, L.wo, w));
   if (c.attn_o_bias) KV_RETURN_IF_ERROR(ld.LoadNew(name("o", ".bias"), {d}, L.bo, w));
-  if (c.arch == Arch::kGptOss) KV_RETURN_IF_ERROR(ld.LoadNew(name("sinks", ".weight"), {c.n_heads}, L.attn_sinks, w));
+  // The sinks have no suffix in transformers (GptOssAttention.sinks, a bare parameter); llama.cpp's
+  // converter adds ".weight" (GptOssModel.filter_tensors): each format's role name carries it.
+  if (c.arch == Arch::kGptOss) KV_RETURN_IF_ERROR(ld.LoadNew(name("sinks", ""), {c.n_heads}, L.attn_sinks, w));
   KV_RETURN_IF_ERROR(ld.LoadNew(name("ffn_norm", ".weight"), {d}, L.ffn_norm, w));
   if (c.sandwich_norms) {
     KV_RETURN_IF_ERROR(ld.LoadNew(name("post_attn_norm", ".weight"), {d}, L.post_attn_norm, w));
@@ -415,6 +554,15 @@ Expected<ModelWeights> LoadAll(const Loader& ld, const Names& nm, const ModelCon
     KV_RETURN_IF_ERROR(LoadOneMatrix(ld, nm.output, {c.vocab_size, c.d_model}, w.lm_head, w));
   }
   return w;
+}
+
+// gpt-oss's Hugging Face names: mlp.router.{weight,bias}, mlp.experts.<stacked tensor>.
+void SetHfGptOssNames(Names& nm) {
+  auto mlp = [](int i) { return "model.layers." + std::to_string(i) + ".mlp"; };
+  nm.router = [mlp](int i) { return mlp(i) + ".router"; };
+  nm.expert = [mlp](int i, int, const char* tensor) { return mlp(i) + ".experts." + tensor; };
+  nm.experts = Names::Experts::kGptOssHf;
+  nm.unsupported = [](int) { return std::vector<std::string>{}; };
 }
 
 // Hugging Face expert names: Qwen3-MoE's mlp.gate / mlp.experts.E.{gate,up,down}_proj
@@ -468,7 +616,7 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
         {"k_norm", "self_attn.k_norm"},   {"ffn_norm", "post_attention_layernorm"},
         {"gate", "mlp.gate_proj"},        {"up", "mlp.up_proj"},
         {"down", "mlp.down_proj"},        {"qkv", "self_attn.qkv_proj"},
-        {"gate_up", "mlp.gate_up_proj"}};
+        {"gate_up", "mlp.gate_up_proj"},  {"sinks", "self_attn.sinks"}};
     // Gemma's sandwich: post_attention_layernorm is the attention output's norm there, and the FFN's
     // input norm is pre_feedforward_layernorm (modeling_gemma2.py Gemma2DecoderLayer).
     static const std::map<std::string, std::string> kGemmaRole = {{"ffn_norm", "pre_feedforward_layernorm"},
@@ -478,7 +626,11 @@ Expected<ModelWeights> LoadWeightsHf(const SafetensorsSet& st, const ModelConfig
     return "model.layers." + std::to_string(i) + "." +
            (gemma_role != kGemmaRole.end() ? gemma_role->second : kRole.at(role));
   };
-  SetHfExpertNames(c.arch, nm);
+  if (c.arch == Arch::kGptOss) {
+    SetHfGptOssNames(nm);
+  } else {
+    SetHfExpertNames(c.arch, nm);
+  }
   KV_ASSIGN_OR_RETURN(ModelWeights w, LoadAll(ld, nm, c, /*gguf_llama=*/false));
   if (gemma) AddOneToGemmaNorms(w);
   return w;
@@ -512,13 +664,13 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, 
                                                              {"gate_up", "ffn_up"},
                                                              {"post_attn_norm", "post_attention_norm"},
                                                              {"post_ffn_norm", "post_ffw_norm"},
-                                                             {"sinks", "attn_sinks"}};
+                                                             {"sinks", "attn_sinks.weight"}};
     const std::string r = gpt_oss && std::string(role) == "ffn_norm" ? "post_attention_norm" : kRole.at(role);
     return "blk." + std::to_string(i) + "." + r;
   };
   nm.router = [](int i) { return "blk." + std::to_string(i) + ".ffn_gate_inp"; };
   nm.expert = [](int i, int, const char* role) { return "blk." + std::to_string(i) + ".ffn_" + role + "_exps"; };
-  nm.stacked_experts = true;
+  nm.experts = Names::Experts::kGgufStacked;
   nm.unsupported = [](int i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     return std::vector<std::string>{b + "ffn_gate_inp_shexp.weight", b + "ffn_gate_shexp.weight",

@@ -94,4 +94,9 @@ Expected<ModelWeights> LoadWeightsGguf(const GgufFile& g, const ModelConfig& c, 
 // h*hd + t*hd/2 + j. `w` has rows = n_head*head_dim, cols each (cols = 1 for biases). Exposed for tests.
 void UnpermuteGgufQk(float* w, int n_head, int head_dim, int64_t cols);
 
+// One MXFP4 block of a Hugging Face gpt-oss checkpoint (16 bytes of nibbles, element 2k in byte k's
+// low nibble and 2k+1 in its high one, plus its E8M0 scale byte) as ggml's 17-byte block_mxfp4
+// (scale, then byte j = element j | element j+16 << 4): the same values. Exposed for tests.
+void RepackHfMxfp4Block(const uint8_t* hf, uint8_t scale, uint8_t* ggml);
+
 }  // namespace kvaudit

@@ -16,10 +16,10 @@ void YarnBlend(const RopeParams& p, int head_dim, std::vector<float>& inv) {
   const double d = head_dim, base = p.theta, ctx = p.original_max_position_embeddings;
   auto corr_dim = [&](double rotations) { return d * std::log(ctx / (rotations * 2 * M_PI)) / (2 * std::log(base)); };
   double lo = corr_dim(p.beta_fast), hi = corr_dim(p.beta_slow);
-  if (p.yarn_round_dims) {
-    lo = std::max(0.0, std::floor(lo));
-    hi = std::min(d - 1, std::ceil(hi));
-  }
+  if (p.yarn_round_dims) lo = std::floor(lo), hi = std::ceil(hi);
+  // Both clamp to [0, d − 1], rounded or not (find_correction_range, ggml_rope_yarn_corr_dims).
+  lo = std::max(0.0, lo);
+  hi = std::min(d - 1, hi);
   const float lo_f = static_cast<float>(lo), span = std::max(0.001f, static_cast<float>(hi - lo));
   const float factor = static_cast<float>(p.factor);
   for (size_t i = 0; i < inv.size(); ++i) {

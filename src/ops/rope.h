@@ -26,7 +26,8 @@ struct RopeParams {
   double beta_fast = 32.0;
   double beta_slow = 1.0;
   // llama.cpp always floors/ceils the correction dims (ggml_rope_yarn_corr_dims); transformers only
-  // when rope_scaling.truncate is true (its default; gpt-oss's config says false).
+  // when rope_scaling.truncate is true (its default; gpt-oss's config says false). Either way they
+  // are clamped to [0, head_dim − 1].
   bool yarn_round_dims = true;
   double attn_factor = 1.0;  // cos/sin multiplier: YaRN's 0.1·ln(factor) + 1 unless the config sets it
   // GGUF llama3 checkpoints store the llama3 adjustment as per-frequency divisors

@@ -67,12 +67,20 @@ uint64_t Elements(const std::vector<int64_t>& shape) {
 }  // namespace
 
 void WriteF32Safetensors(const fs::path& file, const std::vector<F32Tensor>& tensors) {
+  WriteSafetensors(file, tensors, {});
+}
+
+void WriteSafetensors(const fs::path& file, const std::vector<F32Tensor>& tensors, const std::vector<RawTensor>& raw) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t off = 0;
   for (const F32Tensor& t : tensors) {
     const uint64_t n = Elements(t.shape);
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {off, off + 4 * n}}};
     off += 4 * n;
+  }
+  for (const RawTensor& t : raw) {
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes.size()}}};
+    off += t.bytes.size();
   }
   std::string h = header.dump();
   while (h.size() % 8) h += ' ';
@@ -85,6 +93,8 @@ void WriteF32Safetensors(const fs::path& file, const std::vector<F32Tensor>& ten
     const std::vector<float>& v = t.values.empty() ? zeros : t.values;
     f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(4 * v.size()));
   }
+  for (const RawTensor& t : raw)
+    f.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
 }
 
 fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape,

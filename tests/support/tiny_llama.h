@@ -34,6 +34,18 @@ struct F32Tensor {
 // A safetensors file of f32 tensors in the given order (header padded to 8 bytes, as the writers do).
 void WriteF32Safetensors(const std::filesystem::path& file, const std::vector<F32Tensor>& tensors);
 
+// One tensor given as its stored bytes and safetensors dtype name (e.g. "U8": gpt-oss's MXFP4
+// blocks and scales).
+struct RawTensor {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+// The f32 tensors, then the raw ones, in one safetensors file (as WriteF32Safetensors).
+void WriteSafetensors(const std::filesystem::path& file, const std::vector<F32Tensor>& tensors,
+                      const std::vector<RawTensor>& raw);
+
 // Writes the model into `dir` (created) and returns it. `edit` sees every tensor by its Hugging
 // Face name (model.layers.N.self_attn.k_proj.weight: [kv_heads * head_dim, hidden]).
 std::filesystem::path WriteTinyLlama(const std::filesystem::path& dir, const TinyLlamaShape& shape,

@@ -103,8 +103,8 @@ TEST(ModelLoad, MissingAndInconsistentConfigKeys) {
   c["num_key_value_heads"] = 3;
   ExpectBadInput(WriteModel("heads", c, LlamaTensors(3)), "not a multiple of num_key_value_heads 3");
   c = GoldenLlamaConfig();
-  c["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 2.0}};
-  ExpectBadInput(WriteModel("rope", c, LlamaTensors(3)), "unsupported rope type 'yarn'");
+  c["rope_parameters"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+  ExpectBadInput(WriteModel("rope", c, LlamaTensors(3)), "unsupported rope type 'dynamic'");
   c = GoldenLlamaConfig();
   c["num_hidden_layers"] = "three";
   ExpectBadInput(WriteModel("type", c, LlamaTensors(3)), "'num_hidden_layers' must be an integer");
