@@ -64,13 +64,20 @@ TEST(DecideKvMemorySlidingTest, VllmHoldsTheWindowAndOneChunkOfPrefillPlusABlock
   EXPECT_NE(m.layout.find("12 sliding layers x 8336 cells"), std::string::npos) << m.layout;
 }
 
-TEST(DecideKvMemorySlidingTest, SglangAndTensorRtLlmAreCountedFullAndSaySo) {
-  // Every layer 4096 tokens: 24 x 4096 x 2048 = 201326592 (TensorRT-LLM: 4096 is 128 blocks of 32).
-  for (E e : {E::kSglang, E::kTensorRtLlm}) {
-    const KvMemory m = SettingsOf(e, "k=f16,v=f16", GptOss20B(), 4096).memory;
-    ExpectAt(m, 201326592ull, 4096);
-    EXPECT_NE(m.layout.find("counted as full"), std::string::npos) << m.layout;
-  }
+TEST(DecideKvMemorySlidingTest, SglangReservesItsSwaPoolAsARatioOfTheFullPool) {
+  // set_num_tokens_hybrid_swa: swa_tokens = int(full_tokens x 0.8) whatever the window. Global
+  // 12 x 4096 x 2048 = 100663296; sliding int(3276.8) = 3276 cells: 12 x 3276 x 2048 = 80510976.
+  const KvMemory m = SettingsOf(E::kSglang, "k=f16,v=f16", GptOss20B(), 4096).memory;
+  ExpectAt(m, 181174272ull, 4096);
+  EXPECT_NE(m.layout.find("12 sliding layers x 3276 cells"), std::string::npos) << m.layout;
+  EXPECT_NE(m.layout.find("--swa-full-tokens-ratio 0.8"), std::string::npos) << m.layout;
+}
+
+TEST(DecideKvMemorySlidingTest, TensorRtLlmIsCountedFullAndSaysSo) {
+  // Every layer 4096 tokens: 24 x 4096 x 2048 = 201326592 (4096 is 128 blocks of 32).
+  const KvMemory m = SettingsOf(E::kTensorRtLlm, "k=f16,v=f16", GptOss20B(), 4096).memory;
+  ExpectAt(m, 201326592ull, 4096);
+  EXPECT_NE(m.layout.find("counted as full"), std::string::npos) << m.layout;
 }
 
 TEST(DecideKvMemorySlidingTest, TransformersDynamicCacheKeepsTheWindowLessOne) {

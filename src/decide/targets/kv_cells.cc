@@ -12,6 +12,13 @@ constexpr int kLlamaCppBatch = 2048;   // common/common.h n_batch; n_ubatch = mi
 
 uint64_t RoundUp(uint64_t n, uint64_t to) { return to <= 1 ? n : (n + to - 1) / to * to; }
 
+std::string FormatRatio(double r) {
+  std::string s = std::to_string(r);  // "0.800000"
+  while (s.size() > 1 && s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
 // llama.cpp de3ff815 src/llama-kv-cache-iswa.cpp: size_swa = GGML_PAD(min(size_base, n_swa ·
 // (unified ? n_seq_max : 1) + n_ubatch), 256), size_base = the padded n_ctx_seq; --swa-full sets
 // size_swa = size_base. src/llama-context.cpp: n_batch = min(n_ctx, n_batch) for causal models and
@@ -58,10 +65,15 @@ CellRule VllmCells() {
   return r;
 }
 
+// SGLang sizes two token pools for a hybrid sliding-window model: the full layers' and the sliding
+// layers', swa_tokens = int(full_tokens · swa_full_tokens_ratio) (python/sglang/srt/model_executor/
+// model_runner_kv_cache_mixin.py@001ccef0 set_num_tokens_hybrid_swa; server_args.py default 0.8;
+// --disable-hybrid-swa-memory: one pool, every layer full). For full pools of ctx tokens the sliding
+// layers hold int(0.8 · ctx), whatever the window: the pool is reserved at start-up.
 CellRule SglangCells() {
   CellRule r;
+  r.sliding = CellRule::Sliding::kSglangRatio;
   r.engine = "SGLang";
-  r.full_why = "sliding layers counted as full: what SGLang's SWA pool keeps per sequence was not read";
   return r;
 }
 
@@ -102,6 +114,7 @@ uint64_t LayerCells(const CellRule& r, const ModelConfig& c, int layer, int ctx)
     // full_key_states[:, :, -sliding_window + 1:] between steps.
     case CellRule::Sliding::kHfDynamic: return std::min<uint64_t>(ctx, std::max(1, w - 1));
     case CellRule::Sliding::kSpan: return std::min(ctx, w);
+    case CellRule::Sliding::kSglangRatio: return static_cast<uint64_t>(static_cast<double>(global) * r.swa_ratio);
   }
   return global;
 }
@@ -121,6 +134,10 @@ std::string SlidingCellsText(const CellRule& r, const ModelConfig& c, int ctx) {
              std::to_string(r.batched_tokens) + ")";
     case CellRule::Sliding::kHfDynamic: return "sliding: the last " + w + " - 1 tokens (DynamicSlidingWindowLayer)";
     case CellRule::Sliding::kSpan: return "sliding: the " + w + " positions attention reads";
+    case CellRule::Sliding::kSglangRatio:
+      return "sliding: " + FormatRatio(r.swa_ratio) + " x " + n +
+             " cells, whatever the window (SGLang's SWA pool, --swa-full-tokens-ratio " + FormatRatio(r.swa_ratio) +
+             "; --disable-hybrid-swa-memory: every cell)";
   }
   return "";
 }

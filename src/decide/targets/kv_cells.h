@@ -19,12 +19,14 @@ struct CellRule {
     kVllmWindow,    // vLLM SlidingWindowSpec: (⌈min(w − 1 + batched, ctx) / block⌉ + 1) blocks
     kHfDynamic,     // transformers DynamicSlidingWindowLayer: the last min(ctx, w − 1) tokens
     kSpan,          // kvaudit's accounting: the positions attention reads, min(ctx, w)
+    kSglangRatio,   // SGLang's hybrid SWA pool: ⌊global · swa_ratio⌋ cells, whatever the window
   };
   Sliding sliding = Sliding::kFull;
   int round_to = 1;           // global cells: ctx rounded up to a multiple (256 cells, 16-token blocks)
   int n_ubatch = 512;         // llama.cpp -ub (common/common.h n_ubatch = 512)
   int n_seq = 1;              // llama.cpp: sequences a unified cache's window cells are kept for
   int batched_tokens = 8192;  // vLLM --max-num-batched-tokens (api server, GPUs of >= 70 GiB)
+  double swa_ratio = 0.8;     // SGLang --swa-full-tokens-ratio (server_args.py default 0.8)
   std::string engine;         // who sizes the cache this way ("llama.cpp")
   std::string full_why;       // kFull: why sliding layers hold every cell, for the layout line
 };
@@ -33,7 +35,7 @@ struct CellRule {
 CellRule LlamaCppCells(bool swa_full);
 CellRule IkLlamaCppCells();  // global padding only: its sliding-window sizing was not read
 CellRule VllmCells();
-CellRule SglangCells();       // page 1; its SWA pool's share per sequence was not read
+CellRule SglangCells();       // page 1; sliding layers: --swa-full-tokens-ratio 0.8 of the full pool
 CellRule TensorRtLlmCells();  // blocks of 32; its per-layer attention window is not set
 CellRule HfCells(bool dynamic_cache);
 CellRule SpanCells();  // kvaudit's own accounting (budgets, "of f16", audit and recommend)
