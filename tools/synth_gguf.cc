@@ -1,5 +1,6 @@
 #include "synth_gguf.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -112,6 +113,23 @@ void AddArchKeys(const Shape& s, const std::string& arch, Meta& m) {
   }
 }
 
+// llama.cpp checks token_embd against the vocabulary (llama-model.cpp check_tensor_dims: {n_embd,
+// n_vocab}, n_vocab = the token list's length), so a vocabulary smaller than the shape's is padded
+// as convert_hf_to_gguf.py pads a model's own (get_vocab_base: "[PAD{i}]", token type UNUSED = 5,
+// and score 0 where the vocabulary has scores).
+GgufValue PaddedToVocab(const std::string& key, GgufValue v, int64_t vocab) {
+  if (v.type != GgufType::kArray) return v;
+  if (key == "tokenizer.ggml.tokens") {
+    for (int64_t i = static_cast<int64_t>(v.strings.size()); i < vocab; ++i)
+      v.strings.push_back("[PAD" + std::to_string(i) + "]");
+  } else if (key == "tokenizer.ggml.token_type") {
+    v.ints.resize(std::max<size_t>(v.ints.size(), static_cast<size_t>(vocab)), 5);
+  } else if (key == "tokenizer.ggml.scores") {
+    v.floats.resize(std::max<size_t>(v.floats.size(), static_cast<size_t>(vocab)), 0.0);
+  }
+  return v;
+}
+
 }  // namespace
 
 Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<TensorPlan>& plan,
@@ -142,7 +160,7 @@ Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<Te
   int n_tokenizer = 0;
   for (const auto& [key, value] : vocab.metadata()) {
     if (key.rfind("tokenizer.", 0) != 0) continue;
-    KV_RETURN_IF_ERROR(m.Copy(key, value));
+    KV_RETURN_IF_ERROR(m.Copy(key, PaddedToVocab(key, value, s.vocab)));
     ++n_tokenizer;
   }
   if (n_tokenizer == 0) {

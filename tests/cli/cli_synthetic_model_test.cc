@@ -349,6 +349,31 @@ TEST(SynthModelCliTest, DryRunOf1bTiesTheEmbeddingsAndMatchesTheRealFiles) {
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\n  token_embd +\\[128256, 2048\\] +Q6_K\n"))) << r.out;
 }
 
+// A vocabulary smaller than the shape's is padded as convert_hf_to_gguf.py pads one ("[PAD{i}]",
+// type UNUSED), so that llama.cpp's loader, which checks token_embd's rows against the token list,
+// takes the file: GPT-2's 50257 tokens under tiny-gpt-oss's 128256 rows.
+TEST(SynthModelCliTest, SmallerVocabulariesArePaddedToTheShapesRows) {
+  const fs::path dir = testing::MakeTempDir("synth-pad");
+  const fs::path model = dir / "tiny-gpt-oss.gguf";
+  const auto w = Synth("--shape tiny-gpt-oss --type mxfp4_moe --vocab " +
+                       Fixture("tokenizers/ggml-vocab-gpt-2.gguf").string() + " --out " + model.string());
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto g = GgufFile::Open(model.string());
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const GgufValue* tokens = g->Find("tokenizer.ggml.tokens");
+  const GgufValue* types = g->Find("tokenizer.ggml.token_type");
+  ASSERT_TRUE(tokens && types);
+  ASSERT_EQ(tokens->strings.size(), 128256u);
+  EXPECT_EQ(tokens->strings[50256], "<|endoftext|>");
+  EXPECT_EQ(tokens->strings[50257], "[PAD50257]");
+  EXPECT_EQ(tokens->strings.back(), "[PAD128255]");
+  ASSERT_EQ(types->ints.size(), 128256u);
+  EXPECT_EQ(types->ints.back(), 5);
+  EXPECT_EQ(g->FindTensor("token_embd.weight")->shape[0], 128256);
+  ExpectFiniteScore(model, SmallText(dir));
+  fs::remove_all(dir);
+}
+
 // The architectures beyond Llama at test size: written as llama.cpp's loaders want them, loaded by
 // kvaudit as their architecture (sliding layers, experts), scored to finite numbers; gpt-oss's
 // experts MXFP4 and the rest Q8_0 (mxfp4_moe), the others under llama.cpp's Q4_K_M mix.
