@@ -76,18 +76,28 @@ int main(int argc, char** argv) {
       tgd.push_back(n_decode / (Now() - t));
     }
   }
-  auto all = [](const std::vector<double>& v) {
+  // Whole tokens/s, but two significant digits below 10 (real-size models decode a few per second).
+  auto rate = [](double x) {
+    char one[32];
+    std::snprintf(one, sizeof one, x < 10 ? "%.1f" : "%.0f", x);
+    return std::string(one);
+  };
+  auto all = [&](const std::vector<double>& v) {
     std::string s;
-    for (double x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x + 0.5));
+    for (double x : v) s += (s.empty() ? "" : " ") + rate(x);
     return s;
   };
   std::printf("model %s (weights %s), %d threads, f32 KV cache, median of %d\n", path.c_str(),
               (*model)->weights().storage_summary().c_str(), threads, reps);
-  if (do_pp) std::printf("prefill %d tokens: %.0f tokens/s  [%s]\n", n_prefill, Median(pp), all(pp).c_str());
-  if (do_tg0)
-    std::printf("decode %d tokens at depth 0: %.0f tokens/s  [%s]\n", n_decode, Median(tg0), all(tg0).c_str());
+  if (do_pp)
+    std::printf("prefill %d tokens: %s tokens/s  [%s]\n", n_prefill, rate(Median(pp)).c_str(), all(pp).c_str());
+  if (do_tg0) {
+    std::printf("decode %d tokens at depth 0: %s tokens/s  [%s]\n", n_decode, rate(Median(tg0)).c_str(),
+                all(tg0).c_str());
+  }
   if (do_tgd) {
-    std::printf("decode %d tokens at depth %d: %.0f tokens/s  [%s]\n", n_decode, depth, Median(tgd), all(tgd).c_str());
+    std::printf("decode %d tokens at depth %d: %s tokens/s  [%s]\n", n_decode, depth, rate(Median(tgd)).c_str(),
+                all(tgd).c_str());
   }
   return 0;
 }

@@ -45,8 +45,22 @@ TEST_P(AuditArchitectureTest, RunsEndToEnd) {
   ASSERT_FALSE(eval.is_discarded());
   EXPECT_FALSE(eval["configs"][0]["attention"].empty()) << eval["configs"][0].dump().substr(0, 400);
   EXPECT_TRUE(fs::exists(dir / "probe" / "results.json"));
-  EXPECT_TRUE(fs::exists(dir / "recommend" / "results.json"));
   EXPECT_TRUE(fs::exists(dir / "report.html"));
+  // Sliding and global layers are measured as what they are: the sensitivity parts carry their
+  // layer's window, and the search has a global/sliding front on the models with both kinds.
+  const bool both_kinds = GetParam() == "gemma2" || GetParam() == "gemma3" || GetParam() == "gpt-oss";
+  const json rec = json::parse(testing::ReadFile((dir / "recommend" / "results.json").string()), nullptr, false);
+  const json sens =
+      json::parse(testing::ReadFile((dir / "recommend" / "sensitivity" / "results.json").string()), nullptr, false);
+  ASSERT_FALSE(rec.is_discarded() || sens.is_discarded());
+  bool kind_front = false;
+  for (const json& f : rec["fronts"])
+    kind_front = kind_front || (f["shape"] == "global/sliding" && !f["points"].empty());
+  EXPECT_EQ(kind_front, both_kinds) << rec["fronts"].dump().substr(0, 600);
+  int sliding_parts = 0;
+  for (const json& p : sens["formats"][0]["parts"]) sliding_parts += p["window"].get<int>() > 0;
+  EXPECT_EQ(sliding_parts > 0, both_kinds);
+  EXPECT_EQ(sens["formats"][0].contains("by_layer_kind"), both_kinds);
   fs::remove_all(dir);
 }
 
