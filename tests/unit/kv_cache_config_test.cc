@@ -143,6 +143,9 @@ TEST(CacheConfigTest, LayerKindSelectorsFollowTheModelsSlidingLayers) {
   ExpectRejected("k=f16;layers=global:k=q4_0;layers=2-3:v=q8_0", "overrides 1 and 2 cover the same layers", oss);
   EXPECT_TRUE(ParseOk("k=f16;layers=global:k=q4_0;layers=2:v=q8_0").Validate(oss, false).ok());
   ExpectRejected("k=f16;layers=local:k=q4_0", "bad range 'local'");
+  // One layers= per selector: a range beside a kind (or two ranges) would drop one of them.
+  ExpectRejected("k=f16;layers=sliding,layers=0-3:k=q4_0", "'layers=' given twice in one selector");
+  ExpectRejected("k=f16;layers=0-1,heads=0,heads=1:k=q4_0", "'heads=' given twice in one selector");
   // sink= on the global layers by kind is what the sliding-layer refusal's hint asks for.
   EXPECT_TRUE(ParseOk("k=q4_0;layers=global:k=q4_0,sink=4").Validate(oss, false).ok());
 }

@@ -138,12 +138,17 @@ constexpr std::string_view kLayerKindNames[] = {"", "global", "sliding"};
 // The selector of an override segment ("layers=A-B", "layers=sliding", either with ",heads=C-D").
 Status ParseSelector(const std::string& text, IndexRange& layers, LayerKind& kind, IndexRange& heads,
                      const SpecText& err) {
+  std::set<std::string> given;  // a second layers= or heads= would silently replace the first
   for (const std::string& part : Split(text, ',')) {
     const size_t eq = part.find('=');
     const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
     if (key != "layers" && key != "heads") {
       return err("selector key '" + key + "'",
                  "a selector is layers=A-B, layers=global or layers=sliding, optionally with ,heads=C-D");
+    }
+    if (!given.insert(key).second) {
+      return err("'" + key + "=' given twice in one selector",
+                 "write one layers= (a range, global or sliding) and at most one heads=");
     }
     if (key == "layers" && (value == kLayerKindNames[1] || value == kLayerKindNames[2])) {
       kind = value == kLayerKindNames[1] ? LayerKind::kGlobal : LayerKind::kSliding;
