@@ -20,6 +20,7 @@
 #include "model/forward.h"
 #include "model/model.h"
 #include "support/fixtures.h"
+#include "support/gpt_oss_hf_config.h"
 #include "support/llamacpp_golden.h"
 #include "support/tiny_llama.h"
 
@@ -143,33 +144,11 @@ void AddGptOssExperts(const GgufFile& g, int i, std::vector<F32Tensor>& f32, std
 // config.json of the goldens' model (their meta.json), in transformers' keys. YaRN's truncate is
 // true (transformers' default): rounded correction dims, what llama.cpp computes for the GGUF.
 nlohmann::json GptOssHfConfig(const ModelConfig& c) {
-  return {{"model_type", "gpt_oss"},
-          {"architectures", {"GptOssForCausalLM"}},
-          {"hidden_size", c.d_model},
-          {"num_hidden_layers", c.n_layers},
-          {"num_attention_heads", c.n_heads},
-          {"num_key_value_heads", c.n_kv_heads},
-          {"head_dim", c.head_dim},
-          {"intermediate_size", c.expert_ff},
-          {"num_local_experts", c.n_experts},
-          {"num_experts_per_tok", c.n_experts_used},
-          {"experts_per_token", c.n_experts_used},
-          {"vocab_size", c.vocab_size},
-          {"max_position_embeddings", c.max_ctx},
-          {"rms_norm_eps", 1e-05},
-          {"rope_theta", 150000.0},
-          {"rope_scaling",
-           {{"rope_type", "yarn"},
-            {"factor", 32.0},
-            {"beta_fast", 32.0},
-            {"beta_slow", 1.0},
-            {"original_max_position_embeddings", 4096},
-            {"truncate", true}}},
-          {"sliding_window", c.sliding_window},
-          {"swiglu_limit", 7.0},
-          {"attention_bias", true},
-          {"hidden_act", "silu"},
-          {"tie_word_embeddings", false}};
+  nlohmann::json j = testing::TinyGptOssHfConfig(/*truncate=*/true);
+  KV_CHECK(j["hidden_size"] == c.d_model && j["num_hidden_layers"] == c.n_layers &&
+           j["num_local_experts"] == c.n_experts && j["intermediate_size"] == c.expert_ff &&
+           j["sliding_window"] == c.sliding_window);
+  return j;
 }
 
 // The golden's GGUF written as a Hugging Face directory; `edit` may change the f32 tensors (by

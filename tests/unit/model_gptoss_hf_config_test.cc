@@ -16,42 +16,14 @@
 #include "ops/rope.h"
 #include "quant/quant_type.h"
 #include "support/fixtures.h"
+#include "support/gpt_oss_hf_config.h"
 
 namespace kvaudit {
 namespace {
 
 namespace fs = std::filesystem;
 
-// openai/gpt-oss-20b's config.json at the tiny golden's sizes (../shared/golden/llamacpp/gpt-oss).
-nlohmann::json GptOssConfigJson() {
-  return {{"model_type", "gpt_oss"},
-          {"architectures", {"GptOssForCausalLM"}},
-          {"hidden_size", 64},
-          {"num_hidden_layers", 3},
-          {"num_attention_heads", 4},
-          {"num_key_value_heads", 2},
-          {"head_dim", 16},
-          {"intermediate_size", 64},
-          {"num_local_experts", 4},
-          {"num_experts_per_tok", 2},
-          {"experts_per_token", 2},
-          {"vocab_size", 256},
-          {"max_position_embeddings", 131072},
-          {"rms_norm_eps", 1e-05},
-          {"rope_theta", 150000},
-          {"rope_scaling",
-           {{"rope_type", "yarn"},
-            {"factor", 32.0},
-            {"beta_fast", 32.0},
-            {"beta_slow", 1.0},
-            {"original_max_position_embeddings", 4096},
-            {"truncate", false}}},
-          {"sliding_window", 8},
-          {"swiglu_limit", 7.0},
-          {"attention_bias", true},
-          {"hidden_act", "silu"},
-          {"tie_word_embeddings", false}};
-}
+nlohmann::json GptOssConfigJson() { return testing::TinyGptOssHfConfig(/*truncate=*/false); }
 
 Expected<ModelConfig> GptOssFromJson(const nlohmann::json& j) {
   const fs::path dir = testing::MakeTempDir("gptoss-config");
