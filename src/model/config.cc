@@ -31,12 +31,6 @@ const char* ArchName(Arch a) {
   return "?";
 }
 
-int ModelConfig::n_sliding_layers() const {
-  int n = 0;
-  for (int l = 0; l < n_layers; ++l) n += is_sliding(l);
-  return n;
-}
-
 uint64_t F16KvBytesPerToken(int n_layers, int n_kv_heads, int head_dim) {
   return 2ull * 2ull * static_cast<uint64_t>(n_layers) * static_cast<uint64_t>(n_kv_heads) *
          static_cast<uint64_t>(head_dim);

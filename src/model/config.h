@@ -82,7 +82,11 @@ struct ModelConfig {
   }
   int layer_window(int layer) const { return is_sliding(layer) ? sliding_window : 0; }
   const RopeParams& layer_rope(int layer) const { return rope_local && is_sliding(layer) ? *rope_local : rope; }
-  int n_sliding_layers() const;
+  int n_sliding_layers() const {  // inline: kv/config reads it without linking model/
+    int n = 0;
+    for (int l = 0; l < n_layers; ++l) n += is_sliding(l);
+    return n;
+  }
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }

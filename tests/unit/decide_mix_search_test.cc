@@ -304,6 +304,8 @@ TEST(DecideMixSearchDeathTest, InvariantsAreChecked) {
                })),
                "candidate f16 given twice");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[0].choices[0].candidate = "q9_0"; })), "not a format");
+  EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[0].sliding = true; })),
+               "K and V parts disagree on whether it slides");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) { p[0].choices[0].cost = std::nan(""); })), "not finite");
   EXPECT_DEATH(MixProblem::FromPartsOrDie(with([](auto& p) {
                  p[0].choices = {{"q8_0,engine=llama.cpp", 0, 136}};

@@ -3,7 +3,6 @@
 // and Gemma the two kinds hold very different amounts of cache at long context (a sliding layer
 // keeps its window, a global one every position: decide/targets/kv_cells.h), so a team's natural
 // question "quantize only the global layers?" is a point of this front.
-#include <string>
 #include <vector>
 
 #include "decide/search/mix_front.h"
@@ -19,38 +18,15 @@ struct KindOption {
   std::vector<uint8_t> k, v;  // [n_layers]
 };
 
-// The choice indices, per layer of the kind, of each candidate text that every such layer offers
-// for `tensor` (in the first such layer's order).
-std::vector<std::vector<uint8_t>> CommonToKind(const MixProblem& m, const std::vector<int>& layers, char tensor) {
-  std::vector<std::vector<uint8_t>> out;  // [n_common][n_layers]
-  const Part& first = m.part(layers.front(), tensor);
-  for (size_t c = 0; c < first.choices.size(); ++c) {
-    const std::string& text = m.candidate(layers.front(), tensor, static_cast<int>(c)).text;
-    std::vector<uint8_t> index(m.n_layers(), 0);
-    bool everywhere = true;
-    for (int l : layers) {
-      const int n = static_cast<int>(m.part(l, tensor).choices.size());
-      int found = -1;
-      for (int i = 0; i < n && found < 0; ++i) {
-        if (m.candidate(l, tensor, i).text == text) found = i;
-      }
-      everywhere = everywhere && found >= 0;
-      if (found >= 0) index[l] = static_cast<uint8_t>(found);
-    }
-    if (everywhere) out.push_back(std::move(index));
-  }
-  return out;
-}
-
 std::vector<KindOption> KindOptions(const MixProblem& m, bool sliding) {
   std::vector<int> layers;
   for (int l = 0; l < m.n_layers(); ++l) {
     if (m.sliding(l) == sliding) layers.push_back(l);
   }
-  const auto ks = CommonToKind(m, layers, 'k'), vs = CommonToKind(m, layers, 'v');
+  const CommonChoices ks = CommonTo(m, 'k', layers), vs = CommonTo(m, 'v', layers);
   std::vector<KindOption> out;
-  for (const auto& k : ks) {
-    for (const auto& v : vs) {
+  for (const auto& k : ks.index) {
+    for (const auto& v : vs.index) {
       KindOption o{0, 0, k, v};
       bool shares = true;
       for (int l : layers) {

@@ -30,6 +30,8 @@ struct CommonChoices {
   std::vector<std::vector<uint8_t>> index;  // [n_types][n_layers] the choice index of that text at each layer
 };
 CommonChoices CommonTo(const MixProblem& m, char tensor);
+// The same over `layers` only (non-empty): index entries of the other layers are 0.
+CommonChoices CommonTo(const MixProblem& m, char tensor, const std::vector<int>& layers);
 
 MixFront FirstLastFront(const MixProblem& m);
 MixFront ByKindFront(const MixProblem& m);  // empty unless some layers slide and some do not

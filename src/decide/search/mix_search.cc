@@ -24,24 +24,33 @@ MixFront FrontOf(const MixProblem& m, std::vector<Scored> points) {
   return front;
 }
 
-CommonChoices CommonTo(const MixProblem& m, char tensor) {
+CommonChoices CommonTo(const MixProblem& m, char tensor, const std::vector<int>& layers) {
   CommonChoices out;
-  const Part& first = m.part(0, tensor);
-  for (size_t c = 0; c < first.choices.size(); ++c) {
-    const std::string& text = m.candidate(0, tensor, static_cast<int>(c)).text;
-    std::vector<uint8_t> index;  // [n_layers]
-    for (int l = 0; l < m.n_layers(); ++l) {
-      const int n = static_cast<int>(m.part(l, tensor).choices.size());
-      for (int i = 0; i < n; ++i) {
-        if (m.candidate(l, tensor, i).text == text) index.push_back(static_cast<uint8_t>(i));
+  const int first = layers.front();
+  for (size_t c = 0; c < m.part(first, tensor).choices.size(); ++c) {
+    const std::string& text = m.candidate(first, tensor, static_cast<int>(c)).text;
+    std::vector<uint8_t> index(m.n_layers(), 0);  // [n_layers]
+    bool everywhere = true;
+    for (size_t j = 0; j < layers.size() && everywhere; ++j) {
+      const int l = layers[j], n = static_cast<int>(m.part(l, tensor).choices.size());
+      int found = -1;
+      for (int i = 0; i < n && found < 0; ++i) {
+        if (m.candidate(l, tensor, i).text == text) found = i;
       }
-      if (static_cast<int>(index.size()) != l + 1) break;
+      everywhere = found >= 0;
+      if (everywhere) index[l] = static_cast<uint8_t>(found);
     }
-    if (static_cast<int>(index.size()) != m.n_layers()) continue;
+    if (!everywhere) continue;
     out.text.push_back(text);
     out.index.push_back(std::move(index));
   }
   return out;
+}
+
+CommonChoices CommonTo(const MixProblem& m, char tensor) {
+  std::vector<int> all(m.n_layers());
+  std::iota(all.begin(), all.end(), 0);
+  return CommonTo(m, tensor, all);
 }
 
 }  // namespace mix_detail

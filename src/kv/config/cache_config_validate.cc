@@ -76,8 +76,7 @@ Status CheckSelector(const SpecErrors& spec_error, const IndexRange& layers, Lay
                       "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
   }
   if (kind == LayerKind::kAny) return Status::Ok();
-  int n_sliding = 0;
-  for (int l = 0; l < c.n_layers; ++l) n_sliding += c.is_sliding(l);
+  const int n_sliding = c.n_sliding_layers();
   if (kind == LayerKind::kSliding && n_sliding == 0) {
     return spec_error("layers=sliding selects no layer: this model has no sliding-window layers",
                       "use a layer range (layers=A-B)");
