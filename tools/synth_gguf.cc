@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "io/gguf_meta_writer.h"
 #include "synth_write.h"
 
 namespace kvaudit::synth {
@@ -14,87 +15,9 @@ namespace {
 constexpr uint32_t kGgufVersion = 3;
 constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION (ggml.h), written by converter and quantizer
 
-// Little-endian serialization of GGUF metadata (gguf.md "Standardized key-value pairs").
-class Meta {
- public:
-  uint64_t count() const { return n_; }
-  const std::string& bytes() const { return b_; }
-
-  void U32(const std::string& key, uint32_t v) {
-    Key(key, GgufType::kU32);
-    Raw(v);
-  }
-  void F32(const std::string& key, float v) {
-    Key(key, GgufType::kF32);
-    Raw(v);
-  }
-  void Str(const std::string& key, const std::string& v) {
-    Key(key, GgufType::kString);
-    String(v);
-  }
-  // A value read by io/gguf.h, written back with its own type.
-  Status Copy(const std::string& key, const GgufValue& v) {
-    Key(key, v.type);
-    if (v.type != GgufType::kArray) return Scalar(key, v.type, v.i, v.f, v.s);
-    Raw(static_cast<uint32_t>(v.elem_type));
-    const size_t n = v.elem_type == GgufType::kString                                   ? v.strings.size()
-                     : (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) ? v.floats.size()
-                                                                                        : v.ints.size();
-    Raw(static_cast<uint64_t>(n));
-    for (size_t j = 0; j < n; ++j) {
-      if (v.elem_type == GgufType::kString) {
-        String(v.strings[j]);
-      } else if (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) {
-        KV_RETURN_IF_ERROR(Scalar(key, v.elem_type, 0, v.floats[j], ""));
-      } else {
-        KV_RETURN_IF_ERROR(Scalar(key, v.elem_type, v.ints[j], 0, ""));
-      }
-    }
-    return Status::Ok();
-  }
-
- private:
-  template <class T>
-  void Raw(T v) {
-    b_.append(reinterpret_cast<const char*>(&v), sizeof(T));
-  }
-  void String(const std::string& s) {
-    Raw(static_cast<uint64_t>(s.size()));
-    b_ += s;
-  }
-  void Key(const std::string& key, GgufType t) {
-    ++n_;
-    String(key);
-    Raw(static_cast<uint32_t>(t));
-  }
-  Status Scalar(const std::string& key, GgufType t, int64_t i, double f, const std::string& s) {
-    switch (t) {
-      case GgufType::kU8: Raw(static_cast<uint8_t>(i)); break;
-      case GgufType::kI8: Raw(static_cast<int8_t>(i)); break;
-      case GgufType::kU16: Raw(static_cast<uint16_t>(i)); break;
-      case GgufType::kI16: Raw(static_cast<int16_t>(i)); break;
-      case GgufType::kU32: Raw(static_cast<uint32_t>(i)); break;
-      case GgufType::kI32: Raw(static_cast<int32_t>(i)); break;
-      case GgufType::kU64: Raw(static_cast<uint64_t>(i)); break;
-      case GgufType::kI64: Raw(static_cast<int64_t>(i)); break;
-      case GgufType::kBool: Raw(static_cast<uint8_t>(i != 0)); break;
-      case GgufType::kF32: Raw(static_cast<float>(f)); break;
-      case GgufType::kF64: Raw(f); break;
-      case GgufType::kString: String(s); break;
-      default:
-        return BadInput("vocabulary key '" + key +
-                        "' has a value type kvaudit-synth-model cannot copy; hint: pass a vocabulary GGUF from "
-                        "llama.cpp (models/ggml-vocab-*.gguf)");
-    }
-    return Status::Ok();
-  }
-  std::string b_;
-  uint64_t n_ = 0;
-};
-
 // Qwen3MoeModel / Gemma3Model / GptOssModel.set_gguf_parameters (convert_hf_to_gguf.py): experts,
 // window, the local layers' RoPE base, RoPE scaling.
-void AddArchKeys(const Shape& s, const std::string& arch, Meta& m) {
+void AddArchKeys(const Shape& s, const std::string& arch, GgufMetaWriter& m) {
   if (s.n_experts > 0) {
     m.U32(arch + ".expert_count", static_cast<uint32_t>(s.n_experts));
     m.U32(arch + ".expert_used_count", static_cast<uint32_t>(s.n_experts_used));
@@ -135,7 +58,7 @@ GgufValue PaddedToVocab(const std::string& key, GgufValue v, int64_t vocab) {
 Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<TensorPlan>& plan,
                                 const GgufFile& vocab) {
   // Keys in convert_hf_to_gguf.py's order (general.*, then the model's set_gguf_parameters).
-  Meta m;
+  GgufMetaWriter m;
   const std::string arch = SynthArchName(s.arch);
   m.Str("general.architecture", arch);
   m.Str("general.type", "model");

@@ -18,6 +18,7 @@
 #include "model/forward.h"
 #include "model/model.h"
 #include "support/fixtures.h"
+#include "support/gguf_as_hf.h"
 #include "support/llamacpp_golden.h"
 #include "support/tiny_llama.h"
 
@@ -70,49 +71,6 @@ std::vector<int32_t> Greedy(const Model& m, const std::vector<int32_t>& prompt, 
   return out;
 }
 
-// GGUF tensor `gguf_name` as f32 under `hf_name`, in its stored shape; minus_one: stored − 1 (a
-// Gemma norm: the GGUF holds 1 + w, transformers w).
-testing::F32Tensor GgufAsHf(const GgufFile& gguf, const std::string& gguf_name, const std::string& hf_name,
-                            bool minus_one = false) {
-  const TensorView* t = gguf.FindTensor(gguf_name);
-  KV_CHECK_MSG(t != nullptr, gguf_name.c_str());
-  testing::F32Tensor out{hf_name, t->shape, std::vector<float>(t->numel())};
-  KV_CHECK(DequantizeToF32(*t, out.values.data()).ok());
-  if (minus_one) {
-    for (float& v : out.values) v = v - 1.0f;
-  }
-  return out;
-}
-
-// Phi-3's GGUF tensors under transformers' names (convert_hf_to_gguf.py Phi3MiniModel maps them
-// one to one: qkv_proj -> attn_qkv, gate_up_proj -> ffn_up), with its config.json.
-fs::path WritePhi3AsHf(const fs::path& gguf_path, const fs::path& dir) {
-  auto gguf = GgufFile::Open(gguf_path.string());
-  KV_CHECK_MSG(gguf.ok(), gguf.ok() ? "" : gguf.error().message.c_str());
-  const std::map<std::string, std::string> kLayer = {
-      {"attn_norm", "input_layernorm"},         {"attn_qkv", "self_attn.qkv_proj"}, {"attn_output", "self_attn.o_proj"},
-      {"ffn_norm", "post_attention_layernorm"}, {"ffn_up", "mlp.gate_up_proj"},     {"ffn_down", "mlp.down_proj"}};
-  std::vector<testing::F32Tensor> tensors;
-  auto add = [&](const std::string& gguf_name, const std::string& hf_name) {
-    tensors.push_back(GgufAsHf(*gguf, gguf_name, hf_name));
-  };
-  add("token_embd.weight", "model.embed_tokens.weight");
-  add("output_norm.weight", "model.norm.weight");
-  add("output.weight", "lm_head.weight");
-  for (int i = 0; i < 3; ++i) {
-    for (const auto& [g, h] : kLayer)
-      add("blk." + std::to_string(i) + "." + g + ".weight", "model.layers." + std::to_string(i) + "." + h + ".weight");
-  }
-  fs::create_directories(dir);
-  testing::WriteF32Safetensors(dir / "model.safetensors", tensors);
-  std::ofstream(dir / "config.json") << R"({"model_type": "phi3", "architectures": ["Phi3ForCausalLM"],
-    "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
-    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
-    "rope_theta": 10000.0, "rope_scaling": null, "tie_word_embeddings": false, "hidden_act": "silu",
-    "sliding_window": null, "partial_rotary_factor": 1.0})";
-  return dir;
-}
-
 // Gemma's GGUF tensors under transformers' names (convert_hf_to_gguf.py Gemma2Model / Gemma3Model
 // map them one to one and store every norm as 1 + w: here w = stored - 1, exact for norms in
 // [0.5, 2]), with a config.json equal to the GGUF's metadata (golden/llamacpp/<name>/meta.json).
@@ -134,7 +92,7 @@ fs::path WriteGemmaAsHf(const std::string& name, const fs::path& dir) {
   if (g3) layer_names.insert({{"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"}});
   std::vector<testing::F32Tensor> tensors;
   auto add = [&](const std::string& gguf_name, const std::string& hf_name) {
-    tensors.push_back(GgufAsHf(*gguf, gguf_name, hf_name, gguf_name.find("norm") != std::string::npos));
+    tensors.push_back(testing::GgufAsHf(*gguf, gguf_name, hf_name, gguf_name.find("norm") != std::string::npos));
   };
   add("token_embd.weight", "model.embed_tokens.weight");
   add("output_norm.weight", "model.norm.weight");
@@ -202,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppDenseGolden, ::testing::Values("
 // same bits as the GGUF.
 TEST(LlamaCppDenseGoldenHf, Phi3SafetensorsAndGgufGiveTheSameBits) {
   const fs::path gguf = Fixture("golden/llamacpp/phi3/model.gguf");
-  const fs::path hf = WritePhi3AsHf(gguf, testing::MakeTempDir("phi3-hf"));
+  const fs::path hf = testing::WritePhi3AsHf(gguf, testing::MakeTempDir("phi3-hf"));
   auto from_gguf = Model::Load(gguf.string());
   auto from_hf = Model::Load(hf.string());
   ASSERT_TRUE(from_gguf.ok()) << from_gguf.error().message;
