@@ -79,11 +79,11 @@ int main(int argc, char** argv) {
       r.spec = spec;
       r.threads = t;
       r.cache = std::move(*cache);
-      r.fwd = std::make_unique<Forward>(**model, *r.cache, pools[1]);  // prefill with 2 threads
+      r.fwd = std::make_unique<Forward>(**model, *r.cache, pools[1], max_pos);  // prefill with 2 threads
       const double t0 = Now();
       r.fwd->Run(std::span<const int32_t>(ids.data(), depth), 0, logits.data(), false);
       std::fprintf(stderr, "prefilled %-34s (%dT cache) in %.1f s\n", spec.c_str(), t, Now() - t0);
-      r.fwd = std::make_unique<Forward>(**model, *r.cache, pools[t - 1]);
+      r.fwd = std::make_unique<Forward>(**model, *r.cache, pools[t - 1], max_pos);
       runs.push_back(std::move(r));
     }
   }

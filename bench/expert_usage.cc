@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   const int n = static_cast<int>(ids.size());
   auto cache = MakeF32Cache(c, n);
   KV_CHECK(cache->Reserve(n).ok());
-  Forward fwd(**model, *cache, pool);
+  Forward fwd(**model, *cache, pool, n);
   std::vector<std::set<int>> used(c.n_layers);  // [n_layers] expert ids routed to
   fwd.set_route_observer([&](int layer, int, int rows, const int32_t* experts, const float*) {
     for (int i = 0; i < rows * c.n_experts_used; ++i) used[layer].insert(experts[i]);

@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   const ModelConfig& c = (*model)->config();
   ThreadPool pool(threads);
   auto cache = MakeF32Cache(c, std::max(n_prefill, depth + n_decode));
-  KV_CHECK(cache->Reserve(std::max(n_prefill, depth + n_decode)).ok());  // as every kvaudit command does
-  Forward fwd(**model, *cache, pool);
+  KV_CHECK(cache->Reserve(std::max(n_prefill, depth + n_decode)).ok());       // as every kvaudit command does
+  Forward fwd(**model, *cache, pool, std::max(n_prefill, depth + n_decode));  // the cache is the run's context
   std::vector<int32_t> ids(std::max(n_prefill, depth + n_decode));
   uint32_t s = 12345;
   for (int32_t& t : ids) t = static_cast<int32_t>((s = s * 1664525u + 1013904223u) >> 8) % c.vocab_size;

@@ -58,7 +58,7 @@ int RunGenerate(const GenerateFlags& f) {
   const int run_positions = static_cast<int>(std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()) + f.max_tokens));
   auto built = BuildCache(model, f.kv.kv, f.kv.kv_calib, ctx, pool, run_positions);
   if (!built) return ReportError(built.error());
-  Forward forward(model, *built->cache, pool);
+  Forward forward(model, *built->cache, pool, ctx);
   Sampler sampler(f.sampling);
   std::vector<float> logits(static_cast<size_t>(cfg.vocab_size));  // [vocab]
 

@@ -177,6 +177,11 @@ int RunInfo(const InfoFlags& flags) {
     if (spec == flags.kv.kv && !(built->config == llamacpp_specs.front())) llamacpp_specs.push_back(built->config);
   }
   j["sliding_layers"] = c.n_sliding_layers();
+  if (c.rope.is_longrope()) {
+    j["model"]["rope"]["original_context"] = c.rope.original_max_position_embeddings;
+    j["model"]["rope"]["attn_factor"] = c.rope.attn_factor;
+    j["model"]["rope"]["factors_at_ctx"] = c.rope.UsesLongFactors(ctx) ? "long" : "short";
+  }
   j["llamacpp"] = LlamaCppJson(c, llamacpp_specs, ctx);
   if (flags.json) {
     std::printf("%s\n", JsonText(j, 2).c_str());
@@ -195,6 +200,7 @@ int RunInfo(const InfoFlags& flags) {
   } else {
     std::printf("tokenizer: none (use --ids-file)\n");
   }
+  if (c.rope.is_longrope()) std::printf("%s\n", DescribeLongRope(c, ctx).c_str());
   if (c.n_sliding_layers() > 0) {
     std::printf("kv layers: %d global + %d sliding (window %d)\n", c.n_layers - c.n_sliding_layers(),
                 c.n_sliding_layers(), c.sliding_window);

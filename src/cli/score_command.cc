@@ -68,6 +68,7 @@ int RunScore(const ScoreFlags& f) {
   KvCache& cache = *built->cache;
   ScoreOptions options;
   options.score_from = f.score_from;
+  options.context = *ctx;
   char line[256];
   ScoreSummary s = ScoreWindows(model, cache, pool, *windows, options, [&](const ScoredPosition& p) {
     if (!jsonl) return;

@@ -19,7 +19,7 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
   const size_t row = static_cast<size_t>(vocab);
   std::vector<std::unique_ptr<Forward>> forwards;    // [n_caches], one per cache (activations are per pass)
   std::vector<std::vector<float>> logits(n_caches);  // [n_caches][chunk, vocab]
-  for (KvCache* cache : caches) forwards.push_back(std::make_unique<Forward>(model, *cache, pool));
+  for (KvCache* cache : caches) forwards.push_back(std::make_unique<Forward>(model, *cache, pool, options.context));
   for (auto& l : logits) l.resize(static_cast<size_t>(options.chunk) * row);
   for (size_t w = 0; w < windows.size(); ++w) {
     if (skip[w]) continue;

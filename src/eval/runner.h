@@ -21,6 +21,7 @@ namespace kvaudit {
 struct FidelityRunOptions {
   int score_from = 0;  // only positions ≥ this (0-based predicting index) are compared and recorded
   int chunk = 512;     // positions per forward call, ≤ Forward::kMaxChunk
+  int context = 0;     // the run's context (--ctx), for the model's RoPE (model/forward.h)
   // Called before each window that runs, with its index and token count (the attention
   // diagnosis picks its sampled positions here).
   std::function<void(int window, int n_tokens)> begin_window;

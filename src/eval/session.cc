@@ -13,6 +13,7 @@
 #include "eval/runner.h"
 #include "eval/token_classes.h"
 #include "model/forward.h"
+#include "model/config.h"
 #include "run/fingerprint.h"
 #include "run/progress.h"
 #include "run/windows.h"
@@ -121,6 +122,7 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
     KV_ASSIGN_OR_RETURN(buckets, ParseBuckets(o.buckets, ctx));
   }
   // Every spec is validated before any compute: a typo in the third --kv fails at once.
+  o.kv.context = ctx;
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*runtime.model, o.kv, *runtime.pool));
   // Then every endpoint is reached, its capabilities checked and its tokenizer compared with ours.
   std::vector<std::string> notes;
@@ -178,12 +180,15 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
                          " layers for their window (" + std::to_string(mc.sliding_window) +
                          ") only: memory at a context is kvaudit info's or deploy's");
   }
+  // Which LongRoPE factors ran depends on --ctx: said beside the numbers they produced.
+  if (mc.rope.is_longrope()) info.notes.push_back(DescribeLongRope(mc, ctx));
   plan.fingerprint = plan.MakeFingerprint();
   return plan;
 }
 
-Status EvalPlan::Reconfigure(const KvConfigOptions& kv, int attn_samples, const std::string& out) {
+Status EvalPlan::Reconfigure(KvConfigOptions kv, int attn_samples, const std::string& out) {
   if (kv.kv.empty()) return BadInput("eval needs at least one --kv configuration; hint: e.g. --kv k=q4_0,v=q4_0");
+  kv.context = info.ctx;
   KV_ASSIGN_OR_RETURN(configs, KvConfigs::Prepare(*runtime.model, kv, *runtime.pool));
   options.kv = kv, options.attn_samples = attn_samples, options.out = out;
   info.attn_samples = attn_samples;
@@ -293,6 +298,7 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
   ProgressBar bar(todo, "eval");
   FidelityRunOptions run;
   run.score_from = plan_.options.score_from;
+  run.context = plan_.info.ctx;
   run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.runtime.model->config().vocab_size);
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   auto on_window = [&](WindowRecord&& rec) -> Status {

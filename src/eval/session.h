@@ -67,7 +67,7 @@ struct EvalPlan {
   // The same model and windows under other configurations, diagnosis samples and output
   // directory: a job that runs eval in stages (decide/sensitivity) plans each stage on one
   // loaded model. Every spec is validated before any compute; the fingerprint follows.
-  Status Reconfigure(const KvConfigOptions& kv, int attn_samples, const std::string& out);
+  Status Reconfigure(KvConfigOptions kv, int attn_samples, const std::string& out);
   // Another shard of the same windows (or none: the whole run), e.g. a staged job's shard that
   // resumes a merged stage wholly: the windows computed and the fingerprint follow.
   void Reshard(const ShardSpec& shard);

@@ -55,7 +55,8 @@ class RecordingCache final : public KvCache {
 
 }  // namespace
 
-Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_t>& tokens, int ctx, ThreadPool& pool) {
+Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_t>& tokens, int ctx, ThreadPool& pool,
+                                    int run_context) {
   const ModelConfig& c = model.config();
   if (tokens.empty()) return BadInput("KV calibration text has no tokens; hint: pass a non-empty --kv-calib FILE");
   if (ctx <= 0) return BadInput("KV calibration window must be positive; hint: use --ctx N with N > 0");
@@ -78,7 +79,7 @@ Expected<KvCalibration> CalibrateKv(const Model& model, const std::vector<int32_
   auto f32 = MakeF32Cache(c, window);
   RecordingCache rec(*f32, cal);
   KV_RETURN_IF_ERROR(rec.Reserve(window));
-  Forward fwd(model, rec, pool);
+  Forward fwd(model, rec, pool, run_context > 0 ? run_context : ctx);
   std::vector<float> logits(c.vocab_size);  // [1, vocab] (unused: only the cache writes matter)
   for (int w0 = 0; w0 < n; w0 += window) {
     const int len = std::min(window, n - w0);

@@ -60,6 +60,12 @@ Status ModelConfig::Validate(const std::string& src) const {
   if (rope.type == RopeType::kLlama3 && !(rope.high_freq_factor > rope.low_freq_factor)) {
     return bad("llama3 rope needs high_freq_factor > low_freq_factor", "check rope_parameters");
   }
+  const size_t half = static_cast<size_t>(head_dim / 2);
+  if (rope.is_longrope() && (rope.long_factors.size() != half || rope.short_factors.size() != half ||
+                             rope.original_max_position_embeddings <= 0)) {
+    return bad("LongRoPE needs head_dim/2 long and short factors and a positive original context",
+               "check rope_scaling.long_factor / short_factor / original_max_position_embeddings");
+  }
   if (sliding_window < 0) return bad("sliding_window must be >= 0", "check sliding_window");
   if (!sliding_layers.empty() && static_cast<int>(sliding_layers.size()) != n_layers) {
     return bad("the sliding-window pattern names " + std::to_string(sliding_layers.size()) + " layers, not " +
@@ -167,12 +173,11 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
     return Status::Ok();
   }
   if (type == "yarn") return ReadHfYarn(r, *params, where, c);
+  // "su" is LongRoPE's earlier name (Phi-3's first config.json files).
+  if (type == "longrope" || type == "su") return ReadHfLongRope(r, *params, where, c);
   if (type != "linear" && type != "llama3") {
-    const char* longrope = type == "longrope" || type == "su"
-                               ? " (Phi-3's LongRoPE, whose short or long factors depend on the context: not yet)"
-                               : "";
-    return BadInput(r.path + ": unsupported rope type '" + type + "' in " + where + longrope +
-                    "; hint: kvaudit supports default, linear, llama3 and yarn RoPE");
+    return BadInput(r.path + ": unsupported rope type '" + type + "' in " + where +
+                    "; hint: kvaudit supports default, linear, llama3, yarn and longrope RoPE");
   }
   KV_ASSIGN_OR_RETURN(c.rope.factor, r.Num(*params, "factor"));
   if (type == "linear") {
@@ -463,13 +468,6 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
                     " rotates part of each head of " + std::to_string(c.head_dim) +
                     " dimensions, which kvaudit does not yet; hint: models that rotate every dimension are supported");
   }
-  for (const char* factors : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
-    if (g.FindTensor(factors)) {
-      return BadInput(file + ": tensor '" + factors +
-                      "': LongRoPE (Phi-3 128k, Phi-3.5, Phi-4-mini), whose short or long factors llama.cpp "
-                      "picks by the context size, is not supported yet; hint: a 4k-context Phi-3 or Phi-4 runs");
-    }
-  }
   double eps = 0;
   KV_RETURN_IF_ERROR(get_float("attention.layer_norm_rms_epsilon", eps, std::nullopt));
   c.rms_eps = static_cast<float>(eps);
@@ -503,6 +501,16 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
     c.rope.freq_divisors.resize(rf->numel());
     KV_RETURN_IF_ERROR(DequantizeToF32(*rf, c.rope.freq_divisors.data()));
     c.rope.type = RopeType::kLlama3;
+  }
+  KV_RETURN_IF_ERROR(ReadGgufLongRope(g, arch, c));
+  // llama_context multiplies cos and sin by {arch}.rope.scaling.attn_factor whatever the scaling
+  // (llama-context.cpp: yarn_attn_factor *= hparams.rope_attn_factor); YaRN refuses the key.
+  if (c.rope.type != RopeType::kYarn) {
+    KV_RETURN_IF_ERROR(get_float("rope.scaling.attn_factor", c.rope.attn_factor, 1.0));
+    if (!(c.rope.attn_factor > 0)) {
+      return BadInput(file + ": key '" + arch +
+                      ".rope.scaling.attn_factor' is not positive; hint: the file is corrupt");
+    }
   }
   c.tied_embeddings = g.FindTensor("output.weight") == nullptr;
   if (g.FindTensor("blk.0.attn_qkv.bias")) {

@@ -102,6 +102,10 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path);
 // GGUF metadata ({arch}.block_count, ...); llama3 RoPE comes from the rope_freqs.weight tensor.
 Expected<ModelConfig> ConfigFromGguf(const GgufFile& gguf);
 
+// LongRoPE's choice at a run's context, in one line naming the set, the original context and the
+// engine flags that make the same choice (docs/models-phi3.md); "" for any other RoPE.
+std::string DescribeLongRope(const ModelConfig& c, int context);
+
 // The f16 KV cache per token: every layer's K and V, 2 bytes per element. Every "of f16" figure
 // (audit, eval, recommend, --budget 0.5xf16) is relative to it.
 uint64_t F16KvBytesPerToken(int n_layers, int n_kv_heads, int head_dim);

@@ -38,6 +38,11 @@ Status ReadHfGemma(const JsonReader& r, ModelConfig& c);
 // transformers' _compute_yarn_parameters, truncate included (false: unrounded correction dims).
 Status ReadHfYarn(const JsonReader& r, const Json& p, const std::string& where, ModelConfig& c);
 
+// LongRoPE (model/config_longrope.cc): a phi3 GGUF's rope_factors_long/short tensors with the
+// original context; config.json's rope type "longrope" (or "su") object `p`, named `where`.
+Status ReadGgufLongRope(const GgufFile& g, const std::string& arch, ModelConfig& c);
+Status ReadHfLongRope(const JsonReader& r, const Json& p, const std::string& where, ModelConfig& c);
+
 // gpt-oss's config.json (configuration_gpt_oss.py): experts, the sliding layers, swiglu_limit
 // (only 7 runs), and the blocks' fixed flags (biases, sinks, routing, the clamped SwiGLU).
 Status ReadHfGptOss(const JsonReader& r, ModelConfig& c);

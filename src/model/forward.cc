@@ -11,10 +11,13 @@
 
 namespace kvaudit {
 
-Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool)
+Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool, int context)
     : model_(model), c_(model.config()), cache_(cache), pool_(pool) {
   // A model loaded for tokenizing (an all-remote audit) has no weights: computing with it is a bug.
   KV_CHECK_MSG(model.has_weights(), "Forward over a model loaded without weights (Model::LoadForTokenizing)");
+  KV_CHECK_MSG(context > 0 || !c_.rope.is_longrope(), "a LongRoPE model's Forward needs the run's context");
+  rope_params_ = c_.rope.ForContext(context);
+  if (c_.rope_local) rope_local_params_ = c_.rope_local->ForContext(context);
   const int64_t C = kMaxChunk;
   x_.Resize(C * c_.d_model);
   h_.Resize(C * c_.d_model);
@@ -40,8 +43,8 @@ void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool
   if (rope_.max_pos() < pos0 + n) {
     // Grow geometrically so token-by-token decoding rebuilds the table O(log n) times.
     const int max_pos = std::max(pos0 + n, std::max(2 * rope_.max_pos(), 1024));
-    rope_ = RopeTable(c_.rope, c_.head_dim, max_pos);
-    if (c_.rope_local) rope_local_ = RopeTable(*c_.rope_local, c_.head_dim, max_pos);
+    rope_ = RopeTable(rope_params_, c_.head_dim, max_pos);
+    if (c_.rope_local) rope_local_ = RopeTable(rope_local_params_, c_.head_dim, max_pos);
   }
   for (int t0 = 0; t0 < n; t0 += kMaxChunk) {
     const int nc = std::min(kMaxChunk, n - t0);

@@ -34,7 +34,10 @@ class Forward {
   // for kvq-code-16m, plus vocab floats per token when all logits are requested).
   static constexpr int kMaxChunk = 512;
 
-  Forward(const Model& model, KvCache& cache, ThreadPool& pool);
+  // context: the tokens the run is configured for (llama.cpp's -c, vLLM's --max-model-len), on
+  // which LongRoPE's choice of factors depends (ops/rope.h); 0 = unstated, which only a model
+  // without LongRoPE accepts.
+  Forward(const Model& model, KvCache& cache, ThreadPool& pool, int context = 0);
 
   // Runs tokens at positions pos0 .. pos0+n-1 (the cache must hold positions [0, pos0) of this
   // sequence). logits: [n, vocab] when all_logits, else [1, vocab] for the last token only.
@@ -62,6 +65,7 @@ class Forward {
   const ModelConfig& c_;
   KvCache& cache_;
   ThreadPool& pool_;
+  RopeParams rope_params_, rope_local_params_;  // the model's, as applied at `context`
   RopeTable rope_;
   RopeTable rope_local_;  // the sliding layers' where they differ (Gemma 3), else unused
   KvObserver kv_observer_;

@@ -36,8 +36,15 @@ const char* RopeTypeName(RopeType t) {
     case RopeType::kLinear: return "linear";
     case RopeType::kLlama3: return "llama3";
     case RopeType::kYarn: return "yarn";
+    case RopeType::kLongRope: return "longrope";
   }
   return "?";
+}
+
+RopeParams RopeParams::ForContext(int context) const {
+  RopeParams p = *this;
+  if (is_longrope()) p.freq_divisors = UsesLongFactors(context) ? long_factors : short_factors;
+  return p;
 }
 
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
@@ -49,6 +56,7 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
     const float powv = static_cast<float>(std::pow(p.theta, static_cast<double>(expo)));
     inv[i] = 1.0f / powv;
   }
+  KV_CHECK_MSG(!p.is_longrope() || !p.freq_divisors.empty(), "LongRoPE needs RopeParams::ForContext");
   if (!p.freq_divisors.empty()) {
     KV_CHECK(static_cast<int>(p.freq_divisors.size()) == half);
     for (int i = 0; i < half; ++i) inv[i] = inv[i] / p.freq_divisors[i];

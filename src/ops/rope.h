@@ -11,7 +11,7 @@
 
 namespace kvaudit {
 
-enum class RopeType { kDefault, kLinear, kLlama3, kYarn };
+enum class RopeType { kDefault, kLinear, kLlama3, kYarn, kLongRope };
 
 struct RopeParams {
   RopeType type = RopeType::kDefault;
@@ -33,14 +33,27 @@ struct RopeParams {
   // GGUF llama3 checkpoints store the llama3 adjustment as per-frequency divisors
   // (rope_freqs.weight, [head_dim/2]): inv_freq[i] = theta^(−2i/d) / divisor[i]. Empty = compute.
   std::vector<float> freq_divisors;
+  // LongRoPE (Phi-3 128k, Phi-3.5; transformers _compute_longrope_parameters, llama.cpp
+  // rope_factors_long/short): per-frequency divisors, the long set when the context the engine is
+  // configured with exceeds original_max_position_embeddings, else the short set, fixed for every
+  // position (llama.cpp get_rope_factors by n_ctx_seq; vLLM Phi3LongRoPEScaledRotaryEmbedding by
+  // max_model_len). cos/sin are scaled by attn_factor either way. [head_dim/2] each.
+  std::vector<float> long_factors, short_factors;
+
+  bool is_longrope() const { return type == RopeType::kLongRope; }
+  // LongRoPE: whether a run configured for `context` tokens uses the long factors.
+  bool UsesLongFactors(int context) const { return context > original_max_position_embeddings; }
+  // These parameters as a run configured for `context` tokens applies them: LongRoPE's chosen set as
+  // freq_divisors; every other type unchanged.
+  RopeParams ForContext(int context) const;
 };
 
-// "default", "linear", "llama3", "yarn" (as config.json and `kvaudit info` spell them).
+// "default", "linear", "llama3", "yarn", "longrope" (as config.json and `kvaudit info` spell them).
 const char* RopeTypeName(RopeType t);
 
 // inv_freq [head_dim/2], as transformers' _compute_default_rope_parameters /
 // _compute_linear_scaling_rope_parameters / _compute_llama3_parameters / _compute_yarn_parameters
-// (modeling_rope_utils.py) in f32.
+// (modeling_rope_utils.py) in f32. LongRoPE needs ForContext first (its set depends on the run).
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim);
 
 // Precomputed cos/sin for positions [0, max_pos): cos a and sin a with a = f32(pos · inv_freq[i])

@@ -7,6 +7,7 @@
 #include "base/json_text.h"
 #include "endpoint/dialect.h"
 #include "job/job_runtime.h"
+#include "model/config.h"
 #include "io/gguf.h"
 #include "probe/constraint.h"
 #include "probe/custom.h"
@@ -238,9 +239,10 @@ std::vector<std::string> TokenizerSamples(const Tokenizer& tok, const std::vecto
 }
 
 // The longest prompt plus its budget (plus one position), each instance checked to fit.
-Expected<int> MaxPositions(const ProbePlan& p, int max_ctx) {
+Expected<int> MaxPositions(const std::vector<ProbeInstance>& instances, const std::vector<FreePrompt>& variance,
+                           const std::vector<FreePrompt>& drift, const ProbeOptions& o, int max_ctx) {
   int max_pos = 0;
-  for (const ProbeInstance& i : p.instances) {
+  for (const ProbeInstance& i : instances) {
     const int need = static_cast<int>(i.prompt.size()) + i.max_tokens;
     if (need > max_ctx) {
       return BadInput(i.id + ": prompt (" + std::to_string(i.prompt.size()) + " tokens) + answer budget (" +
@@ -249,10 +251,10 @@ Expected<int> MaxPositions(const ProbePlan& p, int max_ctx) {
     }
     max_pos = std::max(max_pos, need);
   }
-  for (const FreePrompt& v : p.variance)
-    max_pos = std::max<int>(max_pos, static_cast<int>(v.prompt.size()) + p.options.variance_tokens);
-  for (const FreePrompt& d : p.drift)
-    max_pos = std::max<int>(max_pos, static_cast<int>(d.prompt.size()) + p.options.drift_tokens);
+  for (const FreePrompt& v : variance)
+    max_pos = std::max<int>(max_pos, static_cast<int>(v.prompt.size()) + o.variance_tokens);
+  for (const FreePrompt& d : drift)
+    max_pos = std::max<int>(max_pos, static_cast<int>(d.prompt.size()) + o.drift_tokens);
   if (max_pos == 0) return BadInput("nothing to run; hint: check --family and --variant");
   return std::min(max_pos + 1, max_ctx);
 }
@@ -302,7 +304,10 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   if (fam.count("drift")) {
     KV_ASSIGN_OR_RETURN(drift, FreePrompts(g, "drift"));
   }
+  // The caches' size, which is also the run's context (LongRoPE: model/forward.h).
+  KV_ASSIGN_OR_RETURN(const int max_positions, MaxPositions(instances, variance, drift, o, cfg.max_ctx));
   // Every --kv spec is validated (and calibrated) before any probe runs.
+  o.kv.context = max_positions;
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(*runtime.model, o.kv, *runtime.pool));
   // Then every endpoint is reached and its tokenizer checked on prompts this run will send.
   KV_ASSIGN_OR_RETURN(RemoteConfigs remote, RemoteConfigs::Connect(o.remote, *tok, TokenizerSamples(*tok, instances)));
@@ -324,11 +329,12 @@ Expected<ProbePlan> ProbePlan::Make(ProbeOptions o) {
   }
 
   ProbePlan plan(std::move(o), std::move(runtime), std::move(configs), std::move(remote));
+  if (cfg.rope.is_longrope()) notes.push_back(DescribeLongRope(cfg, max_positions));
   plan.notes = std::move(notes);
   plan.clock = clock;
   plan.tokenizer = tok, plan.chat = chat;
   plan.instances = std::move(instances), plan.variance = std::move(variance), plan.drift = std::move(drift);
-  KV_ASSIGN_OR_RETURN(plan.max_positions, MaxPositions(plan, cfg.max_ctx));
+  plan.max_positions = max_positions;
   const ModelIdentity id = IdentifyModel(*plan.runtime.model);
   plan.model_hash = id.hash, plan.model_hash_kind = id.kind;
   plan.fingerprint = plan.MakeFingerprint(custom);  // a shard's journal adds the shard (job/job_run.h)

@@ -152,7 +152,7 @@ Expected<ProbeSessionResult> ProbeSession::Run() {
   std::vector<std::unique_ptr<GenerationBackend>> local;
   std::vector<GenerationBackend*> backends;
   for (auto& c : caches) {
-    local.push_back(std::make_unique<LocalBackend>(*plan_.runtime.model, *c, *plan_.runtime.pool));
+    local.push_back(std::make_unique<LocalBackend>(*plan_.runtime.model, *c, *plan_.runtime.pool, plan_.max_positions));
     backends.push_back(local.back().get());
   }
   if (const RemoteConfig* b = plan_.remote.baseline()) {

@@ -6,8 +6,8 @@
 
 namespace kvaudit {
 
-CacheGenerator::CacheGenerator(const Model& model, KvCache& cache, ThreadPool& pool)
-    : model_(model), cache_(cache), forward_(model, cache, pool) {}
+CacheGenerator::CacheGenerator(const Model& model, KvCache& cache, ThreadPool& pool, int context)
+    : model_(model), cache_(cache), forward_(model, cache, pool, context) {}
 
 std::vector<int32_t> CacheGenerator::Generate(std::span<const int32_t> prompt, int max_tokens,
                                               const SamplingParams& params, std::vector<float>* step_logits) {

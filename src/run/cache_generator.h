@@ -18,7 +18,8 @@ namespace kvaudit {
 
 class CacheGenerator {
  public:
-  CacheGenerator(const Model& model, KvCache& cache, ThreadPool& pool);
+  // context: the run's, as Forward takes it (model/forward.h).
+  CacheGenerator(const Model& model, KvCache& cache, ThreadPool& pool, int context = 0);
 
   // Up to max_tokens new tokens after prompt (stops before EOS). The cache must hold
   // prompt.size() + max_tokens positions.

@@ -31,7 +31,7 @@ Expected<std::vector<DecodeSpeed>> MeasureDecodeSpeed(const Model& model, Thread
   for (size_t i = 0; i < n; ++i) {
     KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, configs.MakeCache(i, n_pos));
     caches.push_back(std::move(cache));
-    forwards.push_back(std::make_unique<Forward>(model, *caches.back(), pool));
+    forwards.push_back(std::make_unique<Forward>(model, *caches.back(), pool, n_pos));
     forwards.back()->Run(std::span<const int32_t>(ids.data(), static_cast<size_t>(o.depth)), 0, logits.data(), false);
   }
   std::vector<DecodeSpeed> out(n);

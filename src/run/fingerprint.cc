@@ -66,7 +66,12 @@ uint64_t HashConfig(const ModelConfig& c) {
     h = HashBytes(local.data(), local.size() * sizeof(float), h);
   }
   h = HashBytes(&c.rms_eps, sizeof(c.rms_eps), h);
-  const std::vector<float> inv_freq = RopeInvFreq(c.rope, c.head_dim);  // [head_dim/2]
+  if (c.rope.is_longrope()) {  // both sets and what decides between them; the run's context is the run's
+    h = HashBytes(c.rope.long_factors.data(), c.rope.long_factors.size() * sizeof(float), h);
+    h = HashBytes(&c.rope.original_max_position_embeddings, sizeof(int), h);
+  }
+  // LongRoPE: the short set here (context 0), the long one above.
+  const std::vector<float> inv_freq = RopeInvFreq(c.rope.ForContext(0), c.head_dim);  // [head_dim/2]
   return HashBytes(inv_freq.data(), inv_freq.size() * sizeof(float), h);
 }
 

@@ -49,7 +49,8 @@ class GenerationBackend {
 // The engine under one in-process cache.
 class LocalBackend final : public GenerationBackend {
  public:
-  LocalBackend(const Model& model, KvCache& cache, ThreadPool& pool) : generator_(model, cache, pool) {}
+  LocalBackend(const Model& model, KvCache& cache, ThreadPool& pool, int context = 0)
+      : generator_(model, cache, pool, context) {}
   Expected<std::vector<int32_t>> Generate(std::span<const int32_t> prompt, int max_tokens,
                                           const SamplingParams& params) override {
     return generator_.Generate(prompt, max_tokens, params);

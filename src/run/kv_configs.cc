@@ -45,18 +45,19 @@ Expected<KvConfigs> KvConfigs::Prepare(const Model& model, const KvConfigOptions
     c.calib_hash_ = HexHash(HashBytes(text.data(), text.size(), 7));
     const bool needed =
         std::any_of(c.configs_.begin(), c.configs_.end(), [](const CacheConfig& p) { return p.NeedsCalibration(); });
-    if (needed) KV_RETURN_IF_ERROR(c.Calibrate(model, text, pool));
+    if (needed) KV_RETURN_IF_ERROR(c.Calibrate(model, text, pool, options.context));
   }
   return c;
 }
 
-Status KvConfigs::Calibrate(const Model& model, const std::string& text, ThreadPool& pool) {
+Status KvConfigs::Calibrate(const Model& model, const std::string& text, ThreadPool& pool, int context) {
   const Tokenizer* tok = model.tokenizer();
   if (!tok)
     return BadInput(calib_path_ +
                     ": calibration needs a model with a tokenizer; hint: drop --kv-calib and the calibrated settings");
   const std::vector<int32_t> ids = tok->Encode(text, tok->add_bos_default());
-  KV_ASSIGN_OR_RETURN(KvCalibration calib, CalibrateKv(model, ids, std::min(model.config().max_ctx, 4096), pool));
+  KV_ASSIGN_OR_RETURN(KvCalibration calib,
+                      CalibrateKv(model, ids, std::min(model.config().max_ctx, 4096), pool, context));
   calib_ = std::make_shared<const KvCalibration>(std::move(calib));
   return Status::Ok();
 }
@@ -93,6 +94,7 @@ Expected<BuiltCache> BuildCache(const Model& model, const std::string& spec, con
                                 int max_positions, ThreadPool& pool, int reserve_positions) {
   KvConfigOptions options;
   options.baseline = spec, options.baseline_flag = "--kv", options.kv_calib = calib_file;
+  options.context = max_positions;
   KV_ASSIGN_OR_RETURN(KvConfigs configs, KvConfigs::Prepare(model, options, pool));
   BuiltCache built{configs.config(0), configs.calibration(), nullptr};
   KV_ASSIGN_OR_RETURN(built.cache, configs.MakeCache(0, max_positions, reserve_positions));

@@ -28,6 +28,9 @@ struct KvConfigOptions {
   // The one of kv that a policy's relative_to added (audit, recommend), named so in error messages
   // rather than as a --kv the user never gave; "" = none.
   std::string reference = {};
+  // The context of the run these caches serve: the calibration pass applies the RoPE such a run
+  // does (LongRoPE's factors: model/forward.h); 0 = the calibration's own window.
+  int context = 0;
   const char* FlagOf(const std::string& arg) const {
     return !reference.empty() && arg == reference ? "relative_to" : "--kv";
   }
@@ -57,7 +60,7 @@ class KvConfigs {
 
  private:
   KvConfigs() = default;
-  Status Calibrate(const Model& model, const std::string& text, ThreadPool& pool);
+  Status Calibrate(const Model& model, const std::string& text, ThreadPool& pool, int context);
 
   const Model* model_ = nullptr;
   std::vector<CacheConfig> configs_;  // [1 + n_configs], baseline first

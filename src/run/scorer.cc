@@ -16,7 +16,7 @@ ScoreSummary ScoreWindows(const Model& model, KvCache& cache, ThreadPool& pool,
   KV_CHECK(options.chunk >= 1);
   const int64_t vocab = model.config().vocab_size;
   std::vector<float> logits(static_cast<size_t>(options.chunk * vocab));  // [chunk, vocab]
-  Forward forward(model, cache, pool);
+  Forward forward(model, cache, pool, options.context);
   double nll_sum = 0;
   int64_t counted = 0;
   for (size_t w = 0; w < windows.size(); ++w) {

@@ -29,6 +29,7 @@ struct ScoreSummary {
 struct ScoreOptions {
   int score_from = 0;  // only positions i >= score_from enter the summary (llama.cpp scores the second half)
   int chunk = 512;     // positions per forward call (bounds the logits buffer)
+  int context = 0;     // the run's context (--ctx), for the model's RoPE (model/forward.h)
 };
 
 // Each window runs from an empty cache. on_position (may be empty) sees every predicted

@@ -15,10 +15,10 @@ Expected<std::unique_ptr<WorkerPool>> WorkerPool::Start(const Model& model, cons
     w->pool = std::make_unique<ThreadPool>(each);
     // Storage grows with use: nothing is reserved, the context is the hard limit.
     KV_ASSIGN_OR_RETURN(w->cache, BuildCache(model, o.kv, o.kv_calib, o.ctx, *w->pool, 0));
-    w->generator = std::make_unique<CacheGenerator>(model, *w->cache.cache, *w->pool);
+    w->generator = std::make_unique<CacheGenerator>(model, *w->cache.cache, *w->pool, o.ctx);
     if (o.shadow) {
       KV_ASSIGN_OR_RETURN(w->shadow_cache, BuildCache(model, "k=f32,v=f32", "", o.ctx, *w->pool, 0));
-      w->shadow = std::make_unique<CacheGenerator>(model, *w->shadow_cache.cache, *w->pool);
+      w->shadow = std::make_unique<CacheGenerator>(model, *w->shadow_cache.cache, *w->pool, o.ctx);
     }
     pool->workers_.push_back(std::move(w));
   }

@@ -1,9 +1,11 @@
 // Phi-3 and Phi-4 configurations (model/config.h; docs/models-phi3.md): what is read
-// from a GGUF and a config.json, and what is refused in one line — a partial rotary dimension and
-// LongRoPE, which kvaudit does not run yet. A phi3 GGUF's sliding window is declared but not applied
-// (llama.cpp disables it); a config.json's is applied (transformers does).
+// from a GGUF and a config.json (LongRoPE's two factor sets, the original context, the cos/sin
+// scale), and what is refused in one line — a partial rotary dimension, broken or misplaced LongRoPE
+// factors. A phi3 GGUF's sliding window is declared but not applied (llama.cpp disables it); a
+// config.json's is applied (transformers does).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -54,7 +56,55 @@ TEST(ModelPhi3Config, AGgufsSlidingWindowIsDeclaredNotApplied) {
   EXPECT_EQ(swa->unapplied_sliding_window, 2047);
 }
 
-TEST(ModelPhi3Config, PartialRotaryAndLongRopeAreRefusedInOneLine) {
+testing::GgufBuilder& AddFactors(testing::GgufBuilder& b, const char* name, std::vector<float> f) {
+  return b.AddTensor(name, {static_cast<uint64_t>(f.size())}, kGgmlF32, testing::PodBytes(f));
+}
+
+TEST(ModelPhi3Config, ReadsLongRopeFromAGguf) {
+  std::vector<uint8_t> bytes;
+  testing::GgufBuilder b = Phi3Gguf();
+  b.U32("phi3.rope.scaling.original_context_length", 256).F32("phi3.rope.scaling.attn_factor", 1.25f);
+  AddFactors(b, "rope_factors_long.weight", {1, 2, 3, 4, 5, 6, 7, 8});
+  AddFactors(b, "rope_factors_short.weight", std::vector<float>(8, 1.5f));
+  const auto c = FromGguf(b, &bytes);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->rope.type, RopeType::kLongRope);
+  EXPECT_EQ(c->rope.long_factors, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(c->rope.short_factors, std::vector<float>(8, 1.5f));
+  EXPECT_EQ(c->rope.original_max_position_embeddings, 256);
+  EXPECT_EQ(c->rope.attn_factor, 1.25);
+  EXPECT_EQ(c->rope.ForContext(256).freq_divisors, c->rope.short_factors);
+  EXPECT_EQ(c->rope.ForContext(257).freq_divisors, c->rope.long_factors);
+  EXPECT_EQ(
+      DescribeLongRope(*c, 4096).rfind("LongRoPE: the long factors at a context of 4096 (above the original 256)", 0),
+      0u)
+      << DescribeLongRope(*c, 4096);
+
+  // Without the original context key, llama.cpp's default: the training context (so never long).
+  testing::GgufBuilder d = Phi3Gguf();
+  AddFactors(d, "rope_factors_long.weight", std::vector<float>(8, 2.0f));
+  AddFactors(d, "rope_factors_short.weight", std::vector<float>(8, 1.0f));
+  const auto dflt = FromGguf(d, &bytes);
+  ASSERT_TRUE(dflt.ok()) << dflt.error().message;
+  EXPECT_EQ(dflt->rope.original_max_position_embeddings, 4096);
+  EXPECT_EQ(dflt->rope.attn_factor, 1.0);
+  EXPECT_EQ(DescribeLongRope(*dflt, 4096).find("the short factors"), 10u);
+}
+
+// llama.cpp multiplies cos and sin by {arch}.rope.scaling.attn_factor for every model.
+TEST(ModelPhi3Config, AGgufsAttentionFactorIsAppliedWithoutLongRope) {
+  std::vector<uint8_t> bytes;
+  const auto c = FromGguf(Phi3Gguf().F32("phi3.rope.scaling.attn_factor", 1.5f), &bytes);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->rope.type, RopeType::kDefault);
+  EXPECT_EQ(c->rope.attn_factor, 1.5);
+  EXPECT_EQ(DescribeLongRope(*c, 4096), "");
+  const auto bad = FromGguf(Phi3Gguf().F32("phi3.rope.scaling.attn_factor", 0.0f), &bytes);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("attn_factor' is not positive"), std::string::npos) << bad.error().message;
+}
+
+TEST(ModelPhi3Config, PartialRotaryAndBrokenLongRopeAreRefusedInOneLine) {
   std::vector<uint8_t> bytes;
   const auto p = FromGguf(Phi3Gguf(12), &bytes);
   ASSERT_FALSE(p.ok());
@@ -62,13 +112,28 @@ TEST(ModelPhi3Config, PartialRotaryAndLongRopeAreRefusedInOneLine) {
             std::string::npos)
       << p.error().message;
 
-  testing::GgufBuilder longrope = Phi3Gguf();
-  longrope.AddTensor("rope_factors_long.weight", {8}, kGgmlF32, testing::PodBytes(std::vector<float>(8, 1.0f)));
-  const auto l = FromGguf(longrope, &bytes);
-  ASSERT_FALSE(l.ok());
-  EXPECT_NE(l.error().message.find("tensor 'rope_factors_long.weight': LongRoPE"), std::string::npos)
-      << l.error().message;
-  EXPECT_EQ(l.error().message.find('\n'), std::string::npos);
+  const auto expect_refused = [&](testing::GgufBuilder b, const std::string& what) {
+    const auto l = FromGguf(b, &bytes);
+    ASSERT_FALSE(l.ok()) << what;
+    EXPECT_NE(l.error().message.find(what), std::string::npos) << l.error().message;
+    EXPECT_EQ(l.error().message.find('\n'), std::string::npos);
+  };
+  testing::GgufBuilder one = Phi3Gguf();
+  AddFactors(one, "rope_factors_long.weight", std::vector<float>(8, 1.0f));
+  expect_refused(one, "tensor 'rope_factors_short.weight' is missing beside its LongRoPE twin");
+  testing::GgufBuilder short_set = Phi3Gguf();
+  AddFactors(short_set, "rope_factors_long.weight", std::vector<float>(4, 1.0f));
+  AddFactors(short_set, "rope_factors_short.weight", std::vector<float>(8, 1.0f));
+  expect_refused(short_set, "tensor 'rope_factors_long.weight' has 4 elements, expected head_dim/2 = 8");
+  testing::GgufBuilder zero = Phi3Gguf();
+  AddFactors(zero, "rope_factors_long.weight", std::vector<float>(8, 1.0f));
+  AddFactors(zero, "rope_factors_short.weight", {1, 1, 1, 0, 1, 1, 1, 1});
+  expect_refused(zero, "tensor 'rope_factors_short.weight' holds 0");
+  testing::GgufBuilder with_freqs = Phi3Gguf();
+  AddFactors(with_freqs, "rope_freqs.weight", std::vector<float>(8, 1.0f));
+  AddFactors(with_freqs, "rope_factors_long.weight", std::vector<float>(8, 1.0f));
+  AddFactors(with_freqs, "rope_factors_short.weight", std::vector<float>(8, 1.0f));
+  expect_refused(with_freqs, "LongRoPE factors beside rope scaling 'llama3' or rope_freqs.weight");
 }
 
 fs::path WriteConfig(const nlohmann::json& j) {
@@ -103,11 +168,44 @@ TEST(ModelPhi3Config, AConfigJsonsWindowIsAppliedAndItsUnsupportedKeysRefused) {
 
   j = Phi3Json();
   j["rope_scaling"] = {{"type", "longrope"}, {"long_factor", {1.0}}, {"short_factor", {1.0}}};
-  const auto longrope = ConfigFromHfJson(WriteConfig(j).string());
-  ASSERT_FALSE(longrope.ok());
-  EXPECT_NE(longrope.error().message.find("unsupported rope type 'longrope' in rope_scaling (Phi-3's LongRoPE"),
-            std::string::npos)
-      << longrope.error().message;
+  const auto few = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.error().message.find("rope_scaling.long_factor"), std::string::npos) << few.error().message;
+
+  j = Phi3Json();
+  j["rope_scaling"] = {{"type", "longrope"},
+                       {"long_factor", std::vector<double>(8, 2.0)},
+                       {"short_factor", std::vector<double>(8, 1.0)},
+                       {"short_mscale", 1.1}};
+  const auto mscale = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_FALSE(mscale.ok());
+  EXPECT_NE(mscale.error().message.find("rope_scaling.short_mscale is not supported"), std::string::npos)
+      << mscale.error().message;
+}
+
+// Phi-3-mini-128k's spelling: rope_scaling {type, long_factor, short_factor} and the original
+// context at the top level; the attention factor from max_position_embeddings / original.
+TEST(ModelPhi3Config, ReadsLongRopeFromAConfigJson) {
+  nlohmann::json j = Phi3Json();
+  j["max_position_embeddings"] = 131072;
+  j["original_max_position_embeddings"] = 4096;
+  std::vector<double> long_f, short_f;
+  for (int i = 0; i < 8; ++i) long_f.push_back(1 + i), short_f.push_back(1 + 0.01 * i);
+  j["rope_scaling"] = {{"type", "su"}, {"long_factor", long_f}, {"short_factor", short_f}};
+  const auto c = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->rope.type, RopeType::kLongRope);
+  EXPECT_EQ(c->rope.original_max_position_embeddings, 4096);
+  EXPECT_EQ(c->rope.long_factors[7], 8.0f);
+  EXPECT_EQ(c->rope.short_factors[3], static_cast<float>(1.03));
+  EXPECT_DOUBLE_EQ(c->rope.attn_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)));  // 1.1902
+  EXPECT_FALSE(c->rope.UsesLongFactors(4096));
+  EXPECT_TRUE(c->rope.UsesLongFactors(4097));
+
+  j["rope_scaling"]["attention_factor"] = 1.0;  // an explicit factor wins
+  const auto explicit_factor = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_TRUE(explicit_factor.ok()) << explicit_factor.error().message;
+  EXPECT_EQ(explicit_factor->rope.attn_factor, 1.0);
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ std::string Header(const DeployContext& d) {
       (sliding ? " (" + std::to_string(sliding) + " sliding, window " + std::to_string(c.sliding_window) + ")" : "");
   return "kv cache " + d.spec + " for " + d.model + " (" + ArchName(c.arch) + ", " + layers + ", " +
          std::to_string(c.n_kv_heads) + " KV heads x head_dim " + std::to_string(c.head_dim) + ") at " +
-         std::to_string(d.ctx) +
-         " tokens\n"
+         std::to_string(d.ctx) + " tokens\n" +
+         (c.rope.is_longrope() ? DescribeLongRope(c, d.ctx) + "\n" : std::string()) +
          "Settings only: nothing here is measured. Verify the spec you deploy (kvaudit eval, probe).\n\n";
 }
 
@@ -109,17 +109,20 @@ nlohmann::json DeployJson(const DeployContext& d, const std::vector<TargetSettin
     }
     list.back()["memory_variants"] = variants;
   }
-  return {{"spec", d.spec},
-          {"model",
-           {{"path", d.model},
-            {"architecture", ArchName(c.arch)},
-            {"layers", c.n_layers},
-            {"sliding_layers", c.n_sliding_layers()},
-            {"sliding_window", c.sliding_window},
-            {"kv_heads", c.n_kv_heads},
-            {"head_dim", c.head_dim}}},
-          {"ctx", d.ctx},
-          {"engines", list}};
+  nlohmann::json out = {{"spec", d.spec},
+                        {"model",
+                         {{"path", d.model},
+                          {"architecture", ArchName(c.arch)},
+                          {"layers", c.n_layers},
+                          {"sliding_layers", c.n_sliding_layers()},
+                          {"sliding_window", c.sliding_window},
+                          {"kv_heads", c.n_kv_heads},
+                          {"head_dim", c.head_dim}}},
+                        {"ctx", d.ctx},
+                        {"engines", list}};
+  // LongRoPE's factors depend on the context the engine is started with (docs/models-phi3.md).
+  if (c.rope.is_longrope()) out["rope_at_ctx"] = DescribeLongRope(c, d.ctx);
+  return out;
 }
 
 std::string MemoryTotalText(const KvMemory& m) {

@@ -161,6 +161,13 @@ Status CacheConfig::Validate(const ModelConfig& c, bool have_calibration) const 
                               "use two (Gemma 3)",
                           "drop prerope=1");
       }
+      if (p.pre_rope && c.rope.is_longrope()) {
+        // The set LongRoPE runs is the run's choice (model/forward.h); a cache re-roping keys
+        // would need that choice too, which it is not given.
+        return spec_error(
+            where + "prerope=1 re-ropes keys, and this model's LongRoPE factors depend on the run's context",
+            "drop prerope=1");
+      }
     }
   }
   return Status::Ok();

@@ -1,0 +1,188 @@
+// LongRoPE (Phi-3-mini-128k, Phi-3.5) against llama.cpp itself: the tiny phi3 golden with LongRoPE
+// factors added the way llama.cpp's converter writes them (tests/data/phi3_longrope/README.md: the
+// file, and llama.cpp's logits at n_ctx 256, where it runs the short factors, and 512, the long
+// ones). Checked: each context's logits within 1e-4 of llama.cpp's with the same argmax and greedy
+// continuation; the choice flips exactly above the original context; prefill and decode bitwise
+// equal; the same weights as a Hugging Face directory (rope_scaling longrope) give bitwise the
+// GGUF's logits at both contexts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "kv/f32_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+#include "support/fixtures.h"
+#include "support/gguf_as_hf.h"
+#include "support/llamacpp_golden.h"
+#include "support/phi3_longrope.h"
+
+namespace kvaudit {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Fixture;
+
+constexpr int kOriginal = testing::kPhi3LongRopeOriginal;
+using testing::Phi3LongFactors;
+using testing::Phi3LongRopeAttnFactor;
+using testing::Phi3ShortFactors;
+
+std::string JsonList(const std::vector<float>& f) {
+  std::string s = "[";
+  char buf[32];
+  for (size_t i = 0; i < f.size(); ++i) {
+    std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", static_cast<double>(f[i]));
+    s += buf;
+  }
+  return s + "]";
+}
+
+std::vector<float> ReadF32(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> out(raw.size() / 4);
+  std::memcpy(out.data(), raw.data(), out.size() * 4);
+  return out;
+}
+
+std::vector<int32_t> Ids(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<int32_t> ids;
+  for (int32_t v; in >> v;) ids.push_back(v);
+  return ids;
+}
+
+// [n, vocab] logits of one prefill (or, decode: one token per call) in a run configured for ctx.
+std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int ctx, bool decode = false) {
+  ThreadPool pool(2);
+  auto cache = MakeF32Cache(m.config(), ctx);
+  Forward fwd(m, *cache, pool, ctx);
+  const size_t V = m.config().vocab_size;
+  std::vector<float> out(ids.size() * V);
+  if (!decode) {
+    fwd.Run(ids, 0, out.data(), /*all_logits=*/true);
+    return out;
+  }
+  for (size_t t = 0; t < ids.size(); ++t)
+    fwd.Run(std::span<const int32_t>(&ids[t], 1), static_cast<int>(t), out.data() + t * V, false);
+  return out;
+}
+
+// The prompt as one batch, then one argmax token per call (lowest id on ties).
+std::vector<int32_t> Greedy(const Model& m, std::vector<int32_t> seq, size_t n_new, int ctx) {
+  ThreadPool pool(2);
+  auto cache = MakeF32Cache(m.config(), ctx);
+  Forward fwd(m, *cache, pool, ctx);
+  std::vector<float> last(m.config().vocab_size);
+  fwd.Run(seq, 0, last.data(), false);
+  std::vector<int32_t> out;
+  while (out.size() < n_new) {
+    out.push_back(static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin()));
+    seq.push_back(out.back());
+    fwd.Run(std::span<const int32_t>(&seq.back(), 1), static_cast<int>(seq.size()) - 1, last.data(), false);
+  }
+  return out;
+}
+
+double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
+  return m;
+}
+
+class Phi3LongRope : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(testing::MakeTempDir("phi3-longrope"));
+    auto m = Model::Load(testing::WritePhi3LongRopeGguf(*dir_).string());
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    model_ = m->release();
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+  static fs::path* dir_;
+  static Model* model_;
+};
+fs::path* Phi3LongRope::dir_ = nullptr;
+Model* Phi3LongRope::model_ = nullptr;
+
+TEST_F(Phi3LongRope, ReadsTheFactorsAndTheOriginalContext) {
+  const RopeParams& r = model_->config().rope;
+  EXPECT_EQ(r.type, RopeType::kLongRope);
+  EXPECT_EQ(r.long_factors, Phi3LongFactors());
+  EXPECT_EQ(r.short_factors, Phi3ShortFactors());
+  EXPECT_EQ(r.original_max_position_embeddings, kOriginal);
+  EXPECT_EQ(static_cast<float>(r.attn_factor), Phi3LongRopeAttnFactor());
+  EXPECT_FALSE(r.UsesLongFactors(kOriginal));
+  EXPECT_TRUE(r.UsesLongFactors(kOriginal + 1));
+}
+
+// llama.cpp's runs: n_ctx 256 (not above the original 256: short) and 512 (long).
+TEST_F(Phi3LongRope, MatchesLlamaCppAtEachContext) {
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden("phi3");
+  const size_t V = model_->config().vocab_size;
+  for (const int ctx : {256, 512}) {
+    SCOPED_TRACE("n_ctx " + std::to_string(ctx));
+    const fs::path data = testing::RepoDir() / "tests/data/phi3_longrope";
+    const std::vector<float> want = ReadF32(data / ("logits_ctx" + std::to_string(ctx) + ".f32"));
+    ASSERT_EQ(want.size(), g.ids.size() * V);
+    const std::vector<float> got = Logits(*model_, g.ids, ctx);
+    const double max_abs = MaxAbsDiff(got, want);
+    EXPECT_LE(max_abs, 1e-4);
+    for (size_t t = 0; t < g.ids.size(); ++t) {
+      const auto a = got.begin() + static_cast<std::ptrdiff_t>(t * V),
+                 b = want.begin() + static_cast<std::ptrdiff_t>(t * V);
+      EXPECT_EQ(std::max_element(a, a + V) - a, std::max_element(b, b + V) - b) << "position " << t;
+    }
+    std::printf("[llama.cpp LongRoPE n_ctx %d] max|dlogit| %.3g\n", ctx, max_abs);
+    std::ifstream greedy(data / ("greedy_ctx" + std::to_string(ctx) + ".txt"));
+    std::string prompt, cont;
+    ASSERT_TRUE(std::getline(greedy, prompt) && std::getline(greedy, cont));
+    EXPECT_EQ(Greedy(*model_, Ids(prompt), Ids(cont).size(), ctx), Ids(cont));
+    EXPECT_EQ(Logits(*model_, g.ids, ctx, /*decode=*/true), got) << "prefill and decode differ";
+  }
+}
+
+// The set is fixed by the run's context, not by how far a sequence has got: every context up to
+// the original gives the short set's bits, every one above it the long set's.
+TEST_F(Phi3LongRope, TheContextChoosesOneSetForEveryPosition) {
+  const std::vector<int32_t> ids = testing::ReadLlamaCppGolden("phi3").ids;
+  const std::vector<float> short_run = Logits(*model_, ids, kOriginal), long_run = Logits(*model_, ids, kOriginal + 1);
+  EXPECT_EQ(Logits(*model_, ids, 96), short_run);
+  EXPECT_EQ(Logits(*model_, ids, 4096), long_run);
+  EXPECT_GT(MaxAbsDiff(short_run, long_run), 0.1) << "the two sets should give clearly different logits";
+}
+
+TEST_F(Phi3LongRope, AForwardWithoutTheRunsContextIsABug) {
+  auto cache = MakeF32Cache(model_->config(), 16);
+  ThreadPool pool(1);
+  EXPECT_DEATH(Forward(*model_, *cache, pool), "needs the run's context");
+}
+
+// transformers' config.json spelling of the same model (Phi-3-mini-128k's keys: rope_scaling
+// {type longrope, long_factor, short_factor}, original_max_position_embeddings at the top level,
+// the attention factor derived from max_position_embeddings / original).
+TEST_F(Phi3LongRope, SafetensorsAndGgufGiveTheSameBits) {
+  const std::string rope = R"("rope_theta": 10000.0, "original_max_position_embeddings": 256,
+    "rope_scaling": {"type": "longrope", "long_factor": )" +
+                           JsonList(Phi3LongFactors()) + R"(, "short_factor": )" + JsonList(Phi3ShortFactors()) + "}";
+  const fs::path hf =
+      testing::WritePhi3AsHf(Fixture("golden/llamacpp/phi3/model.gguf"), *dir_ / "phi3-longrope-hf", rope);
+  auto from_hf = Model::Load(hf.string());
+  ASSERT_TRUE(from_hf.ok()) << from_hf.error().message;
+  EXPECT_EQ(static_cast<float>((*from_hf)->config().rope.attn_factor), Phi3LongRopeAttnFactor());
+  const std::vector<int32_t> ids = testing::ReadLlamaCppGolden("phi3").ids;
+  for (const int ctx : {256, 512}) EXPECT_EQ(Logits(**from_hf, ids, ctx), Logits(*model_, ids, ctx)) << ctx;
+}
+
+}  // namespace
+}  // namespace kvaudit
