@@ -24,7 +24,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from synth_attention_gguf import read, read_str, read_value, write_str, write_value  # noqa: E402
+from synth_attention_gguf import gguf_head, load_header, write_str  # noqa: E402
 
 ALIGN = 32
 F32 = 0
@@ -41,25 +41,7 @@ def load(path):
     """(kv [(key, type, value)], tensors [(name, dims, type, raw bytes)]) of an all-F32 GGUF v3."""
     with open(path, "rb") as f:
         blob = f.read()
-    with open(path, "rb") as f:
-        if f.read(4) != b"GGUF":
-            sys.exit("%s: not a GGUF file" % path)
-        version, n_tensors, n_kv = read(f, "IQQ")
-        if version != 3:
-            sys.exit("%s: GGUF version %d, expected 3" % (path, version))
-        kv = []
-        for _ in range(n_kv):
-            key = read_str(f).decode()
-            (t,) = read(f, "I")
-            kv.append((key, t, read_value(f, t)))
-        infos = []
-        for _ in range(n_tensors):
-            name = read_str(f).decode()
-            (nd,) = read(f, "I")
-            dims = read(f, "Q" * nd)
-            t, offset = read(f, "IQ")
-            infos.append((name, dims, t, offset))
-        data_start = pad(f.tell())
+    kv, infos, data_start = load_header(path)
     if any(k == "general.alignment" for k, _, _ in kv):
         sys.exit("%s: has general.alignment; this writer assumes the default 32" % path)
     tensors, expect = [], 0
@@ -92,11 +74,7 @@ def longrope(kv, tensors):
 
 
 def write(path, kv, tensors):
-    head = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv)))
-    for key, t, v in kv:
-        write_str(head, key.encode())
-        head += struct.pack("<I", t)
-        write_value(head, t, v)
+    head = gguf_head(kv, len(tensors))
     data, offset = bytearray(), 0
     for name, dims, t, raw in tensors:
         write_str(head, name.encode())

@@ -54,7 +54,8 @@ def write_value(out, t, v):
             write_value(out, et, item)
 
 
-def load(path):
+def load_header(path):
+    """(kv, tensor infos, data start) of a GGUF v3 (default alignment)."""
     with open(path, "rb") as f:
         if f.read(4) != b"GGUF":
             sys.exit("%s: not a GGUF file" % path)
@@ -66,14 +67,21 @@ def load(path):
             key = read_str(f).decode()
             (t,) = read(f, "I")
             kv.append((key, t, read_value(f, t)))
-        tensors = []  # [(name, dims)]
+        infos = []  # [(name, dims, ggml type, data offset)]
         for _ in range(n_tensors):
             name = read_str(f).decode()
             (nd,) = read(f, "I")
             dims = read(f, "Q" * nd)
-            read(f, "IQ")
-            tensors.append((name, dims))
-    return kv, tensors
+            t, offset = read(f, "IQ")
+            infos.append((name, dims, t, offset))
+        data_start = (f.tell() + ALIGN - 1) // ALIGN * ALIGN
+    return kv, infos, data_start
+
+
+def load(path):
+    """(kv [(key, type, value)], tensors [(name, dims)]) of a GGUF v3."""
+    kv, infos, _ = load_header(path)
+    return kv, [(name, dims) for name, dims, _, _ in infos]
 
 
 def attention_dims(suffix, dims, a):
@@ -133,12 +141,18 @@ def new_kv(kv, a, arch):
     return out
 
 
-def write(path, kv, tensors):
-    head = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv)))
+def gguf_head(kv, n_tensors):
+    """The GGUF v3 header and every key/value pair, before the tensor infos."""
+    head = bytearray(b"GGUF" + struct.pack("<IQQ", 3, n_tensors, len(kv)))
     for key, t, v in kv:
         write_str(head, key.encode())
         head += struct.pack("<I", t)
         write_value(head, t, v)
+    return head
+
+
+def write(path, kv, tensors):
+    head = gguf_head(kv, len(tensors))
     offset, sizes = 0, []
     for name, dims, t in tensors:
         n = 1

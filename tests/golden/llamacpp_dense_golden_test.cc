@@ -54,23 +54,6 @@ std::vector<float> Decode(const Model& m, const std::vector<int32_t>& ids) {
   return out;
 }
 
-// The prompt decoded as one batch, then one argmax token per decode call (lowest id on ties).
-std::vector<int32_t> Greedy(const Model& m, const std::vector<int32_t>& prompt, size_t n_new) {
-  ThreadPool pool(2);
-  auto cache = MakeF32Cache(m.config(), 256);
-  Forward fwd(m, *cache, pool);
-  std::vector<float> last(m.config().vocab_size);
-  std::vector<int32_t> seq = prompt;
-  fwd.Run(seq, 0, last.data(), false);
-  std::vector<int32_t> out;
-  while (out.size() < n_new) {
-    out.push_back(static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin()));
-    seq.push_back(out.back());
-    fwd.Run(std::span<const int32_t>(&seq.back(), 1), static_cast<int>(seq.size()) - 1, last.data(), false);
-  }
-  return out;
-}
-
 // Gemma's GGUF tensors under transformers' names (convert_hf_to_gguf.py Gemma2Model / Gemma3Model
 // map them one to one and store every norm as 1 + w: here w = stored - 1, exact for norms in
 // [0.5, 2]), with a config.json equal to the GGUF's metadata (golden/llamacpp/<name>/meta.json).
@@ -151,7 +134,7 @@ TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
 
   EXPECT_EQ(Prefill(m, g.ids, 1), logits) << "1 and 2 threads differ";
   EXPECT_EQ(Decode(m, g.ids), logits) << "prefill and token-by-token decode differ";
-  EXPECT_EQ(Greedy(m, g.prompt, g.greedy.size()), g.greedy);
+  EXPECT_EQ(testing::GoldenGreedy(m, g.prompt, g.greedy.size()), g.greedy);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppDenseGolden, ::testing::Values("phi3", "gemma2", "gemma3"));

@@ -74,22 +74,6 @@ std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int c
   return out;
 }
 
-// The prompt as one batch, then one argmax token per call (lowest id on ties).
-std::vector<int32_t> Greedy(const Model& m, std::vector<int32_t> seq, size_t n_new, int ctx) {
-  ThreadPool pool(2);
-  auto cache = MakeF32Cache(m.config(), ctx);
-  Forward fwd(m, *cache, pool, ctx);
-  std::vector<float> last(m.config().vocab_size);
-  fwd.Run(seq, 0, last.data(), false);
-  std::vector<int32_t> out;
-  while (out.size() < n_new) {
-    out.push_back(static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin()));
-    seq.push_back(out.back());
-    fwd.Run(std::span<const int32_t>(&seq.back(), 1), static_cast<int>(seq.size()) - 1, last.data(), false);
-  }
-  return out;
-}
-
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
@@ -147,7 +131,7 @@ TEST_F(Phi3LongRope, MatchesLlamaCppAtEachContext) {
     std::ifstream greedy(data / ("greedy_ctx" + std::to_string(ctx) + ".txt"));
     std::string prompt, cont;
     ASSERT_TRUE(std::getline(greedy, prompt) && std::getline(greedy, cont));
-    EXPECT_EQ(Greedy(*model_, Ids(prompt), Ids(cont).size(), ctx), Ids(cont));
+    EXPECT_EQ(testing::GoldenGreedy(*model_, Ids(prompt), Ids(cont).size(), ctx), Ids(cont));
     EXPECT_EQ(Logits(*model_, g.ids, ctx, /*decode=*/true), got) << "prefill and decode differ";
   }
 }

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "kv/f32_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
 #include "support/fixtures.h"
 
 namespace kvaudit::testing {
@@ -43,6 +46,21 @@ LlamaCppGolden ReadLlamaCppGolden(const std::string& name) {
     g.experts.push_back(ParseIds(line));
   }
   return g;
+}
+
+std::vector<int32_t> GoldenGreedy(const Model& m, std::vector<int32_t> seq, size_t n_new, int context) {
+  ThreadPool pool(2);
+  auto cache = MakeF32Cache(m.config(), context);
+  Forward fwd(m, *cache, pool, context);
+  std::vector<float> last(m.config().vocab_size);  // [vocab] of the last position
+  fwd.Run(seq, 0, last.data(), false);
+  std::vector<int32_t> out;
+  while (out.size() < n_new) {
+    out.push_back(static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin()));
+    seq.push_back(out.back());
+    fwd.Run(std::span<const int32_t>(&seq.back(), 1), static_cast<int>(seq.size()) - 1, last.data(), false);
+  }
+  return out;
 }
 
 }  // namespace kvaudit::testing

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace kvaudit {
+class Model;
+}
+
 namespace kvaudit::testing {
 
 struct LlamaCppGolden {
@@ -19,5 +23,10 @@ struct LlamaCppGolden {
 };
 
 LlamaCppGolden ReadLlamaCppGolden(const std::string& name);
+
+// The goldens' greedy protocol on kvaudit's engine (f32 cache, 2 threads, a run configured for
+// `context` tokens): the prompt as one batch, then one argmax token per decode call (lowest id on
+// ties), n_new of them.
+std::vector<int32_t> GoldenGreedy(const Model& m, std::vector<int32_t> prompt, size_t n_new, int context = 256);
 
 }  // namespace kvaudit::testing
