@@ -5,19 +5,25 @@ llama.cpp's converter writes for a Phi-3 model with LongRoPE scaling (convert_hf
 Phi-3 class: add_rope_scaling_orig_ctx_len, add_rope_scaling_attn_factors, rope_factors_long/short).
 Python standard library only (GGUF v3, docs: ggml-org/ggml docs/gguf.md).
 
-  longrope_gguf.py TEMPLATE.gguf OUT.gguf
+  longrope_gguf.py TEMPLATE.gguf OUT.gguf [--rope-dims N]
+
+--rope-dims N (partial rotary embeddings, as Phi-4-mini's partial_rotary_factor 0.75: 96 of 128):
+the template's phi3.rope.dimension_count value is replaced by N (same key, type UINT32 and position;
+even, 2 <= N <= head_dim = embedding_length / head_count = 16) and the two factor tensors get N/2
+elements, same formulas. Default: the template's own dimension_count (16), the file below unchanged.
 
 Added after the template's keys (llama.cpp reads them in llama-model.cpp,
 LLM_KV_ROPE_SCALING_ORIG_CTX_LEN and LLM_KV_ROPE_SCALING_ATTN_FACTOR):
   phi3.rope.scaling.original_context_length  UINT32   256
   phi3.rope.scaling.attn_factor              FLOAT32  f32(sqrt(1 + ln(4096/256) / ln(256))) = f32(sqrt(1.5))
-Added after the template's tensors (F32, 1-D, ne0 = head_dim/2 = 8; llama.cpp creates them in
-src/models/phi3.cpp with {n_rot/2}):
+Added after the template's tensors (F32, 1-D, ne0 = dimension_count/2 = 8; llama.cpp creates them
+in src/models/phi3.cpp with {n_rot/2}), i = 0 .. dimension_count/2 - 1:
   rope_factors_long.weight   f32(1 + 4 i)          = 1, 5, ..., 29
   rope_factors_short.weight  f32(1.0 + 0.05 i)     (computed in double, then rounded to f32)
 Alignment 32 (the template has no general.alignment key), every tensor padded to it, as gguf-py does.
 tests/data/phi3_longrope/README.md holds the same spec; kvaudit's test rebuilds this file byte for byte.
 """
+import argparse
 import math
 import os
 import struct
@@ -30,7 +36,6 @@ ALIGN = 32
 F32 = 0
 UINT32, FLOAT32 = 4, 6
 ORIG_CTX = 256
-N_FACTORS = 8  # phi3.rope.dimension_count (16) / 2
 
 
 def pad(n):
@@ -56,19 +61,35 @@ def load(path):
     return kv, tensors
 
 
-def longrope(kv, tensors):
-    arch = next(v for k, _, v in kv if k == "general.architecture").decode()
-    ctx = next(v for k, _, v in kv if k == arch + ".context_length")
+def value(kv, key):
+    return next(v for k, _, v in kv if k == key)
+
+
+def longrope(kv, tensors, rope_dims=None):
+    """rope_dims: the new {arch}.rope.dimension_count (None: the template's); N/2 factors each."""
+    arch = value(kv, "general.architecture").decode()
+    ctx = value(kv, arch + ".context_length")
     attn_factor = math.sqrt(1 + math.log(ctx / ORIG_CTX) / math.log(ORIG_CTX))
+    dims_key = arch + ".rope.dimension_count"
+    if sum(k == dims_key for k, _, _ in kv) != 1 or next(t for k, t, _ in kv if k == dims_key) != UINT32:
+        sys.exit("the template has no single UINT32 %s" % dims_key)
+    head_dim = value(kv, arch + ".embedding_length") // value(kv, arch + ".attention.head_count")
+    if rope_dims is None:
+        rope_dims = value(kv, dims_key)
+    if rope_dims % 2 or not 2 <= rope_dims <= head_dim:
+        sys.exit("--rope-dims %d: must be even, 2 <= N <= head_dim (%d)" % (rope_dims, head_dim))
+    n_factors = rope_dims // 2
+    # The dimension count replaced in place (same key, type and position; unchanged by default).
+    kv = [(k, t, rope_dims if k == dims_key else v) for k, t, v in kv]
     kv = kv + [
         (arch + ".rope.scaling.original_context_length", UINT32, ORIG_CTX),
         (arch + ".rope.scaling.attn_factor", FLOAT32, attn_factor),  # packed '<f': nearest f32
     ]
-    long_ = struct.pack("<%df" % N_FACTORS, *[1 + 4 * i for i in range(N_FACTORS)])
-    short = struct.pack("<%df" % N_FACTORS, *[1.0 + 0.05 * i for i in range(N_FACTORS)])
+    long_ = struct.pack("<%df" % n_factors, *[1 + 4 * i for i in range(n_factors)])
+    short = struct.pack("<%df" % n_factors, *[1.0 + 0.05 * i for i in range(n_factors)])
     tensors = tensors + [
-        ("rope_factors_long.weight", (N_FACTORS,), F32, long_),
-        ("rope_factors_short.weight", (N_FACTORS,), F32, short),
+        ("rope_factors_long.weight", (n_factors,), F32, long_),
+        ("rope_factors_short.weight", (n_factors,), F32, short),
     ]
     return kv, tensors
 
@@ -87,12 +108,16 @@ def write(path, kv, tensors):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: longrope_gguf.py TEMPLATE.gguf OUT.gguf")
-    kv, tensors = load(sys.argv[1])
-    if next(v for k, _, v in kv if k == "general.architecture") != b"phi3":
-        sys.exit("%s: not a phi3 GGUF" % sys.argv[1])
-    write(sys.argv[2], *longrope(kv, tensors))
+    ap = argparse.ArgumentParser(description="Writes the Phi-3 LongRoPE test GGUF from the tiny phi3 golden.")
+    ap.add_argument("template")
+    ap.add_argument("out")
+    ap.add_argument("--rope-dims", type=int, default=None, metavar="N",
+                    help="phi3.rope.dimension_count of the output (partial rotary); default: the template's")
+    a = ap.parse_args()
+    kv, tensors = load(a.template)
+    if value(kv, "general.architecture") != b"phi3":
+        sys.exit("%s: not a phi3 GGUF" % a.template)
+    write(a.out, *longrope(kv, tensors, a.rope_dims))
 
 
 if __name__ == "__main__":
