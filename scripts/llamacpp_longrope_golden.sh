@@ -2,8 +2,10 @@
 # Regenerates tests/data/phi3_longrope/: llama.cpp's own logits (and greedy tokens) for the tiny phi3
 # golden turned into a Phi-3 LongRoPE model (per-frequency rope_factors_long / rope_factors_short,
 # original context 256, attention factor sqrt(1.5); scripts/longrope_gguf.py), at n_ctx 256 (llama.cpp
-# picks the short factors) and 512 (the long ones). kvaudit's LongRoPE test rebuilds the same GGUF
-# and checks its forward pass against these files; tests/data/phi3_longrope/README.md has the spec.
+# picks the short factors) and 512 (the long ones). Then the same for a partial-rotary variant
+# (rot8_*: phi3.rope.dimension_count 8 of head_dim 16, 4 factors each, as Phi-4-mini rotates 96 of
+# 128; longrope_gguf.py --rope-dims 8). kvaudit's LongRoPE test rebuilds the same GGUFs and checks
+# its forward pass against these files; tests/data/phi3_longrope/README.md has the spec.
 #
 #   scripts/llamacpp_longrope_golden.sh [OUT_DIR]     # default: tests/data/phi3_longrope
 #   KVAUDIT_LLAMACPP_BIN=DIR scripts/llamacpp_longrope_golden.sh   # DIR/../../ holds src/ and build/
@@ -66,22 +68,35 @@ if ! python3 -c "import sys; sys.exit(float(sys.argv[1]) > 1e-5)" "$sanity" ||
   exit 1
 fi
 
+# $1: the file prefix ("" or "rot8_"), $2: n_rot expected in llama.cpp's log; runs $work/${1}longrope.gguf
+# at n_ctx 256 and 512 into $work/${1}logits_ctx*.f32, ${1}greedy_ctx*.txt.
+run_variant() {
+  local p="$1" n_rot="$2" ctx
+  for ctx in 256 512; do
+    "$work/llamacpp_logits" "$work/${p}longrope.gguf" "$golden/ids.txt" "$ctx" "$work/${p}logits_ctx$ctx.f32" \
+      "$work/${p}greedy_ctx$ctx.txt" >"$work/${p}ctx$ctx.log" 2>&1 || { cat "$work/${p}ctx$ctx.log" >&2; exit 1; }
+    # llama.cpp's own load log: the two keys read, the 23 tensors (21 + the two factor tensors), the
+    # original context it compares n_ctx_seq with (llama-model.cpp get_rope_factors), n_rot.
+    echo "${p}ctx $ctx, llama.cpp's log:"
+    grep -E 'rope\.scaling\.|rope\.dimension_count|type +f32: |n_rot +=|n_ctx_orig_yarn|n_ctx_seq +=|llamacpp_logits:' \
+      "$work/${p}ctx$ctx.log" | sed 's/^/  /'
+    if ! grep -q 'n_ctx_orig_yarn *= 256$' "$work/${p}ctx$ctx.log" ||
+       ! grep -q 'phi3.rope.scaling.attn_factor *f32 *= 1.224745$' "$work/${p}ctx$ctx.log" ||
+       ! grep -q 'type  *f32: *23 tensors' "$work/${p}ctx$ctx.log" ||
+       ! grep -q "print_info: n_rot  *= $n_rot$" "$work/${p}ctx$ctx.log" ||
+       ! grep -q "n_ctx_seq  *= $ctx$" "$work/${p}ctx$ctx.log"; then
+      echo "llamacpp_longrope_golden.sh: llama.cpp did not load the ${p}LongRoPE GGUF as expected (ctx $ctx)" >&2
+      exit 1
+    fi
+  done
+}
+
 python3 "$root/scripts/longrope_gguf.py" "$golden/model.gguf" "$work/longrope.gguf"
-for ctx in 256 512; do
-  "$work/llamacpp_logits" "$work/longrope.gguf" "$golden/ids.txt" "$ctx" "$work/logits_ctx$ctx.f32" \
-    "$work/greedy_ctx$ctx.txt" >"$work/ctx$ctx.log" 2>&1 || { cat "$work/ctx$ctx.log" >&2; exit 1; }
-  # llama.cpp's own load log: the two keys read, the 23 tensors (21 + the two factor tensors), the
-  # original context it compares n_ctx_seq with (llama-model.cpp get_rope_factors).
-  echo "ctx $ctx, llama.cpp's log:"
-  grep -E 'rope\.scaling\.|type +f32: |n_ctx_orig_yarn|n_ctx_seq +=|llamacpp_logits:' "$work/ctx$ctx.log" | sed 's/^/  /'
-  if ! grep -q 'n_ctx_orig_yarn *= 256$' "$work/ctx$ctx.log" ||
-     ! grep -q 'phi3.rope.scaling.attn_factor *f32 *= 1.224745$' "$work/ctx$ctx.log" ||
-     ! grep -q 'type  *f32: *23 tensors' "$work/ctx$ctx.log" ||
-     ! grep -q "n_ctx_seq  *= $ctx$" "$work/ctx$ctx.log"; then
-    echo "llamacpp_longrope_golden.sh: llama.cpp did not load the LongRoPE GGUF as expected (ctx $ctx)" >&2
-    exit 1
-  fi
-done
+run_variant "" 16
+# Partial rotary (as Phi-4-mini, partial_rotary_factor 0.75): phi3.rope.dimension_count 8 of head_dim 16,
+# 4 factors each; llama.cpp rotates the first 8 dims of each head, the other 8 pass through.
+python3 "$root/scripts/longrope_gguf.py" "$golden/model.gguf" "$work/rot8_longrope.gguf" --rope-dims 8
+run_variant rot8_ 8
 
 read -r d_runs max256 max512 <<<"$(compare "$work/logits_ctx256.f32" "$work/logits_ctx512.f32")"
 read -r d_short _ _ <<<"$(compare "$work/logits_ctx256.f32" "$golden/logits.f32")"
@@ -94,7 +109,20 @@ if ! python3 -c "import sys; sys.exit(min(map(float, sys.argv[1:])) < 0.1)" "$d_
   exit 1
 fi
 
+read -r r_runs rmax256 rmax512 <<<"$(compare "$work/rot8_logits_ctx256.f32" "$work/rot8_logits_ctx512.f32")"
+read -r r_full256 _ _ <<<"$(compare "$work/rot8_logits_ctx256.f32" "$work/logits_ctx256.f32")"
+read -r r_full512 _ _ <<<"$(compare "$work/rot8_logits_ctx512.f32" "$work/logits_ctx512.f32")"
+echo "rot8: max abs diff ctx256 vs ctx512: $r_runs; vs the full-rotary files: ctx256 $r_full256, ctx512 $r_full512"
+echo "rot8: max abs logit: ctx256 $rmax256, ctx512 $rmax512"
+# n_rot must matter (vs full rotary), and so must the factors.
+if ! python3 -c "import sys; sys.exit(min(map(float, sys.argv[1:])) < 0.1)" "$r_runs" "$r_full256" "$r_full512"; then
+  echo "llamacpp_longrope_golden.sh: the rot8 runs barely differ; nothing written" >&2
+  exit 1
+fi
+
+files=(logits_ctx256.f32 greedy_ctx256.txt logits_ctx512.f32 greedy_ctx512.txt
+       rot8_logits_ctx256.f32 rot8_greedy_ctx256.txt rot8_logits_ctx512.f32 rot8_greedy_ctx512.txt)
 mkdir -p "$out"
-for f in logits_ctx256.f32 greedy_ctx256.txt logits_ctx512.f32 greedy_ctx512.txt; do cp "$work/$f" "$out/$f"; done
+for f in "${files[@]}"; do cp "$work/$f" "$out/$f"; done
 echo "wrote $out (llama.cpp $commit):"
-(cd "$out" && sha256sum logits_ctx256.f32 greedy_ctx256.txt logits_ctx512.f32 greedy_ctx512.txt | sed 's/^/  /')
+(cd "$out" && sha256sum "${files[@]}" | sed 's/^/  /')
