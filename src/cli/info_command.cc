@@ -65,7 +65,7 @@ nlohmann::json ModelJson(const Model& model) {
           {"vocab", c.vocab_size},
           {"context", c.max_ctx},
           {"rms_eps", c.rms_eps},
-          {"rope", {{"type", rope}, {"theta", c.rope.theta}}},
+          {"rope", {{"type", rope}, {"theta", c.rope.theta}, {"dims", c.rope.RotatedDims(c.head_dim)}}},
           {"qkv_bias", c.attn_qkv_bias},
           {"qk_norm", c.qk_norm},
           {"tied_embeddings", c.tied_embeddings},

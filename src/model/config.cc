@@ -60,10 +60,12 @@ Status ModelConfig::Validate(const std::string& src) const {
   if (rope.type == RopeType::kLlama3 && !(rope.high_freq_factor > rope.low_freq_factor)) {
     return bad("llama3 rope needs high_freq_factor > low_freq_factor", "check rope_parameters");
   }
-  const size_t half = static_cast<size_t>(head_dim / 2);
+  if (rope.dims < 0 || rope.dims > head_dim || rope.dims % 2 != 0)
+    return bad("rotary dimensions must be even and at most head_dim", "check partial_rotary_factor");
+  const size_t half = static_cast<size_t>(rope.RotatedDims(head_dim) / 2);
   if (rope.is_longrope() && (rope.long_factors.size() != half || rope.short_factors.size() != half ||
                              rope.original_max_position_embeddings <= 0)) {
-    return bad("LongRoPE needs head_dim/2 long and short factors and a positive original context",
+    return bad("LongRoPE needs rotary dims/2 long and short factors and a positive original context",
                "check rope_scaling.long_factor / short_factor / original_max_position_embeddings");
   }
   if (sliding_window < 0) return bad("sliding_window must be >= 0", "check sliding_window");
@@ -191,6 +193,23 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
   return Status::Ok();
 }
 
+// partial_rotary_factor (Phi-4-mini: 0.75): transformers rotates the first int(head_dim · factor)
+// dims of each head (modeling_phi3.py apply_rotary_pos_emb: q[..., :rotary_dim]); kvaudit runs it
+// for Phi-3 only, the one architecture checked against an engine (docs/models-phi3.md).
+Status ReadPartialRotary(const JsonReader& r, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(double rotary, r.Num(r.j, "partial_rotary_factor", 1.0));
+  if (rotary == 1.0) return Status::Ok();
+  const int dims = static_cast<int>(c.head_dim * rotary);
+  if (c.arch != Arch::kPhi3 || !(rotary > 0 && rotary < 1) || dims % 2 != 0 || dims == 0) {
+    return BadInput(r.path + ": partial_rotary_factor " + JsonText(r.j["partial_rotary_factor"]) + " for " +
+                    ArchName(c.arch) + " (head_dim " + std::to_string(c.head_dim) +
+                    ") is not supported; hint: kvaudit rotates part of each head for phi3 only, an even number of "
+                    "dimensions");
+  }
+  c.rope.dims = dims;
+  return Status::Ok();
+}
+
 Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
   KV_ASSIGN_OR_RETURN(int window, r.Int(r.j, "sliding_window", 0));
   // Mistral, Mixtral and Phi-3 apply sliding_window whenever it is set (transformers
@@ -285,12 +304,6 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   }
   KV_ASSIGN_OR_RETURN(bool mlp_bias, r.Bool(j, "mlp_bias", false));
   if (mlp_bias) return BadInput(path + ": mlp_bias=true is not supported; hint: only bias-free MLPs are implemented");
-  KV_ASSIGN_OR_RETURN(double rotary, r.Num(j, "partial_rotary_factor", 1.0));
-  if (rotary != 1.0) {
-    return BadInput(path + ": partial_rotary_factor " + JsonText(j["partial_rotary_factor"]) +
-                    " rotates part of each head, which kvaudit does not yet; hint: models that rotate every "
-                    "dimension (partial_rotary_factor 1) are supported");
-  }
   KV_ASSIGN_OR_RETURN(c.d_model, r.Int(j, "hidden_size"));
   KV_ASSIGN_OR_RETURN(c.n_layers, r.Int(j, "num_hidden_layers"));
   KV_ASSIGN_OR_RETURN(c.n_heads, r.Int(j, "num_attention_heads"));
@@ -315,6 +328,7 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen3Moe;
   KV_ASSIGN_OR_RETURN(c.bos_id, r.TokenId("bos_token_id"));
   KV_ASSIGN_OR_RETURN(c.eos_id, r.TokenId("eos_token_id"));
+  KV_RETURN_IF_ERROR(ReadPartialRotary(r, c));
   KV_RETURN_IF_ERROR(ReadRope(r, c));
   if (gemma) {
     KV_RETURN_IF_ERROR(ReadHfGemma(r, c));
@@ -463,10 +477,16 @@ Expected<ModelConfig> ConfigFromGguf(const GgufFile& g) {
   }
   int rope_dims = 0;
   KV_RETURN_IF_ERROR(get_int("rope.dimension_count", rope_dims, c.head_dim));
+  // Part of each head (Phi-4-mini: 96 of 128): llama.cpp's NEOX rope with n_rot < head_dim rotates
+  // the first n_rot dims (ggml-cpu ops.cpp rope); kvaudit runs it for phi3, whose GGUF is not
+  // permuted. Llama-style GGUFs store q/k permuted for interleaved pairs over the whole head.
   if (rope_dims != c.head_dim) {
-    return BadInput(file + ": " + arch + ".rope.dimension_count " + std::to_string(rope_dims) +
-                    " rotates part of each head of " + std::to_string(c.head_dim) +
-                    " dimensions, which kvaudit does not yet; hint: models that rotate every dimension are supported");
+    if (c.arch != Arch::kPhi3 || rope_dims <= 0 || rope_dims > c.head_dim || rope_dims % 2 != 0) {
+      return BadInput(file + ": " + arch + ".rope.dimension_count " + std::to_string(rope_dims) +
+                      " rotates part of each head of " + std::to_string(c.head_dim) +
+                      " dimensions; hint: kvaudit rotates part of a head for phi3 only, an even number of dimensions");
+    }
+    c.rope.dims = rope_dims;
   }
   double eps = 0;
   KV_RETURN_IF_ERROR(get_float("attention.layer_norm_rms_epsilon", eps, std::nullopt));

@@ -1,4 +1,4 @@
-// LongRoPE (Phi-3-mini-128k, Phi-3-medium-128k, Phi-3.5-mini/MoE): two sets of per-frequency
+// LongRoPE (Phi-3-mini-128k, Phi-3-medium-128k, Phi-3.5-mini, Phi-4-mini): two sets of per-frequency
 // divisors, the original context that decides between them, and a cos/sin scale, read from a GGUF
 // (llama.cpp's converter conversion/phi.py Phi3MiniModel @de3ff815: rope_factors_long/short.weight,
 // {arch}.rope.scaling.original_context_length, {arch}.rope.scaling.attn_factor) or a config.json
@@ -25,32 +25,34 @@ Status CheckFactors(const std::vector<float>& f, const std::string& what, const 
   return Status::Ok();
 }
 
-Expected<std::vector<float>> GgufFactors(const GgufFile& g, const char* name, int head_dim) {
+// [rotary dims/2] (head_dim/2 unless part of each head rotates).
+Expected<std::vector<float>> GgufFactors(const GgufFile& g, const char* name, int rot_dims) {
   const TensorView* t = g.FindTensor(name);
   if (!t) {
     return BadInput(g.label() + ": tensor '" + name +
                     "' is missing beside its LongRoPE twin; hint: llama.cpp's converter writes both "
                     "rope_factors_long.weight and rope_factors_short.weight");
   }
-  if (t->numel() != head_dim / 2) {
+  if (t->numel() != rot_dims / 2) {
     return BadInput(g.label() + ": tensor '" + name + "' has " + std::to_string(t->numel()) +
-                    " elements, expected head_dim/2 = " + std::to_string(head_dim / 2) + "; hint: the file is corrupt");
+                    " elements, expected rotary dims/2 = " + std::to_string(rot_dims / 2) +
+                    "; hint: the file is corrupt");
   }
-  std::vector<float> f(static_cast<size_t>(t->numel()));  // [head_dim/2]
+  std::vector<float> f(static_cast<size_t>(t->numel()));  // [rot_dims/2]
   KV_RETURN_IF_ERROR(DequantizeToF32(*t, f.data()));
   KV_RETURN_IF_ERROR(CheckFactors(f, std::string("tensor '") + name + "'", g.label()));
   return f;
 }
 
 Expected<std::vector<float>> JsonFactors(const JsonReader& r, const Json& p, const std::string& where, const char* key,
-                                         int head_dim) {
+                                         int rot_dims) {
   const std::string name = where + "." + key;
-  if (!r.Present(p, key)) return r.Invalid(name, "a list of head_dim/2 numbers");
+  if (!r.Present(p, key)) return r.Invalid(name, "a list of rotary dims/2 numbers");
   const Json& v = p.at(key);
-  if (!v.is_array() || static_cast<int>(v.size()) != head_dim / 2) {
-    return r.Invalid(name, "a list of head_dim/2 = " + std::to_string(head_dim / 2) + " numbers");
+  if (!v.is_array() || static_cast<int>(v.size()) != rot_dims / 2) {
+    return r.Invalid(name, "a list of rotary dims/2 = " + std::to_string(rot_dims / 2) + " numbers");
   }
-  std::vector<float> f;  // [head_dim/2], as torch.tensor(..., dtype=float32) rounds them
+  std::vector<float> f;  // [rot_dims/2], as torch.tensor(..., dtype=float32) rounds them
   for (const Json& x : v) {
     if (!x.is_number()) return r.Invalid(name, "a list of numbers");
     f.push_back(static_cast<float>(x.get<double>()));
@@ -73,8 +75,9 @@ Status ReadGgufLongRope(const GgufFile& g, const std::string& arch, ModelConfig&
     return BadInput(g.label() + ": LongRoPE factors beside rope scaling '" + RopeTypeName(c.rope.type) +
                     "' or rope_freqs.weight; hint: a Phi-3 GGUF from llama.cpp's converter has only the factors");
   }
-  KV_ASSIGN_OR_RETURN(c.rope.long_factors, GgufFactors(g, "rope_factors_long.weight", c.head_dim));
-  KV_ASSIGN_OR_RETURN(c.rope.short_factors, GgufFactors(g, "rope_factors_short.weight", c.head_dim));
+  KV_ASSIGN_OR_RETURN(c.rope.long_factors, GgufFactors(g, "rope_factors_long.weight", c.rope.RotatedDims(c.head_dim)));
+  KV_ASSIGN_OR_RETURN(c.rope.short_factors,
+                      GgufFactors(g, "rope_factors_short.weight", c.rope.RotatedDims(c.head_dim)));
   // llama-model.cpp load_hparams: n_ctx_orig_yarn defaults to the training context.
   KV_ASSIGN_OR_RETURN(c.rope.original_max_position_embeddings,
                       GgufIntOr(g, arch + ".rope.scaling.original_context_length", c.max_ctx));
@@ -98,8 +101,8 @@ Status ReadHfLongRope(const JsonReader& r, const Json& p, const std::string& whe
     }
   }
   c.rope.type = RopeType::kLongRope;
-  KV_ASSIGN_OR_RETURN(c.rope.long_factors, JsonFactors(r, p, where, "long_factor", c.head_dim));
-  KV_ASSIGN_OR_RETURN(c.rope.short_factors, JsonFactors(r, p, where, "short_factor", c.head_dim));
+  KV_ASSIGN_OR_RETURN(c.rope.long_factors, JsonFactors(r, p, where, "long_factor", c.rope.RotatedDims(c.head_dim)));
+  KV_ASSIGN_OR_RETURN(c.rope.short_factors, JsonFactors(r, p, where, "short_factor", c.rope.RotatedDims(c.head_dim)));
   const bool top = r.Present(r.j, "original_max_position_embeddings");
   KV_ASSIGN_OR_RETURN(int original, top ? r.Int(r.j, "original_max_position_embeddings")
                                         : r.Int(p, "original_max_position_embeddings", 0));

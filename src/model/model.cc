@@ -152,6 +152,10 @@ std::string Model::Describe() const {
                                           : "read in place from the memory-mapped file, as stored",
                 tokenizer_ ? "yes" : "none");
   std::string s = buf;
+  if (c.rope.dims > 0) {
+    s += "rotary: the first " + std::to_string(c.rope.dims) + " of " + std::to_string(c.head_dim) +
+         " dims of each head (the rest pass through)\n";
+  }
   s += DescribeAttention(c);
   if (c.unapplied_sliding_window) {
     s += "sliding window: none (the file declares " + std::to_string(c.unapplied_sliding_window) + "; llama.cpp runs " +

@@ -48,6 +48,7 @@ RopeParams RopeParams::ForContext(int context) const {
 }
 
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
+  head_dim = p.RotatedDims(head_dim);  // frequencies over the rotated dims only
   const int half = head_dim / 2;
   std::vector<float> inv(half);
   for (int i = 0; i < half; ++i) {
@@ -84,8 +85,9 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
   return inv;
 }
 
-RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos) : head_dim_(head_dim) {
-  KV_CHECK(head_dim % 2 == 0 && max_pos > 0);
+RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos)
+    : head_dim_(head_dim), rot_(p.RotatedDims(head_dim)) {
+  KV_CHECK(head_dim % 2 == 0 && rot_ % 2 == 0 && rot_ > 0 && rot_ <= head_dim && max_pos > 0);
   inv_ = RopeInvFreq(p, head_dim);
   mscale_ = static_cast<float>(p.attn_factor);
   Extend(max_pos);
@@ -94,7 +96,7 @@ RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos) : head_dim_
 void RopeTable::Extend(int max_pos) {
   KV_CHECK(head_dim_ > 0);
   if (max_pos <= max_pos_) return;
-  const int half = head_dim_ / 2;
+  const int half = rot_ / 2;
   cos_.resize(static_cast<size_t>(max_pos) * half);
   sin_.resize(cos_.size());
   for (int pos = max_pos_; pos < max_pos; ++pos) {
@@ -108,7 +110,7 @@ void RopeTable::Extend(int max_pos) {
 }
 
 void RopeTable::Apply(float* x, int n_tok, int n_heads, int pos0) const {
-  const int half = head_dim_ / 2;
+  const int half = rot_ / 2;  // dims [rot_, head_dim_) pass through
   KV_CHECK(pos0 >= 0 && pos0 + n_tok <= max_pos_);
   for (int t = 0; t < n_tok; ++t) {
     const float* c = cos_.data() + static_cast<size_t>(pos0 + t) * half;

@@ -16,6 +16,10 @@ enum class RopeType { kDefault, kLinear, kLlama3, kYarn, kLongRope };
 struct RopeParams {
   RopeType type = RopeType::kDefault;
   double theta = 10000.0;
+  // The dimensions of each head that rotate, from the first (Phi-4-mini: 96 of 128, transformers'
+  // partial_rotary_factor, GGUF rope.dimension_count); the rest pass through. 0 = all of them.
+  // Frequencies are over these dims: inv_freq[i] = theta^(−2i/dims), paired i with i + dims/2.
+  int dims = 0;
   double factor = 1.0;                          // linear and llama3
   double low_freq_factor = 1.0;                 // llama3
   double high_freq_factor = 4.0;                // llama3
@@ -41,6 +45,7 @@ struct RopeParams {
   std::vector<float> long_factors, short_factors;
 
   bool is_longrope() const { return type == RopeType::kLongRope; }
+  int RotatedDims(int head_dim) const { return dims > 0 ? dims : head_dim; }
   // LongRoPE: whether a run configured for `context` tokens uses the long factors.
   bool UsesLongFactors(int context) const { return context > original_max_position_embeddings; }
   // These parameters as a run configured for `context` tokens applies them: LongRoPE's chosen set as
@@ -51,13 +56,15 @@ struct RopeParams {
 // "default", "linear", "llama3", "yarn", "longrope" (as config.json and `kvaudit info` spell them).
 const char* RopeTypeName(RopeType t);
 
-// inv_freq [head_dim/2], as transformers' _compute_default_rope_parameters /
+// inv_freq [RotatedDims(head_dim)/2], as transformers' _compute_default_rope_parameters /
 // _compute_linear_scaling_rope_parameters / _compute_llama3_parameters / _compute_yarn_parameters
 // (modeling_rope_utils.py) in f32. LongRoPE needs ForContext first (its set depends on the run).
 std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim);
 
 // Precomputed cos/sin for positions [0, max_pos): cos a and sin a with a = f32(pos · inv_freq[i])
 // (f32 product as in LlamaRotaryEmbedding.forward; cos/sin evaluated in double, then rounded).
+// Partial rotary (RopeParams::dims): only the first dims of each head rotate (transformers'
+// q[..., :rotary_dim] with rotate_half inside it; ggml's NEOX rope with n_dims < ne0).
 class RopeTable {
  public:
   RopeTable() = default;
@@ -70,10 +77,10 @@ class RopeTable {
   void Apply(float* x, int n_tok, int n_heads, int pos0) const;
 
  private:
-  int head_dim_ = 0, max_pos_ = 0;
-  float mscale_ = 1.0f;           // cos/sin multiplier (YaRN's attn_factor)
-  std::vector<float> inv_;        // [head_dim/2] inverse frequencies
-  std::vector<float> cos_, sin_;  // [max_pos, head_dim/2]
+  int head_dim_ = 0, rot_ = 0, max_pos_ = 0;  // rot_: the rotated dims (RopeParams::RotatedDims)
+  float mscale_ = 1.0f;                       // cos/sin multiplier (YaRN's attn_factor)
+  std::vector<float> inv_;                    // [rot_/2] inverse frequencies
+  std::vector<float> cos_, sin_;              // [max_pos, rot_/2]
 };
 
 }  // namespace kvaudit

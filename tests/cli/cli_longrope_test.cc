@@ -35,6 +35,17 @@ TEST(CliLongRope, InfoSaysWhichFactorsTheContextSelects) {
   EXPECT_EQ(j["model"]["rope"]["factors_at_ctx"], "long");
   EXPECT_EQ(j["model"]["rope"]["original_context"], testing::kPhi3LongRopeOriginal);
   EXPECT_FLOAT_EQ(j["model"]["rope"]["attn_factor"].get<float>(), testing::Phi3LongRopeAttnFactor());
+  EXPECT_EQ(j["model"]["rope"]["dims"], 16);
+
+  // Partial rotary (Phi-4-mini's shape): said in text and JSON.
+  const std::string rot8 = testing::WritePhi3LongRopeGguf(dir, 8).string();
+  const auto partial = testing::RunCli("info --model " + rot8);
+  ASSERT_EQ(partial.exit_code, 0) << partial.err;
+  EXPECT_NE(partial.out.find("rotary: the first 8 of 16 dims of each head (the rest pass through)"), std::string::npos)
+      << partial.out;
+  const auto partial_json = testing::RunCli("info --model " + rot8 + " --json");
+  ASSERT_EQ(partial_json.exit_code, 0) << partial_json.err;
+  EXPECT_EQ(json::parse(partial_json.out)["model"]["rope"]["dims"], 8);
   fs::remove_all(dir);
 }
 

@@ -1,10 +1,10 @@
-// LongRoPE (Phi-3-mini-128k, Phi-3.5) against llama.cpp itself: the tiny phi3 golden with LongRoPE
-// factors added the way llama.cpp's converter writes them (tests/data/phi3_longrope/README.md: the
-// file, and llama.cpp's logits at n_ctx 256, where it runs the short factors, and 512, the long
-// ones). Checked: each context's logits within 1e-4 of llama.cpp's with the same argmax and greedy
-// continuation; the choice flips exactly above the original context; prefill and decode bitwise
-// equal; the same weights as a Hugging Face directory (rope_scaling longrope) give bitwise the
-// GGUF's logits at both contexts.
+// LongRoPE (Phi-3-mini-128k, Phi-3.5) and partial rotary embeddings (Phi-4-mini) against llama.cpp
+// itself: the tiny phi3 golden with LongRoPE factors added the way llama.cpp's converter writes them,
+// rotating all 16 dims of each head or the first 8 (tests/data/phi3_longrope/README.md: the files,
+// and llama.cpp's logits at n_ctx 256, where it runs the short factors, and 512, the long ones). Checked: each
+// context's logits within 1e-4 of llama.cpp's with the same argmax and greedy continuation; the choice flips exactly
+// above the original context; prefill and decode bitwise equal; the same weights as a Hugging Face directory
+// (rope_scaling longrope) give bitwise the GGUF's logits at both contexts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "kv/f32_cache.h"
@@ -80,30 +81,31 @@ double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-class Phi3LongRope : public ::testing::Test {
+// Parameter: the rotated dims of each 16-dim head (16: all; 8: the README's rot8 variant, partial
+// rotary as in Phi-4-mini). Files for llama.cpp's runs: logits_ctxN.f32 / rot8_logits_ctxN.f32.
+class Phi3LongRope : public ::testing::TestWithParam<int> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(testing::MakeTempDir("phi3-longrope"));
-    auto m = Model::Load(testing::WritePhi3LongRopeGguf(*dir_).string());
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("phi3-longrope");
+    auto m = Model::Load(testing::WritePhi3LongRopeGguf(dir_, GetParam()).string());
     ASSERT_TRUE(m.ok()) << m.error().message;
-    model_ = m->release();
+    model_ = std::move(*m);
   }
-  static void TearDownTestSuite() {
-    delete model_;
-    fs::remove_all(*dir_);
-    delete dir_;
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string DataFile(const std::string& name) const {
+    const std::string prefix = GetParam() == 16 ? "" : "rot" + std::to_string(GetParam()) + "_";
+    return (testing::RepoDir() / "tests/data/phi3_longrope" / (prefix + name)).string();
   }
-  static fs::path* dir_;
-  static Model* model_;
+  fs::path dir_;
+  std::unique_ptr<Model> model_;
 };
-fs::path* Phi3LongRope::dir_ = nullptr;
-Model* Phi3LongRope::model_ = nullptr;
 
-TEST_F(Phi3LongRope, ReadsTheFactorsAndTheOriginalContext) {
+TEST_P(Phi3LongRope, ReadsTheFactorsAndTheOriginalContext) {
   const RopeParams& r = model_->config().rope;
   EXPECT_EQ(r.type, RopeType::kLongRope);
-  EXPECT_EQ(r.long_factors, Phi3LongFactors());
-  EXPECT_EQ(r.short_factors, Phi3ShortFactors());
+  EXPECT_EQ(r.RotatedDims(16), GetParam());
+  EXPECT_EQ(r.long_factors, Phi3LongFactors(GetParam()));
+  EXPECT_EQ(r.short_factors, Phi3ShortFactors(GetParam()));
   EXPECT_EQ(r.original_max_position_embeddings, kOriginal);
   EXPECT_EQ(static_cast<float>(r.attn_factor), Phi3LongRopeAttnFactor());
   EXPECT_FALSE(r.UsesLongFactors(kOriginal));
@@ -111,13 +113,12 @@ TEST_F(Phi3LongRope, ReadsTheFactorsAndTheOriginalContext) {
 }
 
 // llama.cpp's runs: n_ctx 256 (not above the original 256: short) and 512 (long).
-TEST_F(Phi3LongRope, MatchesLlamaCppAtEachContext) {
+TEST_P(Phi3LongRope, MatchesLlamaCppAtEachContext) {
   const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden("phi3");
   const size_t V = model_->config().vocab_size;
   for (const int ctx : {256, 512}) {
     SCOPED_TRACE("n_ctx " + std::to_string(ctx));
-    const fs::path data = testing::RepoDir() / "tests/data/phi3_longrope";
-    const std::vector<float> want = ReadF32(data / ("logits_ctx" + std::to_string(ctx) + ".f32"));
+    const std::vector<float> want = ReadF32(DataFile("logits_ctx" + std::to_string(ctx) + ".f32"));
     ASSERT_EQ(want.size(), g.ids.size() * V);
     const std::vector<float> got = Logits(*model_, g.ids, ctx);
     const double max_abs = MaxAbsDiff(got, want);
@@ -127,8 +128,8 @@ TEST_F(Phi3LongRope, MatchesLlamaCppAtEachContext) {
                  b = want.begin() + static_cast<std::ptrdiff_t>(t * V);
       EXPECT_EQ(std::max_element(a, a + V) - a, std::max_element(b, b + V) - b) << "position " << t;
     }
-    std::printf("[llama.cpp LongRoPE n_ctx %d] max|dlogit| %.3g\n", ctx, max_abs);
-    std::ifstream greedy(data / ("greedy_ctx" + std::to_string(ctx) + ".txt"));
+    std::printf("[llama.cpp LongRoPE, %d rotated dims, n_ctx %d] max|dlogit| %.3g\n", GetParam(), ctx, max_abs);
+    std::ifstream greedy(DataFile("greedy_ctx" + std::to_string(ctx) + ".txt"));
     std::string prompt, cont;
     ASSERT_TRUE(std::getline(greedy, prompt) && std::getline(greedy, cont));
     EXPECT_EQ(testing::GoldenGreedy(*model_, Ids(prompt), Ids(cont).size(), ctx), Ids(cont));
@@ -138,7 +139,7 @@ TEST_F(Phi3LongRope, MatchesLlamaCppAtEachContext) {
 
 // The set is fixed by the run's context, not by how far a sequence has got: every context up to
 // the original gives the short set's bits, every one above it the long set's.
-TEST_F(Phi3LongRope, TheContextChoosesOneSetForEveryPosition) {
+TEST_P(Phi3LongRope, TheContextChoosesOneSetForEveryPosition) {
   const std::vector<int32_t> ids = testing::ReadLlamaCppGolden("phi3").ids;
   const std::vector<float> short_run = Logits(*model_, ids, kOriginal), long_run = Logits(*model_, ids, kOriginal + 1);
   EXPECT_EQ(Logits(*model_, ids, 96), short_run);
@@ -146,26 +147,36 @@ TEST_F(Phi3LongRope, TheContextChoosesOneSetForEveryPosition) {
   EXPECT_GT(MaxAbsDiff(short_run, long_run), 0.1) << "the two sets should give clearly different logits";
 }
 
-TEST_F(Phi3LongRope, AForwardWithoutTheRunsContextIsABug) {
-  auto cache = MakeF32Cache(model_->config(), 16);
-  ThreadPool pool(1);
-  EXPECT_DEATH(Forward(*model_, *cache, pool), "needs the run's context");
-}
-
 // transformers' config.json spelling of the same model (Phi-3-mini-128k's keys: rope_scaling
 // {type longrope, long_factor, short_factor}, original_max_position_embeddings at the top level,
-// the attention factor derived from max_position_embeddings / original).
-TEST_F(Phi3LongRope, SafetensorsAndGgufGiveTheSameBits) {
-  const std::string rope = R"("rope_theta": 10000.0, "original_max_position_embeddings": 256,
+// the attention factor derived from max_position_embeddings / original; Phi-4-mini's
+// partial_rotary_factor).
+TEST_P(Phi3LongRope, SafetensorsAndGgufGiveTheSameBits) {
+  char partial[64];
+  std::snprintf(partial, sizeof(partial), R"("partial_rotary_factor": %g, )", GetParam() / 16.0);
+  const std::string rope = std::string(partial) + R"("rope_theta": 10000.0, "original_max_position_embeddings": 256,
     "rope_scaling": {"type": "longrope", "long_factor": )" +
-                           JsonList(Phi3LongFactors()) + R"(, "short_factor": )" + JsonList(Phi3ShortFactors()) + "}";
-  const fs::path hf =
-      testing::WritePhi3AsHf(Fixture("golden/llamacpp/phi3/model.gguf"), *dir_ / "phi3-longrope-hf", rope);
+                           JsonList(Phi3LongFactors(GetParam())) + R"(, "short_factor": )" +
+                           JsonList(Phi3ShortFactors(GetParam())) + "}";
+  const fs::path hf = testing::WritePhi3AsHf(Fixture("golden/llamacpp/phi3/model.gguf"), dir_ / "hf", rope);
   auto from_hf = Model::Load(hf.string());
   ASSERT_TRUE(from_hf.ok()) << from_hf.error().message;
   EXPECT_EQ(static_cast<float>((*from_hf)->config().rope.attn_factor), Phi3LongRopeAttnFactor());
+  EXPECT_EQ((*from_hf)->config().rope.RotatedDims(16), GetParam());
   const std::vector<int32_t> ids = testing::ReadLlamaCppGolden("phi3").ids;
   for (const int ctx : {256, 512}) EXPECT_EQ(Logits(**from_hf, ids, ctx), Logits(*model_, ids, ctx)) << ctx;
+}
+
+INSTANTIATE_TEST_SUITE_P(RotatedDims, Phi3LongRope, ::testing::Values(16, 8));
+
+TEST(Phi3LongRopeRun, AForwardWithoutTheRunsContextIsABug) {
+  const fs::path dir = testing::MakeTempDir("phi3-longrope-death");
+  auto m = Model::Load(testing::WritePhi3LongRopeGguf(dir).string());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto cache = MakeF32Cache((*m)->config(), 16);
+  ThreadPool pool(1);
+  EXPECT_DEATH(Forward(**m, *cache, pool), "needs the run's context");
+  fs::remove_all(dir);
 }
 
 }  // namespace

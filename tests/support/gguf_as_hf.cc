@@ -43,7 +43,7 @@ fs::path WritePhi3AsHf(const fs::path& gguf_path, const fs::path& dir, const std
   std::ofstream(dir / "config.json") << R"({"model_type": "phi3", "architectures": ["Phi3ForCausalLM"],
     "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
     "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
-    "tie_word_embeddings": false, "hidden_act": "silu", "sliding_window": null, "partial_rotary_factor": 1.0, )"
+    "tie_word_embeddings": false, "hidden_act": "silu", "sliding_window": null, )"
                                      << rope << "}";
   return dir;
 }

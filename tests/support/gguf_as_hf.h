@@ -18,7 +18,7 @@ F32Tensor GgufAsHf(const GgufFile& gguf, const std::string& gguf_name, const std
 // Phi-3's GGUF tensors (the tiny golden's shape: 3 layers, hidden 64, 4/2 heads, FFN 128, vocab 256)
 // under transformers' names (convert_hf_to_gguf.py Phi3MiniModel maps them one to one: qkv_proj ->
 // attn_qkv, gate_up_proj -> ffn_up), with its config.json; `rope` is that file's RoPE keys (JSON
-// members, e.g. "rope_scaling": null).
+// members, e.g. "rope_scaling": null, or a partial_rotary_factor).
 std::filesystem::path WritePhi3AsHf(const std::filesystem::path& gguf_path, const std::filesystem::path& dir,
                                     const std::string& rope = R"("rope_theta": 10000.0, "rope_scaling": null)");
 

@@ -1,6 +1,7 @@
 #include "support/gguf_rewrite.h"
 
 #include <fstream>
+#include <map>
 
 #include "io/gguf_meta_writer.h"
 
@@ -25,8 +26,14 @@ Status RewriteGguf(const std::string& in, const std::string& out,
                    const std::vector<AddedF32Tensor>& tensors) {
   KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(in));
   GgufMetaWriter meta;
-  for (const auto& [key, value] : g.metadata()) KV_RETURN_IF_ERROR(meta.Copy(key, value));
-  for (const auto& [key, value] : keys) KV_RETURN_IF_ERROR(meta.Copy(key, value));
+  std::map<std::string, GgufValue> replaced(keys.begin(), keys.end());
+  for (const auto& [key, value] : g.metadata()) {
+    const auto it = replaced.find(key);
+    KV_RETURN_IF_ERROR(meta.Copy(key, it != replaced.end() ? it->second : value));
+  }
+  for (const auto& [key, value] : keys) {
+    if (!g.Has(key)) KV_RETURN_IF_ERROR(meta.Copy(key, value));
+  }
   std::vector<OutTensor> all;
   for (const TensorView& t : g.tensors()) {
     if (t.dtype != DType::kF32)

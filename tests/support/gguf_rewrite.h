@@ -17,8 +17,8 @@ struct AddedF32Tensor {
   std::vector<float> data;  // [n], one dimension
 };
 
-// The keys of `in` (sorted by name, as GgufFile keeps them), then `keys` in order; the tensors of
-// `in` in file order, then `tensors`.
+// The keys of `in` (sorted by name, as GgufFile keeps them; one named in `keys` takes that value),
+// then the rest of `keys` in order; the tensors of `in` in file order, then `tensors`.
 Status RewriteGguf(const std::string& in, const std::string& out,
                    const std::vector<std::pair<std::string, GgufValue>>& keys,
                    const std::vector<AddedF32Tensor>& tensors);

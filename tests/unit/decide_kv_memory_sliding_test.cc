@@ -73,6 +73,13 @@ TEST(DecideKvMemorySlidingTest, SglangReservesItsSwaPoolAsARatioOfTheFullPool) {
   EXPECT_NE(m.layout.find("--swa-full-tokens-ratio 0.8"), std::string::npos) << m.layout;
 }
 
+TEST(DecideKvMemorySlidingTest, IkLlamaCppHoldsEveryCellInEveryLayerAndSaysWhy) {
+  // One cache of n_ctx cells for all 24 layers (the window only masks): 24 x 4096 x 2048.
+  const KvMemory m = SettingsOf(E::kIkLlamaCpp, "k=f16,v=f16", GptOss20B(), 4096).memory;
+  ExpectAt(m, 201326592ull, 4096);
+  EXPECT_NE(m.layout.find("one cache for all layers, the window only masks"), std::string::npos) << m.layout;
+}
+
 TEST(DecideKvMemorySlidingTest, TensorRtLlmIsCountedFullAndSaysSo) {
   // Every layer 4096 tokens: 24 x 4096 x 2048 = 201326592 (4096 is 128 blocks of 32).
   const KvMemory m = SettingsOf(E::kTensorRtLlm, "k=f16,v=f16", GptOss20B(), 4096).memory;

@@ -106,11 +106,15 @@ TEST(ModelPhi3Config, AGgufsAttentionFactorIsAppliedWithoutLongRope) {
 
 TEST(ModelPhi3Config, PartialRotaryAndBrokenLongRopeAreRefusedInOneLine) {
   std::vector<uint8_t> bytes;
-  const auto p = FromGguf(Phi3Gguf(12), &bytes);
+  const auto p = FromGguf(Phi3Gguf(7), &bytes);
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.error().message.find("phi3.rope.dimension_count 12 rotates part of each head of 16 dimensions"),
+  EXPECT_NE(p.error().message.find("phi3.rope.dimension_count 7 rotates part of each head of 16 dimensions"),
             std::string::npos)
       << p.error().message;
+  const auto partial = FromGguf(Phi3Gguf(12), &bytes);  // Phi-4-mini's shape: 96 of 128
+  ASSERT_TRUE(partial.ok()) << partial.error().message;
+  EXPECT_EQ(partial->rope.dims, 12);
+  EXPECT_EQ(RopeInvFreq(partial->rope, partial->head_dim).size(), 6u);
 
   const auto expect_refused = [&](testing::GgufBuilder b, const std::string& what) {
     const auto l = FromGguf(b, &bytes);
@@ -124,7 +128,7 @@ TEST(ModelPhi3Config, PartialRotaryAndBrokenLongRopeAreRefusedInOneLine) {
   testing::GgufBuilder short_set = Phi3Gguf();
   AddFactors(short_set, "rope_factors_long.weight", std::vector<float>(4, 1.0f));
   AddFactors(short_set, "rope_factors_short.weight", std::vector<float>(8, 1.0f));
-  expect_refused(short_set, "tensor 'rope_factors_long.weight' has 4 elements, expected head_dim/2 = 8");
+  expect_refused(short_set, "tensor 'rope_factors_long.weight' has 4 elements, expected rotary dims/2 = 8");
   testing::GgufBuilder zero = Phi3Gguf();
   AddFactors(zero, "rope_factors_long.weight", std::vector<float>(8, 1.0f));
   AddFactors(zero, "rope_factors_short.weight", {1, 1, 1, 0, 1, 1, 1, 1});
@@ -160,11 +164,16 @@ TEST(ModelPhi3Config, AConfigJsonsWindowIsAppliedAndItsUnsupportedKeysRefused) {
   EXPECT_EQ(swa->sliding_window, 2047);  // transformers' Phi3Attention applies it
 
   j = Phi3Json();
-  j["partial_rotary_factor"] = 0.75;  // Phi-4-mini
+  j["partial_rotary_factor"] = 0.75;  // Phi-4-mini: int(16 · 0.75) = 12 dims rotate
   const auto partial = ConfigFromHfJson(WriteConfig(j).string());
-  ASSERT_FALSE(partial.ok());
-  EXPECT_NE(partial.error().message.find("partial_rotary_factor 0.75 rotates part of each head"), std::string::npos)
-      << partial.error().message;
+  ASSERT_TRUE(partial.ok()) << partial.error().message;
+  EXPECT_EQ(partial->rope.dims, 12);
+  j["partial_rotary_factor"] = 0.7;  // int(11.2) = 11: odd
+  const auto odd = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().message.find("partial_rotary_factor 0.7 for phi3 (head_dim 16) is not supported"),
+            std::string::npos)
+      << odd.error().message;
 
   j = Phi3Json();
   j["rope_scaling"] = {{"type", "longrope"}, {"long_factor", {1.0}}, {"short_factor", {1.0}}};

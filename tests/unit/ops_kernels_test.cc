@@ -183,5 +183,23 @@ TEST(OpsRope, RotatesHalvesAndKeepsNorm) {
   EXPECT_EQ(z, x);
 }
 
+// Partial rotary (Phi-4-mini): the first dims rotate as a head of that size would, the rest pass.
+TEST(OpsRope, PartialRotaryRotatesTheFirstDimsOnly) {
+  RopeParams p;
+  p.dims = 4;
+  const auto inv = RopeInvFreq(p, 8);
+  ASSERT_EQ(inv.size(), 2u);
+  EXPECT_EQ(inv[1], 1.0f / static_cast<float>(std::pow(10000.0, 0.5)));  // theta^(-2i/dims), not /head_dim
+  RopeTable t(p, 8, 16);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8}, y = x;
+  t.Apply(y.data(), 1, 1, 3);
+  for (int i = 0; i < 2; ++i) {
+    const double a = 3.0 * inv[i];
+    EXPECT_NEAR(y[i], x[i] * std::cos(a) - x[i + 2] * std::sin(a), 1e-6);
+    EXPECT_NEAR(y[i + 2], x[i + 2] * std::cos(a) + x[i] * std::sin(a), 1e-6);
+  }
+  for (int i = 4; i < 8; ++i) EXPECT_EQ(y[i], x[i]);
+}
+
 }  // namespace
 }  // namespace kvaudit

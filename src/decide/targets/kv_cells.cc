@@ -49,11 +49,14 @@ CellRule LlamaCppCells(bool swa_full) {
   return r;
 }
 
+// ik_llama.cpp keeps one cache of n_ctx cells for every layer and applies a window only in the mask
+// (ikawrakow/ik_llama.cpp@8337e4cd src/llama.cpp kv_size = cparams.n_ctx; src/llama-context.h
+// llama_swa_calc_window_view); its --swa-compress is ignored outside OpenPangu, DeepSeek4, Laguna.
 CellRule IkLlamaCppCells() {
   CellRule r;
   r.round_to = 256;  // ik_llama.cpp src/llama.cpp: GGML_PAD(n_ctx, get_padding(flash_attn)), 256 with FA
   r.engine = "ik_llama.cpp";
-  r.full_why = "sliding layers counted as full: ik_llama.cpp's sliding-window cache sizing was not read";
+  r.full_why = "sliding layers hold every cell: ik_llama.cpp has one cache for all layers, the window only masks";
   return r;
 }
 
@@ -77,12 +80,17 @@ CellRule SglangCells() {
   return r;
 }
 
+// TensorRT-LLM's V1 KV cache manager gives every layer max_seq_len unless max_attention_window is set
+// (exact here); the V2 manager that "auto" picks for gpt-oss and Gemma 3 windows the sliding layers
+// (_torch/pyexecutor/_util.py@0c9b8e66 _derive_layer_type_attention_windows) but charges them the
+// prompt chunk in prefill and splits memory between pools at run time: counted full, an upper bound.
 CellRule TensorRtLlmCells() {
   CellRule r;
   r.round_to = 32;  // KvCacheConfig tokens_per_block
   r.engine = "TensorRT-LLM";
   r.full_why =
-      "sliding layers counted as full: kvaudit sets no max_attention_window and TensorRT-LLM's default was not read";
+      "sliding layers counted as full: exact on the V1 KV cache manager, an upper bound on V2 (gpt-oss, Gemma 3), "
+      "which holds about the window per sliding layer in decode";
   return r;
 }
 

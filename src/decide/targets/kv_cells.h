@@ -33,7 +33,7 @@ struct CellRule {
 
 // The rules of the engines (docs/deployment.md): swa_full = llama.cpp's --swa-full.
 CellRule LlamaCppCells(bool swa_full);
-CellRule IkLlamaCppCells();  // global padding only: its sliding-window sizing was not read
+CellRule IkLlamaCppCells();  // every layer n_ctx padded to 256: one cache for all layers, the window masks
 CellRule VllmCells();
 CellRule SglangCells();       // page 1; sliding layers: --swa-full-tokens-ratio 0.8 of the full pool
 CellRule TensorRtLlmCells();  // blocks of 32; its per-layer attention window is not set
