@@ -98,27 +98,24 @@ run_variant "" 16
 python3 "$root/scripts/longrope_gguf.py" "$golden/model.gguf" "$work/rot8_longrope.gguf" --rope-dims 8
 run_variant rot8_ 8
 
-read -r d_runs max256 max512 <<<"$(compare "$work/logits_ctx256.f32" "$work/logits_ctx512.f32")"
-read -r d_short _ _ <<<"$(compare "$work/logits_ctx256.f32" "$golden/logits.f32")"
-read -r d_long _ _ <<<"$(compare "$work/logits_ctx512.f32" "$golden/logits.f32")"
-echo "max abs diff ctx256 vs ctx512: $d_runs; vs the phi3 golden: ctx256 $d_short, ctx512 $d_long"
-echo "max abs logit: ctx256 $max256, ctx512 $max512"
-# The factors must matter: equal files would mean llama.cpp ignored them.
-if ! python3 -c "import sys; sys.exit(min(map(float, sys.argv[1:])) < 0.1)" "$d_runs" "$d_short" "$d_long"; then
-  echo "llamacpp_longrope_golden.sh: the LongRoPE runs barely differ; nothing written" >&2
-  exit 1
-fi
-
-read -r r_runs rmax256 rmax512 <<<"$(compare "$work/rot8_logits_ctx256.f32" "$work/rot8_logits_ctx512.f32")"
-read -r r_full256 _ _ <<<"$(compare "$work/rot8_logits_ctx256.f32" "$work/logits_ctx256.f32")"
-read -r r_full512 _ _ <<<"$(compare "$work/rot8_logits_ctx512.f32" "$work/logits_ctx512.f32")"
-echo "rot8: max abs diff ctx256 vs ctx512: $r_runs; vs the full-rotary files: ctx256 $r_full256, ctx512 $r_full512"
-echo "rot8: max abs logit: ctx256 $rmax256, ctx512 $rmax512"
-# n_rot must matter (vs full rotary), and so must the factors.
-if ! python3 -c "import sys; sys.exit(min(map(float, sys.argv[1:])) < 0.1)" "$r_runs" "$r_full256" "$r_full512"; then
-  echo "llamacpp_longrope_golden.sh: the rot8 runs barely differ; nothing written" >&2
-  exit 1
-fi
+# Prints one variant's figures and stops unless its two runs differ from each other and from the
+# reference files (equal files would mean llama.cpp ignored the factors, or n_rot).
+check_variant() {
+  local label="$1" run256="$2" run512="$3" ref256="$4" ref512="$5" d_runs max256 max512 d256 d512
+  read -r d_runs max256 max512 <<<"$(compare "$run256" "$run512")"
+  read -r d256 _ _ <<<"$(compare "$run256" "$ref256")"
+  read -r d512 _ _ <<<"$(compare "$run512" "$ref512")"
+  echo "$label: max abs diff ctx256 vs ctx512: $d_runs; vs its reference: ctx256 $d256, ctx512 $d512"
+  echo "$label: max abs logit: ctx256 $max256, ctx512 $max512"
+  if ! python3 -c "import sys; sys.exit(min(map(float, sys.argv[1:])) < 0.1)" "$d_runs" "$d256" "$d512"; then
+    echo "llamacpp_longrope_golden.sh: the $label runs barely differ; nothing written" >&2
+    exit 1
+  fi
+}
+# LongRoPE against the phi3 golden without it; partial rotary against full rotary.
+check_variant longrope "$work/logits_ctx256.f32" "$work/logits_ctx512.f32" "$golden/logits.f32" "$golden/logits.f32"
+check_variant rot8 "$work/rot8_logits_ctx256.f32" "$work/rot8_logits_ctx512.f32" "$work/logits_ctx256.f32" \
+  "$work/logits_ctx512.f32"
 
 files=(logits_ctx256.f32 greedy_ctx256.txt logits_ctx512.f32 greedy_ctx512.txt
        rot8_logits_ctx256.f32 rot8_greedy_ctx256.txt rot8_logits_ctx512.f32 rot8_greedy_ctx512.txt)
