@@ -139,22 +139,32 @@ Expected<Arch> ArchFromHf(const Json& j, const std::string& path) {
                   "gemma3_text and gpt_oss models");
 }
 
-Status ReadRope(const JsonReader& r, ModelConfig& c) {
-  // v5: rope_parameters {rope_theta, rope_type, ...}; v4: rope_theta + rope_scaling {type|rope_type, ...}.
-  const Json* params = nullptr;
-  std::string where = "rope_parameters";
-  if (r.Present(r.j, "rope_parameters")) {
-    params = &r.j.at("rope_parameters");
-  } else if (r.Present(r.j, "rope_scaling")) {
-    params = &r.j.at("rope_scaling");
-    where = "rope_scaling";
+// partial_rotary_factor (Phi-4-mini: 0.75; top level in transformers v4, inside rope_parameters in
+// v5): transformers rotates the first int(head_dim · factor) dims of each head (modeling_phi3.py
+// apply_rotary_pos_emb: q[..., :rotary_dim]); kvaudit runs it for Phi-3 only, the one architecture
+// checked against an engine (docs/models-phi3.md).
+Status SetPartialRotary(const JsonReader& r, const Json& o, const std::string& where, ModelConfig& c) {
+  KV_ASSIGN_OR_RETURN(double rotary, r.Num(o, "partial_rotary_factor", 1.0));
+  if (rotary == 1.0) return Status::Ok();
+  const int dims = static_cast<int>(c.head_dim * rotary);
+  if (c.arch != Arch::kPhi3 || !(rotary > 0 && rotary < 1) || dims % 2 != 0 || dims == 0) {
+    return BadInput(r.path + ": " + where + "partial_rotary_factor " + JsonText(o.at("partial_rotary_factor")) +
+                    " for " + ArchName(c.arch) + " (head_dim " + std::to_string(c.head_dim) +
+                    ") is not supported; hint: kvaudit rotates part of each head for phi3 only, an even number of "
+                    "dimensions");
   }
+  c.rope.dims = dims;
+  return Status::Ok();
+}
+
+// One RoPE object (or none: the default at rope_theta) into c.rope.
+Status ReadRopeObject(const JsonReader& r, const Json* params, const std::string& where, ModelConfig& c) {
   if (params && !params->is_object()) return r.Invalid(where, "an object");
   if (params && (params->contains("full_attention") || params->contains("sliding_attention"))) {
     return BadInput(r.path + ": " + where +
-                    " per layer type (transformers v5) is not read yet; hint: a transformers v4 config.json "
-                    "(rope_theta, rope_scaling, rope_local_base_freq) of the same model loads");
+                    " per layer type; hint: transformers v5 writes those entries in rope_parameters only");
   }
+  if (params) KV_RETURN_IF_ERROR(SetPartialRotary(r, *params, where + ".", c));
   KV_ASSIGN_OR_RETURN(double theta, r.Num(r.j, "rope_theta", 10000.0));
   std::string type = "default";
   if (params) {
@@ -193,21 +203,40 @@ Status ReadRope(const JsonReader& r, ModelConfig& c) {
   return Status::Ok();
 }
 
-// partial_rotary_factor (Phi-4-mini: 0.75): transformers rotates the first int(head_dim · factor)
-// dims of each head (modeling_phi3.py apply_rotary_pos_emb: q[..., :rotary_dim]); kvaudit runs it
-// for Phi-3 only, the one architecture checked against an engine (docs/models-phi3.md).
-Status ReadPartialRotary(const JsonReader& r, ModelConfig& c) {
-  KV_ASSIGN_OR_RETURN(double rotary, r.Num(r.j, "partial_rotary_factor", 1.0));
-  if (rotary == 1.0) return Status::Ok();
-  const int dims = static_cast<int>(c.head_dim * rotary);
-  if (c.arch != Arch::kPhi3 || !(rotary > 0 && rotary < 1) || dims % 2 != 0 || dims == 0) {
-    return BadInput(r.path + ": partial_rotary_factor " + JsonText(r.j["partial_rotary_factor"]) + " for " +
-                    ArchName(c.arch) + " (head_dim " + std::to_string(c.head_dim) +
-                    ") is not supported; hint: kvaudit rotates part of each head for phi3 only, an even number of "
-                    "dimensions");
+// transformers v5 spells a model with two RoPEs per layer type (Gemma 3: rope_parameters
+// {full_attention: {rope_type linear, factor 8, rope_theta 1e6}, sliding_attention: {rope_type
+// default, rope_theta 1e4}}; modeling_rope_utils.py standardize_rope_params): the full one is the
+// model's RoPE, the sliding one its sliding layers' (rope_local).
+Status ReadRopePerLayerType(const JsonReader& r, const Json& params, ModelConfig& c) {
+  for (const auto& [key, value] : params.items()) {
+    if (key != "full_attention" && key != "sliding_attention") {
+      return BadInput(r.path + ": rope_parameters." + key +
+                      " beside per-layer-type entries; hint: transformers v5 keys them full_attention and "
+                      "sliding_attention only");
+    }
   }
-  c.rope.dims = dims;
+  if (!params.contains("full_attention")) return r.Invalid("rope_parameters.full_attention", "an object");
+  KV_RETURN_IF_ERROR(ReadRopeObject(r, &params.at("full_attention"), "rope_parameters.full_attention", c));
+  if (params.contains("sliding_attention")) {
+    ModelConfig sliding = c;
+    KV_RETURN_IF_ERROR(
+        ReadRopeObject(r, &params.at("sliding_attention"), "rope_parameters.sliding_attention", sliding));
+    c.rope_local = sliding.rope;
+  }
   return Status::Ok();
+}
+
+Status ReadRope(const JsonReader& r, ModelConfig& c) {
+  // v5: rope_parameters {rope_theta, rope_type, ...}, or one such object per layer type; v4:
+  // rope_theta + rope_scaling {type|rope_type, ...}.
+  if (r.Present(r.j, "rope_parameters")) {
+    const Json& params = r.j.at("rope_parameters");
+    if (params.is_object() && (params.contains("full_attention") || params.contains("sliding_attention")))
+      return ReadRopePerLayerType(r, params, c);
+    return ReadRopeObject(r, &params, "rope_parameters", c);
+  }
+  if (r.Present(r.j, "rope_scaling")) return ReadRopeObject(r, &r.j.at("rope_scaling"), "rope_scaling", c);
+  return ReadRopeObject(r, nullptr, "rope_parameters", c);
 }
 
 Status ReadSlidingWindow(const JsonReader& r, ModelConfig& c) {
@@ -328,7 +357,7 @@ Expected<ModelConfig> ConfigFromHfJson(const std::string& path) {
   c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen3Moe;
   KV_ASSIGN_OR_RETURN(c.bos_id, r.TokenId("bos_token_id"));
   KV_ASSIGN_OR_RETURN(c.eos_id, r.TokenId("eos_token_id"));
-  KV_RETURN_IF_ERROR(ReadPartialRotary(r, c));
+  KV_RETURN_IF_ERROR(SetPartialRotary(r, r.j, "", c));
   KV_RETURN_IF_ERROR(ReadRope(r, c));
   if (gemma) {
     KV_RETURN_IF_ERROR(ReadHfGemma(r, c));

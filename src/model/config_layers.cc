@@ -150,9 +150,14 @@ Status ReadHfGemma(const JsonReader& r, ModelConfig& c) {
   if (c.sliding_window > 0) KV_RETURN_IF_ERROR(ReadHfLayerTypes(r, c));
   if (!g2) {
     c.qk_norm = true;
-    RopeParams local;  // Gemma3TextModel rotary_emb_local: default RoPE at rope_local_base_freq
-    KV_ASSIGN_OR_RETURN(local.theta, r.Num(r.j, "rope_local_base_freq", 10000.0));
-    if (c.sliding_window > 0) c.rope_local = local;
+    // Gemma3TextModel rotary_emb_local: default RoPE at rope_local_base_freq (transformers v4), unless
+    // rope_parameters gave the sliding layers' own (v5: ReadRope).
+    if (!c.rope_local) {
+      RopeParams local;
+      KV_ASSIGN_OR_RETURN(local.theta, r.Num(r.j, "rope_local_base_freq", 10000.0));
+      c.rope_local = local;
+    }
+    if (c.sliding_window <= 0) c.rope_local.reset();
   }
   return Status::Ok();
 }

@@ -57,7 +57,8 @@ std::vector<float> Decode(const Model& m, const std::vector<int32_t>& ids) {
 // Gemma's GGUF tensors under transformers' names (convert_hf_to_gguf.py Gemma2Model / Gemma3Model
 // map them one to one and store every norm as 1 + w: here w = stored - 1, exact for norms in
 // [0.5, 2]), with a config.json equal to the GGUF's metadata (golden/llamacpp/<name>/meta.json).
-fs::path WriteGemmaAsHf(const std::string& name, const fs::path& dir) {
+// v5_rope: Gemma 3's two RoPEs as transformers v5 writes them (rope_parameters per layer type).
+fs::path WriteGemmaAsHf(const std::string& name, const fs::path& dir, bool v5_rope = false) {
   auto gguf = GgufFile::Open(Fixture("golden/llamacpp/" + name + "/model.gguf").string());
   KV_CHECK_MSG(gguf.ok(), gguf.ok() ? "" : gguf.error().message.c_str());
   const bool g3 = name == "gemma3";
@@ -92,8 +93,11 @@ fs::path WriteGemmaAsHf(const std::string& name, const fs::path& dir) {
   if (g3) {
     std::ofstream(dir / "config.json")
         << R"({"model_type": "gemma3_text", "num_hidden_layers": 6, "intermediate_size": 96,)" << common
-        << R"( "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
-      "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window_pattern": 6,
+        << (v5_rope ? R"( "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0,
+      "rope_theta": 1000000.0}, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},)"
+                    : R"( "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+      "rope_scaling": {"rope_type": "linear", "factor": 8.0},)")
+        << R"( "sliding_window_pattern": 6,
       "attn_logit_softcapping": null, "final_logit_softcapping": null})";
   } else {
     std::ofstream(dir / "config.json")
@@ -177,6 +181,23 @@ TEST_P(LlamaCppGemmaHf, SafetensorsAndGgufGiveTheSameBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppGemmaHf, ::testing::Values("gemma2", "gemma3"));
+
+// transformers v5's spelling of Gemma 3's RoPEs (one object per layer type) is the same model.
+TEST(LlamaCppGemmaHfV5, Gemma3RopeParametersPerLayerTypeGiveTheSameBits) {
+  const fs::path v4 = WriteGemmaAsHf("gemma3", testing::MakeTempDir("gemma3-hf-v4"));
+  const fs::path v5 = WriteGemmaAsHf("gemma3", testing::MakeTempDir("gemma3-hf-v5"), /*v5_rope=*/true);
+  auto a = Model::Load(v4.string());
+  auto b = Model::Load(v5.string());
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  ASSERT_TRUE((*b)->config().rope_local.has_value());
+  EXPECT_EQ((*b)->config().rope.type, RopeType::kLinear);
+  EXPECT_EQ((*b)->config().rope_local->theta, 10000.0);
+  const LlamaCppGolden g = testing::ReadLlamaCppGolden("gemma3");
+  EXPECT_EQ(Prefill(**b, g.ids, 2), Prefill(**a, g.ids, 2));
+  fs::remove_all(v4);
+  fs::remove_all(v5);
+}
 
 }  // namespace
 }  // namespace kvaudit

@@ -217,5 +217,40 @@ TEST(ModelPhi3Config, ReadsLongRopeFromAConfigJson) {
   EXPECT_EQ(explicit_factor->rope.attn_factor, 1.0);
 }
 
+// transformers v5 moves the RoPE keys into rope_parameters, partial_rotary_factor and the original
+// context included (Phi-4-mini's shape: half of each 16-dim head here, 4 factors per set).
+TEST(ModelPhi3Config, ReadsTransformersV5RopeParameters) {
+  nlohmann::json j = Phi3Json();
+  j.erase("rope_theta");
+  j["max_position_embeddings"] = 131072;
+  j["rope_parameters"] = {{"rope_type", "longrope"},
+                          {"rope_theta", 10000.0},
+                          {"partial_rotary_factor", 0.5},
+                          {"original_max_position_embeddings", 4096},
+                          {"long_factor", std::vector<double>(4, 2.0)},
+                          {"short_factor", std::vector<double>(4, 1.0)}};
+  const auto c = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->rope.dims, 8);
+  EXPECT_EQ(c->rope.original_max_position_embeddings, 4096);
+  EXPECT_EQ(c->rope.long_factors, std::vector<float>(4, 2.0f));
+
+  // Per-layer-type entries are rope_parameters' only, and only full_attention / sliding_attention.
+  j = Phi3Json();
+  j["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}}},
+                          {"chunked_attention", nlohmann::json::object()}};
+  const auto unknown = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("rope_parameters.chunked_attention beside per-layer-type entries"),
+            std::string::npos)
+      << unknown.error().message;
+  j = Phi3Json();
+  j["rope_scaling"] = {{"full_attention", {{"rope_type", "default"}}}};
+  const auto misplaced = ConfigFromHfJson(WriteConfig(j).string());
+  ASSERT_FALSE(misplaced.ok());
+  EXPECT_NE(misplaced.error().message.find("rope_scaling per layer type"), std::string::npos)
+      << misplaced.error().message;
+}
+
 }  // namespace
 }  // namespace kvaudit
