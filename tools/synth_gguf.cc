@@ -6,13 +6,12 @@
 #include <filesystem>
 #include <system_error>
 
-#include "io/gguf_meta_writer.h"
+#include "io/gguf_writer.h"
 #include "synth_write.h"
 
 namespace kvaudit::synth {
 namespace {
 
-constexpr uint32_t kGgufVersion = 3;
 constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION (ggml.h), written by converter and quantizer
 
 // Qwen3MoeModel / Gemma3Model / GptOssModel.set_gguf_parameters (convert_hf_to_gguf.py): experts,
@@ -93,29 +92,13 @@ Expected<GgufLayout> LayOutGguf(const Shape& s, FileType t, const std::vector<Te
   }
   m.U32("general.quantization_version", kQuantizationVersion);
 
+  std::vector<GgufTensorInfo> infos;
+  for (const TensorPlan& tp : plan) infos.push_back({tp.gguf_name, tp.shape, GgmlTypeId(tp.type), tp.bytes()});
+  GgufHeader h = LayOutGgufHeader(m, infos, kGgufAlignment);
   GgufLayout l;
-  auto raw = [&](const void* p, size_t n) { l.head.append(static_cast<const char*>(p), n); };
-  auto u32 = [&](uint32_t v) { raw(&v, 4); };
-  auto u64 = [&](uint64_t v) { raw(&v, 8); };
-  raw("GGUF", 4);
-  u32(kGgufVersion);
-  u64(plan.size());
-  u64(m.count());
-  l.head += m.bytes();
-  uint64_t offset = 0;
-  for (const TensorPlan& tp : plan) {
-    u64(tp.gguf_name.size());
-    l.head += tp.gguf_name;
-    u32(static_cast<uint32_t>(tp.shape.size()));
-    for (size_t d = tp.shape.size(); d-- > 0;) u64(static_cast<uint64_t>(tp.shape[d]));  // ne[0] = innermost
-    u32(GgmlTypeId(tp.type));
-    u64(offset);
-    l.offsets.push_back(offset);
-    offset += (tp.bytes() + kGgufAlignment - 1) / kGgufAlignment * kGgufAlignment;
-  }
-  l.head.append((kGgufAlignment - l.head.size() % kGgufAlignment) % kGgufAlignment, '\0');
-  // Every tensor is padded after, the last one too (gguf-py GGUFWriter.write_tensors_to_file).
-  l.file_bytes = l.head.size() + offset;
+  l.head = std::move(h.bytes);
+  l.offsets = std::move(h.offsets);
+  l.file_bytes = l.head.size() + h.data_bytes;
   return l;
 }
 

@@ -32,28 +32,6 @@ constexpr int kPositions = 96;
 
 using testing::LlamaCppGolden;
 
-// [n, vocab] logits of one prefill of `ids`.
-std::vector<float> Prefill(const Model& m, const std::vector<int32_t>& ids, int threads) {
-  ThreadPool pool(threads);
-  auto cache = MakeF32Cache(m.config(), 256);
-  Forward fwd(m, *cache, pool);
-  std::vector<float> out(ids.size() * static_cast<size_t>(m.config().vocab_size));
-  fwd.Run(ids, 0, out.data(), /*all_logits=*/true);
-  return out;
-}
-
-// [n, vocab] logits of the same ids decoded one token at a time.
-std::vector<float> Decode(const Model& m, const std::vector<int32_t>& ids) {
-  ThreadPool pool(2);
-  auto cache = MakeF32Cache(m.config(), 256);
-  Forward fwd(m, *cache, pool);
-  const size_t V = m.config().vocab_size;
-  std::vector<float> out(ids.size() * V);
-  for (size_t t = 0; t < ids.size(); ++t)
-    fwd.Run(std::span<const int32_t>(&ids[t], 1), static_cast<int>(t), out.data() + t * V, false);
-  return out;
-}
-
 // Gemma's GGUF tensors under transformers' names (convert_hf_to_gguf.py Gemma2Model / Gemma3Model
 // map them one to one and store every norm as 1 + w: here w = stored - 1, exact for norms in
 // [0.5, 2]), with a config.json equal to the GGUF's metadata (golden/llamacpp/<name>/meta.json).
@@ -120,7 +98,7 @@ TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
   const size_t V = m.config().vocab_size;
   ASSERT_EQ(g.logits.size(), kPositions * V);
 
-  const std::vector<float> logits = Prefill(m, g.ids, 2);
+  const std::vector<float> logits = testing::GoldenLogits(m, g.ids, 256, 2);
   double max_abs = 0;
   for (size_t i = 0; i < logits.size(); ++i)
     max_abs = std::max(max_abs, std::fabs(static_cast<double>(logits[i]) - g.logits[i]));
@@ -136,8 +114,9 @@ TEST_P(LlamaCppDenseGolden, MatchesLlamaCpp) {
   }
   std::printf("[llama.cpp golden %s] max|dlogit| %.3g\n", GetParam().c_str(), max_abs);
 
-  EXPECT_EQ(Prefill(m, g.ids, 1), logits) << "1 and 2 threads differ";
-  EXPECT_EQ(Decode(m, g.ids), logits) << "prefill and token-by-token decode differ";
+  EXPECT_EQ(testing::GoldenLogits(m, g.ids, 256, 1), logits) << "1 and 2 threads differ";
+  EXPECT_EQ(testing::GoldenLogits(m, g.ids, 256, 2, /*decode=*/true), logits)
+      << "prefill and token-by-token decode differ";
   EXPECT_EQ(testing::GoldenGreedy(m, g.prompt, g.greedy.size()), g.greedy);
 }
 
@@ -154,7 +133,7 @@ TEST(LlamaCppDenseGoldenHf, Phi3SafetensorsAndGgufGiveTheSameBits) {
   ASSERT_TRUE(from_hf.ok()) << from_hf.error().message;
   EXPECT_EQ((*from_hf)->config().arch, Arch::kPhi3);
   const LlamaCppGolden g = testing::ReadLlamaCppGolden("phi3");
-  EXPECT_EQ(Prefill(**from_hf, g.ids, 2), Prefill(**from_gguf, g.ids, 2));
+  EXPECT_EQ(testing::GoldenLogits(**from_hf, g.ids, 256, 2), testing::GoldenLogits(**from_gguf, g.ids, 256, 2));
   fs::remove_all(hf);
 }
 
@@ -176,7 +155,7 @@ TEST_P(LlamaCppGemmaHf, SafetensorsAndGgufGiveTheSameBits) {
   EXPECT_EQ(a.attn_softcap, b.attn_softcap);
   EXPECT_EQ(a.final_softcap, b.final_softcap);
   const LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());
-  EXPECT_EQ(Prefill(**from_hf, g.ids, 2), Prefill(**from_gguf, g.ids, 2));
+  EXPECT_EQ(testing::GoldenLogits(**from_hf, g.ids, 256, 2), testing::GoldenLogits(**from_gguf, g.ids, 256, 2));
   fs::remove_all(hf);
 }
 
@@ -194,7 +173,7 @@ TEST(LlamaCppGemmaHfV5, Gemma3RopeParametersPerLayerTypeGiveTheSameBits) {
   EXPECT_EQ((*b)->config().rope.type, RopeType::kLinear);
   EXPECT_EQ((*b)->config().rope_local->theta, 10000.0);
   const LlamaCppGolden g = testing::ReadLlamaCppGolden("gemma3");
-  EXPECT_EQ(Prefill(**b, g.ids, 2), Prefill(**a, g.ids, 2));
+  EXPECT_EQ(testing::GoldenLogits(**b, g.ids, 256, 2), testing::GoldenLogits(**a, g.ids, 256, 2));
   fs::remove_all(v4);
   fs::remove_all(v5);
 }

@@ -10,10 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "kv/f32_cache.h"
 #include "model/forward.h"
@@ -42,37 +40,6 @@ std::string JsonList(const std::vector<float>& f) {
     s += buf;
   }
   return s + "]";
-}
-
-std::vector<float> ReadF32(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> out(raw.size() / 4);
-  std::memcpy(out.data(), raw.data(), out.size() * 4);
-  return out;
-}
-
-std::vector<int32_t> Ids(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<int32_t> ids;
-  for (int32_t v; in >> v;) ids.push_back(v);
-  return ids;
-}
-
-// [n, vocab] logits of one prefill (or, decode: one token per call) in a run configured for ctx.
-std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int ctx, bool decode = false) {
-  ThreadPool pool(2);
-  auto cache = MakeF32Cache(m.config(), ctx);
-  Forward fwd(m, *cache, pool, ctx);
-  const size_t V = m.config().vocab_size;
-  std::vector<float> out(ids.size() * V);
-  if (!decode) {
-    fwd.Run(ids, 0, out.data(), /*all_logits=*/true);
-    return out;
-  }
-  for (size_t t = 0; t < ids.size(); ++t)
-    fwd.Run(std::span<const int32_t>(&ids[t], 1), static_cast<int>(t), out.data() + t * V, false);
-  return out;
 }
 
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -118,9 +85,9 @@ TEST_P(Phi3LongRope, MatchesLlamaCppAtEachContext) {
   const size_t V = model_->config().vocab_size;
   for (const int ctx : {256, 512}) {
     SCOPED_TRACE("n_ctx " + std::to_string(ctx));
-    const std::vector<float> want = ReadF32(DataFile("logits_ctx" + std::to_string(ctx) + ".f32"));
+    const std::vector<float> want = testing::ReadF32File(DataFile("logits_ctx" + std::to_string(ctx) + ".f32"));
     ASSERT_EQ(want.size(), g.ids.size() * V);
-    const std::vector<float> got = Logits(*model_, g.ids, ctx);
+    const std::vector<float> got = testing::GoldenLogits(*model_, g.ids, ctx);
     const double max_abs = MaxAbsDiff(got, want);
     EXPECT_LE(max_abs, 1e-4);
     for (size_t t = 0; t < g.ids.size(); ++t) {
@@ -132,8 +99,9 @@ TEST_P(Phi3LongRope, MatchesLlamaCppAtEachContext) {
     std::ifstream greedy(DataFile("greedy_ctx" + std::to_string(ctx) + ".txt"));
     std::string prompt, cont;
     ASSERT_TRUE(std::getline(greedy, prompt) && std::getline(greedy, cont));
-    EXPECT_EQ(testing::GoldenGreedy(*model_, Ids(prompt), Ids(cont).size(), ctx), Ids(cont));
-    EXPECT_EQ(Logits(*model_, g.ids, ctx, /*decode=*/true), got) << "prefill and decode differ";
+    EXPECT_EQ(testing::GoldenGreedy(*model_, testing::ParseIds(prompt), testing::ParseIds(cont).size(), ctx),
+              testing::ParseIds(cont));
+    EXPECT_EQ(testing::GoldenLogits(*model_, g.ids, ctx, 2, /*decode=*/true), got) << "prefill and decode differ";
   }
 }
 
@@ -141,9 +109,10 @@ TEST_P(Phi3LongRope, MatchesLlamaCppAtEachContext) {
 // the original gives the short set's bits, every one above it the long set's.
 TEST_P(Phi3LongRope, TheContextChoosesOneSetForEveryPosition) {
   const std::vector<int32_t> ids = testing::ReadLlamaCppGolden("phi3").ids;
-  const std::vector<float> short_run = Logits(*model_, ids, kOriginal), long_run = Logits(*model_, ids, kOriginal + 1);
-  EXPECT_EQ(Logits(*model_, ids, 96), short_run);
-  EXPECT_EQ(Logits(*model_, ids, 4096), long_run);
+  const std::vector<float> short_run = testing::GoldenLogits(*model_, ids, kOriginal),
+                           long_run = testing::GoldenLogits(*model_, ids, kOriginal + 1);
+  EXPECT_EQ(testing::GoldenLogits(*model_, ids, 96), short_run);
+  EXPECT_EQ(testing::GoldenLogits(*model_, ids, 4096), long_run);
   EXPECT_GT(MaxAbsDiff(short_run, long_run), 0.1) << "the two sets should give clearly different logits";
 }
 
@@ -164,7 +133,8 @@ TEST_P(Phi3LongRope, SafetensorsAndGgufGiveTheSameBits) {
   EXPECT_EQ(static_cast<float>((*from_hf)->config().rope.attn_factor), Phi3LongRopeAttnFactor());
   EXPECT_EQ((*from_hf)->config().rope.RotatedDims(16), GetParam());
   const std::vector<int32_t> ids = testing::ReadLlamaCppGolden("phi3").ids;
-  for (const int ctx : {256, 512}) EXPECT_EQ(Logits(**from_hf, ids, ctx), Logits(*model_, ids, ctx)) << ctx;
+  for (const int ctx : {256, 512})
+    EXPECT_EQ(testing::GoldenLogits(**from_hf, ids, ctx), testing::GoldenLogits(*model_, ids, ctx)) << ctx;
 }
 
 INSTANTIATE_TEST_SUITE_P(RotatedDims, Phi3LongRope, ::testing::Values(16, 8));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct LlamaCppGolden {
 };
 
 LlamaCppGolden ReadLlamaCppGolden(const std::string& name);
+
+// Space-separated token ids (ids.txt, greedy.txt's lines).
+std::vector<int32_t> ParseIds(const std::string& line);
+// A raw little-endian f32 file (logits.f32): empty when missing, which size checks report.
+std::vector<float> ReadF32File(const std::filesystem::path& p);
+
+// [ids.size(), vocab] logits of kvaudit's engine over ids (f32 cache, a run configured for `context`
+// tokens): one prefill, or with decode one token per call.
+std::vector<float> GoldenLogits(const Model& m, const std::vector<int32_t>& ids, int context = 256, int threads = 2,
+                                bool decode = false);
 
 // The goldens' greedy protocol on kvaudit's engine (f32 cache, 2 threads, a run configured for
 // `context` tokens): the prompt as one batch, then one argmax token per decode call (lowest id on

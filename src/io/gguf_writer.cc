@@ -1,4 +1,4 @@
-#include "io/gguf_meta_writer.h"
+#include "io/gguf_writer.h"
 
 namespace kvaudit {
 
@@ -66,6 +66,32 @@ Status GgufMetaWriter::Scalar(const std::string& key, GgufType t, int64_t i, dou
                       "' has a value type that cannot be copied (a nested array); hint: pass a GGUF from llama.cpp");
   }
   return Status::Ok();
+}
+
+GgufHeader LayOutGgufHeader(const GgufMetaWriter& meta, const std::vector<GgufTensorInfo>& tensors,
+                            uint64_t alignment) {
+  GgufHeader h;
+  auto raw = [&](const void* p, size_t n) { h.bytes.append(static_cast<const char*>(p), n); };
+  auto u32 = [&](uint32_t v) { raw(&v, 4); };
+  auto u64 = [&](uint64_t v) { raw(&v, 8); };
+  raw("GGUF", 4);
+  u32(3);
+  u64(tensors.size());
+  u64(meta.count());
+  h.bytes += meta.bytes();
+  for (const GgufTensorInfo& t : tensors) {
+    u64(t.name.size());
+    h.bytes += t.name;
+    u32(static_cast<uint32_t>(t.shape.size()));
+    for (size_t d = t.shape.size(); d-- > 0;) u64(static_cast<uint64_t>(t.shape[d]));
+    u32(t.ggml_type);
+    u64(h.data_bytes);
+    h.offsets.push_back(h.data_bytes);
+    // Every tensor is padded after, the last one too (gguf-py GGUFWriter.write_tensors_to_file).
+    h.data_bytes += t.nbytes + GgufPadding(t.nbytes, alignment);
+  }
+  h.bytes.append(GgufPadding(h.bytes.size(), alignment), '\0');
+  return h;
 }
 
 }  // namespace kvaudit
