@@ -36,7 +36,7 @@ smoke() {
 smoke gguf_fuzz -max_len=65536 -dict=tests/fuzz/gguf.dict -- tests/fuzz/corpus/gguf tests/data/malformed
 smoke safetensors_fuzz -max_len=65536 -dict=tests/fuzz/safetensors.dict -- tests/fuzz/corpus/safetensors \
   tests/data/malformed
-smoke kv_spec_fuzz -- tests/fuzz/corpus/kv_spec
+smoke kv_spec_fuzz -dict=tests/fuzz/kv_spec.dict -- tests/fuzz/corpus/kv_spec
 smoke probe_jsonl_fuzz -- tests/fuzz/corpus/probe_jsonl
 smoke policy_fuzz -max_len=4096 -dict=tests/fuzz/policy.dict -- tests/fuzz/corpus/policy
 smoke serve_request_fuzz -max_len=4096 -dict=tests/fuzz/serve_request.dict -- tests/fuzz/corpus/serve_request

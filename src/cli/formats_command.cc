@@ -2,11 +2,13 @@
 #include <CLI/CLI.hpp>
 #include "base/json_text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "base/text_columns.h"
 #include "cli/flags.h"
 #include "kv/formats/format_table.h"
 #include "kv/config/cache_config.h"
@@ -19,8 +21,12 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
   return [json] {
     HeadConfig defaults;  // format defaults: int group 64, KIVI group 32, fp8 per-layer scale
     nlohmann::json rows = nlohmann::json::array();
+    size_t name_w = 0, layout_w = 0;  // the widest name and layout: the columns fit every row
+    for (const FormatRow& r : FormatTable())
+      name_w = std::max(name_w, r.name.size()), layout_w = std::max(layout_w, r.layout.size());
     if (!*json) {
-      std::printf("%-10s %9s %9s  %-78s %s\n", "format", "bits@64", "bits@128", "layout", "deployed by");
+      std::printf("%s %9s %9s  %s%s\n", PadColumn("format", name_w + 1).c_str(), "bits@64", "bits@128",
+                  PadColumn("layout", layout_w + 1).c_str(), "deployed by");
     }
     for (const FormatRow& r : FormatTable()) {
       const double b64 = defaults.BitsPerElement(r.id, 64), b128 = defaults.BitsPerElement(r.id, 128);
@@ -31,8 +37,8 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
                         {"layout", std::string(r.layout)},
                         {"deployed_by", std::string(r.deployed_by)}});
       } else {
-        std::printf("%-10s %9.3f %9.3f  %-78s %s\n", std::string(KvFormatName(r.id)).c_str(), b64, b128,
-                    std::string(r.layout).c_str(), std::string(r.deployed_by).c_str());
+        std::printf("%s %9.3f %9.3f  %s%s\n", PadColumn(std::string(r.name), name_w + 1).c_str(), b64, b128,
+                    PadColumn(std::string(r.layout), layout_w + 1).c_str(), std::string(r.deployed_by).c_str());
       }
     }
     if (*json) {
@@ -44,6 +50,8 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
                   dyn.BitsPerElement(KvFormat::kFp8E4M3, 128));
       std::printf(
           "int8/int4 use group=64 by default (HF QuantizedCache); kivi2/kivi4 group=32, recent=128.\n"
+          "fp8 and nvfp4 store x under one f32 scale per layer (scale=unit: 1.0, what an engine runs when the "
+          "checkpoint carries no k_scale/v_scale; scale=calib: calibrated).\n"
           "Bits exclude full-precision protections (sink=, recent=, outliers=), which `info --kv` counts.\n");
     }
     return 0;

@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kv/formats/float_codecs.h"
+#include "kv/formats/format_table.h"
 #include "kv/formats/fp8.h"
 #include "kv/formats/int_group.h"
 #include "kv/formats/ggml_block_codecs.h"
@@ -32,23 +35,22 @@ inline std::vector<Case> AllCodecs() {
   const std::vector<int> blocks = {32, 64, 96, 128, 256};
   const std::vector<int> floats = {8,  12, 16, 40,
                                    64, 80, 128};  // 8, 40: not multiples of 16, 12 not of 8 (fallback paths)
-  CodecParams scaled;
-  scaled.scale = 0.37f;  // fp8 calib-style scale
-  std::vector<Case> cases = {
-      {&F32Codec(), &F32CodecRef(), {}, floats},
-      {&F16Codec(), &F16CodecRef(), {}, floats},
-      {&BF16Codec(), &BF16CodecRef(), {}, floats},
-      {&Fp8E4M3Codec(), &Fp8E4M3CodecRef(), scaled, floats},
-      {&Fp8E5M2Codec(), &Fp8E5M2CodecRef(), {}, floats},
-      {&Fp8E4M3DynamicCodec(), &Fp8E4M3DynamicCodecRef(), {}, blocks},
-      {&Fp8E5M2DynamicCodec(), &Fp8E5M2DynamicCodecRef(), {}, blocks},
-      {&Q8_0Codec(), &Q8_0CodecRef(), {}, blocks},
-      {&Q4_0Codec(), &Q4_0CodecRef(), {}, blocks},
-      {&Q4_1Codec(), &Q4_1CodecRef(), {}, blocks},
-      {&Q5_0Codec(), &Q5_0CodecRef(), {}, blocks},
-      {&Q5_1Codec(), &Q5_1CodecRef(), {}, blocks},
-      {&Iq4NlCodec(), &Iq4NlCodecRef(), {}, blocks},
-  };
+  std::vector<Case> cases;
+  // Every format of the table with a row codec (kv/formats/format_table.h), from its row: a new
+  // format is in these checks by its row alone. Int groups are listed below per group size.
+  for (const FormatRow& r : FormatTable()) {
+    if (r.codec == nullptr || IsIntGroup(r.id)) continue;
+    CodecParams p;
+    if (r.calib_scale != nullptr) p.scale = 0.37f;  // a calib-style per-tensor scale
+    const int block = r.codec().block_elems;
+    std::vector<int> lengths;
+    for (int n : block > 1 ? blocks : floats) {
+      if (n % std::max(block, 1) == 0) lengths.push_back(n);
+    }
+    cases.push_back({&r.codec(), &r.codec_ref(), p, lengths});
+  }
+  cases.push_back({&Fp8E4M3DynamicCodec(), &Fp8E4M3DynamicCodecRef(), {}, blocks});
+  cases.push_back({&Fp8E5M2DynamicCodec(), &Fp8E5M2DynamicCodecRef(), {}, blocks});
   for (int group : {8, 16, 32, 64, 96}) {  // 8, 16: not multiples of 32 (fallback path); 96: not a power of 2
     CodecParams p;
     p.group = group;
@@ -96,6 +98,40 @@ inline std::vector<float> OutlierRows(int64_t rows, int64_t n, uint64_t seed) {
     for (int64_t c : channels) x[static_cast<size_t>(r * n + c)] *= 50.0f;
   }
   return x;
+}
+
+// Fixed rows of n values (n a multiple of 16) for the golden-byte tests against an engine's own
+// quantizer: zeros (with −0), f32 subnormals, one huge outlier, one NaN, one +inf and one −inf among
+// Gaussian values, values on the 4-bit grids' rounding ties, and plain Gaussian rows.
+inline std::vector<std::vector<float>> EdgeCaseRows(int64_t n) {
+  std::vector<std::vector<float>> rows;
+  const std::vector<float> g = GaussianRows(6, n, 4242);
+  auto gauss = [&](int r) { return std::vector<float>(g.begin() + r * n, g.begin() + (r + 1) * n); };
+  rows.push_back(std::vector<float>(n, 0.0f));
+  std::vector<float> z(n, 0.0f);
+  for (int64_t i = 1; i < n; i += 3) z[i] = -0.0f;
+  rows.push_back(z);
+  std::vector<float> sub(n);
+  for (int64_t i = 0; i < n; ++i) sub[i] = std::ldexp(static_cast<float>((i % 7) - 3), -140);  // f32 subnormals
+  rows.push_back(sub);
+  std::vector<float> out = gauss(0);
+  out[5] = 3.0e4f;
+  out[n - 2] = -1.0e-3f;
+  rows.push_back(out);
+  std::vector<float> nan = gauss(1);
+  nan[2] = std::numeric_limits<float>::quiet_NaN();
+  rows.push_back(nan);
+  std::vector<float> inf = gauss(2);
+  inf[7] = std::numeric_limits<float>::infinity();
+  inf[n - 1] = -std::numeric_limits<float>::infinity();
+  rows.push_back(inf);
+  std::vector<float> ties(n);
+  constexpr float kTies[16] = {6,      0.25f,  0.75f,  1.25f, 1.75f, 2.5f, 3.5f,   5,
+                               -0.25f, -0.75f, -1.25f, -2.5f, -5,    0.5f, -63.5f, 63.5f};
+  for (int64_t i = 0; i < n; ++i) ties[i] = kTies[i % 16];
+  rows.push_back(ties);
+  for (int r = 3; r < 6; ++r) rows.push_back(gauss(r));
+  return rows;
 }
 
 // sqrt(Σ (dequant(quant(x)) − x)² / Σ x²) over all rows.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,11 +44,32 @@ TEST(KvFormatTable, CodecsMatchTheirRowsAndFamilies) {
     }
     // A code holds code_bits; scales and metadata only add to that.
     EXPECT_GE(BitsPerElement(r.id, 64, false, 128), r.code_bits);
-    EXPECT_EQ(FormatBlockElems(r.id), r.family == FormatFamily::kGgmlBlock ? 32 : 0);
+    const int block = r.codec().block_elems;
+    EXPECT_EQ(FormatBlockElems(r.id), block > 1 ? block : 0);
+    if (r.family == FormatFamily::kGgmlBlock) {
+      EXPECT_EQ(block, 32);
+    }
+    EXPECT_EQ(r.codec_ref().name, r.name);
+    EXPECT_EQ(r.codec_ref().quantize, r.codec().quantize);  // the twin differs in its kernels only
+    // A per-tensor scale is what scale=calib derives: fp8 and nvfp4 have one.
+    EXPECT_EQ(HasTensorScale(r.id),
+              r.family == FormatFamily::kFp8 || r.id == KvFormat::kNvfp4 || r.id == KvFormat::kNvfp4FourOverSix);
   }
   EXPECT_DOUBLE_EQ(BitsPerElement(KvFormat::kKivi2, 32, false, 128), 3.0);
   EXPECT_DOUBLE_EQ(BitsPerElement(KvFormat::kQ4_0, 64, false, 128), 4.5);
   EXPECT_DOUBLE_EQ(BitsPerElement(KvFormat::kFp8E4M3, 64, true, 128), 9.0);
+}
+
+// The spec fuzzer's dictionary (scripts/fuzz_smoke.sh) names every format, so its mutations reach
+// each row's codec and validation.
+TEST(KvFormatTable, SpecFuzzDictionaryNamesEveryFormat) {
+  std::ifstream in(std::string(KVAUDIT_SOURCE_DIR) + "/tests/fuzz/kv_spec.dict");
+  ASSERT_TRUE(in.good());
+  std::set<std::string> entries;
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') entries.insert(line.substr(1, line.size() - 2));
+  }
+  for (const FormatRow& r : FormatTable()) EXPECT_TRUE(entries.count(std::string(r.name))) << r.name;
 }
 
 TEST(KvFormatTable, LlamaCppTypesAreTheFloatAndBlockFormats) {

@@ -127,7 +127,7 @@ TensorStorage StorageOf(const HeadConfig& p, char tensor, AttentionMode attentio
   s.recent = p.Recent();
   // Native: rot=auto is off; engine=llama.cpp: auto rotates like rot=1 (docs/formats.md, `rot`).
   s.rotated = attention == AttentionMode::kNative ? p.rot == RotationMode::kOn : p.rot != RotationMode::kOff;
-  if (IsFp8(s.format)) s.scale = p.scale, s.scale_by = p.scale_by;
+  if (HasTensorScale(s.format)) s.scale = p.scale, s.scale_by = p.scale_by;
   if (IsIntGroup(s.format)) s.group = p.IntGroup();
   if (IsKivi(s.format)) s.group = p.KiviGroup();
   if (tensor == 'k') s.outliers = p.outliers, s.pre_rope = p.pre_rope;

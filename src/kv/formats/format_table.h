@@ -32,6 +32,12 @@ enum class KvFormat {
   kKivi4,
   kInt8,
   kInt4,
+  kNvfp4,
+  kNvfp4FourOverSix,
+  kFp4MxBlock16,
+  kInt8PerTokenHead,
+  kFp8PerTokenHead,
+  kQ8Kv,
 };
 
 enum class FormatFamily {
@@ -40,6 +46,8 @@ enum class FormatFamily {
   kGgmlBlock,  // llama.cpp's 32-element block formats
   kIntGroup,   // per-token asymmetric groups (HF QuantizedCache)
   kKivi,       // keys per channel over token groups, values per token (not a per-row format)
+  kScaledRow,  // the GPU engines' and ik_llama.cpp's rows: codes with their scales inside the row
+               // (per 16-element block or per row), nvfp4 also with a per-tensor scale
 };
 
 struct FormatRow {
@@ -48,10 +56,14 @@ struct FormatRow {
   FormatFamily family;
   int code_bits;                       // bits of one element's code (scales and metadata excluded)
   const RowCodec& (*codec)();          // nullptr for KIVI
+  const RowCodec& (*codec_ref)();      // the same bytes with the scalar twins (tests compare them)
   const RowCodec& (*dynamic_codec)();  // fp8 `scale=dynamic` (per-32 f32 scales); else nullptr
-  const ggml::GgmlType& (*ggml)();     // llama.cpp's type traits; nullptr where llama.cpp has no such cache type
-  std::string_view layout;             // what the bytes are
-  std::string_view deployed_by;        // the engines/flags where users meet it
+  // The per-tensor (or per-head) scale `scale=calib` derives from a calibrated amax (CodecParams::
+  // scale); nullptr where the format has no such scale (`scale=` does not apply to it).
+  float (*calib_scale)(float amax);
+  const ggml::GgmlType& (*ggml)();  // llama.cpp's type traits; nullptr where llama.cpp has no such cache type
+  std::string_view layout;          // what the bytes are
+  std::string_view deployed_by;     // the engines/flags where users meet it
 };
 
 std::span<const FormatRow> FormatTable();
@@ -63,10 +75,13 @@ inline bool IsFullPrecision(KvFormat f) { return Format(f).family == FormatFamil
 inline bool IsFp8(KvFormat f) { return Format(f).family == FormatFamily::kFp8; }
 inline bool IsKivi(KvFormat f) { return Format(f).family == FormatFamily::kKivi; }
 inline bool IsIntGroup(KvFormat f) { return Format(f).family == FormatFamily::kIntGroup; }
+// The format stores x under a per-tensor (or per-head) scale, 1.0 (`scale=unit`) or calibrated.
+inline bool HasTensorScale(KvFormat f) { return Format(f).calib_scale != nullptr; }
 inline bool IsLlamaCppBlockFormat(KvFormat f) { return Format(f).family == FormatFamily::kGgmlBlock; }
 // llama.cpp has it as a cache type (full precision or block format): engine=llama.cpp can run it.
 inline bool HasLlamaCppType(KvFormat f) { return Format(f).ggml != nullptr; }
-// Elements per block along head_dim for llama.cpp's block formats (32), else 0.
+// Elements per block along head_dim that the format needs head_dim to be a multiple of (llama.cpp's
+// blocks: 32; nvfp4: 16; q8_KV: 32), else 0.
 int FormatBlockElems(KvFormat f);
 
 // The row codec a format stores with (fp8_dynamic: fp8's dynamic-scale codec); nullptr for KIVI.

@@ -6,7 +6,6 @@
 
 #include "kv/formats/float_codecs.h"
 #include "kv/formats/format_table.h"
-#include "kv/formats/fp8.h"
 #include "kv/store/chunked_rows.h"
 #include "ops/aligned_buffer.h"
 
@@ -22,8 +21,8 @@ CodecParams RowCodecParamsFor(const StoreSpec& spec) {
   CodecParams p;
   p.group = spec.head.IntGroup();
   const KvFormat f = spec.format();
-  if (IsFp8(f) && spec.head.scale == Fp8ScaleMode::kCalib) {
-    KV_CHECK_MSG(spec.calib != nullptr, "fp8 scale=calib needs a calibration (--kv-calib)");
+  if (HasTensorScale(f) && spec.head.scale == Fp8ScaleMode::kCalib) {
+    KV_CHECK_MSG(spec.calib != nullptr, "scale=calib needs a calibration (--kv-calib)");
     const KvCalibration& c = *spec.calib;
     const bool by_head = spec.head.scale_by == Fp8ScaleBy::kHead;
     float amax = 0;
@@ -40,7 +39,7 @@ CodecParams RowCodecParamsFor(const StoreSpec& spec) {
     } else {
       amax = by_head ? c.VAmax(spec.layer, spec.kv_head) : c.VLayerAmax(spec.layer);
     }
-    p.scale = Fp8CalibScale(amax, f == KvFormat::kFp8E4M3 ? Fp8Kind::kE4M3 : Fp8Kind::kE5M2);
+    p.scale = Format(f).calib_scale(amax);
   }
   return p;
 }
@@ -74,9 +73,10 @@ class RowStore final : public TensorStore, public F32RowsView {
         KV_CHECK_MSG(spec.rope != nullptr && spec.rope->head_dim() == hd_, "pre-RoPE keys need a RoPE table");
         rope_ = spec.rope;
       }
-      // fp8 unit/calib: one f32 scale per layer or per head (vLLM's k_scale/v_scale); a per-layer
-      // scale is counted once, in the store of KV head 0.
-      if (IsFp8(f) && pol.scale != Fp8ScaleMode::kDynamic && (pol.scale_by == Fp8ScaleBy::kHead || spec.kv_head == 0)) {
+      // fp8/nvfp4 unit/calib: one f32 scale per layer or per head (vLLM's k_scale/v_scale); a
+      // per-layer scale is counted once, in the store of KV head 0.
+      if (HasTensorScale(f) && pol.scale != Fp8ScaleMode::kDynamic &&
+          (pol.scale_by == Fp8ScaleBy::kHead || spec.kv_head == 0)) {
         fixed_bytes_ += sizeof(float);
       }
       fixed_bytes_ += channels_.size() * sizeof(int32_t);  // the channel index list
