@@ -32,6 +32,7 @@ td .v { font-variant-numeric: tabular-nums; }
 td.spec, td.spec .v { white-space: nowrap; }
 .pass { color: #006d2c; font-weight: 600; }
 .fail { color: #b30000; font-weight: 600; }
+.warn { color: #8a5a00; margin: 0.2em 0; }
 .inconclusive { color: #a65f00; font-weight: 600; }
 .headline { font-size: 1.05rem; }
 .recommended code { font-size: 1rem; font-weight: 600; }

@@ -99,10 +99,16 @@ std::string SettingsCell(const RunDirectory& d, const ResultsFile& r, const std:
   }
   const bool exact = e.value("exact", false);
   if (!failed.empty()) failed = "; closer ones failed: <code>" + EscapeHtml(failed) + "</code>";
+  // What the engine does silently to these settings (dropped scales, auto = fp8), beside its flags.
+  std::string silently;
+  for (const json& line : choice.value("silent_defaults", json::array())) {
+    if (line.is_string()) silently += "<p class=\"warn\">silently: " + EscapeHtml(line.get<std::string>()) + "</p>";
+  }
   return "<td>for <code>" + ValueSpan(d, r, base + "/verified_choice/spec", ValueFormat::kText) +
          "</code>:<pre class=\"copy\"><code>" +
-         ValueSpan(d, r, base + "/verified_choice/command_example", ValueFormat::kText) + "</code></pre></td><td>" +
-         why + (exact ? std::string("") : "the closest configuration that passes (verified)" + failed) + "</td>";
+         ValueSpan(d, r, base + "/verified_choice/command_example", ValueFormat::kText) + "</code></pre>" + silently +
+         "</td><td>" + why + (exact ? std::string("") : "the closest configuration that passes (verified)" + failed) +
+         "</td>";
 }
 
 std::string EngineRows(const RunDirectory& d, const ResultsFile& r, const std::string& choice) {

@@ -72,7 +72,8 @@ TEST(MeasureTargetTest, APlainSpecTakesTheTargetsEngineAndAWrittenOneIsKept) {
 TEST(MeasureTargetTest, AFormatTheTargetLacksIsOneLineNamingItsFormats) {
   EXPECT_EQ(Under("vllm", "k=q4_0,v=q4_0"),
             "error: --kv \"k=q4_0,v=q4_0\": q4_0 is not a cache format of --target vllm (f32, f16, bf16, fp8_e4m3, "
-            "fp8_e5m2); hint: use one of those, or --target native to measure kvaudit's own formats");
+            "fp8_e5m2, nvfp4, nvfp4_4over6, int8_per_token_head, fp8_per_token_head); hint: use one of those, or "
+            "--target native to measure kvaudit's own formats");
   EXPECT_NE(Under("ollama", "k=q5_0,v=q5_0").find("q5_0 is not a cache format of --target ollama (f16, q8_0, q4_0)"),
             std::string::npos);
   EXPECT_NE(Under("llama.cpp", "k=kivi2,v=kivi2").find("kivi2 is not a cache format of --target llama.cpp"),
@@ -89,12 +90,24 @@ TEST(MeasureTargetTest, DefaultCandidatesAreTheTargetsOwn) {
   EXPECT_EQ(DefaultCandidateFormats("llama.cpp"), llamacpp);
   EXPECT_EQ(DefaultCandidateFormats("ollama"), llamacpp);
   EXPECT_EQ(DefaultCandidateFormats("native"), llamacpp);
-  EXPECT_EQ(DefaultCandidateFormats("vllm"), std::vector<std::string>{"fp8_e4m3,fp8_e5m2"});
-  EXPECT_EQ(DefaultCandidateFormats("SGLang"), std::vector<std::string>{"fp8_e4m3,fp8_e5m2"});
+  EXPECT_EQ(DefaultCandidateFormats("vllm"),
+            std::vector<std::string>{"fp8_e4m3,fp8_e5m2,nvfp4,nvfp4_4over6,int8_per_token_head,fp8_per_token_head"});
+  EXPECT_EQ(DefaultCandidateFormats("SGLang"), std::vector<std::string>{"fp8_e4m3,fp8_e5m2,nvfp4,fp4_mx_block16"});
   const auto vllm = CandidateConfigs({}, "vllm");
   ASSERT_TRUE(vllm.ok()) << vllm.error().message;
-  ASSERT_EQ(vllm->size(), 2u);
+  ASSERT_EQ(vllm->size(), 6u);
   EXPECT_EQ((*vllm)[0].spec(), "k=fp8_e4m3,v=fp8_e4m3");
+  // With a calibration, fp8 and nvfp4 also come with checkpoint scales: fp8 without scales stays
+  // a configuration of its own, judged beside the calibrated one.
+  const auto calib = CandidateConfigs({}, "vllm", /*have_calib=*/true);
+  ASSERT_TRUE(calib.ok()) << calib.error().message;
+  std::vector<std::string> specs;
+  for (const CacheConfig& c : *calib) specs.push_back(c.spec());
+  EXPECT_EQ(specs, (std::vector<std::string>{
+                       "k=fp8_e4m3,v=fp8_e4m3", "k=fp8_e4m3,v=fp8_e4m3,scale=calib", "k=fp8_e5m2,v=fp8_e5m2",
+                       "k=nvfp4,v=nvfp4", "k=nvfp4,v=nvfp4,scale=calib", "k=nvfp4_4over6,v=nvfp4_4over6",
+                       "k=nvfp4_4over6,v=nvfp4_4over6,scale=calib", "k=int8_per_token_head,v=int8_per_token_head",
+                       "k=fp8_per_token_head,v=fp8_per_token_head"}));
 }
 
 TEST(MeasureTargetTest, TheMeasuredLineSaysWhatTheEngineRuns) {

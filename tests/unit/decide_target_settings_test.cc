@@ -2,6 +2,8 @@
 // engine runs which spec exactly, with which flags, and what it offers instead.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "decide_test_util.h"
 
 namespace kvaudit {
@@ -130,13 +132,41 @@ TEST(DecideTargetSettingsTest, VllmDtypesScalesAndSkippedLayers) {
   ExpectExact(
       SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3;layers=0-1:k=bf16,v=bf16"),
       {"--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype-skip-layers 0 1", "--dtype bfloat16", "--max-model-len 32768"});
-  ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0"), "q8_0 is not a vLLM KV cache dtype", "k=fp8_e4m3,v=fp8_e4m3");
+  // q8_0's nearest vLLM dtype: int8 codes under one scale per token and head.
+  ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0"), "q8_0 is not a vLLM KV cache dtype",
+                 "k=int8_per_token_head,v=int8_per_token_head");
   ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=dynamic"), "scale=dynamic",
                  "k=fp8_e4m3,v=fp8_e4m3,scale=calib");
   ExpectNotExact(SettingsOf(E::kVllm, "k=fp8_e4m3,v=f16"), "one dtype", "k=f16,v=f16");
   // That mix keeps layer 0 unquantized where vLLM can: a skipped layer.
   ExpectNotExact(SettingsOf(E::kVllm, "k=q8_0,v=q8_0;layers=0:k=f16"), "one dtype",
-                 "k=fp8_e4m3,v=fp8_e4m3;layers=0:k=f16,v=f16");
+                 "k=int8_per_token_head,v=int8_per_token_head;layers=0:k=f16,v=f16");
+}
+
+// The dtypes of vLLM's CacheDType beyond fp8 (vllm/config/cache.py @002f10e0), with their
+// conditions, and what vLLM does silently next to each flag.
+TEST(DecideTargetSettingsTest, VllmNvfp4AndPerTokenHeadDtypes) {
+  ExpectExact(SettingsOf(E::kVllm, "k=nvfp4,v=nvfp4"), {"--kv-cache-dtype nvfp4", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=nvfp4_4over6,v=nvfp4_4over6,scale=calib"),
+              {"--kv-cache-dtype nvfp4_4over6", "--max-model-len 32768"});
+  ExpectExact(SettingsOf(E::kVllm, "k=int8_per_token_head,v=int8_per_token_head"),
+              {"--kv-cache-dtype int8_per_token_head", "--attention-backend TRITON_ATTN", "--max-model-len 32768"});
+  // nvfp4's global scale is one per layer: no per-head scales.
+  EXPECT_NE(SettingsOf(E::kVllm, "k=nvfp4,v=nvfp4,scale=calib,scale_by=head").why_not.find("per-tensor nvfp4"),
+            std::string::npos);
+  EXPECT_NE(SettingsOf(E::kVllm, "k=fp4_mx_block16,v=fp4_mx_block16").why_not.find("not a vLLM KV cache dtype"),
+            std::string::npos);
+  // Silent defaults: scale 1.0 without checkpoint scales, and what a calibrated spec becomes when
+  // they do not load; per-token-head ignores them; auto may be fp8.
+  const TargetSettings unit = SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3");
+  ASSERT_EQ(unit.silent_defaults.size(), 1u) << Dump(unit);
+  EXPECT_NE(unit.silent_defaults[0].find("scale 1.0 (what was measured, scale=unit)"), std::string::npos);
+  const TargetSettings calib = SettingsOf(E::kVllm, "k=nvfp4,v=nvfp4,scale=calib");
+  ASSERT_EQ(calib.silent_defaults.size(), 1u) << Dump(calib);
+  EXPECT_NE(calib.silent_defaults[0].find("runs at scale 1.0 instead of the calibrated scales"), std::string::npos);
+  EXPECT_NE(SettingsOf(E::kVllm, "k=fp8_per_token_head,v=fp8_per_token_head").silent_defaults.at(0).find("ignore"),
+            std::string::npos);
+  EXPECT_NE(SettingsOf(E::kVllm, "k=bf16,v=bf16").silent_defaults.at(0).find("auto is fp8_e4m3"), std::string::npos);
 }
 
 TEST(DecideTargetSettingsTest, SglangAndTensorRtLlm) {
@@ -152,6 +182,15 @@ TEST(DecideTargetSettingsTest, SglangAndTensorRtLlm) {
   ExpectExact(SettingsOf(E::kTensorRtLlm, "k=f16,v=f16"), {"kv_cache_config=KvCacheConfig(dtype=\"auto\")"});
   ExpectNotExact(SettingsOf(E::kTensorRtLlm, "k=fp8_e4m3,v=fp8_e4m3,scale=calib"), "quantize the weights",
                  "k=f16,v=f16");
+  ExpectNotExact(SettingsOf(E::kTensorRtLlm, "k=nvfp4,v=nvfp4"), "quantize the weights", "k=f16,v=f16");
+  // SGLang's fp4 dtypes (server_args.py @001067ff).
+  ExpectExact(SettingsOf(E::kSglang, "k=fp4_mx_block16,v=fp4_mx_block16"),
+              {"--kv-cache-dtype fp4_mx_block16", "--context-length 32768"});
+  const TargetSettings nv = SettingsOf(E::kSglang, "k=nvfp4,v=nvfp4,scale=calib");
+  ExpectExact(nv, {"--kv-cache-dtype nvfp4", "--context-length 32768"});  // its scales: the checkpoint's
+  EXPECT_TRUE(std::any_of(nv.silent_defaults.begin(), nv.silent_defaults.end(), [](const std::string& d) {
+    return d.find("multiplied by 6 on SM100") != std::string::npos;
+  })) << Dump(nv);
 }
 
 TEST(DecideTargetSettingsTest, TransformersQuantizedCache) {

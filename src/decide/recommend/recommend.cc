@@ -143,7 +143,8 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
     return BadInput("recommend needs --budget; hint: e.g. --budget 1800 (bytes per token), 2.5GiB or 0.5xf16");
   KV_RETURN_IF_ERROR(ParseBudget(o.budget));
   if (!o.target.empty()) KV_RETURN_IF_ERROR(TargetNamed(o.target));
-  KV_RETURN_IF_ERROR(ParseCandidates(o.formats.empty() ? DefaultCandidateFormats(o.target) : o.formats));
+  KV_RETURN_IF_ERROR(
+      ParseCandidates(o.formats.empty() ? DefaultCandidateFormats(o.target, !o.kv.kv_calib.empty()) : o.formats));
   KV_RETURN_IF_ERROR(VerifyFamilies(policy, o));
   if (!o.custom.empty()) KV_RETURN_IF_ERROR(LoadCustomProbes(o.custom));
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
@@ -159,7 +160,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   KV_ASSIGN_OR_RETURN(Budget budget, ParseBudget(o.budget));
-  if (o.formats.empty()) o.formats = DefaultCandidateFormats(o.target);
+  if (o.formats.empty()) o.formats = DefaultCandidateFormats(o.target, !o.kv.kv_calib.empty());
   // Every configuration recommend makes is the baseline's settings with parts quantized, so a
   // baseline under the target's engine puts the sensitivity and every verified point under it.
   KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> candidates, CandidateConfigs(o.formats, o.target));

@@ -83,13 +83,22 @@ json VerifiedChoiceJson(const TargetSettings& e, const std::map<std::string, boo
   if (e.exact)
     return {{"spec", e.settings_for},
             {"flags", e.flags},
+            {"silent_defaults", e.silent_defaults},
             {"command_example", e.command_example},
             {"failed", json::array()}};
   const Closest c = ClosestVerified(e, verdicts);
-  if (!c.passing) return {{"spec", nullptr}, {"flags", nullptr}, {"command_example", nullptr}, {"failed", c.failed}};
+  if (!c.passing)
+    return {{"spec", nullptr},
+            {"flags", nullptr},
+            {"silent_defaults", nullptr},
+            {"command_example", nullptr},
+            {"failed", c.failed}};
   const TargetSettings p = SettingsForTarget(e.target, *c.passing, Config(plan), r.target_ctx);
-  return {
-      {"spec", c.passing->spec()}, {"flags", p.flags}, {"command_example", p.command_example}, {"failed", c.failed}};
+  return {{"spec", c.passing->spec()},
+          {"flags", p.flags},
+          {"silent_defaults", p.silent_defaults},
+          {"command_example", p.command_example},
+          {"failed", c.failed}};
 }
 
 Expected<json> Choice(const std::optional<size_t>& i, const RecommendResult& r, const RecommendPlan& plan) {
@@ -148,6 +157,7 @@ std::string TargetLines(const std::vector<TargetSettings>& targets, const std::s
     s += indent + PadColumn(std::string(TargetName(e.target)), 14);
     if (e.exact) {
       s += JoinWith(e.flags, " ") + "\n";
+      for (const std::string& d : e.silent_defaults) s += indent + PadColumn("", 14) + "silently: " + d + "\n";
       continue;
     }
     s += "not exact (" + e.why_not + "); ";
@@ -155,6 +165,7 @@ std::string TargetLines(const std::vector<TargetSettings>& targets, const std::s
     if (c.passing) {
       const TargetSettings p = SettingsForTarget(e.target, *c.passing, config, target_ctx);
       s += "closest that passes " + c.passing->spec() + " (verified): " + JoinWith(p.flags, " ") + "\n";
+      for (const std::string& d : p.silent_defaults) s += indent + PadColumn("", 14) + "silently: " + d + "\n";
     } else if (!c.failed.empty()) {
       s += "none of its closest configurations passes (verified: " + JoinWith(c.failed, ", ") + ")\n";
     } else if (e.settings_for.empty()) {

@@ -7,7 +7,7 @@
 
 namespace kvaudit {
 
-std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag) {
+std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag, bool have_calib) {
   const std::vector<std::string> llamacpp = {"q8_0,q4_0"};
   const Expected<const Target*> target =
       target_flag.empty() ? Expected<const Target*>(&LlamaCppTarget()) : TargetNamed(target_flag);
@@ -16,14 +16,17 @@ std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag)
   if (std::find(formats.begin(), formats.end(), KvFormat::kQ8_0) != formats.end()) return llamacpp;
   std::string own;
   for (KvFormat f : formats) {
-    if (!IsFullPrecision(f)) own += (own.empty() ? "" : ",") + std::string(KvFormatName(f));
+    if (IsFullPrecision(f)) continue;
+    const std::string name(KvFormatName(f));
+    own += (own.empty() ? "" : ",") + name;
+    if (have_calib && HasTensorScale(f) && f != KvFormat::kFp8E5M2) own += "," + name + ",scale=calib";
   }
   return own.empty() ? llamacpp : std::vector<std::string>{own};
 }
 
 Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats,
-                                                    const std::string& target_flag) {
-  const std::vector<std::string> args = formats.empty() ? DefaultCandidateFormats(target_flag) : formats;
+                                                    const std::string& target_flag, bool have_calib) {
+  const std::vector<std::string> args = formats.empty() ? DefaultCandidateFormats(target_flag, have_calib) : formats;
   KV_ASSIGN_OR_RETURN(const std::vector<FormatCandidate> candidates, ParseCandidates(args));
   std::vector<CacheConfig> out;
   for (const FormatCandidate& c : candidates) {

@@ -15,14 +15,18 @@
 namespace kvaudit {
 
 // The candidates when --formats is not given: llama.cpp's q8_0 and q4_0, unless --target names an
-// engine without them — then its own quantized cache formats (vllm, sglang: fp8_e4m3,fp8_e5m2).
-// An unknown target name is checked elsewhere (TargetNamed); here it gets the llama.cpp default.
-std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag);
+// engine without them — then its own quantized cache formats (vllm: fp8_e4m3, fp8_e5m2, nvfp4,
+// nvfp4_4over6, int8/fp8_per_token_head). A format with a per-tensor scale is the engine without
+// checkpoint scales (scale=unit) and, when a calibration is given (have_calib), also with
+// calibrated ones (scale=calib; not fp8_e5m2, which no engine calibrates): two configurations,
+// each judged. An unknown target name is checked elsewhere (TargetNamed); here it gets the
+// llama.cpp default.
+std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag, bool have_calib = false);
 
 // --formats values (DefaultCandidateFormats when empty) as uniform configurations (one per
 // candidate, K and V in its format), for DefaultTarget.
 Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats,
-                                                    const std::string& target_flag);
+                                                    const std::string& target_flag, bool have_calib = false);
 
 // `flag` ("" = DefaultTarget over kv's --kv configurations and `candidates`) resolved; every
 // candidate's formats checked against the target's (BadInput naming --formats); kv's baseline and

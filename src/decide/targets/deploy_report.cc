@@ -64,6 +64,7 @@ std::string Block(const TargetSettings& e) {
     s += "  settings below are for " + e.settings_for + "\n";
   }
   s += "  settings: " + Joined(e.flags, "  ") + "\n";
+  for (const std::string& d : e.silent_defaults) s += "  silently: " + d + "\n";
   s += "  example:  " + e.command_example + "\n";
   if (!e.measure_spec.empty()) s += "  measure:  kvaudit --kv \"" + e.measure_spec + "\" (what these settings run)\n";
   s += "  memory:   " + MemoryTotalText(e.memory) + "; " + e.memory.layout + "\n";
@@ -100,6 +101,7 @@ nlohmann::json DeployJson(const DeployContext& d, const std::vector<TargetSettin
                     {"command_example", e.command_example},
                     {"measure_spec", e.measure_spec},
                     {"notes", e.notes},
+                    {"silent_defaults", e.silent_defaults},
                     {"applies_to", e.applies_to}});
     list.back().update(MemoryJson(e.memory));
     nlohmann::json variants = nlohmann::json::array();

@@ -104,7 +104,7 @@ KvMemory GgmlCacheMemory(const std::vector<LayerKv>& layers, const ModelConfig& 
   std::vector<uint64_t> per_cell, k_per_cell;  // [n_layers]
   uint64_t sum = 0;
   for (const LayerKv& l : layers) {
-    KV_CHECK(HasLlamaCppType(l.k) && HasLlamaCppType(l.v));
+    KV_CHECK(Format(l.k).codec != nullptr && Format(l.v).codec != nullptr);  // row formats (ik_llama.cpp: q8_KV)
     const uint64_t k = static_cast<uint64_t>(c.n_kv_heads) * Format(l.k).codec().row_bytes(c.head_dim, {});
     const uint64_t v = static_cast<uint64_t>(c.n_kv_heads) * Format(l.v).codec().row_bytes(c.head_dim, {});
     per_cell.push_back(k + v), k_per_cell.push_back(k);
@@ -118,18 +118,21 @@ KvMemory GgmlCacheMemory(const std::vector<LayerKv>& layers, const ModelConfig& 
 
 KvMemory PagedCacheMemory(const std::vector<LayerKv>& layers, const ModelConfig& c, int ctx, const CellRule& rule,
                           uint64_t scale_bytes) {
+  // One token's row of one KV head in the engine's dtype: head_dim elements, with the scales a
+  // quantized row carries inside (nvfp4: an e4m3 byte per 16; per-token-head: an f32), which the
+  // engines' page layouts hold per token too (kv/formats/*.h).
+  auto row = [&](KvFormat f) { return Format(f).codec().row_bytes(c.head_dim, {}); };
   std::vector<uint64_t> per_token, k_per_token;  // [n_layers]
   uint64_t sum = 0;
   for (const LayerKv& l : layers) {
-    const uint64_t elements = static_cast<uint64_t>(c.n_kv_heads) * c.head_dim;
-    per_token.push_back(elements * (ElementBytes(l.k) + ElementBytes(l.v)));
-    k_per_token.push_back(elements * ElementBytes(l.k));
+    per_token.push_back(static_cast<uint64_t>(c.n_kv_heads) * (row(l.k) + row(l.v)));
+    k_per_token.push_back(static_cast<uint64_t>(c.n_kv_heads) * row(l.k));
     sum += per_token.back();
   }
   return SumLayers(per_token, rule, c, ctx, scale_bytes,
-                   Num(layers.size()) + " layers x " + std::to_string(c.n_kv_heads) + " KV heads x " +
-                       std::to_string(c.head_dim) + " elements x (K + V element bytes) = " + Num(sum) +
-                       " B per token; + " + Num(scale_bytes) + " B of scales",
+                   Num(layers.size()) + " layers x " + std::to_string(c.n_kv_heads) + " KV heads x (K + V rows of " +
+                       std::to_string(c.head_dim) + " elements with their scales) = " + Num(sum) + " B per token; + " +
+                       Num(scale_bytes) + " B of per-layer scales",
                    k_per_token);
 }
 

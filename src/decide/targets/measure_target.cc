@@ -12,11 +12,21 @@ namespace {
 
 // The engines' cache formats as kvaudit measures them (docs/deployment.md, "kvaudit format ->
 // engine setting"): ollama's OLLAMA_KV_CACHE_TYPE values (fs/ggml/ggml.go SupportsKVCacheType);
-// vLLM's and SGLang's --kv-cache-dtype with the model dtype; TensorRT-LLM's KvCacheConfig "auto"
+// vLLM's and SGLang's --kv-cache-dtype with the model dtype (vllm/config/cache.py CacheDType
+// @002f10e0, sglang server_args.py @001067ff); TensorRT-LLM's KvCacheConfig "auto"
 // (no KV-only fp8 route and no f32 cache were found); transformers' DynamicCache and quanto int4.
 std::vector<Target> MakeTargets() {
   using F = KvFormat;
-  const std::vector<F> paged = {F::kF32, F::kF16, F::kBF16, F::kFp8E4M3, F::kFp8E5M2};
+  const std::vector<F> vllm = {F::kF32,
+                               F::kF16,
+                               F::kBF16,
+                               F::kFp8E4M3,
+                               F::kFp8E5M2,
+                               F::kNvfp4,
+                               F::kNvfp4FourOverSix,
+                               F::kInt8PerTokenHead,
+                               F::kFp8PerTokenHead};
+  const std::vector<F> sglang = {F::kF32, F::kF16, F::kBF16, F::kFp8E4M3, F::kFp8E5M2, F::kNvfp4, F::kFp4MxBlock16};
   const std::string_view own_attention =
       "kvaudit's attention with f32 queries over the engine's cache format; the engine's kernels are not emulated";
   const std::string_view ggml =
@@ -25,8 +35,8 @@ std::vector<Target> MakeTargets() {
   return {
       {"llama.cpp", DeployTarget::kLlamaCpp, AttentionMode::kLlamaCpp, LlamaCppCacheTypes(), ggml},
       {"ollama", DeployTarget::kOllama, AttentionMode::kLlamaCpp, {F::kF16, F::kQ8_0, F::kQ4_0}, ggml},
-      {"vllm", DeployTarget::kVllm, AttentionMode::kNative, paged, own_attention},
-      {"sglang", DeployTarget::kSglang, AttentionMode::kNative, paged, own_attention},
+      {"vllm", DeployTarget::kVllm, AttentionMode::kNative, vllm, own_attention},
+      {"sglang", DeployTarget::kSglang, AttentionMode::kNative, sglang, own_attention},
       {"tensorrt-llm", DeployTarget::kTensorRtLlm, AttentionMode::kNative, {F::kF16, F::kBF16}, own_attention},
       {"transformers",
        DeployTarget::kTransformers,

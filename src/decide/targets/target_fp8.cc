@@ -1,6 +1,9 @@
 // The paged-cache servers: vLLM, SGLang and TensorRT-LLM. Each stores K and V of a layer in one
-// dtype: the model's (auto) or an fp8 type with per-tensor (vLLM also per-KV-head) scales; vLLM
-// alone keeps chosen layers unquantized (--kv-cache-dtype-skip-layers). Sources (docs/deployment.md):
+// dtype: the model's (auto) or a quantized one — fp8 with per-tensor (vLLM also per-KV-head)
+// scales, nvfp4 with a per-layer global scale, vLLM's per-token-head int8/fp8, SGLang's
+// fp4_mx_block16; vLLM alone keeps chosen layers unquantized (--kv-cache-dtype-skip-layers).
+// The dtype lists: vllm-project/vllm:vllm/config/cache.py CacheDType @002f10e0 (nvfp4_4over6 since
+// PR #45187), sgl-project/sglang:python/sglang/srt/server_args.py @001067ff. Sources (docs/deployment.md):
 // vllm-project/vllm:docs/features/quantization/quantized_kvcache.md @0609ba15, vllm/config/cache.py @002f10e0,
 // PRs #33695, #37201, #49389; sgl-project/sglang:docs/advanced_features/server_arguments.md @004813e1 and
 // quantized_kv_cache.md @03cd2ec4; NVIDIA/TensorRT-LLM:docs/source/features/kvcache.md @0076e939 and
@@ -17,22 +20,24 @@ struct Caps {
   DeployTarget target;
   std::string name;
   std::string dtype_knob;      // where the cache dtype is set
-  std::vector<KvFormat> have;  // full-precision types (as the model dtype) and fp8 types
+  std::vector<KvFormat> have;  // full-precision types (as the model dtype) and quantized dtypes
   bool skip_layers;            // unquantized layers among quantized ones
   bool unit_scale, calib_layer, calib_head;
-  std::string fp8_blocker;  // when set, no fp8 cache is expressible, for this reason
+  std::string quant_blocker;  // when set, no quantized cache is expressible, for this reason
 };
 
 const Caps& VllmCaps() {
-  static const Caps c{DeployTarget::kVllm,
-                      "vLLM",
-                      "--kv-cache-dtype",
-                      {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2},
-                      true,
-                      true,
-                      true,
-                      true,
-                      ""};
+  static const Caps c{
+      DeployTarget::kVllm,
+      "vLLM",
+      "--kv-cache-dtype",
+      {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2, KvFormat::kNvfp4,
+       KvFormat::kNvfp4FourOverSix, KvFormat::kInt8PerTokenHead, KvFormat::kFp8PerTokenHead},
+      true,
+      true,
+      true,
+      true,
+      ""};
   return c;
 }
 
@@ -42,7 +47,8 @@ const Caps& SglangCaps() {
   static const Caps c{DeployTarget::kSglang,
                       "SGLang",
                       "--kv-cache-dtype",
-                      {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2},
+                      {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2,
+                       KvFormat::kNvfp4, KvFormat::kFp4MxBlock16},
                       false,
                       true,
                       true,
@@ -60,72 +66,78 @@ const Caps& TrtCaps() {
                       false,
                       false,
                       false,
-                      "the documented TensorRT-LLM routes to an fp8 cache (ModelOpt quantize.py --qformat fp8 "
-                      "--kv_cache_dtype fp8, an FP8 checkpoint with --kv_cache_dtype fp8) quantize the weights too"};
+                      "the documented TensorRT-LLM routes to an fp8 or nvfp4 cache (ModelOpt hf_ptq.py --qformat with "
+                      "--kv_cache_qformat fp8|nvfp4, a checkpoint whose kv_cache_quant_algo is FP8/NVFP4) quantize "
+                      "the weights too"};
   return c;
 }
 
-// What the layers ask of a paged-cache engine: one fp8 type for the quantized layers, one
+// What the layers ask of a paged-cache engine: one quantized dtype for the quantized layers, one
 // full-precision type (the model dtype) for the others.
 struct Plan {
-  std::optional<KvFormat> fp8, full;
+  std::optional<KvFormat> quant, full;
   std::vector<int> full_layers;
-  HeadConfig fp8_head;
+  HeadConfig quant_head;
 };
 
 std::string DtypeList(const Caps& caps) {
   std::string s = "auto";
   for (KvFormat f : caps.have) {
-    if (IsFp8(f)) s += ", " + std::string(KvFormatName(f));
+    if (!IsFullPrecision(f)) s += ", " + std::string(KvFormatName(f));
   }
   return s;
 }
 
-// Layer by layer: K and V share a dtype; one fp8 type and one full type overall.
+// Layer by layer: K and V share a dtype; one quantized type and one full type overall.
 std::string LayerReason(const TargetView& v, const Caps& caps, Plan& plan) {
   for (int i = 0; i < v.n_layers(); ++i) {
     const LayerKv l = v.layers[i];
+    const bool quantized = !IsFullPrecision(l.k);
     if (l.k != l.v) return caps.name + " stores K and V of a layer in one dtype (" + caps.dtype_knob + ")";
-    if (IsFp8(l.k) && !caps.fp8_blocker.empty()) return caps.fp8_blocker;
+    if (quantized && !caps.quant_blocker.empty()) return caps.quant_blocker;
     if (std::find(caps.have.begin(), caps.have.end(), l.k) == caps.have.end()) {
       return std::string(KvFormatName(l.k)) + " is not a " + caps.name + " KV cache dtype (" + DtypeList(caps) +
-             (IsFp8(l.k) ? "" : "; auto = the model dtype") + ")";
+             (quantized ? "" : "; auto = the model dtype") + ")";
     }
-    std::optional<KvFormat>& slot = IsFp8(l.k) ? plan.fp8 : plan.full;
+    std::optional<KvFormat>& slot = quantized ? plan.quant : plan.full;
     if (slot && *slot != l.k) {
-      return IsFp8(l.k) ? caps.name + " has one " + caps.dtype_knob + " for all quantized layers"
-                        : caps.name + " keeps unquantized layers in the model dtype, one type";
+      return quantized ? caps.name + " has one " + caps.dtype_knob + " for all quantized layers"
+                       : caps.name + " keeps unquantized layers in the model dtype, one type";
     }
     slot = l.k;
-    if (IsFp8(l.k))
-      plan.fp8_head = v.heads[i];
+    if (quantized)
+      plan.quant_head = v.heads[i];
     else
       plan.full_layers.push_back(i);
   }
-  if (plan.fp8 && plan.full && !caps.skip_layers)
+  if (plan.quant && plan.full && !caps.skip_layers)
     return caps.name + " quantizes the KV cache of every layer or of none";
   return "";
 }
 
+// The scale of a dtype with a per-tensor scale (fp8, nvfp4): unit = the checkpoint carries none,
+// calib = the checkpoint's per-layer (vLLM fp8 also per-head) k_scale/v_scale.
 std::string ScaleReason(const TargetView& v, const Caps& caps, const Plan& plan) {
-  if (!plan.fp8) return "";
+  if (!plan.quant || !HasTensorScale(*plan.quant)) return "";
   for (int i = 0; i < v.n_layers(); ++i) {
     const HeadConfig& p = v.heads[i];
-    if (IsFp8(p.k) && (p.scale != plan.fp8_head.scale || p.scale_by != plan.fp8_head.scale_by)) {
+    if (!IsFullPrecision(p.k) && (p.scale != plan.quant_head.scale || p.scale_by != plan.quant_head.scale_by)) {
       return caps.name + " has one scale setting for all quantized layers";
     }
   }
-  const HeadConfig& p = plan.fp8_head;
+  const HeadConfig& p = plan.quant_head;
+  const std::string name(KvFormatName(*plan.quant));
   if (p.scale == Fp8ScaleMode::kDynamic)
     return "scale=dynamic (an f32 scale per 32 elements) has no " + caps.name + " equivalent";
   if (p.scale == Fp8ScaleMode::kUnit)
-    return caps.unit_scale ? "" : caps.name + " takes its fp8 scales from the checkpoint";
-  if (*plan.fp8 == KvFormat::kFp8E5M2)
+    return caps.unit_scale ? "" : caps.name + " takes its " + name + " scales from the checkpoint";
+  if (*plan.quant == KvFormat::kFp8E5M2)
     return "no source was found that " + caps.name + " applies calibrated scales to fp8_e5m2";
-  if (p.scale_by == Fp8ScaleBy::kHead && !caps.calib_head)
-    return caps.name + " has per-tensor fp8 scales only, not per KV head";
+  // nvfp4's kernels read one global scale per layer (vLLM: element 0 of k_scale).
+  if (p.scale_by == Fp8ScaleBy::kHead && (!caps.calib_head || !IsFp8(*plan.quant)))
+    return caps.name + " has per-tensor " + name + " scales only, not per KV head";
   if (p.scale_by == Fp8ScaleBy::kLayer && !caps.calib_layer)
-    return caps.name + " has no calibrated per-tensor fp8 scales";
+    return caps.name + " has no calibrated per-tensor " + name + " scales";
   return "";
 }
 
@@ -153,7 +165,7 @@ std::vector<std::string> Reasons(const TargetView& v, const Caps& caps, Plan* ou
 std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
   CandidateKeys extra;
   for (const HeadConfig& p : v.heads) {
-    if (!IsFp8(p.k) && !IsFp8(p.v)) continue;
+    if (!HasTensorScale(p.k) && !HasTensorScale(p.v)) continue;
     // The nearest scale the engine has: calibrated per-layer scales for dynamic or per-head ones.
     if (p.scale == Fp8ScaleMode::kCalib && p.scale_by == Fp8ScaleBy::kHead && caps.calib_head) {
       extra.mods.scale = Fp8ScaleMode::kCalib, extra.mods.scale_by = Fp8ScaleBy::kHead;
@@ -166,10 +178,11 @@ std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
 }
 
 uint64_t ScaleBytes(const Plan& plan, const ModelConfig& c, int n_fp8_layers) {
-  if (!plan.fp8) return 0;
-  const uint64_t per_layer = plan.fp8_head.scale == Fp8ScaleMode::kCalib && plan.fp8_head.scale_by == Fp8ScaleBy::kHead
-                                 ? static_cast<uint64_t>(c.n_kv_heads)
-                                 : 1;
+  if (!plan.quant || !HasTensorScale(*plan.quant)) return 0;
+  const uint64_t per_layer =
+      plan.quant_head.scale == Fp8ScaleMode::kCalib && plan.quant_head.scale_by == Fp8ScaleBy::kHead
+          ? static_cast<uint64_t>(c.n_kv_heads)
+          : 1;
   return 2 * per_layer * 4 * n_fp8_layers;  // f32 k_scale and v_scale per quantized layer
 }
 
@@ -184,11 +197,11 @@ std::string Joined(const std::vector<int>& v) {
 }
 
 void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& notes) {
-  if (!plan.fp8) return;
-  const HeadConfig& p = plan.fp8_head;
+  if (!plan.quant || !HasTensorScale(*plan.quant)) return;
+  const HeadConfig& p = plan.quant_head;
+  const std::string name(KvFormatName(*plan.quant));
   if (p.scale == Fp8ScaleMode::kUnit) {
-    notes.push_back("fp8 scales are 1.0 when the checkpoint carries none (the spec's scale=unit); " + caps.name +
-                    " loads k/v scales a checkpoint does carry");
+    return;  // DroppedScales says it, next to the flags
   } else if (caps.target == DeployTarget::kVllm) {
     notes.push_back(
         std::string("scale=calib needs a checkpoint with calibrated scales (llm-compressor kv_cache_scheme, "
@@ -196,7 +209,7 @@ void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& no
         (p.scale_by == Fp8ScaleBy::kHead ? "attn_head\"; per-head scales need the "
                                            "Flash Attention backend"
                                          : "tensor\"") +
-        "); their values are its calibration's, not kvaudit's");
+        "; nvfp4: k_scale = amax/(6·448)); their values are its calibration's, not kvaudit's");
   } else {
     notes.push_back(
         "scale=calib: per-layer k/v scales from the checkpoint or --quantization-param-path (JSON: TP rank -> "
@@ -204,51 +217,133 @@ void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& no
   }
 }
 
+// The scale a quantized cache runs with when the checkpoint's k_scale/v_scale do not arrive.
+std::string DroppedScales(const Plan& plan, const Caps& caps) {
+  if (!plan.quant || !HasTensorScale(*plan.quant)) return "";
+  const std::string name(KvFormatName(*plan.quant));
+  const bool vllm = caps.target == DeployTarget::kVllm;
+  // Reported drops: vllm-project/vllm issue #54623 (Qwen3.5, open), sgl-project/sglang issue #39942.
+  const std::string dropped = vllm ? "vLLM issue #54623: Qwen3.5" : "SGLang issue #39942: Qwen3-MoE, Qwen2, Mixtral";
+  if (plan.quant_head.scale == Fp8ScaleMode::kUnit) {
+    return "scale 1.0 (what was measured, scale=unit) is what " + caps.name +
+           " runs for a checkpoint without k_scale/v_scale, or whose loader drops them (" + dropped + "): " +
+           (vllm ? "a one-time warning \"Using KV cache scaling factor 1.0\" from ModelOpt/FP8/Quark loaders, "
+                   "nothing from compressed-tensors or an unquantized checkpoint"
+                 : "SGLang warns \"no scaling factors provided\" whenever no --quantization-param-path is given, "
+                   "scales or not");
+  }
+  return "if the checkpoint's scales do not load (" + dropped + "), " + name +
+         " runs at scale 1.0 instead of the calibrated scales, with no error: measure the same spec with "
+         "scale=unit too";
+}
+
+// vLLM's per-format conditions and silent defaults (vllm-project/vllm@d8eabdbf: flashinfer.py
+// supports_kv_cache_dtype, triton_attn.py, quantization/kv_cache.py, utils/torch_utils.py
+// resolve_kv_cache_dtype_string, attention.py).
+void VllmFormatNotes(const Plan& plan, TargetSettings& out) {
+  if (!plan.quant) {
+    out.silent_defaults.push_back(
+        "--kv-cache-dtype auto is fp8_e4m3 (or nvfp4) for a ModelOpt checkpoint whose kv_cache_quant_algo says so, "
+        "and fp8 for a compressed-tensors checkpoint with a kv_cache_scheme: check config.json, or pass the model "
+        "dtype (--kv-cache-dtype bfloat16|float16)");
+    return;
+  }
+  if (const std::string d = DroppedScales(plan, VllmCaps()); !d.empty()) out.silent_defaults.push_back(d);
+  const KvFormat f = *plan.quant;
+  if (f == KvFormat::kNvfp4 || f == KvFormat::kNvfp4FourOverSix) {
+    out.notes.push_back(
+        "nvfp4 runs only on Blackwell (SM100) through FlashInfer's trtllm-gen kernels; they fold k_scale into the "
+        "attention scale and quantize the queries to fp8 with q_scale (k_scale when the checkpoint has none); "
+        "kvaudit keeps the queries f32");
+    if (f == KvFormat::kNvfp4FourOverSix) out.notes.push_back("nvfp4_4over6 needs vLLM after PR #45187");
+  }
+  if (f == KvFormat::kInt8PerTokenHead || f == KvFormat::kFp8PerTokenHead) {
+    out.silent_defaults.push_back(
+        "per-token-head modes ignore the checkpoint's k_scale/v_scale (forced to 1.0): each token's scale is its "
+        "own amax");
+    if (f == KvFormat::kInt8PerTokenHead)
+      out.notes.push_back(
+          "int8 codes round half away from zero since PR #45361 (2026-06-22); earlier builds truncate toward zero");
+  }
+}
+
 void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, VllmCaps(), &plan);
-  out.flags = {"--kv-cache-dtype " + (plan.fp8 ? std::string(KvFormatName(*plan.fp8)) : std::string("auto"))};
-  if (plan.fp8 && !plan.full_layers.empty())
+  out.flags = {"--kv-cache-dtype " + (plan.quant ? std::string(KvFormatName(*plan.quant)) : std::string("auto"))};
+  if (plan.quant && !plan.full_layers.empty())
     out.flags.push_back("--kv-cache-dtype-skip-layers " + Joined(plan.full_layers));
   if (plan.full) out.flags.push_back("--dtype " + DtypeFlagValue(*plan.full));
+  // The per-token-head modes run on the Triton attention backend only (triton_attn.py).
+  if (plan.quant && (*plan.quant == KvFormat::kInt8PerTokenHead || *plan.quant == KvFormat::kFp8PerTokenHead))
+    out.flags.push_back("--attention-backend TRITON_ATTN");
   out.flags.push_back("--max-model-len " + std::to_string(ctx));
   out.command_example = "vllm serve <model>";
   for (const std::string& f : out.flags) out.command_example += " " + f;
   ScaleNotes(plan, VllmCaps(), out.notes);
-  if (plan.fp8) {
+  VllmFormatNotes(plan, out);
+  if (plan.quant && IsFp8(*plan.quant)) {
     out.notes.push_back(
         "--calculate-kv-scales (scales from one warm-up batch) was deprecated in PR #37201 and removed in "
         "PR #49389 (2026-07-22); it is not used");
     out.notes.push_back(
         "with the Flash Attention 3 backend vLLM quantizes the queries to fp8 too; kvaudit keeps them in f32");
   }
-  if (plan.fp8 && plan.full)
+  if (plan.quant && plan.full)
     out.notes.push_back(
         "skipped layers keep the model dtype (--dtype); vLLM may pad their pages to the quantized layers' page size");
   if (plan.full)
     out.notes.push_back(
         "--dtype sets the weights and activations too: the spec's full-precision type is the model dtype");
-  out.applies_to = "vLLM main (quantized_kvcache.md @0609ba15, config/cache.py @002f10e0); skip layers since PR #33695";
+  out.applies_to =
+      "vLLM main (quantized_kvcache.md @0609ba15, config/cache.py @002f10e0; nvfp4 and per-token-head dtypes read at "
+      "d8eabdbf, nvfp4_4over6 since PR #45187); skip layers since PR #33695";
   out.memory = PagedCacheMemory(v.layers, c, ctx, VllmCells(),
                                 ScaleBytes(plan, c, v.n_layers() - static_cast<int>(plan.full_layers.size())));
+}
+
+// SGLang's per-format silent defaults (sgl-project/sglang: mem_cache/kv_cache_dtype.py @aff0d58a,
+// layers/quantization/fp4_kv_cache_quant_method.py @02719cd1, layers/quantization/kv_cache.py @078e5e2a).
+void SglangFormatNotes(const Plan& plan, TargetSettings& out) {
+  if (!plan.quant) {
+    out.silent_defaults.push_back(
+        "--kv-cache-dtype auto is fp8_e4m3 for a checkpoint whose kv_cache_quant_algo is FP8: check config.json");
+    return;
+  }
+  if (const std::string d = DroppedScales(plan, SglangCaps()); !d.empty()) out.silent_defaults.push_back(d);
+  if (*plan.quant == KvFormat::kNvfp4) {
+    out.silent_defaults.push_back(
+        "nvfp4's global scale is the checkpoint's k_scale/v_scale (1.0 without) multiplied by 6 on SM100, which "
+        "assumes an amax/(6·448) export; ModelOpt exports amax/448 since b0e7d9fd, so such a checkpoint runs a "
+        "6x larger global scale there");
+  }
+  if (*plan.quant == KvFormat::kFp4MxBlock16) {
+    out.notes.push_back(
+        "fp4_mx_block16 was fp4_e2m1 (now an error); attention reads a bf16 copy of the dequantized rows");
+  }
 }
 
 void SglangRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, SglangCaps(), &plan);
-  std::string dtype = plan.fp8 ? std::string(KvFormatName(*plan.fp8)) : plan.full == KvFormat::kBF16 ? "bf16" : "auto";
+  std::string dtype = plan.quant                     ? std::string(KvFormatName(*plan.quant))
+                      : plan.full == KvFormat::kBF16 ? "bf16"
+                                                     : "auto";
   out.flags = {"--kv-cache-dtype " + dtype};
   if (plan.full && *plan.full != KvFormat::kBF16) out.flags.push_back("--dtype " + DtypeFlagValue(*plan.full));
-  if (plan.fp8 && plan.fp8_head.scale == Fp8ScaleMode::kCalib)
+  // The JSON scale file is read for fp8_e4m3 only (load_model_utils.py load_kv_cache_scales); nvfp4
+  // takes its global scales from the checkpoint.
+  if (plan.quant && IsFp8(*plan.quant) && plan.quant_head.scale == Fp8ScaleMode::kCalib)
     out.flags.push_back("--quantization-param-path kv_cache_scales.json");
   out.flags.push_back("--context-length " + std::to_string(ctx));
   out.command_example = "python3 -m sglang.launch_server --model-path <model>";
   for (const std::string& f : out.flags) out.command_example += " " + f;
   ScaleNotes(plan, SglangCaps(), out.notes);
-  if (plan.fp8)
+  SglangFormatNotes(plan, out);
+  if (plan.quant)
     out.notes.push_back("check that the attention backend supports a quantized KV cache (quantized_kv_cache.md)");
   out.applies_to = "SGLang main (server_arguments.md @004813e1, quantized_kv_cache.md @03cd2ec4)";
-  out.memory = PagedCacheMemory(v.layers, c, ctx, SglangCells(), ScaleBytes(plan, c, plan.fp8 ? v.n_layers() : 0));
+  out.memory = PagedCacheMemory(v.layers, c, ctx, SglangCells(), ScaleBytes(plan, c, plan.quant ? v.n_layers() : 0));
 }
 
 void TrtRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
@@ -257,7 +352,10 @@ void TrtRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSetting
       "LLM(model=\"<model>\", kv_cache_config=KvCacheConfig(dtype=\"auto\", max_tokens=" + std::to_string(ctx) + "))";
   out.notes.push_back("dtype \"auto\" is the model's dtype: the spec's " +
                       std::string(KvFormatName(v.layers.front().k)) + " needs a checkpoint in that dtype");
-  out.notes.push_back("fp8 cache: " + TrtCaps().fp8_blocker + "; kvaudit measures the cache alone");
+  out.notes.push_back("fp8/nvfp4 cache: " + TrtCaps().quant_blocker + "; kvaudit measures the cache alone");
+  out.silent_defaults.push_back(
+      "KvCacheConfig(dtype=\"auto\") follows the checkpoint's kv_cache_quant_algo: an FP8/NVFP4 checkpoint runs an "
+      "fp8/nvfp4 cache, and ModelOpt's default --kv_cache_qformat fp8_cast exports no k_scale/v_scale (scale 1.0)");
   out.applies_to = "TensorRT-LLM LLM API (KvCacheConfig, docs 1.3.0rc27; features/kvcache.md @0076e939)";
   out.memory = PagedCacheMemory(v.layers, c, ctx, TensorRtLlmCells(), 0);
 }

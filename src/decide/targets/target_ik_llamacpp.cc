@@ -75,6 +75,16 @@ int SpecBlock(const TargetView& v, bool is_k) {
   return n;
 }
 
+// The types -ctk takes (common/common.cpp kv_cache_type_from_str): llama.cpp's and ik_llama.cpp's
+// own q8_KV (one f32 scale per row of head_dim: kv/formats/q8_kv.h). -ctv takes q8_KV too, but V is
+// stored one row per token across all KV heads while the flash-attention reader expects one per
+// head, so a q8_KV V cache is not offered (unverified for GQA at @8337e4cd).
+std::vector<KvFormat> IkTypes(bool is_k) {
+  std::vector<KvFormat> t = LlamaCppCacheTypes();
+  if (is_k) t.push_back(KvFormat::kQ8Kv);
+  return t;
+}
+
 bool AnyQuantized(const std::vector<KvFormat>& col) {
   return std::any_of(col.begin(), col.end(), [](KvFormat f) { return !IsFullPrecision(f); });
 }
@@ -108,14 +118,15 @@ std::vector<std::string> IkAnalyze(const TargetView& v, const ModelConfig&) {
       break;
     }
   }
-  const std::vector<KvFormat> types = LlamaCppCacheTypes();
   for (bool is_k : {true, false}) {
+    const std::vector<KvFormat> types = IkTypes(is_k);
     for (KvFormat f : Column(v, is_k)) {
-      if (std::find(types.begin(), types.end(), f) == types.end()) {
-        why.push_back(std::string(KvFormatName(f)) + " is not a cache type of ik_llama.cpp (" + FormatList(types) +
-                      ")");
-        return why;
-      }
+      if (std::find(types.begin(), types.end(), f) != types.end()) continue;
+      why.push_back(f == KvFormat::kQ8Kv ? std::string("ik_llama.cpp's q8_KV V cache is one row per token across the "
+                                                       "KV heads, which its flash attention does not read per head")
+                                         : std::string(KvFormatName(f)) + " is not a " + (is_k ? "K" : "V") +
+                                               " cache type of ik_llama.cpp (" + FormatList(types) + ")");
+      return why;
     }
     const auto fl = FitFirstLast(Column(v, is_k));
     if (!fl) {
@@ -170,6 +181,12 @@ void IkRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings
   }
   if ((c.arch == Arch::kLlama || c.arch == Arch::kMistral || c.arch == Arch::kMixtral) && AnyQuantized(Column(v, true)))
     out.notes.push_back(PermutedKNote());
+  const std::vector<KvFormat> kcol = Column(v, true);
+  if (std::find(kcol.begin(), kcol.end(), KvFormat::kQ8Kv) != kcol.end()) {
+    out.notes.push_back(
+        "with a q8_KV K cache ik_llama.cpp's CPU flash attention quantizes Q to q8_KV too and takes integer dot "
+        "products; kvaudit measures the cache with f32 queries; q8_KV has no CUDA kernels");
+  }
   out.notes.push_back("kvaudit's engine=llama.cpp emulates mainline llama.cpp's CPU kernels, not ik_llama.cpp's");
   out.notes.push_back("flash attention is on by default in ik_llama.cpp; -fa on is given for clarity");
   out.applies_to = "ik_llama.cpp @8337e4cd (2026-08-15); per-layer types since PR #1599";

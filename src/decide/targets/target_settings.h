@@ -40,9 +40,12 @@ struct TargetSettings {
                                             // exact, else approximations[0] ("" if none)
   std::vector<std::string> flags;           // flags, NAME=value environment lines, or API arguments
   std::string command_example;
-  std::string measure_spec;                    // the kvaudit spec that measures what these settings run
-                                               // (llama.cpp and ollama: its engine=llama.cpp emulation)
-  std::vector<std::string> notes;              // rotation, scales, version caveats
+  std::string measure_spec;        // the kvaudit spec that measures what these settings run
+                                   // (llama.cpp and ollama: its engine=llama.cpp emulation)
+  std::vector<std::string> notes;  // rotation, scales, version caveats
+  // What the engine does without a word that changes what runs for these flags (scales dropped
+  // to 1.0, auto meaning fp8, layers left unquantized): printed next to the flags everywhere.
+  std::vector<std::string> silent_defaults;
   std::string applies_to;                      // the version/commit the settings are cited at
   KvMemory memory;                             // of settings_for, in this engine's layout
   std::vector<MemoryVariant> memory_variants;  // llama.cpp --swa-full, for a model with sliding layers
