@@ -95,6 +95,11 @@ TEST(CacheConfigTest, ModelDependentErrors) {
   ExpectRejected("k=kivi2,v=kivi2,recent=0", "multiple of its group");
   ExpectRejected("k=q4_0,prerope=1,rot=1", "does not commute");
   ExpectRejected("k=q4_0,outliers=64", "not below head_dim", SmallConfig(), /*calib=*/true);
+  // The GPU engines' formats: block sizes of 16 (nvfp4) and 32 (q8_KV), no dynamic scale for nvfp4.
+  ExpectRejected("k=nvfp4", "multiple of 16", SmallConfig(40));
+  ExpectRejected("k=q8_KV", "multiple of 32", SmallConfig(48));
+  ExpectRejected("k=nvfp4,v=nvfp4,scale=dynamic", "nvfp4 has no scale=dynamic");
+  ExpectRejected("k=nvfp4,scale=calib", "--kv-calib");
   // Same layers but disjoint heads is fine.
   CacheConfig ok = ParseOk("k=q4_0;layers=0,heads=0:k=f16;layers=0,heads=1:k=q8_0");
   EXPECT_TRUE(ok.Validate(SmallConfig(), false).ok());

@@ -45,6 +45,12 @@ Status CheckFormat(const SpecErrors& spec_error, const std::string& where, KvFor
                           std::to_string(p.KiviGroup()) + " (KIVI flushes its full-precision residual in whole groups)",
                       "e.g. recent=128 with group=32");
   }
+  if (p.scale == Fp8ScaleMode::kDynamic && HasTensorScale(f) && Format(f).dynamic_codec == nullptr) {
+    return spec_error(where + name +
+                          " has no scale=dynamic: its blocks carry their own scales under one per-layer "
+                          "scale",
+                      "use scale=unit (the engine without checkpoint scales) or scale=calib");
+  }
   if (p.pre_rope && p.rot == RotationMode::kOn) {
     return spec_error(where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
                       "use one of them");
