@@ -134,6 +134,13 @@ inline std::vector<std::vector<float>> EdgeCaseRows(int64_t n) {
   return rows;
 }
 
+// The packed bytes of row x [n] (one row: n = x.size()).
+inline std::vector<uint8_t> QuantizeRow(const RowCodec& c, const std::vector<float>& x, const CodecParams& p = {}) {
+  std::vector<uint8_t> buf(c.row_bytes(static_cast<int64_t>(x.size()), p));
+  c.quantize(x.data(), buf.data(), static_cast<int64_t>(x.size()), p);
+  return buf;
+}
+
 // sqrt(Σ (dequant(quant(x)) − x)² / Σ x²) over all rows.
 inline double RelRmsError(const RowCodec& c, const CodecParams& p, const std::vector<float>& x, int64_t n) {
   const int64_t rows = static_cast<int64_t>(x.size()) / n;

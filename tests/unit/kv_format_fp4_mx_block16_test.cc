@@ -46,12 +46,7 @@ std::vector<uint8_t> SglangQuantize(const std::vector<float>& x) {
   return out;
 }
 
-std::vector<uint8_t> Quantize(const std::vector<float>& x) {
-  const RowCodec& c = Fp4MxBlock16Codec();
-  std::vector<uint8_t> buf(c.row_bytes(static_cast<int64_t>(x.size()), {}));
-  c.quantize(x.data(), buf.data(), static_cast<int64_t>(x.size()), {});
-  return buf;
-}
+std::vector<uint8_t> Quantize(const std::vector<float>& x) { return codec_checks::QuantizeRow(Fp4MxBlock16Codec(), x); }
 
 TEST(KvFormatFp4MxBlock16, BytesEqualSglangQuantizer) {
   for (int64_t n : {16, 64, 128}) {

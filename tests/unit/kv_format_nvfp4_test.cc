@@ -91,9 +91,7 @@ std::vector<uint8_t> VllmQuantize(const std::vector<float>& x, float k_scale, bo
 std::vector<uint8_t> Quantize(const RowCodec& c, const std::vector<float>& x, float k_scale) {
   CodecParams p;
   p.scale = k_scale;
-  std::vector<uint8_t> buf(c.row_bytes(static_cast<int64_t>(x.size()), p));
-  c.quantize(x.data(), buf.data(), static_cast<int64_t>(x.size()), p);
-  return buf;
+  return codec_checks::QuantizeRow(c, x, p);
 }
 
 TEST(KvFormatNvfp4, BytesEqualVllmStoreKernel) {

@@ -40,9 +40,7 @@ std::vector<uint8_t> VllmQuantize(const std::vector<float>& x, bool fp8) {
 }
 
 std::vector<uint8_t> Quantize(const RowCodec& c, const std::vector<float>& x) {
-  std::vector<uint8_t> buf(c.row_bytes(static_cast<int64_t>(x.size()), {}));
-  c.quantize(x.data(), buf.data(), static_cast<int64_t>(x.size()), {});
-  return buf;
+  return codec_checks::QuantizeRow(c, x);
 }
 
 TEST(KvFormatPerTokenHead, BytesEqualVllmTritonKernel) {

@@ -46,12 +46,7 @@ std::vector<uint8_t> IkQuantizeRowQ8Kv(const std::vector<float>& x) {
   return out;
 }
 
-std::vector<uint8_t> Quantize(const std::vector<float>& x) {
-  const RowCodec& c = Q8KvCodec();
-  std::vector<uint8_t> buf(c.row_bytes(static_cast<int64_t>(x.size()), {}));
-  c.quantize(x.data(), buf.data(), static_cast<int64_t>(x.size()), {});
-  return buf;
-}
+std::vector<uint8_t> Quantize(const std::vector<float>& x) { return codec_checks::QuantizeRow(Q8KvCodec(), x); }
 
 TEST(KvFormatQ8Kv, BytesEqualIkLlamaCppQuantizer) {
   for (int64_t n : {32, 64, 128}) {
