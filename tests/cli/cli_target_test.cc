@@ -153,7 +153,8 @@ TEST(TargetCliTest, ABadTargetOrAFormatTheTargetLacksIsOneLineAndExitTwo) {
   ExpectOneLineError(RunCli(AuditArgs(dir) + "--target vlm"), "--target vlm: not a target; hint: did you mean vllm?");
   EXPECT_FALSE(fs::exists(dir / "run" / "eval" / "progress.jsonl"));
   ExpectOneLineError(RunCli(AuditArgs(dir) + "--target vllm"),
-                     "q8_0 is not a cache format of --target vllm (f32, f16, bf16, fp8_e4m3, fp8_e5m2)");
+                     "q8_0 is not a cache format of --target vllm (f32, f16, bf16, fp8_e4m3, fp8_e5m2, nvfp4, "
+                     "nvfp4_4over6, int8_per_token_head, fp8_per_token_head)");
   ExpectOneLineError(RunCli("deploy " + kModel + "--kv k=q4_0,v=q4_0 --target sglang"),
                      "q4_0 is not a cache format of --target sglang");
   ExpectOneLineError(
