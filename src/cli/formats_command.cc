@@ -41,8 +41,26 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
                     PadColumn(std::string(r.layout), layout_w + 1).c_str(), std::string(r.deployed_by).c_str());
       }
     }
+    // vLLM's TurboQuant presets: pairs of the formats above (kv=NAME), their end layers unquantized.
+    nlohmann::json presets = nlohmann::json::array();
+    if (!*json) std::printf("\nvLLM TurboQuant presets (kv=NAME: K and V formats; layers 0, 1, N-2, N-1 stay bf16):\n");
+    for (const TurboQuantPreset& p : TurboQuantPresets()) {
+      const double b64 = (defaults.BitsPerElement(p.k, 64) + defaults.BitsPerElement(p.v, 64)) / 2;
+      const double b128 = (defaults.BitsPerElement(p.k, 128) + defaults.BitsPerElement(p.v, 128)) / 2;
+      const std::string kv = "k=" + std::string(KvFormatName(p.k)) + ",v=" + std::string(KvFormatName(p.v));
+      if (*json) {
+        presets.push_back({{"preset", std::string(p.name)},
+                           {"k", std::string(KvFormatName(p.k))},
+                           {"v", std::string(KvFormatName(p.v))},
+                           {"bits_per_element_hd64", b64},
+                           {"bits_per_element_hd128", b128},
+                           {"deployed_by", "vLLM --kv-cache-dtype " + std::string(p.name)}});
+      } else {
+        std::printf("%s %9.3f %9.3f  %s\n", PadColumn(std::string(p.name), name_w + 1).c_str(), b64, b128, kv.c_str());
+      }
+    }
     if (*json) {
-      std::printf("%s\n", JsonText(nlohmann::json{{"formats", rows}}, 2).c_str());
+      std::printf("%s\n", JsonText(nlohmann::json{{"formats", rows}, {"turboquant_presets", presets}}, 2).c_str());
     } else {
       HeadConfig dyn;
       dyn.scale = Fp8ScaleMode::kDynamic;

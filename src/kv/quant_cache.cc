@@ -10,7 +10,7 @@
 
 #include "kv/attention/chunked_attention.h"
 #include "kv/attention/f32_attention.h"
-#include "kv/attention/hadamard.h"
+#include "ops/hadamard.h"
 #include "kv/attention/quant_attention.h"
 #include "kv/store/chunked_rows.h"
 #include "kv/store/reservation.h"
@@ -31,7 +31,9 @@ struct HeadStores {
   std::unique_ptr<TensorStore> k, v;
   const F32RowsView* k_f32 = nullptr;  // non-null when both stores are exact f32 rows
   const F32RowsView* v_f32 = nullptr;
-  bool rot_k = false, rot_v = false;
+  bool rot_k = false, rot_v = false;      // rotate rows before storing them (rot=1)
+  bool basis_k = false, basis_v = false;  // stored rows read back in the H/√d basis: rot=1, or a
+                                          // format that rotates its rows itself (TurboQuant keys)
 };
 
 class QuantCache final : public KvCache {
@@ -78,9 +80,12 @@ class QuantCache final : public KvCache {
           h.v_f32 = vf;
         }
         const bool rot = spec.head.rot == RotationMode::kOn;
-        h.rot_k = rot && !IsFullPrecision(spec.head.k);
-        h.rot_v = rot && !IsFullPrecision(spec.head.v);
-        KV_CHECK_MSG(!(h.rot_k || h.rot_v) || (hd_ & (hd_ - 1)) == 0, "rot=1 needs a power-of-two head_dim");
+        h.rot_k = rot && !IsFullPrecision(spec.head.k) && !RowRotatesItself(spec.head.k);
+        h.rot_v = rot && !IsFullPrecision(spec.head.v) && !RowRotatesItself(spec.head.v);
+        h.basis_k = h.rot_k || RowRotatesItself(spec.head.k);
+        h.basis_v = h.rot_v || RowRotatesItself(spec.head.v);
+        KV_CHECK_MSG(!(h.basis_k || h.basis_v) || (hd_ & (hd_ - 1)) == 0, "rot=1 needs a power-of-two head_dim");
+        KV_CHECK_MSG(!(RowRotatesItself(spec.head.k) && spec.head.pre_rope), "prerope=1 with a rotating format");
         KV_CHECK_MSG(!(h.rot_k && spec.head.pre_rope), "prerope=1 with rot=1 does not commute with RoPE");
       }
     }
@@ -127,8 +132,8 @@ class QuantCache final : public KvCache {
       }
     };
     attn_.Attend(
-        shapes_[layer], pos0, n, q, out, pool, kernel, [&](int g) { return Head(layer, g).rot_k; },
-        [&](int g) { return Head(layer, g).rot_v; });
+        shapes_[layer], pos0, n, q, out, pool, kernel, [&](int g) { return Head(layer, g).basis_k; },
+        [&](int g) { return Head(layer, g).basis_v; });
   }
 
   void Reset() override {
@@ -182,8 +187,8 @@ class QuantCache final : public KvCache {
     if (t1 == t0) return true;
     h.k->Materialize(p, t0, t1, k);  // pre-RoPE key stores re-rope here
     h.v->Materialize(p, t0, t1, v);
-    if (h.rot_k) HadamardRows(k, t1 - t0, hd_, hd_);  // H is its own inverse
-    if (h.rot_v) HadamardRows(v, t1 - t0, hd_, hd_);
+    if (h.basis_k) HadamardRows(k, t1 - t0, hd_, hd_);  // H is its own inverse
+    if (h.basis_v) HadamardRows(v, t1 - t0, hd_, hd_);
     return true;
   }
 

@@ -8,6 +8,9 @@
 // #21038 rotate the same way): K rows and the queries are rotated (q·k is unchanged), V rows are
 // rotated and the attention output rotated back (H is its own inverse). RotationMode::kAuto is off
 // in the native engine. Full-precision tensors are never rotated (modifiers do not apply to them).
+// A format that rotates its rows itself (TurboQuant keys: RowRotatesItself) gets its rows as they
+// are and reads back in the Hadamard basis, so its queries (or output) are rotated the same way,
+// with or without rot=1 — as vLLM's decode rotates the query instead of un-rotating the keys.
 //
 // Sizes: bytes_used() = Σ_stores BytesFor(current length); bytes_per_token() =
 // ceil(Σ_stores BytesFor(max_positions) / max_positions), i.e. the average at a full cache, with

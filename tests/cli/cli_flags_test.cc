@@ -137,6 +137,10 @@ TEST(CliFlagsTest, JsonIsOneDocumentForInfoAndFormats) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
   }
+  ASSERT_EQ(f["turboquant_presets"].size(), 4u);
+  EXPECT_EQ(f["turboquant_presets"][1]["preset"], "turboquant_4bit_nc");
+  EXPECT_EQ(f["turboquant_presets"][1]["k"], "turboquant_mse4");
+  EXPECT_DOUBLE_EQ(f["turboquant_presets"][1]["bits_per_element_hd128"].get<double>(), 4.1875);  // vLLM: 134 B / 256
 }
 
 // One meaning per flag: score reads --data (as eval and probe do); --text-file is tokenize's raw

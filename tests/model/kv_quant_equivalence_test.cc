@@ -112,7 +112,8 @@ std::vector<Case> FormatCases() {
   for (const char* spec : {"k=q4_0,v=q4_0,rot=1", "k=q4_0,v=q4_0,sink=4", "k=q4_0,v=q4_0,recent=64",
                            "k=q4_0,v=q4_0,outliers=4", "k=q4_0,v=q4_0,prerope=1",
                            "k=fp8_e4m3,v=fp8_e4m3,scale=calib,scale_by=head", "k=fp8_e4m3,v=fp8_e4m3,scale=dynamic",
-                           "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=q8_0;layers=2:k=fp8_e5m2,v=int4,group=32"}) {
+                           "k=q4_0,v=q4_0,rot=1;layers=0-1:k=f16,v=q8_0;layers=2:k=fp8_e5m2,v=int4,group=32",
+                           "kv=turboquant_3bit_nc", "k=q4_0,v=turboquant_mse4,rot=1"}) {
     cases.push_back({spec, 300});
   }
   return cases;

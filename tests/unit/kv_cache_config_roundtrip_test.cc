@@ -59,6 +59,14 @@ TEST(KvCacheConfigRoundTrip, EngineOverridesAndShorthands) {
   }
   ExpectRoundTrip("engine=llama.cpp", "engine=llama.cpp");
   ExpectRoundTrip(" layers=1-1:k=q4_0 ", "k=f32,v=f32;layers=1:k=q4_0");  // defaults written out
+  // A TurboQuant preset as the defaults is vLLM's: its two formats and the end layers in bf16; in
+  // an override only the two formats.
+  for (const TurboQuantPreset& p : TurboQuantPresets()) {
+    const std::string kv = "k=" + std::string(KvFormatName(p.k)) + ",v=" + std::string(KvFormatName(p.v));
+    ExpectRoundTrip("kv=" + std::string(p.name), kv + ";layers=ends:k=bf16,v=bf16");
+    ExpectRoundTrip("k=q8_0,v=q8_0;layers=3:kv=" + std::string(p.name), "k=q8_0,v=q8_0;layers=3:" + kv);
+  }
+  ExpectRoundTrip("k=q4_0,v=q4_0;layers=ends:kv=f16", "k=q4_0,v=q4_0;layers=ends:k=f16,v=f16");
   ExpectRoundTrip("k=q4_0,group=064,sink=-0", "k=q4_0,group=64,sink=0");  // integers in decimal
 }
 

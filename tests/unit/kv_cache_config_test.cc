@@ -100,6 +100,22 @@ TEST(CacheConfigTest, ModelDependentErrors) {
   ExpectRejected("k=q8_KV", "multiple of 32", SmallConfig(48));
   ExpectRejected("k=nvfp4,v=nvfp4,scale=dynamic", "nvfp4 has no scale=dynamic");
   ExpectRejected("k=nvfp4,scale=calib", "--kv-calib");
+  // TurboQuant: a power-of-two head_dim for its Hadamard; no outlier channels or pre-RoPE keys in
+  // its own basis; layers=ends needs two layers.
+  ExpectRejected("kv=turboquant_4bit_nc", "power of two up to 1024", SmallConfig(96));
+  ExpectRejected("k=turboquant_mse4,outliers=2", "outliers= and prerope=1 do not apply", SmallConfig(), true);
+  ExpectRejected("k=turboquant_mse3,prerope=1", "outliers= and prerope=1 do not apply");
+  ModelConfig one = SmallConfig();
+  one.n_layers = 1;
+  ExpectRejected("kv=turboquant_3bit_nc", "layers=ends selects no layer", one);
+  EXPECT_TRUE(ParseOk("k=turboquant_uniform4,v=turboquant_mse4,prerope=1").Validate(SmallConfig(), false).ok());
+  const CacheConfig tq = ParseOk("kv=turboquant_k3v4_nc");
+  ASSERT_TRUE(tq.Validate(SmallConfig(), false).ok());
+  for (int l = 0; l < 8; ++l) {
+    const bool end = l < 2 || l > 5;
+    EXPECT_EQ(tq.ForHead(SmallConfig(), l, 1).k, end ? KvFormat::kBF16 : KvFormat::kTurboQuantMse3) << l;
+    EXPECT_EQ(tq.ForHead(SmallConfig(), l, 1).v, end ? KvFormat::kBF16 : KvFormat::kTurboQuantUniform4) << l;
+  }
   // Same layers but disjoint heads is fine.
   CacheConfig ok = ParseOk("k=q4_0;layers=0,heads=0:k=f16;layers=0,heads=1:k=q8_0");
   EXPECT_TRUE(ok.Validate(SmallConfig(), false).ok());

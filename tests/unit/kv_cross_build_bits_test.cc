@@ -24,7 +24,7 @@
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "kv/attention/f32_attention.h"
-#include "kv/attention/hadamard.h"
+#include "ops/hadamard.h"
 #include "kv/formats/asym_group_quant.h"
 #include "kv/llamacpp/flash_attn.h"
 #include "kv/store/kivi_kernels.h"
@@ -117,6 +117,14 @@ const std::map<std::string, uint64_t> kExpected = {
     {"q4_0/g32/n256", 0x8944029d781c9f84ULL},
     {"q8_KV/g32/n32", 0xdc52ffc76f4ea8adULL},
     {"q8_KV/g32/n256", 0xc75fe647ed861be7ULL},
+    {"turboquant_mse4/g32/n32", 0x34d086406aa96208ULL},
+    {"turboquant_mse4/g32/n256", 0xdadf5599f5982fb4ULL},
+    {"turboquant_mse3/g32/n32", 0xf4cbd79bbdde671aULL},
+    {"turboquant_mse3/g32/n256", 0x01abd5c5afd7252dULL},
+    {"turboquant_uniform4/g32/n32", 0xea10b424c3822bf7ULL},
+    {"turboquant_uniform4/g32/n256", 0x75f5214e5cab34c3ULL},
+    {"turboquant_uniform3/g32/n32", 0x6592a5ac0bc3443eULL},
+    {"turboquant_uniform3/g32/n256", 0x1c2a9308b0f05986ULL},
     {"nvfp4_4over6/g32/n32", 0x978c2ba286235de4ULL},
     {"nvfp4_4over6/g32/n256", 0xd8064cf0bf2ac847ULL},
     {"nvfp4/g32/n32", 0xe95a8be4521a8e70ULL},

@@ -8,7 +8,7 @@
 
 #include "base/isa.h"
 #include "kv/formats/int_group.h"
-#include "kv/attention/hadamard.h"
+#include "ops/hadamard.h"
 #include "unit/kv_codec_checks.h"
 
 namespace kvaudit {

@@ -10,6 +10,7 @@
 #include "kv/f32_cache.h"
 #include "kv/quant_cache.h"
 #include "kv/store/row_store.h"
+#include "ops/hadamard.h"
 #include "support/random_rows.h"
 
 namespace kvaudit {
@@ -151,6 +152,48 @@ TEST(QuantCache, PrefillEqualsDecodeAndThreadsDoNotMatter) {
     EXPECT_LE(MaxRelDiff(dec, RunCache(*qc, c, x, n, 300, 2)), 1e-5) << spec;
     EXPECT_EQ(std::memcmp(pre1.data(), pre2.data(), pre1.size() * 4), 0) << spec;
     EXPECT_EQ(std::memcmp(dec.data(), RunCache(*qc, c, x, n, 1, 1).data(), dec.size() * 4), 0) << spec;
+  }
+}
+
+// Rows reconstructed as the cache reads them: through `codec`, back from the H/√d basis when the
+// codec rotates its rows itself. x [n, n_kv, hd] -> the same shape.
+std::vector<float> Reconstructed(const std::vector<float>& x, const ModelConfig& c, KvFormat f) {
+  const RowCodec& codec = *CodecFor(f, false);
+  std::vector<float> out(x.size());
+  std::vector<uint8_t> buf(codec.row_bytes(c.head_dim, {}));
+  for (size_t r = 0; r < x.size() / c.head_dim; ++r) {
+    codec.quantize(x.data() + r * c.head_dim, buf.data(), c.head_dim, {});
+    codec.dequantize(buf.data(), out.data() + r * c.head_dim, c.head_dim, {});
+    if (RowRotatesItself(f)) HadamardRowsRef(out.data() + r * c.head_dim, 1, c.head_dim, c.head_dim);
+  }
+  return out;
+}
+
+// TurboQuant keys are read in the rotated basis and the queries rotated to meet them (vLLM's
+// decode); as values, the output is rotated back. Either way attention equals the f32 cache's over
+// the reconstructed rows up to rounding, with or without rot=1 (which then rotates only the other
+// tensor), in prefill and decode.
+TEST(QuantCache, FormatsThatRotateTheirRowsAreReadInTheirBasis) {
+  const ModelConfig c = Tiny();
+  const int n = 200;
+  const Qkv x = Random(c, n, 6);
+  struct Spec {
+    const char* spec;
+    KvFormat k, v;
+  };
+  for (const Spec& s :
+       {Spec{"k=turboquant_mse4,v=turboquant_uniform4", KvFormat::kTurboQuantMse4, KvFormat::kTurboQuantUniform4},
+        Spec{"k=turboquant_mse3,v=f32,rot=1", KvFormat::kTurboQuantMse3, KvFormat::kF32},
+        Spec{"k=f32,v=turboquant_mse4", KvFormat::kF32, KvFormat::kTurboQuantMse4}}) {
+    Qkv rx = x;
+    rx.k = Reconstructed(x.k, c, s.k);
+    rx.v = Reconstructed(x.v, c, s.v);
+    auto ref = MakeF32Cache(c, n);
+    const auto want = RunCache(*ref, c, rx, n, 64, 1);
+    auto qc = MakeQuantCache(c, Policy(s.spec), nullptr, n, MakeRowStore);
+    for (int chunk : {1, 64}) EXPECT_LE(MaxRelDiff(want, RunCache(*qc, c, x, n, chunk, 2)), 2e-6) << s.spec << chunk;
+    // And not the unrotated reading: keys (or values) left in the rotated basis would be far off.
+    EXPECT_GT(MaxRelDiff(want, RunCache(*ref, c, x, n, 64, 1)), 1e-2) << s.spec;
   }
 }
 

@@ -26,14 +26,14 @@ const std::vector<std::string>& LayerOrder() {
   static const std::vector<std::string> order = {
       "base",          // Status/Expected, f16/bf16, thread pool, the kernel paths
       "quant",         // number formats: one traits row and one file per ggml block format
-      "ops",           // matmul, norms, rope, softmax: scalar references + SIMD twins
+      "ops",           // matmul, norms, rope, softmax, Hadamard: scalar references + SIMD twins
       "io",            // mapped files, GGUF, safetensors, dequantization
       "tokenizer",     // byte-level BPE, SentencePiece BPE, chat templates
       "model",         // config, weights, forward pass, the KvCache interface
       "kv/formats",    // one file per KV format, the traits table, row codecs, block decoders
       "kv/config",     // the --kv grammar (CacheConfig, HeadConfig), calibration statistics
       "kv/store",      // packed row stores, the KIVI store, their kernels
-      "kv/attention",  // chunked attention over f32 rows and stores, Hadamard rotation
+      "kv/attention",  // chunked attention over f32 rows and stores
       "kv/llamacpp",   // llama.cpp's CPU flash-attention emulation and its cache
       "kv",            // the caches (f32, quantized), MakeCache, calibration runs
       "run",           // driving the engine: scoring, sampling, generation, text, journals

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kv/attention/hadamard.h"
+#include "ops/hadamard.h"
 
 namespace kvaudit {
 

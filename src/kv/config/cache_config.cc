@@ -17,8 +17,12 @@ namespace {
 
 // "kv" is shorthand for k and v; "engine" is global only. KvSettings::Print writes them in this order.
 constexpr std::string_view kKeyList = "k, v, kv, scale, scale_by, group, recent, sink, rot, outliers, prerope, engine";
-constexpr std::string_view kFormatList =
-    "f32, f16, bf16, fp8_e4m3, fp8_e5m2, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, kivi2, kivi4, int8, int4";
+// Every format name, in table order (the hint of an unknown format).
+std::string FormatList() {
+  std::string s;
+  for (const FormatRow& row : FormatTable()) s += (s.empty() ? "" : ", ") + std::string(row.name);
+  return s;
+}
 
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> out;
@@ -105,7 +109,7 @@ Status ParseSetting(KvSettings& s, const std::string& key, const std::string& va
     auto f = KvFormatFromName(value);
     if (!f) {
       return err("unknown format '" + value + "'",
-                 NearestFormat(value) + "formats: " + std::string(kFormatList) + " (kvaudit formats)");
+                 NearestFormat(value) + "formats: " + FormatList() + " (kvaudit formats)");
     }
     (key == "k" ? s.k : s.v) = *f;
   } else if (key == "scale") {
@@ -133,7 +137,7 @@ Status ParseSetting(KvSettings& s, const std::string& key, const std::string& va
 }
 
 // The layer kinds a selector may name instead of a range, indexed by LayerKind (kAny has none).
-constexpr std::string_view kLayerKindNames[] = {"", "global", "sliding"};
+constexpr std::string_view kLayerKindNames[] = {"", "global", "sliding", "ends"};
 
 // The selector of an override segment ("layers=A-B", "layers=sliding", either with ",heads=C-D").
 Status ParseSelector(const std::string& text, IndexRange& layers, LayerKind& kind, IndexRange& heads,
@@ -144,14 +148,17 @@ Status ParseSelector(const std::string& text, IndexRange& layers, LayerKind& kin
     const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
     if (key != "layers" && key != "heads") {
       return err("selector key '" + key + "'",
-                 "a selector is layers=A-B, layers=global or layers=sliding, optionally with ,heads=C-D");
+                 "a selector is layers=A-B, layers=global, layers=sliding or layers=ends, optionally with ,heads=C-D");
     }
     if (!given.insert(key).second) {
       return err("'" + key + "=' given twice in one selector",
-                 "write one layers= (a range, global or sliding) and at most one heads=");
+                 "write one layers= (a range, global, sliding or ends) and at most one heads=");
     }
-    if (key == "layers" && (value == kLayerKindNames[1] || value == kLayerKindNames[2])) {
-      kind = value == kLayerKindNames[1] ? LayerKind::kGlobal : LayerKind::kSliding;
+    if (key == "layers" &&
+        (value == kLayerKindNames[1] || value == kLayerKindNames[2] || value == kLayerKindNames[3])) {
+      kind = value == kLayerKindNames[1]   ? LayerKind::kGlobal
+             : value == kLayerKindNames[2] ? LayerKind::kSliding
+                                           : LayerKind::kEnds;
       continue;
     }
     KV_ASSIGN_OR_RETURN(IndexRange r, ParseRange(value, err));
@@ -160,9 +167,11 @@ Status ParseSelector(const std::string& text, IndexRange& layers, LayerKind& kin
   return Status::Ok();
 }
 
-// One segment's key=value list into s ("kv" expands to k and v). engine= goes to *attention
-// where the segment may set it (the first), and is an error elsewhere.
-Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s, std::optional<AttentionMode>* attention) {
+// One segment's key=value list into s ("kv" expands to k and v; kv=<TurboQuant preset> to the
+// preset's K and V formats, and sets *preset). engine= goes to *attention where the segment may
+// set it (the first), and is an error elsewhere.
+Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s, std::optional<AttentionMode>* attention,
+                 const TurboQuantPreset** preset = nullptr) {
   std::set<std::string> given;  // the keys of this segment, "kv" expanded
   for (const std::string& kv : Split(text, ',')) {
     const size_t eq = kv.find('=');
@@ -170,9 +179,13 @@ Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s, st
       return err("'" + kv + "' is not key=value", "e.g. k=q4_0,v=q4_0");
     }
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    const TurboQuantPreset* tq = key == "kv" ? TurboQuantPresetNamed(value) : nullptr;
+    if (tq && preset) *preset = tq;
     for (const std::string& k : key == "kv" ? std::vector<std::string>{"k", "v"} : std::vector<std::string>{key}) {
       if (!given.insert(k).second) return err("key '" + k + "' given twice in one segment", "give each key once");
-      if (k != "engine") {
+      if (tq) {
+        (k == "k" ? s.k : s.v) = k == "k" ? tq->k : tq->v;
+      } else if (k != "engine") {
         KV_RETURN_IF_ERROR(ParseSetting(s, k, value, err));
       } else if (!attention) {
         return err("engine is global", "put engine=... in the first segment");
@@ -184,6 +197,13 @@ Status ParseKeys(const std::string& text, const SpecText& err, KvSettings& s, st
     }
   }
   return Status::Ok();
+}
+
+// vLLM's TurboQuant end layers: the model dtype, bf16 for nearly every current checkpoint.
+KvSettings TurboQuantEndLayers() {
+  KvSettings full;
+  full.k = full.v = KvFormat::kBF16;
+  return full;
 }
 
 std::string RangeText(const IndexRange& r) {
@@ -266,9 +286,15 @@ Expected<CacheConfig> CacheConfig::Parse(std::string_view spec, std::string_view
       return err("segment '" + seg + "' has no layers= selector",
                  "only the first segment sets defaults; later ones start with layers=A-B:");
     }
+    const TurboQuantPreset* preset = nullptr;
     KV_RETURN_IF_ERROR(ParseKeys(settings_text, err, has_selector ? ov.settings : config.defaults_,
-                                 has_selector ? nullptr : &config.attention_written_));
+                                 has_selector ? nullptr : &config.attention_written_, &preset));
     if (has_selector) config.overrides_.push_back(std::move(ov));
+    // kv=<TurboQuant preset> as the defaults is what vLLM runs for that --kv-cache-dtype: its end
+    // layers unquantized, in the model dtype (bf16 for nearly every current checkpoint; write
+    // the two formats and your own layers=ends override for an f16 model).
+    if (preset && !has_selector)
+      config.overrides_.push_back({IndexRange{0, -1}, IndexRange{0, -1}, LayerKind::kEnds, TurboQuantEndLayers()});
   }
   // A spec that starts with a selector has f32 defaults (HeadConfig's), written out so that the
   // printed spec parses back to this value.
@@ -317,6 +343,12 @@ CacheConfig CacheConfig::WithLayers(IndexRange layers, KvSettings settings) cons
   return config;
 }
 
+CacheConfig CacheConfig::OfTurboQuantPreset(const TurboQuantPreset& preset) {
+  KvSettings pair;
+  pair.k = preset.k, pair.v = preset.v;
+  return Uniform(pair).WithLayerKind(LayerKind::kEnds, TurboQuantEndLayers());
+}
+
 CacheConfig CacheConfig::WithLayerKind(LayerKind kind, KvSettings settings) const {
   KV_CHECK_MSG(!settings.empty() && kind != LayerKind::kAny, "a kind override writes a key over one kind of layer");
   CacheConfig config = *this;
@@ -339,17 +371,27 @@ CacheConfig CacheConfig::WithAttention(AttentionMode attention) const {
   return config;
 }
 
-bool CacheConfig::Covers(const Override& ov, const ModelConfig& model, int layer) {
-  if (!ov.layers.Contains(layer)) return false;
-  return ov.kind == LayerKind::kAny || (ov.kind == LayerKind::kSliding) == model.is_sliding(layer);
+bool CacheConfig::KindMatches(LayerKind kind, int layer, bool sliding, int n_layers) {
+  switch (kind) {
+    case LayerKind::kAny: return true;
+    case LayerKind::kGlobal: return !sliding;
+    case LayerKind::kSliding: return sliding;
+    case LayerKind::kEnds:
+      KV_CHECK_MSG(n_layers >= 0, "a layers=ends selector needs the model's layer count");
+      return IsEndLayer(layer, n_layers);
+  }
+  return false;
 }
 
-HeadConfig CacheConfig::ForHead(int layer, int kv_head, bool sliding) const {
+bool CacheConfig::Covers(const Override& ov, const ModelConfig& model, int layer) {
+  return ov.layers.Contains(layer) && KindMatches(ov.kind, layer, model.is_sliding(layer), model.n_layers);
+}
+
+HeadConfig CacheConfig::ForHeadIn(int layer, int kv_head, bool sliding, int n_layers) const {
   HeadConfig p;
   defaults_.ApplyTo(p);
   for (const Override& ov : overrides_) {
-    const bool kind_matches = ov.kind == LayerKind::kAny || (ov.kind == LayerKind::kSliding) == sliding;
-    if (ov.layers.Contains(layer) && kind_matches && ov.heads.Contains(kv_head)) {
+    if (ov.layers.Contains(layer) && KindMatches(ov.kind, layer, sliding, n_layers) && ov.heads.Contains(kv_head)) {
       ov.settings.ApplyTo(p);
       break;
     }
@@ -357,13 +399,17 @@ HeadConfig CacheConfig::ForHead(int layer, int kv_head, bool sliding) const {
   return p;
 }
 
+HeadConfig CacheConfig::ForHead(int layer, int kv_head, bool sliding) const {
+  return ForHeadIn(layer, kv_head, sliding, -1);
+}
+
 HeadConfig CacheConfig::ForHead(const ModelConfig& model, int layer, int kv_head) const {
-  return ForHead(layer, kv_head, model.is_sliding(layer));
+  return ForHeadIn(layer, kv_head, model.is_sliding(layer), model.n_layers);
 }
 
 HeadConfig CacheConfig::ForHead(int layer, int kv_head) const {
-  KV_CHECK_MSG(!HasLayerKinds(), "a layers=global|sliding selector needs the model's layer kinds");
-  return ForHead(layer, kv_head, false);
+  KV_CHECK_MSG(!HasLayerKinds(), "a layers=global|sliding|ends selector needs the model");
+  return ForHeadIn(layer, kv_head, false, -1);
 }
 
 bool CacheConfig::HasLayerKinds() const {

@@ -3,6 +3,7 @@
 // as JSON (`--kv @cache.json`). Grammar and semantics: docs/formats.md.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,9 +43,15 @@ struct HeadConfig {
   }
 };
 
-// Which layers an override names beside its index range: every layer, or only those of one
-// attention kind (a sliding-window layer or a global one: ModelConfig::is_sliding).
-enum class LayerKind { kAny, kGlobal, kSliding };
+// Which layers an override names beside its index range: every layer, only those of one
+// attention kind (a sliding-window layer or a global one: ModelConfig::is_sliding), or the ends of
+// the stack: the first and the last min(2, n_layers / 2) layers, the layers vLLM's TurboQuant keeps
+// unquantized on every non-hybrid model (TurboQuantConfig.get_boundary_skip_layers).
+enum class LayerKind { kAny, kGlobal, kSliding, kEnds };
+inline bool IsEndLayer(int layer, int n_layers) {
+  const int n = std::min(2, n_layers / 2);
+  return layer < n || layer >= n_layers - n;
+}
 
 struct IndexRange {
   int first = 0, last = -1;  // last = -1: to the end
@@ -87,6 +94,9 @@ class CacheConfig {
   // Built from values: decide/ composes configurations this way, and Parse(spec()) gives the same
   // value back. attention: `engine=` written (nullopt: not written, native).
   static CacheConfig Uniform(KvSettings defaults, std::optional<AttentionMode> attention = std::nullopt);
+  // What vLLM runs for `--kv-cache-dtype <preset>`: the preset's K and V formats, and the end
+  // layers in bf16 (`kv=<preset>` parses to this).
+  static CacheConfig OfTurboQuantPreset(const TurboQuantPreset& preset);
   // This configuration with one more override after the others: `layers` (every KV head) store
   // `settings` over the defaults. KV_CHECK: settings write a key, layers.first <= layers.last.
   CacheConfig WithLayers(IndexRange layers, KvSettings settings) const;
@@ -104,11 +114,12 @@ class CacheConfig {
   // Defaults, then the override covering (layer, head) of `model` (whose layers' attention kinds a
   // layers=global|sliding selector reads).
   HeadConfig ForHead(const ModelConfig& model, int layer, int kv_head) const;
-  // The same given whether the layer slides (for code that holds the kinds, not the model).
+  // The same given whether the layer slides (for code that holds the kinds, not the model;
+  // KV_CHECK: no layers=ends selector, which needs the model's layer count).
   HeadConfig ForHead(int layer, int kv_head, bool sliding) const;
   // The same for a configuration without a kind selector (KV_CHECK): tests and model-free code.
   HeadConfig ForHead(int layer, int kv_head) const;
-  bool HasLayerKinds() const;                             // some override selects layers=global or layers=sliding
+  bool HasLayerKinds() const;  // some override selects layers=global, layers=sliding or layers=ends
   AttentionMode attention() const { return attention_; }  // the spec's `engine=` key
   std::optional<AttentionMode> attention_written() const { return attention_written_; }
   const KvSettings& defaults() const { return defaults_; }
@@ -135,6 +146,10 @@ class CacheConfig {
   std::string Print() const;
   // Whether ov covers `layer` of `model` (its range, and its kind where it names one).
   static bool Covers(const Override& ov, const ModelConfig& model, int layer);
+  // ForHead given the layer's kind and the model's layer count (n_layers < 0: unknown, KV_CHECK
+  // no layers=ends).
+  HeadConfig ForHeadIn(int layer, int kv_head, bool sliding, int n_layers) const;
+  static bool KindMatches(LayerKind kind, int layer, bool sliding, int n_layers);
 
   KvSettings defaults_;                             // a spec that starts with a selector has k=f32,v=f32
   std::vector<Override> overrides_;                 // in the order given

@@ -51,6 +51,17 @@ Status CheckFormat(const SpecErrors& spec_error, const std::string& where, KvFor
                           "scale",
                       "use scale=unit (the engine without checkpoint scales) or scale=calib");
   }
+  if (RowRotatesItself(f) && (!IsPow2(c.head_dim) || c.head_dim > 1024)) {
+    return spec_error(where + name +
+                          " rotates rows with a Hadamard matrix of size head_dim, a power of two up to 1024; "
+                          "this model has " +
+                          std::to_string(c.head_dim),
+                      "vLLM runs TurboQuant only for such head sizes; pick another format for these layers");
+  }
+  if (RowRotatesItself(f) && (p.outliers > 0 || (p.pre_rope && f == p.k))) {
+    return spec_error(where + name + " stores rows in its own rotated basis: outliers= and prerope=1 do not apply",
+                      "drop outliers= / prerope=1 for these layers");
+  }
   if (p.pre_rope && p.rot == RotationMode::kOn) {
     return spec_error(where + "prerope=1 with rot=1: a rotation of pre-RoPE keys does not commute with RoPE",
                       "use one of them");
@@ -82,6 +93,9 @@ Status CheckSelector(const SpecErrors& spec_error, const IndexRange& layers, Lay
                       "KV heads are numbered 0.." + std::to_string(c.n_kv_heads - 1));
   }
   if (kind == LayerKind::kAny) return Status::Ok();
+  if (kind == LayerKind::kEnds && c.n_layers < 2) {
+    return spec_error("layers=ends selects no layer: this model has one layer", "use the defaults");
+  }
   const int n_sliding = c.n_sliding_layers();
   if (kind == LayerKind::kSliding && n_sliding == 0) {
     return spec_error("layers=sliding selects no layer: this model has no sliding-window layers",

@@ -11,6 +11,7 @@
 #include "kv/formats/nvfp4.h"
 #include "kv/formats/per_token_head.h"
 #include "kv/formats/q8_kv.h"
+#include "kv/formats/turboquant.h"
 
 namespace kvaudit {
 namespace {
@@ -21,7 +22,7 @@ float Fp8E4M3CalibScale(float amax) { return Fp8CalibScale(amax, Fp8Kind::kE4M3)
 float Fp8E5M2CalibScale(float amax) { return Fp8CalibScale(amax, Fp8Kind::kE5M2); }
 
 // In KvFormat order (checked below), so a row is found by its id.
-constexpr std::array<FormatRow, 21> kTable = {{
+constexpr std::array<FormatRow, 25> kTable = {{
     {KvFormat::kF32, "f32", F::kFloat, 32, F32Codec, F32CodecRef, nullptr, nullptr, F32Ggml, "f32 values",
      "reference (no quantization)"},
     {KvFormat::kF16, "f16", F::kFloat, 16, F16Codec, F16CodecRef, nullptr, nullptr, F16Ggml, "IEEE f16 values",
@@ -74,6 +75,21 @@ constexpr std::array<FormatRow, 21> kTable = {{
      "vLLM --kv-cache-dtype fp8_per_token_head (Triton attention)"},
     {KvFormat::kQ8Kv, "q8_KV", F::kScaledRow, 8, Q8KvCodec, Q8KvCodecRef, nullptr, nullptr, nullptr,
      "per token and head: f32 d = amax/127, int32 sum + int8", "ik_llama.cpp -ctk q8_KV (CPU)"},
+    {KvFormat::kTurboQuantMse4, "turboquant_mse4", F::kTurboQuant, 4, TurboQuantMse4Codec, TurboQuantMse4CodecRef,
+     nullptr, nullptr, nullptr,
+     "per token and head: x/|x| rotated by H/sqrt(d), 4-bit Lloyd-Max codes for N(0,1/d) + f16 |x| (norm-corrected "
+     "read)",
+     "vLLM --kv-cache-dtype turboquant_4bit_nc (keys)", true},
+    {KvFormat::kTurboQuantMse3, "turboquant_mse3", F::kTurboQuant, 3, TurboQuantMse3Codec, TurboQuantMse3CodecRef,
+     nullptr, nullptr, nullptr, "as turboquant_mse4 with 3-bit codes",
+     "vLLM --kv-cache-dtype turboquant_k3v4_nc, turboquant_3bit_nc (keys)", true},
+    {KvFormat::kTurboQuantUniform4, "turboquant_uniform4", F::kTurboQuant, 4, TurboQuantUniform4Codec,
+     TurboQuantUniform4CodecRef, nullptr, nullptr, nullptr,
+     "per token and head: 4-bit codes of (x - min)/scale, half up + f16 scale, f16 min",
+     "vLLM --kv-cache-dtype turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc (values)"},
+    {KvFormat::kTurboQuantUniform3, "turboquant_uniform3", F::kTurboQuant, 3, TurboQuantUniform3Codec,
+     TurboQuantUniform3CodecRef, nullptr, nullptr, nullptr, "as turboquant_uniform4 with 3-bit codes",
+     "vLLM --kv-cache-dtype turboquant_3bit_nc (values)"},
 }};
 
 constexpr bool RowsInEnumOrder() {
@@ -83,7 +99,7 @@ constexpr bool RowsInEnumOrder() {
   return true;
 }
 static_assert(RowsInEnumOrder(), "format table rows must follow the KvFormat enum order");
-static_assert(kTable.size() == static_cast<size_t>(KvFormat::kQ8Kv) + 1, "one row per KvFormat");
+static_assert(kTable.size() == static_cast<size_t>(KvFormat::kTurboQuantUniform3) + 1, "one row per KvFormat");
 
 }  // namespace
 
@@ -100,6 +116,31 @@ std::optional<KvFormat> KvFormatFromName(std::string_view name) {
     if (r.name == name) return r.id;
   }
   return std::nullopt;
+}
+
+std::span<const TurboQuantPreset> TurboQuantPresets() {
+  // k8v4's keys are a plain e4m3 cast (no rotation, no norm): fp8_e4m3 at scale 1.0.
+  static constexpr TurboQuantPreset kPresets[] = {
+      {"turboquant_k8v4", KvFormat::kFp8E4M3, KvFormat::kTurboQuantUniform4},
+      {"turboquant_4bit_nc", KvFormat::kTurboQuantMse4, KvFormat::kTurboQuantUniform4},
+      {"turboquant_k3v4_nc", KvFormat::kTurboQuantMse3, KvFormat::kTurboQuantUniform4},
+      {"turboquant_3bit_nc", KvFormat::kTurboQuantMse3, KvFormat::kTurboQuantUniform3},
+  };
+  return kPresets;
+}
+
+const TurboQuantPreset* TurboQuantPresetNamed(std::string_view name) {
+  for (const TurboQuantPreset& p : TurboQuantPresets()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+const TurboQuantPreset* TurboQuantPresetFor(KvFormat k, KvFormat v) {
+  for (const TurboQuantPreset& p : TurboQuantPresets()) {
+    if (p.k == k && p.v == v) return &p;
+  }
+  return nullptr;
 }
 
 int FormatBlockElems(KvFormat f) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "kv/attention/hadamard.h"
+#include "ops/hadamard.h"
 #include "kv/llamacpp/attention.h"
 #include "kv/store/reservation.h"
 

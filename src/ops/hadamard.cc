@@ -1,10 +1,10 @@
-// Block-diagonal Walsh–Hadamard rotation: see kv/attention/hadamard.h. The AVX-512 kernel is
+// Block-diagonal Walsh–Hadamard rotation: see ops/hadamard.h. The AVX-512 kernel is
 // compiled once per kernel path (base/isa_passes.h); the AVX2 and portable paths run the scalar
 // twin, as the -march=x86-64-v3 build did.
 #ifndef KVAUDIT_ISA_PASS
 #include "base/simd.h"  // first: see the note on GCC bug 105593
 
-#include "kv/attention/hadamard.h"
+#include "ops/hadamard.h"
 
 #include <cassert>
 #include <cmath>
@@ -48,7 +48,7 @@ RotationBlocks LlamaCppRotationBlocks(int head_dim) {
 
 }  // namespace kvaudit
 
-#define KVAUDIT_ISA_SELF "kv/attention/hadamard.cc"
+#define KVAUDIT_ISA_SELF "ops/hadamard.cc"
 #include "base/isa_passes.h"  // the kernels below, once per kernel path
 
 namespace kvaudit {
