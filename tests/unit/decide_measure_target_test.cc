@@ -72,7 +72,8 @@ TEST(MeasureTargetTest, APlainSpecTakesTheTargetsEngineAndAWrittenOneIsKept) {
 TEST(MeasureTargetTest, AFormatTheTargetLacksIsOneLineNamingItsFormats) {
   EXPECT_EQ(Under("vllm", "k=q4_0,v=q4_0"),
             "error: --kv \"k=q4_0,v=q4_0\": q4_0 is not a cache format of --target vllm (f32, f16, bf16, fp8_e4m3, "
-            "fp8_e5m2, nvfp4, nvfp4_4over6, int8_per_token_head, fp8_per_token_head); hint: use one of those, or "
+            "fp8_e5m2, nvfp4, nvfp4_4over6, int8_per_token_head, fp8_per_token_head, turboquant_mse4, turboquant_mse3, "
+            "turboquant_uniform4, turboquant_uniform3); hint: use one of those, or "
             "--target native to measure kvaudit's own formats");
   EXPECT_NE(Under("ollama", "k=q5_0,v=q5_0").find("q5_0 is not a cache format of --target ollama (f16, q8_0, q4_0)"),
             std::string::npos);

@@ -169,6 +169,39 @@ TEST(DecideTargetSettingsTest, VllmNvfp4AndPerTokenHeadDtypes) {
   EXPECT_NE(SettingsOf(E::kVllm, "k=bf16,v=bf16").silent_defaults.at(0).find("auto is fp8_e4m3"), std::string::npos);
 }
 
+// vLLM's TurboQuant presets: K and V differ, the end layers stay unquantized whatever the flags
+// say (so kv=<preset> is exact and the same formats on every layer are not), k8v4's keys carry no
+// scale; only vLLM has them.
+TEST(DecideTargetSettingsTest, VllmTurboQuantPresets) {
+  const TargetSettings tq = SettingsOf(E::kVllm, "kv=turboquant_4bit_nc");
+  ExpectExact(tq, {"--kv-cache-dtype turboquant_4bit_nc", "--dtype bfloat16", "--max-model-len 32768"});
+  ASSERT_FALSE(tq.silent_defaults.empty()) << Dump(tq);
+  EXPECT_NE(tq.silent_defaults[0].find("keeps layers 0 1 30 31"), std::string::npos) << Dump(tq);
+  EXPECT_TRUE(std::any_of(tq.notes.begin(), tq.notes.end(), [](const std::string& n) {
+    return n.find("first prefill chunk") != std::string::npos;
+  })) << Dump(tq);
+  // A further unquantized layer is the skip flag's; the end layers are TurboQuant's own.
+  ExpectExact(SettingsOf(E::kVllm, "kv=turboquant_3bit_nc;layers=5:k=bf16,v=bf16"),
+              {"--kv-cache-dtype turboquant_3bit_nc", "--kv-cache-dtype-skip-layers 5", "--dtype bfloat16",
+               "--max-model-len 32768"});
+  const TargetSettings k8 = SettingsOf(E::kVllm, "kv=turboquant_k8v4");
+  ExpectExact(k8, {"--kv-cache-dtype turboquant_k8v4", "--dtype bfloat16", "--max-model-len 32768"});
+  EXPECT_NE(k8.silent_defaults.at(1).find("float8e4b15"), std::string::npos) << Dump(k8);
+  ExpectNotExact(SettingsOf(E::kVllm, "k=turboquant_mse3,v=turboquant_uniform4"), "keeps layers 0 1 30 31",
+                 "k=turboquant_mse3,v=turboquant_uniform4;layers=ends:k=bf16,v=bf16");
+  EXPECT_NE(SettingsOf(E::kVllm, "k=fp8_e4m3,v=turboquant_uniform4,scale=calib;layers=ends:k=bf16,v=bf16")
+                .why_not.find("without a scale"),
+            std::string::npos);
+  EXPECT_NE(SettingsOf(E::kVllm, "kv=turboquant_4bit_nc;layers=4:k=fp8_e4m3,v=fp8_e4m3").why_not.find("one"),
+            std::string::npos);
+  ExpectNotExact(SettingsOf(E::kVllm, "k=turboquant_mse4,v=turboquant_mse4"), "not a vLLM KV cache dtype",
+                 "k=turboquant_mse4,v=turboquant_uniform4;layers=ends:k=bf16,v=bf16");
+  EXPECT_FALSE(SettingsOf(E::kSglang, "kv=turboquant_4bit_nc").exact);
+  // The memory: vLLM's slot per token and head at head_dim 128 is 66 + 68 bytes on 28 layers,
+  // the model dtype's 256 + 256 on the four end layers.
+  EXPECT_EQ(tq.memory.bytes_per_token, 8u * (28 * (66 + 68) + 4 * (256 + 256)));
+}
+
 TEST(DecideTargetSettingsTest, SglangAndTensorRtLlm) {
   ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--context-length 32768"});
   ExpectExact(SettingsOf(E::kSglang, "k=bf16,v=bf16"), {"--kv-cache-dtype bf16", "--context-length 32768"});

@@ -16,7 +16,8 @@ std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag,
   if (std::find(formats.begin(), formats.end(), KvFormat::kQ8_0) != formats.end()) return llamacpp;
   std::string own;
   for (KvFormat f : formats) {
-    if (IsFullPrecision(f)) continue;
+    // TurboQuant's formats run only as a preset's K/V pair, never as K = V.
+    if (IsFullPrecision(f) || Format(f).family == FormatFamily::kTurboQuant) continue;
     const std::string name(KvFormatName(f));
     own += (own.empty() ? "" : ",") + name;
     if (have_calib && HasTensorScale(f) && f != KvFormat::kFp8E5M2) own += "," + name + ",scale=calib";

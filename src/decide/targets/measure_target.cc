@@ -25,7 +25,11 @@ std::vector<Target> MakeTargets() {
                                F::kNvfp4,
                                F::kNvfp4FourOverSix,
                                F::kInt8PerTokenHead,
-                               F::kFp8PerTokenHead};
+                               F::kFp8PerTokenHead,
+                               F::kTurboQuantMse4,
+                               F::kTurboQuantMse3,
+                               F::kTurboQuantUniform4,
+                               F::kTurboQuantUniform3};
   const std::vector<F> sglang = {F::kF32, F::kF16, F::kBF16, F::kFp8E4M3, F::kFp8E5M2, F::kNvfp4, F::kFp4MxBlock16};
   const std::string_view own_attention =
       "kvaudit's attention with f32 queries over the engine's cache format; the engine's kernels are not emulated";

@@ -22,6 +22,7 @@ struct Caps {
   std::string dtype_knob;      // where the cache dtype is set
   std::vector<KvFormat> have;  // full-precision types (as the model dtype) and quantized dtypes
   bool skip_layers;            // unquantized layers among quantized ones
+  bool turboquant;             // vLLM's TurboQuant presets (K and V formats differ; end layers unquantized)
   bool unit_scale, calib_layer, calib_head;
   std::string quant_blocker;  // when set, no quantized cache is expressible, for this reason
 };
@@ -33,6 +34,7 @@ const Caps& VllmCaps() {
       "--kv-cache-dtype",
       {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2, KvFormat::kNvfp4,
        KvFormat::kNvfp4FourOverSix, KvFormat::kInt8PerTokenHead, KvFormat::kFp8PerTokenHead},
+      true,
       true,
       true,
       true,
@@ -50,6 +52,7 @@ const Caps& SglangCaps() {
                       {KvFormat::kF16, KvFormat::kBF16, KvFormat::kF32, KvFormat::kFp8E4M3, KvFormat::kFp8E5M2,
                        KvFormat::kNvfp4, KvFormat::kFp4MxBlock16},
                       false,
+                      false,
                       true,
                       true,
                       false,
@@ -66,6 +69,7 @@ const Caps& TrtCaps() {
                       false,
                       false,
                       false,
+                      false,
                       "the documented TensorRT-LLM routes to an fp8 or nvfp4 cache (ModelOpt hf_ptq.py --qformat with "
                       "--kv_cache_qformat fp8|nvfp4, a checkpoint whose kv_cache_quant_algo is FP8/NVFP4) quantize "
                       "the weights too"};
@@ -76,6 +80,7 @@ const Caps& TrtCaps() {
 // full-precision type (the model dtype) for the others.
 struct Plan {
   std::optional<KvFormat> quant, full;
+  const TurboQuantPreset* turboquant = nullptr;  // the quantized layers' TurboQuant preset (quant unset)
   std::vector<int> full_layers;
   HeadConfig quant_head;
 };
@@ -85,15 +90,53 @@ std::string DtypeList(const Caps& caps) {
   for (KvFormat f : caps.have) {
     if (!IsFullPrecision(f)) s += ", " + std::string(KvFormatName(f));
   }
+  if (caps.turboquant) {
+    for (const TurboQuantPreset& p : TurboQuantPresets()) s += ", " + std::string(p.name);
+  }
   return s;
 }
 
-// Layer by layer: K and V share a dtype; one quantized type and one full type overall.
+// The layers vLLM's TurboQuant keeps unquantized in this view ("0 1 6 7").
+std::string EndLayerList(const TargetView& v) {
+  std::string s;
+  for (int l = 0; l < v.n_layers(); ++l) {
+    if (IsEndLayer(l, v.n_layers())) s += (s.empty() ? "" : " ") + std::to_string(l);
+  }
+  return s;
+}
+
+// vLLM's TurboQuant layers (vllm/engine/arg_utils.py create_engine_config and TurboQuantConfig.
+// get_boundary_skip_layers, config.py @1471680b): the end layers in the model dtype whatever the
+// flags say, and k8v4's keys cast to fp8 without a scale.
+std::string TurboQuantReason(const TargetView& v, const Plan& plan) {
+  const std::string name(plan.turboquant->name);
+  for (int i = 0; i < v.n_layers(); ++i) {
+    if (IsEndLayer(i, v.n_layers()) && !IsFullPrecision(v.layers[i].k)) {
+      return "vLLM keeps layers " + EndLayerList(v) + " (the first and last two) unquantized under " + name +
+             ", and no flag turns that off (the spec kv=" + name + " measures it)";
+    }
+  }
+  if (IsFp8(plan.turboquant->k) && plan.quant_head.scale != Fp8ScaleMode::kUnit)
+    return name + " casts keys to fp8 without a scale (scale=unit)";
+  return "";
+}
+
+// Layer by layer: K and V share a dtype (or a TurboQuant preset's pair); one quantized type and
+// one full type overall.
 std::string LayerReason(const TargetView& v, const Caps& caps, Plan& plan) {
   for (int i = 0; i < v.n_layers(); ++i) {
     const LayerKv l = v.layers[i];
     const bool quantized = !IsFullPrecision(l.k);
+    const TurboQuantPreset* tq = caps.turboquant ? TurboQuantPresetFor(l.k, l.v) : nullptr;
+    if (tq) {
+      if (plan.quant || (plan.turboquant && plan.turboquant != tq))
+        return caps.name + " has one " + caps.dtype_knob + " for all quantized layers";
+      plan.turboquant = tq;
+      plan.quant_head = v.heads[i];
+      continue;
+    }
     if (l.k != l.v) return caps.name + " stores K and V of a layer in one dtype (" + caps.dtype_knob + ")";
+    if (quantized && plan.turboquant) return caps.name + " has one " + caps.dtype_knob + " for all quantized layers";
     if (quantized && !caps.quant_blocker.empty()) return caps.quant_blocker;
     if (std::find(caps.have.begin(), caps.have.end(), l.k) == caps.have.end()) {
       return std::string(KvFormatName(l.k)) + " is not a " + caps.name + " KV cache dtype (" + DtypeList(caps) +
@@ -112,6 +155,7 @@ std::string LayerReason(const TargetView& v, const Caps& caps, Plan& plan) {
   }
   if (plan.quant && plan.full && !caps.skip_layers)
     return caps.name + " quantizes the KV cache of every layer or of none";
+  if (plan.turboquant) return TurboQuantReason(v, plan);
   return "";
 }
 
@@ -174,7 +218,24 @@ std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
     }
     break;
   }
-  return StandInSpecs(v, caps.have, /*same_kv=*/true, caps.skip_layers, extra);
+  std::vector<CacheConfig> out;
+  // TurboQuant layers: the presets as vLLM runs them (the end layers unquantized), first those
+  // with the layers' K and V formats, then with their keys, then with their values.
+  if (caps.turboquant) {
+    for (int want : {3, 2, 1}) {
+      for (const TurboQuantPreset& preset : TurboQuantPresets()) {
+        const bool near = std::any_of(v.layers.begin(), v.layers.end(), [&](const LayerKv& l) {
+          const bool tq =
+              Format(l.k).family == FormatFamily::kTurboQuant || Format(l.v).family == FormatFamily::kTurboQuant;
+          return tq && (l.k == preset.k ? 2 : 0) + (l.v == preset.v ? 1 : 0) == want;
+        });
+        if (near) out.push_back(CacheConfig::OfTurboQuantPreset(preset));
+      }
+    }
+  }
+  for (CacheConfig& c : StandInSpecs(v, caps.have, /*same_kv=*/true, caps.skip_layers, extra))
+    out.push_back(std::move(c));
+  return out;
 }
 
 uint64_t ScaleBytes(const Plan& plan, const ModelConfig& c, int n_fp8_layers) {
@@ -240,7 +301,28 @@ std::string DroppedScales(const Plan& plan, const Caps& caps) {
 // vLLM's per-format conditions and silent defaults (vllm-project/vllm@d8eabdbf: flashinfer.py
 // supports_kv_cache_dtype, triton_attn.py, quantization/kv_cache.py, utils/torch_utils.py
 // resolve_kv_cache_dtype_string, attention.py).
-void VllmFormatNotes(const Plan& plan, TargetSettings& out) {
+// TurboQuant's silent defaults and caveats (docs/research/vllm-turboquant.md).
+void TurboQuantNotes(const TargetView& v, const Plan& plan, TargetSettings& out) {
+  out.silent_defaults.push_back("vLLM keeps layers " + EndLayerList(v) +
+                                " (the first and last two) in the model dtype under every TurboQuant preset, "
+                                "without a log line; --kv-cache-dtype-skip-layers can only add layers");
+  if (IsFp8(plan.turboquant->k)) {
+    out.silent_defaults.push_back(
+        "turboquant_k8v4 on Ampere (SM < 8.9) stores keys as Triton's float8e4b15, not e4m3: kvaudit measures e4m3");
+  }
+  out.notes.push_back(
+      "TurboQuant needs vLLM >= 0.20 (PR #38479); keys rotated by a plain Hadamard matrix since PR #40194 "
+      "(v0.20.1), random signs before; MSE keys need a power-of-two head size");
+  out.notes.push_back(
+      "a prompt's first prefill chunk attends over its own unquantized K/V in vLLM (flash-attention on the raw "
+      "tensors); kvaudit reads every position from the quantized cache, the decode path");
+}
+
+void VllmFormatNotes(const TargetView& v, const Plan& plan, TargetSettings& out) {
+  if (plan.turboquant) {
+    TurboQuantNotes(v, plan, out);
+    return;
+  }
   if (!plan.quant) {
     out.silent_defaults.push_back(
         "--kv-cache-dtype auto is fp8_e4m3 (or nvfp4) for a ModelOpt checkpoint whose kv_cache_quant_algo says so, "
@@ -270,9 +352,17 @@ void VllmFormatNotes(const Plan& plan, TargetSettings& out) {
 void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettings& out) {
   Plan plan;
   Reasons(v, VllmCaps(), &plan);
-  out.flags = {"--kv-cache-dtype " + (plan.quant ? std::string(KvFormatName(*plan.quant)) : std::string("auto"))};
-  if (plan.quant && !plan.full_layers.empty())
-    out.flags.push_back("--kv-cache-dtype-skip-layers " + Joined(plan.full_layers));
+  const std::string dtype = plan.turboquant ? std::string(plan.turboquant->name)
+                            : plan.quant    ? std::string(KvFormatName(*plan.quant))
+                                            : std::string("auto");
+  out.flags = {"--kv-cache-dtype " + dtype};
+  // TurboQuant adds its end layers itself; the flag names only the others.
+  std::vector<int> skipped;
+  for (int l : plan.full_layers) {
+    if (!plan.turboquant || !IsEndLayer(l, v.n_layers())) skipped.push_back(l);
+  }
+  if ((plan.quant || plan.turboquant) && !skipped.empty())
+    out.flags.push_back("--kv-cache-dtype-skip-layers " + Joined(skipped));
   if (plan.full) out.flags.push_back("--dtype " + DtypeFlagValue(*plan.full));
   // The per-token-head modes run on the Triton attention backend only (triton_attn.py).
   if (plan.quant && (*plan.quant == KvFormat::kInt8PerTokenHead || *plan.quant == KvFormat::kFp8PerTokenHead))
@@ -281,7 +371,7 @@ void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettin
   out.command_example = "vllm serve <model>";
   for (const std::string& f : out.flags) out.command_example += " " + f;
   ScaleNotes(plan, VllmCaps(), out.notes);
-  VllmFormatNotes(plan, out);
+  VllmFormatNotes(v, plan, out);
   if (plan.quant && IsFp8(*plan.quant)) {
     out.notes.push_back(
         "--calculate-kv-scales (scales from one warm-up batch) was deprecated in PR #37201 and removed in "
@@ -289,7 +379,7 @@ void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettin
     out.notes.push_back(
         "with the Flash Attention 3 backend vLLM quantizes the queries to fp8 too; kvaudit keeps them in f32");
   }
-  if (plan.quant && plan.full)
+  if ((plan.quant || plan.turboquant) && plan.full)
     out.notes.push_back(
         "skipped layers keep the model dtype (--dtype); vLLM may pad their pages to the quantized layers' page size");
   if (plan.full)

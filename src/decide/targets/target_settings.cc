@@ -41,6 +41,10 @@ std::optional<TargetView> ExactCandidate(const TargetRules& impl, const CacheCon
 
 }  // namespace
 
+bool RunsExactly(DeployTarget target, const CacheConfig& cache_config, const ModelConfig& config) {
+  return ExactCandidate(ImplOf(target), cache_config, config).has_value();
+}
+
 std::span<const DeployTarget> AllTargets() { return kEngines; }
 
 std::vector<std::string> TargetSettings::ApproximationSpecs() const {

@@ -58,6 +58,9 @@ struct TargetSettings {
 // target_ctx < 1.
 Expected<std::vector<TargetSettings>> SettingsFor(const CacheConfig& cache_config, const ModelConfig& config,
                                                   int target_ctx);
+// Whether the engine stores exactly what the configuration measures (SettingsForTarget's `exact`,
+// without computing its settings or approximations); false for a configuration the model cannot take.
+bool RunsExactly(DeployTarget target, const CacheConfig& cache_config, const ModelConfig& config);
 // One engine; the configuration must already be valid for the model.
 TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& cache_config, const ModelConfig& config,
                                  int target_ctx);
