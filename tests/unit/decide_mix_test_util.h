@@ -81,6 +81,34 @@ inline bool OneTextPerKind(const MixProblem& m, const std::vector<uint8_t>& choi
   return true;
 }
 
+// skip-layers: every layer stores K and V as one quantized text t that every layer offers for
+// both tensors (the same t throughout), or as the first full-precision text offered that way.
+inline bool QuantizedTypePlusFullLayers(const MixProblem& m, const std::vector<uint8_t>& choice) {
+  std::string full, quant;
+  for (int l = 0; l < m.n_layers(); ++l) {
+    const Candidate& k = m.candidate(l, 'k', choice[MixProblem::Index(l, 'k')]);
+    if (k.text != m.candidate(l, 'v', choice[MixProblem::Index(l, 'v')]).text) return false;
+    if (!Common(m, k.text, 'k') || !Common(m, k.text, 'v')) return false;
+    std::string& slot = IsFullPrecision(k.format) ? full : quant;
+    if (!slot.empty() && slot != k.text) return false;
+    slot = k.text;
+  }
+  // The full-precision text: the first one every layer offers for both tensors (layer 0's order).
+  for (size_t i = 0; i < m.part(0, 'k').choices.size(); ++i) {
+    const Candidate& c = m.candidate(0, 'k', static_cast<int>(i));
+    if (!IsFullPrecision(c.format) || !Common(m, c.text, 'k') || !Common(m, c.text, 'v')) continue;
+    if (!full.empty() && full != c.text) return false;
+    break;
+  }
+  if (!quant.empty()) return true;
+  // All full precision: a point of the shape when some quantized text is offered everywhere.
+  for (size_t i = 0; i < m.part(0, 'k').choices.size(); ++i) {
+    const Candidate& c = m.candidate(0, 'k', static_cast<int>(i));
+    if (!IsFullPrecision(c.format) && Common(m, c.text, 'k') && Common(m, c.text, 'v')) return true;
+  }
+  return false;
+}
+
 // Whether an assignment has the shape: uniform = one text per tensor, first/last = at most three
 // runs per tensor, each of a text every layer offers, global/sliding = one text per tensor per
 // kind of layer; every layer's pair shares the layer.
@@ -90,6 +118,7 @@ inline bool HasShape(const MixProblem& m, const std::vector<uint8_t>& choice, Mi
   }
   if (shape == MixShape::kPerLayer) return true;
   if (shape == MixShape::kByKind) return OneTextPerKind(m, choice);
+  if (shape == MixShape::kSkipLayers) return QuantizedTypePlusFullLayers(m, choice);
   for (char t : {'k', 'v'}) {
     if (Runs(m, choice, t) > (shape == MixShape::kUniform ? 1 : 3)) return false;
     for (int l = 0; l < m.n_layers(); ++l) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "decide/recommend/recommend_verify.h"
+#include "decide/targets/target_settings.h"
 
 namespace kvaudit {
 namespace {
@@ -79,6 +80,46 @@ TEST(ChoosePoints, RoundTwoLiesAboveTheBudgetUpToTheFirstPredictedToPass) {
     EXPECT_FALSE(p.within_budget);
     EXPECT_EQ(p.round, 2);
   }
+}
+
+// recommend --target vllm: the same planted costs with vLLM's types (fp8_e4m3 136 and nvfp4 72
+// bytes per part, costs as q8_0 and q4_0): the fronts keep only what vLLM runs exactly, one
+// quantized dtype for K and V with unquantized layers, so the per-layer front's K != V points go
+// and the skip-layers front gives the step past all-nvfp4: layer 3 unquantized.
+TEST(ChoosePoints, UnderAVllmTargetOnlyWhatVllmRuns) {
+  std::vector<Part> parts;
+  for (int l = 0; l < 8; ++l) {
+    for (char t : {'k', 'v'}) {
+      const double hot = (l == 3 && t == 'k') ? 50.0 : 1.0;
+      parts.push_back({l, t, {{"f16", 0, 256}, {"fp8_e4m3", hot / 4096, 136}, {"nvfp4", hot / 64, 72}}});
+    }
+  }
+  const MixProblem m = MixProblem::FromPartsOrDie(std::move(parts));
+  ModelConfig model;
+  model.n_layers = 8, model.n_heads = 6, model.n_kv_heads = 2, model.head_dim = 64, model.d_model = 384;
+  const ShapedFronts all = SearchFronts(m);
+  bool some_not_runnable = false;
+  for (const auto& [shape, front] : all) {
+    for (const MixPoint& p : front) some_not_runnable |= !RunsExactly(DeployTarget::kVllm, m.Config(p), model);
+  }
+  EXPECT_TRUE(some_not_runnable);
+  const ShapedFronts vllm = SearchFronts(m, DeployTarget::kVllm, &model);
+  bool skip_layers = false;
+  for (const auto& [shape, front] : vllm) {
+    skip_layers |= shape == MixShape::kSkipLayers;
+    EXPECT_FALSE(front.empty());
+    for (const MixPoint& p : front) EXPECT_TRUE(RunsExactly(DeployTarget::kVllm, m.Config(p), model)) << m.Spec(p);
+  }
+  ASSERT_TRUE(skip_layers);
+  // 1520 bytes: all nvfp4 (1152) with layer 3 in f16; kvaudit's own search verifies mixes of
+  // fp8_e4m3 and nvfp4 there, which vLLM cannot run.
+  const auto v = ChoosePoints(m, vllm, 1600, std::nullopt, 3, 1, CacheConfig::Parse("k=f16,v=f16").value());
+  EXPECT_TRUE(Has(v, "k=nvfp4,v=nvfp4"));
+  EXPECT_TRUE(Has(v, "k=nvfp4,v=nvfp4;layers=3:k=f16,v=f16"));
+  const auto own = ChoosePoints(m, all, 1600, std::nullopt, 3, 1, CacheConfig::Parse("k=f16,v=f16").value());
+  EXPECT_TRUE(std::any_of(own.begin(), own.end(),
+                          [&](const VerifiedPoint& p) { return !RunsExactly(DeployTarget::kVllm, p.config, model); }));
+  for (const VerifiedPoint& p : v) EXPECT_TRUE(RunsExactly(DeployTarget::kVllm, p.config, model)) << p.spec;
 }
 
 }  // namespace

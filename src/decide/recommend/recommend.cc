@@ -165,6 +165,8 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   // baseline under the target's engine puts the sensitivity and every verified point under it.
   KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> candidates, CandidateConfigs(o.formats, o.target));
   KV_ASSIGN_OR_RETURN(const Target* measured_as, ApplyJobTarget(o.target, candidates, &o.kv));
+  // A target the user names is where the answer deploys: the search keeps what its engine runs.
+  const std::optional<DeployTarget> deploy_engine = o.target.empty() ? std::nullopt : measured_as->engine;
   o.target = std::string(measured_as->name);
   KV_ASSIGN_OR_RETURN(std::vector<std::string> families, VerifyFamilies(policy, o));
   if (o.calib_windows == 0) o.calib_windows = DefaultCalibWindows(o.ctx);
@@ -187,6 +189,7 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   RecommendPlan plan(std::move(sens));
   plan.clock = clock;
   plan.policy = std::move(policy), plan.budget = std::move(budget), plan.target_ctx = target;
+  plan.deploy_engine = deploy_engine;
   plan.all_windows = std::move(windows), plan.probe_families = std::move(families);
   const ModelConfig& cfg = plan.sensitivity.eval.runtime.model->config();
   KV_ASSIGN_OR_RETURN(plan.budget_bytes_per_token, BudgetBytesPerToken(plan.budget, cfg, target));
@@ -264,7 +267,14 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
   const RecommendOptions& o = plan.options;
   r->costs = PartCosts(r->sensitivity);
   const MixProblem problem = BuildMixProblem(plan, r->costs);
-  r->fronts = SearchFronts(problem);
+  r->fronts = SearchFronts(problem, plan.deploy_engine, &plan.sensitivity.eval.runtime.model->config());
+  if (r->fronts.empty()) {
+    std::string formats;
+    for (const std::string& f : o.formats) formats += (formats.empty() ? "" : " ") + f;
+    return BadInput("--target " + o.target + ": no mix of the candidates (" + formats + ")" +
+                    " is a cache that engine runs as measured; hint: give --formats its cache types "
+                    "(docs/deployment.md), or --target native to search kvaudit's own mixes");
+  }
   r->smallest_bytes_per_token = r->fronts.front().second.front().bytes_per_token;
   const std::optional<double> kld_max = plan.policy.LimitsFor(1, plan.target_ctx)[FidelityMetric::kKldMean];
   const CacheConfig& baseline = plan.sensitivity.eval.configs.config(0);

@@ -27,6 +27,7 @@
 #include "decide/recommend/part_costs.h"
 #include "decide/acceptance/policy.h"
 #include "decide/sensitivity/sensitivity.h"
+#include "decide/targets/target_settings.h"
 
 namespace kvaudit {
 
@@ -130,6 +131,9 @@ class RecommendPlan {
   // The baseline's K and V as mix choices ("f16", "f16,engine=llama.cpp"): its first head's formats
   // under its attention mode, which every candidate shares (attention_suffix), from its spec parsed once.
   std::string baseline_choice[2];  // [K, V]
+  // The engine of the --target the user named: the search keeps only what it runs exactly
+  // (nullopt: no --target, or native; every shape kvaudit can measure).
+  std::optional<DeployTarget> deploy_engine;
   std::string attention_suffix;
   std::vector<std::string> probe_families;
   std::vector<int> probe_lengths;

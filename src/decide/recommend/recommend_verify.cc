@@ -88,8 +88,23 @@ void Add(const MixProblem& problem, const MixPoint& p, MixShape shape, uint64_t 
 
 }  // namespace
 
-ShapedFronts SearchFronts(const MixProblem& problem) {
+ShapedFronts SearchFronts(const MixProblem& problem, std::optional<DeployTarget> engine, const ModelConfig* model) {
   ShapedFronts out;
+  if (engine) {
+    KV_CHECK(model != nullptr);
+    ShapedFronts runnable;
+    for (auto& [shape, front] : SearchFronts(problem)) runnable.push_back({shape, std::move(front)});
+    if (*engine == DeployTarget::kVllm)
+      runnable.push_back({MixShape::kSkipLayers, SearchFront(problem, MixShape::kSkipLayers)});
+    for (auto& [shape, front] : runnable) {
+      MixFront kept;
+      for (MixPoint& p : front) {
+        if (RunsExactly(*engine, problem.Config(p), *model)) kept.push_back(std::move(p));
+      }
+      if (!kept.empty()) out.push_back({shape, std::move(kept)});
+    }
+    return out;
+  }
   out.push_back({MixShape::kPerLayer, SearchFront(problem, MixShape::kPerLayer)});
   bool all_share = true;
   const Part& k0 = problem.part(0, 'k');
@@ -115,9 +130,11 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
     if (front.empty()) continue;
     const Window w = RangeOf(problem, front, budget, kld_max, round, baseline);
     if (!w.hi) continue;
-    const int k = shape == MixShape::kPerLayer ? per_layer_points : shape == MixShape::kUniform ? 2 : 1;
+    // Per-layer and skip-layers (vLLM's whole search space) get points spread up to the budget.
+    const bool spread = shape == MixShape::kPerLayer || shape == MixShape::kSkipLayers;
+    const int k = spread ? per_layer_points : shape == MixShape::kUniform ? 2 : 1;
     std::vector<size_t> picks;
-    if (shape == MixShape::kPerLayer || round == 2) {
+    if (spread || round == 2) {
       picks = Spread(*w.lo, *w.hi, k);
     } else {  // under the budget, uniform and first/last: the best points that fit
       for (size_t i = 0; i < static_cast<size_t>(k) && i <= *w.hi; ++i) picks.push_back(*w.hi - i);

@@ -20,8 +20,12 @@ using ShapedFronts = std::vector<std::pair<MixShape, MixFront>>;
 MixProblem BuildMixProblem(const RecommendPlan& plan, const std::vector<std::vector<PartCost>>& costs);
 
 // The fronts of the shapes the problem allows: per-layer and uniform always, first/last when every
-// candidate K can share a layer with every candidate V (ik_llama.cpp has no per-layer modifiers).
-ShapedFronts SearchFronts(const MixProblem& problem);
+// candidate K can share a layer with every candidate V (ik_llama.cpp has no per-layer modifiers),
+// global/sliding for a model with both kinds. With a deployment engine (recommend --target
+// naming one): also skip-layers where the engine has skipped layers (vLLM), and each front only
+// the points the engine runs exactly (RunsExactly), empty fronts dropped.
+ShapedFronts SearchFronts(const MixProblem& problem, std::optional<DeployTarget> engine = std::nullopt,
+                          const ModelConfig* model = nullptr);
 
 // The points a round verifies, deduplicated by canonical spec (a point on several fronts lists
 // each shape), by bytes descending. Round 1 lies under the budget: on the per-layer front the best

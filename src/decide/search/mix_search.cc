@@ -72,6 +72,14 @@ struct LayerOption {
 // pair dominates (no more bytes and no more cost, and fewer of one or an earlier index): such a
 // pair is never in a front point (replacing it gives a point with fewer bytes and no more cost,
 // or the same point with a smaller assignment).
+LayerOption OptionOf(const MixProblem& m, int l, int a, int b) {
+  return {m.part(l, 'k').choices[a].bytes_per_token + m.part(l, 'v').choices[b].bytes_per_token,
+          m.FixedCost(l, 'k', a) + m.FixedCost(l, 'v', b), static_cast<uint8_t>(a), static_cast<uint8_t>(b)};
+}
+
+// `all` (in (K index, V index) order) without the dominated pairs.
+std::vector<LayerOption> Undominated(const std::vector<LayerOption>& all);
+
 std::vector<LayerOption> LayerOptions(const MixProblem& m, int l) {
   const Part& pk = m.part(l, 'k');
   const Part& pv = m.part(l, 'v');
@@ -79,11 +87,13 @@ std::vector<LayerOption> LayerOptions(const MixProblem& m, int l) {
   for (size_t a = 0; a < pk.choices.size(); ++a) {
     for (size_t b = 0; b < pv.choices.size(); ++b) {
       if (!m.Compatible(l, static_cast<int>(a), static_cast<int>(b))) continue;
-      all.push_back({pk.choices[a].bytes_per_token + pv.choices[b].bytes_per_token,
-                     m.FixedCost(l, 'k', static_cast<int>(a)) + m.FixedCost(l, 'v', static_cast<int>(b)),
-                     static_cast<uint8_t>(a), static_cast<uint8_t>(b)});
+      all.push_back(OptionOf(m, l, static_cast<int>(a), static_cast<int>(b)));
     }
   }
+  return Undominated(all);
+}
+
+std::vector<LayerOption> Undominated(const std::vector<LayerOption>& all) {
   std::vector<size_t> order(all.size());  // [pairs] by bytes, then cost, then index
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
@@ -119,9 +129,11 @@ class PerLayerDp {
  public:
   static constexpr size_t kMaxTableBytes = size_t{1} << 31;
 
-  explicit PerLayerDp(const MixProblem& m) : m_(m), L_(m.n_layers()), options_(L_), lo_(L_), hi_(L_) {
+  explicit PerLayerDp(const MixProblem& m) : PerLayerDp(m, AllOptions(m)) {}
+  // Over given options per layer ([n_layers][options], each non-empty, in (K, V) index order).
+  PerLayerDp(const MixProblem& m, std::vector<std::vector<LayerOption>> options)
+      : m_(m), L_(m.n_layers()), options_(std::move(options)), lo_(L_), hi_(L_) {
     for (int l = 0; l < L_; ++l) {
-      options_[l] = LayerOptions(m, l);
       lo_[l] = hi_[l] = options_[l].front().bytes;
       for (const LayerOption& o : options_[l]) lo_[l] = std::min(lo_[l], o.bytes), hi_[l] = std::max(hi_[l], o.bytes);
       for (const LayerOption& o : options_[l]) g_ = std::gcd(g_, o.bytes - lo_[l]);
@@ -139,6 +151,12 @@ class PerLayerDp {
                   " bytes; part bytes this spread and "
                   "this fine-grained are not a KV cache's per-token bytes")
                      .c_str());
+  }
+
+  static std::vector<std::vector<LayerOption>> AllOptions(const MixProblem& m) {
+    std::vector<std::vector<LayerOption>> out(m.n_layers());
+    for (int l = 0; l < m.n_layers(); ++l) out[l] = LayerOptions(m, l);
+    return out;
   }
 
   // D_l[b] = min over options o of layer l: cost(o) + D_{l+1}[b − bins(o)], for l = L−1 .. 0.
@@ -189,8 +207,7 @@ class PerLayerDp {
   std::vector<uint8_t> arg_;                       // [n_layers][width_l + 1] layer l's option by suffix bin
 };
 
-MixFront PerLayerFront(const MixProblem& m) {
-  PerLayerDp dp(m);
+MixFront FrontOfDp(PerLayerDp& dp) {
   const std::vector<int64_t> cost = dp.Fill();  // [bins] least cost by bytes above the minimum
   MixFront front;
   int64_t best = kReachable;
@@ -200,6 +217,57 @@ MixFront PerLayerFront(const MixProblem& m) {
     front.push_back(dp.Rebuild(b, best));
   }
   return front;
+}
+
+MixFront PerLayerFront(const MixProblem& m) {
+  PerLayerDp dp(m);
+  return FrontOfDp(dp);
+}
+
+// The first candidate text every layer offers for both K and V whose format is (or is not) full
+// precision, with its choice index per layer and tensor.
+struct SharedType {
+  std::vector<uint8_t> k, v;  // [n_layers]
+};
+std::vector<SharedType> SharedTypes(const MixProblem& m, bool full_precision) {
+  const mix_detail::CommonChoices ks = mix_detail::CommonTo(m, 'k'), vs = mix_detail::CommonTo(m, 'v');
+  std::vector<SharedType> out;
+  for (size_t a = 0; a < ks.text.size(); ++a) {
+    for (size_t b = 0; b < vs.text.size(); ++b) {
+      if (ks.text[a] != vs.text[b]) continue;
+      if (IsFullPrecision(m.candidate(0, 'k', ks.index[a][0]).format) != full_precision) continue;
+      bool shares = true;
+      for (int l = 0; l < m.n_layers() && shares; ++l) shares = m.Compatible(l, ks.index[a][l], vs.index[b][l]);
+      if (shares) out.push_back({ks.index[a], vs.index[b]});
+    }
+  }
+  return out;
+}
+
+MixFront SkipLayersFront(const MixProblem& m) {
+  const std::vector<SharedType> full = SharedTypes(m, true);
+  if (full.empty()) return {};
+  std::vector<Scored> points;
+  for (const SharedType& t : SharedTypes(m, false)) {
+    std::vector<std::vector<LayerOption>> options(m.n_layers());  // [n_layers] the type or full precision
+    for (int l = 0; l < m.n_layers(); ++l) {
+      std::vector<LayerOption> two = {OptionOf(m, l, t.k[l], t.v[l]), OptionOf(m, l, full[0].k[l], full[0].v[l])};
+      std::sort(two.begin(), two.end(),
+                [](const LayerOption& x, const LayerOption& y) { return std::tie(x.k, x.v) < std::tie(y.k, y.v); });
+      options[l] = Undominated(two);
+    }
+    PerLayerDp dp(m, std::move(options));
+    for (MixPoint& p : FrontOfDp(dp)) {
+      Scored s;
+      for (int l = 0; l < m.n_layers(); ++l) {
+        s.cost += m.FixedCost(l, 'k', p.choice[MixProblem::Index(l, 'k')]) +
+                  m.FixedCost(l, 'v', p.choice[MixProblem::Index(l, 'v')]);
+      }
+      s.bytes = p.bytes_per_token, s.choice = std::move(p.choice);
+      points.push_back(std::move(s));
+    }
+  }
+  return mix_detail::FrontOf(m, std::move(points));
 }
 
 MixFront UniformFront(const MixProblem& m) {
@@ -231,6 +299,7 @@ std::string_view MixShapeName(MixShape shape) {
     case MixShape::kFirstLast: return "first/last";
     case MixShape::kPerLayer: return "per-layer";
     case MixShape::kByKind: return "global/sliding";
+    case MixShape::kSkipLayers: return "skip-layers";
   }
   return "?";
 }
@@ -241,6 +310,7 @@ MixFront SearchFront(const MixProblem& problem, MixShape shape) {
     case MixShape::kFirstLast: return mix_detail::FirstLastFront(problem);
     case MixShape::kPerLayer: return PerLayerFront(problem);
     case MixShape::kByKind: return mix_detail::ByKindFront(problem);
+    case MixShape::kSkipLayers: return SkipLayersFront(problem);
   }
   KV_CHECK(false);
   return {};

@@ -26,14 +26,17 @@ using MixFront = std::vector<MixPoint>;
 
 // What an engine can express (src/decide/engine_*.cc, docs/deployment.md).
 enum class MixShape {
-  kUniform,    // one K choice for every layer, one V choice for every layer (llama.cpp, vLLM, ...)
-  kFirstLast,  // per tensor: one choice for the first N layers, one for the last M, one between
-               // (ik_llama.cpp -ctk-first/-ctk-last/-ctv-first/-ctv-last)
-  kPerLayer,   // any choice per (layer, tensor) that the --kv grammar can write (kvaudit)
-  kByKind,     // one (K, V) choice for the sliding-window layers, one for the global ones (kvaudit's
-               // layers=sliding / layers=global; no engine we target sets its cache type per kind)
+  kUniform,     // one K choice for every layer, one V choice for every layer (llama.cpp, vLLM, ...)
+  kFirstLast,   // per tensor: one choice for the first N layers, one for the last M, one between
+                // (ik_llama.cpp -ctk-first/-ctk-last/-ctv-first/-ctv-last)
+  kPerLayer,    // any choice per (layer, tensor) that the --kv grammar can write (kvaudit)
+  kByKind,      // one (K, V) choice for the sliding-window layers, one for the global ones (kvaudit's
+                // layers=sliding / layers=global; no engine we target sets its cache type per kind)
+  kSkipLayers,  // one quantized choice for K and V of every quantized layer, the others in full
+                // precision (vLLM's --kv-cache-dtype with --kv-cache-dtype-skip-layers)
 };
-std::string_view MixShapeName(MixShape shape);  // "uniform", "first/last", "per-layer", "global/sliding"
+// "uniform", "first/last", "per-layer", "global/sliding", "skip-layers"
+std::string_view MixShapeName(MixShape shape);
 
 // The exact front of one shape. Time and memory (docs/decision.md): per-layer, a dynamic program
 // over layers and bytes in units of g, the GCD of the byte differences within layers:
@@ -46,7 +49,9 @@ std::string_view MixShapeName(MixShape shape);  // "uniform", "first/last", "per
 // first/last needs every common K choice to share a layer with every common V choice (KV_CHECK:
 // ik_llama.cpp has no per-layer modifiers to mix). global/sliding: the product of each kind's
 // (K, V) pairs of candidates common to its layers, O(pairs² · n_layers); empty unless the model
-// has both kinds.
+// has both kinds. skip-layers: for each quantized candidate every layer offers for both K and V,
+// the per-layer front over two options per layer, that pair or the full-precision pair every
+// layer offers (the first such), merged into one front; O(types · n_layers · W).
 MixFront SearchFront(const MixProblem& problem, MixShape shape);
 
 // A budget against a front (non-empty).
