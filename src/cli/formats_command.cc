@@ -69,7 +69,7 @@ CommandRunner AddFormatsCommand(CLI::App& app) {
       std::printf(
           "int8/int4 use group=64 by default (HF QuantizedCache); kivi2/kivi4 group=32, recent=128.\n"
           "fp8 and nvfp4 store x under one f32 scale per layer (scale=unit: 1.0, what an engine runs when the "
-          "checkpoint carries no k_scale/v_scale; scale=calib: calibrated).\n"
+          "checkpoint carries no k_scale/v_scale; scale=calib: calibrated; scale=ckpt: the checkpoint's own).\n"
           "Bits exclude full-precision protections (sink=, recent=, outliers=), which `info --kv` counts.\n");
     }
     return 0;

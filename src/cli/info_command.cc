@@ -75,6 +75,11 @@ nlohmann::json ModelJson(const Model& model) {
           {"attn_softcap", c.attn_softcap},
           {"final_softcap", c.final_softcap},
           {"attn_sinks", !c.attn_sinks.empty()},
+          {"kv_scales", c.kv_scales.empty() ? nlohmann::json(nullptr)
+                                            : nlohmann::json{{"source", c.kv_scales.source},
+                                                             {"per", c.kv_scales.per_layer > 1 ? "kv_head" : "layer"},
+                                                             {"k", c.kv_scales.k},
+                                                             {"v", c.kv_scales.v}}},
           {"unapplied_sliding_window", c.unapplied_sliding_window},
           {"experts", c.n_experts},
           {"experts_used", c.n_experts_used},
@@ -204,6 +209,12 @@ int RunInfo(const InfoFlags& flags) {
   if (c.n_sliding_layers() > 0) {
     std::printf("kv layers: %d global + %d sliding (window %d)\n", c.n_layers - c.n_sliding_layers(),
                 c.n_sliding_layers(), c.sliding_window);
+  }
+  if (!c.kv_scales.empty()) {
+    std::printf(
+        "checkpoint kv scales: %s, per %s (what an engine quantizes an fp8/nvfp4 cache with; kvaudit: "
+        "scale=ckpt)\n",
+        c.kv_scales.source.c_str(), c.kv_scales.per_layer > 1 ? "KV head" : "layer");
   }
   PrintKv(j, ctx);
   return 0;

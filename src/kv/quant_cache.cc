@@ -66,6 +66,7 @@ class QuantCache final : public KvCache {
         spec.head_dim = hd_;
         spec.max_positions = max_pos;
         spec.calib = calib;
+        spec.ckpt_scales = &c.kv_scales;
         spec.rope = &rope_;
         HeadStores& h = Head(l, g);
         spec.is_key = true;

@@ -25,6 +25,22 @@ class GgufFile;
 enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kPhi3, kGemma2, kGemma3, kGptOss };
 const char* ArchName(Arch a);
 
+// The KV-cache scales a quantized checkpoint carries: one k_scale and one v_scale per attention
+// layer (per tensor, or per KV head from llm-compressor's attn_head strategy), which an engine that
+// loads the checkpoint quantizes its fp8/nvfp4 cache with (model/kv_scales.h reads them).
+struct CheckpointKvScales {
+  int per_layer = 0;        // 1 (per tensor) or n_kv_heads; 0: the checkpoint has none
+  std::vector<float> k, v;  // [n_layers * per_layer]
+  std::string source;       // the tensors' names, e.g. "model.layers.N.self_attn.k_scale / v_scale"
+  bool empty() const { return per_layer == 0; }
+  float K(int layer, int kv_head) const {
+    return k[static_cast<size_t>(layer) * per_layer + (per_layer > 1 ? kv_head : 0)];
+  }
+  float V(int layer, int kv_head) const {
+    return v[static_cast<size_t>(layer) * per_layer + (per_layer > 1 ? kv_head : 0)];
+  }
+};
+
 struct ModelConfig {
   Arch arch = Arch::kLlama;
   int n_layers = 0;
@@ -54,6 +70,8 @@ struct ModelConfig {
   // gpt-oss: a learned logit per query head joins each softmax's denominator (filled from the
   // weights by Model::Load): [n_layers, n_heads], empty = no sinks.
   std::vector<float> attn_sinks;
+  // The checkpoint's k_scale/v_scale tensors (filled by Model::Load from safetensors; GGUF has none).
+  CheckpointKvScales kv_scales;
   bool sandwich_norms = false;  // Gemma: post_attention_norm / post_ffw_norm on each sublayer's output
   bool embed_scale = false;     // Gemma: embeddings × sqrt(d_model) (rounded to f32)
   bool gelu_ffn = false;        // Gemma: GELU(tanh) gate in place of SiLU

@@ -1,4 +1,5 @@
 #include "model/model.h"
+#include "model/kv_scales.h"
 
 #include <cmath>
 #include <cstdio>
@@ -61,6 +62,7 @@ Expected<std::unique_ptr<Model>> Model::LoadImpl(const std::string& path, bool w
     if (weights) {
       KV_ASSIGN_OR_RETURN(SafetensorsSet st, SafetensorsSet::OpenDir(path));
       KV_ASSIGN_OR_RETURN(m->weights_, LoadWeightsHf(st, m->config_, path));
+      KV_ASSIGN_OR_RETURN(m->config_.kv_scales, ReadCheckpointKvScales(st, m->config_, path));
     }
     if (fs::exists(fs::path(path) / "tokenizer.json", ec)) {
       KV_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::FromHfDir(path));

@@ -97,8 +97,8 @@ void WriteSafetensors(const fs::path& file, const std::vector<F32Tensor>& tensor
     f.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
 }
 
-fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape,
-                        const std::function<void(TinyTensors&)>& edit) {
+fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape, const std::function<void(TinyTensors&)>& edit,
+                        const std::vector<F32Tensor>& extra) {
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << Config(shape).dump(2);
   const std::vector<Spec> specs = Tensors(shape);
@@ -115,6 +115,7 @@ fs::path WriteTinyLlama(const fs::path& dir, const TinyLlamaShape& shape,
   if (edit) edit(values);
   std::vector<F32Tensor> tensors;
   for (const Spec& t : specs) tensors.push_back({t.name, t.shape, std::move(values.at(t.name))});
+  tensors.insert(tensors.end(), extra.begin(), extra.end());
   WriteF32Safetensors(dir / "model.safetensors", tensors);
   return dir;
 }

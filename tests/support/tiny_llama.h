@@ -47,9 +47,11 @@ void WriteSafetensors(const std::filesystem::path& file, const std::vector<F32Te
                       const std::vector<RawTensor>& raw);
 
 // Writes the model into `dir` (created) and returns it. `edit` sees every tensor by its Hugging
-// Face name (model.layers.N.self_attn.k_proj.weight: [kv_heads * head_dim, hidden]).
+// Face name (model.layers.N.self_attn.k_proj.weight: [kv_heads * head_dim, hidden]); `extra`
+// tensors are written after the model's (e.g. a quantized checkpoint's k_scale/v_scale).
 std::filesystem::path WriteTinyLlama(const std::filesystem::path& dir, const TinyLlamaShape& shape,
-                                     const std::function<void(TinyTensors&)>& edit = {});
+                                     const std::function<void(TinyTensors&)>& edit = {},
+                                     const std::vector<F32Tensor>& extra = {});
 
 // Multiplies the rows of layer `layer`'s k_proj that produce `channels` of every KV head (their
 // RoPE partners must be listed too) by `scale`: keys with a few outlier channels.

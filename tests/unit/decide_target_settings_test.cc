@@ -202,6 +202,25 @@ TEST(DecideTargetSettingsTest, VllmTurboQuantPresets) {
   EXPECT_EQ(tq.memory.bytes_per_token, 8u * (28 * (66 + 68) + 4 * (256 + 256)));
 }
 
+// scale=ckpt: the checkpoint's own k_scale/v_scale, which vLLM and SGLang load as they are; if a
+// loader drops them the cache runs at 1.0, said next to the flags.
+TEST(DecideTargetSettingsTest, CheckpointScales) {
+  ModelConfig c = testing::Llama3_8B();
+  c.kv_scales.per_layer = 1;
+  c.kv_scales.k.assign(32, 0.02f), c.kv_scales.v.assign(32, 0.01f);
+  c.kv_scales.source = "model.layers.N.self_attn.k_scale / v_scale";
+  const TargetSettings v = SettingsOf(E::kVllm, "k=fp8_e4m3,v=fp8_e4m3,scale=ckpt", c);
+  ExpectExact(v, {"--kv-cache-dtype fp8_e4m3", "--max-model-len 32768"});
+  EXPECT_TRUE(std::any_of(v.notes.begin(), v.notes.end(), [](const std::string& n) {
+    return n.rfind("scale=ckpt: the checkpoint's own", 0) == 0;
+  })) << Dump(v);
+  EXPECT_NE(v.silent_defaults.at(0).find("runs at scale 1.0 instead"), std::string::npos) << Dump(v);
+  ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3,scale=ckpt", c),
+              {"--kv-cache-dtype fp8_e4m3", "--context-length 32768"});  // no scale file: the checkpoint's
+  EXPECT_NE(SettingsOf(E::kVllm, "k=fp8_e5m2,v=fp8_e5m2,scale=ckpt", c).why_not.find("checkpoint scales"),
+            std::string::npos);
+}
+
 TEST(DecideTargetSettingsTest, SglangAndTensorRtLlm) {
   ExpectExact(SettingsOf(E::kSglang, "k=fp8_e4m3,v=fp8_e4m3"), {"--kv-cache-dtype fp8_e4m3", "--context-length 32768"});
   ExpectExact(SettingsOf(E::kSglang, "k=bf16,v=bf16"), {"--kv-cache-dtype bf16", "--context-length 32768"});

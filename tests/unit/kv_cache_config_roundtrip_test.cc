@@ -25,9 +25,9 @@ void ExpectRoundTrip(const std::string& text, const std::string& canonical) {
 
 const std::vector<std::string>& Modifiers() {
   static const std::vector<std::string> mods = {
-      "scale=unit", "scale=calib", "scale=dynamic", "scale_by=layer", "scale_by=head", "group=1",
-      "group=64",   "recent=0",    "recent=128",    "sink=0",         "sink=4",        "rot=0",
-      "rot=1",      "rot=auto",    "outliers=0",    "outliers=4",     "prerope=0",     "prerope=1"};
+      "scale=unit", "scale=calib", "scale=dynamic", "scale=ckpt", "scale_by=layer", "scale_by=head", "group=1",
+      "group=64",   "recent=0",    "recent=128",    "sink=0",     "sink=4",         "rot=0",         "rot=1",
+      "rot=auto",   "outliers=0",  "outliers=4",    "prerope=0",  "prerope=1"};
   return mods;
 }
 

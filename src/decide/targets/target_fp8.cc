@@ -160,7 +160,8 @@ std::string LayerReason(const TargetView& v, const Caps& caps, Plan& plan) {
 }
 
 // The scale of a dtype with a per-tensor scale (fp8, nvfp4): unit = the checkpoint carries none,
-// calib = the checkpoint's per-layer (vLLM fp8 also per-head) k_scale/v_scale.
+// calib = a checkpoint with calibrated per-layer (vLLM fp8 also per-head) k_scale/v_scale, ckpt =
+// this checkpoint's own, as the engine loads them.
 std::string ScaleReason(const TargetView& v, const Caps& caps, const Plan& plan) {
   if (!plan.quant || !HasTensorScale(*plan.quant)) return "";
   for (int i = 0; i < v.n_layers(); ++i) {
@@ -176,7 +177,7 @@ std::string ScaleReason(const TargetView& v, const Caps& caps, const Plan& plan)
   if (p.scale == Fp8ScaleMode::kUnit)
     return caps.unit_scale ? "" : caps.name + " takes its " + name + " scales from the checkpoint";
   if (*plan.quant == KvFormat::kFp8E5M2)
-    return "no source was found that " + caps.name + " applies calibrated scales to fp8_e5m2";
+    return "no source was found that " + caps.name + " applies calibrated or checkpoint scales to fp8_e5m2";
   // nvfp4's kernels read one global scale per layer (vLLM: element 0 of k_scale).
   if (p.scale_by == Fp8ScaleBy::kHead && (!caps.calib_head || !IsFp8(*plan.quant)))
     return caps.name + " has per-tensor " + name + " scales only, not per KV head";
@@ -211,10 +212,13 @@ std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
   for (const HeadConfig& p : v.heads) {
     if (!HasTensorScale(p.k) && !HasTensorScale(p.v)) continue;
     // The nearest scale the engine has: calibrated per-layer scales for dynamic or per-head ones.
-    if (p.scale == Fp8ScaleMode::kCalib && p.scale_by == Fp8ScaleBy::kHead && caps.calib_head) {
-      extra.mods.scale = Fp8ScaleMode::kCalib, extra.mods.scale_by = Fp8ScaleBy::kHead;
+    // The checkpoint's own scales stay the checkpoint's.
+    const Fp8ScaleMode given = p.scale == Fp8ScaleMode::kCkpt ? Fp8ScaleMode::kCkpt : Fp8ScaleMode::kCalib;
+    if (p.scale != Fp8ScaleMode::kUnit && p.scale != Fp8ScaleMode::kDynamic && p.scale_by == Fp8ScaleBy::kHead &&
+        caps.calib_head) {
+      extra.mods.scale = given, extra.mods.scale_by = Fp8ScaleBy::kHead;
     } else if (p.scale != Fp8ScaleMode::kUnit || !caps.unit_scale) {
-      extra.mods.scale = Fp8ScaleMode::kCalib;
+      extra.mods.scale = given;
     }
     break;
   }
@@ -241,7 +245,7 @@ std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
 uint64_t ScaleBytes(const Plan& plan, const ModelConfig& c, int n_fp8_layers) {
   if (!plan.quant || !HasTensorScale(*plan.quant)) return 0;
   const uint64_t per_layer =
-      plan.quant_head.scale == Fp8ScaleMode::kCalib && plan.quant_head.scale_by == Fp8ScaleBy::kHead
+      plan.quant_head.scale != Fp8ScaleMode::kUnit && plan.quant_head.scale_by == Fp8ScaleBy::kHead
           ? static_cast<uint64_t>(c.n_kv_heads)
           : 1;
   return 2 * per_layer * 4 * n_fp8_layers;  // f32 k_scale and v_scale per quantized layer
@@ -263,6 +267,9 @@ void ScaleNotes(const Plan& plan, const Caps& caps, std::vector<std::string>& no
   const std::string name(KvFormatName(*plan.quant));
   if (p.scale == Fp8ScaleMode::kUnit) {
     return;  // DroppedScales says it, next to the flags
+  } else if (p.scale == Fp8ScaleMode::kCkpt) {
+    notes.push_back("scale=ckpt: the checkpoint's own k_scale/v_scale tensors, read by kvaudit as " + caps.name +
+                    " loads them (per " + (p.scale_by == Fp8ScaleBy::kHead ? "KV head" : "layer") + ")");
   } else if (caps.target == DeployTarget::kVllm) {
     notes.push_back(
         std::string("scale=calib needs a checkpoint with calibrated scales (llm-compressor kv_cache_scheme, "

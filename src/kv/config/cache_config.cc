@@ -75,7 +75,7 @@ Expected<int> NonNegative(const std::string& key, const std::string& value, cons
 
 // The spellings of the named values, indexed by their enums (Fp8ScaleMode, Fp8ScaleBy, RotationMode,
 // AttentionMode, prerope's bool): the parser reads them and the printer writes them.
-constexpr std::string_view kScaleNames[] = {"unit", "calib", "dynamic"};
+constexpr std::string_view kScaleNames[] = {"unit", "calib", "dynamic", "ckpt"};
 constexpr std::string_view kScaleByNames[] = {"layer", "head"};
 constexpr std::string_view kRotNames[] = {"auto", "0", "1"};
 constexpr std::string_view kAttentionNames[] = {"native", "llama.cpp"};
@@ -114,7 +114,7 @@ Status ParseSetting(KvSettings& s, const std::string& key, const std::string& va
     (key == "k" ? s.k : s.v) = *f;
   } else if (key == "scale") {
     KV_ASSIGN_OR_RETURN(int i, OneOf(key, value, kScaleNames, " is not a scale mode",
-                                     "use scale=unit, scale=calib or scale=dynamic", err));
+                                     "use scale=unit, scale=calib, scale=dynamic or scale=ckpt", err));
     s.scale = static_cast<Fp8ScaleMode>(i);
   } else if (key == "scale_by") {
     KV_ASSIGN_OR_RETURN(int i,

@@ -16,7 +16,9 @@ namespace kvaudit {
 
 struct ModelConfig;
 
-enum class Fp8ScaleMode { kUnit, kCalib, kDynamic };
+// The per-tensor (or per-head) scale of fp8 and nvfp4: 1.0, from a calibration pass, an f32 scale
+// per 32 elements (fp8), or the checkpoint's own k_scale/v_scale (ModelConfig::kv_scales).
+enum class Fp8ScaleMode { kUnit, kCalib, kDynamic, kCkpt };
 enum class Fp8ScaleBy { kLayer, kHead };
 enum class RotationMode { kAuto, kOff, kOn };  // auto: on only under engine=llama.cpp where llama.cpp would rotate
 enum class AttentionMode { kNative, kLlamaCpp };

@@ -51,6 +51,18 @@ Status CheckFormat(const SpecErrors& spec_error, const std::string& where, KvFor
                           "scale",
                       "use scale=unit (the engine without checkpoint scales) or scale=calib");
   }
+  if (p.scale == Fp8ScaleMode::kCkpt && HasTensorScale(f)) {
+    if (c.kv_scales.empty()) {
+      return spec_error(where + "scale=ckpt: this checkpoint has no k_scale/v_scale tensors",
+                        "use scale=unit (what an engine runs then) or scale=calib with --kv-calib");
+    }
+    const bool per_head = c.kv_scales.per_layer > 1;
+    if (per_head != (p.scale_by == Fp8ScaleBy::kHead)) {
+      return spec_error(where + "scale=ckpt: the checkpoint's scales (" + c.kv_scales.source + ") are per " +
+                            (per_head ? "KV head" : "tensor"),
+                        per_head ? "add scale_by=head" : "drop scale_by=head");
+    }
+  }
   if (RowRotatesItself(f) && (!IsPow2(c.head_dim) || c.head_dim > 1024)) {
     return spec_error(where + name +
                           " rotates rows with a Hadamard matrix of size head_dim, a power of two up to 1024; "

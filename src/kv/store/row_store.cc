@@ -41,6 +41,11 @@ CodecParams RowCodecParamsFor(const StoreSpec& spec) {
     }
     p.scale = Format(f).calib_scale(amax);
   }
+  if (HasTensorScale(f) && spec.head.scale == Fp8ScaleMode::kCkpt) {
+    KV_CHECK_MSG(spec.ckpt_scales != nullptr && !spec.ckpt_scales->empty(), "scale=ckpt needs the checkpoint's scales");
+    const CheckpointKvScales& s = *spec.ckpt_scales;
+    p.scale = spec.is_key ? s.K(spec.layer, spec.kv_head) : s.V(spec.layer, spec.kv_head);
+  }
   return p;
 }
 

@@ -3,6 +3,7 @@
 
 #include "kv/config/cache_config.h"
 #include "kv/config/calibration.h"
+#include "model/config.h"
 #include "ops/rope.h"
 
 namespace kvaudit {
@@ -15,8 +16,9 @@ struct StoreSpec {
   int head_dim = 0;
   int max_positions = 0;                 // the hard limit; storage follows Append / Reserve (kv/store/chunked_rows.h)
   const KvCalibration* calib = nullptr;  // null when the configuration needs none
-  const RopeTable* rope = nullptr;       // for pre-RoPE keys: RoPE applied after dequantization
-                                         // (the cache keeps it covering the positions it holds)
+  const CheckpointKvScales* ckpt_scales = nullptr;  // the model's k_scale/v_scale tensors (scale=ckpt)
+  const RopeTable* rope = nullptr;                  // for pre-RoPE keys: RoPE applied after dequantization
+                                                    // (the cache keeps it covering the positions it holds)
 
   KvFormat format() const { return is_key ? head.k : head.v; }
 };
