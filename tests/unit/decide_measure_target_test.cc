@@ -92,11 +92,12 @@ TEST(MeasureTargetTest, DefaultCandidatesAreTheTargetsOwn) {
   EXPECT_EQ(DefaultCandidateFormats("ollama"), llamacpp);
   EXPECT_EQ(DefaultCandidateFormats("native"), llamacpp);
   EXPECT_EQ(DefaultCandidateFormats("vllm"),
-            std::vector<std::string>{"fp8_e4m3,fp8_e5m2,nvfp4,nvfp4_4over6,int8_per_token_head,fp8_per_token_head"});
+            std::vector<std::string>{"fp8_e4m3,fp8_e5m2,nvfp4,nvfp4_4over6,int8_per_token_head,fp8_per_token_head,"
+                                     "turboquant_mse4,turboquant_mse3,turboquant_uniform4,turboquant_uniform3"});
   EXPECT_EQ(DefaultCandidateFormats("SGLang"), std::vector<std::string>{"fp8_e4m3,fp8_e5m2,nvfp4,fp4_mx_block16"});
   const auto vllm = CandidateConfigs({}, "vllm");
   ASSERT_TRUE(vllm.ok()) << vllm.error().message;
-  ASSERT_EQ(vllm->size(), 6u);
+  ASSERT_EQ(vllm->size(), 10u);
   EXPECT_EQ((*vllm)[0].spec(), "k=fp8_e4m3,v=fp8_e4m3");
   // With a calibration, fp8 and nvfp4 also come with checkpoint scales: fp8 without scales stays
   // a configuration of its own, judged beside the calibrated one.
@@ -108,7 +109,9 @@ TEST(MeasureTargetTest, DefaultCandidatesAreTheTargetsOwn) {
                        "k=fp8_e4m3,v=fp8_e4m3", "k=fp8_e4m3,v=fp8_e4m3,scale=calib", "k=fp8_e5m2,v=fp8_e5m2",
                        "k=nvfp4,v=nvfp4", "k=nvfp4,v=nvfp4,scale=calib", "k=nvfp4_4over6,v=nvfp4_4over6",
                        "k=nvfp4_4over6,v=nvfp4_4over6,scale=calib", "k=int8_per_token_head,v=int8_per_token_head",
-                       "k=fp8_per_token_head,v=fp8_per_token_head"}));
+                       "k=fp8_per_token_head,v=fp8_per_token_head", "k=turboquant_mse4,v=turboquant_mse4",
+                       "k=turboquant_mse3,v=turboquant_mse3", "k=turboquant_uniform4,v=turboquant_uniform4",
+                       "k=turboquant_uniform3,v=turboquant_uniform3"}));
 }
 
 TEST(MeasureTargetTest, TheMeasuredLineSaysWhatTheEngineRuns) {

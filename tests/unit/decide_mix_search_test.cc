@@ -18,6 +18,8 @@ using testing::Rng;
 const std::vector<std::string> kPlainPool = {"f16", "q8_0", "q4_0", "q5_0", "q4_1", "iq4_nl"};
 // Modifiers that couple K and V in a layer (rot, sink act on both quantized tensors; group only
 // on int formats, so int4,group=32 shares a layer with q4_0).
+// vLLM's dtypes, with TurboQuant's K and V formats (presets: fp8_e4m3 + uniform4, mse4 + uniform4).
+const std::vector<std::string> kVllmPool = {"f16", "fp8_e4m3", "turboquant_mse4", "turboquant_uniform4"};
 const std::vector<std::string> kCoupledPool = {"f16",        "q8_0",        "q4_0",         "q4_0,rot=1",
                                                "q8_0,rot=1", "q4_0,sink=4", "int4,group=32"};
 
@@ -191,12 +193,14 @@ TEST(DecideMixSearchTest, FirstLastAgreesWithBruteForce) {
 // vLLM's shape: one quantized type for K and V of the quantized layers, the rest full precision.
 TEST(DecideMixSearchTest, SkipLayersAgreesWithBruteForce) {
   Rng rng(4512);
-  int points = 0, multi = 0;  // what the instances exercised (measured: 32 points, 11 fronts of several)
-  for (int trial = 0; trial < 40; ++trial) {
-    const int layers = 2 + static_cast<int>(rng.Below(3));
-    const bool coupled = trial % 2 == 1;
+  int points = 0, multi = 0, presets = 0;  // what the instances exercised (measured: 41, 12, 1)
+  for (int trial = 0; trial < 45; ++trial) {
+    // vLLM's pool on 5 or 6 layers, where a TurboQuant pair can quantize the layers between the ends.
+    const bool vllm = trial % 3 == 2;
+    const int layers = vllm ? 5 + static_cast<int>(rng.Below(2)) : 2 + static_cast<int>(rng.Below(3));
+    const std::vector<std::string>& pool = vllm ? kVllmPool : trial % 3 == 0 ? kCoupledPool : kPlainPool;
     const std::vector<Part> parts =
-        testing::RandomParts(rng, layers, 4, coupled ? kCoupledPool : kPlainPool, /*same_lists=*/trial % 4 != 0);
+        testing::RandomParts(rng, layers, vllm ? 3 : 4, pool, /*same_lists=*/vllm || trial % 4 != 0);
     const MixProblem m = MixProblem::FromPartsOrDie(parts);
     const std::string what = "trial " + std::to_string(trial);
     const MixFront front = SearchFront(m, MixShape::kSkipLayers);
@@ -206,14 +210,31 @@ TEST(DecideMixSearchTest, SkipLayersAgreesWithBruteForce) {
     testing::ExpectSameFront(front, testing::BruteFront(m, MixShape::kSkipLayers), what);
     for (const MixPoint& p : front) {
       for (int l = 0; l < layers; ++l) {
-        EXPECT_EQ(m.candidate(l, 'k', p.choice[MixProblem::Index(l, 'k')]).text,
-                  m.candidate(l, 'v', p.choice[MixProblem::Index(l, 'v')]).text)
-            << what;
+        const Candidate& k = m.candidate(l, 'k', p.choice[MixProblem::Index(l, 'k')]);
+        const Candidate& v = m.candidate(l, 'v', p.choice[MixProblem::Index(l, 'v')]);
+        presets += k.text != v.text;
+        EXPECT_TRUE(k.text == v.text || TurboQuantPresetFor(k.format, v.format)) << what;
       }
     }
   }
-  EXPECT_GE(points, 25);
-  EXPECT_GE(multi, 8);
+  EXPECT_GE(points, 35);
+  EXPECT_GE(multi, 10);
+  EXPECT_GE(presets, 1);  // a layer stored as a TurboQuant pair on some front point
+  // Planted: TurboQuant's pair is the only quantized way, on 6 layers: vLLM keeps layers 0, 1, 4, 5
+  // unquantized, so the front is f16 everywhere, then layer 3 (the cheaper) paired, then both.
+  std::vector<Part> parts;
+  for (int l = 0; l < 6; ++l) {
+    const double c = l == 3 ? 1.0 / 64 : 2.0 / 64;
+    parts.push_back({l, 'k', {{"f16", 0, 256}, {"turboquant_mse4", c, 68}}});
+    parts.push_back({l, 'v', {{"f16", 0, 256}, {"turboquant_uniform4", c, 72}}});
+  }
+  const MixProblem m = MixProblem::FromPartsOrDie(std::move(parts));
+  const MixFront front = SearchFront(m, MixShape::kSkipLayers);
+  testing::ExpectSameFront(front, testing::BruteFront(m, MixShape::kSkipLayers), "planted");
+  ASSERT_EQ(front.size(), 3u);
+  EXPECT_EQ(m.Spec(front[0]), "k=f16,v=f16;layers=2-3:k=turboquant_mse4,v=turboquant_uniform4");
+  EXPECT_EQ(m.Spec(front[1]), "k=f16,v=f16;layers=3:k=turboquant_mse4,v=turboquant_uniform4");
+  EXPECT_EQ(m.Spec(front[2]), "k=f16,v=f16");
 }
 
 TEST(DecideMixSearchTest, ShapesNestFromUniformToPerLayer) {

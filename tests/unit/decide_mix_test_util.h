@@ -81,30 +81,53 @@ inline bool OneTextPerKind(const MixProblem& m, const std::vector<uint8_t>& choi
   return true;
 }
 
-// skip-layers: every layer stores K and V as one quantized text t that every layer offers for
-// both tensors (the same t throughout), or as the first full-precision text offered that way.
+// A quantized (K text, V text) that vLLM stores as one dtype: the same text, or a TurboQuant
+// preset's pair of unmodified formats.
+inline bool VllmPair(const MixProblem& m, const std::string& k, const std::string& v) {
+  if (k == v) return true;
+  const auto fk = KvFormatFromName(k), fv = KvFormatFromName(v);  // a bare format name: no modifiers
+  return fk && fv && TurboQuantPresetFor(*fk, *fv) != nullptr && Common(m, k, 'k') && Common(m, v, 'v');
+}
+
+// skip-layers: every quantized layer stores (K, V) as one quantized pair that vLLM stores as one
+// dtype and every layer offers (a preset's pair leaves the end layers unquantized), every other
+// layer both tensors as the first full-precision text every layer offers for both.
 inline bool QuantizedTypePlusFullLayers(const MixProblem& m, const std::vector<uint8_t>& choice) {
-  std::string full, quant;
+  std::string first_full;  // layer 0's first full-precision text offered everywhere for K and V
+  for (size_t i = 0; i < m.part(0, 'k').choices.size() && first_full.empty(); ++i) {
+    const Candidate& c = m.candidate(0, 'k', static_cast<int>(i));
+    if (IsFullPrecision(c.format) && Common(m, c.text, 'k') && Common(m, c.text, 'v')) first_full = c.text;
+  }
+  if (first_full.empty()) return false;
+  std::string qk, qv;  // the quantized pair
   for (int l = 0; l < m.n_layers(); ++l) {
     const Candidate& k = m.candidate(l, 'k', choice[MixProblem::Index(l, 'k')]);
-    if (k.text != m.candidate(l, 'v', choice[MixProblem::Index(l, 'v')]).text) return false;
-    if (!Common(m, k.text, 'k') || !Common(m, k.text, 'v')) return false;
-    std::string& slot = IsFullPrecision(k.format) ? full : quant;
-    if (!slot.empty() && slot != k.text) return false;
-    slot = k.text;
+    const Candidate& v = m.candidate(l, 'v', choice[MixProblem::Index(l, 'v')]);
+    if (IsFullPrecision(k.format) || IsFullPrecision(v.format)) {
+      if (k.text != first_full || v.text != first_full) return false;
+      continue;
+    }
+    if (!Common(m, k.text, 'k') || !Common(m, v.text, 'v') || !VllmPair(m, k.text, v.text)) return false;
+    if (!qk.empty() && (qk != k.text || qv != v.text)) return false;
+    qk = k.text, qv = v.text;
   }
-  // The full-precision text: the first one every layer offers for both tensors (layer 0's order).
-  for (size_t i = 0; i < m.part(0, 'k').choices.size(); ++i) {
-    const Candidate& c = m.candidate(0, 'k', static_cast<int>(i));
-    if (!IsFullPrecision(c.format) || !Common(m, c.text, 'k') || !Common(m, c.text, 'v')) continue;
-    if (!full.empty() && full != c.text) return false;
-    break;
+  if (!qk.empty()) {
+    if (qk == qv) return true;
+    for (int l = 0; l < m.n_layers(); ++l) {  // a preset: its end layers unquantized
+      if (IsEndLayer(l, m.n_layers()) && m.candidate(l, 'k', choice[MixProblem::Index(l, 'k')]).text != first_full)
+        return false;
+    }
+    return true;
   }
-  if (!quant.empty()) return true;
-  // All full precision: a point of the shape when some quantized text is offered everywhere.
-  for (size_t i = 0; i < m.part(0, 'k').choices.size(); ++i) {
-    const Candidate& c = m.candidate(0, 'k', static_cast<int>(i));
-    if (!IsFullPrecision(c.format) && Common(m, c.text, 'k') && Common(m, c.text, 'v')) return true;
+  // All full precision: a point of the shape when some quantized pair is offered everywhere.
+  for (size_t a = 0; a < m.part(0, 'k').choices.size(); ++a) {
+    for (size_t b = 0; b < m.part(0, 'v').choices.size(); ++b) {
+      const Candidate& k = m.candidate(0, 'k', static_cast<int>(a));
+      const Candidate& v = m.candidate(0, 'v', static_cast<int>(b));
+      if (!IsFullPrecision(k.format) && !IsFullPrecision(v.format) && Common(m, k.text, 'k') &&
+          Common(m, v.text, 'v') && (k.text != v.text || Common(m, k.text, 'v')) && VllmPair(m, k.text, v.text))
+        return true;
+    }
   }
   return false;
 }

@@ -120,6 +120,23 @@ TEST(ChoosePoints, UnderAVllmTargetOnlyWhatVllmRuns) {
   EXPECT_TRUE(std::any_of(own.begin(), own.end(),
                           [&](const VerifiedPoint& p) { return !RunsExactly(DeployTarget::kVllm, p.config, model); }));
   for (const VerifiedPoint& p : v) EXPECT_TRUE(RunsExactly(DeployTarget::kVllm, p.config, model)) << p.spec;
+  // With TurboQuant's formats among the candidates, a preset's pair is a vLLM dtype: its end layers
+  // (0, 1, 6, 7) stay unquantized, its middle layers take the pair (here cheaper in cost than fp8,
+  // so at 2608 bytes it beats fp8 with three layers unquantized: 2896 bytes, twice the cost).
+  std::vector<Part> tq;
+  for (int l = 0; l < 8; ++l) {
+    tq.push_back({l, 'k', {{"f16", 0, 256}, {"fp8_e4m3", 1.0 / 4096, 136}, {"turboquant_mse4", 1.0 / 8192, 68}}});
+    tq.push_back({l, 'v', {{"f16", 0, 256}, {"fp8_e4m3", 1.0 / 4096, 136}, {"turboquant_uniform4", 1.0 / 8192, 72}}});
+  }
+  const MixProblem mt = MixProblem::FromPartsOrDie(std::move(tq));
+  bool preset = false;
+  for (const auto& [shape, front] : SearchFronts(mt, DeployTarget::kVllm, &model)) {
+    for (const MixPoint& p : front) {
+      EXPECT_TRUE(RunsExactly(DeployTarget::kVllm, mt.Config(p), model)) << mt.Spec(p);
+      preset = preset || mt.Spec(p) == "k=f16,v=f16;layers=2-5:k=turboquant_mse4,v=turboquant_uniform4";
+    }
+  }
+  EXPECT_TRUE(preset);
 }
 
 }  // namespace

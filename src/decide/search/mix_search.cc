@@ -224,21 +224,31 @@ MixFront PerLayerFront(const MixProblem& m) {
   return FrontOfDp(dp);
 }
 
-// The first candidate text every layer offers for both K and V whose format is (or is not) full
-// precision, with its choice index per layer and tensor.
+// A way to store K and V of every quantized layer: one candidate text every layer offers for both
+// tensors, or a TurboQuant preset's pair (K and V texts without modifiers), whose end layers vLLM
+// keeps unquantized; with its choice index per layer and tensor. A layer the pair cannot share
+// (ShareLayer) stays in full precision.
 struct SharedType {
   std::vector<uint8_t> k, v;  // [n_layers]
+  bool ends_full = false;     // a TurboQuant pair: the end layers (IsEndLayer) take full precision
 };
 std::vector<SharedType> SharedTypes(const MixProblem& m, bool full_precision) {
   const mix_detail::CommonChoices ks = mix_detail::CommonTo(m, 'k'), vs = mix_detail::CommonTo(m, 'v');
   std::vector<SharedType> out;
   for (size_t a = 0; a < ks.text.size(); ++a) {
     for (size_t b = 0; b < vs.text.size(); ++b) {
-      if (ks.text[a] != vs.text[b]) continue;
-      if (IsFullPrecision(m.candidate(0, 'k', ks.index[a][0]).format) != full_precision) continue;
+      const Candidate& k = m.candidate(0, 'k', ks.index[a][0]);
+      const Candidate& v = m.candidate(0, 'v', vs.index[b][0]);
+      const bool preset = !full_precision && k.mods.empty() && v.mods.empty() && !k.attention && !v.attention &&
+                          TurboQuantPresetFor(k.format, v.format) != nullptr;
+      if (ks.text[a] != vs.text[b] && !preset) continue;
+      if (IsFullPrecision(k.format) != full_precision || IsFullPrecision(v.format) != full_precision) continue;
+      // The full-precision pair must share every layer; a quantized one is kept out of the layers it
+      // cannot share (SkipLayersFront).
       bool shares = true;
-      for (int l = 0; l < m.n_layers() && shares; ++l) shares = m.Compatible(l, ks.index[a][l], vs.index[b][l]);
-      if (shares) out.push_back({ks.index[a], vs.index[b]});
+      for (int l = 0; l < m.n_layers() && shares && full_precision; ++l)
+        shares = m.Compatible(l, ks.index[a][l], vs.index[b][l]);
+      if (shares) out.push_back({ks.index[a], vs.index[b], preset});
     }
   }
   return out;
@@ -251,7 +261,12 @@ MixFront SkipLayersFront(const MixProblem& m) {
   for (const SharedType& t : SharedTypes(m, false)) {
     std::vector<std::vector<LayerOption>> options(m.n_layers());  // [n_layers] the type or full precision
     for (int l = 0; l < m.n_layers(); ++l) {
-      std::vector<LayerOption> two = {OptionOf(m, l, t.k[l], t.v[l]), OptionOf(m, l, full[0].k[l], full[0].v[l])};
+      const LayerOption keep = OptionOf(m, l, full[0].k[l], full[0].v[l]);
+      if ((t.ends_full && IsEndLayer(l, m.n_layers())) || !m.Compatible(l, t.k[l], t.v[l])) {
+        options[l] = {keep};
+        continue;
+      }
+      std::vector<LayerOption> two = {OptionOf(m, l, t.k[l], t.v[l]), keep};
       std::sort(two.begin(), two.end(),
                 [](const LayerOption& x, const LayerOption& y) { return std::tie(x.k, x.v) < std::tie(y.k, y.v); });
       options[l] = Undominated(two);

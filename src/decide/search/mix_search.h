@@ -32,8 +32,9 @@ enum class MixShape {
   kPerLayer,    // any choice per (layer, tensor) that the --kv grammar can write (kvaudit)
   kByKind,      // one (K, V) choice for the sliding-window layers, one for the global ones (kvaudit's
                 // layers=sliding / layers=global; no engine we target sets its cache type per kind)
-  kSkipLayers,  // one quantized choice for K and V of every quantized layer, the others in full
-                // precision (vLLM's --kv-cache-dtype with --kv-cache-dtype-skip-layers)
+  kSkipLayers,  // one quantized choice for K and V of every quantized layer (or a TurboQuant
+                // preset's pair, its end layers unquantized), the others in full precision (vLLM's
+                // --kv-cache-dtype with --kv-cache-dtype-skip-layers)
 };
 // "uniform", "first/last", "per-layer", "global/sliding", "skip-layers"
 std::string_view MixShapeName(MixShape shape);
@@ -49,9 +50,10 @@ std::string_view MixShapeName(MixShape shape);
 // first/last needs every common K choice to share a layer with every common V choice (KV_CHECK:
 // ik_llama.cpp has no per-layer modifiers to mix). global/sliding: the product of each kind's
 // (K, V) pairs of candidates common to its layers, O(pairs² · n_layers); empty unless the model
-// has both kinds. skip-layers: for each quantized candidate every layer offers for both K and V,
-// the per-layer front over two options per layer, that pair or the full-precision pair every
-// layer offers (the first such), merged into one front; O(types · n_layers · W).
+// has both kinds. skip-layers: for each quantized candidate every layer offers for both K and V
+// (and each TurboQuant preset pair of unmodified candidates), the per-layer front over two options
+// per layer, that pair or the full-precision pair every layer offers (the first such; alone on a
+// preset's end layers), merged into one front; O(types · n_layers · W).
 MixFront SearchFront(const MixProblem& problem, MixShape shape);
 
 // A budget against a front (non-empty).

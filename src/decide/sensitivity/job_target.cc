@@ -15,9 +15,10 @@ std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag,
   const std::vector<KvFormat>& formats = (*target)->formats;
   if (std::find(formats.begin(), formats.end(), KvFormat::kQ8_0) != formats.end()) return llamacpp;
   std::string own;
+  // TurboQuant's formats are candidates too: the search pairs them as vLLM's presets
+  // (decide/search/mix_search.h, skip-layers).
   for (KvFormat f : formats) {
-    // TurboQuant's formats run only as a preset's K/V pair, never as K = V.
-    if (IsFullPrecision(f) || Format(f).family == FormatFamily::kTurboQuant) continue;
+    if (IsFullPrecision(f)) continue;
     const std::string name(KvFormatName(f));
     own += (own.empty() ? "" : ",") + name;
     if (have_calib && HasTensorScale(f) && f != KvFormat::kFp8E5M2) own += "," + name + ",scale=calib";

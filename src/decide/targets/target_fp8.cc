@@ -395,6 +395,8 @@ void VllmRender(const TargetView& v, const ModelConfig& c, int ctx, TargetSettin
   out.applies_to =
       "vLLM main (quantized_kvcache.md @0609ba15, config/cache.py @002f10e0; nvfp4 and per-token-head dtypes read at "
       "d8eabdbf, nvfp4_4over6 since PR #45187); skip layers since PR #33695";
+  if (plan.turboquant)
+    out.applies_to += "; TurboQuant: turboquant/config.py @1471680b, store and decode kernels @0135d081 / @4ac35091";
   out.memory = PagedCacheMemory(v.layers, c, ctx, VllmCells(),
                                 ScaleBytes(plan, c, v.n_layers() - static_cast<int>(plan.full_layers.size())));
 }
