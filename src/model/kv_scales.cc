@@ -45,7 +45,9 @@ Expected<CheckpointKvScales> ReadCheckpointKvScales(const SafetensorsSet& st, co
                                                     const std::string& path) {
   CheckpointKvScales out;
   for (const Scheme& s : kSchemes) {
-    if (!st.Find(Name(0, s.k)) && !st.Find(Name(c.n_layers - 1, s.k))) continue;
+    bool any = false;  // some layer has this scheme's K tensor: then every layer must
+    for (int l = 0; l < c.n_layers && !any; ++l) any = st.Find(Name(l, s.k)) != nullptr;
+    if (!any) continue;
     // One layer's tensor: present, of the scheme's one granularity.
     auto read = [&](int l, const char* tensor) -> Expected<std::vector<float>> {
       const TensorView* t = st.Find(Name(l, tensor));

@@ -83,6 +83,8 @@ TEST(ModelKvScales, APartialOrMalformedSetIsOneLine) {
   };
   std::vector<F32Tensor> partial = Scales("k_scale", "v_scale", 1);
   partial.pop_back();  // layer 1's v_scale
+  std::vector<F32Tensor> first_missing = Scales("k_scale", "v_scale", 1);
+  first_missing.erase(first_missing.begin(), first_missing.begin() + 2);  // layer 0's k_scale and v_scale
   std::vector<F32Tensor> negative = Scales("k_scale", "v_scale", 1);
   negative[2].values = {-1.0f};
   std::vector<F32Tensor> shape = Scales("k_scale", "v_scale", 1);
@@ -90,6 +92,7 @@ TEST(ModelKvScales, APartialOrMalformedSetIsOneLine) {
   std::vector<F32Tensor> mixed = Scales("k_scale", "v_scale", 1);
   mixed[3] = {mixed[3].name, {2}, {1, 1}};
   for (const Case& c : {Case{partial, "model.layers.1.self_attn.v_scale is missing"},
+                        Case{first_missing, "model.layers.0.self_attn.k_scale is missing"},
                         Case{negative, "a KV scale is a positive finite number"},
                         Case{shape, "has 3 values; hint: a KV scale holds one value or one per KV head (2)"},
                         Case{mixed, "one granularity"}}) {
