@@ -2,7 +2,7 @@
 // (centroids.py, CPython on glibc: the hex tables below); bytes of the key and value codecs
 // against the store kernels transcribed from triton_turboquant_store.py @0135d081 (_tq_fused_store_mse's
 // binary-search bucketize and packing, _store_quantized_value) on fixed rows with zeros,
-// subnormals, an outlier, NaN and inf; vLLM's slot sizes (tests/quantization/test_turboquant.py
+// subnormals, an outlier, NaN and inf; vLLM's slot sizes (vllm-project/vllm:tests/quantization/test_turboquant.py
 // PRESET_EXPECTED); the norm-corrected read; the presets and their end layers. The SIMD paths:
 // kv_codec_kernels_test (every format).
 #include <gtest/gtest.h>
@@ -169,7 +169,8 @@ TEST(KvFormatTurboQuant, HandComputedValueBytes) {
   for (float v : y) EXPECT_EQ(v, F16ToF32(F32ToF16(0.3f)));
 }
 
-// tests/quantization/test_turboquant.py PRESET_EXPECTED at head_dim 128: key 66 / 50 bytes, value 68 / 52.
+// vllm-project/vllm:tests/quantization/test_turboquant.py PRESET_EXPECTED at head_dim 128: key 66 / 50 bytes, value 68
+// / 52.
 TEST(KvFormatTurboQuant, SlotSizesEqualVllm) {
   EXPECT_EQ(TurboQuantMse4Codec().row_bytes(128, {}), 66u);
   EXPECT_EQ(TurboQuantMse3Codec().row_bytes(128, {}), 50u);

@@ -92,8 +92,7 @@ ShapedFronts SearchFronts(const MixProblem& problem, std::optional<DeployTarget>
   ShapedFronts out;
   if (engine) {
     KV_CHECK(model != nullptr);
-    ShapedFronts runnable;
-    for (auto& [shape, front] : SearchFronts(problem)) runnable.push_back({shape, std::move(front)});
+    ShapedFronts runnable = SearchFronts(problem);
     if (*engine == DeployTarget::kVllm)
       runnable.push_back({MixShape::kSkipLayers, SearchFront(problem, MixShape::kSkipLayers)});
     for (auto& [shape, front] : runnable) {

@@ -16,11 +16,11 @@
 #include <mutex>
 #include <numbers>
 
-#include "base/half.h"
 #include "base/isa.h"
 #include "kv/formats/codec_kernels.h"
 #include "ops/dot.h"
 #include "ops/hadamard.h"
+#include "quant/ggml_blocks.h"  // LoadF16 / StoreF16: little-endian f16 fields
 
 namespace kvaudit {
 namespace {
@@ -124,9 +124,6 @@ int CodeAt(const uint8_t* packed, int64_t i) {
   }
 }
 
-uint16_t LoadU16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }  // little-endian
-void StoreU16(uint8_t* p, uint16_t v) { p[0] = static_cast<uint8_t>(v), p[1] = static_cast<uint8_t>(v >> 8); }
-
 // ---- Keys: normalize, rotate, Lloyd-Max codes, f16 norm. ----
 
 template <int Bits>
@@ -149,7 +146,7 @@ struct Mse {
       codes[i] = static_cast<uint8_t>(idx);
     }
     PackCodes<Bits>(codes, n, dst);
-    StoreU16(dst + CodeBytes(n, Bits), F32ToF16(norm));
+    ggml::StoreF16(dst + CodeBytes(n, Bits), norm);
   }
 
   // Norm-corrected centroids times the norm, in the rotated basis (kv/formats/turboquant.h).
@@ -158,7 +155,7 @@ struct Mse {
     const Codebook& book = Book(static_cast<int>(n), Bits);
     for (int64_t i = 0; i < n; ++i) y[i] = book.centroids[CodeAt<Bits>(src, i)];
     const float inv = 1.0f / std::sqrt(DotF32(y, y, n) + kTurboQuantNcEps);
-    const float norm = F16ToF32(LoadU16(src + CodeBytes(n, Bits)));
+    const float norm = ggml::LoadF16(src + CodeBytes(n, Bits));
     for (int64_t i = 0; i < n; ++i) y[i] = (y[i] * inv) * norm;
   }
 };
@@ -192,14 +189,14 @@ struct Uniform {
     uint8_t codes[kTurboQuantMaxRow];  // [n]
     for (int64_t i = 0; i < n; ++i) codes[i] = Code(x[i], vmin, scale);
     PackCodes<Bits>(codes, n, dst);
-    StoreU16(dst + CodeBytes(n, Bits), F32ToF16(scale));
-    StoreU16(dst + CodeBytes(n, Bits) + 2, F32ToF16(vmin));
+    ggml::StoreF16(dst + CodeBytes(n, Bits), scale);
+    ggml::StoreF16(dst + CodeBytes(n, Bits) + 2, vmin);
   }
 
   static void Dequantize(const uint8_t* src, float* y, int64_t n, const CodecParams&) {
     KV_CHECK_MSG(ValidRow(n), "TurboQuant rows: a power of two from 16 to 1024");
-    const float scale = F16ToF32(LoadU16(src + CodeBytes(n, Bits)));
-    const float vmin = F16ToF32(LoadU16(src + CodeBytes(n, Bits) + 2));
+    const float scale = ggml::LoadF16(src + CodeBytes(n, Bits));
+    const float vmin = ggml::LoadF16(src + CodeBytes(n, Bits) + 2);
     for (int64_t i = 0; i < n; ++i) y[i] = std::fma(static_cast<float>(CodeAt<Bits>(src, i)), scale, vmin);
   }
 };
