@@ -39,7 +39,19 @@ Expected<ModelPathKind> ClassifyModelPath(const std::string& path) {
 
 Expected<ModelConfig> LoadModelConfig(const std::string& path) {
   KV_ASSIGN_OR_RETURN(ModelPathKind kind, ClassifyModelPath(path));
-  if (kind == ModelPathKind::kHfDir) return ConfigFromHfJson((fs::path(path) / "config.json").string());
+  if (kind == ModelPathKind::kHfDir) {
+    // The checkpoint's k_scale/v_scale are part of what a configuration may name (scale=ckpt): read
+    // from the safetensors headers and those small tensors. A directory with config.json alone
+    // (shapes for a deployment plan) has none.
+    KV_ASSIGN_OR_RETURN(ModelConfig c, ConfigFromHfJson((fs::path(path) / "config.json").string()));
+    std::error_code ec;
+    const bool tensors = fs::exists(fs::path(path) / "model.safetensors", ec) ||
+                         fs::exists(fs::path(path) / "model.safetensors.index.json", ec);
+    if (!tensors) return c;
+    KV_ASSIGN_OR_RETURN(SafetensorsSet st, SafetensorsSet::OpenDir(path));
+    KV_ASSIGN_OR_RETURN(c.kv_scales, ReadCheckpointKvScales(st, c, path));
+    return c;
+  }
   KV_ASSIGN_OR_RETURN(GgufFile g, GgufFile::Open(path));
   return ConfigFromGguf(g);
 }

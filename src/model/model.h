@@ -50,8 +50,9 @@ class Model {
                                                    const WeightLoadOptions& options);
 };
 
-// The config alone (config.json, or a GGUF file's metadata), without reading any weights: for
-// commands that only need the shapes (`kvaudit deploy`). Errors as Model::Load's.
+// The config alone (config.json, or a GGUF file's metadata), and a checkpoint's k_scale/v_scale,
+// without reading any weights: for commands that only need the shapes (`kvaudit deploy`). A
+// directory may hold config.json alone. Errors as Model::Load's.
 Expected<ModelConfig> LoadModelConfig(const std::string& path);
 
 }  // namespace kvaudit

@@ -107,5 +107,56 @@ TEST(RecommendPlanted, TheBudgetStepGoesToThePlantedKeysAndIsRecommendedWhenTheP
   fs::remove_all(out), fs::remove_all(model);
 }
 
+// A checkpoint that carries k_scale/v_scale: under --target vllm the default candidates are fp8
+// and nvfp4 both with the checkpoint's scales and without (what vLLM runs when a model's loader
+// drops them), each a configuration of its own for the search and the verification.
+TEST(RecommendPlanted, CheckpointScalesMakeTheirOwnCandidatesBesideNoScales) {
+  testing::TinyLlamaShape shape;
+  std::vector<testing::F32Tensor> scales;
+  for (int l = 0; l < shape.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
+    scales.push_back({p + "k_scale", {}, {0.02f}});
+    scales.push_back({p + "v_scale", {}, {0.01f}});
+  }
+  const fs::path model = testing::WriteTinyLlama(testing::MakeTempDir("rec-ckpt"), shape, {}, scales);
+  const fs::path out = testing::MakeTempDir("rec-ckpt-out");
+  auto runtime = ModelRuntime::Load(model.string(), 2);
+  ASSERT_TRUE(runtime.ok()) << runtime.error().message;
+  RecommendOptions o;
+  o.model = model.string(), o.data = "random token ids", o.target = "vllm";
+  o.policy = WritePolicy(out, 10.0).string(), o.budget = "0.3xf16";
+  o.ctx = 256, o.calib_windows = 2, o.windows = 2, o.out = (out / "run").string();
+  auto plan = RecommendPlan::FromWindows(o, std::move(*runtime), Windows(4, 256));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->options.formats.size(), 1u);
+  const std::string& formats = plan->options.formats[0];
+  for (const char* c : {"fp8_e4m3,", "fp8_e4m3,scale=ckpt,", "nvfp4,", "nvfp4,scale=ckpt,", "fp8_e5m2,"})
+    EXPECT_NE(formats.find(c), std::string::npos) << c << " in " << formats;
+  EXPECT_EQ(formats.find("fp8_e5m2,scale=ckpt"), std::string::npos) << formats;
+  plan->options.stage = "proxy";
+  auto r = RunRecommend(*plan);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::string text = RecommendText(*r, *plan);
+  std::printf("%s", text.c_str());
+  // vLLM loads these scales: scale 1.0 is no setting of it here, so every point the search verifies
+  // reads the checkpoint's scales, and each choice's scales-dropped twin is judged in round 3.
+  ASSERT_TRUE(r->recommended || r->cheapest_passing);
+  const VerifiedPoint& chosen = r->verified[r->recommended ? *r->recommended : *r->cheapest_passing];
+  EXPECT_NE(chosen.spec.find("scale=ckpt"), std::string::npos) << chosen.spec;
+  const std::string dropped = chosen.config.WithoutScales().spec();
+  const VerifiedPoint* twin = Find(*r, dropped);
+  ASSERT_NE(twin, nullptr) << dropped;
+  EXPECT_TRUE(twin->scales_dropped);
+  EXPECT_EQ(twin->round, 3);
+  EXPECT_TRUE(twin->held_out.has_value());
+  for (const VerifiedPoint& p : r->verified) {
+    if (p.round < 3) {
+      EXPECT_NE(p.spec.find("scale=ckpt"), std::string::npos) << p.spec;
+    }
+  }
+  EXPECT_NE(text.find("scales dropped (" + dropped + ", verified): "), std::string::npos) << text;
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace kvaudit

@@ -101,7 +101,7 @@ TEST(MeasureTargetTest, DefaultCandidatesAreTheTargetsOwn) {
   EXPECT_EQ((*vllm)[0].spec(), "k=fp8_e4m3,v=fp8_e4m3");
   // With a calibration, fp8 and nvfp4 also come with checkpoint scales: fp8 without scales stays
   // a configuration of its own, judged beside the calibrated one.
-  const auto calib = CandidateConfigs({}, "vllm", /*have_calib=*/true);
+  const auto calib = CandidateConfigs({}, "vllm", {.calib = true});
   ASSERT_TRUE(calib.ok()) << calib.error().message;
   std::vector<std::string> specs;
   for (const CacheConfig& c : *calib) specs.push_back(c.spec());
@@ -112,6 +112,16 @@ TEST(MeasureTargetTest, DefaultCandidatesAreTheTargetsOwn) {
                        "k=fp8_per_token_head,v=fp8_per_token_head", "k=turboquant_mse4,v=turboquant_mse4",
                        "k=turboquant_mse3,v=turboquant_mse3", "k=turboquant_uniform4,v=turboquant_uniform4",
                        "k=turboquant_uniform3,v=turboquant_uniform3"}));
+  // The checkpoint's own scales likewise; per-KV-head ones only for fp8 (nvfp4 has one per layer).
+  EXPECT_EQ(DefaultCandidateFormats("sglang", {.ckpt = true}),
+            std::vector<std::string>{"fp8_e4m3,fp8_e4m3,scale=ckpt,fp8_e5m2,nvfp4,nvfp4,scale=ckpt,fp4_mx_block16"});
+  EXPECT_EQ(DefaultCandidateFormats("sglang", {.ckpt = true, .ckpt_per_head = true}),
+            std::vector<std::string>{"fp8_e4m3,fp8_e4m3,scale=ckpt,scale_by=head,fp8_e5m2,nvfp4,fp4_mx_block16"});
+  CheckpointKvScales per_head;
+  per_head.per_layer = 2;
+  const ScaleSources s = ScaleSourcesOf(false, per_head);
+  EXPECT_TRUE(s.ckpt && s.ckpt_per_head && !s.calib);
+  EXPECT_FALSE(ScaleSourcesOf(true, CheckpointKvScales{}).ckpt);
 }
 
 TEST(MeasureTargetTest, TheMeasuredLineSaysWhatTheEngineRuns) {

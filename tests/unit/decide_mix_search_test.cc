@@ -339,6 +339,25 @@ TEST(DecideMixSearchTest, UniformNeedsChoicesEveryLayerOffers) {
   EXPECT_TRUE(SearchFront(MixProblem::FromPartsOrDie(parts), MixShape::kUniform).empty());
 }
 
+// A restriction (an engine's RunsExactly) acts before the undominated points are kept: here the
+// cheapest, best mix (K q4_0, V q8_0) is one the restriction refuses, and it would hide q8_0/q8_0
+// and q4_0/q4_0 if it were dropped afterwards.
+TEST(DecideMixSearchTest, ARestrictionActsBeforeDominance) {
+  const std::vector<Part> parts = {{0, 'k', {{"f16", 0, 256}, {"q8_0", 0.01, 136}, {"q4_0", 0.001, 72}}},
+                                   {0, 'v', {{"f16", 0, 256}, {"q8_0", 0.001, 136}, {"q4_0", 0.05, 72}}}};
+  MixProblem m = MixProblem::FromPartsOrDie(parts);
+  const MixFront all = SearchFront(m, MixShape::kUniform);
+  m.RestrictTo([](const CacheConfig& c) {
+    const HeadConfig p = c.ForHead(0, 0);
+    return p.k == p.v;
+  });
+  const MixFront same = SearchFront(m, MixShape::kUniform);
+  std::vector<std::string> specs;
+  for (const MixPoint& p : same) specs.push_back(m.Spec(p));
+  EXPECT_EQ(specs, (std::vector<std::string>{"k=q4_0,v=q4_0", "k=q8_0,v=q8_0", "k=f16,v=f16"}));
+  for (const MixPoint& p : all) EXPECT_NE(m.Spec(p), "k=q8_0,v=q8_0") << "the unrestricted front hides it";
+}
+
 TEST(DecideMixSearchDeathTest, InvariantsAreChecked) {
   const std::vector<Part> ok = {{0, 'k', {{"f16", 0, 256}}}, {0, 'v', {{"f16", 0, 256}}}};
   auto with = [&](auto edit) {

@@ -56,6 +56,19 @@ TEST(CacheConfigTest, CanonicalSpecOrdersKeysAndExpandsKv) {
   EXPECT_FALSE(ParseOk("k=f32,v=f16").IsPlainF32());
 }
 
+// A configuration as an engine runs it when the checkpoint's scales do not load: the scale keys
+// gone everywhere, a segment of scale keys alone gone with them, the rest kept as written.
+TEST(CacheConfigTest, WithoutScalesDropsEveryScaleKeyAndNothingElse) {
+  EXPECT_EQ(ParseOk("k=fp8_e4m3,v=fp8_e4m3,scale=ckpt,scale_by=head").WithoutScales().spec(), "k=fp8_e4m3,v=fp8_e4m3");
+  EXPECT_EQ(
+      ParseOk("k=nvfp4,v=nvfp4,scale=calib;layers=0-1:k=f16,v=f16;layers=3:scale=ckpt;layers=5:sink=4,scale=calib")
+          .WithoutScales()
+          .spec(),
+      "k=nvfp4,v=nvfp4;layers=0-1:k=f16,v=f16;layers=5:sink=4");
+  const CacheConfig plain = ParseOk("k=q4_0,v=q8_0,engine=llama.cpp");
+  EXPECT_EQ(plain.WithoutScales(), plain);
+}
+
 TEST(CacheConfigTest, FormatDefaults) {
   CacheConfig p = ParseOk("k=kivi2,v=kivi2");
   EXPECT_EQ(p.ForHead(0, 0).Recent(), 128);

@@ -174,7 +174,7 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, const StagedJobRun& job, Au
 Expected<const Target*> AuditTarget(AuditOptions* o) {
   std::vector<CacheConfig> candidates;
   if (!o->budget.empty()) {
-    KV_ASSIGN_OR_RETURN(candidates, CandidateConfigs(o->formats, o->target, !o->kv.kv_calib.empty()));
+    KV_ASSIGN_OR_RETURN(candidates, CandidateConfigs(o->formats, o->target, {.calib = !o->kv.kv_calib.empty()}));
   }
   return ApplyJobTarget(o->target, candidates, &o->kv);
 }

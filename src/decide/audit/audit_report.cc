@@ -82,7 +82,7 @@ std::string NoSignalLine(const AuditResult& r) {
 std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
   return p.spec + "  (" + std::to_string(p.bytes_per_token) + " bytes/token, " +
          FormatNumber("%.0f%% of f16", 100.0 * p.bytes_per_token / rec.f16_bytes_per_token) + ", " +
-         FormatNumber("%.3f GiB", GibAtContext(p.bytes_per_token, rec.target_ctx)) + "; " + ShapesText(p.shapes) +
+         FormatNumber("%.3f GiB", GibAtContext(p.bytes_per_token, rec.target_ctx)) + "; " + ShapesText(p) +
          "; safe up to " + SafeUpToText(p.verdict) + ")\n";
 }
 

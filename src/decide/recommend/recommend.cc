@@ -143,8 +143,8 @@ Expected<RecommendPlan> RecommendPlan::Make(RecommendOptions o) {
     return BadInput("recommend needs --budget; hint: e.g. --budget 1800 (bytes per token), 2.5GiB or 0.5xf16");
   KV_RETURN_IF_ERROR(ParseBudget(o.budget));
   if (!o.target.empty()) KV_RETURN_IF_ERROR(TargetNamed(o.target));
-  KV_RETURN_IF_ERROR(
-      ParseCandidates(o.formats.empty() ? DefaultCandidateFormats(o.target, !o.kv.kv_calib.empty()) : o.formats));
+  KV_RETURN_IF_ERROR(ParseCandidates(
+      o.formats.empty() ? DefaultCandidateFormats(o.target, {.calib = !o.kv.kv_calib.empty()}) : o.formats));
   KV_RETURN_IF_ERROR(VerifyFamilies(policy, o));
   if (!o.custom.empty()) KV_RETURN_IF_ERROR(LoadCustomProbes(o.custom));
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
@@ -160,7 +160,12 @@ Expected<RecommendPlan> RecommendPlan::FromWindows(RecommendOptions o, ModelRunt
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   KV_ASSIGN_OR_RETURN(Budget budget, ParseBudget(o.budget));
-  if (o.formats.empty()) o.formats = DefaultCandidateFormats(o.target, !o.kv.kv_calib.empty());
+  // The checkpoint's own k_scale/v_scale make scale=ckpt candidates beside scale=unit (what runs
+  // when the engine's loader drops them): both judged.
+  if (o.formats.empty()) {
+    o.formats =
+        DefaultCandidateFormats(o.target, ScaleSourcesOf(!o.kv.kv_calib.empty(), runtime.model->config().kv_scales));
+  }
   // Every configuration recommend makes is the baseline's settings with parts quantized, so a
   // baseline under the target's engine puts the sensitivity and every verified point under it.
   KV_ASSIGN_OR_RETURN(const std::vector<CacheConfig> candidates, CandidateConfigs(o.formats, o.target));
@@ -276,6 +281,8 @@ Status SearchAndVerify(RecommendPlan& plan, RecommendResult* r, VerifyShard* sha
                     "(docs/deployment.md), or --target native to search kvaudit's own mixes");
   }
   r->smallest_bytes_per_token = r->fronts.front().second.front().bytes_per_token;
+  for (const auto& [shape, front] : r->fronts)
+    r->smallest_bytes_per_token = std::min(r->smallest_bytes_per_token, front.front().bytes_per_token);
   const std::optional<double> kld_max = plan.policy.LimitsFor(1, plan.target_ctx)[FidelityMetric::kKldMean];
   const CacheConfig& baseline = plan.sensitivity.eval.configs.config(0);
   for (int round = 1; round <= 2; ++round) {

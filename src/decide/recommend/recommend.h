@@ -77,6 +77,7 @@ struct VerifiedPoint {
   double predicted_kld = 0;      // the search's cost: Σ of its parts' one-at-a-time mean KLD (NaN in round 3)
   bool within_budget = false;
   int round = 1;                         // 1: under the budget; 2: above it; 3: an engine's approximation
+  bool scales_dropped = false;           // round 3: a choice as it runs when the checkpoint's scales do not load
   std::optional<ConfigResult> held_out;  // eval on the held-out windows
   ConfigVerdict verdict;                 // the policy's, at the target context
 };

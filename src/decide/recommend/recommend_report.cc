@@ -44,6 +44,7 @@ json PointJson(const VerifiedPoint& p, const RecommendResult& r, const Recommend
   return {{"spec", p.spec},
           {"shapes", shapes},
           {"round", p.round},
+          {"scales_dropped", p.scales_dropped},
           {"within_budget", p.within_budget},
           {"bytes_per_token", p.bytes_per_token},
           {"kv_gib_at_target", Num(GibAtContext(p.bytes_per_token, r.target_ctx))},
@@ -54,6 +55,17 @@ json PointJson(const VerifiedPoint& p, const RecommendResult& r, const Recommend
           {"pass", v.pass},
           {"safe_up_to", SafeUpToText(v)},
           {"first_failure", v.first_failure ? json(v.cases[*v.first_failure].text) : json(nullptr)}};
+}
+
+// The verdict on an exact setting's configuration as it runs when the checkpoint's scales do not
+// load, when that was verified (round 3, scales_dropped); "" otherwise.
+std::string DroppedScalesLine(const TargetSettings& e, const std::map<std::string, bool>& verdicts,
+                              const std::string& indent) {
+  const std::string& dropped = e.scales_dropped_spec;
+  const auto it = verdicts.find(dropped);
+  if (dropped.empty() || it == verdicts.end()) return "";
+  return indent + PadColumn("", 14) + "scales dropped (" + dropped +
+         ", verified): " + (it->second ? "passes" : "FAILS") + "\n";
 }
 
 // An engine's approximations (closest first) against the verified verdicts: the first that passed,
@@ -158,6 +170,7 @@ std::string TargetLines(const std::vector<TargetSettings>& targets, const std::s
     if (e.exact) {
       s += JoinWith(e.flags, " ") + "\n";
       for (const std::string& d : e.silent_defaults) s += indent + PadColumn("", 14) + "silently: " + d + "\n";
+      s += DroppedScalesLine(e, verdicts, indent);
       continue;
     }
     s += "not exact (" + e.why_not + "); ";
@@ -183,10 +196,11 @@ std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r) {
   return out;
 }
 
-std::string ShapesText(const std::vector<MixShape>& shapes) {
-  if (shapes.empty()) return "engine approximation";
+std::string ShapesText(const VerifiedPoint& p) {
+  if (p.scales_dropped) return "scales dropped";
+  if (p.shapes.empty()) return "engine approximation";
   std::string s;
-  for (MixShape m : shapes) s += (s.empty() ? "" : ",") + std::string(MixShapeName(m));
+  for (MixShape m : p.shapes) s += (s.empty() ? "" : ",") + std::string(MixShapeName(m));
   return s;
 }
 
@@ -287,7 +301,7 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   s += "\n\n" + PadColumn("verified on held-out data", 44) + PadColumn("shape", 20) +
        "bytes/tok  predicted  KLD mean  verdict\n";
   for (const VerifiedPoint& p : r.verified) {
-    s += PadColumn(p.spec, 44) + PadColumn(ShapesText(p.shapes), 20) +
+    s += PadColumn(p.spec, 44) + PadColumn(ShapesText(p), 20) +
          PadColumn(std::to_string(p.bytes_per_token) + (p.within_budget ? "" : "*"), 11) +
          PadColumn(std::isfinite(p.predicted_kld) ? FormatNumber("%.5f", p.predicted_kld) : "-", 11) +
          PadColumn(p.held_out ? FormatNumber("%.5f", p.held_out->summary.overall.kld_mean) : "-", 10) +
@@ -295,7 +309,12 @@ std::string RecommendText(const RecommendResult& r, const RecommendPlan& plan) {
   }
   s +=
       "(* above the budget; predicted = the sum of the parts' one-at-a-time KLD on the calibration windows; an engine\n"
-      "approximation is what an engine that cannot store a choice runs instead)\n\n";
+      "approximation is what an engine that cannot store a choice runs instead";
+  const bool dropped =
+      std::any_of(r.verified.begin(), r.verified.end(), [](const VerifiedPoint& p) { return p.scales_dropped; });
+  if (dropped)
+    s += ";\nscales dropped: a choice at scale 1.0, as engines run it when the checkpoint's scales do not load";
+  s += ")\n\n";
   auto line = [&](const char* what, const std::optional<size_t>& i) {
     if (!i) return std::string(what) + ": none of the verified configurations passes\n";
     const VerifiedPoint& p = r.verified[*i];

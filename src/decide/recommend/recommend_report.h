@@ -26,7 +26,7 @@ std::string TargetLines(const std::vector<TargetSettings>& targets, const std::s
 std::map<std::string, bool> VerifiedVerdicts(const RecommendResult& r);
 
 // "per-layer", "first/last", "uniform" joined by commas; "engine approximation" for round 3.
-std::string ShapesText(const std::vector<MixShape>& shapes);
+std::string ShapesText(const VerifiedPoint& p);
 // When nothing under the budget passes, what budget would have (docs/cli.md "recommend"): the
 // cheapest verified configuration that passes as a --budget in bytes and as a share of f16 (rounded
 // up, so it admits that configuration); or, when none passes at all, that no budget would, with the

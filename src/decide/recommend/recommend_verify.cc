@@ -7,6 +7,7 @@
 #include "decide/targets/spec_memory.h"
 #include "decide/targets/target_settings.h"
 #include "decide/gate/gate_inputs.h"
+#include "kv/formats/format_table.h"
 #include "probe/session.h"
 #include "run/fingerprint.h"
 #include "run/run_dir.h"
@@ -92,9 +93,11 @@ ShapedFronts SearchFronts(const MixProblem& problem, std::optional<DeployTarget>
   ShapedFronts out;
   if (engine) {
     KV_CHECK(model != nullptr);
-    ShapedFronts runnable = SearchFronts(problem);
+    MixProblem restricted = problem;
+    restricted.RestrictTo([&](const CacheConfig& c) { return RunsExactly(*engine, c, *model); });
+    ShapedFronts runnable = SearchFronts(restricted);
     if (*engine == DeployTarget::kVllm)
-      runnable.push_back({MixShape::kSkipLayers, SearchFront(problem, MixShape::kSkipLayers)});
+      runnable.push_back({MixShape::kSkipLayers, SearchFront(restricted, MixShape::kSkipLayers)});
     for (auto& [shape, front] : runnable) {
       MixFront kept;
       for (MixPoint& p : front) {
@@ -146,6 +149,23 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
   return out;
 }
 
+namespace {
+
+// Whether some tensor is stored in a format with a per-tensor scale taken from calibrated or
+// checkpoint scales (scale=calib, scale=ckpt).
+bool ReadsScales(const CacheConfig& c, const ModelConfig& model) {
+  for (int l = 0; l < model.n_layers; ++l) {
+    for (int h = 0; h < model.n_kv_heads; ++h) {
+      const HeadConfig p = c.ForHead(model, l, h);
+      const bool from_file = p.scale == Fp8ScaleMode::kCalib || p.scale == Fp8ScaleMode::kCkpt;
+      if (from_file && (HasTensorScale(p.k) || HasTensorScale(p.v))) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<VerifiedPoint> TargetApproximations(const std::vector<CacheConfig>& chosen,
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
                                                 int target_ctx, const CacheConfig& baseline) {
@@ -156,6 +176,14 @@ std::vector<VerifiedPoint> TargetApproximations(const std::vector<CacheConfig>& 
            std::any_of(out.begin(), out.end(), same);
   };
   for (const CacheConfig& choice : chosen) {
+    // Every engine that reads a checkpoint's k_scale/v_scale runs scale 1.0 when its loader drops
+    // them, without an error (decide/targets/target_fp8.cc DroppedScales): that case is judged too.
+    if (ReadsScales(choice, config) && !known(choice.WithoutScales())) {
+      VerifiedPoint v;
+      v.config = choice.WithoutScales(), v.spec = v.config.spec(), v.round = 3, v.scales_dropped = true;
+      v.predicted_kld = std::numeric_limits<double>::quiet_NaN();
+      out.push_back(std::move(v));
+    }
     auto targets = SettingsFor(choice, config, target_ctx);
     if (!targets) continue;
     for (const TargetSettings& e : *targets) {

@@ -23,7 +23,8 @@ MixProblem BuildMixProblem(const RecommendPlan& plan, const std::vector<std::vec
 // candidate K can share a layer with every candidate V (ik_llama.cpp has no per-layer modifiers),
 // global/sliding for a model with both kinds. With a deployment engine (recommend --target
 // naming one): also skip-layers where the engine has skipped layers (vLLM), and each front only
-// the points the engine runs exactly (RunsExactly), empty fronts dropped.
+// the points the engine runs exactly (RunsExactly), empty fronts dropped; the shapes that enumerate
+// their points (all but per-layer) drop the others before keeping the undominated ones.
 ShapedFronts SearchFronts(const MixProblem& problem, std::optional<DeployTarget> engine = std::nullopt,
                           const ModelConfig* model = nullptr);
 
@@ -42,8 +43,10 @@ std::vector<VerifiedPoint> ChoosePoints(const MixProblem& problem, const ShapedF
                                         const CacheConfig& baseline);
 
 // Round 3: every approximation (decide/targets/target_settings.h, closest first) that an engine which
-// cannot store one of `specs` exactly runs instead, not verified yet and not the baseline, as
-// points with no shape; their bytes come from the verification's eval.
+// cannot store one of `specs` exactly runs instead, and a choice that reads calibrated or checkpoint
+// scales as it runs when they do not load (scales_dropped: CacheConfig::WithoutScales), not
+// verified yet and not the baseline, as points with no shape; their bytes come from the
+// verification's eval.
 std::vector<VerifiedPoint> TargetApproximations(const std::vector<CacheConfig>& chosen,
                                                 const std::vector<VerifiedPoint>& verified, const ModelConfig& config,
                                                 int target_ctx, const CacheConfig& baseline);

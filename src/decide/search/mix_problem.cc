@@ -137,6 +137,13 @@ MixPoint MixProblem::Evaluate(std::vector<uint8_t> choice) const {
   return p;
 }
 
+bool MixProblem::Runs(const std::vector<uint8_t>& choice) const {
+  if (!runs_) return true;
+  MixPoint p;
+  p.choice = choice;
+  return runs_(Config(p));
+}
+
 CacheConfig MixProblem::Config(const MixPoint& point) const {
   KV_CHECK(point.choice.size() == parts_.size());
   std::vector<LayerCandidates> layers;  // [n_layers]

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ class MixProblem {
   std::string Spec(const MixPoint& point) const { return Config(point).spec(); }
   // Sums an assignment as the search does: bytes, and the exact cost.
   MixPoint Evaluate(std::vector<uint8_t> choice) const;
+  // The configurations the search may return: with a restriction (an engine's RunsExactly), the
+  // shapes that enumerate their points drop the others before keeping the undominated ones, so a
+  // point no engine runs never hides one it does.
+  void RestrictTo(std::function<bool(const CacheConfig&)> runs) { runs_ = std::move(runs); }
+  bool Runs(const std::vector<uint8_t>& choice) const;  // true without a restriction
 
   static int Index(int layer, char tensor) { return 2 * layer + (tensor == 'v' ? 1 : 0); }
 
@@ -73,6 +79,7 @@ class MixProblem {
   std::vector<std::vector<uint8_t>> compat_;   // [n_layers][n_k_choices · n_v_choices] ShareLayer
   double quantum_ = 1;
   AttentionMode attention_ = AttentionMode::kNative;
+  std::function<bool(const CacheConfig&)> runs_;  // empty: every configuration
 };
 
 }  // namespace kvaudit

@@ -17,7 +17,7 @@ MixFront FrontOf(const MixProblem& m, std::vector<Scored> points) {
   MixFront front;
   int64_t best = std::numeric_limits<int64_t>::max();
   for (Scored& p : points) {
-    if (p.cost >= best) continue;
+    if (p.cost >= best || !m.Runs(p.choice)) continue;
     best = p.cost;
     front.push_back({p.bytes, static_cast<double>(p.cost) * m.quantum(), std::move(p.choice)});
   }

@@ -7,7 +7,11 @@
 
 namespace kvaudit {
 
-std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag, bool have_calib) {
+ScaleSources ScaleSourcesOf(bool have_calib, const CheckpointKvScales& ckpt) {
+  return ScaleSources{.calib = have_calib, .ckpt = !ckpt.empty(), .ckpt_per_head = ckpt.per_layer > 1};
+}
+
+std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag, ScaleSources scales) {
   const std::vector<std::string> llamacpp = {"q8_0,q4_0"};
   const Expected<const Target*> target =
       target_flag.empty() ? Expected<const Target*>(&LlamaCppTarget()) : TargetNamed(target_flag);
@@ -21,14 +25,18 @@ std::vector<std::string> DefaultCandidateFormats(const std::string& target_flag,
     if (IsFullPrecision(f)) continue;
     const std::string name(KvFormatName(f));
     own += (own.empty() ? "" : ",") + name;
-    if (have_calib && HasTensorScale(f) && f != KvFormat::kFp8E5M2) own += "," + name + ",scale=calib";
+    if (!HasTensorScale(f) || f == KvFormat::kFp8E5M2) continue;
+    if (scales.calib) own += "," + name + ",scale=calib";
+    // Per-head checkpoint scales: nvfp4's kernels read one global scale per layer.
+    if (scales.ckpt && !scales.ckpt_per_head) own += "," + name + ",scale=ckpt";
+    if (scales.ckpt && scales.ckpt_per_head && IsFp8(f)) own += "," + name + ",scale=ckpt,scale_by=head";
   }
   return own.empty() ? llamacpp : std::vector<std::string>{own};
 }
 
 Expected<std::vector<CacheConfig>> CandidateConfigs(const std::vector<std::string>& formats,
-                                                    const std::string& target_flag, bool have_calib) {
-  const std::vector<std::string> args = formats.empty() ? DefaultCandidateFormats(target_flag, have_calib) : formats;
+                                                    const std::string& target_flag, ScaleSources scales) {
+  const std::vector<std::string> args = formats.empty() ? DefaultCandidateFormats(target_flag, scales) : formats;
   KV_ASSIGN_OR_RETURN(const std::vector<FormatCandidate> candidates, ParseCandidates(args));
   std::vector<CacheConfig> out;
   for (const FormatCandidate& c : candidates) {

@@ -174,6 +174,11 @@ std::string ScaleReason(const TargetView& v, const Caps& caps, const Plan& plan)
   const std::string name(KvFormatName(*plan.quant));
   if (p.scale == Fp8ScaleMode::kDynamic)
     return "scale=dynamic (an f32 scale per 32 elements) has no " + caps.name + " equivalent";
+  // With scales in the checkpoint, scale 1.0 is no setting: it is what runs when a loader drops them.
+  if (p.scale == Fp8ScaleMode::kUnit && v.ckpt_scales_per_layer > 0) {
+    return caps.name + " loads this checkpoint's k_scale/v_scale (scale=ckpt); scale 1.0 runs only when its " +
+           "loader drops them";
+  }
   if (p.scale == Fp8ScaleMode::kUnit)
     return caps.unit_scale ? "" : caps.name + " takes its " + name + " scales from the checkpoint";
   if (*plan.quant == KvFormat::kFp8E5M2)
@@ -212,8 +217,15 @@ std::vector<CacheConfig> Candidates(const TargetView& v, const Caps& caps) {
   for (const HeadConfig& p : v.heads) {
     if (!HasTensorScale(p.k) && !HasTensorScale(p.v)) continue;
     // The nearest scale the engine has: calibrated per-layer scales for dynamic or per-head ones.
-    // The checkpoint's own scales stay the checkpoint's.
-    const Fp8ScaleMode given = p.scale == Fp8ScaleMode::kCkpt ? Fp8ScaleMode::kCkpt : Fp8ScaleMode::kCalib;
+    // The checkpoint's own scales stay the checkpoint's (per-head ones where the engine takes them);
+    // with them, scale 1.0 becomes them.
+    const bool ckpt_runs = v.ckpt_scales_per_layer == 1 || (v.ckpt_scales_per_layer > 1 && caps.calib_head);
+    if (ckpt_runs && (p.scale == Fp8ScaleMode::kCkpt || p.scale == Fp8ScaleMode::kUnit)) {
+      extra.mods.scale = Fp8ScaleMode::kCkpt;
+      if (v.ckpt_scales_per_layer > 1) extra.mods.scale_by = Fp8ScaleBy::kHead;
+      break;
+    }
+    const Fp8ScaleMode given = Fp8ScaleMode::kCalib;
     if (p.scale != Fp8ScaleMode::kUnit && p.scale != Fp8ScaleMode::kDynamic && p.scale_by == Fp8ScaleBy::kHead &&
         caps.calib_head) {
       extra.mods.scale = given, extra.mods.scale_by = Fp8ScaleBy::kHead;
@@ -300,9 +312,9 @@ std::string DroppedScales(const Plan& plan, const Caps& caps) {
                  : "SGLang warns \"no scaling factors provided\" whenever no --quantization-param-path is given, "
                    "scales or not");
   }
-  return "if the checkpoint's scales do not load (" + dropped + "), " + name +
-         " runs at scale 1.0 instead of the calibrated scales, with no error: measure the same spec with "
-         "scale=unit too";
+  return "if the checkpoint's scales do not load (" + dropped + "), " + name + " runs at scale 1.0 instead of " +
+         (plan.quant_head.scale == Fp8ScaleMode::kCkpt ? "them" : "the calibrated scales") +
+         ", with no error: measure the same spec with scale=unit too";
 }
 
 // vLLM's per-format conditions and silent defaults (vllm-project/vllm@d8eabdbf: flashinfer.py

@@ -115,6 +115,8 @@ TargetSettings SettingsForTarget(DeployTarget target, const CacheConfig& cache_c
   if (reasons.empty()) {
     out.exact = true;
     out.settings_for = view.spec;
+    const std::string dropped = cache_config.WithoutScales().spec();
+    if (dropped != view.spec) out.scales_dropped_spec = dropped;
     impl.render(view, config, target_ctx, out);
     return out;
   }

@@ -38,6 +38,8 @@ struct TargetSettings {
   std::vector<CacheConfig> approximations;  // what the engine runs exactly, closest first (when !exact)
   std::string settings_for;                 // the spec the settings below realise: the input spec when
                                             // exact, else approximations[0] ("" if none)
+  std::string scales_dropped_spec;          // exact: settings_for with every scale at 1.0, as the engine runs it
+                                            // when the checkpoint's scales do not load ("" if it reads none)
   std::vector<std::string> flags;           // flags, NAME=value environment lines, or API arguments
   std::string command_example;
   std::string measure_spec;        // the kvaudit spec that measures what these settings run

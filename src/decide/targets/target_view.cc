@@ -17,6 +17,7 @@ TargetView TargetView::Of(const CacheConfig& cache_config, const ModelConfig& co
   v.spec = cache_config.spec();
   v.attention = cache_config.attention();
   v.head_dim = config.head_dim;
+  v.ckpt_scales_per_layer = config.kv_scales.per_layer;
   for (int layer = 0; layer < config.n_layers; ++layer) {
     const HeadConfig first = cache_config.ForHead(config, layer, 0);
     for (int head = 1; head < config.n_kv_heads; ++head) {

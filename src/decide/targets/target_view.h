@@ -29,6 +29,7 @@ struct TargetView {
   std::vector<LayerKv> layers;    // [n_layers]: KV head 0's formats
   std::vector<HeadConfig> heads;  // [n_layers]: KV head 0's full configuration
   bool heads_differ = false;      // some layer's KV heads do not share one configuration
+  int ckpt_scales_per_layer = 0;  // the checkpoint's k_scale/v_scale: 1 per tensor, n_kv_heads per head; 0: none
 
   static TargetView Of(const CacheConfig& cache_config, const ModelConfig& config);
 

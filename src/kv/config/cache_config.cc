@@ -371,6 +371,19 @@ CacheConfig CacheConfig::WithAttention(AttentionMode attention) const {
   return config;
 }
 
+CacheConfig CacheConfig::WithoutScales() const {
+  CacheConfig config = *this;
+  config.defaults_.scale.reset(), config.defaults_.scale_by.reset();
+  std::vector<Override> kept;
+  for (Override ov : overrides_) {
+    ov.settings.scale.reset(), ov.settings.scale_by.reset();
+    if (!ov.settings.empty()) kept.push_back(std::move(ov));  // an override of scales alone goes
+  }
+  config.overrides_ = std::move(kept);
+  config.spec_ = config.Print();
+  return config;
+}
+
 bool CacheConfig::KindMatches(LayerKind kind, int layer, bool sliding, int n_layers) {
   switch (kind) {
     case LayerKind::kAny: return true;

@@ -107,6 +107,9 @@ class CacheConfig {
   // This configuration computed by `attention`, written as its `engine=` key (a target's engine:
   // decide/targets/measure_target.h); every other key as it was.
   CacheConfig WithAttention(AttentionMode attention) const;
+  // The same configuration with no scale= or scale_by= key anywhere: every per-tensor scale (fp8,
+  // nvfp4) at 1.0, which is what an engine runs when a checkpoint's k_scale/v_scale do not load.
+  CacheConfig WithoutScales() const;
 
   // Block sizes dividing head_dim, rotation sizes, layer/head ranges inside the model, no two
   // overrides covering the same (layer, head), calibration-free settings where no calibration
