@@ -37,8 +37,8 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   AddKvCompareFlags(app, o.kv);
   AddEndpointFlags(app, o.remote);
   app.add_option("--top-logprobs", o.top_logprobs,
-                 "top logprobs asked per position of an endpoint (its KLD is a lower bound from them; >= 5)")
-      ->capture_default_str();
+                 "top logprobs asked per position of an endpoint (its KLD is a lower bound from them; >= 5; "
+                 "default 100 when every endpoint is llama-server, whose n_probs has no cap, else 20)");
   AddDataFlag(app, o.data, "the text to evaluate");
   app.add_flag("--per-doc", o.per_doc, "one document per window (truncated to --ctx) instead of one joined stream");
   AddCtxFlag(app, o.ctx, "the window length (default: the model's context, at most 4096)");

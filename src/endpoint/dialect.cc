@@ -58,8 +58,10 @@ Capabilities CapabilitiesOf(Dialect d) {
     case Dialect::kLlamaServer:
       // tools/server/README.md: POST /tokenize {content, add_special}; POST /completion with
       // return_tokens (raw generated ids), seed and n_probs (no documented cap). No prompt
-      // logprobs; echo on /v1/completions is not documented.
-      c = {S::kYes, S::kNo, S::kUnknown, S::kYes, S::kYes, -1, "content", "native-tokens"};
+      // logprobs (echo on /v1/completions is refused: server-common.cpp "Only no echo is
+      // supported"), but n_probs over a prefix with logit_bias teacher-forces one position.
+      c = {S::kYes, S::kNo, S::kNo, S::kYes, S::kYes, -1, "content", "native-tokens"};
+      c.prefix_logprobs = S::kYes;
       break;
     case Dialect::kOpenAI:
       // OpenAI API reference, legacy completions: logprobs up to 5, echo, seed (beta, "best

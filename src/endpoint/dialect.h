@@ -43,6 +43,9 @@ struct Capabilities {
   // How generated ids come back: "logprobs-token-ids" (return_tokens_as_token_ids), "native-tokens"
   // (llama-server /completion return_tokens), "" (only text: re-tokenized locally).
   std::string ids_from;
+  // Teacher forcing one position per request where prompt logprobs are missing: n_probs over the
+  // prefix, the next token forced (llama-server's /completion; endpoint/remote_prefix_scoring.cc).
+  Support prefix_logprobs = Support::kNo;
 };
 
 Capabilities CapabilitiesOf(Dialect d);

@@ -56,7 +56,9 @@ class RemoteBackend final : public GenerationBackend {
   // Not available from an endpoint (has_full_logits() is false): calling it is a bug.
   std::vector<float> ForcedLogits(std::span<const int32_t> prompt, std::span<const int32_t> continuation) override;
 
-  bool has_forced_top_k() const override { return caps_.prompt_logprobs == Support::kYes; }
+  bool has_forced_top_k() const override {
+    return caps_.prompt_logprobs == Support::kYes || caps_.prefix_logprobs == Support::kYes;
+  }
   // The dialect's documented maximum, else 20 (vLLM's default --max-logprobs, kvaudit serve's).
   int max_top_k() const override { return caps_.max_top_logprobs > 0 ? caps_.max_top_logprobs : 20; }
   // PromptLogprobs over prompt + continuation, the rows predicting the continuation.
@@ -64,8 +66,11 @@ class RemoteBackend final : public GenerationBackend {
                                             int k) override;
 
   // Positions 1..n-1 of ids, teacher-forced by the server: [ids.size() - 1], via vLLM's
-  // prompt_logprobs: k with max_tokens 1. An error where the dialect has no prompt logprobs.
-  Expected<std::vector<PromptPositionLogprobs>> PromptLogprobs(std::span<const int32_t> ids, int k) const;
+  // prompt_logprobs: k with max_tokens 1, or where the dialect has none but prefix_logprobs
+  // (llama-server), one request per position from `first` on (the entries before it carry only
+  // their token: their rows are not needed). An error where the dialect has neither.
+  Expected<std::vector<PromptPositionLogprobs>> PromptLogprobs(std::span<const int32_t> ids, int k,
+                                                               size_t first = 0) const;
 
   // Each sample tokenized here (with the model's BOS convention) and by the server's /tokenize
   // (add_special): BadInput naming the first differing token when they disagree.
@@ -85,6 +90,8 @@ class RemoteBackend final : public GenerationBackend {
                                                      const SamplingParams& params);
   Expected<std::vector<int32_t>> GenerateLlamaNative(std::span<const int32_t> prompt, int max_tokens,
                                                      const SamplingParams& params);
+  // PromptLogprobs through one /completion per position (endpoint/remote_prefix_scoring.cc).
+  Expected<std::vector<PromptPositionLogprobs>> PrefixLogprobs(std::span<const int32_t> ids, int k, size_t first) const;
   std::vector<int32_t> Retokenize(const std::string& text);
   void DropEos(std::vector<int32_t>& ids) const;
 

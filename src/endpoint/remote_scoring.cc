@@ -74,11 +74,14 @@ Expected<PromptPositionLogprobs> ReadPosition(const json& dict, int32_t token, i
 
 }  // namespace
 
-Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PromptLogprobs(std::span<const int32_t> ids, int k) const {
+Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PromptLogprobs(std::span<const int32_t> ids, int k,
+                                                                            size_t first) const {
   const std::string path = "/v1/completions";
+  if (ids.size() >= 2 && caps_.prompt_logprobs != Support::kYes && caps_.prefix_logprobs == Support::kYes)
+    return PrefixLogprobs(ids, k, first);
   if (caps_.prompt_logprobs != Support::kYes) {
     return Bad(client_, path, std::string("the ") + DialectName(dialect_) + " dialect has no prompt logprobs",
-               "fidelity needs vLLM or kvaudit serve; probes and generation still run");
+               "fidelity needs vLLM, llama-server or kvaudit serve; probes and generation still run");
   }
   if (ids.size() < 2) return std::vector<PromptPositionLogprobs>();
   json body = {{"prompt", std::vector<int32_t>(ids.begin(), ids.end())},
@@ -112,7 +115,8 @@ Expected<std::vector<TopKRow>> RemoteBackend::ForcedTopK(std::span<const int32_t
   if (continuation.empty()) return std::vector<TopKRow>();
   std::vector<int32_t> ids(prompt.begin(), prompt.end());
   ids.insert(ids.end(), continuation.begin(), continuation.end());
-  KV_ASSIGN_OR_RETURN(std::vector<PromptPositionLogprobs> rows, PromptLogprobs(ids, k));  // [ids.size() - 1]
+  KV_ASSIGN_OR_RETURN(std::vector<PromptPositionLogprobs> rows,
+                      PromptLogprobs(ids, k, prompt.size() - 1));  // [ids.size() - 1]
   std::vector<TopKRow> out;  // entry j predicts ids[j + 1]: the continuation's from prompt.size() - 1 on
   for (size_t j = prompt.size() - 1; j < rows.size(); ++j) {
     if (rows[j].top.empty()) {

@@ -18,10 +18,10 @@ TopKRow ToRow(PromptPositionLogprobs&& p) {
 Status CheckForEval(const RemoteConfig& c, int top_logprobs) {
   const Capabilities& caps = c.backend->capabilities();
   const std::string at = "--endpoint " + c.name + " (" + DialectName(c.backend->dialect()) + ")";
-  if (caps.prompt_logprobs != Support::kYes) {
+  if (!c.backend->has_forced_top_k()) {
     return BadInput(at +
-                    " returns no prompt logprobs, which eval needs; hint: eval a vLLM or kvaudit serve "
-                    "deployment; `kvaudit probe` runs against this one (docs/endpoints.md)");
+                    " returns no prompt logprobs, which eval needs; hint: eval a vLLM, llama-server or kvaudit "
+                    "serve deployment; `kvaudit probe` runs against this one (docs/endpoints.md)");
   }
   if (caps.max_top_logprobs > 0 && top_logprobs > caps.max_top_logprobs) {
     return BadInput("--top-logprobs " + std::to_string(top_logprobs) + " is above what " + at + " returns (" +
@@ -33,8 +33,10 @@ Status CheckForEval(const RemoteConfig& c, int top_logprobs) {
 
 }  // namespace
 
-Expected<RemoteConfigs> ConnectEvalEndpoints(const RemoteConfigOptions& o, bool any_in_process_config, int top_logprobs,
-                                             const Tokenizer& tokenizer, std::span<const std::string> samples) {
+Expected<RemoteConfigs> ConnectEvalEndpoints(const RemoteConfigOptions& o, bool any_in_process_config,
+                                             int* top_logprobs_flag, const Tokenizer& tokenizer,
+                                             std::span<const std::string> samples) {
+  int& top_logprobs = *top_logprobs_flag;
   if (o.empty()) return RemoteConfigs();
   if (!o.baseline_endpoint.empty() && any_in_process_config) {
     return BadInput(
@@ -47,22 +49,30 @@ Expected<RemoteConfigs> ConnectEvalEndpoints(const RemoteConfigOptions& o, bool 
                     " needs --baseline-endpoint (an in-process baseline runs "
                     "one window at a time; the endpoints of a window are always asked at once); hint: drop --parallel");
   }
-  if (top_logprobs < kMinTopK) {
+  if (top_logprobs != 0 && top_logprobs < kMinTopK) {
     return BadInput("--top-logprobs " + std::to_string(top_logprobs) + " is below " + std::to_string(kMinTopK) +
                     "; hint: top-5 drop needs 5 (the default is 20)");
   }
   KV_ASSIGN_OR_RETURN(RemoteConfigs remote, RemoteConfigs::Connect(o, tokenizer, samples));
+  if (top_logprobs == 0) {
+    const std::vector<const RemoteConfig*> all = remote.all();
+    const bool uncapped = std::all_of(all.begin(), all.end(), [](const RemoteConfig* r) {
+      const Capabilities& c = r->backend->capabilities();
+      return c.prefix_logprobs == Support::kYes && c.max_top_logprobs < 0;
+    });
+    top_logprobs = uncapped ? kUncappedTopK : 20;
+  }
   if (const RemoteConfig* b = remote.baseline()) KV_RETURN_IF_ERROR(CheckForEval(*b, top_logprobs));
   for (const RemoteConfig& c : remote.configs()) KV_RETURN_IF_ERROR(CheckForEval(c, top_logprobs));
   return remote;
 }
 
 Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>& backends, std::span<const int32_t> ids,
-                                              int k) {
+                                              int k, size_t first) {
   std::vector<std::optional<Expected<std::vector<PromptPositionLogprobs>>>> got(backends.size());
   std::vector<std::thread> threads;
   for (size_t b = 0; b < backends.size(); ++b) {
-    threads.emplace_back([&, b] { got[b].emplace(backends[b]->PromptLogprobs(ids, k)); });
+    threads.emplace_back([&, b] { got[b].emplace(backends[b]->PromptLogprobs(ids, k, first)); });
   }
   for (std::thread& t : threads) t.join();
   std::vector<TopKRows> out(backends.size());
@@ -72,7 +82,7 @@ Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>&
     KV_CHECK(rows.size() + 1 == ids.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       KV_CHECK(rows[i].token == ids[i + 1]);
-      if (rows[i].top.empty()) {
+      if (rows[i].top.empty() && i >= first) {
         return BadInput(
             backends[b]->client().spec().Url("/v1/completions") + ": position " + std::to_string(i + 1) +
             " came back without top logprobs; hint: the server must honour prompt_logprobs (vLLM, kvaudit serve)");
@@ -123,7 +133,11 @@ Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
     std::vector<std::optional<Expected<std::vector<TopKRows>>>> got(batch);
     std::vector<std::thread> threads;
     for (size_t b = 0; b < batch; ++b) {
-      threads.emplace_back([&, b] { got[b].emplace(FetchTopKRows(backends, windows[todo[at + b]], k)); });
+      threads.emplace_back([&, b] {
+        const size_t n = windows[todo[at + b]].size();
+        const size_t first = std::min(static_cast<size_t>(std::max(score_from, 0)), n == 0 ? 0 : n - 1);
+        got[b].emplace(FetchTopKRows(backends, windows[todo[at + b]], k, first));
+      });
     }
     for (std::thread& t : threads) t.join();
     for (size_t b = 0; b < batch; ++b) {

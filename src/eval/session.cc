@@ -133,8 +133,8 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
       return BadInput(o.model +
                       ": eval through an endpoint sends token ids, and the model has no tokenizer; hint: use a model "
                       "directory with tokenizer.json");
-    KV_ASSIGN_OR_RETURN(
-        remote, ConnectEvalEndpoints(o.remote, !o.kv.kv.empty(), o.top_logprobs, *tok, TokenizerSamples(tok, windows)));
+    KV_ASSIGN_OR_RETURN(remote, ConnectEvalEndpoints(o.remote, !o.kv.kv.empty(), &o.top_logprobs, *tok,
+                                                     TokenizerSamples(tok, windows)));
     if (o.attn_samples > 0) {
       o.attn_samples = 0;  // the diagnosis reads each configuration's cache rows: none through an API
       notes.push_back("attention diagnosis: off, an endpoint's cache rows cannot be read (docs/endpoints.md)");
@@ -317,7 +317,10 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
     st = RunTopKFidelity(remote, k, windows, skip, run.score_from, plan_.options.remote.parallel, on_window);
   } else {
     run.n_topk = remote.size();
-    run.fetch_topk = [&](std::span<const int32_t> ids) { return FetchTopKRows(remote, ids, k); };
+    run.fetch_topk = [&](std::span<const int32_t> ids) {
+      const size_t first = std::min(static_cast<size_t>(std::max(run.score_from, 0)), ids.empty() ? 0 : ids.size() - 1);
+      return FetchTopKRows(remote, ids, k, first);
+    };
     st = RunFidelity(*plan_.runtime.model, caches, *plan_.runtime.pool, windows, skip, run, on_window);
   }
   bar.Finish();

@@ -29,13 +29,13 @@ struct EvalOptions : JobOptions {
   // compared through their prompt logprobs; --baseline-endpoint replaces kv.baseline (then every
   // configuration must be an endpoint). At least one configuration in all.
   RemoteConfigOptions remote;
-  int top_logprobs = 20;  // top-k logprobs asked per position of an endpoint (>= 5)
-  bool per_doc = false;   // one document per window instead of one joined stream
-  int ctx = 0;            // window length; 0 = the model's context, at most 4096
-  int windows = 0;        // use K windows; 0 = all from first_window on
-  int first_window = 0;   // the first of them: windows [first_window, first_window + K) of the data
-  int score_from = 0;     // statistics use positions >= this in each window
-  std::string buckets;    // ascending upper edges of context buckets; "" = powers of two
+  int top_logprobs = 0;  // top-k logprobs asked per position of an endpoint (>= 5); 0: by server (ConnectEvalEndpoints)
+  bool per_doc = false;  // one document per window instead of one joined stream
+  int ctx = 0;           // window length; 0 = the model's context, at most 4096
+  int windows = 0;       // use K windows; 0 = all from first_window on
+  int first_window = 0;  // the first of them: windows [first_window, first_window + K) of the data
+  int score_from = 0;    // statistics use positions >= this in each window
+  std::string buckets;   // ascending upper edges of context buckets; "" = powers of two
   double kld_threshold = 0.01;
   int bootstrap = 1000;  // replicates for the KLD confidence intervals
   uint64_t bootstrap_seed = 1;

@@ -181,7 +181,7 @@ TEST_F(CliEvalEndpointTest, WhatCannotRunIsOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--baseline-endpoint " + Url(*base_) + " --kv " + kQ4 + " --endpoint q4=" + Url(*q4_), "in-process"},
       {"--endpoint q4=" + Url(*q4_) + " --top-logprobs 3", "--top-logprobs 3"},
-      {"--endpoint q4=" + Url(*q4_) + " --dialect llama-server", "no prompt logprobs"},
+      {"--endpoint q4=" + Url(*q4_) + " --dialect openai", "no prompt logprobs"},
       {"--baseline-endpoint " + Url(*base_), "at least one --kv or --endpoint"},
       {"--endpoint q4=" + Url(*q4_) + " --parallel 2", "--parallel 2 needs --baseline-endpoint"},
   };

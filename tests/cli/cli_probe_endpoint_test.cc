@@ -171,8 +171,9 @@ TEST(CliProbeEndpointDriftTest, SamePathsAndALowerBoundKl) {
     some_below = some_below || bound < exact;
   }
   EXPECT_TRUE(some_below);
-  // A server without prompt logprobs cannot take part in drift: named, one line, exit 2.
-  const auto refused = RunCli(drift + Remote(*base, *q4) + "--dialect llama-server --out " + remote_dir.string());
+  // A server without prompt logprobs (an OpenAI-compatible one of unknown make) cannot take part in
+  // drift: named, one line, exit 2.
+  const auto refused = RunCli(drift + Remote(*base, *q4) + "--dialect openai --out " + remote_dir.string());
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("returns no prompt logprobs"), std::string::npos) << refused.err;
   EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;

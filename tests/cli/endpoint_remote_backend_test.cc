@@ -150,11 +150,11 @@ TEST(EndpointRemoteBackendTest, PromptLogprobsAreBitwiseTheInProcessLogSoftmax) 
     }
     EXPECT_EQ(matched_top, k * static_cast<int>(ids.size() - 1));
   }
-  auto llama = Connect(*s, Dialect::kLlamaServer);
-  ASSERT_TRUE(llama);
-  auto refused = llama->PromptLogprobs(Ids(kPrompts[0]), 2);
+  auto openai = Connect(*s, Dialect::kOpenAI);
+  ASSERT_TRUE(openai);
+  auto refused = openai->PromptLogprobs(Ids(kPrompts[0]), 2);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("the llama-server dialect has no prompt logprobs"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("the openai dialect has no prompt logprobs"), std::string::npos);
 }
 
 // The bundled tokenizer with one token changed: the third id of every encoding becomes its

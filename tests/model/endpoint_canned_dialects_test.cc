@@ -3,7 +3,8 @@
 // spelling of "off", return_tokens_as_token_ids / return_tokens, cache_prompt off), and what is
 // read back — ids from "token_id:<id>" strings or llama-server's tokens with a trailing EOS
 // dropped, re-tokenized text when tokens are absent, vLLM prompt_logprobs with the token outside
-// the top k, and one line for an answer that ignored the request.
+// the top k, llama-server's teacher forcing one position per request, and one line for an answer
+// that ignored the request.
 #include <gtest/gtest.h>
 
 #include "endpoint/remote_backend.h"
@@ -107,6 +108,58 @@ TEST(EndpointCannedDialectsTest, VllmPromptLogprobsWithTheTokenOutsideTheTopK) {
   auto missing = remote->PromptLogprobs(std::vector<int32_t>{1, 7, 5}, 2);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("prompt_logprobs is missing"), std::string::npos) << missing.error().message;
+}
+
+// llama-server's answer to one forced position, in its /completion shape
+// (tools/server/server-task.cpp probs_vector_to_json @de3ff815): the sampled token with its logprob
+// and the top k, most likely first.
+json Forced(int32_t id, double logprob, const std::vector<std::pair<int32_t, double>>& top) {
+  json list = json::array();
+  for (const auto& [t, lp] : top) list.push_back({{"id", t}, {"token", "x"}, {"bytes", {120}}, {"logprob", lp}});
+  return {{"content", "x"},
+          {"tokens", {id}},
+          {"stop", true},
+          {"completion_probabilities",
+           {{{"id", id}, {"token", "x"}, {"bytes", {120}}, {"logprob", logprob}, {"top_logprobs", list}}}}};
+}
+
+// Teacher forcing through llama-server: one /completion per position from `first` on, over the
+// prefix before it, the next token forced by logit_bias under greedy sampling, n_probs k and the
+// prompt cache on; the forced token's logprob is read even outside the top k; a server that
+// sampled another token (logit_bias ignored) is one line.
+TEST(EndpointCannedDialectsTest, LlamaServerTeacherForcesOnePositionPerRequest) {
+  FaultServer s({Answer(200, Models("llamacpp")), Answer(200, Forced(7, -2.5, {{9, -0.5}, {3, -1.25}}).dump()),
+                 Answer(200, Forced(5, -0.125, {{5, -0.125}, {2, -3.0}}).dump()),
+                 Answer(200, Forced(4, -0.25, {{4, -0.25}, {2, -3.0}}).dump())},
+                Answer(500, "{}"));
+  auto remote = Connect(s);
+  ASSERT_TRUE(remote);
+  EXPECT_EQ(remote->dialect(), Dialect::kLlamaServer);
+  EXPECT_TRUE(remote->has_forced_top_k());
+  auto got = remote->PromptLogprobs(std::vector<int32_t>{1, 8, 7, 5}, 2, /*first=*/1);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ((*got)[0].token, 8);  // before `first`: the token only
+  EXPECT_TRUE((*got)[0].top.empty());
+  EXPECT_EQ((*got)[1].token, 7);
+  EXPECT_EQ((*got)[1].logprob, -2.5);
+  EXPECT_EQ((*got)[1].rank, 3);  // outside the top 2
+  EXPECT_EQ((*got)[1].top, (std::vector<std::pair<int32_t, double>>{{9, -0.5}, {3, -1.25}}));
+  EXPECT_EQ((*got)[2].rank, 1);
+  EXPECT_EQ((*got)[2].top, (std::vector<std::pair<int32_t, double>>{{5, -0.125}, {2, -3.0}}));
+  const json sent = json::parse(s.last_body());  // the last position: prefix 1 8 7, forcing 5
+  EXPECT_EQ(sent["prompt"], json({1, 8, 7}));
+  EXPECT_EQ(sent["logit_bias"], json::array({json::array({5, 1e6})}));
+  EXPECT_EQ(sent["n_probs"], 2);
+  EXPECT_EQ(sent["n_predict"], 1);
+  EXPECT_EQ(sent["cache_prompt"], true);
+  EXPECT_EQ(sent["post_sampling_probs"], false);
+  EXPECT_EQ(sent["temperature"], 0.0);
+  auto ignored = remote->PromptLogprobs(std::vector<int32_t>{1, 8, 7}, 2, 1);
+  ASSERT_FALSE(ignored.ok());
+  EXPECT_NE(ignored.error().message.find("/completion: position 2: the server sampled 4 where logit_bias forced 7"),
+            std::string::npos)
+      << ignored.error().message;
 }
 
 TEST(EndpointCannedDialectsTest, LlamaServerNativeTokensThenReTokenizedText) {
