@@ -22,8 +22,10 @@ build: setup-tests
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
+# The endpoint tests run llama.cpp's own llama-server, built once outside the repository and cached
+# (scripts/build_llamacpp.sh prints its bin directory; docs/testing.md).
 test: build
-	ctest --preset release -j $(JOBS)
+	bin="$$(bash scripts/build_llamacpp.sh)" && KVAUDIT_LLAMACPP_BIN="$$bin" ctest --preset release -j $(JOBS)
 
 # The suites where kernel paths can differ, again on the other paths of the same binary (KVAUDIT_ISA
 # forces one; `make test` runs the CPU's best): unit, golden and model on avx2 (every kernel and its
