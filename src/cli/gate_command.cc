@@ -26,7 +26,9 @@ CommandRunner AddGateCommand(CLI::App& app) {
   auto f = std::make_shared<GateFlags>();
   GateOptions& o = f->options;
   AddResultsFlag(app, o.results);
-  AddPolicyFlag(app, o.policy);
+  app.add_option("--policy", o.policy,
+                 "acceptance policy: a preset (strict, balanced, relative) or a TOML file (docs/decision.md); "
+                 "default: the one the --results audit directories recorded");
   AddModelCheckFlag(app, o.model);
   AddJunitFlag(app, o.junit);
   AddMarkdownFlag(app, o.markdown);

@@ -97,6 +97,16 @@ TEST(AuditCliTest, VerdictBlockResultsGateAgreementAndResume) {
     EXPECT_EQ(g.at("configs").at(i).at("verdict"), j["configs"][i]["verdict"]);
     EXPECT_EQ(g.at("configs").at(i).at("pass"), j["configs"][i]["pass"]);
   }
+  // Without --policy it judges by the policy the audit recorded: the same verdicts, case by case,
+  // for the context the audit judged (its --ctx: strict names none).
+  const auto recorded = RunCli("gate --results " + out.string() + " --json");
+  EXPECT_EQ(recorded.exit_code, gate.exit_code) << recorded.err;
+  const nlohmann::json rg = nlohmann::json::parse(recorded.out, nullptr, false);
+  ASSERT_FALSE(rg.is_discarded()) << recorded.out;
+  EXPECT_EQ(rg["configs"], g["configs"]);
+  EXPECT_EQ(rg["policy"], "strict");
+  EXPECT_EQ(rg["target_context"], j["target_context"]);
+  EXPECT_EQ(j["policy_text"].get<std::string>().rfind("# kvaudit preset \"strict\"", 0), 0u);
 
   // A rerun resumes every stage and reaches the same verdicts.
   const auto again = RunCli(cmd, 900);

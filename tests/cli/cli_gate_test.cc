@@ -103,6 +103,9 @@ TEST(GateCliTest, BadInputIsOneLineAndExitTwo) {
                      (dir / "typo.toml").string() + ":2:1; hint: did you mean kld_mean_max?");
   // A preset name with a typo.
   ExpectOneLineError(RunCli("gate --results " + dir.string() + " --policy balnced"), "did you mean balanced?");
+  // No --policy on results that recorded none (only an audit directory records its policy).
+  ExpectOneLineError(RunCli("gate --results " + (dir / "eval").string()),
+                     "without --policy: only an audit directory records its policy; hint: pass --policy");
   // Results of another model than --model.
   ExpectOneLineError(RunCli(Gate(dir, "--model " + testing::BundledModelDir().string())), "is from another model");
   // Eval and probe results of two models.

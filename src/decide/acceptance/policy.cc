@@ -209,6 +209,7 @@ Expected<AcceptancePolicy> ParsePolicyText(std::string_view text, const std::str
 Expected<AcceptancePolicy> ParsePolicy(std::string_view text, const std::string& source) {
   auto parsed = ParsePolicyText(text, source);
   if (!parsed.ok()) return BadInput(EscapeControlChars(parsed.error().message));  // keys and strings quoted as written
+  parsed->text = std::string(text);
   return parsed;
 }
 

@@ -74,6 +74,7 @@ struct FamilyPolicy {
 
 struct AcceptancePolicy {
   std::string name;     // the preset's name or the file's path, as given
+  std::string text;     // the TOML it was parsed from (a preset's or the file's): audit records it
   std::string extends;  // the preset a file started from ("" = none)
   std::string extends_where;
   std::optional<int> target_context;

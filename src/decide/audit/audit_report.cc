@@ -149,6 +149,7 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                 {"model_hash", r.model_hash},
                 {"workload", r.workload.name},
                 {"policy", r.policy},
+                {"policy_text", plan.policy.text},
                 {"target", std::string(plan.target->name)},
                 {"target_default", plan.target_default},
                 {"target_context", r.target_ctx},

@@ -13,7 +13,7 @@ namespace kvaudit {
 
 struct GateOptions {
   std::vector<std::string> results;  // eval, probe or audit output directories
-  std::string policy;                // a preset name or a TOML file
+  std::string policy;                // a preset name or a TOML file; "": the one the audit directories recorded
   std::string model;                 // "": no check against a model
   std::string junit, markdown;       // "": not written
 };
