@@ -32,7 +32,7 @@ if built; then
 fi
 
 for tool in npm git cmake tar; do
-  command -v "$tool" >/dev/null || { echo "build_llamacpp.sh: $tool is missing; hint: run scripts/setup.sh" >&2; exit 2; }
+  command -v "$tool" >/dev/null || { echo "build_llamacpp.sh: $tool is missing; hint: apt-get install $tool (Debian 12 has npm, git, cmake, tar)" >&2; exit 2; }
 done
 
 mkdir -p "$cache"

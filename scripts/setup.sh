@@ -19,8 +19,9 @@ pkgs=(build-essential cmake ninja-build pkg-config
 for set in "$@"; do
   case "$set" in
     tests) pkgs+=(chromium         # the report's browser test (tests/support/headless_chromium.h)
-                  slurm-wlm munge  # the scale-out test's local cluster (scripts/slurm-local.sh)
-                  npm git)         # llama.cpp's own llama-server for the endpoint tests (scripts/build_llamacpp.sh)
+                  slurm-wlm munge) # the scale-out test's local cluster (scripts/slurm-local.sh)
+           # (llama.cpp's own llama-server for the endpoint tests: scripts/build_llamacpp.sh, which
+           # needs npm and git where they are not yet: docs/testing.md "llama.cpp, built here")
            ;;
     fuzz) pkgs+=(clang libclang-rt-14-dev) ;;  # libFuzzer targets
     *) echo "setup: unknown package set '$set'; hint: tests or fuzz" >&2; exit 2 ;;
