@@ -22,6 +22,7 @@ CommandRunner AddProbeCommand(CLI::App& app);
 CommandRunner AddMergeCommand(CLI::App& app);
 CommandRunner AddDeployCommand(CLI::App& app);
 CommandRunner AddGateCommand(CLI::App& app);
+CommandRunner AddReferenceCommand(CLI::App& app);
 CommandRunner AddSensitivityCommand(CLI::App& app);
 CommandRunner AddRecommendCommand(CLI::App& app);
 CommandRunner AddAuditCommand(CLI::App& app);

@@ -36,6 +36,8 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   f->model.Add(app);
   AddKvCompareFlags(app, o.kv);
   AddEndpointFlags(app, o.remote);
+  app.add_option("--reference", o.reference,
+                 "the baseline from `kvaudit reference` instead of a baseline run or server (docs/endpoints.md)");
   app.add_option("--top-logprobs", o.top_logprobs,
                  "top logprobs asked per position of an endpoint (its KLD is a lower bound from them; >= 5; "
                  "default 100 when every endpoint is llama-server, whose n_probs has no cap, else 20)");

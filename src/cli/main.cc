@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   add("eval", "fidelity of KV-cache configurations against a baseline, by context length", AddEvalCommand);
   add("probe", "workload checks (needles, exactness, constraints, variance, drift, custom) per configuration",
       AddProbeCommand);
+  add("reference", "a baseline computed once and frozen (its top-k logprobs per position), for eval --reference",
+      AddReferenceCommand);
   add("merge", "combine the shards of an eval or probe --shard I/N run into the unsharded run's results",
       AddMergeCommand);
   add("deploy",

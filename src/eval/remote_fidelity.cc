@@ -121,8 +121,9 @@ WindowRecord RecordOf(int window, const std::vector<int32_t>& ids, const std::ve
 
 Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
                        const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip, int score_from,
-                       int parallel, const std::function<Status(WindowRecord&&)>& on_window) {
-  KV_CHECK(backends.size() >= 2 && skip.size() == windows.size() && parallel >= 1);
+                       int parallel, const std::function<Status(WindowRecord&&)>& on_window,
+                       const std::function<TopKRows(size_t window)>& reference_rows) {
+  KV_CHECK(backends.size() >= (reference_rows ? 1u : 2u) && skip.size() == windows.size() && parallel >= 1);
   std::vector<size_t> todo;  // the windows to run, ascending
   for (size_t w = 0; w < windows.size(); ++w) {
     if (!skip[w]) todo.push_back(w);
@@ -143,6 +144,7 @@ Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
     for (size_t b = 0; b < batch; ++b) {
       if (!got[b]->ok()) return got[b]->error();
       const size_t w = todo[at + b];
+      if (reference_rows) got[b]->value().insert(got[b]->value().begin(), reference_rows(w));
       KV_RETURN_IF_ERROR(on_window(RecordOf(static_cast<int>(w), windows[w], got[b]->value(), score_from)));
     }
   }

@@ -41,8 +41,11 @@ Expected<std::vector<TopKRows>> FetchTopKRows(const std::vector<RemoteBackend*>&
 // backends[0] is the remote baseline, backends[1..] the configurations (at least one). Windows
 // with skip[w] are not run; up to `parallel` windows are fetched at once; on_window receives each
 // finished window in ascending order (when a window fails, those before it have been received).
+// reference_rows: a frozen baseline (eval/reference_file.h) — reference_rows(w) is window w's
+// [n - 1] rows and backends are the configurations only (at least one).
 Status RunTopKFidelity(const std::vector<RemoteBackend*>& backends, int k,
                        const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip, int score_from,
-                       int parallel, const std::function<Status(WindowRecord&&)>& on_window);
+                       int parallel, const std::function<Status(WindowRecord&&)>& on_window,
+                       const std::function<TopKRows(size_t window)>& reference_rows = {});
 
 }  // namespace kvaudit

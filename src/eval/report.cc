@@ -279,8 +279,9 @@ std::string ResultsTable(const EvalRunInfo& info, const std::vector<ConfigResult
   out += line;
   if (info.top_logprobs > 0) {
     std::snprintf(line, sizeof(line),
-                  "(through an endpoint: bytes/token unknown (0); mean KLD is a lower bound from the top %d\n"
-                  " logprobs per position; top-1, top-5 drop and PPL ratio are exact: docs/metrics.md)\n",
+                  "(through an endpoint or against a reference: an endpoint's bytes/token unknown (0); mean KLD\n"
+                  " is a lower bound from the top %d logprobs per position; top-1, top-5 drop and PPL ratio are\n"
+                  " exact: docs/metrics.md)\n",
                   info.top_logprobs);
     out += line;
   }

@@ -17,10 +17,14 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
   const size_t n_caches = caches.size(), n_cfg = n_caches - 1, n_topk = options.n_topk;
   const int64_t vocab = model.config().vocab_size;
   const size_t row = static_cast<size_t>(vocab);
-  std::vector<std::unique_ptr<Forward>> forwards;    // [n_caches], one per cache (activations are per pass)
-  std::vector<std::vector<float>> logits(n_caches);  // [n_caches][chunk, vocab]
-  for (KvCache* cache : caches) forwards.push_back(std::make_unique<Forward>(model, *cache, pool, options.context));
-  for (auto& l : logits) l.resize(static_cast<size_t>(options.chunk) * row);
+  const bool frozen = static_cast<bool>(options.reference_rows);  // the baseline cache is not run
+  const size_t first_run = frozen ? 1 : 0;
+  std::vector<std::unique_ptr<Forward>> forwards(n_caches);  // [n_caches], one per cache run (activations are per pass)
+  std::vector<std::vector<float>> logits(n_caches);          // [n_caches][chunk, vocab]
+  for (size_t c = first_run; c < n_caches; ++c) {
+    forwards[c] = std::make_unique<Forward>(model, *caches[c], pool, options.context);
+    logits[c].resize(static_cast<size_t>(options.chunk) * row);
+  }
   for (size_t w = 0; w < windows.size(); ++w) {
     if (skip[w]) continue;
     const std::vector<int32_t>& ids = windows[w];
@@ -43,15 +47,20 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
       KV_CHECK(topk.size() == n_topk);
       for (const auto& rows : topk) KV_CHECK(rows.size() == static_cast<size_t>(std::max(n - 1, 0)));
     }
+    std::vector<TopKRow> reference;  // [n - 1] when frozen
+    if (frozen) {
+      reference = options.reference_rows(w);
+      KV_CHECK(reference.size() == static_cast<size_t>(std::max(n - 1, 0)));
+    }
     if (options.begin_window) options.begin_window(static_cast<int>(w), n);
-    for (KvCache* cache : caches) cache->Reset();
+    for (size_t c = first_run; c < n_caches; ++c) caches[c]->Reset();
     for (int start = 0; start < n - 1; start += options.chunk) {
       // The last token of a window predicts nothing, so it is never run.
       const int len = std::min(options.chunk, n - 1 - start);
       // Chunks wholly before score_from only fill the caches: skip the [len, vocab] output head.
       const bool need_logits = start + len > options.score_from;
       const std::span<const int32_t> toks(ids.data() + start, static_cast<size_t>(len));
-      for (size_t c = 0; c < n_caches; ++c) forwards[c]->Run(toks, start, logits[c].data(), need_logits);
+      for (size_t c = first_run; c < n_caches; ++c) forwards[c]->Run(toks, start, logits[c].data(), need_logits);
       if (!need_logits) continue;
       const int r0 = std::max(0, options.score_from - start);
       // Rows are independent: split them over the pool; each row's arithmetic is fixed, so the
@@ -61,17 +70,24 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
         for (int64_t k = begin; k < end; ++k) {
           const int r = r0 + static_cast<int>(k);
           const size_t i = static_cast<size_t>(start + r - rec.first_pos);
-          const std::span<const float> b(logits[0].data() + static_cast<size_t>(r) * row, row);
-          base.Set(b, rec.tokens[i]);
-          rec.nll_base[i] = base.nll();
+          const TopKRow* frozen_row = frozen ? &reference[static_cast<size_t>(start + r)] : nullptr;
+          if (frozen) {
+            KV_CHECK(frozen_row->token == rec.tokens[i] && !frozen_row->top.empty());
+            rec.nll_base[i] = -frozen_row->logprob;
+          } else {
+            base.Set({logits[0].data() + static_cast<size_t>(r) * row, row}, rec.tokens[i]);
+            rec.nll_base[i] = base.nll();
+          }
           for (size_t c = 0; c < n_cfg; ++c) {
-            const PositionFidelity f = base.Compare({logits[c + 1].data() + static_cast<size_t>(r) * row, row});
+            const std::span<const float> cfg(logits[c + 1].data() + static_cast<size_t>(r) * row, row);
+            const PositionFidelity f = frozen ? CompareTopK(*frozen_row, cfg) : base.Compare(cfg);
             WindowRecord::Config& out = rec.configs[c];
             out.kld[i] = f.kld, out.nll[i] = f.nll, out.dp[i] = f.dp;
             out.top1[i] = f.top1, out.top5_drop[i] = f.top5_drop;
           }
           for (size_t t = 0; t < n_topk; ++t) {
-            const PositionFidelity f = CompareTopK(base, topk[t][static_cast<size_t>(start + r)]);
+            const TopKRow& cfg = topk[t][static_cast<size_t>(start + r)];
+            const PositionFidelity f = frozen ? CompareTopK(*frozen_row, cfg) : CompareTopK(base, cfg);
             WindowRecord::Config& out = rec.configs[n_cfg + t];
             out.kld[i] = f.kld, out.nll[i] = f.nll, out.dp[i] = f.dp;
             out.top1[i] = f.top1, out.top5_drop[i] = f.top5_drop;

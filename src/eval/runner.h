@@ -30,6 +30,10 @@ struct FidelityRunOptions {
   // caches.size() - 1 + n_topk entries. fetch_topk(ids) returns [n_topk][ids.size() - 1] rows.
   size_t n_topk = 0;
   std::function<Expected<std::vector<std::vector<TopKRow>>>(std::span<const int32_t> ids)> fetch_topk;
+  // A frozen baseline (eval/reference_file.h): reference_rows(w) is window w's [n - 1] rows (those
+  // from score_from on with their top k), compared in place of a baseline cache, which is not run
+  // (caches[0] may be null); every KLD is then the top-k lower bound.
+  std::function<std::vector<TopKRow>(size_t window)> reference_rows;
 };
 
 // caches[0] is the baseline, caches[1..] the in-process configurations (at least one configuration

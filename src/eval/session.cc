@@ -8,6 +8,7 @@
 #include "job/job_runtime.h"
 #include "eval/attention_diag.h"
 #include "eval/buckets.h"
+#include "eval/reference_file.h"
 #include "eval/remote_fidelity.h"
 #include "eval/resume_log.h"
 #include "eval/runner.h"
@@ -60,6 +61,40 @@ Status CheckSomeConfiguration(const EvalOptions& o) {
   return Status::Ok();
 }
 
+// --reference replaces the baseline (in process or a server): not both.
+Status CheckReferenceFlags(const EvalOptions& o) {
+  if (o.reference.empty() || o.remote.baseline_endpoint.empty()) return Status::Ok();
+  return BadInput("--reference " + o.reference + " and --baseline-endpoint are two baselines; hint: keep one");
+}
+
+// The reference's window for each selected window, checked: the same model (config and tokenizer),
+// context, cut and scored positions, and the same token ids, window by window.
+Expected<std::vector<const ReferenceWindow*>> MatchReference(const ReferenceFile& ref, const std::string& path,
+                                                             const Model& model, const EvalOptions& o, int ctx,
+                                                             const std::vector<std::vector<int32_t>>& windows) {
+  const nlohmann::json& h = ref.header;
+  auto bad = [&](const std::string& what) {
+    return BadInput("--reference " + path + ": " + what +
+                    "; hint: make the reference with this run's --model, --data, --ctx, --per-doc and --score-from");
+  };
+  if (h.value("config_tokenizer_hash", "") != HexHash(HashModelConfigTokenizer(model)))
+    return bad("it was made for another model (config or tokenizer)");
+  if (h.value("ctx", 0) != ctx) return bad("made at --ctx " + std::to_string(h.value("ctx", 0)));
+  if (h.value("per_doc", false) != o.per_doc) return bad("its windows are cut differently (--per-doc)");
+  if (h.value("score_from", -1) != o.score_from)
+    return bad("it scores from position " + std::to_string(h.value("score_from", -1)));
+  std::vector<const ReferenceWindow*> out;  // [windows]
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const int index = o.first_window + static_cast<int>(i);
+    const auto it = std::find_if(ref.windows.begin(), ref.windows.end(),
+                                 [&](const ReferenceWindow& w) { return w.window == index; });
+    if (it == ref.windows.end()) return bad("it has no window " + std::to_string(index));
+    if (it->ids != windows[i]) return bad("window " + std::to_string(index) + " holds other tokens (another text)");
+    out.push_back(&*it);
+  }
+  return out;
+}
+
 // Texts for the tokenizer check against each endpoint: the start of the first windows, decoded.
 std::vector<std::string> TokenizerSamples(const Tokenizer* tok, const std::vector<std::vector<int32_t>>& windows) {
   std::vector<std::string> out;
@@ -75,8 +110,11 @@ std::vector<std::string> TokenizerSamples(const Tokenizer* tok, const std::vecto
 Expected<EvalPlan> EvalPlan::Make(EvalOptions o) {
   const RunClock clock;
   KV_RETURN_IF_ERROR(CheckSomeConfiguration(o));
-  // All-remote (no --kv, --baseline-endpoint): the config and tokenizer only, no weight read.
-  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, LoadJobRuntime(o.model, o.threads, o.kv, o.remote));
+  KV_RETURN_IF_ERROR(CheckReferenceFlags(o));
+  // All-remote (no --kv, --baseline-endpoint or --reference): the config and tokenizer only, no weight read.
+  KV_ASSIGN_OR_RETURN(ModelRuntime runtime, o.reference.empty()
+                                                ? LoadJobRuntime(o.model, o.threads, o.kv, o.remote)
+                                                : ModelRuntime::Load(o.model, o.threads, !o.kv.kv.empty()));
   KV_ASSIGN_OR_RETURN(auto windows, CutWindows(runtime, "eval", o));
   KV_ASSIGN_OR_RETURN(EvalPlan plan, FromWindows(std::move(o), std::move(runtime), std::move(windows)));
   plan.clock = clock;
@@ -133,16 +171,34 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
       return BadInput(o.model +
                       ": eval through an endpoint sends token ids, and the model has no tokenizer; hint: use a model "
                       "directory with tokenizer.json");
-    KV_ASSIGN_OR_RETURN(remote, ConnectEvalEndpoints(o.remote, !o.kv.kv.empty(), &o.top_logprobs, *tok,
-                                                     TokenizerSamples(tok, windows)));
+    RemoteConfigOptions connect = o.remote;
+    if (!o.reference.empty()) connect.parallel = 1;  // a reference answers any number of windows at once
+    KV_ASSIGN_OR_RETURN(
+        remote, ConnectEvalEndpoints(connect, !o.kv.kv.empty(), &o.top_logprobs, *tok, TokenizerSamples(tok, windows)));
     if (o.attn_samples > 0) {
       o.attn_samples = 0;  // the diagnosis reads each configuration's cache rows: none through an API
       notes.push_back("attention diagnosis: off, an endpoint's cache rows cannot be read (docs/endpoints.md)");
     }
   }
 
+  std::shared_ptr<const ReferenceFile> reference;
+  std::vector<const ReferenceWindow*> reference_windows;
+  if (!o.reference.empty()) {
+    KV_ASSIGN_OR_RETURN(ReferenceFile ref, ReadReference(o.reference));
+    reference = std::make_shared<const ReferenceFile>(std::move(ref));
+    KV_ASSIGN_OR_RETURN(reference_windows, MatchReference(*reference, o.reference, *runtime.model, o, ctx, windows));
+    if (o.attn_samples > 0) {
+      o.attn_samples = 0;  // the diagnosis reads the baseline cache's rows, which a reference does not hold
+      notes.push_back("attention diagnosis: off, a reference holds no baseline cache rows (docs/endpoints.md)");
+    }
+    notes.push_back("every KLD is a lower bound from the reference's top " +
+                    std::to_string(reference->header.value("top_k", 0)) + " (docs/metrics.md)");
+  }
+
   EvalPlan plan(std::move(o), std::move(runtime), std::move(configs));
   plan.remote = std::move(remote);
+  plan.reference = std::move(reference);
+  plan.reference_windows = std::move(reference_windows);
   plan.clock = clock;
   plan.tokenizer = plan.runtime.model->tokenizer();
   plan.windows = std::move(windows);
@@ -163,7 +219,16 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
     info.baseline_spec = b->name;
     info.baseline_endpoint = b->Describe();
   }
+  if (plan.reference) {
+    const nlohmann::json& h = plan.reference->header;
+    const nlohmann::json& base = h["baseline"];
+    info.baseline_spec = "reference " + (base.is_string() ? base.get<std::string>() : base.value("name", ""));
+    info.baseline_endpoint = {{"reference", opt.reference}, {"top_k", h["top_k"]}, {"baseline", base},
+                              {"model", h["model"]},        {"data", h["data"]},   {"positions", h["positions"]}};
+  }
   info.top_logprobs = plan.remote.any() ? opt.top_logprobs : 0;
+  // In-process configurations against a reference: the bound is from the reference's top k.
+  if (plan.reference && !plan.remote.any()) info.top_logprobs = plan.reference->header.value("top_k", 0);
   info.notes = std::move(notes);
   const ModelIdentity id = IdentifyModel(*plan.runtime.model);  // once: with weights, it reads every byte
   plan.model_hash = id.hash;
@@ -212,6 +277,13 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   if (options.first_window > 0) fp["first_window"] = options.first_window;
   fp.update(configs.Fingerprint());  // baseline, configs, calibration
   if (remote.any()) fp["endpoints"] = {{"servers", remote.Fingerprint()}, {"top_logprobs", options.top_logprobs}};
+  if (reference) {
+    const nlohmann::json& h = reference->header;
+    fp["reference"] = {{"model_hash", h["model_hash"]},
+                       {"baseline", h["baseline"]},
+                       {"top_k", h["top_k"]},
+                       {"positions", h["positions"]}};
+  }
   if (options.attn_samples > 0) {
     // The attention cells are kept per context bucket: other buckets or samples cannot be mixed in.
     nlohmann::json edges = nlohmann::json::array();
@@ -233,7 +305,13 @@ Expected<EvalSessionResult> EvalSession::Run() {
   const KvConfigs& configs = plan_.configs;
   // [1 + n_configs]; none when every side is an endpoint (the model may have no weights).
   std::vector<std::unique_ptr<KvCache>> caches;
-  if (!plan_.remote.baseline()) {
+  if (plan_.reference) {  // the baseline is frozen: no baseline cache
+    caches.push_back(nullptr);
+    for (size_t i = 1; i <= configs.n_configs(); ++i) {
+      KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> c, configs.MakeCache(i, plan_.max_len));
+      caches.push_back(std::move(c));
+    }
+  } else if (!plan_.remote.baseline()) {
     KV_ASSIGN_OR_RETURN(caches, configs.MakeCaches(plan_.max_len));
   }
   // The attention diagnosis: one shadow cache per configuration, fed the baseline's rows.
@@ -242,7 +320,7 @@ Expected<EvalSessionResult> EvalSession::Run() {
     KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> s, configs.MakeCache(i, plan_.max_len));
     shadows.push_back(std::move(s));
   }
-  plan_.info.baseline_bytes_per_token = caches.empty() ? 0 : caches[0]->bytes_per_token();
+  plan_.info.baseline_bytes_per_token = caches.empty() || !caches[0] ? 0 : caches[0]->bytes_per_token();
   std::vector<KvCache*> cache_ptrs, shadow_ptrs;
   for (auto& c : caches) cache_ptrs.push_back(c.get());
   for (auto& s : shadows) shadow_ptrs.push_back(s.get());
@@ -312,10 +390,21 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
   for (const RemoteConfig& r : plan_.remote.configs()) remote.push_back(r.backend.get());
   const int k = plan_.options.top_logprobs;
   Status st;
-  if (const RemoteConfig* b = plan_.remote.baseline()) {
+  // A frozen baseline: window w's rows from the reference, [n - 1], before first_pos the token only.
+  auto rows = [&](size_t w) {
+    const ReferenceWindow& ref = *plan_.reference_windows[w];
+    TopKRows out(ref.ids.size() - 1);
+    for (size_t i = 0; i < out.size(); ++i) out[i].token = ref.ids[i + 1];
+    for (size_t i = 0; i < ref.rows.size(); ++i) out[static_cast<size_t>(ref.first_pos) + i] = ref.rows[i];
+    return out;
+  };
+  if (plan_.reference && plan_.configs.n_configs() == 0) {  // only the servers are asked
+    st = RunTopKFidelity(remote, k, windows, skip, run.score_from, plan_.options.remote.parallel, on_window, rows);
+  } else if (const RemoteConfig* b = plan_.remote.baseline()) {
     remote.insert(remote.begin(), b->backend.get());  // every side remote: no forward pass here
     st = RunTopKFidelity(remote, k, windows, skip, run.score_from, plan_.options.remote.parallel, on_window);
   } else {
+    if (plan_.reference) run.reference_rows = rows;
     run.n_topk = remote.size();
     run.fetch_topk = [&](std::span<const int32_t> ids) {
       const size_t first = std::min(static_cast<size_t>(std::max(run.score_from, 0)), ids.empty() ? 0 : ids.size() - 1);

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "endpoint/remote_configs.h"
+#include "eval/reference_file.h"
 #include "eval/report.h"
 #include "eval/summary.h"
 #include "job/job_options.h"
@@ -29,6 +31,9 @@ struct EvalOptions : JobOptions {
   // compared through their prompt logprobs; --baseline-endpoint replaces kv.baseline (then every
   // configuration must be an endpoint). At least one configuration in all.
   RemoteConfigOptions remote;
+  // --reference FILE (eval/reference_file.h): the baseline's top k from `kvaudit reference`
+  // instead of a baseline run or server (not with --baseline-endpoint).
+  std::string reference;
   int top_logprobs = 0;  // top-k logprobs asked per position of an endpoint (>= 5); 0: by server (ConnectEvalEndpoints)
   bool per_doc = false;  // one document per window instead of one joined stream
   int ctx = 0;           // window length; 0 = the model's context, at most 4096
@@ -78,8 +83,10 @@ struct EvalPlan {
   const Tokenizer* tokenizer = nullptr;       // null: no token classes
   std::vector<std::vector<int32_t>> windows;  // [n_windows][<= ctx] token ids, the selected windows
   KvConfigs configs;
-  RemoteConfigs remote;        // connected; empty without --endpoint/--baseline-endpoint
-  EvalRunInfo info;            // the inputs half of results.json
+  RemoteConfigs remote;                                   // connected; empty without --endpoint/--baseline-endpoint
+  std::shared_ptr<const ReferenceFile> reference;         // --reference, read and checked against the windows
+  std::vector<const ReferenceWindow*> reference_windows;  // [windows] each selected window's in it
+  EvalRunInfo info;                                       // the inputs half of results.json
   nlohmann::json fingerprint;  // what DIR/progress.jsonl must carry to be resumed (a shard's adds "shard")
   std::string model_hash;      // hex IdentifyModel (run/fingerprint.h), computed once: with weights it reads every byte
   int max_len = 0;             // longest window: the caches' size

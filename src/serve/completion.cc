@@ -4,23 +4,11 @@
 #include <random>
 
 #include "run/log_softmax.h"
+#include "run/topk_row.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvaudit::serve {
 namespace {
-
-// The k ids of the largest logits, largest first, ties to the lower id (the order Argmax uses).
-std::vector<int32_t> TopIds(std::span<const float> logits, int k) {
-  std::vector<int32_t> ids(logits.size());
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-  const size_t n = std::min<size_t>(static_cast<size_t>(k), ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), [&](int32_t a, int32_t b) {
-    const float la = logits[static_cast<size_t>(a)], lb = logits[static_cast<size_t>(b)];
-    return la > lb || (la == lb && a < b);
-  });
-  ids.resize(n);
-  return ids;
-}
 
 // The first stop string in text at or after `from`, as (position, found).
 size_t FindStop(const std::string& text, const std::vector<std::string>& stops, size_t from) {
