@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "run/run_dir.h"
 
 namespace kvaudit {
@@ -84,7 +85,7 @@ Expected<ReferenceWindow> ReadWindow(Cursor& c, const std::string& path, size_t 
 
 Status WriteReference(const std::string& path, const ReferenceFile& ref) {
   std::string out(kMagic);
-  const std::string header = ref.header.dump();
+  const std::string header = JsonText(ref.header);
   Put<uint32_t>(out, static_cast<uint32_t>(header.size()));
   out += header;
   Put<uint32_t>(out, static_cast<uint32_t>(ref.windows.size()));
