@@ -20,8 +20,11 @@ for set in "$@"; do
   case "$set" in
     tests) pkgs+=(chromium         # the report's browser test (tests/support/headless_chromium.h)
                   slurm-wlm munge) # the scale-out test's local cluster (scripts/slurm-local.sh)
-           # (llama.cpp's own llama-server for the endpoint tests: scripts/build_llamacpp.sh, which
-           # needs npm and git where they are not yet: docs/testing.md "llama.cpp, built here")
+           # llama.cpp's own llama-server for the endpoint tests (scripts/build_llamacpp.sh) needs
+           # npm and git: Debian's, unless the machine has its own (a Node install whose npm the
+           # Debian package would conflict with)
+           command -v npm >/dev/null || pkgs+=(npm)
+           command -v git >/dev/null || pkgs+=(git)
            ;;
     fuzz) pkgs+=(clang libclang-rt-14-dev) ;;  # libFuzzer targets
     *) echo "setup: unknown package set '$set'; hint: tests or fuzz" >&2; exit 2 ;;
