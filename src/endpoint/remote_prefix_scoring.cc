@@ -7,8 +7,8 @@
 // get_token_probabilities @de3ff815: without post_sampling_probs both come from the whole
 // vocabulary's softmax, before any sampler; the README's "n_probs"). With cache_prompt the slot
 // keeps the previous request's prefix, so each request evaluates one new token, as decode does.
-#include <algorithm>
 
+#include "endpoint/logprob_json.h"
 #include "endpoint/remote_backend.h"
 
 namespace kvaudit {
@@ -18,11 +18,6 @@ using nlohmann::json;
 
 Error BadPrefixAnswer(const HttpClient& c, const std::string& what, const std::string& hint) {
   return BadInput(c.spec().Url("/completion") + ": " + what + "; hint: " + hint);
-}
-
-std::optional<double> PrefixNumber(const json& entry, const char* key) {
-  if (!entry.is_object() || !entry.contains(key) || !entry[key].is_number()) return std::nullopt;
-  return entry[key].get<double>();
 }
 
 std::optional<int32_t> TokenIdOf(const json& entry) {
@@ -45,7 +40,7 @@ Expected<PromptPositionLogprobs> ReadNext(const json& reply, int32_t token, int 
                            "is this llama-server? pass --dialect");
   }
   const std::optional<int32_t> sampled = TokenIdOf(*first);
-  const std::optional<double> lp = PrefixNumber(*first, "logprob");
+  const std::optional<double> lp = LogprobField(*first, "logprob");
   if (!sampled || !lp) {
     return BadPrefixAnswer(c, where + ": completion_probabilities[0] has no id and logprob",
                            "a llama-server older than the top_logprobs answer (2025) is not supported");
@@ -65,14 +60,11 @@ Expected<PromptPositionLogprobs> ReadNext(const json& reply, int32_t token, int 
   p.token = token, p.logprob = *lp, p.rank = k + 1;  // outside the top k: at least k + 1
   for (const json& e : list) {
     const std::optional<int32_t> id = TokenIdOf(e);
-    const std::optional<double> v = PrefixNumber(e, "logprob");
+    const std::optional<double> v = LogprobField(e, "logprob");
     if (!id || !v) return BadPrefixAnswer(c, where + ": a top_logprobs entry has no id and logprob", "pass --dialect");
     p.top.emplace_back(*id, *v);
   }
-  std::sort(p.top.begin(), p.top.end(), [](const auto& a, const auto& b) {
-    return a.second > b.second || (a.second == b.second && a.first < b.first);
-  });
-  if (p.top.size() > static_cast<size_t>(k)) p.top.resize(static_cast<size_t>(k));
+  SortTopK(p.top, k);
   for (size_t r = 0; r < p.top.size(); ++r) {
     if (p.top[r].first == token) p.rank = static_cast<int64_t>(r) + 1;
   }

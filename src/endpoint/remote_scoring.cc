@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "endpoint/logprob_json.h"
 #include "endpoint/remote_backend.h"
 
 namespace kvaudit {
@@ -33,11 +34,6 @@ std::string Quote(const std::string& s) {
   return out + "'";
 }
 
-std::optional<double> Number(const json& entry, const char* key) {
-  if (!entry.is_object() || !entry.contains(key) || !entry[key].is_number()) return std::nullopt;
-  return entry[key].get<double>();
-}
-
 // One position's dict -> its entry for `token` and the top k. The dict holds the top k and the
 // token's own entry (k + 1 entries when the token is not among the top k).
 Expected<PromptPositionLogprobs> ReadPosition(const json& dict, int32_t token, int k, const HttpClient& c, size_t i) {
@@ -47,15 +43,15 @@ Expected<PromptPositionLogprobs> ReadPosition(const json& dict, int32_t token, i
   if (!dict.contains(key)) return Bad(c, path, where + " has no entry for the prompt's token " + key, "pass --dialect");
   PromptPositionLogprobs p;
   p.token = token;
-  const auto lp = Number(dict[key], "logprob");
-  const auto rank = Number(dict[key], "rank");
+  const auto lp = LogprobField(dict[key], "logprob");
+  const auto rank = LogprobField(dict[key], "rank");
   if (!lp || !rank) return Bad(c, path, where + "[\"" + key + "\"] has no logprob and rank", "pass --dialect");
   p.logprob = *lp;
   p.rank = static_cast<int64_t>(*rank);
   const bool token_outside = dict.size() > static_cast<size_t>(k);
   for (auto it = dict.begin(); it != dict.end(); ++it) {
     if (token_outside && it.key() == key) continue;
-    const auto v = Number(it.value(), "logprob");
+    const auto v = LogprobField(it.value(), "logprob");
     int32_t id = -1;
     const std::string& name = it.key();
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
@@ -65,10 +61,7 @@ Expected<PromptPositionLogprobs> ReadPosition(const json& dict, int32_t token, i
     if (!v) return Bad(c, path, where + "[\"" + it.key() + "\"] has no logprob", "pass --dialect");
     p.top.emplace_back(id, *v);
   }
-  std::sort(p.top.begin(), p.top.end(), [](const auto& a, const auto& b) {
-    return a.second > b.second || (a.second == b.second && a.first < b.first);
-  });
-  if (p.top.size() > static_cast<size_t>(k)) p.top.resize(static_cast<size_t>(k));
+  SortTopK(p.top, k);
   return p;
 }
 

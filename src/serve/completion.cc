@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <random>
 
-#include "run/log_softmax.h"
 #include "run/topk_row.h"
 #include "tokenizer/tokenizer.h"
 
@@ -33,13 +32,11 @@ std::vector<PositionLogprobs> PromptLogprobs(CacheGenerator& generator, const st
 }  // namespace
 
 PositionLogprobs LogprobsAt(std::span<const float> logits, int32_t token, int k) {
-  const double lse = LogSumExp(logits);
+  TopKRow row = TopKRowOf(logits, token, k);
   PositionLogprobs p;
-  p.token = token;
-  p.logprob = -TokenNll(logits, lse, token);
+  p.token = row.token, p.logprob = row.logprob, p.top = std::move(row.top);
   const float mine = logits[static_cast<size_t>(token)];
   p.rank = 1 + std::count_if(logits.begin(), logits.end(), [mine](float x) { return x > mine; });
-  for (int32_t id : TopIds(logits, k)) p.top.emplace_back(id, -TokenNll(logits, lse, id));
   return p;
 }
 
