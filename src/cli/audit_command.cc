@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/endpoint_flags.h"
 #include "cli/flags.h"
 #include "decide/audit/audit.h"
 #include "decide/audit/audit_report.h"
@@ -41,6 +42,20 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   AuditOptions& o = f->options;
   f->model.Add(app);
   AddKvCompareFlags(app, o.kv);
+  AddEndpointFlags(app, o.remote);
+  app.add_option("--serve-cmd", o.serve_cmd,
+                 "start the engine's own server for the baseline and each --kv from this template and audit "
+                 "them through its API, e.g. 'llama-server -m M.gguf --port {port} -ctk {k} -ctv {v} -fa on' "
+                 "(placeholders {port} {k} {v} {name}; docs/endpoints.md)");
+  app.add_option("--serve-timeout", o.serve_timeout_s, "seconds each --serve-cmd server may take to be ready")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_option(
+      "--reference", o.reference,
+      "the eval's baseline from `kvaudit reference` instead of a baseline run or server (docs/endpoints.md)");
+  app.add_option("--top-logprobs", o.top_logprobs,
+                 "top logprobs asked per position of an endpoint (>= 5; default 100 when every endpoint is "
+                 "llama-server, else 20)");
   AddTargetFlag(app, o.target,
                 "default: llama.cpp when every configuration (and --formats candidate) is a llama.cpp cache type, else "
                 "native");

@@ -69,8 +69,11 @@ class RemoteBackend final : public GenerationBackend {
   // prompt_logprobs: k with max_tokens 1, or where the dialect has none but prefix_logprobs
   // (llama-server), one request per position from `first` on (the entries before it carry only
   // their token: their rows are not needed). An error where the dialect has neither.
-  Expected<std::vector<PromptPositionLogprobs>> PromptLogprobs(std::span<const int32_t> ids, int k,
-                                                               size_t first = 0) const;
+  // reuse_prefix false (llama-server): every request evaluates its whole prefix in one batch
+  // (cache_prompt off), so the numbers do not depend on what the slot held before, nor on the
+  // order of requests (decode and batched prefill round differently: docs/endpoints.md).
+  Expected<std::vector<PromptPositionLogprobs>> PromptLogprobs(std::span<const int32_t> ids, int k, size_t first = 0,
+                                                               bool reuse_prefix = true) const;
 
   // Each sample tokenized here (with the model's BOS convention) and by the server's /tokenize
   // (add_special): BadInput naming the first differing token when they disagree.
@@ -91,7 +94,8 @@ class RemoteBackend final : public GenerationBackend {
   Expected<std::vector<int32_t>> GenerateLlamaNative(std::span<const int32_t> prompt, int max_tokens,
                                                      const SamplingParams& params);
   // PromptLogprobs through one /completion per position (endpoint/remote_prefix_scoring.cc).
-  Expected<std::vector<PromptPositionLogprobs>> PrefixLogprobs(std::span<const int32_t> ids, int k, size_t first) const;
+  Expected<std::vector<PromptPositionLogprobs>> PrefixLogprobs(std::span<const int32_t> ids, int k, size_t first,
+                                                               bool reuse_prefix) const;
   std::vector<int32_t> Retokenize(const std::string& text);
   void DropEos(std::vector<int32_t>& ids) const;
 

@@ -9,12 +9,12 @@
 namespace kvaudit {
 namespace {
 
-Expected<RemoteConfig> ConnectOne(const std::string& text, const char* flag, std::optional<Dialect> dialect,
-                                  const std::string& key, const HttpOptions& http, const Tokenizer& tokenizer,
-                                  std::span<const std::string> samples) {
+Expected<RemoteConfig> ConnectOne(const std::string& text, const std::string& name, const char* flag,
+                                  std::optional<Dialect> dialect, const std::string& key, const HttpOptions& http,
+                                  const Tokenizer& tokenizer, std::span<const std::string> samples) {
   KV_ASSIGN_OR_RETURN(EndpointSpec spec, ParseEndpointSpec(text, flag));
   RemoteConfig c;
-  c.name = spec.name;
+  c.name = name.empty() ? spec.name : name;
   KV_ASSIGN_OR_RETURN(c.backend, RemoteBackend::Connect(std::move(spec), key, http, dialect, tokenizer));
   KV_ASSIGN_OR_RETURN(c.tokenizer_check, c.backend->CheckTokenizer(tokenizer, samples));
   return c;
@@ -46,13 +46,15 @@ Expected<RemoteConfigs> RemoteConfigs::Connect(const RemoteConfigOptions& o, con
   KV_ASSIGN_OR_RETURN(const std::string key, LoadApiKey(o.api_key, [](const char* n) { return std::getenv(n); }));
   std::set<std::string> names;
   if (!o.baseline_endpoint.empty()) {
-    KV_ASSIGN_OR_RETURN(RemoteConfig b, ConnectOne(o.baseline_endpoint, "--baseline-endpoint", dialect, key, o.http,
-                                                   tokenizer, samples));
+    KV_ASSIGN_OR_RETURN(RemoteConfig b, ConnectOne(o.baseline_endpoint, o.baseline_name, "--baseline-endpoint", dialect,
+                                                   key, o.http, tokenizer, samples));
     names.insert(b.name);
     out.baseline_ = std::make_unique<RemoteConfig>(std::move(b));
   }
-  for (const std::string& e : o.endpoints) {
-    KV_ASSIGN_OR_RETURN(RemoteConfig c, ConnectOne(e, "--endpoint", dialect, key, o.http, tokenizer, samples));
+  for (size_t i = 0; i < o.endpoints.size(); ++i) {
+    const std::string& e = o.endpoints[i];
+    const std::string name = i < o.endpoint_names.size() ? o.endpoint_names[i] : "";
+    KV_ASSIGN_OR_RETURN(RemoteConfig c, ConnectOne(e, name, "--endpoint", dialect, key, o.http, tokenizer, samples));
     if (!names.insert(c.name).second) {
       return BadInput("--endpoint " + e + " repeats the name " + c.name +
                       "; hint: name each endpoint once, e.g. --endpoint q4=http://127.0.0.1:8001");

@@ -28,6 +28,10 @@ struct RemoteConfigOptions {
   // --parallel: units of work (probe instances, eval windows) sent at once when every part of the
   // run is an endpoint; results do not depend on it (journaled in order).
   int parallel = 1;
+  // Names the job gives instead of NAME= (servers kvaudit started: named by the configuration they
+  // run, which NAME= cannot spell): [endpoints] or empty, and the baseline's ("" = its own).
+  std::vector<std::string> endpoint_names;
+  std::string baseline_name;
   bool empty() const { return endpoints.empty() && baseline_endpoint.empty(); }
 };
 

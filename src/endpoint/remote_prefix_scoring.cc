@@ -7,6 +7,14 @@
 // get_token_probabilities @de3ff815: without post_sampling_probs both come from the whole
 // vocabulary's softmax, before any sampler; the README's "n_probs"). With cache_prompt the slot
 // keeps the previous request's prefix, so each request evaluates one new token, as decode does.
+//
+// A token whose text is an incomplete UTF-8 sequence (a byte-fallback token, a lone byte of a
+// multi-byte character) comes back without completion_probabilities: the server holds such text
+// back until the character completes, and records probabilities only with text it sends
+// (server-context.cpp process_token: add_token only when !incomplete). That position is asked
+// again with a plain ASCII token forced instead and n_probs over the whole vocabulary (the server
+// caps n_probs at the vocabulary), which holds the true token's log-probability and its rank;
+// the list does not depend on the token forced, since it is computed before any sampler.
 
 #include "endpoint/logprob_json.h"
 #include "endpoint/remote_backend.h"
@@ -71,26 +79,71 @@ Expected<PromptPositionLogprobs> ReadNext(const json& reply, int32_t token, int 
   return p;
 }
 
+bool HasProbabilities(const json& reply) {
+  return reply.is_object() && reply.contains("completion_probabilities") &&
+         reply["completion_probabilities"].is_array() && !reply["completion_probabilities"].empty();
+}
+
+// n_probs that covers any vocabulary (the server lists min(this, vocabulary) entries).
+constexpr int kWholeVocabulary = 1 << 24;
+
+json PrefixRequest(std::span<const int32_t> ids, size_t i, int32_t forced, int n_probs, bool reuse_prefix) {
+  // The prompt is ids[0..i] as ids (llama-server adds no BOS to a list of ids); the answer
+  // predicts ids[i + 1]. A bias far above any logit makes greedy sampling pick `forced`.
+  return {{"prompt", std::vector<int32_t>(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(i) + 1)},
+          {"n_predict", 1},
+          {"n_probs", n_probs},
+          {"post_sampling_probs", false},
+          {"cache_prompt", reuse_prefix},
+          {"temperature", 0.0},
+          {"samplers", {"temperature"}},
+          {"logit_bias", json::array({json::array({forced, 1e6})})},
+          {"stream", false}};
+}
+
+// The answer for a substitute token forced in place of `token` over the whole vocabulary: the
+// entry for `token` read from the list, cut to the top k.
+Expected<PromptPositionLogprobs> ReadSubstituted(const json& reply, int32_t token, int32_t substitute, int k,
+                                                 const HttpClient& c, size_t pos) {
+  KV_ASSIGN_OR_RETURN(PromptPositionLogprobs whole, ReadNext(reply, substitute, kWholeVocabulary, c, pos));
+  PromptPositionLogprobs p;
+  p.token = token, p.rank = 0;
+  for (size_t r = 0; r < whole.top.size(); ++r) {
+    if (whole.top[r].first == token) p.logprob = whole.top[r].second, p.rank = static_cast<int64_t>(r) + 1;
+  }
+  if (p.rank == 0) {
+    return BadPrefixAnswer(c,
+                           "position " + std::to_string(pos) + ": token " + std::to_string(token) +
+                               " is not in the whole vocabulary's list",
+                           "the server capped n_probs; pass --dialect");
+  }
+  whole.top.resize(std::min<size_t>(whole.top.size(), static_cast<size_t>(k)));
+  p.top = std::move(whole.top);
+  if (p.rank > k) p.rank = k + 1;  // as ReadNext reports a token outside the top k
+  return p;
+}
+
 }  // namespace
 
 Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PrefixLogprobs(std::span<const int32_t> ids, int k,
-                                                                            size_t first) const {
+                                                                            size_t first, bool reuse_prefix) const {
   std::vector<PromptPositionLogprobs> out(ids.size() - 1);  // [ids.size() - 1]; before `first`: the token only
   for (size_t i = 0; i < out.size(); ++i) out[i].token = ids[i + 1];
+  std::optional<int32_t> substitute;  // a token whose text is plain ASCII, once one is needed
   for (size_t i = first; i < out.size(); ++i) {
-    // The prompt is ids[0..i] as ids (llama-server adds no BOS to a list of ids); the answer
-    // predicts ids[i + 1]. A bias far above any logit makes greedy sampling pick it.
-    json body = {{"prompt", std::vector<int32_t>(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(i) + 1)},
-                 {"n_predict", 1},
-                 {"n_probs", k},
-                 {"post_sampling_probs", false},
-                 {"cache_prompt", true},
-                 {"temperature", 0.0},
-                 {"samplers", {"temperature"}},
-                 {"logit_bias", json::array({json::array({ids[i + 1], 1e6})})},
-                 {"stream", false}};
-    KV_ASSIGN_OR_RETURN(json reply, client_.Post("/completion", body));
-    KV_ASSIGN_OR_RETURN(out[i], ReadNext(reply, ids[i + 1], k, client_, i + 1));
+    KV_ASSIGN_OR_RETURN(json reply, client_.Post("/completion", PrefixRequest(ids, i, ids[i + 1], k, reuse_prefix)));
+    if (HasProbabilities(reply)) {
+      KV_ASSIGN_OR_RETURN(out[i], ReadNext(reply, ids[i + 1], k, client_, i + 1));
+      continue;
+    }
+    if (!substitute) {
+      const std::vector<int32_t> a = tok_.Encode("a", false, false);
+      if (a.empty()) return BadPrefixAnswer(client_, "the tokenizer has no token for \"a\"", "pass --dialect");
+      substitute = a[0];
+    }
+    KV_ASSIGN_OR_RETURN(
+        reply, client_.Post("/completion", PrefixRequest(ids, i, *substitute, kWholeVocabulary, reuse_prefix)));
+    KV_ASSIGN_OR_RETURN(out[i], ReadSubstituted(reply, ids[i + 1], *substitute, k, client_, i + 1));
   }
   return out;
 }

@@ -68,10 +68,10 @@ Expected<PromptPositionLogprobs> ReadPosition(const json& dict, int32_t token, i
 }  // namespace
 
 Expected<std::vector<PromptPositionLogprobs>> RemoteBackend::PromptLogprobs(std::span<const int32_t> ids, int k,
-                                                                            size_t first) const {
+                                                                            size_t first, bool reuse_prefix) const {
   const std::string path = "/v1/completions";
   if (ids.size() >= 2 && caps_.prompt_logprobs != Support::kYes && caps_.prefix_logprobs == Support::kYes)
-    return PrefixLogprobs(ids, k, first);
+    return PrefixLogprobs(ids, k, first, reuse_prefix);
   if (caps_.prompt_logprobs != Support::kYes) {
     return Bad(client_, path, std::string("the ") + DialectName(dialect_) + " dialect has no prompt logprobs",
                "fidelity needs vLLM, llama-server or kvaudit serve; probes and generation still run");

@@ -17,6 +17,8 @@ constexpr size_t kTextMax = 512;
 char g_job[64], g_records[64], g_journal[kTextMax];
 std::atomic<bool> g_ready{false};
 std::atomic<int64_t> g_total{0};
+// Process groups to kill first; 0 = a free slot.
+std::atomic<int> g_groups[kMaxWatchedGroups];
 
 // The records the journal holds: its complete lines after the header (a line still being
 // written when the signal came is not one a rerun takes). open/read/close only: signal-safe.
@@ -53,6 +55,9 @@ void PutInt(char* buf, size_t size, size_t* at, int64_t v) {
 }
 
 void OnInterrupt(int sig) {
+  for (std::atomic<int>& g : g_groups) {
+    if (const int pgid = g.load(); pgid > 0) ::kill(-pgid, SIGKILL);
+  }
   char buf[1024];
   const size_t n = FormatInterruptMessage(buf, sizeof(buf));
   ssize_t ignored = ::write(2, buf, n);
@@ -72,6 +77,22 @@ void WatchInterrupts() {
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
   });
+}
+
+bool KillGroupOnInterrupt(int pgid) {
+  WatchInterrupts();
+  for (std::atomic<int>& g : g_groups) {
+    int free = 0;
+    if (g.compare_exchange_strong(free, pgid)) return true;
+  }
+  return false;
+}
+
+void ForgetGroupOnInterrupt(int pgid) {
+  for (std::atomic<int>& g : g_groups) {
+    int mine = pgid;
+    g.compare_exchange_strong(mine, 0);
+  }
 }
 
 void SetInterruptContext(std::string_view job, std::string_view records, std::string_view journal, int64_t total) {

@@ -16,6 +16,14 @@ namespace kvaudit {
 // Installs the SIGINT and SIGTERM handlers (once per process; later calls do nothing).
 void WatchInterrupts();
 
+// Process groups this process started (the servers of --serve-cmd: endpoint/server_launch.h) that
+// the handler kills (SIGKILL to the whole group) before the process goes, so that Ctrl-C or SIGTERM
+// leaves none behind. At most kMaxWatchedGroups at once; false when full (the caller refuses to
+// start another). Installs the handlers.
+inline constexpr int kMaxWatchedGroups = 64;
+bool KillGroupOnInterrupt(int pgid);
+void ForgetGroupOnInterrupt(int pgid);
+
 // The job the message is about, from its start: its name ("eval"), what a record is, plural
 // ("windows"), its journal and the records this run owns. Not for a signal handler; the handler
 // reads what this last published.

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "support/child_process.h"
 #include "support/fixtures.h"
 #include "support/llama_server.h"
 #include "support/run_cli.h"
@@ -83,6 +85,73 @@ TEST(LlamaServerCliTest, EvalThroughLlamaServerAgreesWithTheInProcessEmulation) 
   EXPECT_LT(bound, 1.1 * exact) << bound << " vs " << exact;
   EXPECT_NEAR(served_q4["top1_agree"].get<double>(), emulated_q4["top1_agree"].get<double>(), 0.02);
   EXPECT_NEAR(served_q4["ppl_ratio"].get<double>(), emulated_q4["ppl_ratio"].get<double>(), 0.015);
+  fs::remove_all(dir);
+}
+
+// The main job against llama-server itself: kvaudit starts one server per cache type from the
+// template (-ctk/-ctv {k}/{v}), audits them through the API, stops them, and prints the verdict
+// block and writes the report; no server is left (each pid recorded by an sh wrapper). Then
+// `gate --endpoint` on servers started later: one with the cache type the audit says to deploy
+// passes, one with another fails naming both.
+TEST(LlamaServerCliTest, AuditWithServeCmdStartsAuditsAndStopsLlamaServersAndGateChecksTheDeployment) {
+  const fs::path dir = testing::MakeTempDir("llama-server-audit"), pids = dir / "pids", out = dir / "out";
+  const std::string server = testing::LlamaCppTool("llama-server").string();
+  ASSERT_FALSE(server.empty());
+  const std::string cmd = "sh -c 'echo $$ >> " + pids.string() + "; exec " + server + " -m " + Gguf() +
+                          " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} -ctk {k} -ctv {v}'";
+  std::vector<std::string> argv = {testing::KvauditBinary().string(), "audit", "--model", Gguf()};
+  std::istringstream words("--data " + (testing::RepoDir() / "data/eval-docs.jsonl").string() +
+                           " --threads 2 --ctx 256 --windows 2 --lengths 256 --policy balanced"
+                           " --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --out " +
+                           out.string());
+  for (std::string w; words >> w;) argv.push_back(w);
+  argv.push_back("--serve-cmd"), argv.push_back(cmd);
+  auto child = testing::ChildProcess::Start(argv);
+  ASSERT_NE(child, nullptr);
+  std::string said;
+  for (std::optional<std::string> line; (line = child->ReadLine(300000));) said += *line + "\n";
+  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(1)) << child->Stderr();  // q4_0 fails policy balanced
+  std::ifstream in(pids);
+  int n = 0;
+  for (pid_t p; in >> p; ++n) EXPECT_TRUE(testing::ProcessGone(p, 10000)) << "llama-server " << p << " still runs";
+  EXPECT_EQ(n, 3);  // f32 (the baseline), q8_0, q4_0
+  EXPECT_NE(said.find("=== kvaudit audit: " + Gguf()), std::string::npos) << said;
+  EXPECT_NE(said.find("measured on servers kvaudit started (--serve-cmd"), std::string::npos) << said;
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  std::ifstream results(out / "results.json");
+  const json j = json::parse(results, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["configs"].size(), 2u);
+  EXPECT_EQ(j["configs"][0]["endpoint"]["dialect"], "llama-server");
+  const std::string q8 = "k=q8_0,v=q8_0,engine=llama.cpp", q4 = "k=q4_0,v=q4_0,engine=llama.cpp";
+  EXPECT_EQ(j["configs"][1]["spec"], q4);  // as llama-server runs it by default (rotation on)
+  EXPECT_EQ(j["configs"][1]["verdict"], "FAIL");
+  EXPECT_EQ(j["deploy"], q8);
+  EXPECT_EQ(Overall(out / "eval", q4)["tokens"], 510);
+
+  const std::vector<std::string> common = {"-m", Gguf(), "-c", "512", "-np", "1", "-t", "1", "-fa", "on"};
+  for (const char* type : {"q4_0", "q8_0"}) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"-ctk", type, "-ctv", type});
+    auto server = testing::LlamaServer::Start(args);
+    ASSERT_TRUE(server);
+    const auto gate = RunCli("gate --results " + out.string() + " --endpoint " + server->url(), 120);
+    if (std::string(type) == "q4_0") {
+      EXPECT_EQ(gate.exit_code, 1) << gate.err;
+      EXPECT_EQ(gate.out.find("deployment " + server->url() + ": FAIL: its log-probabilities match " + q4 +
+                              " (mean |d logprob| 0 over 32 positions), not the audited " + q8 + " ("),
+                0u)
+          << gate.out;
+    } else {
+      EXPECT_EQ(gate.exit_code, 0) << gate.err;
+      EXPECT_EQ(
+          gate.out.find(
+              "deployment " + server->url() + ": runs " + q8 +
+              " as audited: its log-probabilities match it (mean |d logprob| 0 over 32 positions; the nearest other, "),
+          0u)
+          << gate.out;
+    }
+  }
   fs::remove_all(dir);
 }
 

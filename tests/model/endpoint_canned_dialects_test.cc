@@ -162,6 +162,30 @@ TEST(EndpointCannedDialectsTest, LlamaServerTeacherForcesOnePositionPerRequest) 
       << ignored.error().message;
 }
 
+// A token whose text is an incomplete UTF-8 sequence comes back from llama-server without
+// completion_probabilities (it holds such text back): the position is asked again with an ASCII
+// token forced and n_probs over the whole vocabulary, and the true token read from that list.
+TEST(EndpointCannedDialectsTest, LlamaServerByteTokenIsReadFromTheWholeVocabulary) {
+  const int32_t a = Tok().Encode("a", false, false).at(0);
+  const json held_back = {
+      {"content", "\xef\xbf\xbd"}, {"tokens", {128}}, {"stop", true}, {"completion_probabilities", json::array()}};
+  FaultServer s({Answer(200, Models("llamacpp")), Answer(200, held_back.dump()),
+                 Answer(200, Forced(a, -6.0, {{9, -0.5}, {3, -1.25}, {128, -2.0}, {a, -6.0}}).dump())},
+                Answer(500, "{}"));
+  auto remote = Connect(s);
+  ASSERT_TRUE(remote);
+  auto got = remote->PromptLogprobs(std::vector<int32_t>{1, 128}, 2, /*first=*/0);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].token, 128);
+  EXPECT_EQ((*got)[0].logprob, -2.0);
+  EXPECT_EQ((*got)[0].rank, 3);  // third of the vocabulary: outside the top 2
+  EXPECT_EQ((*got)[0].top, (std::vector<std::pair<int32_t, double>>{{9, -0.5}, {3, -1.25}}));
+  const json sent = json::parse(s.last_body());
+  EXPECT_EQ(sent["logit_bias"], json::array({json::array({a, 1e6})}));
+  EXPECT_GE(sent["n_probs"].get<int64_t>(), 1 << 20);
+}
+
 TEST(EndpointCannedDialectsTest, LlamaServerNativeTokensThenReTokenizedText) {
   const int32_t eos = Tok().eos_id();
   const std::vector<int32_t> text_ids = Tok().Encode("return x", false);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "support/fixtures.h"
@@ -89,5 +90,18 @@ std::optional<int> ChildProcess::WaitExit(int timeout_ms) {
 }
 
 std::string ChildProcess::Stderr() const { return ReadFile(err_path_); }
+
+bool ProcessGone(pid_t pid, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  do {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const size_t paren = text.rfind(')');
+    if (!stat || paren == std::string::npos || text.substr(paren + 2, 1) == "Z") return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
 
 }  // namespace kvaudit::testing

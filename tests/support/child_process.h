@@ -32,4 +32,8 @@ class ChildProcess {
   std::optional<int> exit_code_;
 };
 
+// Whether `pid` is gone within timeout_ms: no such process, or a zombie nobody has reaped (a
+// container's init may never reap orphans).
+bool ProcessGone(pid_t pid, int timeout_ms);
+
 }  // namespace kvaudit::testing

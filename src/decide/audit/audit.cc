@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "decide/audit/audit_signatures.h"
 #include "decide/audit/audit_report.h"
+#include "decide/audit/served_configs.h"
 #include "decide/search/budget.h"
 #include "decide/targets/spec_memory.h"
 #include "decide/gate/gate_inputs.h"
@@ -41,6 +43,7 @@ ProbeOptions ProbeOptionsFor(const AuditOptions& o, const Workload& w, const Acc
                              const std::vector<int>& lengths) {
   ProbeOptions p = StageOptions<ProbeOptions>(o, "probe");
   p.kv = {baseline, configs, o.kv.kv_calib};
+  p.remote = o.remote;
   SelectProbes(w, policy, o.custom, &p);
   p.lengths = lengths, p.n = o.probe_n, p.custom = o.custom;
   return p;
@@ -92,26 +95,33 @@ Status Judge(const AuditPlan& plan, const std::string& root, AuditResult* r) {
     }
   }
   for (size_t i = 0; i < r->configs.size(); ++i) {
-    const bool fewer =
-        !r->cheapest_passing || r->configs[i].bytes_per_token < r->configs[*r->cheapest_passing].bytes_per_token;
-    if (r->configs[i].verdict.pass && fewer) r->cheapest_passing = i;
+    const std::optional<uint64_t> bytes = r->configs[i].bytes_per_token;
+    const std::optional<uint64_t> best =
+        r->cheapest_passing ? r->configs[*r->cheapest_passing].bytes_per_token : std::nullopt;
+    const bool better = !r->cheapest_passing || (bytes && (!best || *bytes < *best));
+    if (r->configs[i].verdict.pass && better) r->cheapest_passing = i;
   }
   return Status::Ok();
 }
 
-// The configurations under test, in --kv order, with their bytes per token at the target context
-// (kvaudit's accounting, decide/targets/spec_memory.h): the bytes their eval measured, or with
-// sliding-window layers those layers holding only their window.
-Status TakeConfigs(const EvalPlan& eval, const EvalSessionResult& done, AuditResult* r) {
+// The configurations under test: the in-process ones in --kv order, then the servers (--serve-cmd's
+// in --kv order, or the --endpoint ones), with their bytes per token at the target context
+// (kvaudit's accounting, decide/targets/spec_memory.h) where their configuration is known: the
+// bytes their eval measured, or with sliding-window layers those layers holding only their window.
+Status TakeConfigs(const EvalPlan& eval, const std::vector<CacheConfig>& served, const EvalSessionResult& done,
+                   AuditResult* r) {
+  const size_t local = eval.configs.n_configs();
   for (size_t i = 0; i < done.configs.size(); ++i) {
     const ConfigResult& c = done.configs[i];
-    uint64_t bytes = c.bytes_per_token;
-    if (r->config.n_sliding_layers() > 0) {
-      KV_ASSIGN_OR_RETURN(const KvMemory m, SpecMemory(r->config, eval.configs.config(i + 1), r->target_ctx,
-                                                       eval.configs.calibration().get()));
-      bytes = m.bytes_per_token;
+    AuditConfig a{std::nullopt, c.spec, std::nullopt, c.endpoint, {}};
+    if (i < local) a.config = eval.configs.config(i + 1), a.bytes_per_token = c.bytes_per_token;
+    if (i >= local && i - local < served.size()) a.config = served[i - local];
+    if (a.config && (r->config.n_sliding_layers() > 0 || i >= local)) {
+      KV_ASSIGN_OR_RETURN(const KvMemory m,
+                          SpecMemory(r->config, *a.config, r->target_ctx, eval.configs.calibration().get()));
+      a.bytes_per_token = m.bytes_per_token;
     }
-    r->configs.push_back({eval.configs.config(i + 1), c.spec, bytes, {}});
+    r->configs.push_back(std::move(a));
   }
   return Status::Ok();
 }
@@ -120,7 +130,8 @@ Status TakeConfigs(const EvalPlan& eval, const EvalSessionResult& done, AuditRes
 // cheapest configuration under test that passes (RunAudit; the audit's deploy choice).
 RecommendOptions RecommendFor(const AuditPlan& plan, const AuditResult& r) {
   RecommendOptions ro = *plan.recommend;
-  if (r.cheapest_passing) ro.also_approximate = {r.configs[*r.cheapest_passing].config};
+  if (r.cheapest_passing && r.configs[*r.cheapest_passing].config)
+    ro.also_approximate = {*r.configs[*r.cheapest_passing].config};
   return ro;
 }
 
@@ -140,7 +151,7 @@ Expected<AuditResult> RunAuditShard(AuditPlan& plan, const StagedJobRun& job, Au
     plan.eval->options.out = SubDir(o.merged, "eval"), plan.eval->options.restart = false;
     plan.eval->Reshard({});
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, eval, &r));
+    KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, plan.served, eval, &r));
   }
   plan.eval.reset();  // one loaded model at a time
   if (Has(round, "probe")) {
@@ -179,6 +190,29 @@ Expected<const Target*> AuditTarget(AuditOptions* o) {
   return ApplyJobTarget(o->target, candidates, &o->kv);
 }
 
+// What an audit through servers cannot do: --bench and the recommendation measure this engine (the
+// recommendation against the in-process baseline); a shard would start its own servers per round.
+Status CheckRemoteAudit(const AuditOptions& o) {
+  const bool servers = !o.remote.empty() || !o.serve_cmd.empty();
+  if (servers && o.bench) {
+    return BadInput(
+        "--bench measures kvaudit's own engine, not a server; hint: drop --bench, or time the "
+        "servers with their own tools (llama-bench, vLLM's benchmarks)");
+  }
+  const bool remote_baseline = !o.remote.baseline_endpoint.empty() || !o.serve_cmd.empty();
+  if (remote_baseline && !o.budget.empty()) {
+    return BadInput(
+        "--budget searches per-layer mixes in process, against an in-process baseline, and this "
+        "audit's baseline is a server; hint: drop --budget, or run `kvaudit recommend` on the model");
+  }
+  if (!o.serve_cmd.empty() && o.shard.on()) {
+    return BadInput(
+        "--serve-cmd with --shard is not supported: each shard would start its own servers; hint: "
+        "start the servers once and give each shard --baseline-endpoint and --endpoint");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<std::string> AuditDefaultConfigs(const std::string& target) {
@@ -212,14 +246,18 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   if (o.policy.empty()) o.policy = workload.policy;
   KV_ASSIGN_OR_RETURN(AcceptancePolicy policy, LoadPolicy(o.policy));
   if (!o.budget.empty()) KV_RETURN_IF_ERROR(ParseBudget(o.budget));
-  if (o.kv.kv.empty()) o.kv.kv = AuditDefaultConfigs(o.target);
+  if (o.kv.kv.empty() && o.remote.empty()) o.kv.kv = AuditDefaultConfigs(o.target);
+  KV_RETURN_IF_ERROR(CheckRemoteAudit(o));
   const bool target_default = o.target.empty();
   KV_ASSIGN_OR_RETURN(const Target* target, AuditTarget(&o));
   o.target = std::string(target->name);
   if (policy.relative_to) o.kv.reference = AddReferenceConfig(*target, *policy.relative_to, &o.kv.kv);
   if (o.ctx == 0 && policy.target_context) o.ctx = *policy.target_context;
+  std::vector<CacheConfig> served;
+  KV_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<LaunchedServer>> servers, LaunchServedConfigs(&o, &served));
 
   EvalOptions e = StageOptions<EvalOptions>(o, "eval");
+  e.remote = o.remote, e.reference = o.reference, e.top_logprobs = o.top_logprobs;
   e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window, e.attn_samples = o.attn_samples;
   KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::Make(std::move(e)));
   o.ctx = eval.info.ctx;
@@ -242,7 +280,9 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
           ? DefaultProbeLengths(std::min(target_ctx + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
           : o.probe_lengths;
   AuditPlan plan;
-  plan.probe = ProbeOptionsFor(o, workload, policy, eval.info.baseline_spec, eval.configs.config_specs(), lengths);
+  // A baseline server names the baseline by its endpoint; the in-process spec stays unused then.
+  const std::string& baseline = o.remote.baseline_endpoint.empty() ? eval.info.baseline_spec : o.kv.baseline;
+  plan.probe = ProbeOptionsFor(o, workload, policy, baseline, eval.configs.config_specs(), lengths);
   // Checked now (the custom file, lengths, variants), planned again when the stage starts.
   KV_RETURN_IF_ERROR(ProbePlan::Make(plan.probe));
   if (!o.budget.empty()) {
@@ -253,6 +293,7 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
   plan.policy = std::move(policy), plan.target_ctx = target_ctx;
   plan.target = target, plan.target_default = target_default;
   plan.eval.emplace(std::move(eval));
+  plan.servers = std::move(servers), plan.served = std::move(served);
   return plan;
 }
 
@@ -269,8 +310,9 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
   if (job.sharded()) return RunAuditShard(plan, job, std::move(r));
   {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
-    KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, eval, &r));
+    KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, plan.served, eval, &r));
     r.threads = eval.info.threads;
+    KV_ASSIGN_OR_RETURN(r.signatures, SignaturesOfConfigs(*plan.eval));
     if (o.bench) KV_RETURN_IF_ERROR(Bench(plan, &r));
     plan.eval.reset();  // one loaded model at a time
   }
@@ -278,6 +320,7 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
     KV_ASSIGN_OR_RETURN(const ProbePlan probe, ProbePlan::Make(plan.probe));
     KV_RETURN_IF_ERROR(ProbeSession(probe).Run());
   }
+  plan.servers.clear();  // --serve-cmd's: measured
   KV_RETURN_IF_ERROR(Judge(plan, o.out, &r));
   if (plan.recommend) {
     // What to deploy of the configurations under test: its engines' approximations get verdicts too.

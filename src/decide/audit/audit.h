@@ -16,10 +16,13 @@
 #include <vector>
 
 #include "base/status.h"
+#include "decide/gate/cache_signature.h"
 #include "decide/gate/gate.h"
 #include "decide/recommend/recommend.h"
 #include "decide/audit/workload.h"
 #include "decide/targets/measure_target.h"
+#include "endpoint/remote_configs.h"
+#include "endpoint/server_launch.h"
 #include "eval/session.h"
 #include "probe/plan.h"
 #include "job/job_options.h"
@@ -61,12 +64,24 @@ struct AuditOptions : JobOptions {
   // same command without --shard and with --out MERGED then resumes them wholly and computes
   // what depends on all of them (the verdicts, the recommendation, --bench, the report).
   std::string merged;  // --merged: where earlier rounds of the shards were merged (with --budget: 2 rounds)
+  // Deployed servers (docs/endpoints.md): --endpoint configurations after the --kv ones, judged
+  // like them; --baseline-endpoint replaces the in-process baseline. Eval and probes run through
+  // them; a recommendation (--budget) and --bench need the in-process baseline.
+  RemoteConfigOptions remote;
+  std::string reference;  // --reference: the eval's baseline from `kvaudit reference` (eval/session.h)
+  int top_logprobs = 0;   // per endpoint position (EvalOptions::top_logprobs)
+  // --serve-cmd: the baseline and every --kv configuration run by a server kvaudit starts from this
+  // template (endpoint/server_launch.h), stopped when eval and probes are done; "" = in-process.
+  std::string serve_cmd;
+  double serve_timeout_s = 600;  // --serve-timeout: each server's wait to be ready
 };
 
 struct AuditConfig {
-  CacheConfig config;
-  std::string spec;  // config.spec(): what results name it
-  uint64_t bytes_per_token = 0;
+  // What it stores: known for in-process and --serve-cmd configurations, not for an --endpoint.
+  std::optional<CacheConfig> config;
+  std::string spec;                         // config->spec(), or the endpoint's name: what results name it
+  std::optional<uint64_t> bytes_per_token;  // at the target context, when config is known
+  nlohmann::json endpoint;                  // null in-process; else the server (RemoteConfig::Describe())
   ConfigVerdict verdict;
 };
 
@@ -80,10 +95,13 @@ struct AuditResult {
   ModelConfig config;                // the model's, for the engine settings
   std::vector<AuditConfig> configs;  // in --kv order
   GateReport gate;
-  std::optional<size_t> cheapest_passing;  // among the configurations under test
+  // Among the configurations under test whose bytes are known; else the first --endpoint that passes.
+  std::optional<size_t> cheapest_passing;
   std::optional<RecommendResult> recommend;
   std::unique_ptr<RecommendPlan> recommend_plan;  // what the recommendation's report reads
   std::vector<std::string> probe_families;
+  // Each configuration's and the baseline's (decide/gate/cache_signature.h), for `gate --endpoint`.
+  std::optional<CacheSignatures> signatures;
   std::vector<DecodeSpeed> bench;  // with --bench: the baseline, then the configurations
   DecodeSpeedOptions bench_options;
   double wall_s = 0, peak_rss_mb = 0;
@@ -120,6 +138,10 @@ class AuditPlan {
   std::optional<EvalPlan> eval;
   ProbeOptions probe;
   std::optional<RecommendOptions> recommend;
+  // --serve-cmd: [n_configs + 1] the baseline's server, then each configuration's, in --kv order;
+  // stopped when eval and probes are done (or when the plan goes, on any error).
+  std::vector<std::unique_ptr<LaunchedServer>> servers;
+  std::vector<CacheConfig> served;  // [servers - 1] what each configuration's server runs
 };
 
 Expected<AuditResult> RunAudit(AuditPlan& plan);

@@ -8,6 +8,7 @@
 #include "decide/recommend/recommend_report.h"
 #include "base/text_columns.h"
 #include "run/provenance.h"
+#include "run/run_dir.h"
 
 namespace kvaudit {
 namespace {
@@ -42,13 +43,18 @@ json BenchJson(const AuditResult& r) {
           {"baseline_tokens_per_s", r.bench[0].tokens_per_s}};
 }
 
+// Null when the configuration's bytes are unknown (an --endpoint's cache is the server's business).
+json OrNull(const std::optional<uint64_t>& bytes, double value) { return bytes ? json(value) : json(nullptr); }
+
 json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
   const ConfigVerdict& v = c.verdict;
+  const double bytes = static_cast<double>(c.bytes_per_token.value_or(0));
   return {{"decode_tokens_per_s", Speed(r, i + 1)},
           {"spec", c.spec},
-          {"bytes_per_token", c.bytes_per_token},
-          {"f16_fraction", static_cast<double>(c.bytes_per_token) / static_cast<double>(r.f16_bytes_per_token)},
-          {"kv_gib_at_target", GibAtContext(c.bytes_per_token, r.target_ctx)},
+          {"endpoint", c.endpoint},
+          {"bytes_per_token", c.bytes_per_token ? json(*c.bytes_per_token) : json(nullptr)},
+          {"f16_fraction", OrNull(c.bytes_per_token, bytes / static_cast<double>(r.f16_bytes_per_token))},
+          {"kv_gib_at_target", OrNull(c.bytes_per_token, GibAtContext(c.bytes_per_token.value_or(0), r.target_ctx))},
           {"verdict", OutcomeWord(v.outcome)},
           {"pass", v.pass},
           {"safe_up_to", v.safe_up_to ? json(*v.safe_up_to) : json(nullptr)},
@@ -88,6 +94,20 @@ std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
 
 std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, const ModelConfig& cfg,
                            const std::map<std::string, bool>& verdicts);
+
+// Which configurations ran on servers, and where: the measured line of an in-process audit says
+// how kvaudit emulated the engine; here the engine itself ran them.
+std::string ServedLines(const AuditResult& r, const AuditPlan& plan) {
+  std::vector<std::string> names;
+  for (const AuditConfig& c : r.configs) {
+    if (!c.endpoint.is_null()) names.push_back(c.spec + " at " + c.endpoint.value("url", std::string()));
+  }
+  if (names.empty()) return "";
+  const std::string how = plan.options.serve_cmd.empty() ? "through the servers given"
+                                                         : "on servers kvaudit started (--serve-cmd; logs in " +
+                                                               SubDir(plan.options.out, "servers") + ")";
+  return "measured " + how + ": " + JoinWith(names, "; ") + "\n";
+}
 
 }  // namespace
 
@@ -154,6 +174,7 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                 {"target_default", plan.target_default},
                 {"target_context", r.target_ctx},
                 {"baseline", r.baseline},
+                {"serve_cmd", o.serve_cmd.empty() ? json(nullptr) : json(o.serve_cmd)},
                 {"f16_bytes_per_token", r.f16_bytes_per_token},
                 {"data", o.data},
                 {"ctx", o.ctx},
@@ -173,6 +194,7 @@ Expected<json> AuditJson(const AuditResult& r, const AuditPlan& plan) {
                 {"deploy", deploy},
                 {"recommend", recommend},
                 {"bench", BenchJson(r)},
+                {"signatures", r.signatures ? r.signatures->ToJson() : json(nullptr)},
                 {"run", {{"threads", r.threads}, {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb}}}};
   j["run"].update(ProvenanceJson());
   return j;
@@ -192,9 +214,11 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const AuditConfig& c = r.configs[i];
     const ConfigVerdict& v = c.verdict;
-    s += PadColumn(c.spec, 36) + PadColumn(std::to_string(c.bytes_per_token), 12) +
-         PadColumn(FormatNumber("%.0f%%", 100.0 * c.bytes_per_token / r.f16_bytes_per_token), 9) +
-         PadColumn(FormatNumber("%.3f", GibAtContext(c.bytes_per_token, r.target_ctx)), 12) +
+    const uint64_t bytes = c.bytes_per_token.value_or(0);
+    const bool known = c.bytes_per_token.has_value();
+    s += PadColumn(c.spec, 36) + PadColumn(known ? std::to_string(bytes) : "?", 12) +
+         PadColumn(known ? FormatNumber("%.0f%%", 100.0 * bytes / r.f16_bytes_per_token) : "?", 9) +
+         PadColumn(known ? FormatNumber("%.3f", GibAtContext(bytes, r.target_ctx)) : "?", 12) +
          (r.bench.empty() ? "" : PadColumn(FormatNumber("%.0f", r.bench[i + 1].tokens_per_s), 8)) +
          PadColumn(OutcomeWord(v.outcome), 14) + PadColumn(SafeUpToText(v), 24) +
          (v.first_failure ? v.cases[*v.first_failure].text : std::string("-")) + "\n";
@@ -217,11 +241,15 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
   // Every verdict of this audit: the configurations under test, then the recommendation's points.
   std::map<std::string, bool> verdicts = r.recommend ? VerifiedVerdicts(*r.recommend) : std::map<std::string, bool>{};
   for (const AuditConfig& c : r.configs) verdicts[c.spec] = c.verdict.pass;
-  s += MeasuredLine(*plan.target, r.configs[r.cheapest_passing.value_or(0)].config, r.config, r.target_ctx) + "\n";
-  if (r.cheapest_passing) {
-    const AuditConfig& c = r.configs[*r.cheapest_passing];
-    s += "deploy " + c.spec + " (the fewest bytes of those that pass):\n";
-    if (auto targets = TargetsFor(c.config, plan, r.config))
+  s += ServedLines(r, plan);
+  const AuditConfig& shown = r.configs[r.cheapest_passing.value_or(0)];
+  if (shown.config && shown.endpoint.is_null())
+    s += MeasuredLine(*plan.target, *shown.config, r.config, r.target_ctx) + "\n";
+  if (r.cheapest_passing && !shown.config) {
+    s += "deploy " + shown.spec + " (it passes; its cache is the server's, unknown to kvaudit, so no settings)\n";
+  } else if (r.cheapest_passing) {
+    s += "deploy " + shown.spec + " (the fewest bytes of those that pass):\n";
+    if (auto targets = TargetsFor(*shown.config, plan, r.config))
       s += TargetLines(*targets, "  ", verdicts, r.config, plan.target_ctx);
   } else {
     s += "none of the configurations tested is safe for this workload at " + std::to_string(r.target_ctx) + " tokens" +
