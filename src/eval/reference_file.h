@@ -18,12 +18,17 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "run/topk_row.h"
 
 namespace kvaudit {
+
+// How results name a frozen baseline: this prefix, then the baseline the reference was made with
+// (its spec, or its server's name). gate takes "reference SPEC" for SPEC.
+inline constexpr std::string_view kReferenceBaselinePrefix = "reference ";
 
 struct ReferenceWindow {
   int window = 0;             // the data's window index

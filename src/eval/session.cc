@@ -222,7 +222,8 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
   if (plan.reference) {
     const nlohmann::json& h = plan.reference->header;
     const nlohmann::json& base = h["baseline"];
-    info.baseline_spec = "reference " + (base.is_string() ? base.get<std::string>() : base.value("name", ""));
+    info.baseline_spec =
+        std::string(kReferenceBaselinePrefix) + (base.is_string() ? base.get<std::string>() : base.value("name", ""));
     info.baseline_endpoint = {{"reference", opt.reference}, {"top_k", h["top_k"]}, {"baseline", base},
                               {"model", h["model"]},        {"data", h["data"]},   {"positions", h["positions"]}};
   }

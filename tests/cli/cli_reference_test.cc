@@ -127,5 +127,27 @@ TEST(ReferenceCliTest, MadeOnceReusedByThreeEvalsWithTheLiveBaselinesNumbers) {
   fs::remove_all(dir);
 }
 
+// audit --reference: the audit's eval stage compares against the frozen baseline (its probes run
+// the in-process one), and gives the numbers `eval --reference` gives for the same configuration.
+TEST(ReferenceCliTest, AnAuditsEvalStageTakesTheReference) {
+  auto q4 = ServeProcess::Start({"--kv", "k=q4_0,v=q4_0"});
+  ASSERT_TRUE(q4);
+  const fs::path dir = testing::MakeTempDir("reference-audit");
+  const std::string inputs = "--model " + testing::BundledModelDir().string() + " --data " +
+                             (testing::RepoDir() / "data" / "eval-docs.jsonl").string() +
+                             " --ctx 256 --windows 2 --threads 2 --top-logprobs 20 ";
+  const std::string ref = (dir / "f32.kvref").string(), q4_url = " --endpoint q4=" + Url(*q4);
+  ASSERT_EQ(RunCli("reference " + inputs + "--out " + ref, 300).exit_code, 0);
+  const auto audit = RunCli("audit " + inputs + "--lengths 256 --policy balanced --reference " + ref + q4_url +
+                                " --out " + (dir / "audit").string(),
+                            300);
+  ASSERT_TRUE(audit.exit_code == 0 || audit.exit_code == 1) << audit.err;
+  const auto eval = RunCli("eval " + inputs + "--reference " + ref + q4_url + " --out " + (dir / "eval").string());
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_EQ(Configs(dir / "audit" / "eval")["q4"], Configs(dir / "eval")["q4"]);
+  EXPECT_FALSE(Configs(dir / "eval")["q4"].is_null());
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kvaudit

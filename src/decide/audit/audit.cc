@@ -280,8 +280,10 @@ Expected<AuditPlan> AuditPlan::Make(AuditOptions o) {
           ? DefaultProbeLengths(std::min(target_ctx + kProbeAnswerReserve, cfg.max_ctx), kProbeAnswerReserve)
           : o.probe_lengths;
   AuditPlan plan;
-  // A baseline server names the baseline by its endpoint; the in-process spec stays unused then.
-  const std::string& baseline = o.remote.baseline_endpoint.empty() ? eval.info.baseline_spec : o.kv.baseline;
+  // The eval's baseline names a baseline server by its endpoint (the probes ask that server) and a
+  // frozen one as "reference SPEC" (the probes run SPEC in process: the same baseline for gate).
+  std::string baseline = o.remote.baseline_endpoint.empty() ? eval.info.baseline_spec : o.kv.baseline;
+  if (!o.reference.empty()) baseline = baseline.substr(kReferenceBaselinePrefix.size());
   plan.probe = ProbeOptionsFor(o, workload, policy, baseline, eval.configs.config_specs(), lengths);
   // Checked now (the custom file, lengths, variants), planned again when the stage starts.
   KV_RETURN_IF_ERROR(ProbePlan::Make(plan.probe));

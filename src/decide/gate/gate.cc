@@ -7,6 +7,7 @@
 
 #include "decide/gate/gate_fidelity.h"
 #include "decide/gate/gate_probes.h"
+#include "eval/reference_file.h"
 
 namespace kvaudit {
 namespace {
@@ -53,7 +54,9 @@ Expected<std::vector<ConfigInputs>> Configurations(const GateInputs& in) {
 // Eval and probe compare against a baseline; results against different baselines do not add up.
 Status CheckBaselines(const GateInputs& in) {
   std::string first, first_path;
-  auto check = [&](const std::string& baseline, const std::string& path) -> Status {
+  auto check = [&](std::string baseline, const std::string& path) -> Status {
+    // A frozen baseline (eval --reference: "reference SPEC") is that baseline.
+    if (baseline.starts_with(kReferenceBaselinePrefix)) baseline.erase(0, kReferenceBaselinePrefix.size());
     if (baseline.empty()) return Status::Ok();
     if (first.empty()) first = baseline, first_path = path;
     if (baseline == first) return Status::Ok();
