@@ -40,6 +40,7 @@ int RunDeploymentCheck(GateFlags& f) {
                  {"expected_distance", c.match.expected_distance.value_or(0)},
                  {"positions", c.positions},
                  {"pass", c.pass},
+                 {"reported_cache", c.reported ? c.reported->ToJson() : nlohmann::json(nullptr)},
                  {"line", c.line}});
   }
   if (f.json) std::printf("%s\n", JsonText(nlohmann::json{{"deployments", j}}, 2).c_str());

@@ -74,6 +74,7 @@ int RunServe(const ServeCommandFlags& f) {
   o.host = f.serve.host;
   o.port = f.serve.port;
   o.model_id = ModelId(*model_path);
+  o.kv_spec = (*workers)->kv_spec();
   o.ctx = *ctx;
   o.request_timeout_s = f.serve.request_timeout_s;
   serve::Server server(model, **workers, o);

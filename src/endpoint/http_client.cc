@@ -169,6 +169,16 @@ Expected<std::optional<nlohmann::json>> HttpClient::PostIfPresent(const std::str
   return IfPresent(std::move(r), missing);
 }
 
+std::optional<std::string> HttpClient::GetTextOnce(const std::string& path) const {
+  httplib::Client client(spec_.origin());
+  if (!api_key_.empty()) client.set_bearer_token_auth(api_key_.c_str());
+  ConfigureSocket(client, options_.timeout_s, options_.connect_timeout_s);
+  ++*attempts_;
+  const httplib::Result r = client.Get((spec_.base_path + path).c_str());
+  if (!r || r->status < 200 || r->status >= 300) return std::nullopt;
+  return r->body;
+}
+
 Expected<nlohmann::json> HttpClient::Call(const std::string& path, const nlohmann::json* body, bool* missing) const {
   const auto start = Clock::now();
   const auto deadline =

@@ -53,6 +53,10 @@ class HttpClient {
   Expected<std::optional<nlohmann::json>> GetIfPresent(const std::string& path) const;
   Expected<std::optional<nlohmann::json>> PostIfPresent(const std::string& path, const nlohmann::json& body) const;
 
+  // A text document (Prometheus /metrics), one attempt within the timeouts: the body of a 2xx,
+  // nullopt for any other answer or none (what a server does not offer is not an error here).
+  std::optional<std::string> GetTextOnce(const std::string& path) const;
+
   const EndpointSpec& spec() const { return spec_; }
   const HttpOptions& options() const { return options_; }
   // Attempts made by every call so far (tests read it to see retries happen, and stop).

@@ -18,6 +18,7 @@
 #include "serve/completion.h"
 #include "serve/completion_response.h"
 #include "serve/job.h"
+#include "serve/histogram.h"
 #include "serve/metrics.h"
 #include "tokenizer/tokenizer.h"
 
@@ -214,6 +215,10 @@ void Server::Impl::Routes() {
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
     std::string text = metrics.Render(workers.queue_depth(), workers.running());
+    // What the server runs, for a client to read (endpoint/server_report.h), as vLLM's
+    // vllm:cache_config_info does; the spec has no quote or backslash to escape.
+    MetricFamilyHeader(text, "kvaudit_cache_config_info", "gauge", "The KV cache every worker runs (--kv).");
+    text += "kvaudit_cache_config_info{kv=\"" + o.kv_spec + "\"} 1\n";
     if (o.shadow) text += o.shadow->metrics().Render();
     r.set_content(text, "text/plain; version=0.0.4");
   });

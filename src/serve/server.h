@@ -26,14 +26,15 @@
 namespace kvaudit::serve {
 
 struct ServeOptions {
-  std::string host = "127.0.0.1";              // --host
-  int port = 8080;                             // --port; 0 picks a free one
-  std::string model_id;                        // GET /v1/models' id and every response's "model"
-  std::string api_key;                         // "" = no key required
-  int ctx = 0;                                 // prompt + max_tokens limit (the workers' cache size)
-  size_t max_body_bytes = 8u << 20;            // larger bodies: 413
-  int request_timeout_s = 600;                 // a completion not answered by then: 504 (and cancelled)
-  int shutdown_grace_s = 10;                   // in-flight completions after Stop, before they are cancelled
+  std::string host = "127.0.0.1";    // --host
+  int port = 8080;                   // --port; 0 picks a free one
+  std::string model_id;              // GET /v1/models' id and every response's "model"
+  std::string kv_spec;               // the workers' cache, canonical: /metrics' kvaudit_cache_config_info{kv=...}
+  std::string api_key;               // "" = no key required
+  int ctx = 0;                       // prompt + max_tokens limit (the workers' cache size)
+  size_t max_body_bytes = 8u << 20;  // larger bodies: 413
+  int request_timeout_s = 600;       // a completion not answered by then: 504 (and cancelled)
+  int shutdown_grace_s = 10;         // in-flight completions after Stop, before they are cancelled
   ChatFormat chat_format = ChatFormat::kNone;  // --chat-template resolved; kNone: chat completions are a 400
   ShadowMonitor* shadow = nullptr;  // --shadow-rate > 0 (owned by the caller; the workers have shadow caches)
 };

@@ -59,6 +59,8 @@ class WorkerPool {
   size_t running() const;
   int workers() const { return static_cast<int>(workers_.size()); }
   size_t queue_capacity() const { return capacity_; }
+  // The configuration every worker's cache runs, canonical (what /metrics reports).
+  const std::string& kv_spec() const { return workers_.front()->cache.config.spec(); }
 
  private:
   explicit WorkerPool(size_t capacity) : capacity_(capacity) {}

@@ -74,6 +74,8 @@ TEST(AuditServeCmdTest, AuditsThroughTheServersItStartsAndLeavesNoneBehind) {
   EXPECT_EQ(audit["configs"][0]["spec"], "k=q8_0,v=q8_0");
   EXPECT_EQ(audit["configs"][0]["endpoint"]["dialect"], "kvaudit");
   EXPECT_EQ(audit["configs"][1]["spec"], "k=q4_0,v=q4_0");
+  EXPECT_EQ(audit["configs"][0]["reported_cache"]["cache"], "k=q8_0,v=q8_0");  // the server's own /metrics
+  EXPECT_TRUE(audit["configs"][0]["reported_differs"].is_null());
   EXPECT_TRUE(fs::exists(out / "report.html"));
   for (const char* log : {"k_f32_v_f32.log", "k_q8_0_v_q8_0.log", "k_q4_0_v_q4_0.log"})
     EXPECT_TRUE(fs::exists(out / "servers" / log)) << log;
@@ -122,6 +124,7 @@ TEST(AuditServeCmdTest, AuditsThroughTheServersItStartsAndLeavesNoneBehind) {
   EXPECT_EQ(checks["deployments"][0]["nearest_distance"], 0.0);
   EXPECT_EQ(checks["deployments"][0]["expected"], "k=q8_0,v=q8_0");
   EXPECT_EQ(checks["deployments"][0]["pass"], false);
+  EXPECT_EQ(checks["deployments"][0]["reported_cache"]["cache"], "k=q4_0,v=q4_0");
   const auto unknown = RunCli("gate --results " + out.string() + " --config k=q5_0,v=q5_0 --endpoint " + url +
                               std::to_string(q4->port()));
   EXPECT_EQ(unknown.exit_code, 2);
@@ -184,6 +187,24 @@ TEST(AuditServeCmdTest, AuditsServersGivenAsEndpoints) {
                              " --out " + (dir / "c").string());
   EXPECT_EQ(budget.exit_code, 2);
   EXPECT_NE(budget.err.find("--budget searches per-layer mixes in process"), std::string::npos) << budget.err;
+  fs::remove_all(dir);
+}
+
+// A template that does not pass {k}/{v} on: every server runs f32 whatever was named, and each
+// server's own report says so; the verdict block warns, results.json records it.
+TEST(AuditServeCmdTest, AServerReportingAnotherCacheIsFlagged) {
+  const fs::path dir = testing::MakeTempDir("audit-serve-report"), pids = dir / "pids", out = dir / "out";
+  std::string cmd = ServeCmd(pids);
+  cmd.replace(cmd.find("--kv k={k},v={v}"), std::string("--kv k={k},v={v}").size(), "--kv k=f32,v=f32");
+  const auto r =
+      RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + Quoted(cmd) + " --out " + out.string());
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_NE(r.out.find("WARNING: k=q4_0,v=q4_0: the server reports kv=k=f32,v=f32, not k=q4_0,v=q4_0\n"),
+            std::string::npos)
+      << r.out;
+  const json audit = json::parse(ReadFile((out / "results.json").string()));
+  EXPECT_EQ(audit["configs"][0]["reported_differs"], "the server reports kv=k=f32,v=f32, not k=q8_0,v=q8_0");
+  ExpectAllGone(pids, 3);
   fs::remove_all(dir);
 }
 

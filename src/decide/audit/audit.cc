@@ -113,7 +113,8 @@ Status TakeConfigs(const EvalPlan& eval, const std::vector<CacheConfig>& served,
   const size_t local = eval.configs.n_configs();
   for (size_t i = 0; i < done.configs.size(); ++i) {
     const ConfigResult& c = done.configs[i];
-    AuditConfig a{std::nullopt, c.spec, std::nullopt, c.endpoint, {}};
+    AuditConfig a;
+    a.spec = c.spec, a.endpoint = c.endpoint;
     if (i < local) a.config = eval.configs.config(i + 1), a.bytes_per_token = c.bytes_per_token;
     if (i >= local && i - local < served.size()) a.config = served[i - local];
     if (a.config && (r->config.n_sliding_layers() > 0 || i >= local)) {
@@ -313,6 +314,7 @@ Expected<AuditResult> RunAudit(AuditPlan& plan) {
   {
     KV_ASSIGN_OR_RETURN(const EvalSessionResult eval, EvalSession(*plan.eval).Run());
     KV_RETURN_IF_ERROR(TakeConfigs(*plan.eval, plan.served, eval, &r));
+    ReadServerReports(plan.eval->remote, &r.configs);
     r.threads = eval.info.threads;
     KV_ASSIGN_OR_RETURN(r.signatures, SignaturesOfConfigs(*plan.eval));
     if (o.bench) KV_RETURN_IF_ERROR(Bench(plan, &r));

@@ -23,6 +23,7 @@
 #include "decide/targets/measure_target.h"
 #include "endpoint/remote_configs.h"
 #include "endpoint/server_launch.h"
+#include "endpoint/server_report.h"
 #include "eval/session.h"
 #include "probe/plan.h"
 #include "job/job_options.h"
@@ -79,9 +80,11 @@ struct AuditOptions : JobOptions {
 struct AuditConfig {
   // What it stores: known for in-process and --serve-cmd configurations, not for an --endpoint.
   std::optional<CacheConfig> config;
-  std::string spec;                         // config->spec(), or the endpoint's name: what results name it
-  std::optional<uint64_t> bytes_per_token;  // at the target context, when config is known
-  nlohmann::json endpoint;                  // null in-process; else the server (RemoteConfig::Describe())
+  std::string spec;                           // config->spec(), or the endpoint's name: what results name it
+  std::optional<uint64_t> bytes_per_token;    // at the target context, when config is known
+  nlohmann::json endpoint;                    // null in-process; else the server (RemoteConfig::Describe())
+  std::optional<ServerCacheReport> reported;  // what the server says it runs (endpoint/server_report.h)
+  std::string reported_differs;               // "" or one sentence: the report contradicts the configuration named
   ConfigVerdict verdict;
 };
 

@@ -52,6 +52,8 @@ json ConfigJson(const AuditConfig& c, const AuditResult& r, size_t i) {
   return {{"decode_tokens_per_s", Speed(r, i + 1)},
           {"spec", c.spec},
           {"endpoint", c.endpoint},
+          {"reported_cache", c.reported ? c.reported->ToJson() : json(nullptr)},
+          {"reported_differs", c.reported_differs.empty() ? json(nullptr) : json(c.reported_differs)},
           {"bytes_per_token", c.bytes_per_token ? json(*c.bytes_per_token) : json(nullptr)},
           {"f16_fraction", OrNull(c.bytes_per_token, bytes / static_cast<double>(r.f16_bytes_per_token))},
           {"kv_gib_at_target", OrNull(c.bytes_per_token, GibAtContext(c.bytes_per_token.value_or(0), r.target_ctx))},
@@ -99,14 +101,16 @@ std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, co
 // how kvaudit emulated the engine; here the engine itself ran them.
 std::string ServedLines(const AuditResult& r, const AuditPlan& plan) {
   std::vector<std::string> names;
+  std::string warnings;  // a server whose own report contradicts what was named
   for (const AuditConfig& c : r.configs) {
     if (!c.endpoint.is_null()) names.push_back(c.spec + " at " + c.endpoint.value("url", std::string()));
+    if (!c.reported_differs.empty()) warnings += "WARNING: " + c.spec + ": " + c.reported_differs + "\n";
   }
   if (names.empty()) return "";
   const std::string how = plan.options.serve_cmd.empty() ? "through the servers given"
                                                          : "on servers kvaudit started (--serve-cmd; logs in " +
                                                                SubDir(plan.options.out, "servers") + ")";
-  return "measured " + how + ": " + JoinWith(names, "; ") + "\n";
+  return "measured " + how + ": " + JoinWith(names, "; ") + "\n" + warnings;
 }
 
 }  // namespace

@@ -21,7 +21,30 @@ std::string LogName(const std::string& spec) {
   return out;
 }
 
+// The sentence saying how `report` contradicts `config`, or "".
+std::string Contradiction(const ServerCacheReport& report, const CacheConfig& config) {
+  const KvSettings& d = config.defaults();
+  if (!d.k || !d.v) return "";
+  const std::string k(KvFormatName(*d.k)), v(KvFormatName(*d.v));
+  if (report.metric == "kvaudit_cache_config_info") {
+    const std::string named = CacheConfig::Uniform(d).spec();
+    return report.cache == named ? "" : "the server reports kv=" + report.cache + ", not " + named;
+  }
+  const std::string dtype = report.cache == "fp8" ? "fp8_e4m3" : report.cache;  // vLLM's fp8 on CUDA
+  if (k != v || dtype == k) return "";
+  return "the server reports cache_dtype=" + report.cache + ", not " + k;
+}
+
 }  // namespace
+
+void ReadServerReports(const RemoteConfigs& remote, std::vector<AuditConfig>* configs) {
+  size_t next = 0;  // the remote configurations follow the in-process ones, in order
+  for (AuditConfig& c : *configs) {
+    if (c.endpoint.is_null() || next >= remote.configs().size()) continue;
+    c.reported = ReadCacheReport(remote.configs()[next++].backend->client());
+    if (c.reported && c.config) c.reported_differs = Contradiction(*c.reported, *c.config);
+  }
+}
 
 Expected<std::pair<std::string, std::string>> ServeValuesOf(const CacheConfig& config, const std::string& origin) {
   KvSettings kv;

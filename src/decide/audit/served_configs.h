@@ -28,4 +28,10 @@ Expected<std::pair<std::string, std::string>> ServeValuesOf(const CacheConfig& c
 Expected<std::vector<std::unique_ptr<LaunchedServer>>> LaunchServedConfigs(AuditOptions* o,
                                                                            std::vector<CacheConfig>* served);
 
+// Each server's own report of its cache (endpoint/server_report.h) into the configurations measured
+// through it (the eval's remote configurations, in order), and where the configuration is known
+// (--serve-cmd), whether the report contradicts it: vLLM's cache_dtype against {k} (its "fp8" is
+// fp8_e4m3), kvaudit serve's spec against the formats named.
+void ReadServerReports(const RemoteConfigs& remote, std::vector<AuditConfig>* configs);
+
 }  // namespace kvaudit

@@ -116,6 +116,8 @@ Expected<std::vector<DeploymentCheck>> CheckDeployments(const DeploymentCheckOpt
     c.match = MatchSignature(f, live, expected);
     c.pass = SingledOut(c.match) && c.match.nearest == expected && c.expected_passed;
     c.line = CheckLine(c, audit.policy, audit.served.contains(expected));
+    c.reported = ReadCacheReport(servers.configs()[i].backend->client());
+    if (c.reported) c.line += " [the server reports " + c.reported->cache + " (" + c.reported->metric + ")]";
     out.push_back(std::move(c));
   }
   return out;

@@ -5,12 +5,14 @@
 // passed the audit's policy; otherwise one line names what it runs and what was audited.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "decide/gate/cache_signature.h"
 #include "endpoint/remote_configs.h"
+#include "endpoint/server_report.h"
 
 namespace kvaudit {
 
@@ -27,6 +29,7 @@ struct DeploymentCheck {
   bool expected_passed = false;  // in the audit, under its policy
   SignatureMatch match;
   size_t positions = 0;
+  std::optional<ServerCacheReport> reported;  // what the server says it runs, where it says (vLLM, kvaudit serve)
   bool pass = false;
   std::string line;  // one line, what the CLI prints
 };
