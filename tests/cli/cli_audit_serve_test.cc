@@ -178,6 +178,16 @@ TEST(AuditServeCmdTest, AuditsServersGivenAsEndpoints) {
             std::string::npos)
       << r.out;
   EXPECT_TRUE(fs::exists(dir / "report.html"));
+  // Under strict, nothing passes: no --budget hint (the search needs an in-process baseline) and no
+  // "test q8_0" (the endpoint's cache is unknown).
+  const auto strict = RunCli("audit " + testing::BundledJobFlags() +
+                             "--ctx 256 --windows 2 --lengths 256 --policy strict --baseline-endpoint base=" + url +
+                             std::to_string(base->port()) + " --endpoint q8=" + url + std::to_string(q8->port()) +
+                             " --out " + (dir / "strict").string());
+  EXPECT_EQ(strict.exit_code, 1) << strict.err;
+  EXPECT_NE(strict.out.find("none of the configurations tested is safe for this workload at 256 tokens\n"),
+            std::string::npos)
+      << strict.out;
   const auto bench = RunCli("audit " + testing::BundledJobFlags() + "--bench --endpoint q8=" + url +
                             std::to_string(q8->port()) + " --out " + (dir / "b").string());
   EXPECT_EQ(bench.exit_code, 2);

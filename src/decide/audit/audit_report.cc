@@ -97,6 +97,20 @@ std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
 std::string RecommendBlock(const RecommendResult& rec, const AuditPlan& plan, const ModelConfig& cfg,
                            const std::map<std::string, bool>& verdicts);
 
+// What to try when nothing tested passes: the per-layer search where it can run (an in-process
+// baseline), and a larger uniform cache where none was tested.
+std::string NoneSafeHint(const AuditResult& r, const AuditPlan& plan) {
+  if (r.recommend) return "";
+  // An --endpoint's cache is unknown: it may be the larger one already.
+  const bool q8_tested = std::any_of(r.configs.begin(), r.configs.end(), [](const AuditConfig& c) {
+    return !c.config || c.spec.starts_with("k=q8_0,v=q8_0") || c.spec.starts_with("k=f16,v=f16");
+  });
+  const std::string larger = q8_tested ? "" : "test k=q8_0,v=q8_0";
+  const bool search = plan.options.remote.baseline_endpoint.empty() && plan.options.serve_cmd.empty();
+  if (!search) return larger.empty() ? "" : "; hint: " + larger;
+  return "; hint: give --budget B to search per-layer mixes" + (larger.empty() ? "" : ", or " + larger);
+}
+
 // Which configurations ran on servers, and where: the measured line of an in-process audit says
 // how kvaudit emulated the engine; here the engine itself ran them.
 std::string ServedLines(const AuditResult& r, const AuditPlan& plan) {
@@ -257,7 +271,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
       s += TargetLines(*targets, "  ", verdicts, r.config, plan.target_ctx);
   } else {
     s += "none of the configurations tested is safe for this workload at " + std::to_string(r.target_ctx) + " tokens" +
-         (r.recommend ? "" : "; hint: give --budget B to search per-layer mixes, or test k=q8_0,v=q8_0") + "\n";
+         NoneSafeHint(r, plan) + "\n";
   }
   if (r.recommend) s += RecommendBlock(*r.recommend, plan, r.config, verdicts);
   s += "\nresults: " + r.results_path + "; JUnit " + o.out + "/gate.xml, markdown " + o.out +
