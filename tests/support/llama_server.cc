@@ -1,15 +1,14 @@
 #include "support/llama_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+
+#include "endpoint/server_launch.h"
 
 namespace kvaudit::testing {
 
@@ -29,20 +28,8 @@ std::filesystem::path LlamaCppTool(const std::string& tool) {
 }
 
 int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof(a);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
+  const Expected<int> port = kvaudit::FreeLoopbackPort();  // endpoint/server_launch.h: what --serve-cmd uses
+  return port ? *port : 0;
 }
 
 std::unique_ptr<LlamaServer> LlamaServer::Start(const std::vector<std::string>& args) {

@@ -71,16 +71,20 @@ Expected<std::vector<std::unique_ptr<LaunchedServer>>> LaunchServedConfigs(Audit
   std::vector<std::pair<CacheConfig, std::string>> configs;  // [1 + n_configs] with the flag each came from
   for (size_t i = 0; i < parsed.size(); ++i)
     configs.emplace_back(parsed[i], i == 0 ? o->kv.baseline_flag : o->kv.FlagOf(o->kv.kv[i - 1]));
-  for (const auto& [config, origin] : configs) KV_RETURN_IF_ERROR(ServeValuesOf(config, origin));
+  std::vector<std::pair<std::string, std::string>> kv;  // [1 + n_configs] {k} and {v}, all checked before any start
+  for (const auto& [config, origin] : configs) {
+    KV_ASSIGN_OR_RETURN(auto values, ServeValuesOf(config, origin));
+    kv.push_back(std::move(values));
+  }
   const std::filesystem::path logs = SubDir(o->out, "servers");
   std::error_code ec;
   std::filesystem::create_directories(logs, ec);
   if (ec) return BadInput(logs.string() + ": cannot create the servers' log directory: " + ec.message());
-  for (const auto& [config, origin] : configs) {
-    KV_ASSIGN_OR_RETURN(const auto kv, ServeValuesOf(config, origin));
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const CacheConfig& config = configs[i].first;
     KV_ASSIGN_OR_RETURN(const int port, FreeLoopbackPort());
     const std::map<std::string, std::string> values = {
-        {"port", std::to_string(port)}, {"k", kv.first}, {"v", kv.second}, {"name", config.spec()}};
+        {"port", std::to_string(port)}, {"k", kv[i].first}, {"v", kv[i].second}, {"name", config.spec()}};
     LaunchOptions l;
     KV_ASSIGN_OR_RETURN(l.argv, FillServeCommand(words, values, "--serve-cmd"));
     l.name = config.spec(), l.port = port, l.ready_timeout_s = o->serve_timeout_s;
