@@ -1,10 +1,13 @@
 // Forward-pass speed on a model (default: the bundled kvq-code-16m), f32 KV cache.
-//   forward_bench [model] [threads] [prefill_tokens] [decode_depth] [reps] [what] [weights]
+//   forward_bench [model] [threads] [prefill_tokens] [decode_depth] [reps] [what] [arithmetic]
 // Prints the median of `reps` (default 5) runs of: prefill of N tokens (one sequence, last-token
 // logits, as llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg /
 // -d D). `what` (default "all") = pp | tg0 | tgd runs one of them only (for perf stat/record).
-// Token ids are deterministic pseudo-random; speed does not depend on them. `weights` = f32 loads
-// the matrices dequantized to f32 (WeightLoadOptions::dequantize_at_load; default: as stored).
+// Token ids are deterministic pseudo-random; speed does not depend on them. `arithmetic` (the
+// weight products): stored (default: the native engine's exact products on the weights as stored),
+// f32 (the same, the matrices dequantized to f32 at load: WeightLoadOptions::dequantize_at_load), or
+// llama.cpp (engine=llama.cpp: llama.cpp's weight arithmetic, ops/ggml/llamacpp_matmul.h, and its
+// flash attention over an f32 cache). Any other value is an error (exit 2). The model line names it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kv/f32_cache.h"
+#include "kv/config/cache_config.h"
+#include "kv/make_cache.h"
 #include "model/forward.h"
 #include "model/model.h"
 
@@ -33,7 +37,13 @@ int main(int argc, char** argv) {
   const int depth = argc > 4 ? std::atoi(argv[4]) : 4096;
   const int reps = argc > 5 ? std::max(1, std::atoi(argv[5])) : 5;
   const std::string what = argc > 6 ? argv[6] : "all";
-  const bool f32_weights = argc > 7 && std::string(argv[7]) == "f32";
+  const std::string arithmetic = argc > 7 ? argv[7] : "stored";
+  if (arithmetic != "stored" && arithmetic != "f32" && arithmetic != "llama.cpp") {
+    std::fprintf(stderr, "forward_bench: unknown arithmetic '%s'; hint: stored, f32 or llama.cpp\n",
+                 arithmetic.c_str());
+    return 2;
+  }
+  const bool f32_weights = arithmetic == "f32";
   const bool do_pp = what == "all" || what == "pp", do_tg0 = what == "all" || what == "tg0";
   const bool do_tgd = (what == "all" || what == "tgd") && depth > 0;
   const int n_decode = 128;
@@ -44,7 +54,10 @@ int main(int argc, char** argv) {
   }
   const ModelConfig& c = (*model)->config();
   ThreadPool pool(threads);
-  auto cache = MakeF32Cache(c, std::max(n_prefill, depth + n_decode));
+  const std::string spec = arithmetic == "llama.cpp" ? "k=f32,v=f32,engine=llama.cpp" : "k=f32,v=f32";
+  auto built = MakeCache(c, *CacheConfig::Parse(spec), nullptr, std::max(n_prefill, depth + n_decode));
+  KV_CHECK_MSG(built.ok(), built.ok() ? "" : built.error().message.c_str());
+  std::unique_ptr<KvCache> cache = std::move(*built);
   KV_CHECK(cache->Reserve(std::max(n_prefill, depth + n_decode)).ok());       // as every kvaudit command does
   Forward fwd(**model, *cache, pool, std::max(n_prefill, depth + n_decode));  // the cache is the run's context
   std::vector<int32_t> ids(std::max(n_prefill, depth + n_decode));
@@ -87,8 +100,8 @@ int main(int argc, char** argv) {
     for (double x : v) s += (s.empty() ? "" : " ") + rate(x);
     return s;
   };
-  std::printf("model %s (weights %s), %d threads, f32 KV cache, median of %d\n", path.c_str(),
-              (*model)->weights().storage_summary().c_str(), threads, reps);
+  std::printf("model %s (weights %s), arithmetic %s, %d threads, f32 KV cache, median of %d\n", path.c_str(),
+              (*model)->weights().storage_summary().c_str(), arithmetic.c_str(), threads, reps);
   if (do_pp)
     std::printf("prefill %d tokens: %s tokens/s  [%s]\n", n_prefill, rate(Median(pp)).c_str(), all(pp).c_str());
   if (do_tg0) {

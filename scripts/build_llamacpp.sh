@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's own tools (llama-server, llama-bench, llama-perplexity, llama-cli) from the
+# Builds llama.cpp's own tools (llama-server, llama-bench, llama-perplexity, llama-cli, and kvaudit's
+# llamacpp_matmul_dump linked against its libraries) from the
 # source that the npm package node-llama-cpp carries as a git bundle (llama/gitRelease.bundle),
 # outside the repository, and prints the directory holding the binaries. The references kvaudit is
 # checked against (docs/testing.md "llama.cpp, built here"): the goldens in ../shared/golden/llamacpp
@@ -26,7 +27,23 @@ built() {
   for t in "${TOOLS[@]}"; do [[ -x "$bin/$t" ]] || return 1; done
 }
 
+# kvaudit's probe into llama.cpp's weight products (scripts/llamacpp_matmul_dump.cc), linked against
+# the static libraries of this build; rebuilt when its source changes (sha256 kept beside it).
+dump_tool() {
+  local root src out sum
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  src="$root/scripts/llamacpp_matmul_dump.cc"
+  out="$bin/llamacpp_matmul_dump"
+  sum="$(sha256sum "$src" | cut -d' ' -f1)"
+  [[ -x "$out" && "$(cat "$out.sha256" 2>/dev/null)" == "$sum" ]] && return 0
+  "${CXX:-c++}" -std=c++17 -O2 -I"$cache/src/include" -I"$cache/src/ggml/include" "$src" -o "$out" \
+    "$cache/build/src/libllama.a" "$cache/build/ggml/src/libggml.a" "$cache/build/ggml/src/libggml-cpu.a" \
+    "$cache/build/ggml/src/libggml-base.a" -fopenmp -lpthread -ldl -lm >&2
+  echo "$sum" >"$out.sha256"
+}
+
 if built; then
+  dump_tool
   echo "$bin"
   exit 0
 fi
@@ -57,4 +74,5 @@ cmake -S "$cache/src" -B "$cache/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF >&2
 cmake --build "$cache/build" --target "${TOOLS[@]}" -j "$(nproc)" >&2
 built || { echo "build_llamacpp.sh: the build did not produce ${TOOLS[*]} in $bin" >&2; exit 1; }
+dump_tool
 echo "$bin"

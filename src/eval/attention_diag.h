@@ -45,6 +45,7 @@ class AttentionDiagnosis final : public KvCache {
   void Reset() override;
   // Reserves the baseline and every shadow (Append writes all of them); the sizes are the baseline's.
   Status Reserve(int n_positions) override;
+  EngineArithmetic arithmetic() const override { return baseline_.arithmetic(); }
   uint64_t bytes_per_token() const override { return baseline_.bytes_per_token(); }
   uint64_t bytes_used() const override { return baseline_.bytes_used(); }
   uint64_t bytes_reserved() const override { return baseline_.bytes_reserved(); }

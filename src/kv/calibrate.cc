@@ -44,6 +44,7 @@ class RecordingCache final : public KvCache {
   }
   void Reset() override { inner_.Reset(); }
   Status Reserve(int n_positions) override { return inner_.Reserve(n_positions); }
+  EngineArithmetic arithmetic() const override { return inner_.arithmetic(); }
   uint64_t bytes_per_token() const override { return inner_.bytes_per_token(); }
   uint64_t bytes_used() const override { return inner_.bytes_used(); }
   uint64_t bytes_reserved() const override { return inner_.bytes_reserved(); }

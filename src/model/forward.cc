@@ -6,13 +6,20 @@
 
 #include "ops/activation.h"
 #include "ops/gated_units.h"
+#include "ops/ggml/elementwise.h"
+#include "ops/ggml/llamacpp_matmul.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
 
 namespace kvaudit {
 
 Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool, int context)
-    : model_(model), c_(model.config()), cache_(cache), pool_(pool) {
+    : model_(model),
+      c_(model.config()),
+      cache_(cache),
+      pool_(pool),
+      llamacpp_(cache.arithmetic() == EngineArithmetic::kLlamaCpp),
+      rope_arithmetic_(llamacpp_ ? RopeArithmetic::kGgml : RopeArithmetic::kTransformers) {
   // A model loaded for tokenizing (an all-remote audit) has no weights: computing with it is a bug.
   KV_CHECK_MSG(model.has_weights(), "Forward over a model loaded without weights (Model::LoadForTokenizing)");
   KV_CHECK_MSG(context > 0 || !c_.rope.is_longrope(), "a LongRoPE model's Forward needs the run's context");
@@ -43,8 +50,8 @@ void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool
   if (rope_.max_pos() < pos0 + n) {
     // Grow geometrically so token-by-token decoding rebuilds the table O(log n) times.
     const int max_pos = std::max(pos0 + n, std::max(2 * rope_.max_pos(), 1024));
-    rope_ = RopeTable(rope_params_, c_.head_dim, max_pos);
-    if (c_.rope_local) rope_local_ = RopeTable(rope_local_params_, c_.head_dim, max_pos);
+    rope_ = RopeTable(rope_params_, c_.head_dim, max_pos, rope_arithmetic_);
+    if (c_.rope_local) rope_local_ = RopeTable(rope_local_params_, c_.head_dim, max_pos, rope_arithmetic_);
   }
   for (int t0 = 0; t0 < n; t0 += kMaxChunk) {
     const int nc = std::min(kMaxChunk, n - t0);
@@ -69,14 +76,30 @@ void Forward::RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bo
   // Final norm and LM head: every row, or only the last one.
   const int first = all_logits ? 0 : n - 1, rows = n - first;
   const float* xs = x_.data() + static_cast<int64_t>(first) * d;
-  RmsNorm(xs, model_.weights().final_norm.data(), h_.data(), rows, d, c_.rms_eps);
-  MatMul(h_.data(), rows, model_.weights().output_matrix(), logits, pool_);
+  Norm(xs, model_.weights().final_norm.data(), h_.data(), rows, d, c_.rms_eps);
+  Project(h_.data(), rows, model_.weights().output_matrix(), logits);
   if (c_.final_softcap > 0) {
     // Gemma 2: z -> cap·tanh(z/cap) (transformers Gemma2ForCausalLM; llama.cpp gemma2.cpp).
     const float cap = c_.final_softcap;
     const int64_t total = static_cast<int64_t>(rows) * c_.vocab_size;
     for (int64_t i = 0; i < total; ++i) logits[i] = std::tanh(logits[i] / cap) * cap;
   }
+}
+
+// y [n, w.rows()] = x [n, w.cols()] · Wᵀ in the arithmetic the cache's engine computes with.
+void Forward::Project(const float* x, int n, const WeightMatrix& w, float* y) {
+  if (llamacpp_) return ggml::LlamaCppMatMul(x, n, w, y, pool_);
+  MatMul(x, n, w, y, pool_);
+}
+
+void Forward::Norm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) const {
+  if (llamacpp_) return ggml::RmsNorm(x, w, y, rows, dim, eps);
+  RmsNorm(x, w, y, rows, dim, eps);
+}
+
+void Forward::GatedSilu(const float* gate, const float* up, float* out, int64_t n) const {
+  if (llamacpp_) return ggml::SwiGlu(gate, up, out, n);
+  SiluMul(gate, up, out, n);
 }
 
 // The attention sublayer, then Ffn.
@@ -89,10 +112,9 @@ void Forward::Layer(int layer, int n, int pos0) {
   const RopeTable& rope = c_.rope_local && c_.is_sliding(layer) ? rope_local_ : rope_;
 
   // --- attention block
-  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
-    RmsNorm(x + r0 * d, w.attn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
-  });
-  MatMul(h, n, w.wqkv, qkv_.data(), pool_);
+  pool_.ParallelFor(
+      n, 16, [&](int64_t r0, int64_t r1) { Norm(x + r0 * d, w.attn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps); });
+  Project(h, n, w.wqkv, qkv_.data());
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t t = r0; t < r1; ++t) {
       float* row = qkv_.data() + t * qkv_w;
@@ -105,8 +127,8 @@ void Forward::Layer(int layer, int n, int pos0) {
       std::memcpy(k, row + qd, sizeof(float) * kvd);
       std::memcpy(v_.data() + t * kvd, row + qd + kvd, sizeof(float) * kvd);
       if (c_.qk_norm) {  // Qwen3Attention: q_norm/k_norm over head_dim, before RoPE
-        RmsNorm(q, w.q_norm.data(), q, c_.n_heads, hd, c_.rms_eps);
-        RmsNorm(k, w.k_norm.data(), k, c_.n_kv_heads, hd, c_.rms_eps);
+        Norm(q, w.q_norm.data(), q, c_.n_heads, hd, c_.rms_eps);
+        Norm(k, w.k_norm.data(), k, c_.n_kv_heads, hd, c_.rms_eps);
       }
       std::memcpy(kpre_.data() + t * kvd, k, sizeof(float) * kvd);
       rope.Apply(q, 1, c_.n_heads, pos0 + static_cast<int>(t));
@@ -116,7 +138,7 @@ void Forward::Layer(int layer, int n, int pos0) {
   if (kv_observer_) kv_observer_(layer, pos0, n, k_.data(), v_.data());
   cache_.Append(layer, pos0, n, k_.data(), kpre_.data(), v_.data());
   cache_.Attend(layer, pos0, n, q_.data(), attn_.data(), pool_);
-  MatMul(attn_.data(), n, w.wo, proj_.data(), pool_);
+  Project(attn_.data(), n, w.wo, proj_.data());
   if (!w.post_attn_norm.empty()) {  // Gemma: the residual adds the normalised attention output
     if (!w.bo.empty()) AddBias(proj_.data(), w.bo.data(), n, d);
     PostNorm(w.post_attn_norm.data(), n);
@@ -146,7 +168,7 @@ void Forward::AddBias(float* proj, const float* bias, int n, int d) {
 void Forward::PostNorm(const float* w, int n) {
   const int d = c_.d_model;
   pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
-    RmsNorm(proj_.data() + r0 * d, w, proj_.data() + r0 * d, r1 - r0, d, c_.rms_eps);
+    Norm(proj_.data() + r0 * d, w, proj_.data() + r0 * d, r1 - r0, d, c_.rms_eps);
   });
 }
 
@@ -156,25 +178,24 @@ void Forward::Ffn(int layer, int n, int pos0) {
   const int d = c_.d_model, ff = c_.d_ff;
   float* x = x_.data();
   float* h = h_.data();
-  pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
-    RmsNorm(x + r0 * d, w.ffn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps);
-  });
+  pool_.ParallelFor(
+      n, 16, [&](int64_t r0, int64_t r1) { Norm(x + r0 * d, w.ffn_norm.data(), h + r0 * d, r1 - r0, d, c_.rms_eps); });
   if (moe_) {
     moe_->Run(w, h, n, proj_.data(), pool_);
     if (route_observer_) route_observer_(layer, pos0, n, moe_->selected(), moe_->weights());
   } else {
-    MatMul(h, n, w.w_gate_up, gu_.data(), pool_);
+    Project(h, n, w.w_gate_up, gu_.data());
     pool_.ParallelFor(n, 16, [&](int64_t r0, int64_t r1) {
       for (int64_t t = r0; t < r1; ++t) {
         const float* g = gu_.data() + t * 2 * ff;
         if (c_.gelu_ffn) {
           GeluTanhMul(g, g + ff, act_.data() + t * ff, ff);
         } else {
-          SiluMul(g, g + ff, act_.data() + t * ff, ff);
+          GatedSilu(g, g + ff, act_.data() + t * ff, ff);
         }
       }
     });
-    MatMul(act_.data(), n, w.w_down, proj_.data(), pool_);
+    Project(act_.data(), n, w.w_down, proj_.data());
   }
   if (!w.post_ffn_norm.empty()) PostNorm(w.post_ffn_norm.data(), n);
   const int64_t nd = static_cast<int64_t>(n) * d;

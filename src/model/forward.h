@@ -58,6 +58,10 @@ class Forward {
   void RunChunk(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits);
   void Layer(int layer, int n, int pos0);
   void Ffn(int layer, int n, int pos0);
+  // The forward pass's steps in the cache's engine's arithmetic (model/kv_cache.h EngineArithmetic).
+  void Project(const float* x, int n, const WeightMatrix& w, float* y);
+  void Norm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) const;
+  void GatedSilu(const float* gate, const float* up, float* out, int64_t n) const;
   static void AddBias(float* proj, const float* bias, int n, int d);
   void PostNorm(const float* w, int n);
 
@@ -65,6 +69,8 @@ class Forward {
   const ModelConfig& c_;
   KvCache& cache_;
   ThreadPool& pool_;
+  const bool llamacpp_;                         // the cache runs in llama.cpp's arithmetic
+  const RopeArithmetic rope_arithmetic_;        // its RoPE table's
   RopeParams rope_params_, rope_local_params_;  // the model's, as applied at `context`
   RopeTable rope_;
   RopeTable rope_local_;  // the sliding layers' where they differ (Gemma 3), else unused

@@ -11,6 +11,13 @@
 
 namespace kvaudit {
 
+// Whose arithmetic the forward pass computes in: kvaudit's exact f32 (every weight's exact value,
+// f32 activations, transformers' order of operations: the reference instrument), or llama.cpp CPU
+// backend's (weight products with activations rounded to each weight type's vec_dot_type and
+// ggml's summation orders, ops/ggml/llamacpp_matmul.h; ggml's RMSNorm, RoPE table and SwiGLU,
+// ops/ggml/elementwise.h), so that a cache emulating llama.cpp runs inside llama.cpp's forward pass.
+enum class EngineArithmetic { kExact, kLlamaCpp };
+
 class KvCache {  // one per sequence, all layers
  public:
   virtual ~KvCache() = default;
@@ -21,6 +28,8 @@ class KvCache {  // one per sequence, all layers
   // q: [n, n_heads, head_dim] after RoPE; out: [n, n_heads, head_dim].
   virtual void Attend(int layer, int pos0, int n, const float* q, float* out, ThreadPool& pool) = 0;
   virtual void Reset() = 0;  // empty, keep allocation (the next window reuses it)
+  // The arithmetic of the forward pass this cache runs in (engine=llama.cpp: llama.cpp's).
+  virtual EngineArithmetic arithmetic() const { return EngineArithmetic::kExact; }
   // Storage follows use: nothing per position is allocated when a cache is built;
   // Append grows storage in chunks of 256 positions, and Reserve allocates chunks for positions
   // [0, n_positions) up front (n_positions <= the cache's max_positions, its hard limit). A run

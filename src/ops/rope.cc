@@ -85,13 +85,35 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim) {
   return inv;
 }
 
-RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos)
+RopeTable::RopeTable(const RopeParams& p, int head_dim, int max_pos, RopeArithmetic arithmetic)
     : head_dim_(head_dim), rot_(p.RotatedDims(head_dim)) {
   KV_CHECK(head_dim % 2 == 0 && rot_ % 2 == 0 && rot_ > 0 && rot_ <= head_dim && max_pos > 0);
   inv_ = RopeInvFreq(p, head_dim);
   mscale_ = static_cast<float>(p.attn_factor);
+  ggml_ = arithmetic == RopeArithmetic::kGgml && p.type != RopeType::kYarn;
+  base_ = static_cast<float>(p.theta);
+  freq_scale_ = p.type == RopeType::kLinear ? 1.0f / static_cast<float>(p.factor) : 1.0f;
+  divisors_ = p.freq_divisors;
   Extend(max_pos);
 }
+
+namespace {
+
+// ggml_rope_cache_init and rope_yarn with ext_factor 0, one position (RopeArithmetic::kGgml).
+void GgmlAngles(int pos, float base, float freq_scale, const std::vector<float>& divisors, float mscale, int dims,
+                float* c, float* s) {
+  const float theta_scale = std::pow(base, -2.0f / static_cast<float>(dims));  // powf
+  float theta = static_cast<float>(pos);
+  for (int i = 0; i < dims / 2; ++i) {
+    const float ff = divisors.empty() ? 1.0f : divisors[i];
+    const float angle = freq_scale * (theta / ff);
+    c[i] = std::cos(angle) * mscale;  // cosf, sinf
+    s[i] = std::sin(angle) * mscale;
+    theta *= theta_scale;
+  }
+}
+
+}  // namespace
 
 void RopeTable::Extend(int max_pos) {
   KV_CHECK(head_dim_ > 0);
@@ -100,6 +122,11 @@ void RopeTable::Extend(int max_pos) {
   cos_.resize(static_cast<size_t>(max_pos) * half);
   sin_.resize(cos_.size());
   for (int pos = max_pos_; pos < max_pos; ++pos) {
+    if (ggml_) {
+      const size_t at = static_cast<size_t>(pos) * half;
+      GgmlAngles(pos, base_, freq_scale_, divisors_, mscale_, rot_, &cos_[at], &sin_[at]);
+      continue;
+    }
     for (int i = 0; i < half; ++i) {
       const float a = static_cast<float>(pos) * inv_[i];
       cos_[static_cast<size_t>(pos) * half + i] = static_cast<float>(std::cos(static_cast<double>(a))) * mscale_;
@@ -117,6 +144,14 @@ void RopeTable::Apply(float* x, int n_tok, int n_heads, int pos0) const {
     const float* s = sin_.data() + static_cast<size_t>(pos0 + t) * half;
     for (int h = 0; h < n_heads; ++h) {
       float* v = x + (static_cast<size_t>(t) * n_heads + h) * head_dim_;
+      if (ggml_) {
+        for (int i = 0; i < half; ++i) {
+          const float x0 = v[i], x1 = v[i + half];
+          v[i] = std::fma(x0, c[i], -(x1 * s[i]));
+          v[i + half] = std::fma(x0, s[i], x1 * c[i]);
+        }
+        continue;
+      }
       for (int i = 0; i < half; ++i) {
         const float x0 = v[i], x1 = v[i + half];
         v[i] = x0 * c[i] - x1 * s[i];

@@ -65,10 +65,19 @@ std::vector<float> RopeInvFreq(const RopeParams& p, int head_dim);
 // (f32 product as in LlamaRotaryEmbedding.forward; cos/sin evaluated in double, then rounded).
 // Partial rotary (RopeParams::dims): only the first dims of each head rotate (transformers'
 // q[..., :rotary_dim] with rotate_half inside it; ggml's NEOX rope with n_dims < ne0).
+// Whose arithmetic the table and the rotation follow: transformers' (above), or ggml's CPU RoPE
+// (engine=llama.cpp; ggml-org/llama.cpp @de3ff815 ggml/src/ggml-cpu/ops.cpp): per position the
+// angles by ggml_rope_cache_init's recurrence θ_0 = p, θ_{i+1} = f32(θ_i · powf(base, −2/dims)),
+// angle = freq_scale · θ_i / divisor_i (linear: freq_scale = 1/factor; llama3 and LongRoPE: the
+// divisors), cos/sin by libm's cosf/sinf times attn_factor; and rotate_pairs as GCC compiled it
+// there (checked on its outputs): y0 = fma(x0, cos, −f32(x1·sin)), y1 = fma(x0, sin, f32(x1·cos)).
+// YaRN's ramp (ext_factor ≠ 0) is not emulated: a YaRN model keeps transformers' table.
+enum class RopeArithmetic { kTransformers, kGgml };
+
 class RopeTable {
  public:
   RopeTable() = default;
-  RopeTable(const RopeParams& p, int head_dim, int max_pos);
+  RopeTable(const RopeParams& p, int head_dim, int max_pos, RopeArithmetic arithmetic = RopeArithmetic::kTransformers);
   int head_dim() const { return head_dim_; }
   int max_pos() const { return max_pos_; }
   // Adds positions [max_pos(), max_pos) (their values do not depend on the table's size).
@@ -77,10 +86,13 @@ class RopeTable {
   void Apply(float* x, int n_tok, int n_heads, int pos0) const;
 
  private:
-  int head_dim_ = 0, rot_ = 0, max_pos_ = 0;  // rot_: the rotated dims (RopeParams::RotatedDims)
-  float mscale_ = 1.0f;                       // cos/sin multiplier (YaRN's attn_factor)
-  std::vector<float> inv_;                    // [rot_/2] inverse frequencies
-  std::vector<float> cos_, sin_;              // [max_pos, rot_/2]
+  int head_dim_ = 0, rot_ = 0, max_pos_ = 0;   // rot_: the rotated dims (RopeParams::RotatedDims)
+  float mscale_ = 1.0f;                        // cos/sin multiplier (YaRN's attn_factor)
+  bool ggml_ = false;                          // RopeArithmetic::kGgml (not for YaRN)
+  float base_ = 10000.0f, freq_scale_ = 1.0f;  // ggml's freq_base and freq_scale
+  std::vector<float> divisors_;                // [rot_/2] ggml's freq_factors, empty = none
+  std::vector<float> inv_;                     // [rot_/2] inverse frequencies
+  std::vector<float> cos_, sin_;               // [max_pos, rot_/2]
 };
 
 }  // namespace kvaudit

@@ -81,6 +81,12 @@ struct BlockQ6_K {
   int8_t scales[16];
   uint16_t d;
 };
+// The K-quants' activation rows (ggml-common.h block_q8_K): d is an IEEE f32, not fp16.
+struct BlockQ8_K {
+  float d;
+  int8_t qs[256];
+  int16_t bsums[16];  // Σ qs over each 16 consecutive codes
+};
 struct BlockIq4Xs {
   uint16_t d;
   uint16_t scales_h;
@@ -91,6 +97,7 @@ static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(Block
                   sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ8_1) == 36 &&
                   sizeof(BlockIq4Nl) == 18 && sizeof(BlockMxfp4) == 17,
               "ggml block sizes (ggml-common.h static_asserts)");
+static_assert(sizeof(BlockQ8_K) == 292, "block_q8_K: f32 d, 256 codes, 16 int16 sums");
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 &&
                   sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockIq4Xs) == 136,
               "ggml super-block sizes (ggml-common.h static_asserts)");

@@ -14,7 +14,7 @@ constexpr int kBytes = sizeof(BlockQ8_0);
 }  // namespace
 
 // quantize_row_q8_0_ref: d = amax / 127, id = 1/d, code = roundf(x * id) (half away from zero).
-// (The x86 ggml-cpu from_float differs: see kv/formats/q8_activation.h QuantizeQ8_0RowX86.)
+// (The x86 ggml-cpu from_float differs: see quant/q8_activation.h QuantizeQ8_0RowX86.)
 void Q8_0Quantize(const float* x, uint8_t* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += kBytes) {
     const float d = AbsMaxMacro(x) / 127;

@@ -1,4 +1,4 @@
-// Shared helpers for the llama.cpp block-format tests (kv_format_*_test.cc, kv_q8_activation_test.cc).
+// Shared helpers for the llama.cpp block-format tests (kv_format_*_test.cc, quant_q8_activation_test.cc).
 #pragma once
 
 #include <gtest/gtest.h>

@@ -30,6 +30,7 @@
 #include "kv/store/kivi_kernels.h"
 #include "ops/activation.h"
 #include "ops/dot.h"
+#include "ops/ggml/vec_dot.h"
 #include "ops/matmul.h"
 #include "support/random_rows.h"
 #include "unit/kv_codec_checks.h"
@@ -352,8 +353,8 @@ TEST(CrossBuildBits, LlamaCppKernels) {
   BitHash h, hr;
   for (ggml::VecDotKind kind : {ggml::VecDotKind::kSym, ggml::VecDotKind::kAffine, ggml::VecDotKind::kIq4Nl}) {
     for (int nb : {kNb, kNb - 1}) {  // odd iq4_nl block count: the scalar tail
-      h.Add(ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb));
-      hr.Add(ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb));
+      h.Add(ggml::DotQ8Blocks(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb));
+      hr.Add(ggml::DotQ8BlocksScalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb));
     }
   }
   std::vector<float> v = UniformRows(1, kHd, 21), a = UniformRows(1, kHd, 22), b = a;
@@ -370,7 +371,7 @@ TEST(CrossBuildBits, LlamaCppKernels) {
   ScaleF32Scalar(b.data(), 0.7f, kHd);
   h.Add(a);
   hr.Add(b);
-  const float dot = DotF16Emu(v.data(), a.data(), kHd);
+  const float dot = ggml::VecDotF16(ggml::kEmulatedBuild, v.data(), a.data(), kHd);
   h.Add(dot);
   hr.Add(dot);
   ExpectHash("llamacpp", h);

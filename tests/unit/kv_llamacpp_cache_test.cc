@@ -11,7 +11,7 @@
 #include "kv/llamacpp/attention.h"
 #include "kv/llamacpp/cache.h"
 #include "kv/llamacpp/flash_attn.h"
-#include "kv/formats/q8_activation.h"
+#include "quant/q8_activation.h"
 #include "base/simd.h"
 #include "support/random_rows.h"
 
@@ -55,10 +55,11 @@ TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
         ExpandKRow(f, kb.data(), hd, {kc.data(), kd.data(), km.data()});
         ConvertQRow(f, q.data(), hd, {qc.data(), qd.data(), qm.data()});
         const ggml::VecDotKind kind = DotKindOf(f);
-        const float simd = ScoreQ8(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
-        if (Avx2LlamaCppKernels()) {  // else ScoreQ8 is the scalar twin (bits: kv_cross_build_bits_test)
+        const float simd =
+            ggml::DotQ8Blocks(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+        if (Avx2LlamaCppKernels()) {  // else ggml::DotQ8Blocks is the scalar twin (bits: kv_cross_build_bits_test)
           const float scalar =
-              ScoreQ8Scalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+              ggml::DotQ8BlocksScalar(kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
           ASSERT_EQ(FloatToBits(simd), FloatToBits(scalar));
         }
         // ggml_vec_dot_*_generic: the same integer block sums, another f32 order.

@@ -111,8 +111,8 @@ TEST(LlamaCppTile, ScoreTileMatchesScalarTwin) {
             ASSERT_EQ(Bits(a[j]), Bits(b[j])) << KvFormatName(f) << " hd " << hd << " key " << j;
           // ... and the per-key SIMD kernel (the AVX2 branch) gives the same bits.
           for (int j = lo; j <= hi; ++j) {
-            const float one = ScoreQ8(DotKindOf(f), &t.kc[j * hd], &t.kd[j * nb], &t.km[j * nb], qc.data(), qd.data(),
-                                      qm.data(), nb) *
+            const float one = ggml::DotQ8Blocks(DotKindOf(f), &t.kc[j * hd], &t.kd[j * nb], &t.km[j * nb], qc.data(),
+                                                qd.data(), qm.data(), nb) *
                               0.125f;
             ASSERT_EQ(Bits(a[j]), Bits(one)) << KvFormatName(f) << " key " << j;
           }

@@ -27,6 +27,7 @@ const std::vector<std::string>& LayerOrder() {
       "base",          // Status/Expected, f16/bf16, thread pool, the kernel paths
       "quant",         // number formats: one traits row and one file per ggml block format
       "ops",           // matmul, norms, rope, softmax, Hadamard: scalar references + SIMD twins
+      "ops/ggml",      // llama.cpp CPU backend's weight arithmetic (engine=llama.cpp): its dot orders
       "io",            // mapped files, GGUF, safetensors, dequantization
       "tokenizer",     // byte-level BPE, SentencePiece BPE, chat templates
       "model",         // config, weights, forward pass, the KvCache interface

@@ -20,34 +20,6 @@
 namespace kvaudit {
 namespace {
 
-// [rows, cols] of type t: random quant bits, finite scales of varied (non power of two) size; an
-// E8M0 scale (mxfp4) is the power of two of the same magnitude, 2^ilogb(|s|), or the subnormal
-// 2^-128 where s is 0.
-WeightMatrix RandomBlockMatrix(int64_t rows, int64_t cols, QuantType t, uint32_t seed) {
-  WeightMatrix w;
-  w.Resize(rows, cols, t);
-  const QuantTraits& info = GetQuantTraits(t);
-  const std::vector<uint8_t> bytes = testing::RandomBytes(static_cast<int64_t>(w.bytes()), seed);
-  std::memcpy(w.mutable_row(0), bytes.data(), bytes.size());
-  const std::vector<float> scales =
-      testing::NormalRows(1, static_cast<int64_t>(w.bytes() / info.block_bytes) * 2, seed + 1, 0.01f);
-  size_t s = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    uint8_t* row = w.mutable_row(r);
-    for (int64_t b = 0; b < cols / info.block_elems; ++b) {
-      for (int off : F16Fields(t)) {
-        const uint16_t h = F32ToF16(scales[s++ % scales.size()]);
-        std::memcpy(row + b * info.block_bytes + off, &h, 2);
-      }
-      if (E8M0Field(t) >= 0) {
-        const float v = scales[s++ % scales.size()];
-        row[b * info.block_bytes + E8M0Field(t)] = static_cast<uint8_t>(v == 0.0f ? 0 : 128 + std::ilogb(v));
-      }
-    }
-  }
-  return w;
-}
-
 // The types whose reference dequantizer exists (all of them once quant/dequantize.cc has them).
 std::vector<QuantType> BlockTypes() {
   std::vector<QuantType> types;
@@ -79,7 +51,7 @@ TEST(OpsPackedMatmul, EqualsMatmulOnDequantizedMatrix) {
       const bool k_family = GetQuantTraits(t).block_elems == 256;
       for (int64_t cols : k_family ? std::vector<int64_t>{512} : std::vector<int64_t>{96, 320}) {
         for (int64_t out : {1, 5, 16, 37, 70}) {
-          const WeightMatrix w = RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
+          const WeightMatrix w = testing::RandomBlockMatrix(out, cols, t, 17 + static_cast<uint32_t>(out));
           const std::vector<float> wf = ToF32(w.view());
           const WeightView f32{wf.data(), QuantType::kF32, out, cols};
           std::vector<float> rows(static_cast<size_t>(out * cols));
@@ -114,8 +86,8 @@ TEST(OpsPackedMatmul, PartsAndRowMapsEqualTheAssembledF32Matrix) {
     SCOPED_TRACE(IsaName(isa));
     ThreadPool pool(2);
     const int64_t cols = 256;
-    const WeightMatrix q = RandomBlockMatrix(64, cols, QuantType::kQ4_K, 5);
-    const WeightMatrix k = RandomBlockMatrix(24, cols, QuantType::kQ6_K, 6);
+    const WeightMatrix q = testing::RandomBlockMatrix(64, cols, QuantType::kQ4_K, 5);
+    const WeightMatrix k = testing::RandomBlockMatrix(24, cols, QuantType::kQ6_K, 6);
     const WeightMatrix v = testing::RandomWeights(40, cols, QuantType::kF16, 7);
     std::vector<int32_t> reversed(64);
     for (int i = 0; i < 64; ++i) reversed[i] = 63 - i;
@@ -157,7 +129,7 @@ TEST(OpsPackedMatmul, SpecialScalesDecodeAsTheReference) {
     for (QuantType t : BlockTypes()) {
       const QuantTraits& info = GetQuantTraits(t);
       const int64_t cols = info.block_elems == 256 ? 512 : 96, rows = 40;
-      WeightMatrix w = RandomBlockMatrix(rows, cols, t, 23);
+      WeightMatrix w = testing::RandomBlockMatrix(rows, cols, t, 23);
       size_t k = 0;
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t b = 0; b < cols / info.block_elems; ++b) {

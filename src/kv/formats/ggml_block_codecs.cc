@@ -10,7 +10,7 @@
 
 #include "base/isa.h"
 #include "kv/formats/block_format.h"
-#include "kv/formats/q8_activation.h"
+#include "quant/q8_activation.h"
 
 namespace kvaudit {
 namespace {
@@ -68,7 +68,7 @@ const RowCodec& Q5_0CodecRef() { return RefCodec<Q5_0Block>(); }
 const RowCodec& Q5_1CodecRef() { return RefCodec<Q5_1Block>(); }
 const RowCodec& Iq4NlCodecRef() { return RefCodec<Iq4NlBlock>(); }
 
-// q8_0 rows are written by the x86 quantize_row_q8_0 (round half to even, kv/formats/q8_activation.h),
+// q8_0 rows are written by the x86 quantize_row_q8_0 (round half to even, quant/q8_activation.h),
 // the others by their reference quantizer; q4_1/q5_1 dot with a q8_1 query (Σ m·s added).
 const ggml::GgmlType& Q8_0Ggml() {
   static const ggml::GgmlType t = GgmlTraits<Q8_0Block>(QuantizeQ8_0RowX86, ggml::VecDotKind::kSym);

@@ -6,20 +6,18 @@
 
 #include <cstdint>
 
+#include "ops/ggml/vec_dot.h"
 #include "quant/ggml_blocks.h"  // BlockCodes: a block row in expanded form
 
 namespace kvaudit::ggml {
 
-// How the x86 vec_dot of a K block row with the quantized query combines its 8 lane sums
-// (ggml-cpu/arch/x86/quants.c; kv/llamacpp/flash_attn.h): kFloat: no integer dot (f32/f16/bf16:
-// Q is rounded to the K type and dotted in floating point); kSym: × q8_0; kAffine: × q8_1, plus
-// Σ m·s; kIq4Nl: × q8_0 with two accumulators alternating between even and odd blocks.
-enum class VecDotKind { kFloat, kSym, kAffine, kIq4Nl };
+// VecDotKind: how the x86 vec_dot of a K block row with the quantized query combines its lanes
+// (ops/ggml/vec_dot.h, shared with the weight products).
 
 struct GgmlType {
   // type_traits_cpu[t].from_float on x86 (the cache write of ggml_set_rows): x [n] -> dst [row
   // bytes]. The reference quantizer for most types; q8_0 uses the x86 SIMD quantizer, whose
-  // rounding differs (kv/formats/q8_activation.h).
+  // rounding differs (quant/q8_activation.h).
   void (*from_float)(const float* x, uint8_t* dst, int64_t n);
   // Block formats: one row -> expanded codes; nullptr for f32/f16/bf16.
   void (*to_codes)(const uint8_t* row, int64_t n, BlockCodes out);

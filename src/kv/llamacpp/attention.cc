@@ -9,7 +9,8 @@
 #include "base/half.h"
 #include "base/status.h"
 #include "kv/formats/format_table.h"
-#include "kv/formats/q8_activation.h"
+#include "ops/ggml/vec_dot.h"
+#include "quant/q8_activation.h"
 #include "kv/llamacpp/fa_tile.h"
 #include "kv/llamacpp/flash_attn.h"
 #include "ops/dot.h"
@@ -200,7 +201,8 @@ void OneChunkRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, i
           ScoreTileQ8(kind, kt, qv, nb, scale, lo, hi, s[i]);
         } else {
           for (int j = lo; j <= hi; ++j)
-            s[i][j] = DotF16Emu(&sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * scale;
+            s[i][j] =
+                ggml::VecDotF16(ggml::kEmulatedBuild, &sc.qf[ri * hd], &sc.kt[static_cast<size_t>(j) * hd], hd) * scale;
         }
         Softcap(sh, s[i], lo, hi);
         SoftmaxWeights(s[i], lo, hi, sc.m[ri], up[i], ms[i], vs[i]);
@@ -248,10 +250,10 @@ void OneChunkRowsReference(const FaShape& sh, const HeadKv& kv, const float* q, 
       float* a = &sc.acc[static_cast<size_t>(r) * hd];
       for (int j = lo; j <= hi; ++j) {
         const size_t o = static_cast<size_t>(j - k0);
-        float s = kq ? ScoreQ8Scalar(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb],
-                                     &sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
-                                     &sc.qm[static_cast<size_t>(r) * nb], nb)
-                     : DotF16Emu(&sc.qf[static_cast<size_t>(r) * hd], &sc.kt[o * hd], hd);
+        float s = kq ? ggml::DotQ8BlocksScalar(kind, &sc.kc[o * hd], &sc.kd[o * nb], &sc.km[o * nb],
+                                               &sc.qc[static_cast<size_t>(r) * hd], &sc.qd[static_cast<size_t>(r) * nb],
+                                               &sc.qm[static_cast<size_t>(r) * nb], nb)
+                     : ggml::VecDotF16(ggml::kEmulatedBuild, &sc.qf[static_cast<size_t>(r) * hd], &sc.kt[o * hd], hd);
         s = s * KernelScale(sh);
         if (sh.softcap != 0.0f) s = sh.softcap * std::tanh(s);
         float ms = 1.0f, vs = 1.0f;

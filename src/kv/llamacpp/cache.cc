@@ -159,6 +159,8 @@ class LlamaCppCache final : public KvCache {
   }
 
   void Reset() override { std::fill(len_.begin(), len_.end(), 0); }
+  // llama.cpp's whole forward pass: its weight products too, not only its attention.
+  EngineArithmetic arithmetic() const override { return EngineArithmetic::kLlamaCpp; }
   uint64_t bytes_per_token() const override { return bytes_per_token_; }
   uint64_t bytes_used() const override {
     uint64_t b = 0;

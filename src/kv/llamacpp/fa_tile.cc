@@ -35,9 +35,9 @@ void ScoreTileQ8Scalar(ggml::VecDotKind kind, const KTileView& k, const QRowView
                        int j_hi, float* s) {
   const int hd = nb * 32;
   for (int j = j_lo; j <= j_hi; ++j) {
-    s[j] =
-        ScoreQ8Scalar(kind, k.kc + static_cast<int64_t>(j) * hd, k.kd + j * nb, k.km + j * nb, q.qc, q.qd, q.qm, nb) *
-        scale;
+    s[j] = ggml::DotQ8BlocksScalar(kind, k.kc + static_cast<int64_t>(j) * hd, k.kd + j * nb, k.km + j * nb, q.qc, q.qd,
+                                   q.qm, nb) *
+           scale;
   }
 }
 
@@ -190,7 +190,7 @@ inline VF Lanes(const int32_t* gt, const QRowView& q, int g) {
 }
 #endif
 
-// kKeys keys starting at tile key c (ScoreQ8's float steps, lanes of a block in registers).
+// kKeys keys starting at tile key c (DotQ8Blocks's float steps, lanes of a block in registers).
 template <ggml::VecDotKind kKind>
 inline VF ScoreKeys(const KTileView& k, const QRowView& q, int nb, int c) {
   VF acc0[8], acc1[8];

@@ -2,10 +2,10 @@
 // over the keys of one 64-key tile and over the query rows that see the same keys, with the same
 // arithmetic per (row, key): bitwise what the per-key loop (OneChunkRowsReference) computes.
 //
-//  - ScoreTileQ8: ScoreQ8 · scale for every key of a tile against one Q row. The integer lane sums
+//  - ScoreTileQ8: ggml::DotQ8Blocks · scale for every key of a tile against one Q row. The integer lane sums
 //    (4 consecutive code products each, exact in int32) come from K codes stored transposed, 16
 //    keys per register: AVX-512 VNNI dpbusd on K codes + 128 (u8) × Q codes (s8), less 128·ΣQ, or
-//    AVX2 maddubs on |k| × sign(q, k) as ggml does; the float steps per key are ScoreQ8's (d·lane
+//    AVX2 maddubs on |k| × sign(q, k) as ggml does; the float steps per key are DotQ8Blocks's (d·lane
 //    FMA per block in block order, ggml's hsum_float_8 order, then + Σ m·s, then × scale).
 //  - SoftmaxWeights / SumWeights: the online-softmax bookkeeping of one row (M, S, and each key's
 //    ms and vs), the running max vectorised, the expf calls batched (kv/llamacpp/expf.h: libm's
@@ -46,7 +46,7 @@ void TransposeKTile(const int8_t* kc, const float* kd, const float* km, int hd, 
                     float* dt, float* mt);
 void QGroupCorrections(const int8_t* qc, int hd, int32_t* qg);
 
-// s[j] = ScoreQ8Scalar(kind, key j, q) · scale for j in [j_lo, j_hi]; s has kTileKeys entries, and
+// s[j] = ggml::DotQ8BlocksScalar(kind, key j, q) · scale for j in [j_lo, j_hi]; s has kTileKeys entries, and
 // the SIMD kernel may write entries outside [j_lo, j_hi].
 void ScoreTileQ8(ggml::VecDotKind kind, const KTileView& k, const QRowView& q, int nb, float scale, int j_lo, int j_hi,
                  float* s);

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "kv/formats/format_table.h"
+#include "ops/ggml/vec_dot.h"
 
 namespace kvaudit::llamacpp {
 
@@ -24,19 +25,12 @@ inline ggml::VecDotKind DotKindOf(KvFormat k) { return Format(k).ggml().vec_dot;
 inline bool UsesQ8_1(KvFormat k) { return DotKindOf(k) == ggml::VecDotKind::kAffine; }  // else Q -> q8_0
 // K row bytes of block format k (one head row, hd elements) -> expanded codes.
 void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ggml::BlockCodes out);
-// f32 Q row -> q8_0 / q8_1 with the x86 from_float (kv/formats/q8_activation.h QuantizeQ8_*RowX86) -> expanded.
+// f32 Q row -> q8_0 / q8_1 with the x86 from_float (quant/q8_activation.h QuantizeQ8_*RowX86) -> expanded.
 void ConvertQRow(KvFormat k, const float* q, int hd, ggml::BlockCodes out);
 
-// Score (before × kq_scale) of one K row against one Q row, both expanded, nb = hd / 32 blocks.
-float ScoreQ8(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-              const float* qd, const float* qm, int nb);
-float ScoreQ8Scalar(ggml::VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                    const float* qd, const float* qm, int nb);
-
-// ggml_vec_dot_f16 on AVX-512 (GGML_F16_STEP 64 = 4 accumulators × 16 lanes, FMA, reduced
-// sum[0]+sum[2], sum[1]+sum[3], then their sum, lanes tree-added; tail in double) on values that are
-// already f16-rounded floats. n % 64 != 0 handled like the scalar tail.
-float DotF16Emu(const float* a, const float* b, int n);
+// The score (before × kq_scale) of one K row against one Q row, both expanded, is
+// ops/ggml/vec_dot.h DotQ8Blocks (nb = hd / 32 blocks), the weight products' integer dot.
+// (Scores against f16 K rows: ops/ggml/vec_dot.h VecDotF16, the weight products' dot.)
 
 // V accumulation (ggml_vec_mad_f32 / ggml_vec_scale_f32: acc = fma(v, s, acc) / acc *= s) and the
 // f16-accumulator twins (ggml_vec_mad_f16 / ggml_vec_scale_f16: the same, rounded to fp16 RNE after

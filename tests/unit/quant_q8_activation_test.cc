@@ -6,7 +6,7 @@
 
 #include "base/half.h"
 #include "kv/formats/ggml_block_codecs.h"
-#include "kv/formats/q8_activation.h"
+#include "quant/q8_activation.h"
 #include "unit/kv_block_test_util.h"
 
 namespace kvaudit {

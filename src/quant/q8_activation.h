@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "quant/ggml_blocks.h"
+
 namespace kvaudit {
 
 inline constexpr uint64_t Q8_0RowBytes(int64_t n) { return static_cast<uint64_t>(n / 32) * 34; }
@@ -26,6 +28,13 @@ void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n);
 // applies to Q on x86 (and what from_float applies to q8_0 K/V rows written by ggml_set_rows).
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n);
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n);
+
+// ggml-quants.c quantize_row_q8_K_ref, which the x86 quantize_row_q8_K calls (arch/x86/quants.c):
+// the activation rows of every K-quant weight product. Per 256 values: `max` = the value of largest
+// magnitude (the first on ties), iscale = -127/max, q = nearest_int(iscale·x) (round half to even)
+// capped at 127, bsums = Σq per 16, d = 1/iscale; an all-zero block gives d = 0 and zero codes.
+// n % 256 == 0; dst [n/256] blocks.
+void QuantizeQ8_KRow(const float* x, ggml::BlockQ8_K* dst, int64_t n);
 
 // What the llama.cpp CPU flash-attention path uses on x86 (the machine the peer figures come from).
 inline void QuantizeQ8_0Row(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8_0RowX86(x, dst, n); }

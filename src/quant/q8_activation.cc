@@ -1,7 +1,8 @@
 // llama.cpp's activation quantizers and integer vec_dots (q8_activation.h). Scalar only, as
 // ggml's *_generic reference functions are: compiled once, for the baseline, on every kernel path.
-#include "kv/formats/q8_activation.h"
+#include "quant/q8_activation.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "quant/block_formats.h"
@@ -56,6 +57,32 @@ void QuantizeQ8_0RowRef(const float* x, uint8_t* dst, int64_t n) { ggml::Q8_0Qua
 void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, false); }
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, false, true); }
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, true); }
+
+void QuantizeQ8_KRow(const float* x, ggml::BlockQ8_K* dst, int64_t n) {
+  for (int64_t b = 0; b < n / ggml::kQK_K; ++b, x += ggml::kQK_K) {
+    ggml::BlockQ8_K& y = dst[b];
+    float max = 0.0f, amax = 0.0f;
+    for (int j = 0; j < ggml::kQK_K; ++j) {
+      if (std::fabs(x[j]) > amax) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    }
+    y = {};
+    if (amax == 0.0f) continue;
+    const float iscale = -127.f / max;
+    // nearest_int adds 1.5·2^23 to the rounded product: round half to even, as nearbyint.
+    for (int j = 0; j < ggml::kQK_K; ++j) {
+      y.qs[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(R(iscale * x[j])))));
+    }
+    for (int g = 0; g < ggml::kQK_K / 16; ++g) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += y.qs[16 * g + j];
+      y.bsums[g] = static_cast<int16_t>(sum);
+    }
+    y.d = 1 / iscale;
+  }
+}
 
 // ggml_vec_dot_q4_0_q8_0_generic.
 float VecDotQ4_0Q8_0(const uint8_t* x, const uint8_t* y, int64_t n) {

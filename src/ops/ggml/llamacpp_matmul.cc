@@ -1,0 +1,180 @@
+// llama.cpp's weight products (llamacpp_matmul.h): activations converted once per call to each
+// vec_dot_type the parts need, then output rows in tiles, each tile against every activation row.
+#include "ops/ggml/llamacpp_matmul.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "base/half.h"
+#include "ops/ggml/q4_k_repack.h"
+#include "ops/matmul.h"
+#include "quant/q8_activation.h"
+
+namespace kvaudit::ggml {
+namespace {
+
+constexpr int64_t kRowTile = 16;  // output rows per work item
+
+bool IsSymBlock(QuantType t) { return t == QuantType::kQ4_0 || t == QuantType::kQ5_0 || t == QuantType::kQ8_0; }
+
+// The activation rows x [n, k] in each form a product needs (filled on first use).
+class Activations {
+ public:
+  Activations(const float* x, int64_t n, int64_t k) : x_(x), n_(n), k_(k) {}
+  int64_t n() const { return n_; }
+  const float* F32(int64_t t) const { return x_ + t * k_; }
+  const float* F16(int64_t t) {
+    if (f16_.empty()) {
+      f16_.resize(static_cast<size_t>(n_ * k_));  // from_float = ggml_cpu_fp32_to_fp16 (RNE)
+      for (int64_t i = 0; i < n_ * k_; ++i) f16_[i] = F16ToF32(F32ToF16(x_[i]));
+    }
+    return f16_.data() + t * k_;
+  }
+  // q8_0 by the x86 quantize_row_q8_0, expanded: codes [k], block scales [k/32].
+  const int8_t* Q8Codes(int64_t t) { return FillQ8(), q8_codes_.data() + t * k_; }
+  const float* Q8Scales(int64_t t) { return FillQ8(), q8_d_.data() + t * (k_ / kQK); }
+  const BlockQ8_K* Q8K(int64_t t) {
+    if (q8k_.empty()) {
+      q8k_.resize(static_cast<size_t>(n_ * (k_ / kQK_K)));
+      for (int64_t r = 0; r < n_; ++r) QuantizeQ8_KRow(x_ + r * k_, q8k_.data() + r * (k_ / kQK_K), k_);
+    }
+    return q8k_.data() + t * (k_ / kQK_K);
+  }
+  // q8_K as the repacked q4_K path quantizes it (its gemm rows by the 4x8 quantizer).
+  const Q4KActivations& Q4K() {
+    if (!q4k_) q4k_ = QuantizeForQ4KRepacked(x_, n_, k_);
+    return *q4k_;
+  }
+
+ private:
+  void FillQ8() {
+    if (!q8_codes_.empty()) return;
+    q8_codes_.resize(static_cast<size_t>(n_ * k_));
+    q8_d_.resize(static_cast<size_t>(n_ * (k_ / kQK)));
+    std::vector<uint8_t> row(Q8_0RowBytes(k_));                // [k/32 × 34] one quantized row
+    std::vector<float> unused(static_cast<size_t>(k_ / kQK));  // [k/32] q8_0 has no second field
+    for (int64_t r = 0; r < n_; ++r) {
+      QuantizeQ8_0RowX86(x_ + r * k_, row.data(), k_);
+      Q8_0ToCodes(row.data(), k_, {q8_codes_.data() + r * k_, q8_d_.data() + r * (k_ / kQK), unused.data()});
+    }
+  }
+
+  const float* x_;
+  int64_t n_, k_;
+  std::vector<float> f16_;        // [n, k] f16-rounded values
+  std::vector<int8_t> q8_codes_;  // [n, k]
+  std::vector<float> q8_d_;       // [n, k/32]
+  std::vector<BlockQ8_K> q8k_;    // [n, k/256]
+  std::optional<Q4KActivations> q4k_;
+};
+
+// tinyBLAS takes the batch (llamafile_sgemm: n >= 2, rows % 4 == 0 for every tile plan, k % lanes).
+bool TinyBlasTakes(const WeightView& w, int64_t n) {
+  return n >= 2 && w.rows % 4 == 0 && w.cols % Lanes(kEmulatedBuild) == 0;
+}
+
+// Rows [r0, r1) of part w for every activation row: y[t, r] at y + t·ldy + r.
+void FloatRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+  const int64_t k = w.cols;
+  std::vector<float> wrow(static_cast<size_t>(k));  // [k] one weight row, exact f32 (f16 widened)
+  const bool tiny = TinyBlasTakes(w, a.n());
+  for (int64_t r = r0; r < r1; ++r) {
+    WeightRowsToF32(w, r, r + 1, wrow.data());
+    for (int64_t t = 0; t < a.n(); ++t) {
+      const bool f16 = w.type == QuantType::kF16;
+      const float* x = f16 ? a.F16(t) : a.F32(t);
+      y[t * ldy + r] = tiny  ? TinyBlasDot(kEmulatedBuild, wrow.data(), x, k)
+                       : f16 ? VecDotF16(kEmulatedBuild, wrow.data(), x, k)
+                             : VecDotF32(kEmulatedBuild, wrow.data(), x, k);
+    }
+  }
+}
+
+void SymBlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+  const int64_t k = w.cols, nb = k / kQK;
+  std::vector<int8_t> codes(static_cast<size_t>(k));    // [k] one weight row's codes
+  std::vector<float> d(static_cast<size_t>(nb)), m(d);  // [k/32] its block scales (m unused)
+  for (int64_t r = r0; r < r1; ++r) {
+    GetQuantTraits(w.type).to_codes(w.row(r), k, {codes.data(), d.data(), m.data()});
+    for (int64_t t = 0; t < a.n(); ++t) {
+      y[t * ldy + r] =
+          DotQ8Blocks(VecDotKind::kSym, codes.data(), d.data(), nullptr, a.Q8Codes(t), a.Q8Scales(t), nullptr, nb);
+    }
+  }
+}
+
+void Q6KRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = DotQ6_KQ8_K(w.row(r), a.Q8K(t), w.cols / kQK_K);
+}
+
+void PartRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+  if (w.type == QuantType::kF32 || w.type == QuantType::kF16) return FloatRows(w, r0, r1, a, y, ldy);
+  if (IsSymBlock(w.type)) return SymBlockRows(w, r0, r1, a, y, ldy);
+  if (w.type == QuantType::kQ4_K) return Q4KRepackedRows(a.Q4K(), w, r0, r1, y, ldy);
+  return Q6KRows(w, r0, r1, a, y, ldy);
+}
+
+// Converts what the covered parts need before threads share `a` (its lazy fills are not locked).
+void Prepare(const WeightMatrix& w, Activations& a) {
+  for (const WeightView& p : w.parts()) {
+    if (!Covers(p) || a.n() == 0) continue;
+    if (p.type == QuantType::kF16) a.F16(0);
+    if (IsSymBlock(p.type)) a.Q8Codes(0);
+    if (p.type == QuantType::kQ6_K) a.Q8K(0);
+    if (p.type == QuantType::kQ4_K) a.Q4K();
+  }
+}
+
+// A part kept on kvaudit's exact products (ops/matmul.h), written at stride ldy.
+void ExactPart(const float* x, int64_t n, const WeightView& part, float* y, int64_t ldy, ThreadPool& pool) {
+  if (ldy == part.rows) return MatMul(x, n, part, y, pool);
+  std::vector<float> dense(static_cast<size_t>(n * part.rows));  // [n, part.rows]
+  MatMul(x, n, part, dense.data(), pool);
+  for (int64_t t = 0; t < n; ++t) std::copy_n(&dense[t * part.rows], part.rows, y + t * ldy);
+}
+
+}  // namespace
+
+bool Covers(const WeightView& w) {
+  switch (w.type) {
+    case QuantType::kF32:
+    case QuantType::kF16:
+    case QuantType::kQ5_0:
+    case QuantType::kQ8_0: return true;
+    case QuantType::kQ4_0:  // llama.cpp repacks q4_0 weights of rows % 8 == 0 (q4_0_8x8 gemv/gemm)
+      return w.rows % 8 != 0;
+    case QuantType::kQ4_K:  // the repacked path (block_q4_Kx8); other row counts take vec_dot_q4_K
+      return w.rows % 8 == 0 && w.cols % kQK_K == 0;
+    case QuantType::kQ6_K: return w.cols % kQK_K == 0;
+    default: return false;
+  }
+}
+
+void LlamaCppMatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool) {
+  if (n <= 0 || w.rows() == 0) return;
+  Activations a(x, n, w.cols());
+  Prepare(w, a);
+  const int64_t ldy = w.rows();
+  std::vector<std::pair<int, int64_t>> tiles;  // (part, first row in the part)
+  std::vector<int64_t> base;                   // [parts] first output column of each part
+  int64_t col = 0;
+  for (int p = 0; p < static_cast<int>(w.parts().size()); ++p) {
+    const WeightView& part = w.parts()[p];
+    base.push_back(col);
+    col += part.rows;
+    if (!Covers(part)) {
+      ExactPart(x, n, part, y + base[p], ldy, pool);
+      continue;
+    }
+    for (int64_t r = 0; r < part.rows; r += kRowTile) tiles.emplace_back(p, r);
+  }
+  pool.ForEachItem(static_cast<int>(tiles.size()), [&](int item, int) {
+    const auto [p, r0] = tiles[item];
+    const WeightView& part = w.parts()[p];
+    PartRows(part, r0, std::min(part.rows, r0 + kRowTile), a, y + base[p], ldy);
+  });
+}
+
+}  // namespace kvaudit::ggml

@@ -1,0 +1,34 @@
+// Weight products as llama.cpp's CPU backend computes them (engine=llama.cpp): the activation rows
+// are converted to the weight type's vec_dot_type first (type_traits_cpu in ggml-cpu.c: f16 for
+// f16 weights, q8_0 for q4_0/q5_0/q8_0, q8_K for the K-quants), then each output is summed in the
+// order of the kernel llama.cpp dispatches to for that type and batch (ggml_compute_forward_mul_mat:
+// tinyBLAS for a batch of two or more rows where llamafile_sgemm takes the type, else vec_dot; the
+// repacked q4_K gemm/gemv). Emulated build: ops/ggml/vec_dot.h kEmulatedBuild.
+//
+// So the engine=llama.cpp forward pass is llama.cpp's arithmetic, not only its attention's: its
+// logits carry llama.cpp's activation rounding (a q8_0 activation row loses ~2^-8 of its largest
+// value), which the native engine's exact f32 products do not. Like llama.cpp, this is not batch
+// invariant for f32/f16 weights (tinyBLAS and vec_dot sum in different orders).
+//
+// Types outside Covers() (q4_0 and iq4_nl weights that llama.cpp repacks, q4_1/q5_1, q2_K, q3_K,
+// q5_K, iq4_xs, mxfp4, bf16; q4_K whose rows are not a multiple of 8) keep kvaudit's exact f32
+// products (the "measured as" line of a llama.cpp target lists the covered types; docs/architecture.md
+// "llama.cpp's weight arithmetic").
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "ops/ggml/vec_dot.h"
+#include "ops/weight_matrix.h"
+
+namespace kvaudit::ggml {
+
+// Whether the products of this weight are llama.cpp's (else kvaudit's exact ones).
+bool Covers(const WeightView& w);
+
+// y [n, w.rows()] = x [n, w.cols()] · Wᵀ, part by part (columns of each part in turn). Bitwise the
+// same for any thread count: threads split output rows, never a sum.
+void LlamaCppMatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool);
+
+}  // namespace kvaudit::ggml

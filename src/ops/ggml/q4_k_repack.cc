@@ -1,0 +1,224 @@
+// Scalar emulation of llama.cpp's repacked q4_K product on x86; the dispatch and the per-output
+// order are in the header. Sources:
+//   ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815 (forward_mul_mat, make_block_q4_Kx8)
+//   ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/x86/repack.cpp@de3ff815 (ggml_quantize_mat_q8_K_4x8,
+//     ggml_gemm_q4_K_8x8_q8_K, ggml_gemv_q4_K_8x8_q8_K)
+//   ggml-org/llama.cpp:ggml/src/ggml-quants.c@de3ff815 (quantize_row_q8_K_ref, nearest_int)
+#include "ops/ggml/q4_k_repack.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "base/half.h"
+#include "base/status.h"
+#include "quant/ggml_blocks.h"
+#include "quant/q8_activation.h"
+#include "quant/quant_type.h"
+
+namespace kvaudit::ggml {
+namespace {
+
+constexpr int kSub = 32;             // elements per sub-block (one 6-bit scale and min each)
+constexpr int kSubs = kQK_K / kSub;  // 8 sub-blocks per super-block
+constexpr int kPairs = kSubs / 2;    // the gemm's `sb` loop: two sub-blocks per step
+constexpr int kGemmRowGroup = 4;     // forward_mul_mat quantizes and multiplies rows by 4
+constexpr int kInterleavedRows = 8;  // block_q4_Kx8: the repack needs rows % 8 == 0
+
+// Why plain int32 sums give the kernels' integers: the kernels form nibble (0..15, unsigned) times
+// code (int8) pairs with maddubs (saturating to int16: |2·15·128| = 3840, never reached) and add 8
+// of them per int16 lane with wrapping add_epi16 (16 products: |16·15·128| = 30720 < 32768, never
+// wraps), then madd with the 6-bit scale into int32 lanes. So no lane saturates or wraps, for any
+// code in [-128, 127], and each lane holds the exact value; only the order of the f32 steps matters.
+static_assert(16 * 15 * 128 < 32768, "an int16 lane of the q4_K kernels cannot wrap");
+
+// q4_K super-block of one weight row as the kernels read it from block_q4_Kx8: make_block_q4_Kx8
+// keeps each row's d, dmin, nibbles and 6-bit scale/min pairs (re-encoded per sub-block index, and
+// decoded back by the kernels' kmask shuffle), so the values are get_scale_min_k4's.
+struct Q4KRow {
+  std::vector<float> d, dmin;    // [nb] fp16 -> f32 (exact; F16C in the kernels)
+  std::vector<int32_t> sc, m;    // [nb * 8] scale and min of each sub-block
+  std::vector<uint8_t> nibbles;  // [nb * 256] the 4-bit code of each element, in element order
+};
+
+void UnpackQ4KRow(const uint8_t* row, int64_t nb, Q4KRow* w) {
+  w->d.resize(nb);
+  w->dmin.resize(nb);
+  w->sc.resize(nb * kSubs);
+  w->m.resize(nb * kSubs);
+  w->nibbles.resize(nb * kQK_K);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = row + b * sizeof(BlockQ4_K);  // {f16 d, f16 dmin, scales[12], qs[128]}
+    w->d[b] = LoadF16(blk + offsetof(BlockQ4_K, d));
+    w->dmin[b] = LoadF16(blk + offsetof(BlockQ4_K, dmin));
+    const uint8_t* scales = blk + offsetof(BlockQ4_K, scales);  // [12]
+    const uint8_t* qs = blk + offsetof(BlockQ4_K, qs);          // [128]
+    for (int j = 0; j < kSubs; ++j) ScaleMinK4(j, scales, &w->sc[b * kSubs + j], &w->m[b * kSubs + j]);
+    // qs byte 32c + l: low nibble = element 64c + l (sub-block 2c), high = 64c + 32 + l (2c + 1).
+    uint8_t* nib = &w->nibbles[b * kQK_K];  // [256]
+    for (int c = 0; c < kQK_K / 64; ++c) {
+      for (int l = 0; l < kSub; ++l) {
+        nib[64 * c + l] = qs[kSub * c + l] & 0x0f;
+        nib[64 * c + kSub + l] = qs[kSub * c + l] >> 4;
+      }
+    }
+  }
+}
+
+// _mm256_round_ps(v, _MM_ROUND_NEAREST) (imm 0: round half to even whatever MXCSR says), then
+// _mm256_cvtps_epi32 (exact for an integral value; NaN / out of range give INT32_MIN), then
+// _mm256_packs_epi32 and _mm256_packs_epi16 (int32 -> int16 -> int8, each saturating: together a
+// clamp to [-128, 127]).
+int8_t RoundPackI8(float v) {
+  float r = v;
+  if (std::fabs(v) < 8388608.f) {  // below 2^23 a float may have a fraction; trunc and v - t are exact
+    const float t = std::trunc(v);
+    const float frac = std::fabs(v - t);
+    const bool odd = std::fmod(t, 2.0f) != 0.0f;
+    r = (frac > 0.5f || (frac == 0.5f && odd)) ? t + std::copysign(1.0f, v) : t;
+  }
+  const int32_t i = (r >= -2147483648.f && r < 2147483648.f) ? static_cast<int32_t>(r) : INT32_MIN;
+  return static_cast<int8_t>(std::clamp<int32_t>(i, -128, 127));
+}
+
+void ResizeRow(int64_t k, Q8KActivationRow* a) {
+  a->d.assign(k / kQK_K, 0.0f);
+  a->qs.assign(k, 0);
+  a->sub_sums.assign(k / kSub, 0);
+}
+
+// Σ of each sub-block's codes: the kernels' bsums (int16 sums of 16 codes, maddubs with ones or
+// the reference's loop) added in pairs by _mm_hadd_epi16; |Σ| <= 32·128 stays exact in int16.
+void SubBlockSums(Q8KActivationRow* a) {
+  for (size_t s = 0; s < a->sub_sums.size(); ++s) {
+    int32_t sum = 0;
+    for (int l = 0; l < kSub; ++l) sum += a->qs[s * kSub + l];
+    a->sub_sums[s] = sum;
+  }
+}
+
+// ggml_quantize_mat_q8_K_4x8 (AVX2 branch), one row's super-block: codes q [256] of x [256];
+// returns d. Its lane-wise max and "equal to the max" masks amount to: amax = max |x|, and
+// iscale = -127/amax if some x == +amax, else +127/amax.
+float QuantizeBlock4x8(const float* x, int8_t* q) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQK_K; ++j) amax = std::max(amax, std::fabs(x[j]));
+  bool positive_max = false;
+  for (int j = 0; j < kQK_K; ++j) positive_max = positive_max || x[j] == amax;
+  float iscale = amax != 0.0f ? 127.f / amax : 0.0f;
+  if (positive_max) iscale = amax != 0.0f ? -127.f / amax : 0.0f;
+  for (int j = 0; j < kQK_K; ++j) q[j] = RoundPackI8(iscale * x[j]);  // _mm256_mul_ps, then round
+  return amax != 0.0f ? 1 / iscale : 0.0f;                            // `maxScalar ? 1/iscale : 0`
+}
+
+// dots [nb * 8]: Σ nibble·code over each sub-block of weight row w and activation row a.
+void SubBlockDots(const Q4KRow& w, const Q8KActivationRow& a, int32_t* dots) {
+  for (size_t s = 0; s < a.sub_sums.size(); ++s) {
+    const uint8_t* nib = &w.nibbles[s * kSub];  // [32]
+    const int8_t* q = &a.qs[s * kSub];          // [32]
+    int32_t dot = 0;
+    for (int l = 0; l < kSub; ++l) dot += static_cast<int32_t>(nib[l]) * q[l];
+    dots[s] = dot;
+  }
+}
+
+// ggml_gemm_q4_K_8x8_q8_K (AVX-512 and AVX2 loops alike): per super-block b, per pair of
+// sub-blocks (the `sb` loop), iacc_row = Σ sc·dot (madd_epi16 with the scales, two sub-blocks
+// added) and iacc_row_min = Σ m·sum (madd_epi16 of the hadd'ed bsums with mins_01), each
+// accumulated by _mm*_fmadd_ps(cvtepi32_ps(i), col_scale·row_scale, acc); stored as acc - accm.
+float GemmOutput(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots, int64_t nb) {
+  float acc = 0.0f, acc_min = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const float scale = w.d[b] * a.d[b];         // _mm*_mul_ps(col_scale_f32, row_scale)
+    const float scale_min = w.dmin[b] * a.d[b];  // _mm*_mul_ps(col_dmin_f32, row_scale)
+    for (int p = 0; p < kPairs; ++p) {
+      int32_t isum = 0, imin = 0;
+      for (int64_t j = b * kSubs + 2 * p; j < b * kSubs + 2 * p + 2; ++j) {
+        isum += w.sc[j] * dots[j];
+        imin += w.m[j] * a.sub_sums[j];
+      }
+      acc = std::fma(static_cast<float>(isum), scale, acc);
+      acc_min = std::fma(static_cast<float>(imin), scale_min, acc_min);
+    }
+  }
+  return acc - acc_min;  // _mm*_sub_ps(acc_rows[i], acc_min_rows[i])
+}
+
+// ggml_gemv_q4_K_8x8_q8_K (AVX2 branch; there is no AVX-512 one): iacc_b and iacc_min_b hold the
+// whole super-block's Σ sc·dot and Σ m·sum, then one fma each per super-block (acc_row,
+// acc_min_rows); stored as acc_row - acc_min_rows. f32(iacc_b) may round here (|Σ| can pass 2^24):
+// cvtepi32_ps and static_cast<float> both round to nearest even.
+float GemvOutput(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots, int64_t nb) {
+  float acc = 0.0f, acc_min = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    int32_t isum = 0, imin = 0;
+    for (int64_t j = b * kSubs; j < (b + 1) * kSubs; ++j) {
+      isum += w.sc[j] * dots[j];
+      imin += w.m[j] * a.sub_sums[j];
+    }
+    acc = std::fma(static_cast<float>(isum), w.d[b] * a.d[b], acc);
+    acc_min = std::fma(static_cast<float>(imin), w.dmin[b] * a.d[b], acc_min);
+  }
+  return acc - acc_min;
+}
+
+}  // namespace
+
+void QuantizeQ8KRowRef(const float* x, int64_t k, Q8KActivationRow* out) {
+  KV_CHECK(k % kQK_K == 0);
+  ResizeRow(k, out);
+  std::vector<BlockQ8_K> blocks(k / kQK_K);  // [k/256] quant/q8_activation.h's one definition
+  QuantizeQ8_KRow(x, blocks.data(), k);
+  for (int64_t b = 0; b < k / kQK_K; ++b) {
+    out->d[b] = blocks[b].d;
+    std::memcpy(&out->qs[b * kQK_K], blocks[b].qs, kQK_K);
+  }
+  SubBlockSums(out);
+}
+
+void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out) {
+  KV_CHECK(k % kQK_K == 0);
+  ResizeRow(k, out);
+  for (int64_t b = 0; b < k / kQK_K; ++b) out->d[b] = QuantizeBlock4x8(x + b * kQK_K, &out->qs[b * kQK_K]);
+  SubBlockSums(out);
+}
+
+Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k) {
+  KV_CHECK(k % kQK_K == 0 && n >= 0);
+  // forward_mul_mat / forward_mul_mat_one_chunk: rows [0, n_gemm) by the 4x8 quantizer and the
+  // gemm (which it calls only when nrows > 3, i.e. n_gemm > 0), the rest by from_float and gemv.
+  Q4KActivations a;
+  a.n_gemm = n - n % kGemmRowGroup;
+  a.rows.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i < a.n_gemm)
+      QuantizeQ8KRow4x8(x + i * k, k, &a.rows[i]);
+    else
+      QuantizeQ8KRowRef(x + i * k, k, &a.rows[i]);
+  }
+  return a;
+}
+
+void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  KV_CHECK_MSG(w.type == QuantType::kQ4_K, "Q4KRepackedRows: the weight is not q4_K");
+  KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
+  const int64_t nb = w.cols / kQK_K;
+  Q4KRow row;
+  std::vector<int32_t> dots(nb * kSubs);  // [nb * 8]
+  for (int64_t r = r0; r < r1; ++r) {
+    UnpackQ4KRow(w.row(r), nb, &row);
+    for (int64_t i = 0; i < static_cast<int64_t>(a.rows.size()); ++i) {
+      SubBlockDots(row, a.rows[i], dots.data());
+      y[i * ldy + r] =
+          i < a.n_gemm ? GemmOutput(row, a.rows[i], dots.data(), nb) : GemvOutput(row, a.rows[i], dots.data(), nb);
+    }
+  }
+}
+
+void Q4KRepackedMatMul(const float* x, int64_t n, const WeightView& w, float* y) {
+  Q4KRepackedRows(QuantizeForQ4KRepacked(x, n, w.cols), w, 0, w.rows, y, w.rows);
+}
+
+}  // namespace kvaudit::ggml
