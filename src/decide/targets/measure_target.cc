@@ -34,9 +34,9 @@ std::vector<Target> MakeTargets() {
   const std::string_view own_attention =
       "kvaudit's attention with f32 queries over the engine's cache format; the engine's kernels are not emulated";
   const std::string_view ggml =
-      "engine=llama.cpp: ggml's CPU flash attention, llama.cpp's default rotation and its weight products "
-      "(x86 AVX2 build; f32, f16, q5_0, q8_0, q4_K, q6_K weights), emulated after llama.cpp master @145b6280, "
-      "PR #21038 and @de3ff815";
+      "engine=llama.cpp: llama.cpp's CPU forward pass (its flash attention, default rotation, weight products, "
+      "RMSNorm, RoPE and SwiGLU; x86 AVX2 build; f32, f16, q5_0, q8_0, q4_K, q6_K weights), emulated after "
+      "llama.cpp master @145b6280, PR #21038 and @de3ff815";
   return {
       {"llama.cpp", DeployTarget::kLlamaCpp, AttentionMode::kLlamaCpp, LlamaCppCacheTypes(), ggml},
       {"ollama", DeployTarget::kOllama, AttentionMode::kLlamaCpp, {F::kF16, F::kQ8_0, F::kQ4_0}, ggml},

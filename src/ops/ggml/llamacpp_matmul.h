@@ -13,7 +13,7 @@
 // Types outside Covers() (q4_0 and iq4_nl weights that llama.cpp repacks, q4_1/q5_1, q2_K, q3_K,
 // q5_K, iq4_xs, mxfp4, bf16; q4_K whose rows are not a multiple of 8) keep kvaudit's exact f32
 // products (the "measured as" line of a llama.cpp target lists the covered types; docs/architecture.md
-// "llama.cpp's weight arithmetic").
+// "llama.cpp's arithmetic").
 #pragma once
 
 #include <cstdint>
