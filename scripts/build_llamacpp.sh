@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's own tools (llama-server, llama-bench, llama-perplexity, llama-cli, and kvaudit's
-# llamacpp_matmul_dump linked against its libraries) from the
+# Builds llama.cpp's own tools (llama-server, llama-bench, llama-perplexity, llama-cli, llama-quantize,
+# and kvaudit's llamacpp_matmul_dump linked against its libraries) from the
 # source that the npm package node-llama-cpp carries as a git bundle (llama/gitRelease.bundle),
 # outside the repository, and prints the directory holding the binaries. The references kvaudit is
 # checked against (docs/testing.md "llama.cpp, built here"): the goldens in ../shared/golden/llamacpp
@@ -17,7 +17,7 @@ set -euo pipefail
 # llama/llama.cpp.info.json and the bundle's HEAD).
 readonly PACKAGE="node-llama-cpp@3.22.1"
 readonly COMMIT="de3ff815ea7d559ee917f063901b8986f038abc6"
-readonly TOOLS=(llama-server llama-bench llama-perplexity llama-cli)
+readonly TOOLS=(llama-server llama-bench llama-perplexity llama-cli llama-quantize)
 
 cache="${KVAUDIT_LLAMACPP_CACHE:-$HOME/.cache/kvaudit/llamacpp}/$COMMIT"
 bin="$cache/build/bin"

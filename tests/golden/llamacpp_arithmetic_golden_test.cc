@@ -1,17 +1,20 @@
 // engine=llama.cpp's weight products (ops/ggml/llamacpp_matmul.h) against llama.cpp's own, product
 // by product: llamacpp_matmul_dump (scripts/llamacpp_matmul_dump.cc, built beside llama-server by
-// scripts/build_llamacpp.sh) runs llama.cpp on each bundled GGUF — one 37-token prefill (tinyBLAS,
-// the repacked gemm and its leftover gemv row) and two single-token decodes (vec_dot, gemv) — and
-// records every weight product's inputs and outputs. Fed the same activation rows, the emulation
-// must give the same bits for every product, and cover every weight type these files hold;
-// kvaudit's exact products must not (else this test could not see a difference). On a host with
-// AVX-512 (an AVX-512 llama.cpp build) f32/f16 sums are held to a bound: see ReferenceIsAvx512Build.
+// scripts/build_llamacpp.sh) runs llama.cpp on each bundled GGUF and on requantizations of the f16
+// one that llama-quantize makes at test time (q4_0, iq4_nl, q4_1, q5_1) — one 37-token prefill
+// (tinyBLAS, the repacked gemm and its leftover gemv row) and two single-token decodes (vec_dot,
+// gemv) — and records every weight product's inputs and outputs. Fed the same activation rows, the
+// emulation must give the same bits for every product, and cover every weight type these files
+// hold; kvaudit's exact products must not (else this test could not see a difference). On a host
+// with AVX-512 (an AVX-512 llama.cpp build) f32/f16 sums are held to a bound: see
+// ReferenceIsAvx512Build.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -90,7 +93,38 @@ double MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-// The bundled GGUF of this variant and llama.cpp's products on it (the tool runs once per file).
+// The files made from the bundled f16 GGUF by llama-quantize at test time (about 5 s in all, most
+// of it iq4_nl's quantizer): every weight of the model has rows % 8 == 0, so q4_0 and iq4_nl take
+// the repacked gemm/gemv and q4_1/q5_1 their vec_dot. q4_0 is --pure: token_embd and the tied
+// output matrix (which llama.cpp repacks too) are q4_0 as well. iq4_nl keeps ffn_down in iq4_nl
+// (llama-quantize's mixture gives layer 0's q5_K, outside the emulation).
+struct Requantized {
+  const char* variant;
+  const char* options;  // llama-quantize's flags before the files
+  const char* type;     // its type argument
+};
+constexpr Requantized kRequantized[] = {{"q4_0", "--pure", "Q4_0"},
+                                        {"iq4_nl", "--tensor-type ffn_down=iq4_nl", "IQ4_NL"},
+                                        {"q4_1", "", "Q4_1"},
+                                        {"q5_1", "", "Q5_1"}};
+
+// The GGUF of this variant: a bundled file, or a requantization written into dir ("" on failure).
+std::string GgufOf(const std::string& variant, const std::filesystem::path& dir) {
+  for (const Requantized& r : kRequantized) {
+    if (variant != r.variant) continue;
+    const auto quantize = testing::LlamaCppTool("llama-quantize");
+    if (quantize.empty()) return "";
+    const std::string f16 = testing::Fixture("models/gguf/kvq-code-16m-f16.gguf").string();
+    const std::string out = (dir / (variant + ".gguf")).string();
+    const testing::CliResult run =
+        testing::RunShell(quantize.string() + " " + r.options + " " + f16 + " " + out + " " + r.type, 120);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.exit_code == 0 ? out : "";
+  }
+  return testing::Fixture("models/gguf/kvq-code-16m-" + variant + ".gguf").string();
+}
+
+// The GGUF of this variant and llama.cpp's products on it (the tools run once per variant).
 struct Dumped {
   std::string gguf;
   std::vector<Product> products;
@@ -99,10 +133,11 @@ const Dumped& DumpOf(const std::string& variant) {
   static std::map<std::string, Dumped> done;
   if (done.count(variant)) return done[variant];
   Dumped& d = done[variant];
-  d.gguf = testing::Fixture("models/gguf/kvq-code-16m-" + variant + ".gguf").string();
+  const std::filesystem::path dir = testing::MakeTempDir("ggml-products");
+  d.gguf = GgufOf(variant, dir);
   const auto tool = testing::LlamaCppTool("llamacpp_matmul_dump");
-  if (tool.empty()) return d;
-  const std::string dump = (testing::MakeTempDir("ggml-products") / "products.bin").string();
+  if (tool.empty() || d.gguf.empty()) return d;
+  const std::string dump = (dir / "products.bin").string();
   const testing::CliResult run = testing::RunShell(
       tool.string() + " " + d.gguf + " " + dump + " " + std::to_string(kPrefill) + " " + std::to_string(kDecodes), 300);
   EXPECT_EQ(run.exit_code, 0) << run.err;
@@ -163,7 +198,7 @@ TEST_P(LlamaCppArithmetic, EveryProductIsLlamaCppsBitForBit) {
 // The whole engine=llama.cpp forward pass against llama.cpp's logits (the output products of the
 // same run: f16 cache, flash attention, the dump tool's ids; a 37-token prefill and two decodes):
 // llama.cpp's weight products, RMSNorm, RoPE table and rotation, SwiGLU and flash attention, so
-// every logit has llama.cpp's bits (measured: max |Δlogit| 0 on all three files, 2026-12-06).
+// every logit has llama.cpp's bits (measured: max |Δlogit| 0 on all seven files, 2026-12-06).
 TEST_P(LlamaCppArithmetic, ForwardPassLandsOnLlamaCppsLogits) {
   const Dumped& d = DumpOf(GetParam());
   auto model = Model::Load(d.gguf);
@@ -212,6 +247,7 @@ TEST_P(LlamaCppArithmetic, ForwardPassLandsOnLlamaCppsLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BundledGgufs, LlamaCppArithmetic, ::testing::Values("f16", "q8_0", "q4_k_m"));
+INSTANTIATE_TEST_SUITE_P(Requantized, LlamaCppArithmetic, ::testing::Values("q4_0", "iq4_nl", "q4_1", "q5_1"));
 
 }  // namespace
 }  // namespace kvaudit

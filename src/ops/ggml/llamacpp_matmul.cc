@@ -3,11 +3,13 @@
 #include "ops/ggml/llamacpp_matmul.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <vector>
 
 #include "base/half.h"
 #include "ops/ggml/q4_k_repack.h"
+#include "ops/ggml/q4_repack.h"
 #include "ops/matmul.h"
 #include "quant/q8_activation.h"
 
@@ -16,7 +18,11 @@ namespace {
 
 constexpr int64_t kRowTile = 16;  // output rows per work item
 
-bool IsSymBlock(QuantType t) { return t == QuantType::kQ4_0 || t == QuantType::kQ5_0 || t == QuantType::kQ8_0; }
+// The 32-element block types whose activations are q8_0 (type_traits_cpu vec_dot_type) or q8_1.
+bool IsQ8_0Block(QuantType t) {
+  return t == QuantType::kQ4_0 || t == QuantType::kQ5_0 || t == QuantType::kQ8_0 || t == QuantType::kIQ4_NL;
+}
+bool IsQ8_1Block(QuantType t) { return t == QuantType::kQ4_1 || t == QuantType::kQ5_1; }
 
 // The activation rows x [n, k] in each form a product needs (filled on first use).
 class Activations {
@@ -31,9 +37,15 @@ class Activations {
     }
     return f16_.data() + t * k_;
   }
-  // q8_0 by the x86 quantize_row_q8_0, expanded: codes [k], block scales [k/32].
-  const int8_t* Q8Codes(int64_t t) { return FillQ8(), q8_codes_.data() + t * k_; }
-  const float* Q8Scales(int64_t t) { return FillQ8(), q8_d_.data() + t * (k_ / kQK); }
+  // q8_0 by the x86 quantize_row_q8_0 (= the repacked gemm's 4x8 quantizer), expanded.
+  const Q8_0Activations& Q8() {
+    if (!q8_) q8_ = QuantizeQ8_0Activations(x_, n_, k_);
+    return *q8_;
+  }
+  // q8_1 by the x86 quantize_row_q8_1, expanded: codes [k], block scales d and s = fp16(d·Σq) [k/32].
+  const int8_t* Q81Codes(int64_t t) { return FillQ81(), q81_codes_.data() + t * k_; }
+  const float* Q81Scales(int64_t t) { return FillQ81(), q81_d_.data() + t * (k_ / kQK); }
+  const float* Q81Sums(int64_t t) { return FillQ81(), q81_s_.data() + t * (k_ / kQK); }
   const BlockQ8_K* Q8K(int64_t t) {
     if (q8k_.empty()) {
       q8k_.resize(static_cast<size_t>(n_ * (k_ / kQK_K)));
@@ -48,24 +60,32 @@ class Activations {
   }
 
  private:
-  void FillQ8() {
-    if (!q8_codes_.empty()) return;
-    q8_codes_.resize(static_cast<size_t>(n_ * k_));
-    q8_d_.resize(static_cast<size_t>(n_ * (k_ / kQK)));
-    std::vector<uint8_t> row(Q8_0RowBytes(k_));                // [k/32 × 34] one quantized row
-    std::vector<float> unused(static_cast<size_t>(k_ / kQK));  // [k/32] q8_0 has no second field
+  void FillQ81() {
+    if (!q81_codes_.empty()) return;
+    const int64_t nb = k_ / kQK;
+    q81_codes_.resize(static_cast<size_t>(n_ * k_));
+    q81_d_.resize(static_cast<size_t>(n_ * nb));
+    q81_s_.resize(static_cast<size_t>(n_ * nb));
+    std::vector<uint8_t> row(Q8_1RowBytes(k_));  // [k/32 × 36] one quantized row: {d, s, qs[32]}
     for (int64_t r = 0; r < n_; ++r) {
-      QuantizeQ8_0RowX86(x_ + r * k_, row.data(), k_);
-      Q8_0ToCodes(row.data(), k_, {q8_codes_.data() + r * k_, q8_d_.data() + r * (k_ / kQK), unused.data()});
+      QuantizeQ8_1RowX86(x_ + r * k_, row.data(), k_);
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* block = row.data() + b * 36;
+        q81_d_[r * nb + b] = LoadF16(block);
+        q81_s_[r * nb + b] = LoadF16(block + 2);
+        std::memcpy(&q81_codes_[r * k_ + b * kQK], block + 4, kQK);
+      }
     }
   }
 
   const float* x_;
   int64_t n_, k_;
-  std::vector<float> f16_;        // [n, k] f16-rounded values
-  std::vector<int8_t> q8_codes_;  // [n, k]
-  std::vector<float> q8_d_;       // [n, k/32]
-  std::vector<BlockQ8_K> q8k_;    // [n, k/256]
+  std::vector<float> f16_;             // [n, k] f16-rounded values
+  std::optional<Q8_0Activations> q8_;  // [n] rows: codes [n, k], scales [n, k/32]
+  std::vector<int8_t> q81_codes_;      // [n, k]
+  std::vector<float> q81_d_;           // [n, k/32]
+  std::vector<float> q81_s_;           // [n, k/32]
+  std::vector<BlockQ8_K> q8k_;         // [n, k/256]
   std::optional<Q4KActivations> q4k_;
 };
 
@@ -91,15 +111,28 @@ void FloatRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, floa
   }
 }
 
-void SymBlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+// The integer dot llama.cpp runs for a 32-element block weight that is not repacked (vec_dot.h
+// VecDotKind): q4_1/q5_1 take ggml_vec_dot_q4_1_q8_1 / _q5_1_q8_1 for any batch (llamafile_sgemm
+// takes neither type); iq4_nl takes ggml_vec_dot_iq4_nl_q8_0 (two accumulators) for one row and
+// tinyBLAS_Q0_AVX (one) for a batch; q4_0/q5_0/q8_0 form the same lanes in both kernels.
+VecDotKind BlockDotKind(QuantType t, int64_t n) {
+  if (IsQ8_1Block(t)) return VecDotKind::kAffine;
+  if (t == QuantType::kIQ4_NL && n == 1) return VecDotKind::kIq4Nl;
+  return VecDotKind::kSym;
+}
+
+void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   const int64_t k = w.cols, nb = k / kQK;
+  const VecDotKind kind = BlockDotKind(w.type, a.n());
   std::vector<int8_t> codes(static_cast<size_t>(k));    // [k] one weight row's codes
-  std::vector<float> d(static_cast<size_t>(nb)), m(d);  // [k/32] its block scales (m unused)
+  std::vector<float> d(static_cast<size_t>(nb)), m(d);  // [k/32] its block scales and (q4_1/q5_1) mins
   for (int64_t r = r0; r < r1; ++r) {
     GetQuantTraits(w.type).to_codes(w.row(r), k, {codes.data(), d.data(), m.data()});
     for (int64_t t = 0; t < a.n(); ++t) {
       y[t * ldy + r] =
-          DotQ8Blocks(VecDotKind::kSym, codes.data(), d.data(), nullptr, a.Q8Codes(t), a.Q8Scales(t), nullptr, nb);
+          kind == VecDotKind::kAffine
+              ? DotQ8Blocks(kind, codes.data(), d.data(), m.data(), a.Q81Codes(t), a.Q81Scales(t), a.Q81Sums(t), nb)
+              : DotQ8Blocks(kind, codes.data(), d.data(), nullptr, a.Q8().Codes(t), a.Q8().Scales(t), nullptr, nb);
     }
   }
 }
@@ -111,7 +144,8 @@ void Q6KRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float*
 
 void PartRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   if (w.type == QuantType::kF32 || w.type == QuantType::kF16) return FloatRows(w, r0, r1, a, y, ldy);
-  if (IsSymBlock(w.type)) return SymBlockRows(w, r0, r1, a, y, ldy);
+  if (Q4Repacked(w)) return Q4RepackedRows(a.Q8(), w, r0, r1, y, ldy);
+  if (IsQ8_0Block(w.type) || IsQ8_1Block(w.type)) return BlockRows(w, r0, r1, a, y, ldy);
   if (w.type == QuantType::kQ4_K) return Q4KRepackedRows(a.Q4K(), w, r0, r1, y, ldy);
   return Q6KRows(w, r0, r1, a, y, ldy);
 }
@@ -121,7 +155,8 @@ void Prepare(const WeightMatrix& w, Activations& a) {
   for (const WeightView& p : w.parts()) {
     if (!Covers(p) || a.n() == 0) continue;
     if (p.type == QuantType::kF16) a.F16(0);
-    if (IsSymBlock(p.type)) a.Q8Codes(0);
+    if (IsQ8_0Block(p.type)) a.Q8();
+    if (IsQ8_1Block(p.type)) a.Q81Codes(0);
     if (p.type == QuantType::kQ6_K) a.Q8K(0);
     if (p.type == QuantType::kQ4_K) a.Q4K();
   }
@@ -141,10 +176,12 @@ bool Covers(const WeightView& w) {
   switch (w.type) {
     case QuantType::kF32:
     case QuantType::kF16:
+    case QuantType::kQ4_0:    // rows % 8 == 0: repacked (q4_repack.h); else tinyBLAS / vec_dot
+    case QuantType::kIQ4_NL:  // the same
+    case QuantType::kQ4_1:
     case QuantType::kQ5_0:
+    case QuantType::kQ5_1:
     case QuantType::kQ8_0: return true;
-    case QuantType::kQ4_0:  // llama.cpp repacks q4_0 weights of rows % 8 == 0 (q4_0_8x8 gemv/gemm)
-      return w.rows % 8 != 0;
     case QuantType::kQ4_K:  // the repacked path (block_q4_Kx8); other row counts take vec_dot_q4_K
       return w.rows % 8 == 0 && w.cols % kQK_K == 0;
     case QuantType::kQ6_K: return w.cols % kQK_K == 0;
