@@ -1,7 +1,7 @@
 // engine=llama.cpp's weight products (ops/ggml/llamacpp_matmul.h) against llama.cpp's own, product
 // by product: llamacpp_matmul_dump (scripts/llamacpp_matmul_dump.cc, built beside llama-server by
 // scripts/build_llamacpp.sh) runs llama.cpp on each bundled GGUF and on requantizations of the f16
-// one that llama-quantize makes at test time (q4_0, iq4_nl, q4_1, q5_1) — one 37-token prefill
+// one that llama-quantize makes at test time (kRequantized) — one 37-token prefill
 // (tinyBLAS, the repacked gemm and its leftover gemv row) and two single-token decodes (vec_dot,
 // gemv) — and records every weight product's inputs and outputs. Fed the same activation rows, the
 // emulation must give the same bits for every product, and cover every weight type these files
@@ -96,8 +96,10 @@ double MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
 // The files made from the bundled f16 GGUF by llama-quantize at test time (about 5 s in all, most
 // of it iq4_nl's quantizer): every weight of the model has rows % 8 == 0, so q4_0 and iq4_nl take
 // the repacked gemm/gemv and q4_1/q5_1 their vec_dot. q4_0 is --pure: token_embd and the tied
-// output matrix (which llama.cpp repacks too) are q4_0 as well. iq4_nl keeps ffn_down in iq4_nl
-// (llama-quantize's mixture gives layer 0's q5_K, outside the emulation).
+// output matrix (which llama.cpp repacks too) are q4_0 as well. iq4_nl keeps ffn_down in iq4_nl.
+// Only the 1024-column ffn_down rows can hold a K-quant here (d_model 384 is not a multiple of
+// 256): --pure Q2_K gives them q2_K, Q3_K_S q3_K, Q5_K_S q5_K, IQ4_XS iq4_xs (and one q5_K; its
+// 37-row prefill takes iq4_xs's IQ panel), each beside q4_0 / q5_1 / iq4_nl / q8_0 fallbacks.
 struct Requantized {
   const char* variant;
   const char* options;  // llama-quantize's flags before the files
@@ -106,7 +108,11 @@ struct Requantized {
 constexpr Requantized kRequantized[] = {{"q4_0", "--pure", "Q4_0"},
                                         {"iq4_nl", "--tensor-type ffn_down=iq4_nl", "IQ4_NL"},
                                         {"q4_1", "", "Q4_1"},
-                                        {"q5_1", "", "Q5_1"}};
+                                        {"q5_1", "", "Q5_1"},
+                                        {"q2_k", "--pure", "Q2_K"},
+                                        {"q3_k_s", "", "Q3_K_S"},
+                                        {"q5_k_s", "", "Q5_K_S"},
+                                        {"iq4_xs", "", "IQ4_XS"}};
 
 // The GGUF of this variant: a bundled file, or a requantization written into dir ("" on failure).
 std::string GgufOf(const std::string& variant, const std::filesystem::path& dir) {
@@ -142,6 +148,7 @@ const Dumped& DumpOf(const std::string& variant) {
       tool.string() + " " + d.gguf + " " + dump + " " + std::to_string(kPrefill) + " " + std::to_string(kDecodes), 300);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   if (run.exit_code == 0) d.products = ReadDump(dump);
+  std::filesystem::remove(dump);  // ~10 MB; the GGUF stays for the forward-pass test
   return d;
 }
 
@@ -247,7 +254,8 @@ TEST_P(LlamaCppArithmetic, ForwardPassLandsOnLlamaCppsLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BundledGgufs, LlamaCppArithmetic, ::testing::Values("f16", "q8_0", "q4_k_m"));
-INSTANTIATE_TEST_SUITE_P(Requantized, LlamaCppArithmetic, ::testing::Values("q4_0", "iq4_nl", "q4_1", "q5_1"));
+INSTANTIATE_TEST_SUITE_P(Requantized, LlamaCppArithmetic,
+                         ::testing::Values("q4_0", "iq4_nl", "q4_1", "q5_1", "q2_k", "q3_k_s", "q5_k_s", "iq4_xs"));
 
 }  // namespace
 }  // namespace kvaudit

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/half.h"
+#include "ops/ggml/kquant_vec_dot.h"
 #include "ops/ggml/q4_k_repack.h"
 #include "ops/ggml/q4_repack.h"
 #include "ops/matmul.h"
@@ -23,6 +24,23 @@ bool IsQ8_0Block(QuantType t) {
   return t == QuantType::kQ4_0 || t == QuantType::kQ5_0 || t == QuantType::kQ8_0 || t == QuantType::kIQ4_NL;
 }
 bool IsQ8_1Block(QuantType t) { return t == QuantType::kQ4_1 || t == QuantType::kQ5_1; }
+
+// q4_K of rows % 8 == 0: llama.cpp repacks it (block_q4_Kx8 gemm/gemv); other rows take vec_dot.
+bool Q4KRepacked(const WeightView& w) { return w.type == QuantType::kQ4_K && w.rows % 8 == 0; }
+
+// The q8_K vec_dot of each K-quant (and iq4_xs) weight llama.cpp does not repack; null otherwise.
+using Q8KDot = float (*)(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+Q8KDot Q8KDotOf(const WeightView& w) {
+  switch (w.type) {
+    case QuantType::kQ2_K: return DotQ2_KQ8_K;
+    case QuantType::kQ3_K: return DotQ3_KQ8_K;
+    case QuantType::kQ4_K: return Q4KRepacked(w) ? nullptr : DotQ4_KQ8_K;
+    case QuantType::kQ5_K: return DotQ5_KQ8_K;
+    case QuantType::kQ6_K: return DotQ6_KQ8_K;
+    case QuantType::kIQ4_XS: return DotIq4XsQ8_K;
+    default: return nullptr;
+  }
+}
 
 // The activation rows x [n, k] in each form a product needs (filled on first use).
 class Activations {
@@ -137,17 +155,20 @@ void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, floa
   }
 }
 
-void Q6KRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+// The q8_K types' vec_dot, or for iq4_xs of rows % 8 == 0 in a batch of 8 or more, the IQ panel gemm.
+void Q8KRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+  const bool panel = w.type == QuantType::kIQ4_XS && w.rows % kIqPanelRows == 0 && a.n() >= kIqPanelMinBatch;
+  const Q8KDot dot = panel ? DotIq4XsQ8_KPanel : Q8KDotOf(w);
   for (int64_t r = r0; r < r1; ++r)
-    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = DotQ6_KQ8_K(w.row(r), a.Q8K(t), w.cols / kQK_K);
+    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = dot(w.row(r), a.Q8K(t), w.cols / kQK_K);
 }
 
 void PartRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   if (w.type == QuantType::kF32 || w.type == QuantType::kF16) return FloatRows(w, r0, r1, a, y, ldy);
   if (Q4Repacked(w)) return Q4RepackedRows(a.Q8(), w, r0, r1, y, ldy);
   if (IsQ8_0Block(w.type) || IsQ8_1Block(w.type)) return BlockRows(w, r0, r1, a, y, ldy);
-  if (w.type == QuantType::kQ4_K) return Q4KRepackedRows(a.Q4K(), w, r0, r1, y, ldy);
-  return Q6KRows(w, r0, r1, a, y, ldy);
+  if (Q4KRepacked(w)) return Q4KRepackedRows(a.Q4K(), w, r0, r1, y, ldy);
+  return Q8KRows(w, r0, r1, a, y, ldy);
 }
 
 // Converts what the covered parts need before threads share `a` (its lazy fills are not locked).
@@ -157,8 +178,8 @@ void Prepare(const WeightMatrix& w, Activations& a) {
     if (p.type == QuantType::kF16) a.F16(0);
     if (IsQ8_0Block(p.type)) a.Q8();
     if (IsQ8_1Block(p.type)) a.Q81Codes(0);
-    if (p.type == QuantType::kQ6_K) a.Q8K(0);
-    if (p.type == QuantType::kQ4_K) a.Q4K();
+    if (Q8KDotOf(p) != nullptr) a.Q8K(0);
+    if (Q4KRepacked(p)) a.Q4K();
   }
 }
 
@@ -182,9 +203,12 @@ bool Covers(const WeightView& w) {
     case QuantType::kQ5_0:
     case QuantType::kQ5_1:
     case QuantType::kQ8_0: return true;
-    case QuantType::kQ4_K:  // the repacked path (block_q4_Kx8); other row counts take vec_dot_q4_K
-      return w.rows % 8 == 0 && w.cols % kQK_K == 0;
-    case QuantType::kQ6_K: return w.cols % kQK_K == 0;
+    case QuantType::kQ2_K:
+    case QuantType::kQ3_K:
+    case QuantType::kQ4_K:  // rows % 8 == 0: the repacked path (block_q4_Kx8), else vec_dot_q4_K
+    case QuantType::kQ5_K:
+    case QuantType::kQ6_K:
+    case QuantType::kIQ4_XS: return w.cols % kQK_K == 0;
     default: return false;
   }
 }

@@ -1,20 +1,21 @@
 // Weight products as llama.cpp's CPU backend computes them (engine=llama.cpp): the activation rows
 // are converted to the weight type's vec_dot_type first (type_traits_cpu in ggml-cpu.c: f16 for
-// f16 weights, q8_0 for q4_0/q5_0/q8_0/iq4_nl, q8_1 for q4_1/q5_1, q8_K for the K-quants), then
-// each output is summed in the order of the kernel llama.cpp dispatches to for that type and batch
-// (ggml_compute_forward_mul_mat: tinyBLAS for a batch of two or more rows where llamafile_sgemm
-// takes the type, else vec_dot; the repacked gemm/gemv of q4_0, iq4_nl and q4_K weights of
-// rows % 8 == 0). Emulated build: ops/ggml/vec_dot.h kEmulatedBuild.
+// f16 weights, q8_0 for q4_0/q5_0/q8_0/iq4_nl, q8_1 for q4_1/q5_1, q8_K for the K-quants and
+// iq4_xs), then each output is summed in the order of the kernel llama.cpp dispatches to for that
+// type and batch (ggml_compute_forward_mul_mat: tinyBLAS for a batch of two or more rows where
+// llamafile_sgemm takes the type, else vec_dot; the repacked gemm/gemv of q4_0, iq4_nl and q4_K
+// weights of rows % 8 == 0; iq4_xs's IQ panel gemm, ops/ggml/kquant_vec_dot.h). Emulated build:
+// ops/ggml/vec_dot.h kEmulatedBuild.
 //
 // So the engine=llama.cpp forward pass is llama.cpp's arithmetic, not only its attention's: its
 // logits carry llama.cpp's activation rounding (a q8_0 activation row loses ~2^-8 of its largest
 // value), which the native engine's exact f32 products do not. Like llama.cpp, this is not batch
 // invariant for f32/f16 weights and for iq4_nl weights that are not repacked (tinyBLAS and vec_dot
-// sum in different orders), nor for repacked q4_K weights (their gemm and gemv differ likewise).
+// sum in different orders), nor for repacked q4_K weights (their gemm and gemv differ likewise) or
+// iq4_xs (its panel for batches of 8 or more rows).
 //
-// Types outside Covers() (q2_K, q3_K, q5_K, iq4_xs, mxfp4, bf16; q4_K whose rows are not a multiple
-// of 8) keep kvaudit's exact f32 products (the "measured as" line of a llama.cpp target lists the
-// covered types; docs/architecture.md "llama.cpp's arithmetic").
+// Types outside Covers() (mxfp4, bf16) keep kvaudit's exact f32 products (the "measured as" line of
+// a llama.cpp target lists the covered types; docs/architecture.md "llama.cpp's arithmetic").
 #pragma once
 
 #include <cstdint>
