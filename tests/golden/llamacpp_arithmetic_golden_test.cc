@@ -105,14 +105,11 @@ struct Requantized {
   const char* options;  // llama-quantize's flags before the files
   const char* type;     // its type argument
 };
-constexpr Requantized kRequantized[] = {{"q4_0", "--pure", "Q4_0"},
-                                        {"iq4_nl", "--tensor-type ffn_down=iq4_nl", "IQ4_NL"},
-                                        {"q4_1", "", "Q4_1"},
-                                        {"q5_1", "", "Q5_1"},
-                                        {"q2_k", "--pure", "Q2_K"},
-                                        {"q3_k_s", "", "Q3_K_S"},
-                                        {"q5_k_s", "", "Q5_K_S"},
-                                        {"iq4_xs", "", "IQ4_XS"}};
+constexpr Requantized kRequantized[] = {
+    {"q4_0", "--pure", "Q4_0"}, {"iq4_nl", "--tensor-type ffn_down=iq4_nl", "IQ4_NL"},
+    {"q4_1", "", "Q4_1"},       {"q5_1", "", "Q5_1"},
+    {"q2_k", "--pure", "Q2_K"}, {"q3_k_s", "", "Q3_K_S"},
+    {"q5_k_s", "", "Q5_K_S"},   {"iq4_xs", "", "IQ4_XS"}};
 
 // The GGUF of this variant: a bundled file, or a requantization written into dir ("" on failure).
 std::string GgufOf(const std::string& variant, const std::filesystem::path& dir) {
