@@ -2,7 +2,7 @@
 // row, in scalar C++ with the AVX2 branch's integer lanes and float roundings (engine=llama.cpp;
 // the q6_K twin is DotQ6_KQ8_K in vec_dot.h). Sources: ggml-org/llama.cpp:
 // ggml/src/ggml-cpu/arch/x86/quants.c@de3ff815 (ggml_vec_dot_q2_K_q8_K, _q3_K_, _q4_K_, _q5_K_,
-// ggml_vec_dot_iq4_xs_q8_K: the __AVX2__ branches; none of the five has an AVX-512 branch, so
+// ggml_vec_dot_iq4_xs_q8_K: the AVX2 branches; none of the five has an AVX-512 branch, so
 // AVX-512 builds compile the same code).
 //
 // Which path a build takes (ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815,
