@@ -3,23 +3,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+
+#include "base/half.h"
 
 namespace kvaudit::ggml {
-namespace {
-
-inline uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-}  // namespace
 
 void RmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -41,16 +28,16 @@ float VExpF(float x) {
   const float z = std::fma(x, 0x1.715476p+0f, r);
   const float n = z - r;
   const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
-  const uint32_t e = Bits(z) << 23;
-  const float k = FromBits(e + Bits(1.0f));
+  const uint32_t e = FloatToBits(z) << 23;
+  const float k = BitsToFloat(e + FloatToBits(1.0f));
   const float u = b * b;
   const float j =
       std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
                0x1.ffffecp-1f * b);
   if (!(std::fabs(n) > 126)) return std::fma(j, k, k);
   const uint32_t g = n <= 0 ? 0x82000000u : 0u;
-  const float s1 = FromBits(g + 0x7f000000u);
-  const float s2 = FromBits(e - g);
+  const float s1 = BitsToFloat(g + 0x7f000000u);
+  const float s2 = BitsToFloat(e - g);
   if (std::fabs(n) > 192) return s1 * s1;
   return std::fma(s2, j, s2) * s1;
 }
