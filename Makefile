@@ -36,13 +36,16 @@ test: build
 # instruction in baseline x86-64): ~15x the avx512 path's time, so its model suite is left to
 # tests/model/model_isa_paths_test.cc, which compares the portable path's logits with the others in
 # every run. A path this CPU lacks is skipped.
+# The golden suite runs llama.cpp itself (the engine=llama.cpp arithmetic check): its tools too.
 test-paths: build
-	@if KVAUDIT_ISA=avx2 $(BIN) formats >/dev/null 2>&1; then \
+	@bin="$$(bash scripts/build_llamacpp.sh)" && export KVAUDIT_LLAMACPP_BIN="$$bin" && \
+	if KVAUDIT_ISA=avx2 $(BIN) formats >/dev/null 2>&1; then \
 	  echo "== unit, golden and model suites on the avx2 kernel path"; \
 	  KVAUDIT_ISA=avx2 ctest --preset release -j $(JOBS) -L 'unit|golden|model' || exit 1; \
 	else echo "== avx2: this CPU cannot run it, skipped"; fi
 	@echo "== unit and golden suites on the portable kernel path"
-	KVAUDIT_ISA=portable ctest --preset release -j $(JOBS) -L 'unit|golden'
+	bin="$$(bash scripts/build_llamacpp.sh)" && KVAUDIT_LLAMACPP_BIN="$$bin" KVAUDIT_ISA=portable \
+	  ctest --preset release -j $(JOBS) -L 'unit|golden'
 
 # The main job on the bundled model (docs/audit.md): eval, the code workload's probes, a
 # recommendation under 1800 bytes per token, the verdict block, and the page
