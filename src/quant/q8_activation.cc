@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "quant/block_formats.h"
 #include "quant/ggml_blocks.h"
@@ -57,6 +58,17 @@ void QuantizeQ8_0RowRef(const float* x, uint8_t* dst, int64_t n) { ggml::Q8_0Qua
 void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, false); }
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, false, true); }
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, true); }
+
+void QuantizeQ8RowX86Codes(const float* x, int64_t n, bool q8_1, ggml::BlockCodes out) {
+  const int qs_off = q8_1 ? 4 : 2;
+  uint8_t block[36];  // one q8_0 (34 B) or q8_1 (36 B) block
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    QuantizeQ8(x + b * kQK, block, kQK, q8_1, true);
+    out.d[b] = ggml::LoadF16(block);
+    if (q8_1) out.m[b] = ggml::LoadF16(block + 2);
+    std::memcpy(out.codes + b * kQK, block + qs_off, kQK);
+  }
+}
 
 void QuantizeQ8_KRow(const float* x, ggml::BlockQ8_K* dst, int64_t n) {
   for (int64_t b = 0; b < n / ggml::kQK_K; ++b, x += ggml::kQK_K) {

@@ -29,6 +29,11 @@ void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n);
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n);
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n);
 
+// The x86 q8_0 / q8_1 rows above in expanded form, as llama.cpp's integer dots read them: codes [n],
+// d [n/32] (fp16 -> f32) and, q8_1 only, m [n/32] = s = fp16(d·Σq) (q8_0 leaves m untouched).
+// The one conversion of activations (weights, engine=llama.cpp) and queries (its flash attention).
+void QuantizeQ8RowX86Codes(const float* x, int64_t n, bool q8_1, ggml::BlockCodes out);
+
 // ggml-quants.c quantize_row_q8_K_ref, which the x86 quantize_row_q8_K calls (arch/x86/quants.c):
 // the activation rows of every K-quant weight product. Per 256 values: `max` = the value of largest
 // magnitude (the first on ties), iscale = -127/max, q = nearest_int(iscale·x) (round half to even)

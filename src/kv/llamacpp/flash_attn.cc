@@ -22,20 +22,8 @@ void ExpandKRow(KvFormat k, const uint8_t* row, int hd, ggml::BlockCodes out) {
 }
 
 void ConvertQRow(KvFormat k, const float* q, int hd, ggml::BlockCodes out) {
-  KV_CHECK(hd % ggml::kQK == 0 && hd <= 1024);
-  const int nb = hd / ggml::kQK;
-  uint8_t buf[36 * 32];  // [nb blocks of q8_0 (34 B) or q8_1 (36 B)]
-  const bool q81 = UsesQ8_1(k);
-  if (q81)
-    QuantizeQ8_1RowX86(q, buf, hd);
-  else
-    QuantizeQ8_0RowX86(q, buf, hd);
-  const int bytes = q81 ? 36 : 34, off = q81 ? 4 : 2;
-  for (int b = 0; b < nb; ++b) {
-    out.d[b] = ggml::LoadF16(buf + b * bytes);
-    if (q81) out.m[b] = ggml::LoadF16(buf + b * bytes + 2);  // s = fp16(d·Σq)
-    std::memcpy(out.codes + b * ggml::kQK, buf + b * bytes + off, 32);
-  }
+  KV_CHECK(hd % ggml::kQK == 0);
+  QuantizeQ8RowX86Codes(q, hd, UsesQ8_1(k), out);
 }
 
 void MadF32Scalar(float* acc, const float* v, float s, int hd) {

@@ -84,15 +84,8 @@ class Activations {
     q81_codes_.resize(static_cast<size_t>(n_ * k_));
     q81_d_.resize(static_cast<size_t>(n_ * nb));
     q81_s_.resize(static_cast<size_t>(n_ * nb));
-    std::vector<uint8_t> row(Q8_1RowBytes(k_));  // [k/32 × 36] one quantized row: {d, s, qs[32]}
     for (int64_t r = 0; r < n_; ++r) {
-      QuantizeQ8_1RowX86(x_ + r * k_, row.data(), k_);
-      for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* block = row.data() + b * 36;
-        q81_d_[r * nb + b] = LoadF16(block);
-        q81_s_[r * nb + b] = LoadF16(block + 2);
-        std::memcpy(&q81_codes_[r * k_ + b * kQK], block + 4, kQK);
-      }
+      QuantizeQ8RowX86Codes(x_ + r * k_, k_, true, {&q81_codes_[r * k_], &q81_d_[r * nb], &q81_s_[r * nb]});
     }
   }
 
@@ -116,11 +109,10 @@ bool TinyBlasTakes(const WeightView& w, int64_t n) {
 void FloatRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   const int64_t k = w.cols;
   std::vector<float> wrow(static_cast<size_t>(k));  // [k] one weight row, exact f32 (f16 widened)
-  const bool tiny = TinyBlasTakes(w, a.n());
+  const bool tiny = TinyBlasTakes(w, a.n()), f16 = w.type == QuantType::kF16;
   for (int64_t r = r0; r < r1; ++r) {
     WeightRowsToF32(w, r, r + 1, wrow.data());
     for (int64_t t = 0; t < a.n(); ++t) {
-      const bool f16 = w.type == QuantType::kF16;
       const float* x = f16 ? a.F16(t) : a.F32(t);
       y[t * ldy + r] = tiny  ? TinyBlasDot(kEmulatedBuild, wrow.data(), x, k)
                        : f16 ? VecDotF16(kEmulatedBuild, wrow.data(), x, k)

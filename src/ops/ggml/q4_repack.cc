@@ -53,12 +53,10 @@ Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k) {
   a.k = k;
   a.codes.resize(static_cast<size_t>(n * k));
   a.d.resize(static_cast<size_t>(n * (k / kQK)));
-  std::vector<uint8_t> row(Q8_0RowBytes(k));                // [k/32 × 34] one quantized row
   std::vector<float> unused(static_cast<size_t>(k / kQK));  // [k/32] q8_0 has no second field
   for (int64_t i = 0; i < n; ++i) {
     // forward_mul_mat's 4x8 quantizer (gemm rows) and from_float (gemv rows) alike: the header.
-    QuantizeQ8_0RowX86(x + i * k, row.data(), k);
-    Q8_0ToCodes(row.data(), k, {a.codes.data() + i * k, a.d.data() + i * (k / kQK), unused.data()});
+    QuantizeQ8RowX86Codes(x + i * k, k, false, {a.codes.data() + i * k, a.d.data() + i * (k / kQK), unused.data()});
   }
   return a;
 }
