@@ -48,6 +48,11 @@ CommandRunner AddEvalCommand(CLI::App& app) {
   app.add_option("--score-from", o.score_from,
                  "statistics use only positions >= this in each window (llama.cpp: ctx/2)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--ubatch", o.ubatch,
+                 "positions per forward pass of a window, as llama.cpp's -ub (default 512): engine=llama.cpp "
+                 "computes a batch as llama.cpp does (tiled attention and tinyBLAS for many rows), so 1 scores as "
+                 "a llama-server endpoint does, one token at a time")
+      ->check(CLI::Range(1, 512));
   app.add_option("--buckets", o.buckets,
                  "ascending upper edges of context-length buckets, e.g. 16,64,256 (default powers of two)");
   app.add_option("--kld-threshold", o.kld_threshold, "KLD above which a context length counts as unsafe")

@@ -105,6 +105,7 @@ json ResultsJson(const EvalRunInfo& info, const std::vector<ConfigResult>& confi
             {"model_hash_kind", info.model_hash_kind},
             {"ctx", info.ctx},
             {"score_from", info.score_from}};
+  if (info.ubatch > 0) j["ubatch"] = info.ubatch;
   const FidelitySummary* any = configs.empty() ? nullptr : &configs[0].summary.overall;
   const bool remote_base = !info.baseline_endpoint.is_null();
   j["baseline"] = {{"spec", info.baseline_spec},

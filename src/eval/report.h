@@ -26,6 +26,7 @@ struct EvalRunInfo {
   std::vector<int> layer_windows;
   uint64_t baseline_bytes_per_token = 0;
   int ctx = 0, score_from = 0;
+  int ubatch = 0;  // --ubatch; 0 = the default (512, or less for many configurations)
   bool per_doc = false;
   int n_windows = 0, windows_resumed = 0;
   int first_window = 0;        // the data's window the selection starts at (--first-window)

@@ -206,6 +206,7 @@ Expected<EvalPlan> EvalPlan::FromWindows(EvalOptions o, ModelRuntime runtime, st
   EvalRunInfo& info = plan.info;
   const EvalOptions& opt = plan.options;
   info.model = opt.model, info.data = opt.data, info.ctx = ctx, info.score_from = opt.score_from;
+  info.ubatch = opt.ubatch;
   info.per_doc = opt.per_doc, info.n_windows = static_cast<int>(plan.windows.size()), info.tokens_hash = data_hash;
   info.first_window = opt.first_window;
   info.aggregate.kld_threshold = opt.kld_threshold;
@@ -276,7 +277,8 @@ nlohmann::json EvalPlan::MakeFingerprint() const {
   // The journal numbers windows from the first selected one: another start cannot be mixed in.
   // (Absent at 0, so journals written before --first-window existed still resume.)
   if (options.first_window > 0) fp["first_window"] = options.first_window;
-  fp.update(configs.Fingerprint());  // baseline, configs, calibration
+  if (options.ubatch > 0) fp["ubatch"] = options.ubatch;  // engine=llama.cpp's logits depend on it
+  fp.update(configs.Fingerprint());                       // baseline, configs, calibration
   if (remote.any()) fp["endpoints"] = {{"servers", remote.Fingerprint()}, {"top_logprobs", options.top_logprobs}};
   if (reference) {
     const nlohmann::json& h = reference->header;
@@ -379,6 +381,7 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
   run.score_from = plan_.options.score_from;
   run.context = plan_.info.ctx;
   run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.runtime.model->config().vocab_size);
+  if (plan_.options.ubatch > 0) run.chunk = std::min(run.chunk, plan_.options.ubatch);
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   auto on_window = [&](WindowRecord&& rec) -> Status {
     if (diag) rec.attention = diag->TakeWindow();

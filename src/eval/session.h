@@ -40,7 +40,11 @@ struct EvalOptions : JobOptions {
   int windows = 0;       // use K windows; 0 = all from first_window on
   int first_window = 0;  // the first of them: windows [first_window, first_window + K) of the data
   int score_from = 0;    // statistics use positions >= this in each window
-  std::string buckets;   // ascending upper edges of context buckets; "" = powers of two
+  // Positions per forward pass of a window (llama.cpp's -ub), 1-512; 0 = 512, lowered to keep the
+  // [ubatch, vocab] logits of many configurations under 1 GiB. Only engine=llama.cpp caches and
+  // weights depend on it, as llama.cpp does (docs/architecture.md "Batch invariance").
+  int ubatch = 0;
+  std::string buckets;  // ascending upper edges of context buckets; "" = powers of two
   double kld_threshold = 0.01;
   int bootstrap = 1000;  // replicates for the KLD confidence intervals
   uint64_t bootstrap_seed = 1;

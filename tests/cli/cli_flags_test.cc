@@ -114,6 +114,14 @@ TEST(CliFlagsTest, BadBaselineNamesTheBaselineFlag) {
   fs::remove_all(dir);
 }
 
+// --ubatch is llama.cpp's -ub, 1-512 (Forward::kMaxChunk): 0 or 513 is refused in one line.
+TEST(CliFlagsTest, UbatchOutsideOneTo512IsRefused) {
+  for (const char* n : {"0", "513"}) {
+    const CliResult r = RunCli("eval " + kModel + "--kv k=q8_0,v=q8_0 --ubatch " + n);
+    ExpectOneLineError(r, {"--ubatch", n});
+  }
+}
+
 TEST(CliFlagsTest, JsonIsOneDocumentForInfoAndFormats) {
   const CliResult info = RunCli("info " + kModel + "--kv k=q8_0,v=q4_0 --ctx 1024 --json");
   ASSERT_EQ(info.exit_code, 0) << info.err;
