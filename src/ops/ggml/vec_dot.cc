@@ -304,22 +304,26 @@ inline __m256i HighBits(const uint8_t* qh) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// One block of `format` at p: its 32 codes (the format's to_codes, in a register), d and m.
-inline __m256i BlockCodesV(BlockFormat format, const uint8_t* p, float* d, float* m) {
+// One block of format F at p: its 32 codes (the format's to_codes, in a register), d and m.
+template <BlockFormat F>
+inline __m256i BlockCodesV(const uint8_t* p, float* d, float* m) {
   *d = LoadF16(p);
-  switch (format) {
-    case BlockFormat::kQ4_0: return _mm256_sub_epi8(Nibbles(p + 2), _mm256_set1_epi8(8));
-    case BlockFormat::kQ4_1: *m = LoadF16(p + 2); return Nibbles(p + 4);
-    case BlockFormat::kQ5_0:
-      return _mm256_sub_epi8(_mm256_or_si256(Nibbles(p + 6), HighBits(p + 2)), _mm256_set1_epi8(16));
-    case BlockFormat::kQ5_1: *m = LoadF16(p + 2); return _mm256_or_si256(Nibbles(p + 8), HighBits(p + 4));
-    case BlockFormat::kQ8_0: return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
-    case BlockFormat::kIq4Nl: {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues));
-      return _mm256_shuffle_epi8(_mm256_set_m128i(v, v), Nibbles(p + 2));
-    }
+  if constexpr (F == BlockFormat::kQ4_0) {
+    return _mm256_sub_epi8(Nibbles(p + 2), _mm256_set1_epi8(8));
+  } else if constexpr (F == BlockFormat::kQ4_1) {
+    *m = LoadF16(p + 2);
+    return Nibbles(p + 4);
+  } else if constexpr (F == BlockFormat::kQ5_0) {
+    return _mm256_sub_epi8(_mm256_or_si256(Nibbles(p + 6), HighBits(p + 2)), _mm256_set1_epi8(16));
+  } else if constexpr (F == BlockFormat::kQ5_1) {
+    *m = LoadF16(p + 2);
+    return _mm256_or_si256(Nibbles(p + 8), HighBits(p + 4));
+  } else if constexpr (F == BlockFormat::kQ8_0) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
+  } else {  // kIq4Nl
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues));
+    return _mm256_shuffle_epi8(_mm256_set_m128i(v, v), Nibbles(p + 2));
   }
-  return _mm256_setzero_si256();
 }
 
 // The stored size of one block of `format` (quant/ggml_blocks.h).
@@ -330,18 +334,17 @@ constexpr int64_t BlockBytes(BlockFormat f) {
          : f == BlockFormat::kQ5_1                           ? 24
                                                              : 34;
 }
-}  // namespace
 
-// DotQ8Blocks' AVX2 loop with each block's codes unpacked in a register instead of loaded.
-float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
-                    const float* qm, int64_t nb) {
-  if (kind == VecDotKind::kIq4Nl && nb % 2 == 1) return DotQ8BlockRowScalar(format, kind, w, qc, qd, qm, nb);
-  const int64_t bytes = BlockBytes(format);
+// DotQ8Blocks' AVX2 loop with each block's codes unpacked in a register instead of loaded; the
+// format a template argument so the unpacking is straight-line code in the loop.
+template <BlockFormat F>
+float DotQ8BlockRowOf(VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd, const float* qm,
+                      int64_t nb) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   float summs = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     float kd = 0.0f, km = 0.0f;
-    const __m256 l = LanesF(BlockCodesV(format, w + b * bytes, &kd, &km), qc + b * 32);
+    const __m256 l = LanesF(BlockCodesV<F>(w + b * BlockBytes(F), &kd, &km), qc + b * 32);
     const __m256 d = _mm256_set1_ps(kd * qd[b]);
     if (kind == VecDotKind::kIq4Nl && (b & 1))
       acc1 = _mm256_fmadd_ps(d, l, acc1);
@@ -353,6 +356,21 @@ float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const
   float r = HSum8V(acc0);
   if (kind == VecDotKind::kAffine) r = r + summs;
   return r;
+}
+}  // namespace
+
+float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                    const float* qm, int64_t nb) {
+  if (kind == VecDotKind::kIq4Nl && nb % 2 == 1) return DotQ8BlockRowScalar(format, kind, w, qc, qd, qm, nb);
+  switch (format) {
+    case BlockFormat::kQ4_0: return DotQ8BlockRowOf<BlockFormat::kQ4_0>(kind, w, qc, qd, qm, nb);
+    case BlockFormat::kQ4_1: return DotQ8BlockRowOf<BlockFormat::kQ4_1>(kind, w, qc, qd, qm, nb);
+    case BlockFormat::kQ5_0: return DotQ8BlockRowOf<BlockFormat::kQ5_0>(kind, w, qc, qd, qm, nb);
+    case BlockFormat::kQ5_1: return DotQ8BlockRowOf<BlockFormat::kQ5_1>(kind, w, qc, qd, qm, nb);
+    case BlockFormat::kQ8_0: return DotQ8BlockRowOf<BlockFormat::kQ8_0>(kind, w, qc, qd, qm, nb);
+    case BlockFormat::kIq4Nl: return DotQ8BlockRowOf<BlockFormat::kIq4Nl>(kind, w, qc, qd, qm, nb);
+  }
+  return DotQ8BlockRowScalar(format, kind, w, qc, qd, qm, nb);
 }
 #else
 float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
