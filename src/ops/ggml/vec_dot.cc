@@ -145,8 +145,13 @@ ToCodes ToCodesOf(BlockFormat f) {
 
 float DotQ8BlockRowScalar(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                           const float* qm, int64_t nb) {
-  std::vector<int8_t> codes(static_cast<size_t>(nb * 32));  // [nb·32] the row's codes
-  std::vector<float> d(static_cast<size_t>(nb)), m(d);      // [nb] its block scales and mins
+  // Per-thread scratch: a decode calls this once per weight row (the portable path, and iq4_nl's odd
+  // rows on every path), so no allocation per call.
+  thread_local std::vector<int8_t> codes;  // [nb·32] the row's codes
+  thread_local std::vector<float> d, m;    // [nb] its block scales and mins
+  codes.resize(static_cast<size_t>(nb * 32));
+  d.resize(static_cast<size_t>(nb));
+  m.assign(static_cast<size_t>(nb), 0.0f);
   ToCodesOf(format)(w, nb * 32, {codes.data(), d.data(), m.data()});
   return DotQ8BlocksScalar(kind, codes.data(), d.data(), m.data(), qc, qd, qm, nb);
 }
