@@ -109,25 +109,25 @@ TEST(GgmlVecDot, Q6KSimdIsItsScalarTwinBitForBitOnEveryPath) {
 // (maddubs(|x|, sign(y, x))) differs from the exact product only for a code of -128.
 TEST(GgmlVecDot, BlockRowDotIsTheExpandedDotBitForBitOnEveryPath) {
   struct Format {
-    BlockFormat format;
+    QuantType type;
     int64_t bytes;
     bool has_m;  // an fp16 m after d
     VecDotKind kind;
     void (*to_codes)(const uint8_t*, int64_t, BlockCodes);
   };
   const Format formats[] = {
-      {BlockFormat::kQ4_0, sizeof(BlockQ4_0), false, VecDotKind::kSym, Q4_0ToCodes},
-      {BlockFormat::kQ4_1, sizeof(BlockQ4_1), true, VecDotKind::kAffine, Q4_1ToCodes},
-      {BlockFormat::kQ5_0, sizeof(BlockQ5_0), false, VecDotKind::kSym, Q5_0ToCodes},
-      {BlockFormat::kQ5_1, sizeof(BlockQ5_1), true, VecDotKind::kAffine, Q5_1ToCodes},
-      {BlockFormat::kQ8_0, sizeof(BlockQ8_0), false, VecDotKind::kSym, Q8_0ToCodes},
-      {BlockFormat::kIq4Nl, sizeof(BlockIq4Nl), false, VecDotKind::kIq4Nl, Iq4NlToCodes},
-      {BlockFormat::kIq4Nl, sizeof(BlockIq4Nl), false, VecDotKind::kSym, Iq4NlToCodes},
+      {QuantType::kQ4_0, sizeof(BlockQ4_0), false, VecDotKind::kSym, Q4_0ToCodes},
+      {QuantType::kQ4_1, sizeof(BlockQ4_1), true, VecDotKind::kAffine, Q4_1ToCodes},
+      {QuantType::kQ5_0, sizeof(BlockQ5_0), false, VecDotKind::kSym, Q5_0ToCodes},
+      {QuantType::kQ5_1, sizeof(BlockQ5_1), true, VecDotKind::kAffine, Q5_1ToCodes},
+      {QuantType::kQ8_0, sizeof(BlockQ8_0), false, VecDotKind::kSym, Q8_0ToCodes},
+      {QuantType::kIQ4_NL, sizeof(BlockIq4Nl), false, VecDotKind::kIq4Nl, Iq4NlToCodes},
+      {QuantType::kIQ4_NL, sizeof(BlockIq4Nl), false, VecDotKind::kSym, Iq4NlToCodes},
   };
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     for (const Format& f : formats) {
-      testing::Rng rng(700 + static_cast<int>(f.format));
+      testing::Rng rng(700 + static_cast<int>(f.type));
       for (int64_t blocks = 0, trial = 0; blocks < 12000; ++trial) {
         const int64_t nb = 1 + rng.Below(16);
         const std::vector<uint8_t> w =
@@ -137,13 +137,13 @@ TEST(GgmlVecDot, BlockRowDotIsTheExpandedDotBitForBitOnEveryPath) {
         for (int8_t& q : qc) q = static_cast<int8_t>(static_cast<int>(rng.Below(255)) - 127);
         for (int64_t b = 0; b < nb; ++b) qd[b] = testing::RandomF32Scale(rng), qm[b] = testing::RandomF32Scale(rng);
         f.to_codes(w.data(), nb * 32, {kc.data(), kd.data(), km.data()});
-        const float simd = DotQ8BlockRow(f.format, f.kind, w.data(), qc.data(), qd.data(), qm.data(), nb);
-        const float scalar = DotQ8BlockRowScalar(f.format, f.kind, w.data(), qc.data(), qd.data(), qm.data(), nb);
+        const float simd = DotQ8BlockRow(f.type, f.kind, w.data(), qc.data(), qd.data(), qm.data(), nb);
+        const float scalar = DotQ8BlockRowScalar(f.type, f.kind, w.data(), qc.data(), qd.data(), qm.data(), nb);
         const float expanded =
             DotQ8Blocks(f.kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
         ASSERT_TRUE(SameBits(simd, scalar))
-            << static_cast<int>(f.format) << " trial " << trial << ": " << simd << " vs " << scalar;
-        ASSERT_TRUE(SameBits(simd, expanded)) << static_cast<int>(f.format) << " trial " << trial;
+            << QuantTypeName(f.type) << " trial " << trial << ": " << simd << " vs " << scalar;
+        ASSERT_TRUE(SameBits(simd, expanded)) << QuantTypeName(f.type) << " trial " << trial;
         blocks += nb;
       }
     }

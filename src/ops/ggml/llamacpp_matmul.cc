@@ -131,29 +131,16 @@ VecDotKind BlockDotKind(QuantType t, int64_t n) {
   return VecDotKind::kSym;
 }
 
-// The stored format of a 32-element block weight (IsQ8_0Block or IsQ8_1Block).
-BlockFormat FormatOf(QuantType t) {
-  switch (t) {
-    case QuantType::kQ4_0: return BlockFormat::kQ4_0;
-    case QuantType::kQ4_1: return BlockFormat::kQ4_1;
-    case QuantType::kQ5_0: return BlockFormat::kQ5_0;
-    case QuantType::kQ5_1: return BlockFormat::kQ5_1;
-    case QuantType::kIQ4_NL: return BlockFormat::kIq4Nl;
-    default: return BlockFormat::kQ8_0;
-  }
-}
-
 // One activation row (decode): each weight row is read once, so it is dotted as stored (the blocks
 // unpacked in registers) rather than expanded to codes in memory first; the same bits.
 void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y) {
   const int64_t nb = w.cols / kQK;
   const VecDotKind kind = BlockDotKind(w.type, 1);
-  const BlockFormat format = FormatOf(w.type);
   const bool affine = kind == VecDotKind::kAffine;
   const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);
   const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);
   const float* qm = affine ? a.Q81Sums(0) : nullptr;
-  for (int64_t r = r0; r < r1; ++r) y[r] = DotQ8BlockRow(format, kind, w.row(r), qc, qd, qm, nb);
+  for (int64_t r = r0; r < r1; ++r) y[r] = DotQ8BlockRow(w.type, kind, w.row(r), qc, qd, qm, nb);
 }
 
 // A batch: each weight row expanded once, then dotted with every activation row.

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/status.h"
 #include "quant/block_formats.h"
 
 namespace kvaudit::ggml {
@@ -125,25 +126,7 @@ float DotQ8BlocksScalar(VecDotKind kind, const int8_t* kc, const float* kd, cons
   return r;
 }
 
-namespace {
-
-// The format's to_codes (quant/block_formats.h) and whether its blocks carry a min.
-using ToCodes = void (*)(const uint8_t* row, int64_t n, BlockCodes out);
-ToCodes ToCodesOf(BlockFormat f) {
-  switch (f) {
-    case BlockFormat::kQ4_0: return Q4_0ToCodes;
-    case BlockFormat::kQ4_1: return Q4_1ToCodes;
-    case BlockFormat::kQ5_0: return Q5_0ToCodes;
-    case BlockFormat::kQ5_1: return Q5_1ToCodes;
-    case BlockFormat::kQ8_0: return Q8_0ToCodes;
-    case BlockFormat::kIq4Nl: return Iq4NlToCodes;
-  }
-  return Q8_0ToCodes;
-}
-
-}  // namespace
-
-float DotQ8BlockRowScalar(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                           const float* qm, int64_t nb) {
   // Per-thread scratch: a decode calls this once per weight row (the portable path, and iq4_nl's odd
   // rows on every path), so no allocation per call.
@@ -152,7 +135,10 @@ float DotQ8BlockRowScalar(BlockFormat format, VecDotKind kind, const uint8_t* w,
   codes.resize(static_cast<size_t>(nb * 32));
   d.resize(static_cast<size_t>(nb));
   m.assign(static_cast<size_t>(nb), 0.0f);
-  ToCodesOf(format)(w, nb * 32, {codes.data(), d.data(), m.data()});
+  const auto to_codes = GetQuantTraits(type).to_codes;
+  KV_CHECK_MSG(to_codes != nullptr && GetQuantTraits(type).block_elems == 32,
+               "DotQ8BlockRow: not a 32-element block type");
+  to_codes(w, nb * 32, {codes.data(), d.data(), m.data()});
   return DotQ8BlocksScalar(kind, codes.data(), d.data(), m.data(), qc, qd, qm, nb);
 }
 
@@ -214,9 +200,9 @@ float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const floa
 float Steps8(const float* w, const float* x, int64_t np) { KVAUDIT_DISPATCH(ggml::Steps8, w, x, np); }
 float TinyBlas8(const float* w, const float* x, int64_t n) { KVAUDIT_DISPATCH(ggml::TinyBlas8, w, x, n); }
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ6_KQ8_K, w, x, nb); }
-float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb) {
-  KVAUDIT_DISPATCH(ggml::DotQ8BlockRow, format, kind, w, qc, qd, qm, nb);
+  KVAUDIT_DISPATCH(ggml::DotQ8BlockRow, type, kind, w, qc, qd, qm, nb);
 }
 }  // namespace kvaudit::ggml
 
@@ -309,21 +295,21 @@ inline __m256i HighBits(const uint8_t* qh) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// One block of format F at p: its 32 codes (the format's to_codes, in a register), d and m.
-template <BlockFormat F>
+// One block of type F at p: its 32 codes (the type's to_codes, in a register), d and m.
+template <QuantType F>
 inline __m256i BlockCodesV(const uint8_t* p, float* d, float* m) {
   *d = LoadF16(p);
-  if constexpr (F == BlockFormat::kQ4_0) {
+  if constexpr (F == QuantType::kQ4_0) {
     return _mm256_sub_epi8(Nibbles(p + 2), _mm256_set1_epi8(8));
-  } else if constexpr (F == BlockFormat::kQ4_1) {
+  } else if constexpr (F == QuantType::kQ4_1) {
     *m = LoadF16(p + 2);
     return Nibbles(p + 4);
-  } else if constexpr (F == BlockFormat::kQ5_0) {
+  } else if constexpr (F == QuantType::kQ5_0) {
     return _mm256_sub_epi8(_mm256_or_si256(Nibbles(p + 6), HighBits(p + 2)), _mm256_set1_epi8(16));
-  } else if constexpr (F == BlockFormat::kQ5_1) {
+  } else if constexpr (F == QuantType::kQ5_1) {
     *m = LoadF16(p + 2);
     return _mm256_or_si256(Nibbles(p + 8), HighBits(p + 4));
-  } else if constexpr (F == BlockFormat::kQ8_0) {
+  } else if constexpr (F == QuantType::kQ8_0) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
   } else {  // kIq4Nl
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues));
@@ -331,18 +317,19 @@ inline __m256i BlockCodesV(const uint8_t* p, float* d, float* m) {
   }
 }
 
-// The stored size of one block of `format` (quant/ggml_blocks.h).
-constexpr int64_t BlockBytes(BlockFormat f) {
-  return f == BlockFormat::kQ4_0 || f == BlockFormat::kIq4Nl ? 18
-         : f == BlockFormat::kQ4_1                           ? 20
-         : f == BlockFormat::kQ5_0                           ? 22
-         : f == BlockFormat::kQ5_1                           ? 24
-                                                             : 34;
+// The stored size of one block of type f (quant/ggml_blocks.h).
+constexpr int64_t BlockBytes(QuantType f) {
+  return f == QuantType::kQ4_0   ? sizeof(BlockQ4_0)
+         : f == QuantType::kQ4_1 ? sizeof(BlockQ4_1)
+         : f == QuantType::kQ5_0 ? sizeof(BlockQ5_0)
+         : f == QuantType::kQ5_1 ? sizeof(BlockQ5_1)
+         : f == QuantType::kQ8_0 ? sizeof(BlockQ8_0)
+                                 : sizeof(BlockIq4Nl);
 }
 
 // DotQ8Blocks' AVX2 loop with each block's codes unpacked in a register instead of loaded; the
-// format a template argument so the unpacking is straight-line code in the loop.
-template <BlockFormat F>
+// type a template argument so the unpacking is straight-line code in the loop.
+template <QuantType F>
 float DotQ8BlockRowOf(VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd, const float* qm,
                       int64_t nb) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -364,23 +351,23 @@ float DotQ8BlockRowOf(VecDotKind kind, const uint8_t* w, const int8_t* qc, const
 }
 }  // namespace
 
-float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb) {
-  if (kind == VecDotKind::kIq4Nl && nb % 2 == 1) return DotQ8BlockRowScalar(format, kind, w, qc, qd, qm, nb);
-  switch (format) {
-    case BlockFormat::kQ4_0: return DotQ8BlockRowOf<BlockFormat::kQ4_0>(kind, w, qc, qd, qm, nb);
-    case BlockFormat::kQ4_1: return DotQ8BlockRowOf<BlockFormat::kQ4_1>(kind, w, qc, qd, qm, nb);
-    case BlockFormat::kQ5_0: return DotQ8BlockRowOf<BlockFormat::kQ5_0>(kind, w, qc, qd, qm, nb);
-    case BlockFormat::kQ5_1: return DotQ8BlockRowOf<BlockFormat::kQ5_1>(kind, w, qc, qd, qm, nb);
-    case BlockFormat::kQ8_0: return DotQ8BlockRowOf<BlockFormat::kQ8_0>(kind, w, qc, qd, qm, nb);
-    case BlockFormat::kIq4Nl: return DotQ8BlockRowOf<BlockFormat::kIq4Nl>(kind, w, qc, qd, qm, nb);
+  if (kind == VecDotKind::kIq4Nl && nb % 2 == 1) return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);
+  switch (type) {
+    case QuantType::kQ4_0: return DotQ8BlockRowOf<QuantType::kQ4_0>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ4_1: return DotQ8BlockRowOf<QuantType::kQ4_1>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ5_0: return DotQ8BlockRowOf<QuantType::kQ5_0>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ5_1: return DotQ8BlockRowOf<QuantType::kQ5_1>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ8_0: return DotQ8BlockRowOf<QuantType::kQ8_0>(kind, w, qc, qd, qm, nb);
+    case QuantType::kIQ4_NL: return DotQ8BlockRowOf<QuantType::kIQ4_NL>(kind, w, qc, qd, qm, nb);
+    default: return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);  // which checks the type
   }
-  return DotQ8BlockRowScalar(format, kind, w, qc, qd, qm, nb);
 }
 #else
-float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb) {
-  return DotQ8BlockRowScalar(format, kind, w, qc, qd, qm, nb);
+  return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);
 }
 #endif
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "quant/ggml_blocks.h"
+#include "quant/quant_type.h"
 
 namespace kvaudit::ggml {
 
@@ -77,11 +78,11 @@ float DotQ8BlocksScalar(VecDotKind kind, const int8_t* kc, const float* kd, cons
 // _q4_1_q8_1, _q5_0_q8_0, _q5_1_q8_1, _q8_0_q8_0, _iq4_nl_q8_0 do the same: bytes_from_nibbles_32,
 // bytes_from_bits_32, the iq4_nl table shuffle) and dotted at once. The same bits as DotQ8Blocks
 // of the row's expanded codes (BlockCodes, the format's to_codes), which is what the scalar twin
-// computes. kind: as DotQ8Blocks (kAffine for q4_1/q5_1, whose qm are q8_1's sums).
-enum class BlockFormat { kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kIq4Nl };
-float DotQ8BlockRow(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+// computes. type: q4_0, q4_1, q5_0, q5_1, q8_0 or iq4_nl; kind: as DotQ8Blocks (kAffine for
+// q4_1/q5_1, whose qm are q8_1's sums).
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb);
-float DotQ8BlockRowScalar(BlockFormat format, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                           const float* qm, int64_t nb);
 
 // ggml_vec_dot_q6_K_q8_K (AVX2 branch): per 256-element super-block, 8 int32 lanes; lane m sums,
