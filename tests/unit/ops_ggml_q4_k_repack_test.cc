@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/half.h"
+#include "base/isa.h"
 #include "ops/ggml/q4_k_repack.h"
 #include "ops/weight_matrix.h"
 #include "quant/ggml_blocks.h"
@@ -94,6 +95,35 @@ std::vector<float> MatMul(const std::vector<float>& x, int64_t n, const WeightVi
 }
 
 bool SameBits(const float* a, const float* b, int64_t count) { return std::memcmp(a, b, count * 4) == 0; }
+
+// Q4KSubBlockDots on every kernel path against its scalar twin: 12,000 super-blocks of random
+// nibbles (some blocks all 0x0 or all 0xF, the bounds) against random codes (some blocks all -128
+// or all 127), the same int32 sums.
+TEST(Q4KRepack, SubBlockDotsSimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(404);
+    for (int64_t blocks = 0, trial = 0; blocks < 12000; ++trial) {
+      const int64_t nb = 1 + rng.Below(12);
+      std::vector<uint8_t> w = RandomQ4K(1, nb * kBlock, 500 + trial);  // [nb * 144]
+      std::vector<int8_t> q(nb * kBlock);                               // [nb * 256]
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint32_t mode = rng.Below(6);
+        if (mode < 2) std::memset(&w[b * kBlockBytes + kQsOff], mode == 0 ? 0x00 : 0xFF, kBlock / 2);
+        for (int64_t i = 0; i < kBlock; ++i) {
+          q[b * kBlock + i] = mode == 2   ? int8_t{-128}
+                              : mode == 3 ? int8_t{127}
+                                          : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+        }
+      }
+      std::vector<int32_t> simd(nb * 8), scalar(nb * 8);  // [nb * 8] sub-block dots
+      ggml::Q4KSubBlockDots(w.data(), q.data(), nb, simd.data());
+      ggml::Q4KSubBlockDotsScalar(w.data(), q.data(), nb, scalar.data());
+      ASSERT_EQ(simd, scalar) << "trial " << trial;
+      blocks += nb;
+    }
+  });
+}
 
 TEST(Q4KRepack, GemmAndGemvRowsAreWithinTheBoundOfTheExactProduct) {
   const int64_t rows = 24, cols = 1024, n = 7;  // rows 0..3: gemm; 4..6: gemv

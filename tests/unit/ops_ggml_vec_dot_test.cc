@@ -6,14 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "base/half.h"
+#include "base/isa.h"
 #include "base/thread_pool.h"
 #include "ops/ggml/llamacpp_matmul.h"
 #include "ops/ggml/vec_dot.h"
 #include "ops/matmul.h"
+#include "quant/block_formats.h"
 #include "quant/q8_activation.h"
 #include "support/random_rows.h"
 #include "unit/ops_test_inputs.h"
@@ -77,6 +80,74 @@ TEST(GgmlVecDot, SimdKernelsAreTheirScalarTwinsBitForBit) {
         DotQ8Blocks(VecDotKind::kSym, wc.data(), wd.data(), nullptr, xc.data(), xd.data(), nullptr, n / 32),
         DotQ8BlocksScalar(VecDotKind::kSym, wc.data(), wd.data(), nullptr, xc.data(), xd.data(), nullptr, n / 32));
   }
+}
+
+bool SameBits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+// DotQ6_KQ8_K on every kernel path against its scalar twin: 12,000 super-blocks of random codes,
+// scales (int8 -128..127, fp16 subnormal to 65504) and activations, codes at their bounds.
+TEST(GgmlVecDot, Q6KSimdIsItsScalarTwinBitForBitOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(606);
+    int64_t blocks = 0;
+    for (int trial = 0; blocks < 12000; ++trial) {
+      const int64_t nb = 1 + rng.Below(12);
+      const std::vector<uint8_t> w =
+          testing::RandomBlocks(nb, sizeof(BlockQ6_K), {static_cast<int>(offsetof(BlockQ6_K, d))}, rng);
+      const std::vector<BlockQ8_K> x = testing::RandomQ8K(nb, rng);
+      const float simd = DotQ6_KQ8_K(w.data(), x.data(), nb), scalar = DotQ6_KQ8_KScalar(w.data(), x.data(), nb);
+      ASSERT_TRUE(SameBits(simd, scalar)) << "trial " << trial << ": " << simd << " vs " << scalar;
+      blocks += nb;
+    }
+  });
+}
+
+// DotQ8BlockRow (each 32-element format dotted as stored) on every kernel path against its scalar
+// twin and against DotQ8Blocks of the expanded row: 12,000 blocks per format and kind. The q8 codes
+// stay in -127..127, what llama.cpp's quantize_row_q8_0/_q8_1 give: the AVX2 sign trick
+// (maddubs(|x|, sign(y, x))) differs from the exact product only for a code of -128.
+TEST(GgmlVecDot, BlockRowDotIsTheExpandedDotBitForBitOnEveryPath) {
+  struct Format {
+    QuantType type;
+    int64_t bytes;
+    bool has_m;  // an fp16 m after d
+    VecDotKind kind;
+    void (*to_codes)(const uint8_t*, int64_t, BlockCodes);
+  };
+  const Format formats[] = {
+      {QuantType::kQ4_0, sizeof(BlockQ4_0), false, VecDotKind::kSym, Q4_0ToCodes},
+      {QuantType::kQ4_1, sizeof(BlockQ4_1), true, VecDotKind::kAffine, Q4_1ToCodes},
+      {QuantType::kQ5_0, sizeof(BlockQ5_0), false, VecDotKind::kSym, Q5_0ToCodes},
+      {QuantType::kQ5_1, sizeof(BlockQ5_1), true, VecDotKind::kAffine, Q5_1ToCodes},
+      {QuantType::kQ8_0, sizeof(BlockQ8_0), false, VecDotKind::kSym, Q8_0ToCodes},
+      {QuantType::kIQ4_NL, sizeof(BlockIq4Nl), false, VecDotKind::kIq4Nl, Iq4NlToCodes},
+      {QuantType::kIQ4_NL, sizeof(BlockIq4Nl), false, VecDotKind::kSym, Iq4NlToCodes},
+  };
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (const Format& f : formats) {
+      testing::Rng rng(700 + static_cast<int>(f.type));
+      for (int64_t blocks = 0, trial = 0; blocks < 12000; ++trial) {
+        const int64_t nb = 1 + rng.Below(16);
+        const std::vector<uint8_t> w =
+            testing::RandomBlocks(nb, f.bytes, f.has_m ? std::vector<int>{0, 2} : std::vector<int>{0}, rng);
+        std::vector<int8_t> qc(nb * 32), kc(nb * 32);             // [nb·32] activation, weight codes
+        std::vector<float> qd(nb), qm(nb), kd(nb), km(nb, 0.0f);  // [nb] scales, sums
+        for (int8_t& q : qc) q = static_cast<int8_t>(static_cast<int>(rng.Below(255)) - 127);
+        for (int64_t b = 0; b < nb; ++b) qd[b] = testing::RandomF32Scale(rng), qm[b] = testing::RandomF32Scale(rng);
+        f.to_codes(w.data(), nb * 32, {kc.data(), kd.data(), km.data()});
+        const float simd = DotQ8BlockRow(f.type, f.kind, w.data(), qc.data(), qd.data(), qm.data(), nb);
+        const float scalar = DotQ8BlockRowScalar(f.type, f.kind, w.data(), qc.data(), qd.data(), qm.data(), nb);
+        const float expanded =
+            DotQ8Blocks(f.kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb);
+        ASSERT_TRUE(SameBits(simd, scalar))
+            << QuantTypeName(f.type) << " trial " << trial << ": " << simd << " vs " << scalar;
+        ASSERT_TRUE(SameBits(simd, expanded)) << QuantTypeName(f.type) << " trial " << trial;
+        blocks += nb;
+      }
+    }
+  });
 }
 
 TEST(GgmlVecDot, SymmetricBlocksSumScaledIntegerLanes) {

@@ -2,6 +2,12 @@
 // fuses (_mm256_fmadd_ps, _mm_fmadd_ps, the contracted q5_K `summs += dmin * int`); plain f32 adds
 // elsewhere (the project compiles with -ffp-contract=off). Integer bounds below take |q8| <= 128 and
 // |bsum| <= 16·128, what any q8_K row satisfies (bsums are sums of 16 codes).
+// Each dot is also compiled once per kernel path (base/isa_passes.h): the AVX2 and AVX-512 paths
+// form the 8 int32 lanes with AVX2 integer instructions (exact: the same integers in any order)
+// and take the same f32 steps; the portable path runs the scalar twins (...Scalar).
+#ifndef KVAUDIT_ISA_PASS
+#include "base/simd.h"  // first: wraps <immintrin.h>
+
 #include "ops/ggml/kquant_vec_dot.h"
 
 #include <cmath>
@@ -121,7 +127,7 @@ void Iq4XsLanes(const BlockIq4Xs& w, const BlockQ8_K& x, int32_t lanes[8]) {
 
 }  // namespace
 
-float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotQ2_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc[8] = {};  // [8] lanes
   for (int64_t b = 0; b < nb; ++b) {
     const BlockQ2_K block = LoadBlock<BlockQ2_K>(w, b);
@@ -135,7 +141,7 @@ float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc);
 }
 
-float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotQ3_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc[8] = {};  // [8] lanes
   for (int64_t b = 0; b < nb; ++b) {
     const BlockQ3_K block = LoadBlock<BlockQ3_K>(w, b);
@@ -146,7 +152,7 @@ float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc);
 }
 
-float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotQ4_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc[8] = {}, acc_m[4] = {};  // [8] lanes, [4] the mins' lanes (an __m128)
   for (int64_t b = 0; b < nb; ++b) {
     const BlockQ4_K block = LoadBlock<BlockQ4_K>(w, b);
@@ -162,7 +168,7 @@ float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc) + mins;
 }
 
-float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotQ5_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc[8] = {}, summs = 0.0f;  // [8] lanes; the mins' scalar sum
   for (int64_t b = 0; b < nb; ++b) {
     const BlockQ5_K block = LoadBlock<BlockQ5_K>(w, b);
@@ -178,7 +184,7 @@ float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc) + summs;
 }
 
-float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotIq4XsQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc[8] = {};  // [8] lanes
   for (int64_t b = 0; b < nb; ++b) {
     const BlockIq4Xs block = LoadBlock<BlockIq4Xs>(w, b);
@@ -189,7 +195,7 @@ float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc);
 }
 
-float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotIq4XsQ8_KPanelScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     const BlockIq4Xs block = LoadBlock<BlockIq4Xs>(w, b);
@@ -203,3 +209,34 @@ float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
 }
 
 }  // namespace kvaudit::ggml
+
+#define KVAUDIT_ISA_SELF "ops/ggml/kquant_vec_dot.cc"
+#include "base/isa_passes.h"  // the kernels below, once per kernel path
+
+namespace kvaudit::ggml {
+float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ2_KQ8_K, w, x, nb); }
+float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ3_KQ8_K, w, x, nb); }
+float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ4_KQ8_K, w, x, nb); }
+float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ5_KQ8_K, w, x, nb); }
+float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotIq4XsQ8_K, w, x, nb); }
+float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+  KVAUDIT_DISPATCH(ggml::DotIq4XsQ8_KPanel, w, x, nb);
+}
+}  // namespace kvaudit::ggml
+
+#else  // one kernel path, in namespace kvaudit::isa_<path>::ggml (base/isa_passes.h)
+namespace ggml {
+using namespace ::kvaudit::ggml;  // the scalar twins; this path's kernels below hide the dispatchers
+
+#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass: the AVX2 branches' integer lanes
+#include "ops/ggml/kquant_vec_dot_avx2.inl.h"
+#else
+float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ2_KQ8_KScalar(w, x, nb); }
+float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ3_KQ8_KScalar(w, x, nb); }
+float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ4_KQ8_KScalar(w, x, nb); }
+float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ5_KQ8_KScalar(w, x, nb); }
+float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotIq4XsQ8_KScalar(w, x, nb); }
+float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotIq4XsQ8_KPanelScalar(w, x, nb); }
+#endif
+}  // namespace ggml
+#endif

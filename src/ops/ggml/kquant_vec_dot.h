@@ -36,12 +36,18 @@
 
 namespace kvaudit::ggml {
 
+// Each is a SIMD kernel of each kernel path; its scalar twin (...Scalar) gives the same bits.
 float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 // The vec_dot path only: llama.cpp runs q4_K of ne[1] % 8 == 0 rows through the repacked gemm/gemv.
 float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotQ2_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotQ3_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotQ4_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotQ5_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotIq4XsQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 
 // iq4_xs in a batch: an AVX2 build (with or without AVX-512) sends a MUL_MAT of an iq4_xs weight of
 // ne[1] % 8 == 0 rows against n >= 8 activation rows to the IQ panel gemm instead
@@ -54,5 +60,6 @@ float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 inline constexpr int64_t kIqPanelMinBatch = 8;  // GGML_IQP_MIN_BATCH
 inline constexpr int64_t kIqPanelRows = 8;      // IQP_NB_ROWS: ne[1] % 8 == 0
 float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotIq4XsQ8_KPanelScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 
 }  // namespace kvaudit::ggml

@@ -131,7 +131,21 @@ VecDotKind BlockDotKind(QuantType t, int64_t n) {
   return VecDotKind::kSym;
 }
 
+// One activation row (decode): each weight row is read once, so it is dotted as stored (the blocks
+// unpacked in registers) rather than expanded to codes in memory first; the same bits.
+void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y) {
+  const int64_t nb = w.cols / kQK;
+  const VecDotKind kind = BlockDotKind(w.type, 1);
+  const bool affine = kind == VecDotKind::kAffine;
+  const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);
+  const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);
+  const float* qm = affine ? a.Q81Sums(0) : nullptr;
+  for (int64_t r = r0; r < r1; ++r) y[r] = DotQ8BlockRow(w.type, kind, w.row(r), qc, qd, qm, nb);
+}
+
+// A batch: each weight row expanded once, then dotted with every activation row.
 void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
+  if (a.n() == 1) return BlockRowsDecode(w, r0, r1, a, y);
   const int64_t k = w.cols, nb = k / kQK;
   const VecDotKind kind = BlockDotKind(w.type, a.n());
   std::vector<int8_t> codes(static_cast<size_t>(k));    // [k] one weight row's codes

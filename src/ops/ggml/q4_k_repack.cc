@@ -1,9 +1,13 @@
-// Scalar emulation of llama.cpp's repacked q4_K product on x86; the dispatch and the per-output
-// order are in the header. Sources:
+// Emulation of llama.cpp's repacked q4_K product on x86; the dispatch and the per-output order are
+// in the header. The sub-block dots (integers) are a SIMD kernel of each kernel path
+// (Q4KSubBlockDots, base/isa_passes.h) with a scalar twin; the f32 steps are scalar. Sources:
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815 (forward_mul_mat, make_block_q4_Kx8)
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/x86/repack.cpp@de3ff815 (ggml_quantize_mat_q8_K_4x8,
 //     ggml_gemm_q4_K_8x8_q8_K, ggml_gemv_q4_K_8x8_q8_K)
 //   ggml-org/llama.cpp:ggml/src/ggml-quants.c@de3ff815 (quantize_row_q8_K_ref, nearest_int)
+#ifndef KVAUDIT_ISA_PASS
+#include "base/simd.h"  // first: wraps <immintrin.h>
+
 #include "ops/ggml/q4_k_repack.h"
 
 #include <algorithm>
@@ -36,11 +40,11 @@ static_assert(16 * 15 * 128 < 32768, "an int16 lane of the q4_K kernels cannot w
 
 // q4_K super-block of one weight row as the kernels read it from block_q4_Kx8: make_block_q4_Kx8
 // keeps each row's d, dmin, nibbles and 6-bit scale/min pairs (re-encoded per sub-block index, and
-// decoded back by the kernels' kmask shuffle), so the values are get_scale_min_k4's.
+// decoded back by the kernels' kmask shuffle), so the values are get_scale_min_k4's. The nibbles
+// stay in the row as stored (Q4KSubBlockDots reads them there).
 struct Q4KRow {
-  std::vector<float> d, dmin;    // [nb] fp16 -> f32 (exact; F16C in the kernels)
-  std::vector<int32_t> sc, m;    // [nb * 8] scale and min of each sub-block
-  std::vector<uint8_t> nibbles;  // [nb * 256] the 4-bit code of each element, in element order
+  std::vector<float> d, dmin;  // [nb] fp16 -> f32 (exact; F16C in the kernels)
+  std::vector<int32_t> sc, m;  // [nb * 8] scale and min of each sub-block
 };
 
 void UnpackQ4KRow(const uint8_t* row, int64_t nb, Q4KRow* w) {
@@ -48,22 +52,12 @@ void UnpackQ4KRow(const uint8_t* row, int64_t nb, Q4KRow* w) {
   w->dmin.resize(nb);
   w->sc.resize(nb * kSubs);
   w->m.resize(nb * kSubs);
-  w->nibbles.resize(nb * kQK_K);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = row + b * sizeof(BlockQ4_K);  // {f16 d, f16 dmin, scales[12], qs[128]}
     w->d[b] = LoadF16(blk + offsetof(BlockQ4_K, d));
     w->dmin[b] = LoadF16(blk + offsetof(BlockQ4_K, dmin));
     const uint8_t* scales = blk + offsetof(BlockQ4_K, scales);  // [12]
-    const uint8_t* qs = blk + offsetof(BlockQ4_K, qs);          // [128]
     for (int j = 0; j < kSubs; ++j) ScaleMinK4(j, scales, &w->sc[b * kSubs + j], &w->m[b * kSubs + j]);
-    // qs byte 32c + l: low nibble = element 64c + l (sub-block 2c), high = 64c + 32 + l (2c + 1).
-    uint8_t* nib = &w->nibbles[b * kQK_K];  // [256]
-    for (int c = 0; c < kQK_K / 64; ++c) {
-      for (int l = 0; l < kSub; ++l) {
-        nib[64 * c + l] = qs[kSub * c + l] & 0x0f;
-        nib[64 * c + kSub + l] = qs[kSub * c + l] >> 4;
-      }
-    }
   }
 }
 
@@ -113,17 +107,6 @@ float QuantizeBlock4x8(const float* x, int8_t* q) {
   return amax != 0.0f ? 1 / iscale : 0.0f;                            // `maxScalar ? 1/iscale : 0`
 }
 
-// dots [nb * 8]: Σ nibble·code over each sub-block of weight row w and activation row a.
-void SubBlockDots(const Q4KRow& w, const Q8KActivationRow& a, int32_t* dots) {
-  for (size_t s = 0; s < a.sub_sums.size(); ++s) {
-    const uint8_t* nib = &w.nibbles[s * kSub];  // [32]
-    const int8_t* q = &a.qs[s * kSub];          // [32]
-    int32_t dot = 0;
-    for (int l = 0; l < kSub; ++l) dot += static_cast<int32_t>(nib[l]) * q[l];
-    dots[s] = dot;
-  }
-}
-
 // ggml_gemm_q4_K_8x8_q8_K (AVX-512 and AVX2 loops alike): per super-block b, per pair of
 // sub-blocks (the `sb` loop), iacc_row = Σ sc·dot (madd_epi16 with the scales, two sub-blocks
 // added) and iacc_row_min = Σ m·sum (madd_epi16 of the hadd'ed bsums with mins_01), each
@@ -165,6 +148,19 @@ float GemvOutput(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots
 }
 
 }  // namespace
+
+void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* qs = row + b * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);  // [128]
+    // qs byte 32c + l: low nibble = element 64c + l (sub-block 2c), high = 64c + 32 + l (2c + 1).
+    for (int s = 0; s < kSubs; ++s) {
+      const int8_t* qq = q + b * kQK_K + s * kSub;  // [32]
+      int32_t dot = 0;
+      for (int l = 0; l < kSub; ++l) dot += ((qs[kSub * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) * int32_t{qq[l]};
+      dots[b * kSubs + s] = dot;
+    }
+  }
+}
 
 void QuantizeQ8KRowRef(const float* x, int64_t k, Q8KActivationRow* out) {
   KV_CHECK(k % kQK_K == 0);
@@ -210,7 +206,7 @@ void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, i
   for (int64_t r = r0; r < r1; ++r) {
     UnpackQ4KRow(w.row(r), nb, &row);
     for (int64_t i = 0; i < static_cast<int64_t>(a.rows.size()); ++i) {
-      SubBlockDots(row, a.rows[i], dots.data());
+      Q4KSubBlockDots(w.row(r), a.rows[i].qs.data(), nb, dots.data());
       y[i * ldy + r] =
           i < a.n_gemm ? GemmOutput(row, a.rows[i], dots.data(), nb) : GemvOutput(row, a.rows[i], dots.data(), nb);
     }
@@ -222,3 +218,54 @@ void Q4KRepackedMatMul(const float* x, int64_t n, const WeightView& w, float* y)
 }
 
 }  // namespace kvaudit::ggml
+
+#define KVAUDIT_ISA_SELF "ops/ggml/q4_k_repack.cc"
+#include "base/isa_passes.h"  // the kernel below, once per kernel path
+
+namespace kvaudit::ggml {
+void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
+  KVAUDIT_DISPATCH(ggml::Q4KSubBlockDots, row, q, nb, dots);
+}
+}  // namespace kvaudit::ggml
+
+#else  // one kernel path, in namespace kvaudit::isa_<path>::ggml (base/isa_passes.h)
+namespace ggml {
+using namespace ::kvaudit::ggml;  // the scalar twin; this path's kernel below hides the dispatcher
+
+#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass
+namespace {
+// The 8 int32 lanes of one sub-block's 32 nibble·code products: maddubs (unsigned nibble × int8,
+// pairs <= 2·15·128: no saturation) and madd with ones, as the repacked kernels pair them.
+inline __m256i SubBlockLanes(__m256i nibbles, const int8_t* q) {
+  const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles, qv), _mm256_set1_epi16(1));
+}
+}  // namespace
+
+// Per super-block: the 8 sub-blocks' lanes, then three rounds of hadd_epi32 and one add of the
+// 128-bit halves leave sub-block s's sum in lane s (integer adds: exact in any order).
+void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* qs = row + b * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);  // [128]
+    const int8_t* qb = q + b * kQK_K;                                           // [256]
+    __m256i v[8];                                                               // [8 sub-blocks] 8 int32 lanes each
+    for (int c = 0; c < 4; ++c) {
+      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+      v[2 * c] = SubBlockLanes(_mm256_and_si256(bytes, m4), qb + 64 * c);
+      v[2 * c + 1] = SubBlockLanes(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4), qb + 64 * c + 32);
+    }
+    const __m256i s0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+    const __m256i s4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+    const __m256i sums =
+        _mm256_add_epi32(_mm256_permute2x128_si256(s0123, s4567, 0x20), _mm256_permute2x128_si256(s0123, s4567, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots + b * 8), sums);
+  }
+}
+#else
+void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
+  Q4KSubBlockDotsScalar(row, q, nb, dots);
+}
+#endif
+}  // namespace ggml
+#endif

@@ -1,4 +1,4 @@
-// llama.cpp's repacked q4_K weight product on x86, emulated in scalar C++ bit for bit
+// llama.cpp's repacked q4_K weight product on x86, emulated bit for bit (integer sums SIMD, f32 steps scalar)
 // (engine=llama.cpp). llama.cpp's CPU backend repacks every q4_K weight of ne[1] % 8 == 0 rows into
 // block_q4_Kx8 (weight repacking is on by default; the AVX2 test in
 // ggml_repack_get_optimal_repack_type, so AVX2 and AVX-512 builds alike), and forward_mul_mat
@@ -64,5 +64,11 @@ void QuantizeQ8KRowRef(const float* x, int64_t k, Q8KActivationRow* out);
 // but a positive element equal to max |x| wins the sign (d < 0) where the reference takes the first
 // such element. The products d·q, hence every output, are bitwise the same either way.
 void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out);
+
+// The integer heart of both kernels: dots [nb · 8] = Σ nibble·code over each 32-element sub-block
+// of a q4_K row as stored (nb super-blocks) against q8 codes q [nb · 256] (exact sums: any order).
+// A SIMD kernel of each kernel path; the scalar twin gives the same integers.
+void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
+void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
 
 }  // namespace kvaudit::ggml

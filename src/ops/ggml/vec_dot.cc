@@ -1,13 +1,19 @@
 // llama.cpp's dot orders in scalar C++ (vec_dot.h). std::fma where the intrinsics fuse, plain
 // f32 adds elsewhere; the project compiles with -ffp-contract=off, so nothing else fuses.
-// DotQ8Blocks is also compiled once per kernel path (base/isa_passes.h): llama.cpp's AVX2 branch
-// itself on the AVX2 and AVX-512 paths, the scalar twin elsewhere; the same bits on every path.
+// DotQ8Blocks, DotQ8BlockRow, DotQ6_KQ8_K, Steps8 and TinyBlas8 are also compiled once per kernel
+// path (base/isa_passes.h): llama.cpp's AVX2 branches themselves on the AVX2 and AVX-512 paths,
+// the scalar twins elsewhere; the same bits on every path.
 #ifndef KVAUDIT_ISA_PASS
 #include "base/simd.h"  // first: wraps <immintrin.h>
 
 #include "ops/ggml/vec_dot.h"
 
 #include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "base/status.h"
+#include "quant/block_formats.h"
 
 namespace kvaudit::ggml {
 
@@ -120,6 +126,22 @@ float DotQ8BlocksScalar(VecDotKind kind, const int8_t* kc, const float* kd, cons
   return r;
 }
 
+float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                          const float* qm, int64_t nb) {
+  // Per-thread scratch: a decode calls this once per weight row (the portable path, and iq4_nl's odd
+  // rows on every path), so no allocation per call.
+  thread_local std::vector<int8_t> codes;  // [nb·32] the row's codes
+  thread_local std::vector<float> d, m;    // [nb] its block scales and mins
+  codes.resize(static_cast<size_t>(nb * 32));
+  d.resize(static_cast<size_t>(nb));
+  m.assign(static_cast<size_t>(nb), 0.0f);
+  const auto to_codes = GetQuantTraits(type).to_codes;
+  KV_CHECK_MSG(to_codes != nullptr && GetQuantTraits(type).block_elems == 32,
+               "DotQ8BlockRow: not a 32-element block type");
+  to_codes(w, nb * 32, {codes.data(), d.data(), m.data()});
+  return DotQ8BlocksScalar(kind, codes.data(), d.data(), m.data(), qc, qd, qm, nb);
+}
+
 namespace {
 
 // q6_K's unsigned code (0..63) of element 32c + b of the 128-element half j (ql/qh of that half).
@@ -152,7 +174,7 @@ void Q6Lanes(const BlockQ6_K& w, const BlockQ8_K& x, int32_t lanes[8]) {
 
 }  // namespace
 
-float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+float DotQ6_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   float acc[8] = {};  // [8] lanes
   for (int64_t b = 0; b < nb; ++b) {
     BlockQ6_K block;
@@ -177,6 +199,11 @@ float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const floa
 }
 float Steps8(const float* w, const float* x, int64_t np) { KVAUDIT_DISPATCH(ggml::Steps8, w, x, np); }
 float TinyBlas8(const float* w, const float* x, int64_t n) { KVAUDIT_DISPATCH(ggml::TinyBlas8, w, x, n); }
+float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ6_KQ8_K, w, x, nb); }
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                    const float* qm, int64_t nb) {
+  KVAUDIT_DISPATCH(ggml::DotQ8BlockRow, type, kind, w, qc, qd, qm, nb);
+}
 }  // namespace kvaudit::ggml
 
 #else  // one kernel path, in namespace kvaudit::isa_<path>::ggml (base/isa_passes.h)
@@ -185,8 +212,7 @@ using namespace ::kvaudit::ggml;  // the scalar twins; this path's kernels below
 
 #if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass: llama.cpp's AVX2 branch
 namespace {
-inline __m256 LanesF(const int8_t* x, const int8_t* y) {
-  const __m256i vx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+inline __m256 LanesF(__m256i vx, const int8_t* y) {
   const __m256i vy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y));
   const __m256i dot = _mm256_maddubs_epi16(_mm256_sign_epi8(vx, vx), _mm256_sign_epi8(vy, vx));
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(dot, _mm256_set1_epi16(1)));
@@ -206,7 +232,7 @@ float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const floa
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   float summs = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
-    const __m256 l = LanesF(kc + b * 32, qc + b * 32);
+    const __m256 l = LanesF(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + b * 32)), qc + b * 32);
     const __m256 d = _mm256_set1_ps(kd[b] * qd[b]);
     if (kind == VecDotKind::kIq4Nl && (b & 1))
       acc1 = _mm256_fmadd_ps(d, l, acc1);
@@ -251,6 +277,154 @@ float TinyBlas8(const float* w, const float* x, int64_t n) {
 #else
 float Steps8(const float* w, const float* x, int64_t np) { return Steps8Scalar(w, x, np); }
 float TinyBlas8(const float* w, const float* x, int64_t n) { return TinyBlas8Scalar(w, x, n); }
+#endif
+
+#if defined(KVAUDIT_ISA_AVX2)  // the 32-element block dots of llama.cpp's AVX2 branches, unexpanded
+namespace {
+// bytes_from_nibbles_32 (quants.c): low nibbles of the 16 bytes as elements 0..15, high as 16..31.
+inline __m256i Nibbles(const uint8_t* qs) {
+  const __m128i tmp = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(tmp, 4), tmp), _mm256_set1_epi8(0x0F));
+}
+// bytes_from_bits_32 · 0x10: byte j = 0x10 where bit j of the 32-bit qh is set, else 0.
+inline __m256i HighBits(const uint8_t* qh) {
+  const __m256i bytes = _mm256_shuffle_epi8(  // byte j = byte j/8 of qh (in both 128-bit halves)
+      _mm256_set1_epi32(static_cast<int>(LoadU32(qh))),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));  // byte j: bit j % 8
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// One block of type F at p: its 32 codes (the type's to_codes, in a register), d and m.
+template <QuantType F>
+inline __m256i BlockCodesV(const uint8_t* p, float* d, float* m) {
+  *d = LoadF16(p);
+  if constexpr (F == QuantType::kQ4_0) {
+    return _mm256_sub_epi8(Nibbles(p + 2), _mm256_set1_epi8(8));
+  } else if constexpr (F == QuantType::kQ4_1) {
+    *m = LoadF16(p + 2);
+    return Nibbles(p + 4);
+  } else if constexpr (F == QuantType::kQ5_0) {
+    return _mm256_sub_epi8(_mm256_or_si256(Nibbles(p + 6), HighBits(p + 2)), _mm256_set1_epi8(16));
+  } else if constexpr (F == QuantType::kQ5_1) {
+    *m = LoadF16(p + 2);
+    return _mm256_or_si256(Nibbles(p + 8), HighBits(p + 4));
+  } else if constexpr (F == QuantType::kQ8_0) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
+  } else {  // kIq4Nl
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues));
+    return _mm256_shuffle_epi8(_mm256_set_m128i(v, v), Nibbles(p + 2));
+  }
+}
+
+// The stored size of one block of type f (quant/ggml_blocks.h).
+constexpr int64_t BlockBytes(QuantType f) {
+  return f == QuantType::kQ4_0   ? sizeof(BlockQ4_0)
+         : f == QuantType::kQ4_1 ? sizeof(BlockQ4_1)
+         : f == QuantType::kQ5_0 ? sizeof(BlockQ5_0)
+         : f == QuantType::kQ5_1 ? sizeof(BlockQ5_1)
+         : f == QuantType::kQ8_0 ? sizeof(BlockQ8_0)
+                                 : sizeof(BlockIq4Nl);
+}
+
+// DotQ8Blocks' AVX2 loop with each block's codes unpacked in a register instead of loaded; the
+// type a template argument so the unpacking is straight-line code in the loop.
+template <QuantType F>
+float DotQ8BlockRowOf(VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd, const float* qm,
+                      int64_t nb) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  float summs = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    float kd = 0.0f, km = 0.0f;
+    const __m256 l = LanesF(BlockCodesV<F>(w + b * BlockBytes(F), &kd, &km), qc + b * 32);
+    const __m256 d = _mm256_set1_ps(kd * qd[b]);
+    if (kind == VecDotKind::kIq4Nl && (b & 1))
+      acc1 = _mm256_fmadd_ps(d, l, acc1);
+    else
+      acc0 = _mm256_fmadd_ps(d, l, acc0);
+    if (kind == VecDotKind::kAffine) summs = std::fma(km, qm[b], summs);
+  }
+  if (kind == VecDotKind::kIq4Nl) acc0 = _mm256_add_ps(acc0, acc1);
+  float r = HSum8V(acc0);
+  if (kind == VecDotKind::kAffine) r = r + summs;
+  return r;
+}
+}  // namespace
+
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                    const float* qm, int64_t nb) {
+  if (kind == VecDotKind::kIq4Nl && nb % 2 == 1) return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);
+  switch (type) {
+    case QuantType::kQ4_0: return DotQ8BlockRowOf<QuantType::kQ4_0>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ4_1: return DotQ8BlockRowOf<QuantType::kQ4_1>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ5_0: return DotQ8BlockRowOf<QuantType::kQ5_0>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ5_1: return DotQ8BlockRowOf<QuantType::kQ5_1>(kind, w, qc, qd, qm, nb);
+    case QuantType::kQ8_0: return DotQ8BlockRowOf<QuantType::kQ8_0>(kind, w, qc, qd, qm, nb);
+    case QuantType::kIQ4_NL: return DotQ8BlockRowOf<QuantType::kIQ4_NL>(kind, w, qc, qd, qm, nb);
+    default: return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);  // which checks the type
+  }
+}
+#else
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                    const float* qm, int64_t nb) {
+  return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);
+}
+#endif
+
+#if defined(KVAUDIT_ISA_AVX2)  // llama.cpp's AVX2 branch of ggml_vec_dot_q6_K_q8_K
+namespace {
+// The 4 chunks of 32 unsigned 6-bit codes of one 128-element half: low nibbles of ql[0..31] and
+// ql[32..63], then their high nibbles, each with 2 bits of qh[0..31] (bits 0-1, 2-3, 4-5, 6-7) as
+// bits 4-5. The 16-bit shifts never carry a byte's bits into its neighbour (masked before or after).
+void Q6Chunks(const uint8_t* ql, const uint8_t* qh, __m256i q[4]) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+  const __m256i lo0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+  const __m256i lo1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+  const __m256i nibble[4] = {_mm256_and_si256(lo0, m4), _mm256_and_si256(lo1, m4),
+                             _mm256_and_si256(_mm256_srli_epi16(lo0, 4), m4),
+                             _mm256_and_si256(_mm256_srli_epi16(lo1, 4), m4)};
+  for (int c = 0; c < 4; ++c) {
+    const __m256i h = _mm256_and_si256(_mm256_srli_epi16(hi, 2 * c), m2);
+    q[c] = _mm256_or_si256(nibble[c], _mm256_slli_epi16(h, 4));
+  }
+}
+
+// Q6Lanes (the scalar twin's integers) as the AVX2 loop forms them: per chunk, maddubs of the
+// unsigned codes with q8 (pairs <= 2·63·128 < 2^15: no saturation), madd with the chunk's two
+// scales (bytes 0..15: scales[2c], 16..31: scales[2c + 1]); then 32·Σ bsum·scale subtracted once
+// (llama.cpp subtracts maddubs(32, q8) per chunk instead: the same exact integers).
+__m256i Q6LanesV(const BlockQ6_K& w, const BlockQ8_K& x) {
+  __m256i sumi = _mm256_setzero_si256();
+  for (int j = 0; j < 2; ++j) {
+    __m256i q[4];  // [4 chunks] 32 codes each
+    Q6Chunks(w.ql + 64 * j, w.qh + 32 * j, q);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * j + 32 * c));
+      const __m256i sc =
+          _mm256_set_m128i(_mm_set1_epi16(w.scales[8 * j + 2 * c + 1]), _mm_set1_epi16(w.scales[8 * j + 2 * c]));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], q8), sc));
+    }
+  }
+  const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
+  const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+  return _mm256_sub_epi32(sumi, _mm256_slli_epi32(_mm256_madd_epi16(bsums, scales), 5));
+}
+}  // namespace
+
+float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    BlockQ6_K block;
+    std::memcpy(&block, w + b * sizeof(BlockQ6_K), sizeof(BlockQ6_K));
+    const __m256i lanes = Q6LanesV(block, x[b]);
+    const float d = x[b].d * F16ToF32(block.d);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+  }
+  return HSum8V(acc);
+}
+#else
+float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ6_KQ8_KScalar(w, x, nb); }
 #endif
 }  // namespace ggml
 #endif

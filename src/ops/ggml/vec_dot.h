@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "quant/ggml_blocks.h"
+#include "quant/quant_type.h"
 
 namespace kvaudit::ggml {
 
@@ -72,10 +73,24 @@ float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const floa
 float DotQ8BlocksScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
                         const float* qd, const float* qm, int64_t nb);
 
+// DotQ8Blocks of one weight row as stored (nb 32-element blocks of `format`), without expanding it
+// to codes first: each block's codes are unpacked in registers (llama.cpp's ggml_vec_dot_q4_0_q8_0,
+// _q4_1_q8_1, _q5_0_q8_0, _q5_1_q8_1, _q8_0_q8_0, _iq4_nl_q8_0 do the same: bytes_from_nibbles_32,
+// bytes_from_bits_32, the iq4_nl table shuffle) and dotted at once. The same bits as DotQ8Blocks
+// of the row's expanded codes (BlockCodes, the format's to_codes), which is what the scalar twin
+// computes. type: q4_0, q4_1, q5_0, q5_1, q8_0 or iq4_nl; kind: as DotQ8Blocks (kAffine for
+// q4_1/q5_1, whose qm are q8_1's sums).
+float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                    const float* qm, int64_t nb);
+float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
+                          const float* qm, int64_t nb);
+
 // ggml_vec_dot_q6_K_q8_K (AVX2 branch): per 256-element super-block, 8 int32 lanes; lane m sums,
 // over the 8 chunks of 32 elements, scale × (code·q8 products of elements 4m..4m+3 of the chunk),
 // with the codes unsigned (0..63), minus 32·(bsums[2m]·scales[2m] + bsums[2m+1]·scales[2m+1]);
-// acc_m = fma(d_x·fp16(d_w), float(lane_m), acc_m); then Hsum8. w: a q6_K row [nb blocks].
+// acc_m = fma(d_x·fp16(d_w), float(lane_m), acc_m); then Hsum8. w: a q6_K row [nb blocks]. A SIMD
+// kernel of each kernel path; the scalar twin gives the same bits (the lanes are exact integers).
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+float DotQ6_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 
 }  // namespace kvaudit::ggml
