@@ -37,7 +37,7 @@ fs::path ArtifactsDir() {
 }
 
 // One audit of the bundled model for every test here, run once by the ctest fixture
-// ReportBrowserAudit (tests/CMakeLists.txt) into $KVAUDIT_REPORT_AUDIT: small (ctx 512, two
+// ReportBrowserAudit (tests/CMakeLists.txt) into $KVAUDIT_REPORT_AUDIT: small (ctx 384, two
 // windows) but with every section's data: eval with the attention diagnosis, the code workload's
 // probes with a needle grid of two lengths, a recommendation under a budget.
 const fs::path& AuditDir() {
