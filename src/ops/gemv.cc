@@ -93,14 +93,6 @@ void WeightRowsToF32(const WeightView& w, int64_t r0, int64_t r1, float* out) {
 }
 #elif defined(KVAUDIT_MATMUL_AVX2)
 namespace {
-// 8 consecutive f16/bf16 weights from element i as f32 (exact upcasts, as WeightAt).
-template <QuantType T>
-inline __m256 Load16Bit8(const uint8_t* row, int64_t i) {
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i));
-  if constexpr (T == QuantType::kBF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  return _mm256_cvtph_ps(h);
-}
-
 template <QuantType T>
 void ToF32T(const WeightView& w, int64_t r0, int64_t r1, float* out) {
   const int64_t in = w.cols;
@@ -108,7 +100,7 @@ void ToF32T(const WeightView& w, int64_t r0, int64_t r1, float* out) {
     const uint8_t* row = w.row(r);
     float* o = out + (r - r0) * in;
     int64_t i = 0;
-    for (; i + 8 <= in; i += 8) _mm256_storeu_ps(o + i, Load16Bit8<T>(row, i));
+    for (; i + 8 <= in; i += 8) _mm256_storeu_ps(o + i, LoadW8<T>(row, i));
     for (; i < in; ++i) o[i] = WeightAt(T, row, i);
   }
 }

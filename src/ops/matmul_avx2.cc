@@ -19,23 +19,10 @@
 #else  // one kernel path, in namespace kvaudit::isa_<path> (base/isa_passes.h)
 #include "ops/dot_simd.inl.h"
 #include "ops/gemv_scratch.inl.h"
+#include "ops/weight_load_simd.inl.h"
 
 #if defined(KVAUDIT_MATMUL_AVX2)
 namespace {
-
-// 8 consecutive weights from element i as f32 (exact upcasts, as ops/weight_load.h).
-template <QuantType T>
-inline __m256 LoadW8(const uint8_t* row, int64_t i) {
-  if constexpr (T == QuantType::kF32) {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
-  } else {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i));
-    if constexpr (T == QuantType::kBF16)
-      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    else
-      return _mm256_cvtph_ps(h);
-  }
-}
 
 // One 16-element step of k, lanes 8h .. 8h + 7 only, for the MR x NR pairs: acc[a][b].
 template <QuantType T, int MR, int NR>
