@@ -1,7 +1,9 @@
 // kvaudit recommend: under a memory budget, the cheapest cache configuration (a per-layer mix, and
 // the best uniform one) that passes an acceptance policy, verified on held-out data, with each
-// engine's settings (decide/recommend/recommend.h; docs/decision.md "Recommend"). Exit 0 with a
-// recommendation, 1 when nothing under the budget passes, 2 on bad input.
+// engine's settings (decide/recommend/recommend.h; docs/decision.md "Recommend"). With --serve-cmd,
+// the cheapest of the engine's own settings, measured through servers it starts
+// (decide/audit/served_search.h). Exit 0 with a recommendation, 1 when nothing under the budget
+// passes, 2 on bad input.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +12,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "decide/audit/served_search.h"
+#include "decide/audit/served_search_report.h"
 #include "decide/recommend/recommend.h"
 #include "decide/recommend/recommend_report.h"
 
@@ -49,6 +53,46 @@ void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
   AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
 }
 
+void AddServedSearchFlags(CLI::App& app, RecommendOptions& o) {
+  app.add_option("--serve-cmd", o.serve_cmd,
+                 "search the engine's own settings instead: start its server from this template for the baseline "
+                 "and each --formats pair, cheapest first, e.g. 'llama-server -m M.gguf --port {port} -ctk {k} "
+                 "-ctv {v} -fa on' (no {v}: one type for K and V; docs/endpoints.md)");
+  app.add_option("--serve-timeout", o.serve_timeout_s, "seconds each --serve-cmd server may take to be ready")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_option("--max-servers", o.max_servers, "with --serve-cmd: candidates measured at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--search-time", o.search_time_s,
+                 "with --serve-cmd: seconds after which no candidate's server is started (default: no limit)")
+      ->check(CLI::Range(1.0, 30.0 * 86400.0));
+}
+
+// The flags only one of the two searches reads, given to the other: one line naming them.
+Status CheckSearchFlags(const CLI::App& app, const RecommendOptions& o) {
+  const std::vector<std::string> in_process = {"--calib-windows", "--stage", "--verify-points", "--shard", "--merged"};
+  const std::vector<std::string> served = {"--serve-timeout", "--max-servers", "--search-time"};
+  for (const std::string& flag : o.serve_cmd.empty() ? served : in_process) {
+    if (app.count(flag) == 0) continue;
+    if (o.serve_cmd.empty()) return BadInput(flag + " bounds the search through servers; hint: give --serve-cmd");
+    return BadInput(flag +
+                    " belongs to the per-layer search in process, not the search through servers "
+                    "(--serve-cmd); hint: drop one of them");
+  }
+  return Status::Ok();
+}
+
+int RunServed(const RecommendOptions& o, bool json) {
+  auto plan = ServedSearchPlan::Make(o);
+  if (!plan) return ReportError(plan.error());
+  auto done = RunServedSearch(*plan);
+  if (!done) return ReportError(done.error());
+  const std::string footer = RunFooter({done->wall_s, done->peak_rss_mb}, done->results_path);
+  PrintResults(ServedSearchText(*done, *plan), done->results, footer, json);
+  return done->recommended ? 0 : 1;
+}
+
 }  // namespace
 
 CommandRunner AddRecommendCommand(CLI::App& app) {
@@ -57,13 +101,16 @@ CommandRunner AddRecommendCommand(CLI::App& app) {
   f->model.Add(app);
   o.out = "kvaudit-recommend";
   AddRecommendFlags(app, o);
+  AddServedSearchFlags(app, o);
   AddOutFlags(app, o.out, o.restart, "stages");
   AddJsonFlag(app, f->json);
   AddStagedShardFlags(app, f->shard, o.merged);
-  return [f] {
+  return [f, &app] {
     RecommendOptions& o = f->options;
+    if (auto s = CheckSearchFlags(app, o); !s) return ReportError(s.error());
     if (auto s = ParseStagedShardFlags(f->shard, o.merged, &o.shard); !s) return ReportError(s.error());
     if (auto s = ResolveJobInputs(f->model, o.data, &o.model, &o.threads, &o.data); !s) return ReportError(s.error());
+    if (!o.serve_cmd.empty()) return RunServed(o, f->json);
     auto plan = RecommendPlan::Make(o);
     if (!plan) return ReportError(plan.error());
     auto done = RunRecommend(*plan);

@@ -92,6 +92,49 @@ TEST(LlamaServerCliTest, EvalThroughLlamaServerAgreesWithTheInProcessEmulation) 
   fs::remove_all(dir);
 }
 
+// recommend against llama-server itself: the template sets one type for K and V (-ctk {k} -ctv
+// {k}), so the search is q4_0 then q8_0, cheapest first, each through its own server beside the
+// f32 baseline's; q4_0 fails the policy, q8_0 passes and is recommended with the command that
+// deploys it. No server is left (each pid recorded by an sh wrapper).
+TEST(LlamaServerCliTest, RecommendWithServeCmdSearchesLlamaServersCheapestFirst) {
+  const fs::path dir = testing::MakeTempDir("llama-server-recommend"), pids = dir / "pids", out = dir / "out";
+  const std::string server = testing::LlamaCppTool("llama-server").string();
+  ASSERT_FALSE(server.empty());
+  const std::string cmd = "sh -c 'echo $$ >> " + pids.string() + "; exec " + server + " -m " + Gguf() +
+                          " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} -ctk {k} -ctv {k}'";
+  std::vector<std::string> argv = {testing::KvauditBinary().string(), "recommend", "--model", Gguf()};
+  std::istringstream words(
+      "--data " + (testing::RepoDir() / "data/eval-docs.jsonl").string() +
+      " --threads 2 --ctx 256 --windows 2 --lengths 256 --policy balanced --budget 0.6xf16 --out " + out.string());
+  for (std::string w; words >> w;) argv.push_back(w);
+  argv.push_back("--serve-cmd"), argv.push_back(cmd);
+  auto child = testing::ChildProcess::Start(argv);
+  ASSERT_NE(child, nullptr);
+  std::string said;
+  for (std::optional<std::string> line; (line = child->ReadLine(300000));) said += *line + "\n";
+  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(0)) << child->Stderr() << said;
+  std::ifstream in(pids);
+  int n = 0;
+  for (pid_t p; in >> p; ++n) EXPECT_TRUE(testing::ProcessGone(p, 10000)) << "llama-server " << p << " still runs";
+  EXPECT_EQ(n, 3);  // f32 (the baseline), q4_0, q8_0
+  std::ifstream results(out / "results.json");
+  const json j = json::parse(results, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  const std::string q8 = "k=q8_0,v=q8_0,engine=llama.cpp", q4 = "k=q4_0,v=q4_0,engine=llama.cpp";
+  EXPECT_EQ(j["candidates"][0]["spec"], q4);
+  EXPECT_EQ(j["candidates"][0]["verdict"], "FAIL");
+  EXPECT_EQ(j["candidates"][0]["endpoint"]["dialect"], "llama-server");
+  EXPECT_EQ(j["candidates"][1]["spec"], q8);
+  EXPECT_EQ(j["candidates"][1]["pass"], true);
+  EXPECT_EQ(j["recommended"], q8);
+  EXPECT_NE(said.find("; exec " + server + " -m " + Gguf() +
+                      " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} -ctk q8_0 -ctv q8_0'\n"),
+            std::string::npos)
+      << said;
+  fs::remove_all(dir);
+}
+
 // The main job against llama-server itself: kvaudit starts one server per cache type from the
 // template (-ctk/-ctv {k}/{v}), audits them through the API, stops them, and prints the verdict
 // block and writes the report; no server is left (each pid recorded by an sh wrapper). Then

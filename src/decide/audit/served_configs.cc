@@ -8,9 +8,7 @@
 #include "run/run_dir.h"
 
 namespace kvaudit {
-namespace {
 
-// A configuration's name as a file name: every character but [A-Za-z0-9._-] becomes '_'.
 std::string LogName(const std::string& spec) {
   std::string out = spec;
   for (char& c : out) {
@@ -21,7 +19,6 @@ std::string LogName(const std::string& spec) {
   return out;
 }
 
-// The sentence saying how `report` contradicts `config`, or "".
 std::string Contradiction(const ServerCacheReport& report, const CacheConfig& config) {
   const KvSettings& d = config.defaults();
   if (!d.k || !d.v) return "";
@@ -34,8 +31,6 @@ std::string Contradiction(const ServerCacheReport& report, const CacheConfig& co
   if (k != v || dtype == k) return "";
   return "the server reports cache_dtype=" + report.cache + ", not " + k;
 }
-
-}  // namespace
 
 void ReadServerReports(const RemoteConfigs& remote, std::vector<AuditConfig>* configs) {
   size_t next = 0;  // the remote configurations follow the in-process ones, in order
@@ -57,6 +52,28 @@ Expected<std::pair<std::string, std::string>> ServeValuesOf(const CacheConfig& c
   return std::pair{std::string(KvFormatName(*kv.k)), std::string(KvFormatName(*kv.v))};
 }
 
+Expected<std::string> ServerLogDir(const std::string& out) {
+  const std::string logs = SubDir(out, "servers");
+  std::error_code ec;
+  std::filesystem::create_directories(logs, ec);
+  if (ec) return BadInput(logs + ": cannot create the servers' log directory: " + ec.message());
+  return logs;
+}
+
+Expected<std::unique_ptr<LaunchedServer>> SpawnServedConfig(const std::vector<std::string>& words,
+                                                            const CacheConfig& config,
+                                                            const std::pair<std::string, std::string>& kv,
+                                                            const std::string& logs, double ready_timeout_s) {
+  KV_ASSIGN_OR_RETURN(const int port, FreeLoopbackPort());
+  const std::map<std::string, std::string> values = {
+      {"port", std::to_string(port)}, {"k", kv.first}, {"v", kv.second}, {"name", config.spec()}};
+  LaunchOptions l;
+  KV_ASSIGN_OR_RETURN(l.argv, FillServeCommand(words, values, "--serve-cmd"));
+  l.name = config.spec(), l.port = port, l.ready_timeout_s = ready_timeout_s;
+  l.log_path = SubDir(logs, LogName(config.spec()) + ".log");
+  return LaunchedServer::Spawn(l);
+}
+
 Expected<std::vector<std::unique_ptr<LaunchedServer>>> LaunchServedConfigs(AuditOptions* o,
                                                                            std::vector<CacheConfig>* served) {
   std::vector<std::unique_ptr<LaunchedServer>> servers;
@@ -76,20 +93,10 @@ Expected<std::vector<std::unique_ptr<LaunchedServer>>> LaunchServedConfigs(Audit
     KV_ASSIGN_OR_RETURN(auto values, ServeValuesOf(config, origin));
     kv.push_back(std::move(values));
   }
-  const std::filesystem::path logs = SubDir(o->out, "servers");
-  std::error_code ec;
-  std::filesystem::create_directories(logs, ec);
-  if (ec) return BadInput(logs.string() + ": cannot create the servers' log directory: " + ec.message());
+  KV_ASSIGN_OR_RETURN(const std::string logs, ServerLogDir(o->out));
   for (size_t i = 0; i < configs.size(); ++i) {
-    const CacheConfig& config = configs[i].first;
-    KV_ASSIGN_OR_RETURN(const int port, FreeLoopbackPort());
-    const std::map<std::string, std::string> values = {
-        {"port", std::to_string(port)}, {"k", kv[i].first}, {"v", kv[i].second}, {"name", config.spec()}};
-    LaunchOptions l;
-    KV_ASSIGN_OR_RETURN(l.argv, FillServeCommand(words, values, "--serve-cmd"));
-    l.name = config.spec(), l.port = port, l.ready_timeout_s = o->serve_timeout_s;
-    l.log_path = (logs / (LogName(config.spec()) + ".log")).string();
-    KV_ASSIGN_OR_RETURN(std::unique_ptr<LaunchedServer> s, LaunchedServer::Spawn(l));
+    KV_ASSIGN_OR_RETURN(std::unique_ptr<LaunchedServer> s,
+                        SpawnServedConfig(words, configs[i].first, kv[i], logs, o->serve_timeout_s));
     servers.push_back(std::move(s));
   }
   for (const std::unique_ptr<LaunchedServer>& s : servers) KV_RETURN_IF_ERROR(s->WaitReady());

@@ -28,6 +28,23 @@ Expected<std::pair<std::string, std::string>> ServeValuesOf(const CacheConfig& c
 Expected<std::vector<std::unique_ptr<LaunchedServer>>> LaunchServedConfigs(AuditOptions* o,
                                                                            std::vector<CacheConfig>* served);
 
+// A configuration's name as a file name: every character but [A-Za-z0-9._-] becomes '_'.
+std::string LogName(const std::string& spec);
+
+// out/servers, created: where every server kvaudit starts writes its log.
+Expected<std::string> ServerLogDir(const std::string& out);
+
+// One server for `config` from the template's words: {port} a free loopback port, {k}/{v} its
+// formats (ServeValuesOf), {name} its spec; its log logs/<LogName(spec)>.log. Spawned, not ready.
+Expected<std::unique_ptr<LaunchedServer>> SpawnServedConfig(const std::vector<std::string>& words,
+                                                            const CacheConfig& config,
+                                                            const std::pair<std::string, std::string>& kv,
+                                                            const std::string& logs, double ready_timeout_s);
+
+// The sentence saying how a server's report of its cache contradicts `config`, or "": vLLM's
+// cache_dtype against K (its "fp8" is fp8_e4m3), kvaudit serve's spec against the formats named.
+std::string Contradiction(const ServerCacheReport& report, const CacheConfig& config);
+
 // Each server's own report of its cache (endpoint/server_report.h) into the configurations measured
 // through it (the eval's remote configurations, in order), and where the configuration is known
 // (--serve-cmd), whether the report contradicts it: vLLM's cache_dtype against {k} (its "fp8" is

@@ -52,25 +52,6 @@ Expected<std::vector<std::vector<uint64_t>>> AllPartBytes(const RecommendPlan& p
   return out;
 }
 
-// The families the verification probes: those the policy names in a table of their own (custom
-// only with --custom). A checked family the policy judges only through [probes]'s default
-// fail_on_significant is judged when present (kvaudit gate), but not run here: the run would
-// double for families the policy does not ask about.
-Expected<std::vector<std::string>> VerifyFamilies(const AcceptancePolicy& policy, const RecommendOptions& o) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < kNumProbeFamilies; ++i) {
-    const auto f = static_cast<ProbeFamily>(i);
-    if (!policy.family(f) || (policy.CriteriaOf(f) == 0 && !policy.Required(f))) continue;
-    if (f == ProbeFamily::kCustom && o.custom.empty()) {
-      if (!policy.Required(f)) continue;
-      return BadInput("policy " + policy.name + " requires the custom probe family; hint: give --custom FILE");
-    }
-    out.push_back(FamilyName(f));
-  }
-  if (!o.custom.empty() && std::find(out.begin(), out.end(), "custom") == out.end()) out.push_back("custom");
-  return out;
-}
-
 Status CheckWindows(const RecommendOptions& o, size_t n_windows) {
   const int calib_end = o.first_window + o.calib_windows;
   const int first = o.verify_first_window;
@@ -119,6 +100,21 @@ Status CheckBudgetReachable(const RecommendPlan& plan) {
 }
 
 }  // namespace
+
+Expected<std::vector<std::string>> VerifyFamilies(const AcceptancePolicy& policy, const RecommendOptions& o) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < kNumProbeFamilies; ++i) {
+    const auto f = static_cast<ProbeFamily>(i);
+    if (!policy.family(f) || (policy.CriteriaOf(f) == 0 && !policy.Required(f))) continue;
+    if (f == ProbeFamily::kCustom && o.custom.empty()) {
+      if (!policy.Required(f)) continue;
+      return BadInput("policy " + policy.name + " requires the custom probe family; hint: give --custom FILE");
+    }
+    out.push_back(FamilyName(f));
+  }
+  if (!o.custom.empty() && std::find(out.begin(), out.end(), "custom") == out.end()) out.push_back("custom");
+  return out;
+}
 
 int DefaultCalibWindows(int ctx) { return std::max(2, (4096 + ctx - 1) / std::max(ctx, 1)); }
 

@@ -61,7 +61,19 @@ struct RecommendOptions : JobOptions {
   // sensitivity stage's shard (out/sensitivity, sensitivity.h), nothing after it: the search and the verification need
   // every part's measure, and run in the final unsharded run (--out MERGED).
   std::string merged;
+  // --serve-cmd: the search over the engine's own settings through its servers instead
+  // (decide/audit/served_search.h); "" = the per-layer search in process.
+  std::string serve_cmd;
+  double serve_timeout_s = 600;  // --serve-timeout: each server's wait to be ready
+  int max_servers = 6;           // --max-servers: candidates measured at most
+  double search_time_s = 0;      // --search-time: no candidate started after this many seconds (0: no limit)
 };
+
+// The probe families a verification runs: those the policy names in a table of their own (custom
+// only with --custom). A checked family the policy judges only through [probes]'s default
+// fail_on_significant is judged when present (kvaudit gate), but not run here: the run would
+// double for families the policy does not ask about. BadInput: a required custom family without --custom.
+Expected<std::vector<std::string>> VerifyFamilies(const AcceptancePolicy& policy, const RecommendOptions& o);
 
 // The stages (relative to out) a recommend shard round computes while its sensitivity is not
 // merged: the sensitivity's, below "sensitivity" (more rounds: the verification follows). Then the
