@@ -36,7 +36,7 @@ Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool, int conte
   attn_.Resize(C * c_.q_dim());
   proj_.Resize(C * c_.d_model);
   if (c_.is_moe()) {
-    moe_ = std::make_unique<MoeFfn>(c_, kMaxChunk);
+    moe_ = std::make_unique<MoeFfn>(c_, kMaxChunk, llamacpp_);
   } else {
     gu_.Resize(C * 2 * c_.d_ff);
     act_.Resize(C * c_.d_ff);

@@ -5,11 +5,13 @@
 
 #include "ops/activation.h"
 #include "ops/gated_units.h"
+#include "ops/ggml/elementwise.h"
+#include "ops/ggml/llamacpp_matmul.h"
 #include "ops/matmul.h"
 
 namespace kvaudit {
 
-MoeFfn::MoeFfn(const ModelConfig& c, int max_tokens) : c_(c) {
+MoeFfn::MoeFfn(const ModelConfig& c, int max_tokens, bool llamacpp) : c_(c), llamacpp_(llamacpp) {
   const int64_t C = max_tokens, k = c.n_experts_used;
   probs_.Resize(C * c.n_experts);
   selected_.resize(C * k);
@@ -31,9 +33,19 @@ void MoeFfn::Run(const LayerWeights& w, const float* h, int n, float* out, Threa
   Combine(n, out, pool);
 }
 
+void MoeFfn::Router(const float* x, int n, const WeightMatrix& w, float* y, ThreadPool& pool) const {
+  if (llamacpp_) return ggml::LlamaCppMatMul(x, n, w, y, pool);
+  MatMul(x, n, w, y, pool);
+}
+
+void MoeFfn::Expert(const float* x, int n, const WeightMatrix& w, float* y, ThreadPool& pool) const {
+  if (llamacpp_) return ggml::LlamaCppMatMulEachRow(x, n, w, y, pool);
+  MatMul(x, n, w, y, pool);
+}
+
 void MoeFfn::Route(const LayerWeights& w, const float* h, int n, ThreadPool& pool) {
   const int ne = c_.n_experts, k = c_.n_experts_used;
-  MatMul(h, n, w.router, probs_.data(), pool);  // [n, n_experts] router logits
+  Router(h, n, w.router, probs_.data(), pool);  // [n, n_experts] router logits
   pool.ParallelFor(n, 16, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       if (!w.router_bias.empty()) {
@@ -88,7 +100,7 @@ void MoeFfn::RunExpert(const ExpertWeights& ex, int e, const float* h, int n, Th
     }
   }
   if (m == 0) return;
-  MatMul(xin_.data(), m, ex.gate_up, gu_.data(), pool);
+  Expert(xin_.data(), m, ex.gate_up, gu_.data(), pool);
   pool.ParallelFor(m, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       float* g = gu_.data() + r * 2 * ff;
@@ -96,13 +108,15 @@ void MoeFfn::RunExpert(const ExpertWeights& ex, int e, const float* h, int n, Th
         for (int i = 0; i < 2 * ff; ++i) g[i] = g[i] + ex.gate_up_bias[i];
       }
       if (c_.clamped_swiglu) {
-        ClampedSwigluMul(g, g + ff, act_.data() + r * ff, ff);
+        ClampedSwigluMul(g, g + ff, act_.data() + r * ff, ff);  // ggml's swiglu_oai computes the same
+      } else if (llamacpp_) {
+        ggml::SwiGlu(g, g + ff, act_.data() + r * ff, ff);
       } else {
         SiluMul(g, g + ff, act_.data() + r * ff, ff);
       }
     }
   });
-  MatMul(act_.data(), m, ex.down, eout_.data(), pool);
+  Expert(act_.data(), m, ex.down, eout_.data(), pool);
   if (ex.down_bias) {
     for (int64_t r = 0; r < m; ++r) {
       float* y = eout_.data() + r * d;

@@ -11,7 +11,10 @@
 // All f32. Each expert runs over the tokens routed to it with MatMul, whose rows are batch
 // invariant (ops/matmul.h), and each token's sum is taken in its own slot order: so a token's
 // output is bitwise the same whatever else is in the batch (prefill = decode) and for any thread
-// count.
+// count. Under llama.cpp's arithmetic (engine=llama.cpp) the router is its MUL_MAT, each expert
+// product its MUL_MAT_ID (ops/ggml/llamacpp_matmul.h LlamaCppMatMulEachRow: one routed row at a
+// time, so still batch invariant) and the SwiGLU ggml's; the rest is as above, which is llama.cpp's
+// order too.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +30,8 @@ namespace kvaudit {
 class MoeFfn {
  public:
   // Buffers for up to max_tokens tokens per Run.
-  MoeFfn(const ModelConfig& c, int max_tokens);
+  // llamacpp: llama.cpp's weight arithmetic (above), else kvaudit's exact products.
+  MoeFfn(const ModelConfig& c, int max_tokens, bool llamacpp = false);
 
   // out[n, d_model] = the FFN of layer weights w applied to h[n, d_model] (normed input).
   void Run(const LayerWeights& w, const float* h, int n, float* out, ThreadPool& pool);
@@ -42,7 +46,12 @@ class MoeFfn {
   void RunExpert(const ExpertWeights& ex, int e, const float* h, int n, ThreadPool& pool);
   void Combine(int n, float* out, ThreadPool& pool) const;
 
+  // y [n, w.rows()] = x [n, w.cols()] · Wᵀ of the router (MUL_MAT) or of an expert (MUL_MAT_ID).
+  void Router(const float* x, int n, const WeightMatrix& w, float* y, ThreadPool& pool) const;
+  void Expert(const float* x, int n, const WeightMatrix& w, float* y, ThreadPool& pool) const;
+
   const ModelConfig& c_;
+  const bool llamacpp_;
   AlignedBuffer probs_;            // [C, n_experts] router logits, then their softmax
   std::vector<int32_t> selected_;  // [C, n_experts_used] expert ids, best first
   AlignedBuffer weights_;          // [C, n_experts_used] routing weights

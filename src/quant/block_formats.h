@@ -38,9 +38,11 @@ void Iq4NlQuantize(const float* x, uint8_t* dst, int64_t n);
 void Iq4NlDequantize(const uint8_t* src, float* y, int64_t n);
 void Iq4NlToCodes(const uint8_t* row, int64_t n, BlockCodes out);
 
-// MXFP4: weights only; the quantizer writes test and synthetic weights (no expanded codes).
+// MXFP4: weights only; the quantizer writes test and synthetic weights, the expanded codes feed
+// engine=llama.cpp's integer dot of MXFP4 weights.
 void Mxfp4Quantize(const float* x, uint8_t* dst, int64_t n);
 void Mxfp4Dequantize(const uint8_t* src, float* y, int64_t n);
+void Mxfp4ToCodes(const uint8_t* row, int64_t n, BlockCodes out);
 
 // The 256-element super-block types: weights only, dequantizer only.
 void Q2_KDequantize(const uint8_t* src, float* y, int64_t n);

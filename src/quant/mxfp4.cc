@@ -4,7 +4,7 @@
 // (dequantize_row_mxfp4), block_mxfp4 and kvalues_mxfp4 from ggml-common.h, the scale from
 // ggml-impl.h ggml_e8m0_to_fp32_half; read at ggml-org/llama.cpp 01243c58 (the same text as at
 // 36491e40 and as gpt-oss's MXFP4 GGUFs were written with). A weight type only: no KV format reads
-// it, so no expanded codes.
+// it; its expanded codes feed llama.cpp's integer dot of MXFP4 weights (engine=llama.cpp).
 #include "quant/block_formats.h"
 
 #include <cmath>
@@ -65,6 +65,15 @@ void Mxfp4Dequantize(const uint8_t* src, float* y, int64_t n) {
       y[j] = static_cast<float>(kMxfp4Values[src[1 + j] & 0x0f]) * d;
       y[j + 16] = static_cast<float>(kMxfp4Values[src[1 + j] >> 4]) * d;
     }
+  }
+}
+
+// {e, qs[16]}: codes index kvalues_mxfp4, d = E8M0ToF32Half(e), so code·d is the dequantized value
+// (the scale ggml_vec_dot_mxfp4_q8_0 and the repacked mxfp4 kernels multiply by).
+void Mxfp4ToCodes(const uint8_t* row, int64_t n, BlockCodes out) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    out.d[b] = E8M0ToF32Half(row[b * kBytes]);
+    NibbleCodes(row + b * kBytes + 1, kMxfp4Values, out.codes + b * kQK);
   }
 }
 

@@ -59,7 +59,7 @@ struct QuantTraits {
   // The reference functions (quant/block_formats.h, bit-exact with ggml-quants.c); nullptr where a
   // format has none: the plain types have no blocks, kvaudit quantizes only the 32-element types a
   // KV cache can hold and mxfp4 (test and synthetic weights), and expands for llama.cpp's integer
-  // dot only the KV cache's types.
+  // dot the 32-element types (the KV cache's and mxfp4's; the K-quants have their own dots).
   void (*quantize_ref)(const float* x, uint8_t* dst, int64_t n);
   void (*dequantize_ref)(const uint8_t* src, float* y, int64_t n);
   void (*to_codes)(const uint8_t* row, int64_t n, ggml::BlockCodes out);
@@ -101,7 +101,7 @@ inline constexpr QuantTraits kQuantTable[kNumQuantTypes] = {
   {QuantType::kIQ4_XS,  "iq4_xs", ggml::kQK_K,  sizeof(ggml::BlockIq4Xs), {0, -1},  1,  -1,
    nullptr,              ggml::Iq4XsDequantize,  nullptr},
   {QuantType::kMXFP4,   "mxfp4",  ggml::kQK,    sizeof(ggml::BlockMxfp4), {-1, -1}, 0,  0,
-   ggml::Mxfp4Quantize,  ggml::Mxfp4Dequantize,  nullptr},
+   ggml::Mxfp4Quantize,  ggml::Mxfp4Dequantize,  ggml::Mxfp4ToCodes},
 };
 // clang-format on
 

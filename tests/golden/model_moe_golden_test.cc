@@ -16,7 +16,9 @@
 
 #include "io/dequantize.h"
 #include "io/gguf.h"
+#include "kv/config/cache_config.h"
 #include "kv/f32_cache.h"
+#include "kv/make_cache.h"
 #include "model/forward.h"
 #include "model/model.h"
 #include "model/weights.h"
@@ -38,11 +40,20 @@ struct RunResult {
   std::vector<std::vector<int32_t>> experts;  // [layer][n * n_experts_used]
 };
 
-// All logits of ids, in one prefill (decode = false) or one token per Run.
-RunResult RunModel(const Model& model, const std::vector<int32_t>& ids, int threads, bool decode) {
+// All logits of ids, in one prefill (decode = false) or one token per Run; with a cache spec (e.g.
+// "k=f32,v=f32,engine=llama.cpp"), that cache and its engine's arithmetic, else kvaudit's f32 cache.
+RunResult RunModel(const Model& model, const std::vector<int32_t>& ids, int threads, bool decode,
+                   const std::string& spec = "") {
   const ModelConfig& c = model.config();
   ThreadPool pool(threads);
-  auto cache = MakeF32Cache(c, 256);
+  std::unique_ptr<KvCache> cache;
+  if (spec.empty()) {
+    cache = MakeF32Cache(c, 256);
+  } else {
+    auto built = MakeCache(c, *CacheConfig::Parse(spec), nullptr, 256);
+    if (!built.ok()) return ADD_FAILURE() << built.error().message, RunResult{};
+    cache = std::move(*built);
+  }
   Forward fwd(model, *cache, pool);
   const int n = static_cast<int>(ids.size()), k = c.n_experts_used;
   RunResult r;
@@ -251,6 +262,37 @@ TEST(MoeGoldenMxfp4, GptOssPublishedExpertsComputeAsTheirExactValues) {
   EXPECT_EQ(std::memcmp(a.logits.data(), d.logits.data(), a.logits.size() * 4), 0);
   EXPECT_EQ(a.experts, b.experts);
   for (float x : a.logits) ASSERT_TRUE(std::isfinite(x));
+}
+
+// The same file under engine=llama.cpp, which computes llama.cpp's weight arithmetic: each routed
+// row's activations quantized to q8_0 and dotted with the MXFP4 experts as llama.cpp's repacked
+// gemv does (MUL_MAT_ID: ops/ggml/llamacpp_matmul.h), the f32 router and attention products as its
+// vec_dot and tinyBLAS sum them. It lands on llama.cpp's logits (the exact engine is ~1 logit away)
+// with the same experts at every position and layer. Not bitwise: the golden ran with flash
+// attention off, engine=llama.cpp computes llama.cpp's flash-attention kernel, and ggml's softmax
+// of the routing weights sums in double.
+TEST(MoeGoldenMxfp4, GptOssUnderLlamaCppArithmeticLandsOnLlamaCppsLogitsAndExperts) {
+  const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden("gpt-oss-mxfp4");
+  auto model = Model::Load(g.dir + "/model.gguf");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelConfig& c = (*model)->config();
+  const std::string spec = "k=f32,v=f32,engine=llama.cpp";
+  const RunResult lcpp = RunModel(**model, g.ids, 2, false, spec);
+  const RunResult exact = RunModel(**model, g.ids, 2, false);
+  double lcpp_max = 0, exact_max = 0;
+  for (size_t i = 0; i < g.logits.size(); ++i) {
+    lcpp_max = std::max(lcpp_max, std::fabs(static_cast<double>(lcpp.logits[i]) - g.logits[i]));
+    exact_max = std::max(exact_max, std::fabs(static_cast<double>(exact.logits[i]) - g.logits[i]));
+  }
+  std::printf("[gpt-oss-mxfp4] max|dlogit| engine=llama.cpp %.3g, exact %.3g\n", lcpp_max, exact_max);
+  EXPECT_LE(lcpp_max, 1e-3);
+  EXPECT_GT(exact_max, 0.1);  // the difference the q8_0 activations make, which only this path has
+  ASSERT_EQ(g.experts.size(), static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) EXPECT_EQ(lcpp.experts[l], g.experts[l]) << "layer " << l;
+  // Threads split output rows, never a sum: 1 thread = 2 threads, bitwise. (Not prefill = decode:
+  // llama.cpp's f32 products are tinyBLAS in a batch and vec_dot for one row, as here.)
+  const RunResult one = RunModel(**model, g.ids, 1, false, spec);
+  EXPECT_EQ(std::memcmp(lcpp.logits.data(), one.logits.data(), lcpp.logits.size() * 4), 0);
 }
 
 // The architectures whose Hugging Face layout kvaudit reads.

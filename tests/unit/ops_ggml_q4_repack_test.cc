@@ -26,7 +26,7 @@
 namespace kvaudit::ggml {
 namespace {
 
-constexpr QuantType kRepackedTypes[] = {QuantType::kQ4_0, QuantType::kIQ4_NL};
+constexpr QuantType kRepackedTypes[] = {QuantType::kQ4_0, QuantType::kIQ4_NL, QuantType::kMXFP4};
 
 WeightView WithRowMap(WeightView w, const int32_t* row_map) {
   w.row_map = row_map;
@@ -191,7 +191,7 @@ float BlockDot(VecDotKind kind, const WeightMatrix& w, int64_t r, const Q8Rows& 
   return DotQ8Blocks(kind, codes.data(), d.data(), m.data(), &q.codes[i * k], &q.d[i * nb], &q.s[i * nb], nb);
 }
 
-TEST(GgmlBlockDispatch, Q4_0AndIq4NlOfRowsMultipleOf8TakeTheRepackedPath) {
+TEST(GgmlBlockDispatch, Q4_0Iq4NlAndMxfp4OfRowsMultipleOf8TakeTheRepackedPath) {
   for (QuantType t : kRepackedTypes) {
     const int64_t cols = 160, n = 5;  // 5 blocks
     const std::vector<float> x = testing::NormalRows(n, cols, 61);
@@ -214,7 +214,7 @@ TEST(GgmlBlockDispatch, OtherRowCountsTakeTinyBlasForABatchAndVecDotForOneRow) {
   const int64_t rows = 12, cols = 160, n = 4;  // 5 blocks: iq4_nl's vec_dot has an odd last block
   const std::vector<float> x = testing::NormalRows(n, cols, 71);
   const Q8Rows q = QuantizeRows(x, n, cols, false);
-  for (QuantType t : kRepackedTypes) {
+  for (QuantType t : {QuantType::kQ4_0, QuantType::kIQ4_NL}) {
     const WeightMatrix w = testing::RandomBlockMatrix(rows, cols, t, 72);
     ASSERT_TRUE(Covers(w.view()) && !Q4Repacked(w.view()));
     const std::vector<float> batch = Products(w, x, n, 2);
@@ -233,6 +233,46 @@ TEST(GgmlBlockDispatch, OtherRowCountsTakeTinyBlasForABatchAndVecDotForOneRow) {
       EXPECT_GT(differ, 0) << "iq4_nl: vec_dot and tinyBLAS sum in different orders";
     } else {
       EXPECT_EQ(differ, 0) << "q4_0: vec_dot and tinyBLAS form the same lanes";
+    }
+  }
+}
+
+// mxfp4 of rows % 8 != 0: ggml_vec_dot_mxfp4_q8_0 for any batch (llamafile_sgemm has no MXFP4),
+// iq4_nl's two-accumulator sequence with the E8M0 half scale; so batch invariant.
+TEST(GgmlBlockDispatch, Mxfp4OfOtherRowCountsTakesItsVecDotForAnyBatch) {
+  const int64_t rows = 12, cols = 160, n = 4;  // 5 blocks: an odd last block
+  const std::vector<float> x = testing::NormalRows(n, cols, 73);
+  const Q8Rows q = QuantizeRows(x, n, cols, false);
+  const WeightMatrix w = testing::RandomBlockMatrix(rows, cols, QuantType::kMXFP4, 74);
+  ASSERT_TRUE(Covers(w.view()) && !Q4Repacked(w.view()));
+  const std::vector<float> batch = Products(w, x, n, 2);
+  for (int64_t i = 0; i < n; ++i) {
+    const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
+    const std::vector<float> single = Products(w, xi, 1, 1);
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(SameBits(&batch[i * rows + r], &single[r], 1)) << i << " " << r;
+      EXPECT_EQ(single[r], BlockDot(VecDotKind::kIq4Nl, w, r, q, i)) << i << " " << r;
+    }
+  }
+}
+
+// MUL_MAT_ID (LlamaCppMatMulEachRow): every routed row alone. For f32 weights that is vec_dot per
+// row, where the same rows as one MUL_MAT batch take tinyBLAS, which sums in another order.
+TEST(GgmlBlockDispatch, MulMatIdComputesEachRowAlone) {
+  const int64_t rows = 16, cols = 256, n = 6;
+  const std::vector<float> x = testing::NormalRows(n, cols, 91);  // [n, cols]
+  for (QuantType t : {QuantType::kF32, QuantType::kMXFP4, QuantType::kQ4_0}) {
+    const WeightMatrix w = t == QuantType::kF32 ? testing::RandomWeights(rows, cols, QuantType::kF32, 92)
+                                                : testing::RandomBlockMatrix(rows, cols, t, 92);
+    ThreadPool pool(2);
+    std::vector<float> each(static_cast<size_t>(n * rows));  // [n, rows]
+    LlamaCppMatMulEachRow(x.data(), n, w, each.data(), pool);
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
+      EXPECT_TRUE(SameBits(&each[i * rows], Products(w, xi, 1, 1).data(), rows)) << QuantTypeName(t) << " " << i;
+    }
+    if (t == QuantType::kF32) {
+      EXPECT_FALSE(SameBits(each.data(), Products(w, x, n, 2).data(), n * rows)) << "tinyBLAS sums otherwise";
     }
   }
 }

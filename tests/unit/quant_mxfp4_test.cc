@@ -54,8 +54,28 @@ TEST(QuantMxfp4, TraitsRow) {
   EXPECT_EQ(E8M0Field(QuantType::kMXFP4), 0);
   EXPECT_NE(t.quantize_ref, nullptr);
   EXPECT_NE(t.dequantize_ref, nullptr);
-  EXPECT_EQ(t.to_codes, nullptr);                                          // no KV cache format reads it (yet)
+  EXPECT_NE(t.to_codes, nullptr);  // llama.cpp's integer dot of MXFP4 weights (engine=llama.cpp)
   EXPECT_EQ(QuantRowBytesChecked(QuantType::kMXFP4, 2880), 90u * kBytes);  // a gpt-oss-20b row
+}
+
+// The expanded codes are the dequantizer's factors: code · d is every element's value, bit for bit,
+// for every scale byte (the largest overflow to inf in both) and every nibble.
+TEST(QuantMxfp4, ExpandedCodesTimesScaleAreTheDequantizedValues) {
+  std::vector<uint8_t> row(256 * kBytes);  // [256 blocks] block b has scale byte b
+  for (size_t b = 0; b < 256; ++b) {
+    row[b * kBytes] = static_cast<uint8_t>(b);
+    for (int j = 0; j < 16; ++j) row[b * kBytes + 1 + j] = static_cast<uint8_t>((b * 7 + j * 17) & 0xff);
+  }
+  const int64_t n = 256 * 32;
+  std::vector<float> y(n), d(256), m(256);
+  std::vector<int8_t> codes(n);
+  const QuantTraits& t = GetQuantTraits(QuantType::kMXFP4);
+  t.dequantize_ref(row.data(), y.data(), n);
+  t.to_codes(row.data(), n, {codes.data(), d.data(), m.data()});
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(Bits(static_cast<float>(codes[i]) * d[i / 32]), Bits(y[i])) << i;
+    ASSERT_EQ(Bits(d[i / 32]), Bits(ggml::E8M0ToF32Half(static_cast<uint8_t>(i / 32)))) << i;
+  }
 }
 
 // ggml_e8m0_to_fp32_half bit for bit: e = 0 and 1 are the subnormals 2^-128 and 2^-127 (not

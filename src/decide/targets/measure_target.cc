@@ -35,8 +35,8 @@ std::vector<Target> MakeTargets() {
       "kvaudit's attention with f32 queries over the engine's cache format; the engine's kernels are not emulated";
   const std::string_view ggml =
       "engine=llama.cpp: llama.cpp's CPU forward pass (its flash attention, default rotation, weight products, "
-      "RMSNorm, RoPE and SwiGLU; x86 AVX2 build; f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_K-q6_K, "
-      "iq4_xs weights), emulated after llama.cpp master @145b6280, PR #21038 and @de3ff815";
+      "RMSNorm, RoPE and SwiGLU, MoE experts; x86 AVX2 build; f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, "
+      "q2_K-q6_K, iq4_xs, mxfp4 weights), emulated after llama.cpp master @145b6280, PR #21038 and @de3ff815";
   return {
       {"llama.cpp", DeployTarget::kLlamaCpp, AttentionMode::kLlamaCpp, LlamaCppCacheTypes(), ggml},
       {"ollama", DeployTarget::kOllama, AttentionMode::kLlamaCpp, {F::kF16, F::kQ8_0, F::kQ4_0}, ggml},

@@ -21,7 +21,8 @@ constexpr int64_t kRowTile = 16;  // output rows per work item
 
 // The 32-element block types whose activations are q8_0 (type_traits_cpu vec_dot_type) or q8_1.
 bool IsQ8_0Block(QuantType t) {
-  return t == QuantType::kQ4_0 || t == QuantType::kQ5_0 || t == QuantType::kQ8_0 || t == QuantType::kIQ4_NL;
+  return t == QuantType::kQ4_0 || t == QuantType::kQ5_0 || t == QuantType::kQ8_0 || t == QuantType::kIQ4_NL ||
+         t == QuantType::kMXFP4;
 }
 bool IsQ8_1Block(QuantType t) { return t == QuantType::kQ4_1 || t == QuantType::kQ5_1; }
 
@@ -124,9 +125,13 @@ void FloatRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, floa
 // The integer dot llama.cpp runs for a 32-element block weight that is not repacked (vec_dot.h
 // VecDotKind): q4_1/q5_1 take ggml_vec_dot_q4_1_q8_1 / _q5_1_q8_1 for any batch (llamafile_sgemm
 // takes neither type); iq4_nl takes ggml_vec_dot_iq4_nl_q8_0 (two accumulators) for one row and
-// tinyBLAS_Q0_AVX (one) for a batch; q4_0/q5_0/q8_0 form the same lanes in both kernels.
+// tinyBLAS_Q0_AVX (one) for a batch; q4_0/q5_0/q8_0 form the same lanes in both kernels; mxfp4
+// takes ggml_vec_dot_mxfp4_q8_0 for any batch (llamafile_sgemm has no MXFP4), whose AVX2 branch is
+// iq4_nl's with kvalues_mxfp4 and the E8M0 half scale (ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/
+// x86/quants.c@de3ff815: two accumulators over pairs of blocks, the odd last block added after).
 VecDotKind BlockDotKind(QuantType t, int64_t n) {
   if (IsQ8_1Block(t)) return VecDotKind::kAffine;
+  if (t == QuantType::kMXFP4) return VecDotKind::kIq4Nl;
   if (t == QuantType::kIQ4_NL && n == 1) return VecDotKind::kIq4Nl;
   return VecDotKind::kSym;
 }
@@ -205,6 +210,7 @@ bool Covers(const WeightView& w) {
     case QuantType::kF16:
     case QuantType::kQ4_0:    // rows % 8 == 0: repacked (q4_repack.h); else tinyBLAS / vec_dot
     case QuantType::kIQ4_NL:  // the same
+    case QuantType::kMXFP4:   // rows % 8 == 0: repacked; else vec_dot
     case QuantType::kQ4_1:
     case QuantType::kQ5_0:
     case QuantType::kQ5_1:
@@ -242,6 +248,10 @@ void LlamaCppMatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, 
     const WeightView& part = w.parts()[p];
     PartRows(part, r0, std::min(part.rows, r0 + kRowTile), a, y + base[p], ldy);
   });
+}
+
+void LlamaCppMatMulEachRow(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool) {
+  for (int64_t t = 0; t < n; ++t) LlamaCppMatMul(x + t * w.cols(), 1, w, y + t * w.rows(), pool);
 }
 
 }  // namespace kvaudit::ggml

@@ -1,4 +1,4 @@
-// Scalar emulation of llama.cpp's repacked q4_0 / iq4_nl products on x86; the dispatch and the
+// Scalar emulation of llama.cpp's repacked q4_0 / iq4_nl / mxfp4 products on x86; the dispatch and the
 // per-output order are in the header. Sources:
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815 (ggml_repack_get_optimal_repack_type,
 //     forward_mul_mat, make_block_q4_0x8, make_block_iq4_nlx8)
@@ -23,7 +23,9 @@ constexpr int kInterleavedRows = 8;  // block_q4_0x8 / block_iq4_nlx8: the repac
 
 // Why a plain int32 sum gives the kernels' integer: make_block_q4_0x8 flips each nibble's top bit
 // and the kernels' lookup table sign-extends it back (nibble − 8); iq4_nl's table is kvalues_iq4nl
-// (−127..113). mul_sum_i8_pairs_acc_int32x8 takes |one operand| and the other with its sign
+// (−127..113), mxfp4's kvalues_mxfp4 (−12..12), its scale the E8M0 half (col_scale_f32 through
+// GGML_CPU_E8M0_TO_FP32_HALF) where the others load fp16. mul_sum_i8_pairs_acc_int32x8 takes |one operand| and the
+// other with its sign
 // (_mm256_sign_epi8: q8 codes are in [−127, 127], never −128, so no sign flip wraps), maddubs adds
 // two products into an int16 lane (|2·127·127| = 32258: never saturates) and madd adds those
 // pairs into int32 (AVX-VNNI's dpbusd / dpbssd form the same exact sums). So each block's dot is
@@ -62,11 +64,12 @@ Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k) {
 }
 
 bool Q4Repacked(const WeightView& w) {
-  return (w.type == QuantType::kQ4_0 || w.type == QuantType::kIQ4_NL) && w.rows % kInterleavedRows == 0;
+  const bool type = w.type == QuantType::kQ4_0 || w.type == QuantType::kIQ4_NL || w.type == QuantType::kMXFP4;
+  return type && w.rows % kInterleavedRows == 0;
 }
 
 void Q4RepackedRows(const Q8_0Activations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  KV_CHECK_MSG(Q4Repacked(w), "Q4RepackedRows: llama.cpp repacks only q4_0 and iq4_nl weights of rows % 8 == 0");
+  KV_CHECK_MSG(Q4Repacked(w), "Q4RepackedRows: llama.cpp repacks only q4_0, iq4_nl and mxfp4 weights of rows % 8 == 0");
   KV_CHECK(a.k == w.cols);
   const int64_t k = w.cols, nb = k / kQK;
   std::vector<int8_t> codes(static_cast<size_t>(k));    // [k] one weight row's codes (the kernels' table values)

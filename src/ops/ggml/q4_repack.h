@@ -1,8 +1,8 @@
-// llama.cpp's repacked q4_0 and iq4_nl weight products on x86, emulated in scalar C++ bit for bit
-// (engine=llama.cpp). llama.cpp's CPU backend repacks every q4_0 or iq4_nl weight of ne[1] % 8 == 0
-// rows into block_q4_0x8 / block_iq4_nlx8 (weight repacking is on by default; the AVX2 test in
-// ggml_repack_get_optimal_repack_type, so AVX2 and AVX-512 builds alike; a tied output matrix too,
-// which llama.cpp loads as its own MUL_MAT copy of token_embd), and forward_mul_mat
+// llama.cpp's repacked q4_0, iq4_nl and mxfp4 weight products on x86, emulated in scalar C++ bit for
+// bit (engine=llama.cpp). llama.cpp's CPU backend repacks every q4_0, iq4_nl or mxfp4 weight of
+// ne[1] % 8 == 0 rows into block_q4_0x8 / block_iq4_nlx8 / block_mxfp4x8 (weight repacking is on by default; the AVX2
+// test in ggml_repack_get_optimal_repack_type, so AVX2 and AVX-512 builds alike; a tied output matrix too, which
+// llama.cpp loads as its own MUL_MAT copy of token_embd), and forward_mul_mat
 // (ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815, tensor_traits<block_q4_0, 8, 8,
 // GGML_TYPE_Q8_0> and <block_iq4_nl, 8, 8, GGML_TYPE_Q8_0>) then multiplies it this way:
 //   - the activation rows [0, n - n % 4) are quantized to q8_0 four at a time by
@@ -17,8 +17,9 @@
 // Per output (gemv_q4_b32_8x8_q8_0_lut_avx and gemm_q4_b32_8x8_q8_0_lut_avx, arch/x86/repack.cpp):
 // every block's integer dot is exact, then one f32 accumulator:
 //   acc = 0; for each 32-element block b: acc = fma(f32(dot_b), d_w[b]·d_x[b], acc); y = acc
-// (dot_b = Σ code·q8 over block b; code = nibble − 8 for q4_0, kvalues_iq4nl[nibble] for iq4_nl;
-// d_w, d_x the fp16 scales as f32, multiplied in f32). No lane tree: an output is one lane of the
+// (dot_b = Σ code·q8 over block b; code = nibble − 8 for q4_0, kvalues_iq4nl[nibble] for iq4_nl,
+// kvalues_mxfp4[nibble] for mxfp4; d_w, d_x the fp16 scales as f32 (mxfp4's d_w its E8M0 half),
+// multiplied in f32). No lane tree: an output is one lane of the
 // kernels' registers from start to end. The gemm and the gemv form the same sequence, so unlike the
 // repacked q4_K (q4_k_repack.h) the result does not depend on the batch. The AVX-512 gemm loop
 // (AVX512BW/DQ) puts 16 outputs in a register instead of 8, the same sequence each; the gemvs have
@@ -46,7 +47,8 @@ struct Q8_0Activations {
 };
 Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k);
 
-// Whether llama.cpp repacks this weight on x86: q4_0 or iq4_nl with rows % 8 == 0.
+// Whether llama.cpp repacks this weight on x86: q4_0, iq4_nl or mxfp4 with rows % 8 == 0
+// (ggml_repack_get_optimal_repack_type: mxfp4_8x8_q8_0 where AVX2 is).
 bool Q4Repacked(const WeightView& w);
 
 // Weight rows [r0, r1) of a repacked weight (Q4Repacked(w)) against every activation row:
