@@ -149,6 +149,7 @@ TEST(RecommendServeCmdTest, TheCountBoundAndTheBudgetLimitWhatIsStarted) {
   EXPECT_EQ(j["candidates"][2]["state"], "--max-servers reached");
   EXPECT_EQ(j["candidates"][3]["state"], "over the budget");  // 2176 bytes > 1700
   EXPECT_NE(r.out.find("not measured (over the budget)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" tokens in 1 window, "), std::string::npos) << r.out;  // one window: singular
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,12 @@
 namespace kvaudit::gate_cases {
 namespace {
 
+// " in 3 windows", " in 1 window", or "" for a file without the count.
+std::string WindowsText(int windows) {
+  if (windows <= 0) return "";
+  return " in " + std::to_string(windows) + (windows == 1 ? " window" : " windows");
+}
+
 // One metric over a pool of buckets (PoolSmallBuckets says how); none when a part lacks it.
 std::optional<double> PooledValue(FidelityMetric m, const std::vector<const EvalBucketRow*>& pool, int64_t tokens) {
   double acc = 0;
@@ -166,7 +172,7 @@ Status RelativeFidelityCases(const AcceptancePolicy& policy, const ConfigInputs&
                       info.field, *b.value[m], bound);
     c.interval = b.ci[m];
     Settle(c, info.is_min, policy);
-    const std::string windows = b.windows > 0 ? " in " + std::to_string(b.windows) + " windows" : "";
+    const std::string windows = WindowsText(b.windows);
     const std::string against = in.spec == ref.spec ? "; the reference itself"
                                                     : "; " + ref.spec + ": " + GateNumber(*r.value[m]) + " [" +
                                                           GateNumber(r.ci[m]->lo) + ", " + GateNumber(r.ci[m]->hi) +
@@ -235,7 +241,7 @@ Status FidelityCases(const AcceptancePolicy& policy, const ConfigInputs& in, con
       // Through an endpoint the KLD is a lower bound from top-k logprobs (docs/metrics.md): a pass
       // on it is "not refuted", and the case says so.
       const bool bound = in.eval->kld_lower_bound && std::string_view(info.field).starts_with("kld");
-      const std::string windows = b.windows > 0 ? " in " + std::to_string(b.windows) + " windows" : "";
+      const std::string windows = WindowsText(b.windows);
       Describe(c, info.is_min,
                std::to_string(b.tokens) + " tokens" + windows +
                    (bound ? ", a lower bound from the endpoint's top-k logprobs" : "") + MoreWindowsText(c, b.windows));
