@@ -132,6 +132,13 @@ Status LoadComplete(const fs::path& dir, RunDirectory& d) {
   } else if (d.kind == "probe") {
     d.probe = std::move(top);
     d.missing.push_back("no eval results: this is a probe run; hint: kvaudit audit runs eval and probes together");
+  } else if (d.kind == "recommend" && top.doc.value("search", "") == "servers") {
+    return BadInput("report: " + d.path +
+                    " is a search through servers (recommend --serve-cmd): its table is its results.json and the "
+                    "command's output, and each measured candidate's runs are under candidates/; hint: kvaudit "
+                    "report " +
+                    (dir / "candidates" / "SPEC" / "eval").string() + " " +
+                    (dir / "candidates" / "SPEC" / "probe").string() + " --out FILE");
   } else if (d.kind == "recommend") {
     d.recommend = std::move(top);
     KV_RETURN_IF_ERROR(LoadOptional(dir, "sensitivity/results.json", "sensitivity", d.sensitivity));

@@ -99,6 +99,15 @@ TEST(RecommendServeCmdTest, SearchesCheapestFirstStopsAtTheFirstPassAndLeavesNoS
     EXPECT_TRUE(fs::exists(out / "servers" / log)) << log;
   EXPECT_FALSE(fs::exists(out / "servers" / "k_q8_0_v_q8_0.log"));
 
+  // The report draws the candidates' own runs; the search's directory is its table, said in one line.
+  const auto page = RunCli("report " + out.string());
+  EXPECT_EQ(page.exit_code, 2);
+  EXPECT_NE(page.err.find(" is a search through servers (recommend --serve-cmd)"), std::string::npos) << page.err;
+  const fs::path q4_dir = out / "candidates" / "k_q4_0_v_q4_0";
+  const auto runs = RunCli("report " + (q4_dir / "eval").string() + " " + (q4_dir / "probe").string() + " --out " +
+                           (dir / "q4.html").string());
+  EXPECT_EQ(runs.exit_code, 0) << runs.err;
+
   // What the servers measured is what the same configurations measure in process.
   const fs::path local = dir / "local";
   const auto l =
