@@ -27,10 +27,11 @@ using nlohmann::json;
 using testing::ReadFile;
 using testing::RunCli;
 
-// A kvaudit serve per configuration, its pid appended to `pids` first; `kv` is its --kv value.
-std::string ServeCmd(const fs::path& pids, const std::string& kv = "k={k},v={v}") {
-  return "sh -c 'echo $$ >> " + pids.string() + "; exec " + testing::KvauditBinary().string() + " serve --model " +
-         testing::BundledModelDir().string() + " --threads 1 --port {port} --kv " + kv + "'";
+// A kvaudit serve per configuration, its pid appended to `pids` first; `kv` is its --kv value;
+// `before` runs in the wrapper ahead of the server (a failure to plant).
+std::string ServeCmd(const fs::path& pids, const std::string& kv = "k={k},v={v}", const std::string& before = "") {
+  return "sh -c 'echo $$ >> " + pids.string() + "; " + before + "exec " + testing::KvauditBinary().string() +
+         " serve --model " + testing::BundledModelDir().string() + " --threads 1 --port {port} --kv " + kv + "'";
 }
 
 std::vector<pid_t> Pids(const fs::path& pids) {
@@ -159,6 +160,27 @@ TEST(RecommendServeCmdTest, TheCountBoundAndTheBudgetLimitWhatIsStarted) {
   EXPECT_EQ(j["candidates"][3]["state"], "over the budget");  // 2176 bytes > 1700
   EXPECT_NE(r.out.find("not measured (over the budget)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" tokens in 1 window, "), std::string::npos) << r.out;  // one window: singular
+  fs::remove_all(dir);
+}
+
+// A setting the engine refuses (its server exits before it is ready: llama.cpp refuses a quantized
+// V cache without flash attention) is a candidate that cannot deploy as launched: recorded with the
+// reason, and the search goes on to the next.
+TEST(RecommendServeCmdTest, ACandidateWhoseServerDoesNotStartIsSkippedWithItsReason) {
+  const fs::path dir = testing::MakeTempDir("recommend-serve-refused"), pids = dir / "pids", out = dir / "out";
+  const std::string cmd = ServeCmd(pids, "k={k},v={v}", "test {k} = q4_0 && exit 3; ");
+  const auto r = RunCli(Recommend("--budget 0.6xf16 --max-servers 2 --serve-cmd " + Quoted(cmd), out, kSmallest));
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;
+  ExpectAllGone(pids, 3);  // the baseline's, q4_0's (exited) and q8_0/q4_0's
+  const json j = json::parse(ReadFile((out / "results.json").string()));
+  ASSERT_EQ(j["candidates"].size(), 4u);
+  EXPECT_EQ(j["candidates"][0]["state"].get<std::string>().rfind(
+                "its server did not start: the server for k=q4_0,v=q4_0 exited with status 3 before it was ready", 0),
+            0u)
+      << j["candidates"][0]["state"];
+  EXPECT_TRUE(j["candidates"][0]["verdict"].is_null());
+  EXPECT_EQ(j["candidates"][1]["spec"], "k=q8_0,v=q4_0");
+  EXPECT_EQ(j["candidates"][1]["state"], "measured");
   fs::remove_all(dir);
 }
 

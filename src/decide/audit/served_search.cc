@@ -215,13 +215,20 @@ Status MeasureThrough(const ServedSearchPlan& plan, const CandidateRun& run, Ser
   return Status::Ok();
 }
 
-// One candidate: its server started, measured against the baseline's, stopped.
+// One candidate: its server started, measured against the baseline's, stopped. A server that exits
+// before it is ready, or is not ready in time, is the engine refusing that setting (llama.cpp
+// without flash attention refuses a quantized V cache): the candidate is not deployable as
+// launched, says why, and the search goes on.
 Status Measure(const ServedSearchPlan& plan, const LaunchedServer& baseline, const std::string& logs,
                ServedCandidate* c) {
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(std::unique_ptr<LaunchedServer> server,
                       SpawnServedConfig(plan.words, c->config, {c->k, c->v}, logs, plan.options.serve_timeout_s));
-  KV_RETURN_IF_ERROR(server->WaitReady());
+  if (const Status ready = server->WaitReady(); !ready) {
+    c->state = "its server did not start: " + ready.error().message;
+    c->wall_s = clock.Stop().wall_s;
+    return Status::Ok();
+  }
   c->dir = "candidates/" + LogName(c->spec);
   KV_RETURN_IF_ERROR(MeasureThrough(plan, RunOptions(plan, baseline.url(), server->url(), *c), c));
   server->Stop();
@@ -265,7 +272,7 @@ Expected<ServedSearchResult> RunServedSearch(ServedSearchPlan& plan) {
     }
     ++started;
     KV_RETURN_IF_ERROR(Measure(plan, *baseline, r.logs_dir, &c));
-    if (c.verdict->pass) r.recommended = i;
+    if (c.verdict && c.verdict->pass) r.recommended = i;
   }
   baseline.reset();  // stopped
   if (r.recommended) r.deploy_command = DeployCommand(plan, r.candidates[*r.recommended]);

@@ -40,7 +40,7 @@ struct ServedCandidate {
   std::string k, v;    // the template's {k} and {v}
   uint64_t bytes_per_token = 0;
   // "measured"; or why not: "over the budget", "--max-servers reached", "--search-time reached",
-  // "not needed: a cheaper candidate passed".
+  // "not needed: SPEC passed with fewer bytes" (or "as many"), "its server did not start: WHY".
   std::string state;
   std::string dir;                            // relative to DIR, when measured
   nlohmann::json endpoint;                    // the server as results describe it, when measured

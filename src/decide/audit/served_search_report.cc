@@ -1,5 +1,7 @@
 #include "decide/audit/served_search_report.h"
 
+#include <algorithm>
+
 #include "base/text_columns.h"
 #include "decide/recommend/recommend_report.h"
 #include "run/provenance.h"
@@ -86,8 +88,12 @@ std::string NoneText(const ServedSearchResult& r) {
              " before the others; hint: raise it, or rerun with a larger budget's candidates only (--formats)";
     }
   }
-  return "none: every candidate under the budget fails the policy; hint: raise --budget or give more precise "
-         "types in --formats";
+  const bool refused = std::any_of(r.candidates.begin(), r.candidates.end(), [](const ServedCandidate& c) {
+    return c.state.starts_with("its server did not start");
+  });
+  return std::string("none: every candidate under the budget ") +
+         (refused ? "fails the policy or did not start (its log is in the servers' logs)" : "fails the policy") +
+         "; hint: raise --budget or give more precise types in --formats";
 }
 
 }  // namespace
