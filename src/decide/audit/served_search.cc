@@ -11,6 +11,7 @@
 #include "decide/targets/kv_memory.h"
 #include "decide/targets/spec_memory.h"
 #include "endpoint/server_launch.h"
+#include "eval/reference_job.h"
 #include "eval/session.h"
 #include "job/job_run.h"
 #include "job/job_runtime.h"
@@ -169,20 +170,35 @@ std::string DeployCommand(const ServedSearchPlan& plan, const ServedCandidate& c
   return out;
 }
 
-// Where a candidate's eval and probes run against the baseline server: the options of both.
+// The baseline server's answers on the eval windows, frozen once (eval/reference_job.h) at
+// DIR/baseline.kvref: every candidate's eval reads them instead of asking the server again.
+Expected<ReferenceSummary> FreezeBaseline(const ServedSearchPlan& plan, const LaunchedServer& baseline) {
+  const RecommendOptions& o = plan.options;
+  EvalOptions e = StageOptions<EvalOptions>(o, "eval");
+  e.out = SubDir(o.out, "baseline.kvref");
+  e.kv = {plan.baseline.spec(), {}, ""};
+  e.remote.baseline_endpoint = baseline.url(), e.remote.baseline_name = plan.baseline.spec();
+  e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window;
+  return MakeReference(std::move(e));
+}
+
+// Where a candidate's eval and probes run: the eval against the frozen baseline, the probes against
+// the baseline server (a probe's answer depends on the generation, which nothing freezes).
 struct CandidateRun {
   JobOptions at;
-  RemoteConfigOptions remote;
+  RemoteConfigOptions remote;  // the probes': the baseline server and the candidate's
+  std::string reference;       // the eval's baseline
 };
 
 CandidateRun RunOptions(const ServedSearchPlan& plan, const std::string& baseline_url, const std::string& url,
-                        const ServedCandidate& c) {
+                        const std::string& reference, const ServedCandidate& c) {
   CandidateRun run;
   run.at = plan.options;
   run.at.out = SubDir(plan.options.out, c.dir);
   run.at.kv = {plan.baseline.spec(), {}, ""};
   run.remote.baseline_endpoint = baseline_url, run.remote.baseline_name = plan.baseline.spec();
   run.remote.endpoints = {url}, run.remote.endpoint_names = {c.spec};
+  run.reference = reference;
   return run;
 }
 
@@ -191,6 +207,7 @@ Status MeasureThrough(const ServedSearchPlan& plan, const CandidateRun& run, Ser
   const RecommendOptions& o = plan.options;
   EvalOptions e = StageOptions<EvalOptions>(run.at, "eval");
   e.remote = run.remote, e.ctx = o.ctx, e.windows = o.windows, e.first_window = o.first_window;
+  e.remote.baseline_endpoint.clear(), e.remote.baseline_name.clear(), e.reference = run.reference;
   e.attn_samples = 0;  // the diagnosis reads the baseline's cache rows, which a server does not give
   KV_ASSIGN_OR_RETURN(EvalPlan eval, EvalPlan::Make(std::move(e)));
   KV_ASSIGN_OR_RETURN(const EvalSessionResult done, EvalSession(eval).Run());
@@ -220,7 +237,7 @@ Status MeasureThrough(const ServedSearchPlan& plan, const CandidateRun& run, Ser
 // without flash attention refuses a quantized V cache): the candidate is not deployable as
 // launched, says why, and the search goes on.
 Status Measure(const ServedSearchPlan& plan, const LaunchedServer& baseline, const std::string& logs,
-               ServedCandidate* c) {
+               const std::string& reference, ServedCandidate* c) {
   const RunClock clock;
   KV_ASSIGN_OR_RETURN(std::unique_ptr<LaunchedServer> server,
                       SpawnServedConfig(plan.words, c->config, {c->k, c->v}, logs, plan.options.serve_timeout_s));
@@ -230,7 +247,7 @@ Status Measure(const ServedSearchPlan& plan, const LaunchedServer& baseline, con
     return Status::Ok();
   }
   c->dir = "candidates/" + LogName(c->spec);
-  KV_RETURN_IF_ERROR(MeasureThrough(plan, RunOptions(plan, baseline.url(), server->url(), *c), c));
+  KV_RETURN_IF_ERROR(MeasureThrough(plan, RunOptions(plan, baseline.url(), server->url(), reference, *c), c));
   server->Stop();
   c->state = "measured", c->wall_s = clock.Stop().wall_s;
   return Status::Ok();
@@ -269,9 +286,10 @@ Expected<ServedSearchResult> RunServedSearch(ServedSearchPlan& plan) {
       KV_ASSIGN_OR_RETURN(baseline, SpawnServedConfig(plan.words, plan.baseline, kv, r.logs_dir, o.serve_timeout_s));
       KV_RETURN_IF_ERROR(baseline->WaitReady());
       r.baseline_log = baseline->options().log_path;
+      KV_ASSIGN_OR_RETURN(r.reference, FreezeBaseline(plan, *baseline));
     }
     ++started;
-    KV_RETURN_IF_ERROR(Measure(plan, *baseline, r.logs_dir, &c));
+    KV_RETURN_IF_ERROR(Measure(plan, *baseline, r.logs_dir, r.reference->path, &c));
     if (c.verdict && c.verdict->pass) r.recommended = i;
   }
   baseline.reset();  // stopped

@@ -7,14 +7,15 @@
 //      budget are listed, not measured;
 //   2. the rest in ascending bytes (ties: the more precise K first, K being the more sensitive
 //      tensor in llama.cpp's and kvaudit's measurements: docs/decision.md), each measured through
-//      its own server against one baseline server started once: eval on the windows, the
-//      policy's probe families, the gate's verdict;
+//      its own server against one baseline server started once: eval on the windows (against the
+//      baseline server's answers, frozen once: eval/reference_job.h), the policy's probe families
+//      (against the baseline server), the gate's verdict;
 //   3. the first that passes is the recommendation — every cheaper candidate was measured and
 //      failed — and the search stops there.
 // Bounded: at most --max-servers candidates measured, none started after --search-time; one
 // candidate's server runs at a time beside the baseline's (GPU engines take the whole device),
 // each stopped as soon as it is measured, every one on any way out (endpoint/server_launch.h).
-// DIR/servers/*.log, DIR/candidates/<spec>/{eval,probe}, DIR/results.json (docs/results-schema.md
+// DIR/servers/*.log, DIR/baseline.kvref, DIR/candidates/<spec>/{eval,probe}, DIR/results.json (docs/results-schema.md
 // "`kvaudit recommend --serve-cmd` results").
 #pragma once
 
@@ -29,6 +30,7 @@
 #include "decide/recommend/recommend.h"
 #include "decide/search/budget.h"
 #include "endpoint/server_report.h"
+#include "eval/reference_job.h"
 #include "kv/config/cache_config.h"
 #include "run/run_clock.h"
 
@@ -76,6 +78,7 @@ struct ServedSearchResult {
   std::optional<size_t> recommended;        // the first (cheapest) that passed
   std::string deploy_command;               // the template for it, {port} left for the user
   std::string baseline_log, logs_dir;
+  std::optional<ReferenceSummary> reference;  // the baseline's eval answers, frozen once (none measured: none)
   double wall_s = 0, peak_rss_mb = 0;
   std::string results_path;
   nlohmann::json results;

@@ -35,6 +35,15 @@ json CandidateJson(const ServedCandidate& c, const ServedSearchPlan& plan) {
           {"wall_s", c.dir.empty() ? json(nullptr) : json(c.wall_s)}};
 }
 
+// The frozen baseline: {path, positions, top_k, bytes}, or null when nothing was measured.
+json ReferenceJson(const ServedSearchResult& r) {
+  if (!r.reference) return nullptr;
+  return {{"path", r.reference->path},
+          {"positions", r.reference->positions},
+          {"top_k", r.reference->top_k},
+          {"bytes", r.reference->bytes}};
+}
+
 }  // namespace
 
 json ServedSearchJson(const ServedSearchResult& r, const ServedSearchPlan& plan) {
@@ -46,7 +55,7 @@ json ServedSearchJson(const ServedSearchResult& r, const ServedSearchPlan& plan)
             {"search", "servers"},
             {"model", o.model},
             {"serve_cmd", o.serve_cmd},
-            {"baseline", {{"spec", plan.baseline.spec()}, {"log", r.baseline_log}}},
+            {"baseline", {{"spec", plan.baseline.spec()}, {"log", r.baseline_log}, {"reference", ReferenceJson(r)}}},
             {"target", o.target},
             {"policy", plan.policy.name},
             {"target_context", plan.target_ctx},
@@ -104,8 +113,10 @@ std::string ServedSearchText(const ServedSearchResult& r, const ServedSearchPlan
   out += "policy " + plan.policy.name + " at " + std::to_string(plan.target_ctx) + " tokens; --budget " +
          plan.budget.text + " = " + std::to_string(plan.budget_bytes_per_token) +
          " bytes per token (f16: " + std::to_string(plan.f16_bytes_per_token) + "); --target " + o.target + "\n";
-  out += "baseline " + plan.baseline.spec() + " on its own server; " + std::to_string(o.windows) + " windows of " +
-         std::to_string(o.ctx) + " tokens from window " + std::to_string(o.first_window) + "; probes: " +
+  const std::string frozen = r.reference ? " (its eval answers frozen once: " + r.reference->path + ")" : "";
+  out += "baseline " + plan.baseline.spec() + " on its own server" + frozen + "; " + std::to_string(o.windows) +
+         " windows of " + std::to_string(o.ctx) + " tokens from window " + std::to_string(o.first_window) +
+         "; probes: " +
          (plan.probe_families.empty() ? "none (the policy names none)" : JoinWith(plan.probe_families, ", ")) + "\n";
   out += "searched cheapest first, one server per candidate (" +
          std::string(plan.one_type ? "one type for K and V: the template has no {v}" : "-ctk/-ctv grid") + "):\n";
