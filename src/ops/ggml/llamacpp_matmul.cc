@@ -132,7 +132,8 @@ VecDotKind BlockDotKind(QuantType t, int64_t n) {
 }
 
 // One activation row (decode): each weight row is read once, so it is dotted as stored (the blocks
-// unpacked in registers) rather than expanded to codes in memory first; the same bits.
+// unpacked in registers) rather than expanded to codes in memory first; the same bits. Rows stored
+// back to back go to the several-row kernel together.
 void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y) {
   const int64_t nb = w.cols / kQK;
   const VecDotKind kind = BlockDotKind(w.type, 1);
@@ -140,24 +141,28 @@ void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a
   const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);
   const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);
   const float* qm = affine ? a.Q81Sums(0) : nullptr;
+  if (w.row_map == nullptr) {
+    const auto row_bytes = static_cast<int64_t>(w.row_bytes());
+    return DotQ8BlockRows(w.type, kind, w.row(r0), row_bytes, r1 - r0, qc, qd, qm, nb, y + r0);
+  }
   for (int64_t r = r0; r < r1; ++r) y[r] = DotQ8BlockRow(w.type, kind, w.row(r), qc, qd, qm, nb);
 }
 
-// A batch: each weight row expanded once, then dotted with every activation row.
+// A batch: each weight row expanded once, then dotted with every activation row (their codes,
+// scales and sums are stored row after row: DotQ8BlocksBatch's layout).
 void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   if (a.n() == 1) return BlockRowsDecode(w, r0, r1, a, y);
   const int64_t k = w.cols, nb = k / kQK;
   const VecDotKind kind = BlockDotKind(w.type, a.n());
-  std::vector<int8_t> codes(static_cast<size_t>(k));    // [k] one weight row's codes
-  std::vector<float> d(static_cast<size_t>(nb)), m(d);  // [k/32] its block scales and (q4_1/q5_1) mins
+  const bool affine = kind == VecDotKind::kAffine;
+  const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);   // [n, k]
+  const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);  // [n, k/32]
+  const float* qm = affine ? a.Q81Sums(0) : nullptr;             // [n, k/32]
+  std::vector<int8_t> codes(static_cast<size_t>(k));             // [k] one weight row's codes
+  std::vector<float> d(static_cast<size_t>(nb)), m(d);           // [k/32] its block scales and (q4_1/q5_1) mins
   for (int64_t r = r0; r < r1; ++r) {
     GetQuantTraits(w.type).to_codes(w.row(r), k, {codes.data(), d.data(), m.data()});
-    for (int64_t t = 0; t < a.n(); ++t) {
-      y[t * ldy + r] =
-          kind == VecDotKind::kAffine
-              ? DotQ8Blocks(kind, codes.data(), d.data(), m.data(), a.Q81Codes(t), a.Q81Scales(t), a.Q81Sums(t), nb)
-              : DotQ8Blocks(kind, codes.data(), d.data(), nullptr, a.Q8().Codes(t), a.Q8().Scales(t), nullptr, nb);
-    }
+    DotQ8BlocksBatch(kind, codes.data(), d.data(), affine ? m.data() : nullptr, qc, qd, qm, nb, a.n(), y + r, ldy);
   }
 }
 
