@@ -16,6 +16,7 @@
 #include "ops/weight_matrix.h"
 #include "quant/ggml_blocks.h"
 #include "support/random_rows.h"
+#include "unit/ops_test_inputs.h"
 
 namespace kvaudit {
 namespace {
@@ -121,6 +122,32 @@ TEST(Q4KRepack, SubBlockDotsSimdIsItsScalarTwinOnEveryPath) {
       ggml::Q4KSubBlockDotsScalar(w.data(), q.data(), nb, scalar.data());
       ASSERT_EQ(simd, scalar) << "trial " << trial;
       blocks += nb;
+    }
+  });
+}
+
+// Q4KAccumulate8 (the f32 steps of 8 weight rows) on every kernel path against its scalar twin, for
+// the gemm's 4 steps per super-block and the gemv's 1: random scales and integer sums up to 2^27
+// (past 2^24, where f32(sum) rounds), the same bits in every lane.
+TEST(Q4KRepack, Accumulate8SimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(808);
+    for (int trial = 0; trial < 2000; ++trial) {
+      const int64_t nb = 1 + rng.Below(8);
+      const int steps = trial % 2 == 0 ? 4 : 1;
+      std::vector<float> dw(nb * 8), dminw(nb * 8), da(nb);          // [nb, 8], [nb, 8], [nb]
+      std::vector<int32_t> isum(nb * steps * 8), imin(isum.size());  // [nb · steps, 8]
+      for (float& v : dw) v = testing::RandomF32Scale(rng);
+      for (float& v : dminw) v = testing::RandomF32Scale(rng);
+      for (float& v : da) v = testing::RandomF32Scale(rng);
+      const int32_t span = int32_t{1} << (10 + rng.Below(18));
+      for (int32_t& v : isum) v = static_cast<int32_t>(rng.Below(2 * span)) - span;
+      for (int32_t& v : imin) v = static_cast<int32_t>(rng.Below(2 * span)) - span;
+      float simd[8], scalar[8];  // [8] one output per weight row
+      ggml::Q4KAccumulate8(dw.data(), dminw.data(), da.data(), isum.data(), imin.data(), nb, steps, simd);
+      ggml::Q4KAccumulate8Scalar(dw.data(), dminw.data(), da.data(), isum.data(), imin.data(), nb, steps, scalar);
+      ASSERT_TRUE(SameBits(simd, scalar, 8)) << "trial " << trial;
     }
   });
 }

@@ -1,6 +1,8 @@
 // Emulation of llama.cpp's repacked q4_K product on x86; the dispatch and the per-output order are
-// in the header. The sub-block dots (integers) are a SIMD kernel of each kernel path
-// (Q4KSubBlockDots, base/isa_passes.h) with a scalar twin; the f32 steps are scalar. Sources:
+// in the header. The sub-block dots (integers, Q4KSubBlockDots) and the f32 steps of a group of 8
+// weight rows (Q4KAccumulate8, the rows in the lanes as the kernels hold them) are SIMD kernels of
+// each kernel path (base/isa_passes.h) with scalar twins; the pair sums between them are scalar
+// integers. Sources:
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815 (forward_mul_mat, make_block_q4_Kx8)
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/x86/repack.cpp@de3ff815 (ggml_quantize_mat_q8_K_4x8,
 //     ggml_gemm_q4_K_8x8_q8_K, ggml_gemv_q4_K_8x8_q8_K)
@@ -70,7 +72,7 @@ int8_t RoundPackI8(float v) {
   if (std::fabs(v) < 8388608.f) {  // below 2^23 a float may have a fraction; trunc and v - t are exact
     const float t = std::trunc(v);
     const float frac = std::fabs(v - t);
-    const bool odd = std::fmod(t, 2.0f) != 0.0f;
+    const bool odd = (static_cast<int32_t>(t) & 1) != 0;  // |t| < 2^23: the conversion is exact
     r = (frac > 0.5f || (frac == 0.5f && odd)) ? t + std::copysign(1.0f, v) : t;
   }
   const int32_t i = (r >= -2147483648.f && r < 2147483648.f) ? static_cast<int32_t>(r) : INT32_MIN;
@@ -107,44 +109,28 @@ float QuantizeBlock4x8(const float* x, int8_t* q) {
   return amax != 0.0f ? 1 / iscale : 0.0f;                            // `maxScalar ? 1/iscale : 0`
 }
 
-// ggml_gemm_q4_K_8x8_q8_K (AVX-512 and AVX2 loops alike): per super-block b, per pair of
-// sub-blocks (the `sb` loop), iacc_row = Σ sc·dot (madd_epi16 with the scales, two sub-blocks
-// added) and iacc_row_min = Σ m·sum (madd_epi16 of the hadd'ed bsums with mins_01), each
-// accumulated by _mm*_fmadd_ps(cvtepi32_ps(i), col_scale·row_scale, acc); stored as acc - accm.
-float GemmOutput(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots, int64_t nb) {
-  float acc = 0.0f, acc_min = 0.0f;
+// The integer sums the kernels convert to f32, for one weight row and one activation row, at
+// isum/imin [steps · nb] with stride 8 (lane `row` of Q4KAccumulate8's input):
+//   gemm (ggml_gemm_q4_K_8x8_q8_K, AVX-512 and AVX2 loops alike): per super-block b, per pair of
+//     sub-blocks (the `sb` loop, steps = 4), iacc_row = Σ sc·dot (madd_epi16 with the scales, two
+//     sub-blocks added) and iacc_row_min = Σ m·sum (madd_epi16 of the hadd'ed bsums with mins_01);
+//   gemv (ggml_gemv_q4_K_8x8_q8_K, AVX2 branch; steps = 1): iacc_b and iacc_min_b, the whole
+//     super-block's Σ sc·dot and Σ m·sum.
+// Exact integers (bounds at the top of this file), so any order.
+void PairSums(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots, int64_t nb, int steps, int32_t* isum,
+              int32_t* imin) {
+  const int per_step = kSubs / steps;  // sub-blocks summed per step: 2 (gemm) or 8 (gemv)
   for (int64_t b = 0; b < nb; ++b) {
-    const float scale = w.d[b] * a.d[b];         // _mm*_mul_ps(col_scale_f32, row_scale)
-    const float scale_min = w.dmin[b] * a.d[b];  // _mm*_mul_ps(col_dmin_f32, row_scale)
-    for (int p = 0; p < kPairs; ++p) {
-      int32_t isum = 0, imin = 0;
-      for (int64_t j = b * kSubs + 2 * p; j < b * kSubs + 2 * p + 2; ++j) {
-        isum += w.sc[j] * dots[j];
-        imin += w.m[j] * a.sub_sums[j];
+    for (int p = 0; p < steps; ++p) {
+      int32_t si = 0, sm = 0;
+      for (int64_t j = b * kSubs + per_step * p; j < b * kSubs + per_step * (p + 1); ++j) {
+        si += w.sc[j] * dots[j];
+        sm += w.m[j] * a.sub_sums[j];
       }
-      acc = std::fma(static_cast<float>(isum), scale, acc);
-      acc_min = std::fma(static_cast<float>(imin), scale_min, acc_min);
+      isum[(b * steps + p) * kInterleavedRows] = si;
+      imin[(b * steps + p) * kInterleavedRows] = sm;
     }
   }
-  return acc - acc_min;  // _mm*_sub_ps(acc_rows[i], acc_min_rows[i])
-}
-
-// ggml_gemv_q4_K_8x8_q8_K (AVX2 branch; there is no AVX-512 one): iacc_b and iacc_min_b hold the
-// whole super-block's Σ sc·dot and Σ m·sum, then one fma each per super-block (acc_row,
-// acc_min_rows); stored as acc_row - acc_min_rows. f32(iacc_b) may round here (|Σ| can pass 2^24):
-// cvtepi32_ps and static_cast<float> both round to nearest even.
-float GemvOutput(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots, int64_t nb) {
-  float acc = 0.0f, acc_min = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    int32_t isum = 0, imin = 0;
-    for (int64_t j = b * kSubs; j < (b + 1) * kSubs; ++j) {
-      isum += w.sc[j] * dots[j];
-      imin += w.m[j] * a.sub_sums[j];
-    }
-    acc = std::fma(static_cast<float>(isum), w.d[b] * a.d[b], acc);
-    acc_min = std::fma(static_cast<float>(imin), w.dmin[b] * a.d[b], acc_min);
-  }
-  return acc - acc_min;
 }
 
 }  // namespace
@@ -159,6 +145,23 @@ void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int3
       for (int l = 0; l < kSub; ++l) dot += ((qs[kSub * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) * int32_t{qq[l]};
       dots[b * kSubs + s] = dot;
     }
+  }
+}
+
+void Q4KAccumulate8Scalar(const float* dw, const float* dminw, const float* da, const int32_t* isum,
+                          const int32_t* imin, int64_t nb, int steps, float* y) {
+  for (int l = 0; l < kInterleavedRows; ++l) {
+    float acc = 0.0f, acc_min = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+      const float scale = dw[b * kInterleavedRows + l] * da[b];         // _mm*_mul_ps(col_scale_f32, row_scale)
+      const float scale_min = dminw[b * kInterleavedRows + l] * da[b];  // _mm*_mul_ps(col_dmin_f32, row_scale)
+      for (int p = 0; p < steps; ++p) {
+        const int64_t i = (b * steps + p) * kInterleavedRows + l;
+        acc = std::fma(static_cast<float>(isum[i]), scale, acc);
+        acc_min = std::fma(static_cast<float>(imin[i]), scale_min, acc_min);
+      }
+    }
+    y[l] = acc - acc_min;  // _mm*_sub_ps(acc_rows[i], acc_min_rows[i])
   }
 }
 
@@ -197,18 +200,53 @@ Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k) {
   return a;
 }
 
+namespace {
+
+// Up to 8 weight rows (one group of block_q4_Kx8) as the f32 steps read them: each row's sub-block
+// scales and mins, and its d and dmin per super-block interleaved by row (the kernels' col_scale
+// vectors). Rows past `count` keep d = dmin = 0 and sums 0: lanes computed and dropped.
+struct Q4KGroup {
+  Q4KRow rows[kInterleavedRows];
+  std::vector<float> d, dmin;  // [nb, 8]
+  int count = 0;
+};
+
+void UnpackGroup(const WeightView& w, int64_t r, int count, int64_t nb, Q4KGroup* g) {
+  g->count = count;
+  g->d.assign(nb * kInterleavedRows, 0.0f);
+  g->dmin.assign(nb * kInterleavedRows, 0.0f);
+  for (int l = 0; l < count; ++l) {
+    UnpackQ4KRow(w.row(r + l), nb, &g->rows[l]);
+    for (int64_t b = 0; b < nb; ++b) {
+      g->d[b * kInterleavedRows + l] = g->rows[l].d[b];
+      g->dmin[b * kInterleavedRows + l] = g->rows[l].dmin[b];
+    }
+  }
+}
+
+}  // namespace
+
 void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   KV_CHECK_MSG(w.type == QuantType::kQ4_K, "Q4KRepackedRows: the weight is not q4_K");
   KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
   const int64_t nb = w.cols / kQK_K;
-  Q4KRow row;
-  std::vector<int32_t> dots(nb * kSubs);  // [nb * 8]
-  for (int64_t r = r0; r < r1; ++r) {
-    UnpackQ4KRow(w.row(r), nb, &row);
+  Q4KGroup group;
+  std::vector<int32_t> dots(nb * kSubs);                                  // [nb · 8] one row's sub-block dots
+  std::vector<int32_t> isum(nb * kPairs * kInterleavedRows), imin(isum);  // [nb · steps, 8] pair sums
+  float out[kInterleavedRows];                                            // [8] one group's outputs
+  for (int64_t r = r0; r < r1; r += kInterleavedRows) {
+    const int count = static_cast<int>(std::min<int64_t>(kInterleavedRows, r1 - r));
+    UnpackGroup(w, r, count, nb, &group);
     for (int64_t i = 0; i < static_cast<int64_t>(a.rows.size()); ++i) {
-      Q4KSubBlockDots(w.row(r), a.rows[i].qs.data(), nb, dots.data());
-      y[i * ldy + r] =
-          i < a.n_gemm ? GemmOutput(row, a.rows[i], dots.data(), nb) : GemvOutput(row, a.rows[i], dots.data(), nb);
+      const int steps = i < a.n_gemm ? kPairs : 1;
+      std::fill(isum.begin(), isum.end(), 0);
+      std::fill(imin.begin(), imin.end(), 0);
+      for (int l = 0; l < count; ++l) {
+        Q4KSubBlockDots(w.row(r + l), a.rows[i].qs.data(), nb, dots.data());
+        PairSums(group.rows[l], a.rows[i], dots.data(), nb, steps, &isum[l], &imin[l]);
+      }
+      Q4KAccumulate8(group.d.data(), group.dmin.data(), a.rows[i].d.data(), isum.data(), imin.data(), nb, steps, out);
+      std::copy_n(out, count, y + i * ldy + r);
     }
   }
 }
@@ -225,6 +263,10 @@ void Q4KRepackedMatMul(const float* x, int64_t n, const WeightView& w, float* y)
 namespace kvaudit::ggml {
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
   KVAUDIT_DISPATCH(ggml::Q4KSubBlockDots, row, q, nb, dots);
+}
+void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
+                    int64_t nb, int steps, float* y) {
+  KVAUDIT_DISPATCH(ggml::Q4KAccumulate8, dw, dminw, da, isum, imin, nb, steps, y);
 }
 }  // namespace kvaudit::ggml
 
@@ -262,9 +304,33 @@ void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* d
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots + b * 8), sums);
   }
 }
+
+// The kernels' f32 steps with the 8 weight rows in the 8 lanes, as their acc_rows / acc_min_rows
+// registers hold them: one mul for the scales and one fma per step and lane, the scalar twin's.
+void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
+                    int64_t nb, int steps, float* y) {
+  __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256 row_scale = _mm256_set1_ps(da[b]);
+    const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(dw + b * 8), row_scale);
+    const __m256 scale_min = _mm256_mul_ps(_mm256_loadu_ps(dminw + b * 8), row_scale);
+    for (int p = 0; p < steps; ++p) {
+      const int64_t i = (b * steps + p) * 8;
+      const __m256i si = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(isum + i));
+      const __m256i sm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(imin + i));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), scale, acc);
+      acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sm), scale_min, acc_min);
+    }
+  }
+  _mm256_storeu_ps(y, _mm256_sub_ps(acc, acc_min));
+}
 #else
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
   Q4KSubBlockDotsScalar(row, q, nb, dots);
+}
+void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
+                    int64_t nb, int steps, float* y) {
+  Q4KAccumulate8Scalar(dw, dminw, da, isum, imin, nb, steps, y);
 }
 #endif
 }  // namespace ggml

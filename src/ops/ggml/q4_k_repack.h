@@ -1,4 +1,4 @@
-// llama.cpp's repacked q4_K weight product on x86, emulated bit for bit (integer sums SIMD, f32 steps scalar)
+// llama.cpp's repacked q4_K weight product on x86, emulated bit for bit (SIMD integer sums and f32 steps)
 // (engine=llama.cpp). llama.cpp's CPU backend repacks every q4_K weight of ne[1] % 8 == 0 rows into
 // block_q4_Kx8 (weight repacking is on by default; the AVX2 test in
 // ggml_repack_get_optimal_repack_type, so AVX2 and AVX-512 builds alike), and forward_mul_mat
@@ -70,5 +70,16 @@ void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out);
 // A SIMD kernel of each kernel path; the scalar twin gives the same integers.
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
 void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
+
+// The f32 steps of both kernels for 8 weight rows (lane l = row l of a group of block_q4_Kx8)
+// against one activation row: per super-block b, scale = dw[b][l]·da[b] and scale_min =
+// dminw[b][l]·da[b], then per step p (gemm: the 4 pairs of sub-blocks; gemv: steps = 1, the whole
+// super-block) acc = fma(f32(isum[b·steps + p][l]), scale, acc) and acc_min likewise with imin;
+// y[l] = acc - acc_min. dw, dminw [nb, 8] (fp16 -> f32); da [nb]; isum, imin [nb·steps, 8] (exact
+// integer sums); y [8]. A SIMD kernel of each kernel path; the scalar twin gives the same bits.
+void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
+                    int64_t nb, int steps, float* y);
+void Q4KAccumulate8Scalar(const float* dw, const float* dminw, const float* da, const int32_t* isum,
+                          const int32_t* imin, int64_t nb, int steps, float* y);
 
 }  // namespace kvaudit::ggml
