@@ -104,6 +104,28 @@ TEST(GgmlVecDot, Q6KSimdIsItsScalarTwinBitForBitOnEveryPath) {
   });
 }
 
+// DotQ6_KQ8_KBatch (one q6_K row against activation rows stored back to back) on every kernel
+// path against its scalar twin and DotQ6_KQ8_K of each row, for row counts around its 4 chains.
+TEST(GgmlVecDot, Q6KBatchIsItsScalarTwinBitForBitOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(607);
+    for (int trial = 0; trial < 300; ++trial) {
+      const int64_t nb = 1 + rng.Below(6), n_act = 1 + rng.Below(11), ldo = 2;
+      const std::vector<uint8_t> w =
+          testing::RandomBlocks(nb, sizeof(BlockQ6_K), {static_cast<int>(offsetof(BlockQ6_K, d))}, rng);
+      const std::vector<BlockQ8_K> x = testing::RandomQ8K(n_act * nb, rng);  // [n_act, nb]
+      std::vector<float> simd(n_act * ldo), scalar(n_act * ldo);             // [n_act, ldo], column 0
+      DotQ6_KQ8_KBatch(w.data(), x.data(), nb, n_act, simd.data(), ldo);
+      DotQ6_KQ8_KBatchScalar(w.data(), x.data(), nb, n_act, scalar.data(), ldo);
+      for (int64_t t = 0; t < n_act; ++t) {
+        ASSERT_TRUE(SameBits(simd[t * ldo], scalar[t * ldo])) << "trial " << trial << " row " << t;
+        ASSERT_TRUE(SameBits(simd[t * ldo], DotQ6_KQ8_K(w.data(), x.data() + t * nb, nb))) << "trial " << trial;
+      }
+    }
+  });
+}
+
 // DotQ8BlockRow (each 32-element format dotted as stored) on every kernel path against its scalar
 // twin and against DotQ8Blocks of the expanded row: 12,000 blocks per format and kind. The q8 codes
 // stay in -127..127, what llama.cpp's quantize_row_q8_0/_q8_1 give: the AVX2 sign trick

@@ -170,8 +170,14 @@ void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, floa
 void Q8KRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   const bool panel = w.type == QuantType::kIQ4_XS && w.rows % kIqPanelRows == 0 && a.n() >= kIqPanelMinBatch;
   const Q8KDot dot = panel ? DotIq4XsQ8_KPanel : Q8KDotOf(w);
-  for (int64_t r = r0; r < r1; ++r)
-    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = dot(w.row(r), a.Q8K(t), w.cols / kQK_K);
+  const int64_t nb = w.cols / kQK_K;
+  for (int64_t r = r0; r < r1; ++r) {
+    if (w.type == QuantType::kQ6_K) {  // the activation rows are stored back to back: [n, nb] blocks
+      DotQ6_KQ8_KBatch(w.row(r), a.Q8K(0), nb, a.n(), y + r, ldy);
+      continue;
+    }
+    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = dot(w.row(r), a.Q8K(t), nb);
+  }
 }
 
 void PartRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {

@@ -201,6 +201,10 @@ float DotQ6_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc);
 }
 
+void DotQ6_KQ8_KBatchScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  for (int64_t t = 0; t < n_act; ++t) out[t * ldo] = DotQ6_KQ8_KScalar(w, x + t * nb, nb);
+}
+
 }  // namespace kvaudit::ggml
 
 #define KVAUDIT_ISA_SELF "ops/ggml/vec_dot.cc"
@@ -222,6 +226,9 @@ void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const 
 float Steps8(const float* w, const float* x, int64_t np) { KVAUDIT_DISPATCH(ggml::Steps8, w, x, np); }
 float TinyBlas8(const float* w, const float* x, int64_t n) { KVAUDIT_DISPATCH(ggml::TinyBlas8, w, x, n); }
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ6_KQ8_K, w, x, nb); }
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  KVAUDIT_DISPATCH(ggml::DotQ6_KQ8_KBatch, w, x, nb, n_act, out, ldo);
+}
 float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb) {
   KVAUDIT_DISPATCH(ggml::DotQ8BlockRow, type, kind, w, qc, qd, qm, nb);
@@ -524,41 +531,83 @@ void Q6Chunks(const uint8_t* ql, const uint8_t* qh, __m256i q[4]) {
   }
 }
 
-// Q6Lanes (the scalar twin's integers) as the AVX2 loop forms them: per chunk, maddubs of the
-// unsigned codes with q8 (pairs <= 2·63·128 < 2^15: no saturation), madd with the chunk's two
-// scales (bytes 0..15: scales[2c], 16..31: scales[2c + 1]); then 32·Σ bsum·scale subtracted once
-// (llama.cpp subtracts maddubs(32, q8) per chunk instead: the same exact integers).
-__m256i Q6LanesV(const BlockQ6_K& w, const BlockQ8_K& x) {
-  __m256i sumi = _mm256_setzero_si256();
+// One q6_K super-block unpacked in registers: the 8 chunks of 32 unsigned codes, each chunk's two
+// scales as 16-bit lanes (bytes 0..15: scales[2c], 16..31: scales[2c + 1]), the 16 scales widened.
+struct Q6BlockV {
+  __m256i q[8];   // [chunk 4j + c] Q6Chunks of half j
+  __m256i sc[8];  // [chunk] the madd operand of its scales
+  __m256i scales;
+};
+
+void UnpackQ6V(const BlockQ6_K& w, Q6BlockV* u) {
   for (int j = 0; j < 2; ++j) {
-    __m256i q[4];  // [4 chunks] 32 codes each
-    Q6Chunks(w.ql + 64 * j, w.qh + 32 * j, q);
+    Q6Chunks(w.ql + 64 * j, w.qh + 32 * j, u->q + 4 * j);
     for (int c = 0; c < 4; ++c) {
-      const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * j + 32 * c));
-      const __m256i sc =
+      u->sc[4 * j + c] =
           _mm256_set_m128i(_mm_set1_epi16(w.scales[8 * j + 2 * c + 1]), _mm_set1_epi16(w.scales[8 * j + 2 * c]));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], q8), sc));
     }
   }
+  u->scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+}
+
+// Q6Lanes (the scalar twin's integers) as the AVX2 loop forms them: per chunk, maddubs of the
+// unsigned codes with q8 (pairs <= 2·63·128 < 2^15: no saturation), madd with the chunk's two
+// scales; then 32·Σ bsum·scale subtracted once (llama.cpp subtracts maddubs(32, q8) per chunk
+// instead: the same exact integers).
+__m256i Q6LanesV(const Q6BlockV& w, const BlockQ8_K& x) {
+  __m256i sumi = _mm256_setzero_si256();
+  for (int c = 0; c < 8; ++c) {
+    const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 32 * c));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[c], q8), w.sc[c]));
+  }
   const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
-  const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
-  return _mm256_sub_epi32(sumi, _mm256_slli_epi32(_mm256_madd_epi16(bsums, scales), 5));
+  return _mm256_sub_epi32(sumi, _mm256_slli_epi32(_mm256_madd_epi16(bsums, w.scales), 5));
+}
+
+BlockQ6_K LoadQ6(const uint8_t* w, int64_t b) {
+  BlockQ6_K block;
+  std::memcpy(&block, w + b * sizeof(BlockQ6_K), sizeof(BlockQ6_K));
+  return block;
 }
 }  // namespace
 
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    BlockQ6_K block;
-    std::memcpy(&block, w + b * sizeof(BlockQ6_K), sizeof(BlockQ6_K));
-    const __m256i lanes = Q6LanesV(block, x[b]);
+    const BlockQ6_K block = LoadQ6(w, b);
+    Q6BlockV u;
+    UnpackQ6V(block, &u);
     const float d = x[b].d * F16ToF32(block.d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(Q6LanesV(u, x[b])), acc);
   }
   return HSum8V(acc);
 }
+
+// Activation rows 4 at a time, each block of the weight row unpacked once for the 4.
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  int64_t t = 0;
+  for (; t + kChains <= n_act; t += kChains) {
+    __m256 acc[kChains];  // [4 activation rows] 8 lanes each
+    for (__m256& a : acc) a = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ6_K block = LoadQ6(w, b);
+      Q6BlockV u;
+      UnpackQ6V(block, &u);
+      const float dw = F16ToF32(block.d);
+      for (int j = 0; j < kChains; ++j) {
+        const BlockQ8_K& xb = x[(t + j) * nb + b];
+        acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(xb.d * dw), _mm256_cvtepi32_ps(Q6LanesV(u, xb)), acc[j]);
+      }
+    }
+    for (int j = 0; j < kChains; ++j) out[(t + j) * ldo] = HSum8V(acc[j]);
+  }
+  for (; t < n_act; ++t) out[t * ldo] = ggml::DotQ6_KQ8_K(w, x + t * nb, nb);
+}
 #else
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ6_KQ8_KScalar(w, x, nb); }
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  DotQ6_KQ8_KBatchScalar(w, x, nb, n_act, out, ldo);
+}
 #endif
 }  // namespace ggml
 #endif

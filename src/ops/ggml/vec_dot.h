@@ -110,5 +110,9 @@ void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, 
 // kernel of each kernel path; the scalar twin gives the same bits (the lanes are exact integers).
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 float DotQ6_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+// out[t·ldo] = DotQ6_KQ8_K(w, x + t·nb, nb) for t in [0, n_act): one weight row against a batch's
+// q8_K rows x [n_act, nb], each block's codes unpacked once for 4 rows (the same bits).
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo);
+void DotQ6_KQ8_KBatchScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo);
 
 }  // namespace kvaudit::ggml
