@@ -148,6 +148,8 @@ void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int3
   }
 }
 
+// f32(isum) may round (the gemv's |Σ| can pass 2^24): cvtepi32_ps and static_cast<float> both round
+// to nearest even.
 void Q4KAccumulate8Scalar(const float* dw, const float* dminw, const float* da, const int32_t* isum,
                           const int32_t* imin, int64_t nb, int steps, float* y) {
   for (int l = 0; l < kInterleavedRows; ++l) {
@@ -206,8 +208,8 @@ namespace {
 // scales and mins, and its d and dmin per super-block interleaved by row (the kernels' col_scale
 // vectors). Rows past `count` keep d = dmin = 0 and sums 0: lanes computed and dropped.
 struct Q4KGroup {
-  Q4KRow rows[kInterleavedRows];
-  std::vector<float> d, dmin;  // [nb, 8]
+  Q4KRow rows[kInterleavedRows];  // [8] the group's rows, in order
+  std::vector<float> d, dmin;     // [nb, 8]
   int count = 0;
 };
 
