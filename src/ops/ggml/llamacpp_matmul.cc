@@ -131,9 +131,12 @@ VecDotKind BlockDotKind(QuantType t, int64_t n) {
   return VecDotKind::kSym;
 }
 
+int64_t StoredRow(const WeightView& w, int64_t r) { return w.row_map ? w.row_map[r] : r; }
+
 // One activation row (decode): each weight row is read once, so it is dotted as stored (the blocks
-// unpacked in registers) rather than expanded to codes in memory first; the same bits. Rows stored
-// back to back go to the several-row kernel together.
+// unpacked in registers) rather than expanded to codes in memory first; the same bits. Rows go to
+// the several-row kernel in runs of equally spaced stored rows: all of them without a row map, and
+// with GGUF's un-permuted q/k rows (model/weights.cc UnpermuteRowMap) runs of every other row.
 void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y) {
   const int64_t nb = w.cols / kQK;
   const VecDotKind kind = BlockDotKind(w.type, 1);
@@ -141,11 +144,12 @@ void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a
   const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);
   const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);
   const float* qm = affine ? a.Q81Sums(0) : nullptr;
-  if (w.row_map == nullptr) {
-    const auto row_bytes = static_cast<int64_t>(w.row_bytes());
-    return DotQ8BlockRows(w.type, kind, w.row(r0), row_bytes, r1 - r0, qc, qd, qm, nb, y + r0);
+  const auto row_bytes = static_cast<int64_t>(w.row_bytes());
+  for (int64_t r = r0, e; r < r1; r = e) {
+    const int64_t step = r + 1 < r1 ? StoredRow(w, r + 1) - StoredRow(w, r) : 1;  // in stored rows
+    for (e = r + 1; e < r1 && StoredRow(w, e) - StoredRow(w, e - 1) == step;) ++e;
+    DotQ8BlockRows(w.type, kind, w.row(r), step * row_bytes, e - r, qc, qd, qm, nb, y + r);
   }
-  for (int64_t r = r0; r < r1; ++r) y[r] = DotQ8BlockRow(w.type, kind, w.row(r), qc, qd, qm, nb);
 }
 
 // A batch: each weight row expanded once, then dotted with every activation row (their codes,
