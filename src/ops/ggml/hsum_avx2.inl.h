@@ -2,7 +2,7 @@
 // (ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/x86/quants.c@de3ff815): the 128-bit halves added
 // (a[i + 4] + a[i]), then movehl and movehdup, ((a4 + a0) + (a6 + a2)) + ((a5 + a1) + (a7 + a3)):
 // Hsum8's adds (ops/ggml/vec_dot.h), the same bits. One definition for the ggml kernel files
-// (vec_dot.cc, kquant_vec_dot.cc, q4_k_repack.cc). Per kernel path: no include guard and no
+// (vec_dot.cc, kquant_vec_dot.cc). Per kernel path: no include guard and no
 // includes; a kernel section includes it inside an AVX2 (or AVX-512) pass (base/isa_passes.h).
 namespace {
 inline float HSum8V(__m256 x) {
