@@ -126,6 +126,40 @@ TEST(Q4KRepack, SubBlockDotsSimdIsItsScalarTwinOnEveryPath) {
   });
 }
 
+// Q4KPairSums on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step): random
+// rows (some blocks' nibbles all 0xF) and codes (some blocks all -128), 6-bit scales and mins, the
+// same integers at the strided slots and the slots between them untouched.
+TEST(Q4KRepack, PairSumsSimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(405);
+    for (int trial = 0; trial < 1500; ++trial) {
+      const int64_t nb = 1 + rng.Below(6);
+      const int steps = trial % 2 == 0 ? 4 : 1;
+      std::vector<uint8_t> w = RandomQ4K(1, nb * kBlock, 900 + trial);  // [nb * 144]
+      std::vector<int8_t> q(nb * kBlock);                               // [nb * 256]
+      std::vector<int32_t> sc(nb * 8), m(nb * 8), sums(nb * 8);         // [nb * 8]
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint32_t mode = rng.Below(4);
+        if (mode == 0) std::memset(&w[b * kBlockBytes + kQsOff], 0xFF, kBlock / 2);
+        for (int64_t i = 0; i < kBlock; ++i)
+          q[b * kBlock + i] = mode == 1 ? int8_t{-128} : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+      }
+      for (int64_t j = 0; j < nb * 8; ++j) {
+        sc[j] = static_cast<int32_t>(rng.Below(64)), m[j] = static_cast<int32_t>(rng.Below(64));
+        for (int l = 0; l < 32; ++l) sums[j] += q[j * 32 + l];
+      }
+      std::vector<int32_t> simd(nb * steps * 8 * 2, 7), scalar(simd);  // [nb · steps, 8] isum, then imin
+      int32_t* const simd_min = simd.data() + nb * steps * 8;
+      int32_t* const scalar_min = scalar.data() + nb * steps * 8;
+      ggml::Q4KPairSums(w.data(), sc.data(), m.data(), q.data(), sums.data(), nb, steps, simd.data(), simd_min);
+      ggml::Q4KPairSumsScalar(w.data(), sc.data(), m.data(), q.data(), sums.data(), nb, steps, scalar.data(),
+                              scalar_min);
+      ASSERT_EQ(simd, scalar) << "trial " << trial;
+    }
+  });
+}
+
 // Q4KAccumulate8 (the f32 steps of 8 weight rows) on every kernel path against its scalar twin, for
 // the gemm's 4 steps per super-block and the gemv's 1: random scales and integer sums up to 2^27
 // (past 2^24, where f32(sum) rounds), the same bits in every lane.

@@ -109,30 +109,6 @@ float QuantizeBlock4x8(const float* x, int8_t* q) {
   return amax != 0.0f ? 1 / iscale : 0.0f;                            // `maxScalar ? 1/iscale : 0`
 }
 
-// The integer sums the kernels convert to f32, for one weight row and one activation row, at
-// isum/imin [steps · nb] with stride 8 (lane `row` of Q4KAccumulate8's input):
-//   gemm (ggml_gemm_q4_K_8x8_q8_K, AVX-512 and AVX2 loops alike): per super-block b, per pair of
-//     sub-blocks (the `sb` loop, steps = 4), iacc_row = Σ sc·dot (madd_epi16 with the scales, two
-//     sub-blocks added) and iacc_row_min = Σ m·sum (madd_epi16 of the hadd'ed bsums with mins_01);
-//   gemv (ggml_gemv_q4_K_8x8_q8_K, AVX2 branch; steps = 1): iacc_b and iacc_min_b, the whole
-//     super-block's Σ sc·dot and Σ m·sum.
-// Exact integers (bounds at the top of this file), so any order.
-void PairSums(const Q4KRow& w, const Q8KActivationRow& a, const int32_t* dots, int64_t nb, int steps, int32_t* isum,
-              int32_t* imin) {
-  const int per_step = kSubs / steps;  // sub-blocks summed per step: 2 (gemm) or 8 (gemv)
-  for (int64_t b = 0; b < nb; ++b) {
-    for (int p = 0; p < steps; ++p) {
-      int32_t si = 0, sm = 0;
-      for (int64_t j = b * kSubs + per_step * p; j < b * kSubs + per_step * (p + 1); ++j) {
-        si += w.sc[j] * dots[j];
-        sm += w.m[j] * a.sub_sums[j];
-      }
-      isum[(b * steps + p) * kInterleavedRows] = si;
-      imin[(b * steps + p) * kInterleavedRows] = sm;
-    }
-  }
-}
-
 }  // namespace
 
 void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
@@ -144,6 +120,24 @@ void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int3
       int32_t dot = 0;
       for (int l = 0; l < kSub; ++l) dot += ((qs[kSub * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) * int32_t{qq[l]};
       dots[b * kSubs + s] = dot;
+    }
+  }
+}
+
+void Q4KPairSumsScalar(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q,
+                       const int32_t* sub_sums, int64_t nb, int steps, int32_t* isum, int32_t* imin) {
+  std::vector<int32_t> dots(nb * kSubs);  // [nb · 8] the row's sub-block dots
+  Q4KSubBlockDotsScalar(row, q, nb, dots.data());
+  const int per_step = kSubs / steps;  // sub-blocks summed per step: 2 (gemm) or 8 (gemv)
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int p = 0; p < steps; ++p) {
+      int32_t si = 0, sm = 0;
+      for (int64_t j = b * kSubs + per_step * p; j < b * kSubs + per_step * (p + 1); ++j) {
+        si += sc[j] * dots[j];
+        sm += m[j] * sub_sums[j];
+      }
+      isum[(b * steps + p) * kInterleavedRows] = si;
+      imin[(b * steps + p) * kInterleavedRows] = sm;
     }
   }
 }
@@ -233,7 +227,6 @@ void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, i
   KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
   const int64_t nb = w.cols / kQK_K;
   Q4KGroup group;
-  std::vector<int32_t> dots(nb * kSubs);                                  // [nb · 8] one row's sub-block dots
   std::vector<int32_t> isum(nb * kPairs * kInterleavedRows), imin(isum);  // [nb · steps, 8] pair sums
   float out[kInterleavedRows];                                            // [8] one group's outputs
   for (int64_t r = r0; r < r1; r += kInterleavedRows) {
@@ -241,11 +234,12 @@ void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, i
     UnpackGroup(w, r, count, nb, &group);
     for (int64_t i = 0; i < static_cast<int64_t>(a.rows.size()); ++i) {
       const int steps = i < a.n_gemm ? kPairs : 1;
-      std::fill(isum.begin(), isum.end(), 0);
-      std::fill(imin.begin(), imin.end(), 0);
+      if (count < kInterleavedRows) std::fill(isum.begin(), isum.end(), 0), std::fill(imin.begin(), imin.end(), 0);
+      const Q8KActivationRow& x = a.rows[i];
       for (int l = 0; l < count; ++l) {
-        Q4KSubBlockDots(w.row(r + l), a.rows[i].qs.data(), nb, dots.data());
-        PairSums(group.rows[l], a.rows[i], dots.data(), nb, steps, &isum[l], &imin[l]);
+        const Q4KRow& row = group.rows[l];
+        Q4KPairSums(w.row(r + l), row.sc.data(), row.m.data(), x.qs.data(), x.sub_sums.data(), nb, steps, &isum[l],
+                    &imin[l]);
       }
       Q4KAccumulate8(group.d.data(), group.dmin.data(), a.rows[i].d.data(), isum.data(), imin.data(), nb, steps, out);
       std::copy_n(out, count, y + i * ldy + r);
@@ -266,6 +260,10 @@ namespace kvaudit::ggml {
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
   KVAUDIT_DISPATCH(ggml::Q4KSubBlockDots, row, q, nb, dots);
 }
+void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
+                 int64_t nb, int steps, int32_t* isum, int32_t* imin) {
+  KVAUDIT_DISPATCH(ggml::Q4KPairSums, row, sc, m, q, sub_sums, nb, steps, isum, imin);
+}
 void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
                     int64_t nb, int steps, float* y) {
   KVAUDIT_DISPATCH(ggml::Q4KAccumulate8, dw, dminw, da, isum, imin, nb, steps, y);
@@ -284,26 +282,50 @@ inline __m256i SubBlockLanes(__m256i nibbles, const int8_t* q) {
   const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
   return _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles, qv), _mm256_set1_epi16(1));
 }
+
+// Super-block b's 8 sub-block dots: the 8 sub-blocks' lanes, then three rounds of hadd_epi32 and
+// one add of the 128-bit halves leave sub-block s's sum in lane s (integer adds: exact in any order).
+inline __m256i BlockDotsV(const uint8_t* row, const int8_t* q, int64_t b) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const uint8_t* qs = row + b * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);  // [128]
+  const int8_t* qb = q + b * kQK_K;                                           // [256]
+  __m256i v[8];                                                               // [8 sub-blocks] 8 int32 lanes each
+  for (int c = 0; c < 4; ++c) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+    v[2 * c] = SubBlockLanes(_mm256_and_si256(bytes, m4), qb + 64 * c);
+    v[2 * c + 1] = SubBlockLanes(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4), qb + 64 * c + 32);
+  }
+  const __m256i s0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i s4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(s0123, s4567, 0x20), _mm256_permute2x128_si256(s0123, s4567, 0x31));
+}
 }  // namespace
 
-// Per super-block: the 8 sub-blocks' lanes, then three rounds of hadd_epi32 and one add of the
-// 128-bit halves leave sub-block s's sum in lane s (integer adds: exact in any order).
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots + b * 8), BlockDotsV(row, q, b));
+}
+
+// Per super-block: sc·dot and m·sum in lanes (mullo_epi32: exact, |sc·dot| <= 63·61440), then
+// hadd_epi32 of the two leaves the pairs [sc01, sc23, m01, m23 | sc45, sc67, m45, m67]; the gemv
+// adds them further to one sum each.
+void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
+                 int64_t nb, int steps, int32_t* isum, int32_t* imin) {
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* qs = row + b * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);  // [128]
-    const int8_t* qb = q + b * kQK_K;                                           // [256]
-    __m256i v[8];                                                               // [8 sub-blocks] 8 int32 lanes each
-    for (int c = 0; c < 4; ++c) {
-      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
-      v[2 * c] = SubBlockLanes(_mm256_and_si256(bytes, m4), qb + 64 * c);
-      v[2 * c + 1] = SubBlockLanes(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4), qb + 64 * c + 32);
+    const auto load = [b](const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + b * 8)); };
+    const __m256i prod = _mm256_mullo_epi32(BlockDotsV(row, q, b), load(sc));
+    const __m256i mins = _mm256_mullo_epi32(load(sub_sums), load(m));
+    alignas(32) int32_t pairs[8];  // [8] the hadd's lanes, as above
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pairs), _mm256_hadd_epi32(prod, mins));
+    if (steps == kPairs) {
+      for (int p = 0; p < kPairs; ++p) {
+        const int lane = p % 2 + 4 * (p / 2);  // pairs 0, 1 in lanes 0, 1; pairs 2, 3 in lanes 4, 5
+        isum[(b * kPairs + p) * 8] = pairs[lane];
+        imin[(b * kPairs + p) * 8] = pairs[lane + 2];
+      }
+    } else {
+      isum[b * 8] = (pairs[0] + pairs[1]) + (pairs[4] + pairs[5]);
+      imin[b * 8] = (pairs[2] + pairs[3]) + (pairs[6] + pairs[7]);
     }
-    const __m256i s0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-    const __m256i s4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-    const __m256i sums =
-        _mm256_add_epi32(_mm256_permute2x128_si256(s0123, s4567, 0x20), _mm256_permute2x128_si256(s0123, s4567, 0x31));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots + b * 8), sums);
   }
 }
 
@@ -329,6 +351,10 @@ void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const 
 #else
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
   Q4KSubBlockDotsScalar(row, q, nb, dots);
+}
+void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
+                 int64_t nb, int steps, int32_t* isum, int32_t* imin) {
+  Q4KPairSumsScalar(row, sc, m, q, sub_sums, nb, steps, isum, imin);
 }
 void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
                     int64_t nb, int steps, float* y) {

@@ -71,6 +71,20 @@ void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out);
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
 void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
 
+// Q4KSubBlockDots and then the integer sums the kernels convert to f32, for one weight row and one
+// activation row: per super-block b and step p, isum[(b·steps + p)·8] = Σ sc·dot and
+// imin[(b·steps + p)·8] = Σ m·sum over the step's sub-blocks (stride 8: the row's lane of
+// Q4KAccumulate8's input). gemm (ggml_gemm_q4_K_8x8_q8_K, its AVX-512 and AVX2 loops alike): steps
+// = 4, the pairs of sub-blocks of the `sb` loop (iacc_row, iacc_row_min); gemv
+// (ggml_gemv_q4_K_8x8_q8_K, AVX2 branch): steps = 1, the whole super-block (iacc_b, iacc_min_b).
+// sc, m [nb·8] the row's 6-bit scales and mins; q [nb·256] and sub_sums [nb·8] the activation row's
+// codes and sub-block sums. Exact integers: a SIMD kernel of each kernel path, the scalar twin gives
+// the same.
+void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
+                 int64_t nb, int steps, int32_t* isum, int32_t* imin);
+void Q4KPairSumsScalar(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q,
+                       const int32_t* sub_sums, int64_t nb, int steps, int32_t* isum, int32_t* imin);
+
 // The f32 steps of both kernels for 8 weight rows (lane l = row l of a group of block_q4_Kx8)
 // against one activation row: per super-block b, scale = dw[b][l]·da[b] and scale_min =
 // dminw[b][l]·da[b], then per step p (gemm: the 4 pairs of sub-blocks; gemv: steps = 1, the whole
