@@ -126,6 +126,31 @@ TEST(Q4KRepack, SubBlockDotsSimdIsItsScalarTwinOnEveryPath) {
   });
 }
 
+// QuantizeBlock4x8 on every kernel path against its scalar twin: random blocks, blocks whose
+// largest magnitude is positive or negative, integers and half-integers (the ties of the rounding)
+// and an all-zero block; the same codes and the same bits of d.
+TEST(Q4KRepack, Quantize4x8SimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(406);
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::vector<float> x(kBlock);  // [256]
+      const uint32_t mode = rng.Below(4);
+      for (float& v : x) {
+        v = mode == 0   ? 0.0f
+            : mode == 1 ? 0.5f * static_cast<float>(static_cast<int>(rng.Below(509)) - 254)
+                        : rng.Uniform(-4.0f, 4.0f);
+      }
+      if (mode == 3) x[rng.Below(kBlock)] = rng.Below(2) ? 127.0f : -127.0f;
+      int8_t simd[kBlock], scalar[kBlock];  // [256] codes
+      const float d_simd = ggml::QuantizeBlock4x8(x.data(), simd);
+      const float d_scalar = ggml::QuantizeBlock4x8Scalar(x.data(), scalar);
+      ASSERT_EQ(std::memcmp(simd, scalar, kBlock), 0) << "trial " << trial;
+      ASSERT_TRUE(SameBits(&d_simd, &d_scalar, 1)) << "trial " << trial;
+    }
+  });
+}
+
 // Q4KPairSums on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step): random
 // rows (some blocks' nibbles all 0xF) and codes (some blocks all -128), 6-bit scales and mins, the
 // same integers at the strided slots and the slots between them untouched.

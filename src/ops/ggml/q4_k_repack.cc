@@ -95,20 +95,6 @@ void SubBlockSums(Q8KActivationRow* a) {
   }
 }
 
-// ggml_quantize_mat_q8_K_4x8 (AVX2 branch), one row's super-block: codes q [256] of x [256];
-// returns d. Its lane-wise max and "equal to the max" masks amount to: amax = max |x|, and
-// iscale = -127/amax if some x == +amax, else +127/amax.
-float QuantizeBlock4x8(const float* x, int8_t* q) {
-  float amax = 0.0f;
-  for (int j = 0; j < kQK_K; ++j) amax = std::max(amax, std::fabs(x[j]));
-  bool positive_max = false;
-  for (int j = 0; j < kQK_K; ++j) positive_max = positive_max || x[j] == amax;
-  float iscale = amax != 0.0f ? 127.f / amax : 0.0f;
-  if (positive_max) iscale = amax != 0.0f ? -127.f / amax : 0.0f;
-  for (int j = 0; j < kQK_K; ++j) q[j] = RoundPackI8(iscale * x[j]);  // _mm256_mul_ps, then round
-  return amax != 0.0f ? 1 / iscale : 0.0f;                            // `maxScalar ? 1/iscale : 0`
-}
-
 }  // namespace
 
 void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
@@ -159,6 +145,20 @@ void Q4KAccumulate8Scalar(const float* dw, const float* dminw, const float* da, 
     }
     y[l] = acc - acc_min;  // _mm*_sub_ps(acc_rows[i], acc_min_rows[i])
   }
+}
+
+// ggml_quantize_mat_q8_K_4x8 (AVX2 branch), one row's super-block: codes q [256] of x [256];
+// returns d. Its lane-wise max and "equal to the max" masks amount to: amax = max |x|, and
+// iscale = -127/amax if some x == +amax, else +127/amax.
+float QuantizeBlock4x8Scalar(const float* x, int8_t* q) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQK_K; ++j) amax = std::max(amax, std::fabs(x[j]));
+  bool positive_max = false;
+  for (int j = 0; j < kQK_K; ++j) positive_max = positive_max || x[j] == amax;
+  float iscale = amax != 0.0f ? 127.f / amax : 0.0f;
+  if (positive_max) iscale = amax != 0.0f ? -127.f / amax : 0.0f;
+  for (int j = 0; j < kQK_K; ++j) q[j] = RoundPackI8(iscale * x[j]);  // _mm256_mul_ps, then round
+  return amax != 0.0f ? 1 / iscale : 0.0f;                            // `maxScalar ? 1/iscale : 0`
 }
 
 void QuantizeQ8KRowRef(const float* x, int64_t k, Q8KActivationRow* out) {
@@ -260,6 +260,7 @@ namespace kvaudit::ggml {
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
   KVAUDIT_DISPATCH(ggml::Q4KSubBlockDots, row, q, nb, dots);
 }
+float QuantizeBlock4x8(const float* x, int8_t* q) { KVAUDIT_DISPATCH(ggml::QuantizeBlock4x8, x, q); }
 void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
                  int64_t nb, int steps, int32_t* isum, int32_t* imin) {
   KVAUDIT_DISPATCH(ggml::Q4KPairSums, row, sc, m, q, sub_sums, nb, steps, isum, imin);
@@ -348,7 +349,41 @@ void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const 
   }
   _mm256_storeu_ps(y, _mm256_sub_ps(acc, acc_min));
 }
+
+// ggml_quantize_mat_q8_K_4x8's AVX2 branch for one row's super-block: max |x| over 8 lanes (exact
+// in any order), the sign rule of QuantizeBlock4x8Scalar, then per 32 values _mm256_mul_ps,
+// _mm256_round_ps(_MM_ROUND_NEAREST), cvtps_epi32, packs_epi32, packs_epi16 and the permute that
+// puts the bytes back in element order.
+float QuantizeBlock4x8(const float* x, int8_t* q) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 vmax = _mm256_setzero_ps();
+  for (int j = 0; j < kQK_K; j += 8) vmax = _mm256_max_ps(vmax, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)));
+  alignas(32) float lanes[8];  // [8] the lanes' maxima
+  _mm256_store_ps(lanes, vmax);
+  float amax = 0.0f;
+  for (float v : lanes) amax = std::max(amax, v);
+  __m256 positive = _mm256_setzero_ps();
+  for (int j = 0; j < kQK_K; j += 8)
+    positive = _mm256_or_ps(positive, _mm256_cmp_ps(_mm256_loadu_ps(x + j), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+  float iscale = amax != 0.0f ? 127.f / amax : 0.0f;
+  if (_mm256_movemask_ps(positive) != 0) iscale = amax != 0.0f ? -127.f / amax : 0.0f;
+  const __m256 mul = _mm256_set1_ps(iscale);
+  const auto codes = [&](int j) {
+    const __m256 v =
+        _mm256_round_ps(_mm256_mul_ps(mul, _mm256_loadu_ps(x + j)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_cvtps_epi32(v);
+  };
+  for (int j = 0; j < kQK_K; j += 32) {
+    const __m256i i16a = _mm256_packs_epi32(codes(j), codes(j + 8));
+    const __m256i i16b = _mm256_packs_epi32(codes(j + 16), codes(j + 24));
+    const __m256i i8 = _mm256_packs_epi16(i16a, i16b);  // 4-byte groups in the order 0 2 4 6 1 3 5 7
+    const __m256i ordered = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j), ordered);
+  }
+  return amax != 0.0f ? 1 / iscale : 0.0f;
+}
 #else
+float QuantizeBlock4x8(const float* x, int8_t* q) { return QuantizeBlock4x8Scalar(x, q); }
 void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
   Q4KSubBlockDotsScalar(row, q, nb, dots);
 }

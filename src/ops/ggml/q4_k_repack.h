@@ -65,6 +65,11 @@ void QuantizeQ8KRowRef(const float* x, int64_t k, Q8KActivationRow* out);
 // such element. The products d·q, hence every output, are bitwise the same either way.
 void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out);
 
+// One super-block of QuantizeQ8KRow4x8: codes q [256] of x [256], returns d. A SIMD kernel of each
+// kernel path (the AVX2 branch's own instructions); the scalar twin gives the same codes and d.
+float QuantizeBlock4x8(const float* x, int8_t* q);
+float QuantizeBlock4x8Scalar(const float* x, int8_t* q);
+
 // The integer heart of both kernels: dots [nb · 8] = Σ nibble·code over each 32-element sub-block
 // of a q4_K row as stored (nb super-blocks) against q8 codes q [nb · 256] (exact sums: any order).
 // A SIMD kernel of each kernel path; the scalar twin gives the same integers.
