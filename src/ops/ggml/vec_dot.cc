@@ -372,19 +372,23 @@ inline __m256i HighBits(const uint8_t* qh) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
 }
 
+// An fp16 scale by F16C (GGML_CPU_FP16_TO_FP32 on an F16C build of llama.cpp): the same f32 as
+// LoadF16 for every finite or infinite value, without its branches.
+inline float LoadF16C(const uint8_t* p) { return _cvtsh_ss(LoadU16(p)); }
+
 // One block of type F at p: its 32 codes (the type's to_codes, in a register), d and m.
 template <QuantType F>
 inline __m256i BlockCodesV(const uint8_t* p, float* d, float* m) {
-  *d = LoadF16(p);
+  *d = LoadF16C(p);
   if constexpr (F == QuantType::kQ4_0) {
     return _mm256_sub_epi8(Nibbles(p + 2), _mm256_set1_epi8(8));
   } else if constexpr (F == QuantType::kQ4_1) {
-    *m = LoadF16(p + 2);
+    *m = LoadF16C(p + 2);
     return Nibbles(p + 4);
   } else if constexpr (F == QuantType::kQ5_0) {
     return _mm256_sub_epi8(_mm256_or_si256(Nibbles(p + 6), HighBits(p + 2)), _mm256_set1_epi8(16));
   } else if constexpr (F == QuantType::kQ5_1) {
-    *m = LoadF16(p + 2);
+    *m = LoadF16C(p + 2);
     return _mm256_or_si256(Nibbles(p + 8), HighBits(p + 4));
   } else if constexpr (F == QuantType::kQ8_0) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
