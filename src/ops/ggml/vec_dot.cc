@@ -1,8 +1,9 @@
 // llama.cpp's dot orders in scalar C++ (vec_dot.h). std::fma where the intrinsics fuse, plain
 // f32 adds elsewhere; the project compiles with -ffp-contract=off, so nothing else fuses.
-// DotQ8Blocks, DotQ8BlockRow, DotQ6_KQ8_K, Steps8 and TinyBlas8 are also compiled once per kernel
-// path (base/isa_passes.h): llama.cpp's AVX2 branches themselves on the AVX2 and AVX-512 paths,
-// the scalar twins elsewhere; the same bits on every path.
+// DotQ8Blocks, DotQ8BlockRow, DotQ6_KQ8_K, Steps8 and TinyBlas8, and the several-dot DotQ8BlockRows,
+// DotQ8BlocksBatch and DotQ6_KQ8_KBatch, are also compiled once per kernel path (base/isa_passes.h):
+// llama.cpp's AVX2 branches themselves on the AVX2 and AVX-512 paths, the scalar twins elsewhere;
+// the same bits on every path.
 #ifndef KVAUDIT_ISA_PASS
 #include "base/simd.h"  // first: wraps <immintrin.h>
 
