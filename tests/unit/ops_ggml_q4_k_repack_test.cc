@@ -16,6 +16,7 @@
 #include "ops/weight_matrix.h"
 #include "quant/ggml_blocks.h"
 #include "support/random_rows.h"
+#include "unit/ops_test_inputs.h"
 
 namespace kvaudit {
 namespace {
@@ -121,6 +122,91 @@ TEST(Q4KRepack, SubBlockDotsSimdIsItsScalarTwinOnEveryPath) {
       ggml::Q4KSubBlockDotsScalar(w.data(), q.data(), nb, scalar.data());
       ASSERT_EQ(simd, scalar) << "trial " << trial;
       blocks += nb;
+    }
+  });
+}
+
+// QuantizeBlock4x8 on every kernel path against its scalar twin: random blocks, blocks whose
+// largest magnitude is positive or negative, integers and half-integers (the ties of the rounding)
+// and an all-zero block; the same codes and the same bits of d.
+TEST(Q4KRepack, Quantize4x8SimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(406);
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::vector<float> x(kBlock);  // [256]
+      const uint32_t mode = rng.Below(4);
+      for (float& v : x) {
+        v = mode == 0   ? 0.0f
+            : mode == 1 ? 0.5f * static_cast<float>(static_cast<int>(rng.Below(509)) - 254)
+                        : rng.Uniform(-4.0f, 4.0f);
+      }
+      if (mode == 3) x[rng.Below(kBlock)] = rng.Below(2) ? 127.0f : -127.0f;
+      int8_t simd[kBlock], scalar[kBlock];  // [256] codes
+      const float d_simd = ggml::QuantizeBlock4x8(x.data(), simd);
+      const float d_scalar = ggml::QuantizeBlock4x8Scalar(x.data(), scalar);
+      ASSERT_EQ(std::memcmp(simd, scalar, kBlock), 0) << "trial " << trial;
+      ASSERT_TRUE(SameBits(&d_simd, &d_scalar, 1)) << "trial " << trial;
+    }
+  });
+}
+
+// Q4KPairSums on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step): random
+// rows (some blocks' nibbles all 0xF) and codes (some blocks all -128), 6-bit scales and mins, the
+// same integers at the strided slots and the slots between them untouched.
+TEST(Q4KRepack, PairSumsSimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(405);
+    for (int trial = 0; trial < 1500; ++trial) {
+      const int64_t nb = 1 + rng.Below(6);
+      const int steps = trial % 2 == 0 ? 4 : 1;
+      std::vector<uint8_t> w = RandomQ4K(1, nb * kBlock, 900 + trial);  // [nb * 144]
+      std::vector<int8_t> q(nb * kBlock);                               // [nb * 256]
+      std::vector<int32_t> sc(nb * 8), m(nb * 8), sums(nb * 8);         // [nb * 8]
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint32_t mode = rng.Below(4);
+        if (mode == 0) std::memset(&w[b * kBlockBytes + kQsOff], 0xFF, kBlock / 2);
+        for (int64_t i = 0; i < kBlock; ++i)
+          q[b * kBlock + i] = mode == 1 ? int8_t{-128} : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+      }
+      for (int64_t j = 0; j < nb * 8; ++j) {
+        sc[j] = static_cast<int32_t>(rng.Below(64)), m[j] = static_cast<int32_t>(rng.Below(64));
+        for (int l = 0; l < 32; ++l) sums[j] += q[j * 32 + l];
+      }
+      std::vector<int32_t> simd(nb * steps * 8 * 2, 7), scalar(simd);  // [nb · steps, 8] isum, then imin
+      int32_t* const simd_min = simd.data() + nb * steps * 8;
+      int32_t* const scalar_min = scalar.data() + nb * steps * 8;
+      ggml::Q4KPairSums(w.data(), sc.data(), m.data(), q.data(), sums.data(), nb, steps, simd.data(), simd_min);
+      ggml::Q4KPairSumsScalar(w.data(), sc.data(), m.data(), q.data(), sums.data(), nb, steps, scalar.data(),
+                              scalar_min);
+      ASSERT_EQ(simd, scalar) << "trial " << trial;
+    }
+  });
+}
+
+// Q4KAccumulate8 (the f32 steps of 8 weight rows) on every kernel path against its scalar twin, for
+// the gemm's 4 steps per super-block and the gemv's 1: random scales and integer sums up to 2^27
+// (past 2^24, where f32(sum) rounds), the same bits in every lane.
+TEST(Q4KRepack, Accumulate8SimdIsItsScalarTwinOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(808);
+    for (int trial = 0; trial < 2000; ++trial) {
+      const int64_t nb = 1 + rng.Below(8);
+      const int steps = trial % 2 == 0 ? 4 : 1;
+      std::vector<float> dw(nb * 8), dminw(nb * 8), da(nb);          // [nb, 8], [nb, 8], [nb]
+      std::vector<int32_t> isum(nb * steps * 8), imin(isum.size());  // [nb · steps, 8]
+      for (float& v : dw) v = testing::RandomF32Scale(rng);
+      for (float& v : dminw) v = testing::RandomF32Scale(rng);
+      for (float& v : da) v = testing::RandomF32Scale(rng);
+      const int32_t span = int32_t{1} << (10 + rng.Below(18));
+      for (int32_t& v : isum) v = static_cast<int32_t>(rng.Below(2 * span)) - span;
+      for (int32_t& v : imin) v = static_cast<int32_t>(rng.Below(2 * span)) - span;
+      float simd[8], scalar[8];  // [8] one output per weight row
+      ggml::Q4KAccumulate8(dw.data(), dminw.data(), da.data(), isum.data(), imin.data(), nb, steps, simd);
+      ggml::Q4KAccumulate8Scalar(dw.data(), dminw.data(), da.data(), isum.data(), imin.data(), nb, steps, scalar);
+      ASSERT_TRUE(SameBits(simd, scalar, 8)) << "trial " << trial;
     }
   });
 }

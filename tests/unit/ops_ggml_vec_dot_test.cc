@@ -18,6 +18,7 @@
 #include "ops/matmul.h"
 #include "quant/block_formats.h"
 #include "quant/q8_activation.h"
+#include "quant/quant_type.h"
 #include "support/random_rows.h"
 #include "unit/ops_test_inputs.h"
 
@@ -103,6 +104,28 @@ TEST(GgmlVecDot, Q6KSimdIsItsScalarTwinBitForBitOnEveryPath) {
   });
 }
 
+// DotQ6_KQ8_KBatch (one q6_K row against activation rows stored back to back) on every kernel
+// path against its scalar twin and DotQ6_KQ8_K of each row, for row counts around its 4 chains.
+TEST(GgmlVecDot, Q6KBatchIsItsScalarTwinBitForBitOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(607);
+    for (int trial = 0; trial < 300; ++trial) {
+      const int64_t nb = 1 + rng.Below(6), n_act = 1 + rng.Below(11), ldo = 2;
+      const std::vector<uint8_t> w =
+          testing::RandomBlocks(nb, sizeof(BlockQ6_K), {static_cast<int>(offsetof(BlockQ6_K, d))}, rng);
+      const std::vector<BlockQ8_K> x = testing::RandomQ8K(n_act * nb, rng);  // [n_act, nb]
+      std::vector<float> simd(n_act * ldo), scalar(n_act * ldo);             // [n_act, ldo], column 0
+      DotQ6_KQ8_KBatch(w.data(), x.data(), nb, n_act, simd.data(), ldo);
+      DotQ6_KQ8_KBatchScalar(w.data(), x.data(), nb, n_act, scalar.data(), ldo);
+      for (int64_t t = 0; t < n_act; ++t) {
+        ASSERT_TRUE(SameBits(simd[t * ldo], scalar[t * ldo])) << "trial " << trial << " row " << t;
+        ASSERT_TRUE(SameBits(simd[t * ldo], DotQ6_KQ8_K(w.data(), x.data() + t * nb, nb))) << "trial " << trial;
+      }
+    }
+  });
+}
+
 // DotQ8BlockRow (each 32-element format dotted as stored) on every kernel path against its scalar
 // twin and against DotQ8Blocks of the expanded row: 12,000 blocks per format and kind. The q8 codes
 // stay in -127..127, what llama.cpp's quantize_row_q8_0/_q8_1 give: the AVX2 sign trick
@@ -145,6 +168,69 @@ TEST(GgmlVecDot, BlockRowDotIsTheExpandedDotBitForBitOnEveryPath) {
             << QuantTypeName(f.type) << " trial " << trial << ": " << simd << " vs " << scalar;
         ASSERT_TRUE(SameBits(simd, expanded)) << QuantTypeName(f.type) << " trial " << trial;
         blocks += nb;
+      }
+    }
+  });
+}
+
+// The several-dot kernels (DotQ8BlockRows: weight rows as stored against one activation row;
+// DotQ8BlocksBatch: one expanded weight row against activation rows) on every kernel path against
+// their scalar twins and the one-dot kernels, for row counts around the 4 interleaved chains.
+TEST(GgmlVecDot, SeveralDotKernelsAreTheirScalarTwinsBitForBitOnEveryPath) {
+  struct Format {
+    QuantType type;
+    int64_t bytes;
+    bool has_m;  // an fp16 m after d
+    VecDotKind kind;
+  };
+  const Format formats[] = {
+      {QuantType::kQ4_0, sizeof(BlockQ4_0), false, VecDotKind::kSym},
+      {QuantType::kQ4_1, sizeof(BlockQ4_1), true, VecDotKind::kAffine},
+      {QuantType::kQ5_0, sizeof(BlockQ5_0), false, VecDotKind::kSym},
+      {QuantType::kQ5_1, sizeof(BlockQ5_1), true, VecDotKind::kAffine},
+      {QuantType::kQ8_0, sizeof(BlockQ8_0), false, VecDotKind::kSym},
+      {QuantType::kIQ4_NL, sizeof(BlockIq4Nl), false, VecDotKind::kIq4Nl},
+      {QuantType::kIQ4_NL, sizeof(BlockIq4Nl), false, VecDotKind::kSym},
+  };
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    for (const Format& f : formats) {
+      testing::Rng rng(900 + static_cast<int>(f.type));
+      for (int trial = 0; trial < 60; ++trial) {
+        const int64_t nb = 1 + rng.Below(13), rows = 1 + rng.Below(11);
+        const std::vector<uint8_t> w =  // [rows, nb blocks]
+            testing::RandomBlocks(rows * nb, f.bytes, f.has_m ? std::vector<int>{0, 2} : std::vector<int>{0}, rng);
+        std::vector<int8_t> qc(rows * nb * 32);           // [rows, nb·32] activation codes
+        std::vector<float> qd(rows * nb), qm(rows * nb);  // [rows, nb] their scales, sums
+        std::vector<int8_t> kc(nb * 32);                  // [nb·32] weight row 0's codes
+        std::vector<float> kd(nb), km(nb, 0.0f);          // [nb]
+        for (int8_t& q : qc) q = static_cast<int8_t>(static_cast<int>(rng.Below(255)) - 127);
+        for (int64_t i = 0; i < rows * nb; ++i)
+          qd[i] = testing::RandomF32Scale(rng), qm[i] = testing::RandomF32Scale(rng);
+        GetQuantTraits(f.type).to_codes(w.data(), nb * 32, {kc.data(), kd.data(), km.data()});
+        const int64_t row_bytes = nb * f.bytes;
+        std::vector<float> simd(rows), scalar(rows);  // [rows]
+        DotQ8BlockRows(f.type, f.kind, w.data(), row_bytes, rows, qc.data(), qd.data(), qm.data(), nb, simd.data());
+        DotQ8BlockRowsScalar(f.type, f.kind, w.data(), row_bytes, rows, qc.data(), qd.data(), qm.data(), nb,
+                             scalar.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          const float one =
+              DotQ8BlockRow(f.type, f.kind, w.data() + r * row_bytes, qc.data(), qd.data(), qm.data(), nb);
+          ASSERT_TRUE(SameBits(simd[r], scalar[r])) << QuantTypeName(f.type) << " trial " << trial << " row " << r;
+          ASSERT_TRUE(SameBits(simd[r], one)) << QuantTypeName(f.type) << " trial " << trial << " row " << r;
+        }
+        const int64_t ldo = 3;
+        std::vector<float> batch(rows * ldo), batch_scalar(rows * ldo);  // [rows, ldo], column 0 written
+        DotQ8BlocksBatch(f.kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb, rows,
+                         batch.data(), ldo);
+        DotQ8BlocksBatchScalar(f.kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb, rows,
+                               batch_scalar.data(), ldo);
+        for (int64_t t = 0; t < rows; ++t) {
+          const float one = DotQ8Blocks(f.kind, kc.data(), kd.data(), km.data(), qc.data() + t * nb * 32,
+                                        qd.data() + t * nb, qm.data() + t * nb, nb);
+          ASSERT_TRUE(SameBits(batch[t * ldo], batch_scalar[t * ldo])) << QuantTypeName(f.type) << " trial " << trial;
+          ASSERT_TRUE(SameBits(batch[t * ldo], one)) << QuantTypeName(f.type) << " trial " << trial << " t " << t;
+        }
       }
     }
   });

@@ -17,7 +17,10 @@ void RmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim
 // ggml_v_expf (AVX2): exp by a degree-5 polynomial on the reduced argument, not libm's expf.
 float VExpF(float x);
 // out = silu(gate) · up with silu(g) = g / (1 + VExpF(−g)) for every whole 8-lane group, and
-// g / (1 + expf(−g)) (libm) for the last n % 8 elements, as ggml_vec_swiglu_f32.
+// g / (1 + expf(−g)) (libm) for the last n % 8 elements, as ggml_vec_swiglu_f32. A SIMD kernel of
+// each kernel path (the AVX2 ggml_v_silu / ggml_v_expf themselves); the scalar twin gives the same
+// bits.
 void SwiGlu(const float* gate, const float* up, float* out, int64_t n);
+void SwiGluScalar(const float* gate, const float* up, float* out, int64_t n);
 
 }  // namespace kvaudit::ggml

@@ -228,7 +228,8 @@ float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
 namespace ggml {
 using namespace ::kvaudit::ggml;  // the scalar twins; this path's kernels below hide the dispatchers
 
-#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass: the AVX2 branches' integer lanes
+#if defined(KVAUDIT_ISA_AVX2)        // also the AVX-512 pass: the AVX2 branches' integer lanes
+#include "ops/ggml/hsum_avx2.inl.h"  // HSum8V, before the kernels that use it
 #include "ops/ggml/kquant_vec_dot_avx2.inl.h"
 #else
 float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ2_KQ8_KScalar(w, x, nb); }

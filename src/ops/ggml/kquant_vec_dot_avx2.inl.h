@@ -1,12 +1,12 @@
 // The AVX2 path's K-quant and iq4_xs vec_dots (ops/ggml/kquant_vec_dot.cc), as an include with no
 // guard and no includes: kquant_vec_dot.cc includes it in the AVX2 and AVX-512 passes, where the
-// scalar twins' helpers (MinProducts, LoadBlock) and Hsum8 are visible.
+// scalar twins' helpers (MinProducts, LoadBlock) and ops/ggml/hsum_avx2.inl.h's HSum8V are visible.
 //
 // Each kernel forms the scalar twin's 8 int32 lanes per super-block with the AVX2 branch's
 // instructions (ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/x86/quants.c@de3ff815): maddubs of
 // unsigned codes with q8 (pairs to int16, no saturation: bounds in kquant_vec_dot.cc), madd with the
 // group's scale (pairs to int32), add_epi32. Integer sums are exact, so the lanes are the twin's
-// whatever the order; the f32 steps (the fmas per block, Hsum8, the mins) are the twin's, in order.
+// whatever the order; the f32 steps (the fmas per block, HSum8V = Hsum8, the mins) are the twin's, in order.
 namespace {
 
 inline __m256i Load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
@@ -27,13 +27,6 @@ inline __m256i Plane2(__m256i bytes, int plane) {
 // Bit `bit` of each of 32 bytes, moved to bit `to`: 0 or 1 << to per byte.
 inline __m256i BitOf(__m256i bytes, int bit, int to) {
   return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, bit), _mm256_set1_epi8(1)), to);
-}
-
-// Hsum8 of the 8 f32 lanes, the scalar twin's function on a stored copy (the same adds).
-inline float Hsum8V(__m256 acc) {
-  alignas(32) float lanes[8];  // [8]
-  _mm256_store_ps(lanes, acc);
-  return Hsum8(lanes);
 }
 
 // acc + d·f32(lanes), one fma per lane (cvtepi32_ps: exact, |lane| < 2^24).
@@ -119,7 +112,7 @@ float DotQ2_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
     acc = FmaLanesV(dmin, mins, acc);  // the mins first, then the scales, as the twin
     acc = FmaLanesV(d, lanes, acc);
   }
-  return Hsum8V(acc);
+  return HSum8V(acc);
 }
 
 float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
@@ -128,7 +121,7 @@ float DotQ3_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
     const BlockQ3_K block = LoadBlock<BlockQ3_K>(w, b);
     acc = FmaLanesV(x[b].d * F16ToF32(block.d), Q3LanesV(block, x[b]), acc);
   }
-  return Hsum8V(acc);
+  return HSum8V(acc);
 }
 
 float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
@@ -147,7 +140,7 @@ float DotQ4_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   alignas(16) float m[4];  // [4]
   _mm_store_ps(m, acc_m);
   const float mins = (m[0] + m[2]) + (m[1] + m[3]);
-  return Hsum8V(acc) + mins;
+  return HSum8V(acc) + mins;
 }
 
 float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
@@ -163,7 +156,7 @@ float DotQ5_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
     summs = std::fma(dmin, static_cast<float>(min_sum), summs);
     acc = FmaLanesV(d, Q45LanesV(block.scales, block.qs, block.qh, x[b]), acc);
   }
-  return Hsum8V(acc) + summs;
+  return HSum8V(acc) + summs;
 }
 
 float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
@@ -172,7 +165,7 @@ float DotIq4XsQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
     const BlockIq4Xs block = LoadBlock<BlockIq4Xs>(w, b);
     acc = FmaLanesV(F16ToF32(block.d) * x[b].d, Iq4XsLanesV(block, x[b]), acc);
   }
-  return Hsum8V(acc);
+  return HSum8V(acc);
 }
 
 float DotIq4XsQ8_KPanel(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {

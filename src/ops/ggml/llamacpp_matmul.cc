@@ -136,8 +136,12 @@ VecDotKind BlockDotKind(QuantType t, int64_t n) {
   return VecDotKind::kSym;
 }
 
+int64_t StoredRow(const WeightView& w, int64_t r) { return w.row_map ? w.row_map[r] : r; }
+
 // One activation row (decode): each weight row is read once, so it is dotted as stored (the blocks
-// unpacked in registers) rather than expanded to codes in memory first; the same bits.
+// unpacked in registers) rather than expanded to codes in memory first; the same bits. Rows go to
+// the several-row kernel in runs of equally spaced stored rows: all of them without a row map, and
+// with GGUF's un-permuted q/k rows (model/weights.cc UnpermuteRowMap) runs of every other row.
 void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y) {
   const int64_t nb = w.cols / kQK;
   const VecDotKind kind = BlockDotKind(w.type, 1);
@@ -145,24 +149,29 @@ void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a
   const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);
   const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);
   const float* qm = affine ? a.Q81Sums(0) : nullptr;
-  for (int64_t r = r0; r < r1; ++r) y[r] = DotQ8BlockRow(w.type, kind, w.row(r), qc, qd, qm, nb);
+  const auto row_bytes = static_cast<int64_t>(w.row_bytes());
+  for (int64_t r = r0, e; r < r1; r = e) {
+    const int64_t step = r + 1 < r1 ? StoredRow(w, r + 1) - StoredRow(w, r) : 1;  // in stored rows
+    for (e = r + 1; e < r1 && StoredRow(w, e) - StoredRow(w, e - 1) == step;) ++e;
+    DotQ8BlockRows(w.type, kind, w.row(r), step * row_bytes, e - r, qc, qd, qm, nb, y + r);
+  }
 }
 
-// A batch: each weight row expanded once, then dotted with every activation row.
+// A batch: each weight row expanded once, then dotted with every activation row (their codes,
+// scales and sums are stored row after row: DotQ8BlocksBatch's layout).
 void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   if (a.n() == 1) return BlockRowsDecode(w, r0, r1, a, y);
   const int64_t k = w.cols, nb = k / kQK;
   const VecDotKind kind = BlockDotKind(w.type, a.n());
-  std::vector<int8_t> codes(static_cast<size_t>(k));    // [k] one weight row's codes
-  std::vector<float> d(static_cast<size_t>(nb)), m(d);  // [k/32] its block scales and (q4_1/q5_1) mins
+  const bool affine = kind == VecDotKind::kAffine;
+  const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);   // [n, k]
+  const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);  // [n, k/32]
+  const float* qm = affine ? a.Q81Sums(0) : nullptr;             // [n, k/32]
+  std::vector<int8_t> codes(static_cast<size_t>(k));             // [k] one weight row's codes
+  std::vector<float> d(static_cast<size_t>(nb)), m(d);           // [k/32] its block scales and (q4_1/q5_1) mins
   for (int64_t r = r0; r < r1; ++r) {
     GetQuantTraits(w.type).to_codes(w.row(r), k, {codes.data(), d.data(), m.data()});
-    for (int64_t t = 0; t < a.n(); ++t) {
-      y[t * ldy + r] =
-          kind == VecDotKind::kAffine
-              ? DotQ8Blocks(kind, codes.data(), d.data(), m.data(), a.Q81Codes(t), a.Q81Scales(t), a.Q81Sums(t), nb)
-              : DotQ8Blocks(kind, codes.data(), d.data(), nullptr, a.Q8().Codes(t), a.Q8().Scales(t), nullptr, nb);
-    }
+    DotQ8BlocksBatch(kind, codes.data(), d.data(), affine ? m.data() : nullptr, qc, qd, qm, nb, a.n(), y + r, ldy);
   }
 }
 
@@ -170,8 +179,14 @@ void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, floa
 void Q8KRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   const bool panel = w.type == QuantType::kIQ4_XS && w.rows % kIqPanelRows == 0 && a.n() >= kIqPanelMinBatch;
   const Q8KDot dot = panel ? DotIq4XsQ8_KPanel : Q8KDotOf(w);
-  for (int64_t r = r0; r < r1; ++r)
-    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = dot(w.row(r), a.Q8K(t), w.cols / kQK_K);
+  const int64_t nb = w.cols / kQK_K;
+  for (int64_t r = r0; r < r1; ++r) {
+    if (w.type == QuantType::kQ6_K) {  // the activation rows are stored back to back: [n, nb] blocks
+      DotQ6_KQ8_KBatch(w.row(r), a.Q8K(0), nb, a.n(), y + r, ldy);
+      continue;
+    }
+    for (int64_t t = 0; t < a.n(); ++t) y[t * ldy + r] = dot(w.row(r), a.Q8K(t), nb);
+  }
 }
 
 void PartRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {

@@ -1,8 +1,9 @@
 // llama.cpp's dot orders in scalar C++ (vec_dot.h). std::fma where the intrinsics fuse, plain
 // f32 adds elsewhere; the project compiles with -ffp-contract=off, so nothing else fuses.
-// DotQ8Blocks, DotQ8BlockRow, DotQ6_KQ8_K, Steps8 and TinyBlas8 are also compiled once per kernel
-// path (base/isa_passes.h): llama.cpp's AVX2 branches themselves on the AVX2 and AVX-512 paths,
-// the scalar twins elsewhere; the same bits on every path.
+// DotQ8Blocks, DotQ8BlockRow, DotQ6_KQ8_K, Steps8 and TinyBlas8, and the several-dot DotQ8BlockRows,
+// DotQ8BlocksBatch and DotQ6_KQ8_KBatch, are also compiled once per kernel path (base/isa_passes.h):
+// llama.cpp's AVX2 branches themselves on the AVX2 and AVX-512 paths, the scalar twins elsewhere;
+// the same bits on every path.
 #ifndef KVAUDIT_ISA_PASS
 #include "base/simd.h"  // first: wraps <immintrin.h>
 
@@ -142,6 +143,20 @@ float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, con
   return DotQ8BlocksScalar(kind, codes.data(), d.data(), m.data(), qc, qd, qm, nb);
 }
 
+void DotQ8BlockRowsScalar(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
+                          const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out) {
+  for (int64_t i = 0; i < n_rows; ++i) out[i] = DotQ8BlockRowScalar(type, kind, w + i * row_bytes, qc, qd, qm, nb);
+}
+
+void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                            const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  const bool affine = kind == VecDotKind::kAffine;
+  for (int64_t t = 0; t < n_act; ++t) {
+    out[t * ldo] =
+        DotQ8BlocksScalar(kind, kc, kd, km, qc + t * nb * 32, qd + t * nb, affine ? qm + t * nb : nullptr, nb);
+  }
+}
+
 namespace {
 
 // q6_K's unsigned code (0..63) of element 32c + b of the 128-element half j (ql/qh of that half).
@@ -187,6 +202,10 @@ float DotQ6_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   return Hsum8(acc);
 }
 
+void DotQ6_KQ8_KBatchScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  for (int64_t t = 0; t < n_act; ++t) out[t * ldo] = DotQ6_KQ8_KScalar(w, x + t * nb, nb);
+}
+
 }  // namespace kvaudit::ggml
 
 #define KVAUDIT_ISA_SELF "ops/ggml/vec_dot.cc"
@@ -197,9 +216,20 @@ float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const floa
                   const float* qd, const float* qm, int64_t nb) {
   KVAUDIT_DISPATCH(ggml::DotQ8Blocks, kind, kc, kd, km, qc, qd, qm, nb);
 }
+void DotQ8BlockRows(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
+                    const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out) {
+  KVAUDIT_DISPATCH(ggml::DotQ8BlockRows, type, kind, w, row_bytes, n_rows, qc, qd, qm, nb, out);
+}
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  KVAUDIT_DISPATCH(ggml::DotQ8BlocksBatch, kind, kc, kd, km, qc, qd, qm, nb, n_act, out, ldo);
+}
 float Steps8(const float* w, const float* x, int64_t np) { KVAUDIT_DISPATCH(ggml::Steps8, w, x, np); }
 float TinyBlas8(const float* w, const float* x, int64_t n) { KVAUDIT_DISPATCH(ggml::TinyBlas8, w, x, n); }
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { KVAUDIT_DISPATCH(ggml::DotQ6_KQ8_K, w, x, nb); }
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  KVAUDIT_DISPATCH(ggml::DotQ6_KQ8_KBatch, w, x, nb, n_act, out, ldo);
+}
 float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb) {
   KVAUDIT_DISPATCH(ggml::DotQ8BlockRow, type, kind, w, qc, qd, qm, nb);
@@ -210,20 +240,19 @@ float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int
 namespace ggml {
 using namespace ::kvaudit::ggml;  // the scalar twins; this path's kernels below hide the dispatchers
 
-#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass: llama.cpp's AVX2 branch
+#if defined(KVAUDIT_ISA_AVX2)        // also the AVX-512 pass: llama.cpp's AVX2 branch
+#include "ops/ggml/hsum_avx2.inl.h"  // HSum8V
+
 namespace {
-inline __m256 LanesF(__m256i vx, const int8_t* y) {
-  const __m256i vy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y));
-  const __m256i dot = _mm256_maddubs_epi16(_mm256_sign_epi8(vx, vx), _mm256_sign_epi8(vy, vx));
+// mul_sum_i8_pairs_float (quants.c): the 8 lanes of a block's 32 code products, ax = |vx| given.
+inline __m256 LanesAbs(__m256i ax, __m256i vx, __m256i vy) {
+  const __m256i dot = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(vy, vx));
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(dot, _mm256_set1_epi16(1)));
 }
-inline float HSum8V(__m256 x) {
-  __m128 res = _mm256_extractf128_ps(x, 1);
-  res = _mm_add_ps(res, _mm256_castps256_ps128(x));
-  res = _mm_add_ps(res, _mm_movehl_ps(res, res));
-  res = _mm_add_ss(res, _mm_movehdup_ps(res));
-  return _mm_cvtss_f32(res);
+inline __m256 LanesF(__m256i vx, const int8_t* y) {
+  return LanesAbs(_mm256_sign_epi8(vx, vx), vx, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y)));
 }
+constexpr int kChains = 4;  // dots interleaved by the several-dot kernels (vec_dot.h)
 }  // namespace
 
 float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
@@ -245,19 +274,68 @@ float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const floa
   if (kind == VecDotKind::kAffine) r = r + summs;
   return r;
 }
+
+namespace {
+// DotQ8Blocks (kSym or kAffine) of one weight row against activation rows t0..t0+3, each in its
+// own accumulator: per block, the weight's codes and |codes| are loaded once for the 4 rows.
+template <VecDotKind K>
+void DotQ8Blocks4(const int8_t* kc, const float* kd, const float* km, const int8_t* qc, const float* qd,
+                  const float* qm, int64_t nb, float* out, int64_t ldo) {
+  __m256 acc[kChains];        // [4 activation rows] 8 lanes each
+  float summs[kChains] = {};  // [4] Σ m·s (kAffine)
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i vx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + b * 32));
+    const __m256i ax = _mm256_sign_epi8(vx, vx);
+    for (int j = 0; j < kChains; ++j) {
+      const int8_t* y = qc + (j * nb + b) * 32;
+      const __m256 l = LanesAbs(ax, vx, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y)));
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(kd[b] * qd[j * nb + b]), l, acc[j]);
+      if constexpr (K == VecDotKind::kAffine) summs[j] = std::fma(km[b], qm[j * nb + b], summs[j]);
+    }
+  }
+  for (int j = 0; j < kChains; ++j) {
+    float r = HSum8V(acc[j]);
+    if constexpr (K == VecDotKind::kAffine) r = r + summs[j];
+    out[j * ldo] = r;
+  }
+}
+}  // namespace
+
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  const bool affine = kind == VecDotKind::kAffine;
+  int64_t t = 0;
+  for (; kind != VecDotKind::kIq4Nl && t + kChains <= n_act; t += kChains) {
+    const int8_t* y = qc + t * nb * 32;  // [4, nb·32] the 4 rows' codes
+    if (affine)
+      DotQ8Blocks4<VecDotKind::kAffine>(kc, kd, km, y, qd + t * nb, qm + t * nb, nb, out + t * ldo, ldo);
+    else
+      DotQ8Blocks4<VecDotKind::kSym>(kc, kd, km, y, qd + t * nb, nullptr, nb, out + t * ldo, ldo);
+  }
+  for (; t < n_act; ++t) {
+    out[t * ldo] =  // qualified: this path's kernel (an unqualified call also finds the dispatcher by ADL)
+        ggml::DotQ8Blocks(kind, kc, kd, km, qc + t * nb * 32, qd + t * nb, affine ? qm + t * nb : nullptr, nb);
+  }
+}
 #else
 float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
                   const float* qd, const float* qm, int64_t nb) {
   return DotQ8BlocksScalar(kind, kc, kd, km, qc, qd, qm, nb);
 }
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  DotQ8BlocksBatchScalar(kind, kc, kd, km, qc, qd, qm, nb, n_act, out, ldo);
+}
 #endif
 
 #if defined(KVAUDIT_ISA_AVX2)  // the AVX2 build's float steps, on the AVX2 and AVX-512 paths
 namespace {
-float Lanes8Sum(__m256 v, bool hadd) {
+// GGML_F32_VEC_REDUCE's lane order (Hadd8), on a stored copy.
+float Hadd8V(__m256 v) {
   alignas(32) float lanes[8];  // [8]
   _mm256_store_ps(lanes, v);
-  return hadd ? Hadd8(lanes) : Hsum8(lanes);
+  return Hadd8(lanes);
 }
 }  // namespace
 
@@ -266,13 +344,13 @@ float Steps8(const float* w, const float* x, int64_t np) {
   for (int64_t i = 0; i < np; i += 32)
     for (int j = 0; j < 4; ++j)
       sum[j] = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8 * j), _mm256_loadu_ps(x + i + 8 * j), sum[j]);
-  return Lanes8Sum(_mm256_add_ps(_mm256_add_ps(sum[0], sum[2]), _mm256_add_ps(sum[1], sum[3])), true);
+  return Hadd8V(_mm256_add_ps(_mm256_add_ps(sum[0], sum[2]), _mm256_add_ps(sum[1], sum[3])));
 }
 
 float TinyBlas8(const float* w, const float* x, int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), acc);
-  return Lanes8Sum(acc, false);
+  return HSum8V(acc);
 }
 #else
 float Steps8(const float* w, const float* x, int64_t np) { return Steps8Scalar(w, x, np); }
@@ -295,19 +373,23 @@ inline __m256i HighBits(const uint8_t* qh) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
 }
 
+// An fp16 scale by F16C (GGML_CPU_FP16_TO_FP32 on an F16C build of llama.cpp): the same f32 as
+// LoadF16 for every finite or infinite value, without its branches.
+inline float LoadF16C(const uint8_t* p) { return _cvtsh_ss(LoadU16(p)); }
+
 // One block of type F at p: its 32 codes (the type's to_codes, in a register), d and m.
 template <QuantType F>
 inline __m256i BlockCodesV(const uint8_t* p, float* d, float* m) {
-  *d = LoadF16(p);
+  *d = LoadF16C(p);
   if constexpr (F == QuantType::kQ4_0) {
     return _mm256_sub_epi8(Nibbles(p + 2), _mm256_set1_epi8(8));
   } else if constexpr (F == QuantType::kQ4_1) {
-    *m = LoadF16(p + 2);
+    *m = LoadF16C(p + 2);
     return Nibbles(p + 4);
   } else if constexpr (F == QuantType::kQ5_0) {
     return _mm256_sub_epi8(_mm256_or_si256(Nibbles(p + 6), HighBits(p + 2)), _mm256_set1_epi8(16));
   } else if constexpr (F == QuantType::kQ5_1) {
-    *m = LoadF16(p + 2);
+    *m = LoadF16C(p + 2);
     return _mm256_or_si256(Nibbles(p + 8), HighBits(p + 4));
   } else if constexpr (F == QuantType::kQ8_0) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
@@ -364,10 +446,74 @@ float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int
     default: return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);  // which checks the type
   }
 }
+
+namespace {
+// DotQ8BlockRowOf (kSym or kAffine) of weight rows [0, n_rows), 4 at a time, each in its own
+// accumulator; the activation block is loaded once for the 4 rows.
+template <QuantType F, VecDotKind K>
+void DotQ8BlockRowsOf(const uint8_t* w, int64_t row_bytes, int64_t n_rows, const int8_t* qc, const float* qd,
+                      const float* qm, int64_t nb, float* out) {
+  int64_t r = 0;
+  for (; r + kChains <= n_rows; r += kChains) {
+    __m256 acc[kChains];        // [4 weight rows] 8 lanes each
+    float summs[kChains] = {};  // [4] Σ m·s (kAffine)
+    for (__m256& a : acc) a = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const __m256i vy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qc + b * 32));
+      for (int j = 0; j < kChains; ++j) {
+        float kd = 0.0f, km = 0.0f;
+        const __m256i vx = BlockCodesV<F>(w + (r + j) * row_bytes + b * BlockBytes(F), &kd, &km);
+        acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(kd * qd[b]), LanesAbs(_mm256_sign_epi8(vx, vx), vx, vy), acc[j]);
+        if constexpr (K == VecDotKind::kAffine) summs[j] = std::fma(km, qm[b], summs[j]);
+      }
+    }
+    for (int j = 0; j < kChains; ++j) {
+      float y = HSum8V(acc[j]);
+      if constexpr (K == VecDotKind::kAffine) y = y + summs[j];
+      out[r + j] = y;
+    }
+  }
+  for (; r < n_rows; ++r) out[r] = DotQ8BlockRowOf<F>(K, w + r * row_bytes, qc, qd, qm, nb);
+}
+
+template <VecDotKind K>
+bool DotQ8BlockRowsKind(QuantType type, const uint8_t* w, int64_t row_bytes, int64_t n_rows, const int8_t* qc,
+                        const float* qd, const float* qm, int64_t nb, float* out) {
+  switch (type) {
+    case QuantType::kQ4_0:
+      return DotQ8BlockRowsOf<QuantType::kQ4_0, K>(w, row_bytes, n_rows, qc, qd, qm, nb, out), true;
+    case QuantType::kQ4_1:
+      return DotQ8BlockRowsOf<QuantType::kQ4_1, K>(w, row_bytes, n_rows, qc, qd, qm, nb, out), true;
+    case QuantType::kQ5_0:
+      return DotQ8BlockRowsOf<QuantType::kQ5_0, K>(w, row_bytes, n_rows, qc, qd, qm, nb, out), true;
+    case QuantType::kQ5_1:
+      return DotQ8BlockRowsOf<QuantType::kQ5_1, K>(w, row_bytes, n_rows, qc, qd, qm, nb, out), true;
+    case QuantType::kQ8_0:
+      return DotQ8BlockRowsOf<QuantType::kQ8_0, K>(w, row_bytes, n_rows, qc, qd, qm, nb, out), true;
+    case QuantType::kIQ4_NL:
+      return DotQ8BlockRowsOf<QuantType::kIQ4_NL, K>(w, row_bytes, n_rows, qc, qd, qm, nb, out), true;
+    default: return false;
+  }
+}
+}  // namespace
+
+void DotQ8BlockRows(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
+                    const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out) {
+  if (kind == VecDotKind::kSym && DotQ8BlockRowsKind<VecDotKind::kSym>(type, w, row_bytes, n_rows, qc, qd, qm, nb, out))
+    return;
+  if (kind == VecDotKind::kAffine &&
+      DotQ8BlockRowsKind<VecDotKind::kAffine>(type, w, row_bytes, n_rows, qc, qd, qm, nb, out))
+    return;
+  for (int64_t i = 0; i < n_rows; ++i) out[i] = ggml::DotQ8BlockRow(type, kind, w + i * row_bytes, qc, qd, qm, nb);
+}
 #else
 float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                     const float* qm, int64_t nb) {
   return DotQ8BlockRowScalar(type, kind, w, qc, qd, qm, nb);
+}
+void DotQ8BlockRows(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
+                    const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out) {
+  DotQ8BlockRowsScalar(type, kind, w, row_bytes, n_rows, qc, qd, qm, nb, out);
 }
 #endif
 
@@ -390,41 +536,83 @@ void Q6Chunks(const uint8_t* ql, const uint8_t* qh, __m256i q[4]) {
   }
 }
 
-// Q6Lanes (the scalar twin's integers) as the AVX2 loop forms them: per chunk, maddubs of the
-// unsigned codes with q8 (pairs <= 2·63·128 < 2^15: no saturation), madd with the chunk's two
-// scales (bytes 0..15: scales[2c], 16..31: scales[2c + 1]); then 32·Σ bsum·scale subtracted once
-// (llama.cpp subtracts maddubs(32, q8) per chunk instead: the same exact integers).
-__m256i Q6LanesV(const BlockQ6_K& w, const BlockQ8_K& x) {
-  __m256i sumi = _mm256_setzero_si256();
+// One q6_K super-block unpacked in registers: the 8 chunks of 32 unsigned codes, each chunk's two
+// scales as 16-bit lanes (bytes 0..15: scales[2c], 16..31: scales[2c + 1]), the 16 scales widened.
+struct Q6BlockV {
+  __m256i q[8];   // [chunk 4j + c] Q6Chunks of half j
+  __m256i sc[8];  // [chunk] the madd operand of its scales
+  __m256i scales;
+};
+
+void UnpackQ6V(const BlockQ6_K& w, Q6BlockV* u) {
   for (int j = 0; j < 2; ++j) {
-    __m256i q[4];  // [4 chunks] 32 codes each
-    Q6Chunks(w.ql + 64 * j, w.qh + 32 * j, q);
+    Q6Chunks(w.ql + 64 * j, w.qh + 32 * j, u->q + 4 * j);
     for (int c = 0; c < 4; ++c) {
-      const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * j + 32 * c));
-      const __m256i sc =
+      u->sc[4 * j + c] =
           _mm256_set_m128i(_mm_set1_epi16(w.scales[8 * j + 2 * c + 1]), _mm_set1_epi16(w.scales[8 * j + 2 * c]));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], q8), sc));
     }
   }
+  u->scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+}
+
+// Q6Lanes (the scalar twin's integers) as the AVX2 loop forms them: per chunk, maddubs of the
+// unsigned codes with q8 (pairs <= 2·63·128 < 2^15: no saturation), madd with the chunk's two
+// scales; then 32·Σ bsum·scale subtracted once (llama.cpp subtracts maddubs(32, q8) per chunk
+// instead: the same exact integers).
+__m256i Q6LanesV(const Q6BlockV& w, const BlockQ8_K& x) {
+  __m256i sumi = _mm256_setzero_si256();
+  for (int c = 0; c < 8; ++c) {
+    const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 32 * c));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[c], q8), w.sc[c]));
+  }
   const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
-  const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
-  return _mm256_sub_epi32(sumi, _mm256_slli_epi32(_mm256_madd_epi16(bsums, scales), 5));
+  return _mm256_sub_epi32(sumi, _mm256_slli_epi32(_mm256_madd_epi16(bsums, w.scales), 5));
+}
+
+BlockQ6_K LoadQ6(const uint8_t* w, int64_t b) {
+  BlockQ6_K block;
+  std::memcpy(&block, w + b * sizeof(BlockQ6_K), sizeof(BlockQ6_K));
+  return block;
 }
 }  // namespace
 
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    BlockQ6_K block;
-    std::memcpy(&block, w + b * sizeof(BlockQ6_K), sizeof(BlockQ6_K));
-    const __m256i lanes = Q6LanesV(block, x[b]);
+    const BlockQ6_K block = LoadQ6(w, b);
+    Q6BlockV u;
+    UnpackQ6V(block, &u);
     const float d = x[b].d * F16ToF32(block.d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(Q6LanesV(u, x[b])), acc);
   }
   return HSum8V(acc);
 }
+
+// Activation rows 4 at a time, each block of the weight row unpacked once for the 4.
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  int64_t t = 0;
+  for (; t + kChains <= n_act; t += kChains) {
+    __m256 acc[kChains];  // [4 activation rows] 8 lanes each
+    for (__m256& a : acc) a = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ6_K block = LoadQ6(w, b);
+      Q6BlockV u;
+      UnpackQ6V(block, &u);
+      const float dw = F16ToF32(block.d);
+      for (int j = 0; j < kChains; ++j) {
+        const BlockQ8_K& xb = x[(t + j) * nb + b];
+        acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(xb.d * dw), _mm256_cvtepi32_ps(Q6LanesV(u, xb)), acc[j]);
+      }
+    }
+    for (int j = 0; j < kChains; ++j) out[(t + j) * ldo] = HSum8V(acc[j]);
+  }
+  for (; t < n_act; ++t) out[t * ldo] = ggml::DotQ6_KQ8_K(w, x + t * nb, nb);
+}
 #else
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) { return DotQ6_KQ8_KScalar(w, x, nb); }
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+  DotQ6_KQ8_KBatchScalar(w, x, nb, n_act, out, ldo);
+}
 #endif
 }  // namespace ggml
 #endif

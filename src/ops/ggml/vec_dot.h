@@ -85,6 +85,24 @@ float DotQ8BlockRow(QuantType type, VecDotKind kind, const uint8_t* w, const int
 float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, const int8_t* qc, const float* qd,
                           const float* qm, int64_t nb);
 
+// Several dots per call, each output's bits those of the one-dot functions above: llama.cpp sums a
+// row into one accumulator (a chain of dependent fmas), so one dot at a time waits on the fma
+// latency; these interleave 4 independent chains. kind: kSym or kAffine (kIq4Nl takes the one-dot
+// functions in turn).
+// out[i] = DotQ8BlockRow(type, kind, w + i·row_bytes, qc, qd, qm, nb) for i in [0, n_rows): a
+// decode's weight rows as stored, against one activation row.
+void DotQ8BlockRows(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
+                    const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out);
+void DotQ8BlockRowsScalar(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
+                          const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out);
+// out[t·ldo] = DotQ8Blocks(kind, kc, kd, km, qc + t·nb·32, qd + t·nb, qm + t·nb, nb) for t in
+// [0, n_act): one expanded weight row against a batch's activation rows, stored back to back
+// (codes [n_act, nb·32], scales and (kAffine) sums [n_act, nb]).
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo);
+void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                            const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo);
+
 // ggml_vec_dot_q6_K_q8_K (AVX2 branch): per 256-element super-block, 8 int32 lanes; lane m sums,
 // over the 8 chunks of 32 elements, scale × (code·q8 products of elements 4m..4m+3 of the chunk),
 // with the codes unsigned (0..63), minus 32·(bsums[2m]·scales[2m] + bsums[2m+1]·scales[2m+1]);
@@ -92,5 +110,9 @@ float DotQ8BlockRowScalar(QuantType type, VecDotKind kind, const uint8_t* w, con
 // kernel of each kernel path; the scalar twin gives the same bits (the lanes are exact integers).
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
 float DotQ6_KQ8_KScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb);
+// out[t·ldo] = DotQ6_KQ8_K(w, x + t·nb, nb) for t in [0, n_act): one weight row against a batch's
+// q8_K rows x [n_act, nb], each block's codes unpacked once for 4 rows (the same bits).
+void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo);
+void DotQ6_KQ8_KBatchScalar(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t n_act, float* out, int64_t ldo);
 
 }  // namespace kvaudit::ggml
