@@ -43,13 +43,8 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   f->model.Add(app);
   AddKvCompareFlags(app, o.kv);
   AddEndpointFlags(app, o.remote);
-  app.add_option("--serve-cmd", o.serve_cmd,
-                 "start the engine's own server for the baseline and each --kv from this template and audit "
-                 "them through its API, e.g. 'llama-server -m M.gguf --port {port} -ctk {k} -ctv {v} -fa on' "
-                 "(placeholders {port} {k} {v} {name}; docs/endpoints.md)");
-  app.add_option("--serve-timeout", o.serve_timeout_s, "seconds each --serve-cmd server may take to be ready")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 86400.0));
+  AddServeCmdFlags(app, o.serve_cmd, o.serve_timeout_s,
+                   "the baseline and each --kv, audit them through its API and stop them");
   app.add_option(
       "--reference", o.reference,
       "the eval's baseline from `kvaudit reference` instead of a baseline run or server (docs/endpoints.md)");

@@ -26,4 +26,14 @@ void AddEndpointFlags(CLI::App& app, RemoteConfigOptions& r) {
       ->check(CLI::Range(1, 20));
 }
 
+void AddServeCmdFlags(CLI::App& app, std::string& serve_cmd, double& timeout_s, const std::string& what) {
+  app.add_option("--serve-cmd", serve_cmd,
+                 "start the engine's own server for " + what +
+                     " from this template, e.g. 'llama-server -m M.gguf --port {port} -ctk {k} -ctv {v} -fa on' "
+                     "(placeholders {port} {k} {v} {name}; docs/endpoints.md)");
+  app.add_option("--serve-timeout", timeout_s, "seconds each --serve-cmd server may take to be ready")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+}
+
 }  // namespace kvaudit::cli

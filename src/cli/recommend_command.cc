@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/endpoint_flags.h"
 #include "cli/flags.h"
 #include "decide/audit/served_search.h"
 #include "decide/audit/served_search_report.h"
@@ -54,13 +55,9 @@ void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
 }
 
 void AddServedSearchFlags(CLI::App& app, RecommendOptions& o) {
-  app.add_option("--serve-cmd", o.serve_cmd,
-                 "search the engine's own settings instead: start its server from this template for the baseline "
-                 "and each --formats pair, cheapest first, e.g. 'llama-server -m M.gguf --port {port} -ctk {k} "
-                 "-ctv {v} -fa on' (no {v}: one type for K and V; docs/endpoints.md)");
-  app.add_option("--serve-timeout", o.serve_timeout_s, "seconds each --serve-cmd server may take to be ready")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 86400.0));
+  AddServeCmdFlags(app, o.serve_cmd, o.serve_timeout_s,
+                   "the baseline and each --formats pair (no {v}: one type for K and V), cheapest first, and "
+                   "search the engine's own settings instead of per-layer mixes");
   app.add_option("--max-servers", o.max_servers, "with --serve-cmd: candidates measured at most")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

@@ -18,40 +18,23 @@
 #include "support/fixtures.h"
 #include "support/run_cli.h"
 #include "support/serve_process.h"
+#include "support/served_pids.h"
 
 namespace kvaudit {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::ExpectAllServersGone;
 using testing::ReadFile;
+using testing::RecordedPids;
 using testing::RunCli;
+using testing::ShellQuoted;
 
-// The template: a kvaudit serve per configuration, its pid appended to `pids` first; `before` runs
-// in the wrapper ahead of the server (a failure to plant).
+// The template: a kvaudit serve per configuration, its pid recorded; `before` runs in the wrapper
+// ahead of the server (a failure to plant).
 std::string ServeCmd(const fs::path& pids, const std::string& before = "") {
-  return "sh -c 'echo $$ >> " + pids.string() + "; " + before + "exec " + testing::KvauditBinary().string() +
-         " serve --model " + testing::BundledModelDir().string() + " --threads 1 --port {port} --kv k={k},v={v}'";
-}
-
-std::vector<pid_t> Pids(const fs::path& pids) {
-  std::vector<pid_t> out;
-  std::ifstream in(pids);
-  for (pid_t p; in >> p;) out.push_back(p);
-  return out;
-}
-
-void ExpectAllGone(const fs::path& pids, size_t expected) {
-  const std::vector<pid_t> all = Pids(pids);
-  EXPECT_EQ(all.size(), expected);
-  for (pid_t p : all) EXPECT_TRUE(testing::ProcessGone(p, 10000)) << "server " << p << " is still running";
-}
-
-// Double-quoted for RunCli's shell: $ escaped, the template's single quotes kept.
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += (c == '$' || c == '"' || c == '\\' || c == '`') ? std::string("\\") + c : std::string(1, c);
-  return out + "\"";
+  return testing::KvauditServeTemplate(pids, "k={k},v={v}", before);
 }
 
 // kvaudit serve computes natively: --target native names the servers' configurations as it runs them.
@@ -60,10 +43,10 @@ const std::string kSmall =
 
 TEST(AuditServeCmdTest, AuditsThroughTheServersItStartsAndLeavesNoneBehind) {
   const fs::path dir = testing::MakeTempDir("audit-serve"), pids = dir / "pids", out = dir / "out";
-  const auto r = RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + Quoted(ServeCmd(pids)) +
+  const auto r = RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + ShellQuoted(ServeCmd(pids)) +
                         " --out " + out.string());
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
-  ExpectAllGone(pids, 3);  // the baseline's and the two configurations'
+  ExpectAllServersGone(pids, 3);  // the baseline's and the two configurations'
   EXPECT_NE(r.out.find("measured on servers kvaudit started (--serve-cmd; logs in " + (out / "servers").string() +
                        "): k=q8_0,v=q8_0 at http://127.0.0.1:"),
             std::string::npos)
@@ -138,14 +121,14 @@ TEST(AuditServeCmdTest, AuditsThroughTheServersItStartsAndLeavesNoneBehind) {
 TEST(AuditServeCmdTest, AServerThatFailsToStartStopsTheOthersInOneLine) {
   const fs::path dir = testing::MakeTempDir("audit-serve-fail"), pids = dir / "pids", out = dir / "out";
   const std::string cmd = ServeCmd(pids, "test {k} = q4_0 && exit 3; ");
-  const auto r =
-      RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + Quoted(cmd) + " --out " + out.string());
+  const auto r = RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + ShellQuoted(cmd) + " --out " +
+                        out.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("the server for k=q4_0,v=q4_0 exited with status 3 before it was ready; hint: read " +
                        (out / "servers" / "k_q4_0_v_q4_0.log").string()),
             std::string::npos)
       << r.err;
-  ExpectAllGone(pids, 3);
+  ExpectAllServersGone(pids, 3);
   fs::remove_all(dir);
 }
 
@@ -206,15 +189,15 @@ TEST(AuditServeCmdTest, AServerReportingAnotherCacheIsFlagged) {
   const fs::path dir = testing::MakeTempDir("audit-serve-report"), pids = dir / "pids", out = dir / "out";
   std::string cmd = ServeCmd(pids);
   cmd.replace(cmd.find("--kv k={k},v={v}"), std::string("--kv k={k},v={v}").size(), "--kv k=f32,v=f32");
-  const auto r =
-      RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + Quoted(cmd) + " --out " + out.string());
+  const auto r = RunCli("audit " + testing::BundledJobFlags() + kSmall + "--serve-cmd " + ShellQuoted(cmd) + " --out " +
+                        out.string());
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   EXPECT_NE(r.out.find("WARNING: k=q4_0,v=q4_0: the server reports kv=k=f32,v=f32, not k=q4_0,v=q4_0\n"),
             std::string::npos)
       << r.out;
   const json audit = json::parse(ReadFile((out / "results.json").string()));
   EXPECT_EQ(audit["configs"][0]["reported_differs"], "the server reports kv=k=f32,v=f32, not k=q8_0,v=q8_0");
-  ExpectAllGone(pids, 3);
+  ExpectAllServersGone(pids, 3);
   fs::remove_all(dir);
 }
 
@@ -233,10 +216,10 @@ void SignalMidAudit(int sig) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline && !fs::exists(out / "eval" / "progress.jsonl"))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_EQ(Pids(pids).size(), 3u) << child->Stderr();
+  ASSERT_EQ(RecordedPids(pids).size(), 3u) << child->Stderr();
   child->Signal(sig);
   ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "it finished before the signal, or ignored it";
-  ExpectAllGone(pids, 3);
+  ExpectAllServersGone(pids, 3);
   fs::remove_all(dir);
 }
 

@@ -17,6 +17,7 @@
 #include "support/fixtures.h"
 #include "support/llama_server.h"
 #include "support/run_cli.h"
+#include "support/served_pids.h"
 
 namespace kvaudit {
 namespace {
@@ -39,6 +40,32 @@ json Overall(const fs::path& run, const std::string& spec) {
   }
   ADD_FAILURE() << spec << " not in " << run;
   return json();
+}
+
+// `kvaudit SUBCOMMAND` on the f16 GGUF with `flags`, its servers started from a llama-server
+// template ending in `cache_flags` (-ctk/-ctv with placeholders), every server's pid recorded in
+// `pids` (support/served_pids.h), run to its end: what it printed and its exit status.
+struct ServedRun {
+  std::string said, err;
+  std::optional<int> exit;
+};
+ServedRun RunWithLlamaServers(const std::string& subcommand, const std::string& flags, const fs::path& pids,
+                              const std::string& cache_flags) {
+  const std::string server = testing::LlamaCppTool("llama-server").string();
+  const std::string cmd = testing::PidRecordingTemplate(
+      pids, server + " -m " + Gguf() + " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} " + cache_flags);
+  std::vector<std::string> argv = {testing::KvauditBinary().string(), subcommand, "--model", Gguf()};
+  std::istringstream words("--data " + (testing::RepoDir() / "data/eval-docs.jsonl").string() +
+                           " --threads 2 --ctx 256 --windows 2 --lengths 256 --policy balanced " + flags);
+  for (std::string w; words >> w;) argv.push_back(w);
+  argv.push_back("--serve-cmd"), argv.push_back(cmd);
+  ServedRun run;
+  auto child = testing::ChildProcess::Start(argv);
+  if (!child) return ADD_FAILURE() << "cannot start " << argv[0], run;
+  for (std::optional<std::string> line; (line = child->ReadLine(300000));) run.said += *line + "\n";
+  run.exit = child->WaitExit(30000);
+  run.err = child->Stderr();
+  return run;
 }
 
 TEST(LlamaServerCliTest, EvalThroughLlamaServerAgreesWithTheInProcessEmulation) {
@@ -98,25 +125,11 @@ TEST(LlamaServerCliTest, EvalThroughLlamaServerAgreesWithTheInProcessEmulation) 
 // deploys it. No server is left (each pid recorded by an sh wrapper).
 TEST(LlamaServerCliTest, RecommendWithServeCmdSearchesLlamaServersCheapestFirst) {
   const fs::path dir = testing::MakeTempDir("llama-server-recommend"), pids = dir / "pids", out = dir / "out";
-  const std::string server = testing::LlamaCppTool("llama-server").string();
-  ASSERT_FALSE(server.empty());
-  const std::string cmd = "sh -c 'echo $$ >> " + pids.string() + "; exec " + server + " -m " + Gguf() +
-                          " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} -ctk {k} -ctv {k}'";
-  std::vector<std::string> argv = {testing::KvauditBinary().string(), "recommend", "--model", Gguf()};
-  std::istringstream words(
-      "--data " + (testing::RepoDir() / "data/eval-docs.jsonl").string() +
-      " --threads 2 --ctx 256 --windows 2 --lengths 256 --policy balanced --budget 0.6xf16 --out " + out.string());
-  for (std::string w; words >> w;) argv.push_back(w);
-  argv.push_back("--serve-cmd"), argv.push_back(cmd);
-  auto child = testing::ChildProcess::Start(argv);
-  ASSERT_NE(child, nullptr);
-  std::string said;
-  for (std::optional<std::string> line; (line = child->ReadLine(300000));) said += *line + "\n";
-  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(0)) << child->Stderr() << said;
-  std::ifstream in(pids);
-  int n = 0;
-  for (pid_t p; in >> p; ++n) EXPECT_TRUE(testing::ProcessGone(p, 10000)) << "llama-server " << p << " still runs";
-  EXPECT_EQ(n, 3);  // f32 (the baseline), q4_0, q8_0
+  const ServedRun run =
+      RunWithLlamaServers("recommend", "--budget 0.6xf16 --out " + out.string(), pids, "-ctk {k} -ctv {k}");
+  ASSERT_EQ(run.exit, std::optional<int>(0)) << run.err << run.said;
+  const std::string& said = run.said;
+  testing::ExpectAllServersGone(pids, 3);  // f32 (the baseline), q4_0, q8_0
   std::ifstream results(out / "results.json");
   const json j = json::parse(results, nullptr, false);
   ASSERT_FALSE(j.is_discarded());
@@ -128,7 +141,7 @@ TEST(LlamaServerCliTest, RecommendWithServeCmdSearchesLlamaServersCheapestFirst)
   EXPECT_EQ(j["candidates"][1]["spec"], q8);
   EXPECT_EQ(j["candidates"][1]["pass"], true);
   EXPECT_EQ(j["recommended"], q8);
-  EXPECT_NE(said.find("; exec " + server + " -m " + Gguf() +
+  EXPECT_NE(said.find("; exec " + testing::LlamaCppTool("llama-server").string() + " -m " + Gguf() +
                       " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} -ctk q8_0 -ctv q8_0'\n"),
             std::string::npos)
       << said;
@@ -142,26 +155,11 @@ TEST(LlamaServerCliTest, RecommendWithServeCmdSearchesLlamaServersCheapestFirst)
 // passes, one with another fails naming both.
 TEST(LlamaServerCliTest, AuditWithServeCmdStartsAuditsAndStopsLlamaServersAndGateChecksTheDeployment) {
   const fs::path dir = testing::MakeTempDir("llama-server-audit"), pids = dir / "pids", out = dir / "out";
-  const std::string server = testing::LlamaCppTool("llama-server").string();
-  ASSERT_FALSE(server.empty());
-  const std::string cmd = "sh -c 'echo $$ >> " + pids.string() + "; exec " + server + " -m " + Gguf() +
-                          " -c 512 -np 1 -t 1 -fa on --host 127.0.0.1 --port {port} -ctk {k} -ctv {v}'";
-  std::vector<std::string> argv = {testing::KvauditBinary().string(), "audit", "--model", Gguf()};
-  std::istringstream words("--data " + (testing::RepoDir() / "data/eval-docs.jsonl").string() +
-                           " --threads 2 --ctx 256 --windows 2 --lengths 256 --policy balanced"
-                           " --kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --out " +
-                           out.string());
-  for (std::string w; words >> w;) argv.push_back(w);
-  argv.push_back("--serve-cmd"), argv.push_back(cmd);
-  auto child = testing::ChildProcess::Start(argv);
-  ASSERT_NE(child, nullptr);
-  std::string said;
-  for (std::optional<std::string> line; (line = child->ReadLine(300000));) said += *line + "\n";
-  ASSERT_EQ(child->WaitExit(30000), std::optional<int>(1)) << child->Stderr();  // q4_0 fails policy balanced
-  std::ifstream in(pids);
-  int n = 0;
-  for (pid_t p; in >> p; ++n) EXPECT_TRUE(testing::ProcessGone(p, 10000)) << "llama-server " << p << " still runs";
-  EXPECT_EQ(n, 3);  // f32 (the baseline), q8_0, q4_0
+  const ServedRun run = RunWithLlamaServers("audit", "--kv k=q8_0,v=q8_0 --kv k=q4_0,v=q4_0 --out " + out.string(),
+                                            pids, "-ctk {k} -ctv {v}");
+  ASSERT_EQ(run.exit, std::optional<int>(1)) << run.err;  // q4_0 fails policy balanced
+  const std::string& said = run.said;
+  testing::ExpectAllServersGone(pids, 3);  // f32 (the baseline), q8_0, q4_0
   EXPECT_NE(said.find("=== kvaudit audit: " + Gguf()), std::string::npos) << said;
   EXPECT_NE(said.find("measured on servers kvaudit started (--serve-cmd"), std::string::npos) << said;
   EXPECT_TRUE(fs::exists(out / "report.html"));

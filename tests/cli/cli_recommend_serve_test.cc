@@ -18,40 +18,23 @@
 #include "support/child_process.h"
 #include "support/fixtures.h"
 #include "support/run_cli.h"
+#include "support/served_pids.h"
 
 namespace kvaudit {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::ExpectAllServersGone;
 using testing::ReadFile;
+using testing::RecordedPids;
 using testing::RunCli;
+using testing::ShellQuoted;
 
-// A kvaudit serve per configuration, its pid appended to `pids` first; `kv` is its --kv value;
-// `before` runs in the wrapper ahead of the server (a failure to plant).
+// A kvaudit serve per configuration with --kv `kv`, its pid recorded; `before` runs in the wrapper
+// ahead of the server (a failure to plant).
 std::string ServeCmd(const fs::path& pids, const std::string& kv = "k={k},v={v}", const std::string& before = "") {
-  return "sh -c 'echo $$ >> " + pids.string() + "; " + before + "exec " + testing::KvauditBinary().string() +
-         " serve --model " + testing::BundledModelDir().string() + " --threads 1 --port {port} --kv " + kv + "'";
-}
-
-std::vector<pid_t> Pids(const fs::path& pids) {
-  std::vector<pid_t> out;
-  std::ifstream in(pids);
-  for (pid_t p; in >> p;) out.push_back(p);
-  return out;
-}
-
-void ExpectAllGone(const fs::path& pids, size_t expected) {
-  const std::vector<pid_t> all = Pids(pids);
-  EXPECT_EQ(all.size(), expected);
-  for (pid_t p : all) EXPECT_TRUE(testing::ProcessGone(p, 10000)) << "server " << p << " is still running";
-}
-
-// Double-quoted for RunCli's shell: $ escaped, the template's single quotes kept.
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += (c == '$' || c == '"' || c == '\\' || c == '`') ? std::string("\\") + c : std::string(1, c);
-  return out + "\"";
+  return testing::KvauditServeTemplate(pids, kv, before);
 }
 
 // kvaudit serve computes natively: --target native names the candidates as it runs them.
@@ -65,9 +48,9 @@ std::string Recommend(const std::string& flags, const fs::path& out, const std::
 
 TEST(RecommendServeCmdTest, SearchesCheapestFirstStopsAtTheFirstPassAndLeavesNoServerBehind) {
   const fs::path dir = testing::MakeTempDir("recommend-serve"), pids = dir / "pids", out = dir / "out";
-  const auto r = RunCli(Recommend("--budget 0.6xf16 --serve-cmd " + Quoted(ServeCmd(pids)), out));
+  const auto r = RunCli(Recommend("--budget 0.6xf16 --serve-cmd " + ShellQuoted(ServeCmd(pids)), out));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  ExpectAllGone(pids, 3);  // the baseline's, q4_0's (fails) and q8_0/q4_0's (passes): no more
+  ExpectAllServersGone(pids, 3);  // the baseline's, q4_0's (fails) and q8_0/q4_0's (passes): no more
   const json j = json::parse(ReadFile((out / "results.json").string()));
   EXPECT_EQ(j["search"], "servers");
   EXPECT_EQ(j["baseline"]["spec"], "k=f32,v=f32");
@@ -129,9 +112,9 @@ TEST(RecommendServeCmdTest, SearchesCheapestFirstStopsAtTheFirstPassAndLeavesNoS
 TEST(RecommendServeCmdTest, OneTypeTemplatesSearchTheDiagonalAndTheTimeBoundStopsTheSearch) {
   const fs::path dir = testing::MakeTempDir("recommend-serve-time"), pids = dir / "pids", out = dir / "out";
   const auto r = RunCli(Recommend(
-      "--budget 0.6xf16 --search-time 1 --serve-cmd " + Quoted(ServeCmd(pids, "k={k},v={k}")), out, kSmallest));
+      "--budget 0.6xf16 --search-time 1 --serve-cmd " + ShellQuoted(ServeCmd(pids, "k={k},v={k}")), out, kSmallest));
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
-  ExpectAllGone(pids, 2);
+  ExpectAllServersGone(pids, 2);
   const json j = json::parse(ReadFile((out / "results.json").string()));
   EXPECT_EQ(j["one_type"], true);
   ASSERT_EQ(j["candidates"].size(), 2u);
@@ -149,9 +132,9 @@ TEST(RecommendServeCmdTest, OneTypeTemplatesSearchTheDiagonalAndTheTimeBoundStop
 TEST(RecommendServeCmdTest, TheCountBoundAndTheBudgetLimitWhatIsStarted) {
   const fs::path dir = testing::MakeTempDir("recommend-serve-count"), pids = dir / "pids", out = dir / "out";
   const auto r =
-      RunCli(Recommend("--budget 1700 --max-servers 1 --serve-cmd " + Quoted(ServeCmd(pids)), out, kSmallest));
+      RunCli(Recommend("--budget 1700 --max-servers 1 --serve-cmd " + ShellQuoted(ServeCmd(pids)), out, kSmallest));
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
-  ExpectAllGone(pids, 2);
+  ExpectAllServersGone(pids, 2);
   const json j = json::parse(ReadFile((out / "results.json").string()));
   ASSERT_EQ(j["candidates"].size(), 4u);
   EXPECT_EQ(j["candidates"][0]["state"], "measured");
@@ -169,9 +152,9 @@ TEST(RecommendServeCmdTest, TheCountBoundAndTheBudgetLimitWhatIsStarted) {
 TEST(RecommendServeCmdTest, ACandidateWhoseServerDoesNotStartIsSkippedWithItsReason) {
   const fs::path dir = testing::MakeTempDir("recommend-serve-refused"), pids = dir / "pids", out = dir / "out";
   const std::string cmd = ServeCmd(pids, "k={k},v={v}", "test {k} = q4_0 && exit 3; ");
-  const auto r = RunCli(Recommend("--budget 0.6xf16 --max-servers 2 --serve-cmd " + Quoted(cmd), out, kSmallest));
+  const auto r = RunCli(Recommend("--budget 0.6xf16 --max-servers 2 --serve-cmd " + ShellQuoted(cmd), out, kSmallest));
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;
-  ExpectAllGone(pids, 3);  // the baseline's, q4_0's (exited) and q8_0/q4_0's
+  ExpectAllServersGone(pids, 3);  // the baseline's, q4_0's (exited) and q8_0/q4_0's
   const json j = json::parse(ReadFile((out / "results.json").string()));
   ASSERT_EQ(j["candidates"].size(), 4u);
   EXPECT_EQ(j["candidates"][0]["state"].get<std::string>().rfind(
@@ -187,7 +170,7 @@ TEST(RecommendServeCmdTest, ACandidateWhoseServerDoesNotStartIsSkippedWithItsRea
 // Mistakes found before any server starts: one line, exit 2, no server.
 TEST(RecommendServeCmdTest, MistakesAreOneLineBeforeAnyServerStarts) {
   const fs::path dir = testing::MakeTempDir("recommend-serve-errors"), pids = dir / "pids";
-  const std::string cmd = " --serve-cmd " + Quoted(ServeCmd(pids));
+  const std::string cmd = " --serve-cmd " + ShellQuoted(ServeCmd(pids));
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--budget 0.6xf16 --max-servers 2", "--max-servers bounds the search through servers; hint: give --serve-cmd"},
       {"--budget 0.6xf16 --calib-windows 2" + cmd,
@@ -207,7 +190,7 @@ TEST(RecommendServeCmdTest, MistakesAreOneLineBeforeAnyServerStarts) {
   EXPECT_EQ(relative.exit_code, 2);
   EXPECT_NE(relative.err.find("which --serve-cmd would need a server of its own for"), std::string::npos)
       << relative.err;
-  EXPECT_TRUE(Pids(pids).empty());
+  EXPECT_TRUE(RecordedPids(pids).empty());
   fs::remove_all(dir);
 }
 
@@ -226,10 +209,10 @@ TEST(RecommendServeCmdTest, CtrlCLeavesNoServerBehind) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline && !fs::exists(progress))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_EQ(Pids(pids).size(), 2u) << child->Stderr();
+  ASSERT_EQ(RecordedPids(pids).size(), 2u) << child->Stderr();
   child->Signal(SIGINT);
   ASSERT_EQ(child->WaitExit(30000), std::optional<int>(-1)) << "it finished before the signal, or ignored it";
-  ExpectAllGone(pids, 2);
+  ExpectAllServersGone(pids, 2);
   fs::remove_all(dir);
 }
 
