@@ -158,15 +158,22 @@ Expected<ServedSearchPlan> ServedSearchPlan::Make(RecommendOptions o) {
 
 namespace {
 
-// The template for `c` with {port} left for the user: the command that deploys it. Words with a
-// blank are single-quoted, so the line can be pasted into a shell.
+// `word` as one shell word: as it is when it holds nothing a shell reads, else single-quoted (a
+// single quote inside written '\'').
+std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_of(" \t\n'\"\\$`|&;<>()*?[]#~") == std::string::npos) return word;
+  std::string out = "'";
+  for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// The template for `c` with {port} left for the user: the command that deploys it, pasteable into a
+// shell.
 std::string DeployCommand(const ServedSearchPlan& plan, const ServedCandidate& c) {
   const Expected<std::vector<std::string>> words =
       FillServeCommand(plan.words, {{"port", "{port}"}, {"k", c.k}, {"v", c.v}, {"name", c.spec}}, "--serve-cmd");
   std::string out;
-  for (const std::string& w : words ? *words : plan.words) {
-    out += (out.empty() ? "" : " ") + (w.find_first_of(" \t'\"") == std::string::npos ? w : "'" + w + "'");
-  }
+  for (const std::string& w : words ? *words : plan.words) out += (out.empty() ? "" : " ") + ShellWord(w);
   return out;
 }
 
