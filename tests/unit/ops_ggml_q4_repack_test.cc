@@ -256,23 +256,34 @@ TEST(GgmlBlockDispatch, Mxfp4OfOtherRowCountsTakesItsVecDotForAnyBatch) {
   }
 }
 
-// MUL_MAT_ID (LlamaCppMatMulEachRow): every routed row alone. For f32 weights that is vec_dot per
-// row, where the same rows as one MUL_MAT batch take tinyBLAS, which sums in another order.
-TEST(GgmlBlockDispatch, MulMatIdComputesEachRowAlone) {
-  const int64_t rows = 16, cols = 256, n = 6;
+// MUL_MAT_ID (LlamaCppMatMulEachRow): every routed row alone, by the kernel one row takes, checked
+// against that kernel itself: the repacked gemv (q4_0 and mxfp4 of rows % 8 == 0), the block vec_dot
+// (rows % 8 != 0: q4_0's symmetric one, mxfp4's two-accumulator one), ggml_vec_dot_f32 (f32). The
+// same rows as one MUL_MAT batch take tinyBLAS for f32, which sums in another order.
+TEST(GgmlBlockDispatch, MulMatIdComputesEachRowAloneByItsOneRowKernel) {
+  const int64_t cols = 256, n = 6;
   const std::vector<float> x = testing::NormalRows(n, cols, 91);  // [n, cols]
-  for (QuantType t : {QuantType::kF32, QuantType::kMXFP4, QuantType::kQ4_0}) {
-    const WeightMatrix w = t == QuantType::kF32 ? testing::RandomWeights(rows, cols, QuantType::kF32, 92)
-                                                : testing::RandomBlockMatrix(rows, cols, t, 92);
-    ThreadPool pool(2);
-    std::vector<float> each(static_cast<size_t>(n * rows));  // [n, rows]
-    LlamaCppMatMulEachRow(x.data(), n, w, each.data(), pool);
-    for (int64_t i = 0; i < n; ++i) {
-      const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
-      EXPECT_TRUE(SameBits(&each[i * rows], Products(w, xi, 1, 1).data(), rows)) << QuantTypeName(t) << " " << i;
-    }
-    if (t == QuantType::kF32) {
-      EXPECT_FALSE(SameBits(each.data(), Products(w, x, n, 2).data(), n * rows)) << "tinyBLAS sums otherwise";
+  const Q8Rows q = QuantizeRows(x, n, cols, false);
+  ThreadPool pool(2);
+  for (int64_t rows : {12, 16}) {
+    for (QuantType t : {QuantType::kF32, QuantType::kMXFP4, QuantType::kQ4_0}) {
+      const WeightMatrix w = t == QuantType::kF32 ? testing::RandomWeights(rows, cols, QuantType::kF32, 92)
+                                                  : testing::RandomBlockMatrix(rows, cols, t, 92);
+      std::vector<float> each(static_cast<size_t>(n * rows));  // [n, rows]
+      LlamaCppMatMulEachRow(x.data(), n, w, each.data(), pool);
+      for (int64_t i = 0; i < n; ++i) {
+        const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);  // [cols]
+        std::vector<float> want(static_cast<size_t>(rows));                             // [rows]
+        if (t != QuantType::kF32 && rows % 8 == 0) want = Repacked(xi, 1, w.view());
+        for (int64_t r = 0; t == QuantType::kF32 && r < rows; ++r)
+          want[r] = VecDotF32(kEmulatedBuild, reinterpret_cast<const float*>(w.view().row(r)), xi.data(), cols);
+        for (int64_t r = 0; t != QuantType::kF32 && rows % 8 != 0 && r < rows; ++r)
+          want[r] = BlockDot(t == QuantType::kMXFP4 ? VecDotKind::kIq4Nl : VecDotKind::kSym, w, r, q, i);
+        EXPECT_TRUE(SameBits(&each[i * rows], want.data(), rows)) << QuantTypeName(t) << " rows " << rows << " " << i;
+      }
+      if (t == QuantType::kF32) {
+        EXPECT_FALSE(SameBits(each.data(), Products(w, x, n, 2).data(), n * rows)) << "tinyBLAS sums otherwise";
+      }
     }
   }
 }

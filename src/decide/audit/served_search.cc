@@ -97,9 +97,9 @@ Status CheckServedOptions(const RecommendOptions& o, const AcceptancePolicy& pol
 }
 
 // The windows and the probe lengths, checked on the model's config and tokenizer (no weights).
-Status PlanText(ServedSearchPlan& plan, const ModelConfig& cfg) {
+Status PlanText(ServedSearchPlan& plan, const ModelRuntime& runtime) {
   RecommendOptions& o = plan.options;
-  KV_ASSIGN_OR_RETURN(const ModelRuntime runtime, ModelRuntime::Load(o.model, o.threads, false));
+  const ModelConfig& cfg = runtime.model->config();
   EvalOptions cut;
   cut.data = o.data, cut.ctx = o.ctx;
   KV_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> all, EvalPlan::CutWindows(runtime, "recommend", cut));
@@ -146,9 +146,10 @@ Expected<ServedSearchPlan> ServedSearchPlan::Make(RecommendOptions o) {
   if (o.formats.empty()) o.formats = DefaultCandidateFormats(o.target);
   KV_ASSIGN_OR_RETURN(plan.probe_families, VerifyFamilies(plan.policy, o));
   if (o.ctx == 0 && plan.policy.target_context) o.ctx = *plan.policy.target_context;
-  KV_ASSIGN_OR_RETURN(const ModelConfig cfg, LoadModelConfig(o.model));
+  KV_ASSIGN_OR_RETURN(const ModelRuntime runtime, ModelRuntime::Load(o.model, o.threads, false));  // no weights
+  const ModelConfig& cfg = runtime.model->config();
   plan.options = std::move(o);
-  KV_RETURN_IF_ERROR(PlanText(plan, cfg));
+  KV_RETURN_IF_ERROR(PlanText(plan, runtime));
   plan.f16_bytes_per_token = F16BytesPerTokenAt(cfg, plan.target_ctx);
   KV_ASSIGN_OR_RETURN(plan.budget_bytes_per_token, BudgetBytesPerToken(plan.budget, cfg, plan.target_ctx));
   KV_ASSIGN_OR_RETURN(plan.candidates, Candidates(plan, cfg));
