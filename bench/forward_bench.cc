@@ -2,12 +2,12 @@
 //   forward_bench [model] [threads] [prefill_tokens] [decode_depth] [reps] [what] [arithmetic]
 // Prints the median of `reps` (default 5) runs of: prefill of N tokens (one sequence, last-token
 // logits, as llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg /
-// -d D). `what` (default "all") = pp | tg0 | tgd runs one of them only (for perf stat/record).
-// Token ids are deterministic pseudo-random; speed does not depend on them. `arithmetic` (the
-// weight products): stored (default: the native engine's exact products on the weights as stored),
-// f32 (the same, the matrices dequantized to f32 at load: WeightLoadOptions::dequantize_at_load), or
-// llama.cpp (engine=llama.cpp: llama.cpp's weight arithmetic, ops/ggml/llamacpp_matmul.h, and its
-// flash attention over an f32 cache). Any other value is an error (exit 2). The model line names it.
+// -d D); for a dense model, the weight bytes one decode step reads and decode's GB/s of them. `what` (default "all") =
+// pp | tg0 | tgd runs one of them only (for perf stat/record). Token ids are deterministic pseudo-random; speed does
+// not depend on them. `arithmetic` (the weight products): stored (default: the native engine's exact products on the
+// weights as stored), f32 (the same, the matrices dequantized to f32 at load: WeightLoadOptions::dequantize_at_load),
+// or llama.cpp (engine=llama.cpp: llama.cpp's weight arithmetic, ops/ggml/llamacpp_matmul.h, and its flash attention
+// over an f32 cache). Any other value is an error (exit 2). The model line names it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +27,13 @@ double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+// Bytes of weights one decode step reads (every matrix in full but the embedding table, of which it
+// reads one row; tied embeddings are read in full as the output matrix), the same for llama.cpp on
+// the same file; 0 for a mixture of experts, whose step reads only its routed experts.
+uint64_t DecodeBytesPerToken(const ModelWeights& w, const ModelConfig& c) {
+  if (c.n_experts > 0) return 0;
+  return w.bytes() - (w.lm_head.empty() ? 0 : w.embed.bytes());
 }
 }  // namespace
 
@@ -107,6 +114,12 @@ int main(int argc, char** argv) {
   if (do_tg0) {
     std::printf("decode %d tokens at depth 0: %s tokens/s  [%s]\n", n_decode, rate(Median(tg0)).c_str(),
                 all(tg0).c_str());
+    // Decode's weight traffic, to set beside machine_limits_bench's DRAM read bandwidth: a file
+    // larger than the last-level cache is read from memory at every step.
+    if (const uint64_t bytes = DecodeBytesPerToken((*model)->weights(), c); bytes > 0) {
+      std::printf("decode reads %.1f MB of weights per token: %.2f GB/s at the median\n", bytes / 1e6,
+                  bytes * Median(tg0) / 1e9);
+    }
   }
   if (do_tgd) {
     std::printf("decode %d tokens at depth %d: %s tokens/s  [%s]\n", n_decode, depth, rate(Median(tgd)).c_str(),

@@ -99,14 +99,13 @@ inline float LoadScale(const uint8_t* p) {
 }
 
 using ::kvaudit::ggml::LoadU32;
+using ::kvaudit::ggml::ScaleMinK4Words;
 
-// The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4 in quant/dequantize.cc, byte-parallel on the
-// three little-endian scale words), as f32: dsc[p] = d * sc_p, dmn[p] = dmin * m_p.
+// The eight (scale, min) pairs of q4_K/q5_K (ScaleMinK4Words, quant/ggml_blocks.h), as f32:
+// dsc[p] = d * sc_p, dmn[p] = dmin * m_p.
 inline void ScalesK4(const uint8_t* scales, float d, float dmin, float* dsc, float* dmn) {
-  const uint32_t w0 = LoadU32(scales), w1 = LoadU32(scales + 4), w2 = LoadU32(scales + 8);
-  const uint32_t six = 0x3F3F3F3Fu, nib = 0x0F0F0F0Fu, two = 0x03030303u;
-  const uint32_t sm[4] = {w0 & six, (w2 & nib) | (((w0 >> 6) & two) << 4),          // sc 0..3, 4..7
-                          w1 & six, ((w2 >> 4) & nib) | (((w1 >> 6) & two) << 4)};  // m 0..3, 4..7
+  uint32_t sm[4];  // bytes: sc 0..7, then m 0..7
+  ScaleMinK4Words(scales, sm);
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sm));
   _mm256_storeu_ps(dsc, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes))));
   _mm256_storeu_ps(

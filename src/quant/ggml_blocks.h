@@ -227,6 +227,18 @@ inline void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
   }
 }
 
+// ScaleMinK4 for all eight sub-blocks at once, byte-parallel on the three little-endian scale words
+// (ggml's kmask1/2/3 steps, ggml-cpu/arch/x86/quants.c ggml_vec_dot_q4_K_q8_K): bytes 0..7 of
+// sm[0..1] are the scales of sub-blocks 0..7, bytes 0..7 of sm[2..3] their mins.
+inline void ScaleMinK4Words(const uint8_t* scales, uint32_t sm[4]) {
+  const uint32_t w0 = LoadU32(scales), w1 = LoadU32(scales + 4), w2 = LoadU32(scales + 8);
+  const uint32_t six = 0x3F3F3F3Fu, nib = 0x0F0F0F0Fu, two = 0x03030303u;
+  sm[0] = w0 & six;                                      // sc 0..3
+  sm[1] = (w2 & nib) | (((w0 >> 6) & two) << 4);         // sc 4..7
+  sm[2] = w1 & six;                                      // m 0..3
+  sm[3] = ((w2 >> 4) & nib) | (((w1 >> 6) & two) << 4);  // m 4..7
+}
+
 // The 12 scale bytes of q3_K hold sixteen 6-bit scales, biased by 32: scale k takes its low 4 bits
 // from byte k (k < 8, low nibble) or byte k-8 (high nibble), and its top 2 bits from bits
 // 2(k/4)..2(k/4)+1 of byte 8 + k%4 (the aux[] shuffle of dequantize_row_q3_K in ggml-quants.c).

@@ -97,35 +97,6 @@ std::vector<float> MatMul(const std::vector<float>& x, int64_t n, const WeightVi
 
 bool SameBits(const float* a, const float* b, int64_t count) { return std::memcmp(a, b, count * 4) == 0; }
 
-// Q4KSubBlockDots on every kernel path against its scalar twin: 12,000 super-blocks of random
-// nibbles (some blocks all 0x0 or all 0xF, the bounds) against random codes (some blocks all -128
-// or all 127), the same int32 sums.
-TEST(Q4KRepack, SubBlockDotsSimdIsItsScalarTwinOnEveryPath) {
-  ForEachSupportedIsa([&](Isa isa) {
-    SCOPED_TRACE(IsaName(isa));
-    testing::Rng rng(404);
-    for (int64_t blocks = 0, trial = 0; blocks < 12000; ++trial) {
-      const int64_t nb = 1 + rng.Below(12);
-      std::vector<uint8_t> w = RandomQ4K(1, nb * kBlock, 500 + trial);  // [nb * 144]
-      std::vector<int8_t> q(nb * kBlock);                               // [nb * 256]
-      for (int64_t b = 0; b < nb; ++b) {
-        const uint32_t mode = rng.Below(6);
-        if (mode < 2) std::memset(&w[b * kBlockBytes + kQsOff], mode == 0 ? 0x00 : 0xFF, kBlock / 2);
-        for (int64_t i = 0; i < kBlock; ++i) {
-          q[b * kBlock + i] = mode == 2   ? int8_t{-128}
-                              : mode == 3 ? int8_t{127}
-                                          : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
-        }
-      }
-      std::vector<int32_t> simd(nb * 8), scalar(nb * 8);  // [nb * 8] sub-block dots
-      ggml::Q4KSubBlockDots(w.data(), q.data(), nb, simd.data());
-      ggml::Q4KSubBlockDotsScalar(w.data(), q.data(), nb, scalar.data());
-      ASSERT_EQ(simd, scalar) << "trial " << trial;
-      blocks += nb;
-    }
-  });
-}
-
 // QuantizeBlock4x8 on every kernel path against its scalar twin: random blocks, blocks whose
 // largest magnitude is positive or negative, integers and half-integers (the ties of the rounding)
 // and an all-zero block; the same codes and the same bits of d.
@@ -151,62 +122,43 @@ TEST(Q4KRepack, Quantize4x8SimdIsItsScalarTwinOnEveryPath) {
   });
 }
 
-// Q4KPairSums on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step): random
-// rows (some blocks' nibbles all 0xF) and codes (some blocks all -128), 6-bit scales and mins, the
-// same integers at the strided slots and the slots between them untouched.
-TEST(Q4KRepack, PairSumsSimdIsItsScalarTwinOnEveryPath) {
+// Q4KGroupRow on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step), 1 to 8
+// rows in the group: random rows, and blocks at the bounds of the integer sums (nibbles all 0xF,
+// scales and mins all 63, codes all -128 or 127: a gemv's |Σ sc·dot| then passes 2^24, where its
+// f32 conversion rounds), d from 2^-14 to 2^14; the same bits in every row's output.
+TEST(Q4KRepack, GroupRowSimdIsItsScalarTwinOnEveryPath) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     testing::Rng rng(405);
     for (int trial = 0; trial < 1500; ++trial) {
       const int64_t nb = 1 + rng.Below(6);
-      const int steps = trial % 2 == 0 ? 4 : 1;
-      std::vector<uint8_t> w = RandomQ4K(1, nb * kBlock, 900 + trial);  // [nb * 144]
-      std::vector<int8_t> q(nb * kBlock);                               // [nb * 256]
-      std::vector<int32_t> sc(nb * 8), m(nb * 8), sums(nb * 8);         // [nb * 8]
+      const int steps = trial % 2 == 0 ? 4 : 1, count = 1 + static_cast<int>(rng.Below(8));
+      std::vector<uint8_t> w = RandomQ4K(8, nb * kBlock, 900 + trial);  // [8 rows × nb × 144]
+      ggml::Q8KActivationRow x;
+      x.d.resize(nb), x.qs.resize(nb * kBlock), x.sub_sums.assign(nb * 8, 0);
       for (int64_t b = 0; b < nb; ++b) {
-        const uint32_t mode = rng.Below(4);
-        if (mode == 0) std::memset(&w[b * kBlockBytes + kQsOff], 0xFF, kBlock / 2);
-        for (int64_t i = 0; i < kBlock; ++i)
-          q[b * kBlock + i] = mode == 1 ? int8_t{-128} : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+        const uint32_t mode = rng.Below(5);
+        x.d[b] = testing::RandomF32Scale(rng);
+        for (int64_t i = 0; i < kBlock; ++i) {
+          x.qs[b * kBlock + i] = mode == 1   ? int8_t{-128}
+                                 : mode == 2 ? int8_t{127}
+                                             : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+          x.sub_sums[b * 8 + i / 32] += x.qs[b * kBlock + i];
+        }
+        for (int r = 0; r < 8 && mode != 3; ++r) {
+          uint8_t* blk = &w[(r * nb + b) * kBlockBytes];
+          if (mode != 4) std::memset(blk + kQsOff, 0xFF, kBlock / 2);
+          if (mode != 4) std::memset(blk + kScaleOff, 0xFF, 12);
+          ggml::StoreF16(blk, std::ldexp(1.0f, static_cast<int>(rng.Below(29)) - 14));
+        }
       }
-      for (int64_t j = 0; j < nb * 8; ++j) {
-        sc[j] = static_cast<int32_t>(rng.Below(64)), m[j] = static_cast<int32_t>(rng.Below(64));
-        for (int l = 0; l < 32; ++l) sums[j] += q[j * 32 + l];
-      }
-      std::vector<int32_t> simd(nb * steps * 8 * 2, 7), scalar(simd);  // [nb · steps, 8] isum, then imin
-      int32_t* const simd_min = simd.data() + nb * steps * 8;
-      int32_t* const scalar_min = scalar.data() + nb * steps * 8;
-      ggml::Q4KPairSums(w.data(), sc.data(), m.data(), q.data(), sums.data(), nb, steps, simd.data(), simd_min);
-      ggml::Q4KPairSumsScalar(w.data(), sc.data(), m.data(), q.data(), sums.data(), nb, steps, scalar.data(),
-                              scalar_min);
-      ASSERT_EQ(simd, scalar) << "trial " << trial;
-    }
-  });
-}
-
-// Q4KAccumulate8 (the f32 steps of 8 weight rows) on every kernel path against its scalar twin, for
-// the gemm's 4 steps per super-block and the gemv's 1: random scales and integer sums up to 2^27
-// (past 2^24, where f32(sum) rounds), the same bits in every lane.
-TEST(Q4KRepack, Accumulate8SimdIsItsScalarTwinOnEveryPath) {
-  ForEachSupportedIsa([&](Isa isa) {
-    SCOPED_TRACE(IsaName(isa));
-    testing::Rng rng(808);
-    for (int trial = 0; trial < 2000; ++trial) {
-      const int64_t nb = 1 + rng.Below(8);
-      const int steps = trial % 2 == 0 ? 4 : 1;
-      std::vector<float> dw(nb * 8), dminw(nb * 8), da(nb);          // [nb, 8], [nb, 8], [nb]
-      std::vector<int32_t> isum(nb * steps * 8), imin(isum.size());  // [nb · steps, 8]
-      for (float& v : dw) v = testing::RandomF32Scale(rng);
-      for (float& v : dminw) v = testing::RandomF32Scale(rng);
-      for (float& v : da) v = testing::RandomF32Scale(rng);
-      const int32_t span = int32_t{1} << (10 + rng.Below(18));
-      for (int32_t& v : isum) v = static_cast<int32_t>(rng.Below(2 * span)) - span;
-      for (int32_t& v : imin) v = static_cast<int32_t>(rng.Below(2 * span)) - span;
+      const uint8_t* rows[8];  // [8] row r's blocks
+      for (int r = 0; r < 8; ++r) rows[r] = &w[r * nb * kBlockBytes];
       float simd[8], scalar[8];  // [8] one output per weight row
-      ggml::Q4KAccumulate8(dw.data(), dminw.data(), da.data(), isum.data(), imin.data(), nb, steps, simd);
-      ggml::Q4KAccumulate8Scalar(dw.data(), dminw.data(), da.data(), isum.data(), imin.data(), nb, steps, scalar);
-      ASSERT_TRUE(SameBits(simd, scalar, 8)) << "trial " << trial;
+      std::fill_n(simd, 8, 7.0f), std::fill_n(scalar, 8, 7.0f);
+      ggml::Q4KGroupRow(rows, count, x, nb, steps, simd);
+      ggml::Q4KGroupRowScalar(rows, count, x, nb, steps, scalar);
+      ASSERT_TRUE(SameBits(simd, scalar, 8)) << "trial " << trial << ", " << count << " rows, " << steps << " steps";
     }
   });
 }

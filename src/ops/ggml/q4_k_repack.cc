@@ -1,8 +1,7 @@
 // Emulation of llama.cpp's repacked q4_K product on x86; the dispatch and the per-output order are
-// in the header. The sub-block dots (integers, Q4KSubBlockDots) and the f32 steps of a group of 8
-// weight rows (Q4KAccumulate8, the rows in the lanes as the kernels hold them) are SIMD kernels of
-// each kernel path (base/isa_passes.h) with scalar twins; the pair sums between them are scalar
-// integers. Sources:
+// in the header. One group of 8 weight rows against one activation row (Q4KGroupRow: the integer
+// sums and the f32 steps, the rows in the lanes as the kernels hold them) and the 4x8 quantizer are
+// SIMD kernels of each kernel path (base/isa_passes.h) with scalar twins. Sources:
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815 (forward_mul_mat, make_block_q4_Kx8)
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/arch/x86/repack.cpp@de3ff815 (ggml_quantize_mat_q8_K_4x8,
 //     ggml_gemm_q4_K_8x8_q8_K, ggml_gemv_q4_K_8x8_q8_K)
@@ -40,29 +39,6 @@ constexpr int kInterleavedRows = 8;  // block_q4_Kx8: the repack needs rows % 8 
 // code in [-128, 127], and each lane holds the exact value; only the order of the f32 steps matters.
 static_assert(16 * 15 * 128 < 32768, "an int16 lane of the q4_K kernels cannot wrap");
 
-// q4_K super-block of one weight row as the kernels read it from block_q4_Kx8: make_block_q4_Kx8
-// keeps each row's d, dmin, nibbles and 6-bit scale/min pairs (re-encoded per sub-block index, and
-// decoded back by the kernels' kmask shuffle), so the values are get_scale_min_k4's. The nibbles
-// stay in the row as stored (Q4KSubBlockDots reads them there).
-struct Q4KRow {
-  std::vector<float> d, dmin;  // [nb] fp16 -> f32 (exact; F16C in the kernels)
-  std::vector<int32_t> sc, m;  // [nb * 8] scale and min of each sub-block
-};
-
-void UnpackQ4KRow(const uint8_t* row, int64_t nb, Q4KRow* w) {
-  w->d.resize(nb);
-  w->dmin.resize(nb);
-  w->sc.resize(nb * kSubs);
-  w->m.resize(nb * kSubs);
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = row + b * sizeof(BlockQ4_K);  // {f16 d, f16 dmin, scales[12], qs[128]}
-    w->d[b] = LoadF16(blk + offsetof(BlockQ4_K, d));
-    w->dmin[b] = LoadF16(blk + offsetof(BlockQ4_K, dmin));
-    const uint8_t* scales = blk + offsetof(BlockQ4_K, scales);  // [12]
-    for (int j = 0; j < kSubs; ++j) ScaleMinK4(j, scales, &w->sc[b * kSubs + j], &w->m[b * kSubs + j]);
-  }
-}
-
 // _mm256_round_ps(v, _MM_ROUND_NEAREST) (imm 0: round half to even whatever MXCSR says), then
 // _mm256_cvtps_epi32 (exact for an integral value; NaN / out of range give INT32_MIN), then
 // _mm256_packs_epi32 and _mm256_packs_epi16 (int32 -> int16 -> int8, each saturating: together a
@@ -97,54 +73,45 @@ void SubBlockSums(Q8KActivationRow* a) {
 
 }  // namespace
 
-void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
+// make_block_q4_Kx8 keeps each row's d, dmin, nibbles and 6-bit scale/min pairs (re-encoded per
+// sub-block index and decoded back by the kernels' kmask shuffle), so the values are
+// get_scale_min_k4's; the nibbles are read as stored: qs byte 32c + l holds element 64c + l (low
+// nibble, sub-block 2c) and 64c + 32 + l (high nibble, sub-block 2c + 1). Super-block by super-block,
+// each lane's f32 steps in the order of the header (the lanes are independent).
+void Q4KGroupRowScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps,
+                       float* y) {
+  const int per_step = kSubs / steps;                                // sub-blocks summed per step: 2 (gemm) or 8 (gemv)
+  float acc[kInterleavedRows] = {}, acc_min[kInterleavedRows] = {};  // [8] the lanes
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* qs = row + b * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);  // [128]
-    // qs byte 32c + l: low nibble = element 64c + l (sub-block 2c), high = 64c + 32 + l (2c + 1).
-    for (int s = 0; s < kSubs; ++s) {
-      const int8_t* qq = q + b * kQK_K + s * kSub;  // [32]
-      int32_t dot = 0;
-      for (int l = 0; l < kSub; ++l) dot += ((qs[kSub * (s / 2) + l] >> (4 * (s % 2))) & 0x0f) * int32_t{qq[l]};
-      dots[b * kSubs + s] = dot;
-    }
-  }
-}
-
-void Q4KPairSumsScalar(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q,
-                       const int32_t* sub_sums, int64_t nb, int steps, int32_t* isum, int32_t* imin) {
-  std::vector<int32_t> dots(nb * kSubs);  // [nb · 8] the row's sub-block dots
-  Q4KSubBlockDotsScalar(row, q, nb, dots.data());
-  const int per_step = kSubs / steps;  // sub-blocks summed per step: 2 (gemm) or 8 (gemv)
-  for (int64_t b = 0; b < nb; ++b) {
-    for (int p = 0; p < steps; ++p) {
-      int32_t si = 0, sm = 0;
-      for (int64_t j = b * kSubs + per_step * p; j < b * kSubs + per_step * (p + 1); ++j) {
-        si += sc[j] * dots[j];
-        sm += m[j] * sub_sums[j];
+    const int8_t* qb = x.qs.data() + b * kQK_K;  // [256] the activation's codes
+    for (int l = 0; l < kInterleavedRows; ++l) {
+      int32_t isum[kPairs] = {}, imin[kPairs] = {};  // [steps] exact integer sums (lanes past count: 0)
+      float d = 0.0f, dmin = 0.0f;
+      if (l < count) {
+        const uint8_t* blk = rows[l] + b * sizeof(BlockQ4_K);  // {f16 d, f16 dmin, scales[12], qs[128]}
+        d = LoadF16(blk + offsetof(BlockQ4_K, d));
+        dmin = LoadF16(blk + offsetof(BlockQ4_K, dmin));
+        const uint8_t* qs = blk + offsetof(BlockQ4_K, qs);  // [128]
+        for (int s = 0; s < kSubs; ++s) {
+          int sc = 0, m = 0;
+          ScaleMinK4(s, blk + offsetof(BlockQ4_K, scales), &sc, &m);
+          int32_t dot = 0;
+          for (int i = 0; i < kSub; ++i)
+            dot += ((qs[kSub * (s / 2) + i] >> (4 * (s % 2))) & 0x0f) * int32_t{qb[s * kSub + i]};
+          isum[s / per_step] += sc * dot;
+          imin[s / per_step] += m * x.sub_sums[b * kSubs + s];
+        }
       }
-      isum[(b * steps + p) * kInterleavedRows] = si;
-      imin[(b * steps + p) * kInterleavedRows] = sm;
-    }
-  }
-}
-
-// f32(isum) may round (the gemv's |Σ| can pass 2^24): cvtepi32_ps and static_cast<float> both round
-// to nearest even.
-void Q4KAccumulate8Scalar(const float* dw, const float* dminw, const float* da, const int32_t* isum,
-                          const int32_t* imin, int64_t nb, int steps, float* y) {
-  for (int l = 0; l < kInterleavedRows; ++l) {
-    float acc = 0.0f, acc_min = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-      const float scale = dw[b * kInterleavedRows + l] * da[b];         // _mm*_mul_ps(col_scale_f32, row_scale)
-      const float scale_min = dminw[b * kInterleavedRows + l] * da[b];  // _mm*_mul_ps(col_dmin_f32, row_scale)
+      const float scale = d * x.d[b], scale_min = dmin * x.d[b];  // _mm*_mul_ps(col_scale_f32, row_scale)
       for (int p = 0; p < steps; ++p) {
-        const int64_t i = (b * steps + p) * kInterleavedRows + l;
-        acc = std::fma(static_cast<float>(isum[i]), scale, acc);
-        acc_min = std::fma(static_cast<float>(imin[i]), scale_min, acc_min);
+        // f32(isum) may round (the gemv's |Σ| can pass 2^24): cvtepi32_ps and static_cast both round
+        // to nearest even.
+        acc[l] = std::fma(static_cast<float>(isum[p]), scale, acc[l]);
+        acc_min[l] = std::fma(static_cast<float>(imin[p]), scale_min, acc_min[l]);
       }
     }
-    y[l] = acc - acc_min;  // _mm*_sub_ps(acc_rows[i], acc_min_rows[i])
   }
+  for (int l = 0; l < count; ++l) y[l] = acc[l] - acc_min[l];  // _mm*_sub_ps(acc_rows, acc_min_rows)
 }
 
 // ggml_quantize_mat_q8_K_4x8 (AVX2 branch), one row's super-block: codes q [256] of x [256];
@@ -196,52 +163,17 @@ Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k) {
   return a;
 }
 
-namespace {
-
-// Up to 8 weight rows (one group of block_q4_Kx8) as the f32 steps read them: each row's sub-block
-// scales and mins, and its d and dmin per super-block interleaved by row (the kernels' col_scale
-// vectors). Rows past `count` keep d = dmin = 0 and sums 0: lanes computed and dropped.
-struct Q4KGroup {
-  Q4KRow rows[kInterleavedRows];  // [8] the group's rows, in order
-  std::vector<float> d, dmin;     // [nb, 8]
-  int count = 0;
-};
-
-void UnpackGroup(const WeightView& w, int64_t r, int count, int64_t nb, Q4KGroup* g) {
-  g->count = count;
-  g->d.assign(nb * kInterleavedRows, 0.0f);
-  g->dmin.assign(nb * kInterleavedRows, 0.0f);
-  for (int l = 0; l < count; ++l) {
-    UnpackQ4KRow(w.row(r + l), nb, &g->rows[l]);
-    for (int64_t b = 0; b < nb; ++b) {
-      g->d[b * kInterleavedRows + l] = g->rows[l].d[b];
-      g->dmin[b * kInterleavedRows + l] = g->rows[l].dmin[b];
-    }
-  }
-}
-
-}  // namespace
-
 void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   KV_CHECK_MSG(w.type == QuantType::kQ4_K, "Q4KRepackedRows: the weight is not q4_K");
   KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
   const int64_t nb = w.cols / kQK_K;
-  Q4KGroup group;
-  std::vector<int32_t> isum(nb * kPairs * kInterleavedRows), imin(isum);  // [nb · steps, 8] pair sums
-  float out[kInterleavedRows];                                            // [8] one group's outputs
+  const uint8_t* group[kInterleavedRows] = {};  // [8] the group's rows as stored
+  float out[kInterleavedRows];                  // [8] one group's outputs
   for (int64_t r = r0; r < r1; r += kInterleavedRows) {
     const int count = static_cast<int>(std::min<int64_t>(kInterleavedRows, r1 - r));
-    UnpackGroup(w, r, count, nb, &group);
+    for (int l = 0; l < count; ++l) group[l] = w.row(r + l);
     for (int64_t i = 0; i < static_cast<int64_t>(a.rows.size()); ++i) {
-      const int steps = i < a.n_gemm ? kPairs : 1;
-      if (count < kInterleavedRows) std::fill(isum.begin(), isum.end(), 0), std::fill(imin.begin(), imin.end(), 0);
-      const Q8KActivationRow& x = a.rows[i];
-      for (int l = 0; l < count; ++l) {
-        const Q4KRow& row = group.rows[l];
-        Q4KPairSums(w.row(r + l), row.sc.data(), row.m.data(), x.qs.data(), x.sub_sums.data(), nb, steps, &isum[l],
-                    &imin[l]);
-      }
-      Q4KAccumulate8(group.d.data(), group.dmin.data(), a.rows[i].d.data(), isum.data(), imin.data(), nb, steps, out);
+      Q4KGroupRow(group, count, a.rows[i], nb, i < a.n_gemm ? kPairs : 1, out);
       std::copy_n(out, count, y + i * ldy + r);
     }
   }
@@ -257,17 +189,9 @@ void Q4KRepackedMatMul(const float* x, int64_t n, const WeightView& w, float* y)
 #include "base/isa_passes.h"  // the kernel below, once per kernel path
 
 namespace kvaudit::ggml {
-void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
-  KVAUDIT_DISPATCH(ggml::Q4KSubBlockDots, row, q, nb, dots);
-}
 float QuantizeBlock4x8(const float* x, int8_t* q) { KVAUDIT_DISPATCH(ggml::QuantizeBlock4x8, x, q); }
-void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
-                 int64_t nb, int steps, int32_t* isum, int32_t* imin) {
-  KVAUDIT_DISPATCH(ggml::Q4KPairSums, row, sc, m, q, sub_sums, nb, steps, isum, imin);
-}
-void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
-                    int64_t nb, int steps, float* y) {
-  KVAUDIT_DISPATCH(ggml::Q4KAccumulate8, dw, dminw, da, isum, imin, nb, steps, y);
+void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y) {
+  KVAUDIT_DISPATCH(ggml::Q4KGroupRow, rows, count, x, nb, steps, y);
 }
 }  // namespace kvaudit::ggml
 
@@ -277,77 +201,113 @@ using namespace ::kvaudit::ggml;  // the scalar twin; this path's kernel below h
 
 #if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass
 namespace {
-// The 8 int32 lanes of one sub-block's 32 nibble·code products: maddubs (unsigned nibble × int8,
-// pairs <= 2·15·128: no saturation) and madd with ones, as the repacked kernels pair them.
-inline __m256i SubBlockLanes(__m256i nibbles, const int8_t* q) {
-  const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles, qv), _mm256_set1_epi16(1));
-}
-
-// Super-block b's 8 sub-block dots: the 8 sub-blocks' lanes, then three rounds of hadd_epi32 and
-// one add of the 128-bit halves leave sub-block s's sum in lane s (integer adds: exact in any order).
-inline __m256i BlockDotsV(const uint8_t* row, const int8_t* q, int64_t b) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const uint8_t* qs = row + b * sizeof(BlockQ4_K) + offsetof(BlockQ4_K, qs);  // [128]
-  const int8_t* qb = q + b * kQK_K;                                           // [256]
-  __m256i v[8];                                                               // [8 sub-blocks] 8 int32 lanes each
-  for (int c = 0; c < 4; ++c) {
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
-    v[2 * c] = SubBlockLanes(_mm256_and_si256(bytes, m4), qb + 64 * c);
-    v[2 * c + 1] = SubBlockLanes(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4), qb + 64 * c + 32);
-  }
+// Lane l of the result = the sum of v[l]'s 8 lanes: three rounds of hadd_epi32 and one add of the
+// 128-bit halves (integer adds: exact in any order).
+inline __m256i LaneSums8(const __m256i v[8]) {
   const __m256i s0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
   const __m256i s4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
   return _mm256_add_epi32(_mm256_permute2x128_si256(s0123, s4567, 0x20), _mm256_permute2x128_si256(s0123, s4567, 0x31));
 }
+
+// Sub-block j's 6-bit scale in every 16-bit lane, from the 8 scales as 16-bit lanes of each half.
+inline __m256i ScaleOf(__m256i scales, int j) {
+  return _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<int16_t>((2 * j) | ((2 * j + 1) << 8))));
+}
+
+// One row's super-block against the activation's codes qb [256]: per sub-block pair c (= the gemm's
+// step c: sub-blocks 2c and 2c + 1, the low and high nibbles of qs[32c..32c + 31]) 8 int32 lanes
+// summing to Σ sc·dot over the pair, and in lane c of *pair_mins the pair's Σ m·sum. maddubs pairs
+// nibble·code <= 2·15·128 (no saturation), madd by the scale <= 2·3840·63: every lane exact. The
+// scale words go to a register as llama.cpp's kernels move them (_mm_set_epi32), not through memory.
+inline void RowBlockSums(const uint8_t* blk, const int8_t* qb, __m128i sums16, __m256i pair_lanes[kPairs],
+                         __m128i* pair_mins) {
+  uint32_t sm[4];  // bytes: sc 0..7, then m 0..7
+  ScaleMinK4Words(blk + offsetof(BlockQ4_K, scales), sm);
+  const __m256i s16 = _mm256_cvtepu8_epi16(_mm_set_epi32(static_cast<int>(sm[3]), static_cast<int>(sm[2]),
+                                                         static_cast<int>(sm[1]), static_cast<int>(sm[0])));
+  const __m256i scales = _mm256_permute2x128_si256(s16, s16, 0x00);       // sc 0..7 in each half
+  *pair_mins = _mm_madd_epi16(_mm256_extracti128_si256(s16, 1), sums16);  // [4] m·sum by pairs
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const uint8_t* qs = blk + offsetof(BlockQ4_K, qs);  // [128]
+  for (int c = 0; c < kPairs; ++c) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+    const __m256i q_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 64 * c));
+    const __m256i q_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 64 * c + 32));
+    const __m256i lo =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(bytes, m4), q_lo), ScaleOf(scales, 2 * c));
+    const __m256i hi = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4), q_hi),
+                                         ScaleOf(scales, 2 * c + 1));
+    pair_lanes[c] = _mm256_add_epi32(lo, hi);
+  }
+}
+
+// The pair mins of 8 rows (pm[l] lane c) transposed: out[c] lane l = pm[l] lane c (rows 0..3 in the
+// low half, 4..7 in the high one, as the kernels' lanes).
+inline void TransposeMins(const __m128i pm[8], __m256i out[kPairs]) {
+  __m256i m[4];  // [4] rows l and l + 4
+  for (int l = 0; l < 4; ++l) m[l] = _mm256_set_m128i(pm[l + 4], pm[l]);
+  const __m256i t0 = _mm256_unpacklo_epi32(m[0], m[1]), t1 = _mm256_unpacklo_epi32(m[2], m[3]);
+  const __m256i t2 = _mm256_unpackhi_epi32(m[0], m[1]), t3 = _mm256_unpackhi_epi32(m[2], m[3]);
+  out[0] = _mm256_unpacklo_epi64(t0, t1), out[1] = _mm256_unpackhi_epi64(t0, t1);
+  out[2] = _mm256_unpacklo_epi64(t2, t3), out[3] = _mm256_unpackhi_epi64(t2, t3);
+}
+
+// d_w and dmin_w of super-block b of the 8 rows (lanes past count: 0) as f32: the first word of a
+// block_q4_K is d | dmin << 16; fp16 -> f32 by F16C (exact).
+inline void RowScales(const uint8_t* const rows[8], int count, int64_t b, __m256* d, __m256* dmin) {
+  const auto word = [&](int l) { return l < count ? static_cast<int>(LoadU32(rows[l] + b * sizeof(BlockQ4_K))) : 0; };
+  const __m256i dd = _mm256_setr_epi32(word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7));
+  const auto halves = [](__m256i v) {  // 8 lanes of 16 bits -> one xmm of 8 fp16
+    return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  };
+  *d = _mm256_cvtph_ps(halves(_mm256_and_si256(dd, _mm256_set1_epi32(0xFFFF))));
+  *dmin = _mm256_cvtph_ps(halves(_mm256_srli_epi32(dd, 16)));
+}
 }  // namespace
 
-void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
-  for (int64_t b = 0; b < nb; ++b) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots + b * 8), BlockDotsV(row, q, b));
-}
-
-// Per super-block: sc·dot and m·sum in lanes (mullo_epi32: exact, |sc·dot| <= 63·61440), then
-// hadd_epi32 of the two leaves the pairs [sc01, sc23, m01, m23 | sc45, sc67, m45, m67]; the gemv
-// adds them further to one sum each.
-void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
-                 int64_t nb, int steps, int32_t* isum, int32_t* imin) {
-  for (int64_t b = 0; b < nb; ++b) {
-    const auto load = [b](const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + b * 8)); };
-    const __m256i prod = _mm256_mullo_epi32(BlockDotsV(row, q, b), load(sc));
-    const __m256i mins = _mm256_mullo_epi32(load(sub_sums), load(m));
-    alignas(32) int32_t pairs[8];  // [8] the hadd's lanes, as above
-    _mm256_store_si256(reinterpret_cast<__m256i*>(pairs), _mm256_hadd_epi32(prod, mins));
-    if (steps == kPairs) {
-      for (int p = 0; p < kPairs; ++p) {
-        const int lane = p % 2 + 4 * (p / 2);  // pairs 0, 1 in lanes 0, 1; pairs 2, 3 in lanes 4, 5
-        isum[(b * kPairs + p) * 8] = pairs[lane];
-        imin[(b * kPairs + p) * 8] = pairs[lane + 2];
-      }
-    } else {
-      isum[b * 8] = (pairs[0] + pairs[1]) + (pairs[4] + pairs[5]);
-      imin[b * 8] = (pairs[2] + pairs[3]) + (pairs[6] + pairs[7]);
-    }
-  }
-}
-
-// The kernels' f32 steps with the 8 weight rows in the 8 lanes, as their acc_rows / acc_min_rows
-// registers hold them: one mul for the scales and one fma per step and lane, the scalar twin's.
-void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
-                    int64_t nb, int steps, float* y) {
+// The scalar twin's arithmetic with the 8 rows in 8 lanes: per super-block each row's pair lanes
+// and pair mins (RowBlockSums), the steps' sums gathered into lanes (LaneSums8, TransposeMins),
+// then one mul for the scales and one fma per step, as the kernels' registers hold them.
+void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y) {
   __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    const __m256 row_scale = _mm256_set1_ps(da[b]);
-    const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(dw + b * 8), row_scale);
-    const __m256 scale_min = _mm256_mul_ps(_mm256_loadu_ps(dminw + b * 8), row_scale);
+    const int32_t* sub_sums = x.sub_sums.data() + b * kSubs;  // [8] |Σ| <= 32·128: exact in int16
+    const __m128i sums16 = _mm_packs_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sub_sums)),
+                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(sub_sums + 4)));
+    __m256i step_lanes[kPairs][kInterleavedRows];  // [step][row] lanes summing to the row's isum
+    __m128i pair_mins[kInterleavedRows];           // [row] lane c: Σ m·sum of pair c
+    for (int l = 0; l < kInterleavedRows; ++l) {
+      __m256i pairs[kPairs];
+      if (l < count) {
+        const uint8_t* next = rows[l] + (b + 1) * sizeof(BlockQ4_K);  // the next block: 8 strided streams
+        for (int line = 0; line < 3 && b + 1 < nb; ++line)
+          _mm_prefetch(reinterpret_cast<const char*>(next + 64 * line), _MM_HINT_T0);
+        RowBlockSums(rows[l] + b * sizeof(BlockQ4_K), x.qs.data() + b * kQK_K, sums16, pairs, &pair_mins[l]);
+      } else {
+        for (__m256i& v : pairs) v = _mm256_setzero_si256();
+        pair_mins[l] = _mm_setzero_si128();
+      }
+      if (steps == kPairs) {
+        for (int p = 0; p < kPairs; ++p) step_lanes[p][l] = pairs[p];
+      } else {
+        step_lanes[0][l] = _mm256_add_epi32(_mm256_add_epi32(pairs[0], pairs[1]), _mm256_add_epi32(pairs[2], pairs[3]));
+      }
+    }
+    __m256i imin[kPairs];  // [step] lane l: row l's Σ m·sum
+    TransposeMins(pair_mins, imin);
+    if (steps == 1) imin[0] = _mm256_add_epi32(_mm256_add_epi32(imin[0], imin[1]), _mm256_add_epi32(imin[2], imin[3]));
+    __m256 dw, dminw;
+    RowScales(rows, count, b, &dw, &dminw);
+    const __m256 row_scale = _mm256_set1_ps(x.d[b]);
+    const __m256 scale = _mm256_mul_ps(dw, row_scale), scale_min = _mm256_mul_ps(dminw, row_scale);
     for (int p = 0; p < steps; ++p) {
-      const int64_t i = (b * steps + p) * 8;
-      const __m256i si = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(isum + i));
-      const __m256i sm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(imin + i));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), scale, acc);
-      acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sm), scale_min, acc_min);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(LaneSums8(step_lanes[p])), scale, acc);
+      acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(imin[p]), scale_min, acc_min);
     }
   }
-  _mm256_storeu_ps(y, _mm256_sub_ps(acc, acc_min));
+  alignas(32) float lanes[kInterleavedRows];  // [8] the group's outputs
+  _mm256_store_ps(lanes, _mm256_sub_ps(acc, acc_min));
+  std::copy_n(lanes, count, y);
 }
 
 // ggml_quantize_mat_q8_K_4x8's AVX2 branch for one row's super-block: max |x| over 8 lanes (exact
@@ -384,16 +344,8 @@ float QuantizeBlock4x8(const float* x, int8_t* q) {
 }
 #else
 float QuantizeBlock4x8(const float* x, int8_t* q) { return QuantizeBlock4x8Scalar(x, q); }
-void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots) {
-  Q4KSubBlockDotsScalar(row, q, nb, dots);
-}
-void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
-                 int64_t nb, int steps, int32_t* isum, int32_t* imin) {
-  Q4KPairSumsScalar(row, sc, m, q, sub_sums, nb, steps, isum, imin);
-}
-void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
-                    int64_t nb, int steps, float* y) {
-  Q4KAccumulate8Scalar(dw, dminw, da, isum, imin, nb, steps, y);
+void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y) {
+  Q4KGroupRowScalar(rows, count, x, nb, steps, y);
 }
 #endif
 }  // namespace ggml

@@ -70,35 +70,18 @@ void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out);
 float QuantizeBlock4x8(const float* x, int8_t* q);
 float QuantizeBlock4x8Scalar(const float* x, int8_t* q);
 
-// The integer heart of both kernels: dots [nb · 8] = Σ nibble·code over each 32-element sub-block
-// of a q4_K row as stored (nb super-blocks) against q8 codes q [nb · 256] (exact sums: any order).
-// A SIMD kernel of each kernel path; the scalar twin gives the same integers.
-void Q4KSubBlockDots(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
-void Q4KSubBlockDotsScalar(const uint8_t* row, const int8_t* q, int64_t nb, int32_t* dots);
-
-// Q4KSubBlockDots and then the integer sums the kernels convert to f32, for one weight row and one
-// activation row: per super-block b and step p, isum[(b·steps + p)·8] = Σ sc·dot and
-// imin[(b·steps + p)·8] = Σ m·sum over the step's sub-blocks (stride 8: the row's lane of
-// Q4KAccumulate8's input). gemm (ggml_gemm_q4_K_8x8_q8_K, its AVX-512 and AVX2 loops alike): steps
-// = 4, the pairs of sub-blocks of the `sb` loop (iacc_row, iacc_row_min); gemv
-// (ggml_gemv_q4_K_8x8_q8_K, AVX2 branch): steps = 1, the whole super-block (iacc_b, iacc_min_b).
-// sc, m [nb·8] the row's 6-bit scales and mins; q [nb·256] and sub_sums [nb·8] the activation row's
-// codes and sub-block sums. Exact integers: a SIMD kernel of each kernel path, the scalar twin gives
-// the same.
-void Q4KPairSums(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q, const int32_t* sub_sums,
-                 int64_t nb, int steps, int32_t* isum, int32_t* imin);
-void Q4KPairSumsScalar(const uint8_t* row, const int32_t* sc, const int32_t* m, const int8_t* q,
-                       const int32_t* sub_sums, int64_t nb, int steps, int32_t* isum, int32_t* imin);
-
-// The f32 steps of both kernels for 8 weight rows (lane l = row l of a group of block_q4_Kx8)
-// against one activation row: per super-block b, scale = dw[b][l]·da[b] and scale_min =
-// dminw[b][l]·da[b], then per step p (gemm: the 4 pairs of sub-blocks; gemv: steps = 1, the whole
-// super-block) acc = fma(f32(isum[b·steps + p][l]), scale, acc) and acc_min likewise with imin;
-// y[l] = acc - acc_min. dw, dminw [nb, 8] (fp16 -> f32); da [nb]; isum, imin [nb·steps, 8] (exact
-// integer sums); y [8]. A SIMD kernel of each kernel path; the scalar twin gives the same bits.
-void Q4KAccumulate8(const float* dw, const float* dminw, const float* da, const int32_t* isum, const int32_t* imin,
-                    int64_t nb, int steps, float* y);
-void Q4KAccumulate8Scalar(const float* dw, const float* dminw, const float* da, const int32_t* isum,
-                          const int32_t* imin, int64_t nb, int steps, float* y);
+// One group of block_q4_Kx8 (up to 8 weight rows: row l's q4_K blocks at rows[l], l < count)
+// against one activation row x (nb super-blocks): y[l] for l < count, in the kernels' order. Per
+// super-block b, each row's exact integer sums per step (gemm, ggml_gemm_q4_K_8x8_q8_K: steps = 4,
+// the pairs of sub-blocks of its `sb` loop; gemv, ggml_gemv_q4_K_8x8_q8_K's AVX2 branch: steps = 1,
+// the whole super-block): isum = Σ sc·dot and imin = Σ m·sum over the step's sub-blocks (dot = Σ
+// nibble·code of a sub-block, sum = Σ code: x.sub_sums); then the f32 steps with the 8 rows in 8
+// lanes, as the kernels' acc_rows / acc_min_rows hold them: scale = d_w[b]·d_x[b] and scale_min =
+// dmin_w[b]·d_x[b], per step acc = fma(f32(isum), scale, acc) and acc_min likewise; y = acc -
+// acc_min. Lanes past count are computed from zeros and not written. A SIMD kernel of each kernel
+// path; the scalar twin gives the same bits.
+void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y);
+void Q4KGroupRowScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps,
+                       float* y);
 
 }  // namespace kvaudit::ggml

@@ -536,54 +536,78 @@ void Q6Chunks(const uint8_t* ql, const uint8_t* qh, __m256i q[4]) {
   }
 }
 
-// One q6_K super-block unpacked in registers: the 8 chunks of 32 unsigned codes, each chunk's two
-// scales as 16-bit lanes (bytes 0..15: scales[2c], 16..31: scales[2c + 1]), the 16 scales widened.
+// Chunk k's two scales (scales[2k] in the low 8 16-bit lanes, scales[2k + 1] in the high 8): the
+// madd operand of its 32 products. sc8 holds the block's 16 int8 scales.
+inline __m256i ChunkScales(__m128i sc8, int k) {
+  const __m128i pick = _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k));
+  return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick));
+}
+
+// One q6_K super-block (210 bytes as stored: ql[128], qh[64], scales[16], fp16 d) unpacked in
+// registers: the 8 chunks of 32 unsigned codes, each chunk's two scales, the 16 scales widened.
 struct Q6BlockV {
   __m256i q[8];   // [chunk 4j + c] Q6Chunks of half j
-  __m256i sc[8];  // [chunk] the madd operand of its scales
+  __m256i sc[8];  // [chunk] ChunkScales
   __m256i scales;
 };
 
-void UnpackQ6V(const BlockQ6_K& w, Q6BlockV* u) {
+inline __m128i Q6Scales(const uint8_t* blk) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(BlockQ6_K, scales)));
+}
+
+void UnpackQ6V(const uint8_t* blk, Q6BlockV* u) {
+  const __m128i sc8 = Q6Scales(blk);
   for (int j = 0; j < 2; ++j) {
-    Q6Chunks(w.ql + 64 * j, w.qh + 32 * j, u->q + 4 * j);
-    for (int c = 0; c < 4; ++c) {
-      u->sc[4 * j + c] =
-          _mm256_set_m128i(_mm_set1_epi16(w.scales[8 * j + 2 * c + 1]), _mm_set1_epi16(w.scales[8 * j + 2 * c]));
-    }
+    Q6Chunks(blk + offsetof(BlockQ6_K, ql) + 64 * j, blk + offsetof(BlockQ6_K, qh) + 32 * j, u->q + 4 * j);
+    for (int c = 0; c < 4; ++c) u->sc[4 * j + c] = ChunkScales(sc8, 4 * j + c);
   }
-  u->scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+  u->scales = _mm256_cvtepi8_epi16(sc8);
+}
+
+// 32·Σ bsum·scale, the part of every code's -32 offset (llama.cpp subtracts maddubs(32, q8) per
+// chunk instead: the same exact integers).
+inline __m256i Q6Offset(__m256i scales16, const BlockQ8_K& x) {
+  const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
+  return _mm256_slli_epi32(_mm256_madd_epi16(bsums, scales16), 5);
 }
 
 // Q6Lanes (the scalar twin's integers) as the AVX2 loop forms them: per chunk, maddubs of the
 // unsigned codes with q8 (pairs <= 2·63·128 < 2^15: no saturation), madd with the chunk's two
-// scales; then 32·Σ bsum·scale subtracted once (llama.cpp subtracts maddubs(32, q8) per chunk
-// instead: the same exact integers).
+// scales; then the offset subtracted once.
 __m256i Q6LanesV(const Q6BlockV& w, const BlockQ8_K& x) {
   __m256i sumi = _mm256_setzero_si256();
   for (int c = 0; c < 8; ++c) {
     const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 32 * c));
     sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[c], q8), w.sc[c]));
   }
-  const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
-  return _mm256_sub_epi32(sumi, _mm256_slli_epi32(_mm256_madd_epi16(bsums, w.scales), 5));
+  return _mm256_sub_epi32(sumi, Q6Offset(w.scales, x));
 }
 
-BlockQ6_K LoadQ6(const uint8_t* w, int64_t b) {
-  BlockQ6_K block;
-  std::memcpy(&block, w + b * sizeof(BlockQ6_K), sizeof(BlockQ6_K));
-  return block;
+// The same integers for one activation row, straight from the stored block (nothing to share, so
+// nothing kept: each half's chunks are used as they are unpacked).
+__m256i Q6LanesOne(const uint8_t* blk, const BlockQ8_K& x) {
+  const __m128i sc8 = Q6Scales(blk);
+  __m256i sumi = _mm256_setzero_si256();
+  for (int j = 0; j < 2; ++j) {
+    __m256i q[4];
+    Q6Chunks(blk + offsetof(BlockQ6_K, ql) + 64 * j, blk + offsetof(BlockQ6_K, qh) + 32 * j, q);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 32 * (4 * j + c)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], q8), ChunkScales(sc8, 4 * j + c)));
+    }
+  }
+  return _mm256_sub_epi32(sumi, Q6Offset(_mm256_cvtepi8_epi16(sc8), x));
 }
+
+inline float Q6D(const uint8_t* blk) { return F16ToF32(LoadU16(blk + offsetof(BlockQ6_K, d))); }
 }  // namespace
 
 float DotQ6_KQ8_K(const uint8_t* w, const BlockQ8_K* x, int64_t nb) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    const BlockQ6_K block = LoadQ6(w, b);
-    Q6BlockV u;
-    UnpackQ6V(block, &u);
-    const float d = x[b].d * F16ToF32(block.d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(Q6LanesV(u, x[b])), acc);
+    const uint8_t* blk = w + b * sizeof(BlockQ6_K);
+    const float d = x[b].d * Q6D(blk);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(Q6LanesOne(blk, x[b])), acc);
   }
   return HSum8V(acc);
 }
@@ -595,10 +619,10 @@ void DotQ6_KQ8_KBatch(const uint8_t* w, const BlockQ8_K* x, int64_t nb, int64_t 
     __m256 acc[kChains];  // [4 activation rows] 8 lanes each
     for (__m256& a : acc) a = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-      const BlockQ6_K block = LoadQ6(w, b);
+      const uint8_t* blk = w + b * sizeof(BlockQ6_K);
       Q6BlockV u;
-      UnpackQ6V(block, &u);
-      const float dw = F16ToF32(block.d);
+      UnpackQ6V(blk, &u);
+      const float dw = Q6D(blk);
       for (int j = 0; j < kChains; ++j) {
         const BlockQ8_K& xb = x[(t + j) * nb + b];
         acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(xb.d * dw), _mm256_cvtepi32_ps(Q6LanesV(u, xb)), acc[j]);
