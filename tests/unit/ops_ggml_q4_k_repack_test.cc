@@ -122,43 +122,51 @@ TEST(Q4KRepack, Quantize4x8SimdIsItsScalarTwinOnEveryPath) {
   });
 }
 
-// Q4KGroupRow on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step), 1 to 8
-// rows in the group: random rows, and blocks at the bounds of the integer sums (nibbles all 0xF,
-// scales and mins all 63, codes all -128 or 127: a gemv's |Σ sc·dot| then passes 2^24, where its
-// f32 conversion rounds), d from 2^-14 to 2^14; the same bits in every row's output.
-TEST(Q4KRepack, GroupRowSimdIsItsScalarTwinOnEveryPath) {
+// Q4KGroupRows on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step), 1 to
+// 8 weight rows in the group against 1 to 4 activation rows: random rows, and blocks at the bounds
+// of the integer sums (nibbles all 0xF, scales and mins all 63, codes all -128 or 127: a gemv's
+// |Σ sc·dot| then passes 2^24, where its f32 conversion rounds), d from 2^-14 to 2^14; the same bits
+// in every output, and nothing written past the group's rows.
+TEST(Q4KRepack, GroupRowsSimdIsItsScalarTwinOnEveryPath) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     testing::Rng rng(405);
     for (int trial = 0; trial < 1500; ++trial) {
       const int64_t nb = 1 + rng.Below(6);
       const int steps = trial % 2 == 0 ? 4 : 1, count = 1 + static_cast<int>(rng.Below(8));
+      const int n_x = 1 + static_cast<int>(rng.Below(4));
       std::vector<uint8_t> w = RandomQ4K(8, nb * kBlock, 900 + trial);  // [8 rows × nb × 144]
-      ggml::Q8KActivationRow x;
-      x.d.resize(nb), x.qs.resize(nb * kBlock), x.sub_sums.assign(nb * 8, 0);
-      for (int64_t b = 0; b < nb; ++b) {
-        const uint32_t mode = rng.Below(5);
-        x.d[b] = testing::RandomF32Scale(rng);
-        for (int64_t i = 0; i < kBlock; ++i) {
-          x.qs[b * kBlock + i] = mode == 1   ? int8_t{-128}
-                                 : mode == 2 ? int8_t{127}
-                                             : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
-          x.sub_sums[b * 8 + i / 32] += x.qs[b * kBlock + i];
+      std::vector<ggml::Q8KActivationRow> x(n_x);
+      for (ggml::Q8KActivationRow& xa : x) {
+        xa.d.resize(nb), xa.qs.resize(nb * kBlock), xa.sub_sums.assign(nb * 8, 0);
+        for (int64_t b = 0; b < nb; ++b) {
+          const uint32_t mode = rng.Below(4);
+          xa.d[b] = testing::RandomF32Scale(rng);
+          for (int64_t i = 0; i < kBlock; ++i) {
+            xa.qs[b * kBlock + i] = mode == 1   ? int8_t{-128}
+                                    : mode == 2 ? int8_t{127}
+                                                : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+            xa.sub_sums[b * 8 + i / 32] += xa.qs[b * kBlock + i];
+          }
         }
-        for (int r = 0; r < 8 && mode != 3; ++r) {
+      }
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint32_t mode = rng.Below(3);
+        for (int r = 0; r < 8 && mode != 0; ++r) {
           uint8_t* blk = &w[(r * nb + b) * kBlockBytes];
-          if (mode != 4) std::memset(blk + kQsOff, 0xFF, kBlock / 2);
-          if (mode != 4) std::memset(blk + kScaleOff, 0xFF, 12);
+          if (mode == 1) std::memset(blk + kQsOff, 0xFF, kBlock / 2), std::memset(blk + kScaleOff, 0xFF, 12);
           ggml::StoreF16(blk, std::ldexp(1.0f, static_cast<int>(rng.Below(29)) - 14));
         }
       }
       const uint8_t* rows[8];  // [8] row r's blocks
       for (int r = 0; r < 8; ++r) rows[r] = &w[r * nb * kBlockBytes];
-      float simd[8], scalar[8];  // [8] one output per weight row
-      std::fill_n(simd, 8, 7.0f), std::fill_n(scalar, 8, 7.0f);
-      ggml::Q4KGroupRow(rows, count, x, nb, steps, simd);
-      ggml::Q4KGroupRowScalar(rows, count, x, nb, steps, scalar);
-      ASSERT_TRUE(SameBits(simd, scalar, 8)) << "trial " << trial << ", " << count << " rows, " << steps << " steps";
+      std::vector<float> simd(4 * 9, 7.0f), scalar(simd);  // [4 activation rows, ldy 9]
+      ggml::Q4KGroupRows(rows, count, x.data(), n_x, nb, steps, simd.data(), 9);
+      ggml::Q4KGroupRowsScalar(rows, count, x.data(), n_x, nb, steps, scalar.data(), 9);
+      ASSERT_TRUE(SameBits(simd.data(), scalar.data(), 4 * 9))
+          << "trial " << trial << ", " << count << " rows, " << n_x << " activation rows, " << steps << " steps";
+      for (int a = 0; a < 4; ++a)
+        for (int l = (a < n_x ? count : 0); l < 9; ++l) ASSERT_EQ(simd[a * 9 + l], 7.0f) << a << " " << l;
     }
   });
 }

@@ -78,8 +78,9 @@ void SubBlockSums(Q8KActivationRow* a) {
 // get_scale_min_k4's; the nibbles are read as stored: qs byte 32c + l holds element 64c + l (low
 // nibble, sub-block 2c) and 64c + 32 + l (high nibble, sub-block 2c + 1). Super-block by super-block,
 // each lane's f32 steps in the order of the header (the lanes are independent).
-void Q4KGroupRowScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps,
-                       float* y) {
+namespace {
+void GroupRowScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps,
+                    float* y) {
   const int per_step = kSubs / steps;                                // sub-blocks summed per step: 2 (gemm) or 8 (gemv)
   float acc[kInterleavedRows] = {}, acc_min[kInterleavedRows] = {};  // [8] the lanes
   for (int64_t b = 0; b < nb; ++b) {
@@ -112,6 +113,12 @@ void Q4KGroupRowScalar(const uint8_t* const rows[8], int count, const Q8KActivat
     }
   }
   for (int l = 0; l < count; ++l) y[l] = acc[l] - acc_min[l];  // _mm*_sub_ps(acc_rows, acc_min_rows)
+}
+}  // namespace
+
+void Q4KGroupRowsScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb,
+                        int steps, float* y, int64_t ldy) {
+  for (int a = 0; a < n_x; ++a) GroupRowScalar(rows, count, x[a], nb, steps, y + a * ldy);
 }
 
 // ggml_quantize_mat_q8_K_4x8 (AVX2 branch), one row's super-block: codes q [256] of x [256];
@@ -166,15 +173,15 @@ Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k) {
 void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   KV_CHECK_MSG(w.type == QuantType::kQ4_K, "Q4KRepackedRows: the weight is not q4_K");
   KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
-  const int64_t nb = w.cols / kQK_K;
+  const int64_t nb = w.cols / kQK_K, n = static_cast<int64_t>(a.rows.size());
   const uint8_t* group[kInterleavedRows] = {};  // [8] the group's rows as stored
-  float out[kInterleavedRows];                  // [8] one group's outputs
   for (int64_t r = r0; r < r1; r += kInterleavedRows) {
     const int count = static_cast<int>(std::min<int64_t>(kInterleavedRows, r1 - r));
     for (int l = 0; l < count; ++l) group[l] = w.row(r + l);
-    for (int64_t i = 0; i < static_cast<int64_t>(a.rows.size()); ++i) {
-      Q4KGroupRow(group, count, a.rows[i], nb, i < a.n_gemm ? kPairs : 1, out);
-      std::copy_n(out, count, y + i * ldy + r);
+    for (int64_t i = 0; i < n;) {  // the gemm's rows 4 at a time (n_gemm % 4 == 0), then the gemv's one by one
+      const int n_x = i < a.n_gemm ? kGemmRowGroup : 1;
+      Q4KGroupRows(group, count, &a.rows[i], n_x, nb, i < a.n_gemm ? kPairs : 1, y + i * ldy + r, ldy);
+      i += n_x;
     }
   }
 }
@@ -190,8 +197,9 @@ void Q4KRepackedMatMul(const float* x, int64_t n, const WeightView& w, float* y)
 
 namespace kvaudit::ggml {
 float QuantizeBlock4x8(const float* x, int8_t* q) { KVAUDIT_DISPATCH(ggml::QuantizeBlock4x8, x, q); }
-void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y) {
-  KVAUDIT_DISPATCH(ggml::Q4KGroupRow, rows, count, x, nb, steps, y);
+void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
+                  float* y, int64_t ldy) {
+  KVAUDIT_DISPATCH(ggml::Q4KGroupRows, rows, count, x, n_x, nb, steps, y, ldy);
 }
 }  // namespace kvaudit::ggml
 
@@ -212,33 +220,6 @@ inline __m256i LaneSums8(const __m256i v[8]) {
 // Sub-block j's 6-bit scale in every 16-bit lane, from the 8 scales as 16-bit lanes of each half.
 inline __m256i ScaleOf(__m256i scales, int j) {
   return _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<int16_t>((2 * j) | ((2 * j + 1) << 8))));
-}
-
-// One row's super-block against the activation's codes qb [256]: per sub-block pair c (= the gemm's
-// step c: sub-blocks 2c and 2c + 1, the low and high nibbles of qs[32c..32c + 31]) 8 int32 lanes
-// summing to Σ sc·dot over the pair, and in lane c of *pair_mins the pair's Σ m·sum. maddubs pairs
-// nibble·code <= 2·15·128 (no saturation), madd by the scale <= 2·3840·63: every lane exact. The
-// scale words go to a register as llama.cpp's kernels move them (_mm_set_epi32), not through memory.
-inline void RowBlockSums(const uint8_t* blk, const int8_t* qb, __m128i sums16, __m256i pair_lanes[kPairs],
-                         __m128i* pair_mins) {
-  uint32_t sm[4];  // bytes: sc 0..7, then m 0..7
-  ScaleMinK4Words(blk + offsetof(BlockQ4_K, scales), sm);
-  const __m256i s16 = _mm256_cvtepu8_epi16(_mm_set_epi32(static_cast<int>(sm[3]), static_cast<int>(sm[2]),
-                                                         static_cast<int>(sm[1]), static_cast<int>(sm[0])));
-  const __m256i scales = _mm256_permute2x128_si256(s16, s16, 0x00);       // sc 0..7 in each half
-  *pair_mins = _mm_madd_epi16(_mm256_extracti128_si256(s16, 1), sums16);  // [4] m·sum by pairs
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const uint8_t* qs = blk + offsetof(BlockQ4_K, qs);  // [128]
-  for (int c = 0; c < kPairs; ++c) {
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
-    const __m256i q_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 64 * c));
-    const __m256i q_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 64 * c + 32));
-    const __m256i lo =
-        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(bytes, m4), q_lo), ScaleOf(scales, 2 * c));
-    const __m256i hi = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4), q_hi),
-                                         ScaleOf(scales, 2 * c + 1));
-    pair_lanes[c] = _mm256_add_epi32(lo, hi);
-  }
 }
 
 // The pair mins of 8 rows (pm[l] lane c) transposed: out[c] lane l = pm[l] lane c (rows 0..3 in the
@@ -263,51 +244,119 @@ inline void RowScales(const uint8_t* const rows[8], int count, int64_t b, __m256
   *d = _mm256_cvtph_ps(halves(_mm256_and_si256(dd, _mm256_set1_epi32(0xFFFF))));
   *dmin = _mm256_cvtph_ps(halves(_mm256_srli_epi32(dd, 16)));
 }
+
+// One weight row's super-block against the n_x activation rows' codes: per activation row a and
+// sub-block pair c (= the gemm's step c: sub-blocks 2c and 2c + 1, the low and high nibbles of
+// qs[32c..32c + 31]) 8 int32 lanes summing to Σ sc·dot over the pair (the gemv's steps = 1: over
+// all pairs), and in lane c of pair_mins[a] the pair's Σ m·sum. The nibbles and scales are unpacked
+// once for all activation rows. maddubs pairs nibble·code <= 2·15·128 (no saturation), madd by the
+// scale <= 2·3840·63: every lane exact. The scale words go to a register as llama.cpp's kernels move
+// them (_mm_set_epi32), not through memory.
+struct RowBlock {
+  const int8_t* q[kGemmRowGroup];  // [n_x] the activation rows' codes of this super-block [256]
+  __m128i sums16[kGemmRowGroup];   // [n_x] their sub-block sums
+};
+template <int kNx, int kSteps>
+inline void RowBlockSums(const uint8_t* blk, const RowBlock& x, __m256i lanes[kGemmRowGroup][kPairs],
+                         __m128i pair_mins[kGemmRowGroup]) {
+  uint32_t sm[4];  // bytes: sc 0..7, then m 0..7
+  ScaleMinK4Words(blk + offsetof(BlockQ4_K, scales), sm);
+  const __m256i s16 = _mm256_cvtepu8_epi16(_mm_set_epi32(static_cast<int>(sm[3]), static_cast<int>(sm[2]),
+                                                         static_cast<int>(sm[1]), static_cast<int>(sm[0])));
+  const __m256i scales = _mm256_permute2x128_si256(s16, s16, 0x00);  // sc 0..7 in each half
+  const __m128i mins = _mm256_extracti128_si256(s16, 1);
+  for (int a = 0; a < kNx; ++a) pair_mins[a] = _mm_madd_epi16(mins, x.sums16[a]);  // [4] m·sum by pairs
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const uint8_t* qs = blk + offsetof(BlockQ4_K, qs);  // [128]
+  for (int c = 0; c < kPairs; ++c) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+    const __m256i lo = _mm256_and_si256(bytes, m4), hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4);
+    const __m256i sc_lo = ScaleOf(scales, 2 * c), sc_hi = ScaleOf(scales, 2 * c + 1);
+    for (int a = 0; a < kNx; ++a) {
+      const __m256i q_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q[a] + 64 * c));
+      const __m256i q_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q[a] + 64 * c + 32));
+      const __m256i v = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, q_lo), sc_lo),
+                                         _mm256_madd_epi16(_mm256_maddubs_epi16(hi, q_hi), sc_hi));
+      if constexpr (kSteps == kPairs) {
+        lanes[a][c] = v;
+      } else {
+        lanes[a][0] = c == 0 ? v : _mm256_add_epi32(lanes[a][0], v);
+      }
+    }
+  }
+}
 }  // namespace
 
 // The scalar twin's arithmetic with the 8 rows in 8 lanes: per super-block each row's pair lanes
 // and pair mins (RowBlockSums), the steps' sums gathered into lanes (LaneSums8, TransposeMins),
-// then one mul for the scales and one fma per step, as the kernels' registers hold them.
-void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y) {
-  __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+// then per activation row one mul for the scales and one fma per step, as the kernels' registers
+// hold them.
+namespace {
+template <int kNx, int kSteps>
+void GroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int64_t nb, float* y, int64_t ldy) {
+  constexpr int n_x = kNx, steps = kSteps;
+  __m256 acc[kGemmRowGroup], acc_min[kGemmRowGroup];  // [n_x] 8 lanes: the group's rows
+  for (int a = 0; a < n_x; ++a) acc[a] = acc_min[a] = _mm256_setzero_ps();
+  RowBlock block{.q = {}, .sums16 = {}};
   for (int64_t b = 0; b < nb; ++b) {
-    const int32_t* sub_sums = x.sub_sums.data() + b * kSubs;  // [8] |Σ| <= 32·128: exact in int16
-    const __m128i sums16 = _mm_packs_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sub_sums)),
-                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(sub_sums + 4)));
-    __m256i step_lanes[kPairs][kInterleavedRows];  // [step][row] lanes summing to the row's isum
-    __m128i pair_mins[kInterleavedRows];           // [row] lane c: Σ m·sum of pair c
+    for (int a = 0; a < n_x; ++a) {
+      const int32_t* sub_sums = x[a].sub_sums.data() + b * kSubs;  // [8] |Σ| <= 32·128: exact in int16
+      block.q[a] = x[a].qs.data() + b * kQK_K;
+      block.sums16[a] = _mm_packs_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sub_sums)),
+                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(sub_sums + 4)));
+    }
+    __m256i lanes[kInterleavedRows][kGemmRowGroup][kPairs];  // [row][activation][step] summing to its isum
+    __m128i pair_mins[kGemmRowGroup][kInterleavedRows];      // [activation][row] lane c: Σ m·sum of pair c
     for (int l = 0; l < kInterleavedRows; ++l) {
-      __m256i pairs[kPairs];
       if (l < count) {
         const uint8_t* next = rows[l] + (b + 1) * sizeof(BlockQ4_K);  // the next block: 8 strided streams
         for (int line = 0; line < 3 && b + 1 < nb; ++line)
           _mm_prefetch(reinterpret_cast<const char*>(next + 64 * line), _MM_HINT_T0);
-        RowBlockSums(rows[l] + b * sizeof(BlockQ4_K), x.qs.data() + b * kQK_K, sums16, pairs, &pair_mins[l]);
+        __m128i mins[kGemmRowGroup];
+        RowBlockSums<kNx, kSteps>(rows[l] + b * sizeof(BlockQ4_K), block, lanes[l], mins);
+        for (int a = 0; a < n_x; ++a) pair_mins[a][l] = mins[a];
       } else {
-        for (__m256i& v : pairs) v = _mm256_setzero_si256();
-        pair_mins[l] = _mm_setzero_si128();
-      }
-      if (steps == kPairs) {
-        for (int p = 0; p < kPairs; ++p) step_lanes[p][l] = pairs[p];
-      } else {
-        step_lanes[0][l] = _mm256_add_epi32(_mm256_add_epi32(pairs[0], pairs[1]), _mm256_add_epi32(pairs[2], pairs[3]));
+        for (int a = 0; a < n_x; ++a) {
+          for (__m256i& v : lanes[l][a]) v = _mm256_setzero_si256();
+          pair_mins[a][l] = _mm_setzero_si128();
+        }
       }
     }
-    __m256i imin[kPairs];  // [step] lane l: row l's Σ m·sum
-    TransposeMins(pair_mins, imin);
-    if (steps == 1) imin[0] = _mm256_add_epi32(_mm256_add_epi32(imin[0], imin[1]), _mm256_add_epi32(imin[2], imin[3]));
     __m256 dw, dminw;
     RowScales(rows, count, b, &dw, &dminw);
-    const __m256 row_scale = _mm256_set1_ps(x.d[b]);
-    const __m256 scale = _mm256_mul_ps(dw, row_scale), scale_min = _mm256_mul_ps(dminw, row_scale);
-    for (int p = 0; p < steps; ++p) {
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(LaneSums8(step_lanes[p])), scale, acc);
-      acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(imin[p]), scale_min, acc_min);
+    for (int a = 0; a < n_x; ++a) {
+      __m256i imin[kPairs];  // [step] lane l: row l's Σ m·sum
+      TransposeMins(pair_mins[a], imin);
+      if (steps == 1)
+        imin[0] = _mm256_add_epi32(_mm256_add_epi32(imin[0], imin[1]), _mm256_add_epi32(imin[2], imin[3]));
+      const __m256 row_scale = _mm256_set1_ps(x[a].d[b]);
+      const __m256 scale = _mm256_mul_ps(dw, row_scale), scale_min = _mm256_mul_ps(dminw, row_scale);
+      for (int p = 0; p < steps; ++p) {
+        const __m256i step_rows[kInterleavedRows] = {lanes[0][a][p], lanes[1][a][p], lanes[2][a][p], lanes[3][a][p],
+                                                     lanes[4][a][p], lanes[5][a][p], lanes[6][a][p], lanes[7][a][p]};
+        acc[a] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(LaneSums8(step_rows)), scale, acc[a]);
+        acc_min[a] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(imin[p]), scale_min, acc_min[a]);
+      }
     }
   }
-  alignas(32) float lanes[kInterleavedRows];  // [8] the group's outputs
-  _mm256_store_ps(lanes, _mm256_sub_ps(acc, acc_min));
-  std::copy_n(lanes, count, y);
+  for (int a = 0; a < n_x; ++a) {
+    alignas(32) float out[kInterleavedRows];  // [8] the group's outputs for activation row a
+    _mm256_store_ps(out, _mm256_sub_ps(acc[a], acc_min[a]));
+    std::copy_n(out, count, y + a * ldy);
+  }
+}
+}  // namespace
+
+// One instance per activation count and step count: the loops over them unrolled (the decode's
+// gemv is <1, 1>, the prefill's gemm <4, 4>).
+void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
+                  float* y, int64_t ldy) {
+  KV_CHECK((n_x >= 1 && n_x <= kGemmRowGroup) && (steps == 1 || steps == kPairs));
+  using Kernel = void (*)(const uint8_t* const*, int, const Q8KActivationRow*, int64_t, float*, int64_t);
+  static constexpr Kernel kKernels[2][kGemmRowGroup] = {
+      {GroupRows<1, 1>, GroupRows<2, 1>, GroupRows<3, 1>, GroupRows<4, 1>},
+      {GroupRows<1, kPairs>, GroupRows<2, kPairs>, GroupRows<3, kPairs>, GroupRows<4, kPairs>}};
+  kKernels[steps == kPairs][n_x - 1](rows, count, x, nb, y, ldy);
 }
 
 // ggml_quantize_mat_q8_K_4x8's AVX2 branch for one row's super-block: max |x| over 8 lanes (exact
@@ -344,8 +393,9 @@ float QuantizeBlock4x8(const float* x, int8_t* q) {
 }
 #else
 float QuantizeBlock4x8(const float* x, int8_t* q) { return QuantizeBlock4x8Scalar(x, q); }
-void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y) {
-  Q4KGroupRowScalar(rows, count, x, nb, steps, y);
+void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
+                  float* y, int64_t ldy) {
+  Q4KGroupRowsScalar(rows, count, x, n_x, nb, steps, y, ldy);
 }
 #endif
 }  // namespace ggml

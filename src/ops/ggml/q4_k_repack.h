@@ -71,17 +71,20 @@ float QuantizeBlock4x8(const float* x, int8_t* q);
 float QuantizeBlock4x8Scalar(const float* x, int8_t* q);
 
 // One group of block_q4_Kx8 (up to 8 weight rows: row l's q4_K blocks at rows[l], l < count)
-// against one activation row x (nb super-blocks): y[l] for l < count, in the kernels' order. Per
-// super-block b, each row's exact integer sums per step (gemm, ggml_gemm_q4_K_8x8_q8_K: steps = 4,
-// the pairs of sub-blocks of its `sb` loop; gemv, ggml_gemv_q4_K_8x8_q8_K's AVX2 branch: steps = 1,
-// the whole super-block): isum = Σ sc·dot and imin = Σ m·sum over the step's sub-blocks (dot = Σ
-// nibble·code of a sub-block, sum = Σ code: x.sub_sums); then the f32 steps with the 8 rows in 8
-// lanes, as the kernels' acc_rows / acc_min_rows hold them: scale = d_w[b]·d_x[b] and scale_min =
-// dmin_w[b]·d_x[b], per step acc = fma(f32(isum), scale, acc) and acc_min likewise; y = acc -
-// acc_min. Lanes past count are computed from zeros and not written. A SIMD kernel of each kernel
-// path; the scalar twin gives the same bits.
-void Q4KGroupRow(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps, float* y);
-void Q4KGroupRowScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow& x, int64_t nb, int steps,
-                       float* y);
+// against n_x <= 4 activation rows x[0..n_x) (nb super-blocks): y[a·ldy + l] for l < count, each in
+// the kernels' order. Per super-block b, each row's exact integer sums per step (gemm,
+// ggml_gemm_q4_K_8x8_q8_K: steps = 4, the pairs of sub-blocks of its `sb` loop; gemv,
+// ggml_gemv_q4_K_8x8_q8_K's AVX2 branch: steps = 1, the whole super-block): isum = Σ sc·dot and
+// imin = Σ m·sum over the step's sub-blocks (dot = Σ nibble·code of a sub-block, sum = Σ code:
+// x.sub_sums); then the f32 steps with the 8 rows in 8 lanes, as the kernels' acc_rows /
+// acc_min_rows hold them: scale = d_w[b]·d_x[b] and scale_min = dmin_w[b]·d_x[b], per step acc =
+// fma(f32(isum), scale, acc) and acc_min likewise; y = acc - acc_min. No output depends on the other
+// activation rows (the gemm's 4 rows share only the weight's unpacking). Lanes past count are
+// computed from zeros and not written. A SIMD kernel of each kernel path; the scalar twin gives the
+// same bits.
+void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
+                  float* y, int64_t ldy);
+void Q4KGroupRowsScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb,
+                        int steps, float* y, int64_t ldy);
 
 }  // namespace kvaudit::ggml
