@@ -267,6 +267,15 @@ inline float Rounded(float p) {
 // keep the low byte): truncation toward zero; NaN or out-of-int32-range gives INT32_MIN (low byte
 // 0). Only NaN/inf inputs reach the out-of-range case; mirroring it keeps those bytes identical
 // without undefined behaviour.
+// nearbyint in the default rounding mode (round half to even) without a libm call: below 2^23 in
+// magnitude, adding and subtracting 2^23 with v's sign leaves the nearest integer, ties to even
+// (2^23 is even, and the sum's ulp is 1), the sign of a zero result restored; larger magnitudes,
+// infinities and NaN are returned as they are (integers already, or not numbers).
+inline float RoundHalfEven(float v) {
+  if (!(std::fabs(v) < 8388608.0f)) return v;
+  const float big = std::copysign(8388608.0f, v);
+  return std::copysign((v + big) - big, v);
+}
 inline int32_t TruncF32ToI32(float v) {
   if (!(v > -2147483904.0f && v < 2147483648.0f)) return INT32_MIN;
   return static_cast<int32_t>(v);

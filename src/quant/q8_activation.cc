@@ -19,8 +19,8 @@ int QuantizeCodes(const float* x, int8_t* qs, float amax, bool x86) {
   int sum = 0;
   if (x86) {
     const float id = amax != 0.0f ? 127.f / amax : 0.0f;
-    // nearbyint in the default rounding mode = _mm256_round_ps(_MM_ROUND_NEAREST) (RNE).
-    for (int j = 0; j < kQK; ++j) qs[j] = ggml::TruncF32ToI8(std::nearbyint(x[j] * id));
+    // Round half to even = _mm256_round_ps(_MM_ROUND_NEAREST).
+    for (int j = 0; j < kQK; ++j) qs[j] = ggml::TruncF32ToI8(ggml::RoundHalfEven(x[j] * id));
   } else {
     const float d = amax / 127;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -85,7 +85,7 @@ void QuantizeQ8_KRow(const float* x, ggml::BlockQ8_K* dst, int64_t n) {
     const float iscale = -127.f / max;
     // nearest_int adds 1.5·2^23 to the rounded product: round half to even, as nearbyint.
     for (int j = 0; j < ggml::kQK_K; ++j) {
-      y.qs[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(R(iscale * x[j])))));
+      y.qs[j] = static_cast<int8_t>(std::min(127, static_cast<int>(ggml::RoundHalfEven(R(iscale * x[j])))));
     }
     for (int g = 0; g < ggml::kQK_K / 16; ++g) {
       int sum = 0;

@@ -84,7 +84,7 @@ TEST(LlamaCppFa, ScoreKernelsMatchTwinsAndGgmlGeneric) {
   });
 }
 
-// Every kernel path (the AVX2 and portable ones run the scalar twins; bits: kv_cross_build_bits_test).
+// Every kernel path (the portable one runs the scalar twins; bits: kv_cross_build_bits_test).
 TEST(LlamaCppFa, AccumulatorTwinsAreBitIdentical) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
@@ -103,6 +103,31 @@ TEST(LlamaCppFa, AccumulatorTwinsAreBitIdentical) {
       ScaleF32(a.data(), 0.3f, 64);
       ScaleF32Scalar(b.data(), 0.3f, 64);
       ASSERT_EQ(0, std::memcmp(a.data(), b.data(), 64 * sizeof(float)));
+    }
+  });
+}
+
+// MadRowsF32 (several keys, acc in registers) against its scalar twin and against MadF32 key by key,
+// for head sizes that do and do not take the SIMD kernel, with zero probabilities skipped.
+TEST(LlamaCppFa, SeveralKeyAccumulationIsMadF32KeyByKey) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(3);
+    for (int hd : {40, 64, 128, 256}) {
+      for (int trial = 0; trial < 20; ++trial) {
+        const int kn = 1 + static_cast<int>(rng.Below(64));
+        std::vector<float> v(static_cast<size_t>(kn) * hd), p(kn), a(hd), b(hd), c(hd);  // [kn, hd], [kn], [hd]
+        for (float& x : v) x = rng.Normal();
+        for (float& x : p) x = rng.Below(4) == 0 ? 0.0f : std::exp(rng.Normal());
+        for (int i = 0; i < hd; ++i) a[i] = b[i] = c[i] = rng.Normal(10.0f);
+        MadRowsF32(a.data(), v.data(), p.data(), kn, hd);
+        MadRowsF32Scalar(b.data(), v.data(), p.data(), kn, hd);
+        for (int j = 0; j < kn; ++j) {
+          if (p[j] != 0.0f) MadF32(c.data(), &v[static_cast<size_t>(j) * hd], p[j], hd);
+        }
+        ASSERT_EQ(0, std::memcmp(a.data(), b.data(), hd * sizeof(float))) << hd << " " << trial;
+        ASSERT_EQ(0, std::memcmp(a.data(), c.data(), hd * sizeof(float))) << hd << " " << trial;
+      }
     }
   });
 }

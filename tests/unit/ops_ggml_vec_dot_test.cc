@@ -174,8 +174,9 @@ TEST(GgmlVecDot, BlockRowDotIsTheExpandedDotBitForBitOnEveryPath) {
 }
 
 // The several-dot kernels (DotQ8BlockRows: weight rows as stored against one activation row;
-// DotQ8BlocksBatch: one expanded weight row against activation rows) on every kernel path against
-// their scalar twins and the one-dot kernels, for row counts around the 4 interleaved chains.
+// DotQ8BlocksBatch: expanded weight rows against activation rows) on every kernel path against
+// their scalar twins and the one-dot kernels, for row counts around the 4 interleaved chains and
+// the 4 × 2 tile.
 TEST(GgmlVecDot, SeveralDotKernelsAreTheirScalarTwinsBitForBitOnEveryPath) {
   struct Format {
     QuantType type;
@@ -202,12 +203,9 @@ TEST(GgmlVecDot, SeveralDotKernelsAreTheirScalarTwinsBitForBitOnEveryPath) {
             testing::RandomBlocks(rows * nb, f.bytes, f.has_m ? std::vector<int>{0, 2} : std::vector<int>{0}, rng);
         std::vector<int8_t> qc(rows * nb * 32);           // [rows, nb·32] activation codes
         std::vector<float> qd(rows * nb), qm(rows * nb);  // [rows, nb] their scales, sums
-        std::vector<int8_t> kc(nb * 32);                  // [nb·32] weight row 0's codes
-        std::vector<float> kd(nb), km(nb, 0.0f);          // [nb]
         for (int8_t& q : qc) q = static_cast<int8_t>(static_cast<int>(rng.Below(255)) - 127);
         for (int64_t i = 0; i < rows * nb; ++i)
           qd[i] = testing::RandomF32Scale(rng), qm[i] = testing::RandomF32Scale(rng);
-        GetQuantTraits(f.type).to_codes(w.data(), nb * 32, {kc.data(), kd.data(), km.data()});
         const int64_t row_bytes = nb * f.bytes;
         std::vector<float> simd(rows), scalar(rows);  // [rows]
         DotQ8BlockRows(f.type, f.kind, w.data(), row_bytes, rows, qc.data(), qd.data(), qm.data(), nb, simd.data());
@@ -219,17 +217,30 @@ TEST(GgmlVecDot, SeveralDotKernelsAreTheirScalarTwinsBitForBitOnEveryPath) {
           ASSERT_TRUE(SameBits(simd[r], scalar[r])) << QuantTypeName(f.type) << " trial " << trial << " row " << r;
           ASSERT_TRUE(SameBits(simd[r], one)) << QuantTypeName(f.type) << " trial " << trial << " row " << r;
         }
-        const int64_t ldo = 3;
-        std::vector<float> batch(rows * ldo), batch_scalar(rows * ldo);  // [rows, ldo], column 0 written
-        DotQ8BlocksBatch(f.kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb, rows,
+        // Several expanded weight rows (around the 4 × 2 tile) against the activation rows, written at
+        // out[t·ldo + i] with ldo > n_w: the cells between stay as they were.
+        const int64_t n_w = 1 + rng.Below(9), ldo = n_w + 2;
+        std::vector<int8_t> kcs(n_w * nb * 32);                // [n_w, nb·32]
+        std::vector<float> kds(n_w * nb), kms(n_w * nb, 0.f);  // [n_w, nb]
+        const std::vector<uint8_t> ws =
+            testing::RandomBlocks(n_w * nb, f.bytes, f.has_m ? std::vector<int>{0, 2} : std::vector<int>{0}, rng);
+        for (int64_t i = 0; i < n_w; ++i)
+          GetQuantTraits(f.type).to_codes(&ws[i * row_bytes], nb * 32, {&kcs[i * nb * 32], &kds[i * nb], &kms[i * nb]});
+        std::vector<float> batch(rows * ldo, 7.0f), batch_scalar(rows * ldo, 7.0f);  // [rows, ldo]
+        DotQ8BlocksBatch(f.kind, kcs.data(), kds.data(), kms.data(), n_w, qc.data(), qd.data(), qm.data(), nb, rows,
                          batch.data(), ldo);
-        DotQ8BlocksBatchScalar(f.kind, kc.data(), kd.data(), km.data(), qc.data(), qd.data(), qm.data(), nb, rows,
-                               batch_scalar.data(), ldo);
+        DotQ8BlocksBatchScalar(f.kind, kcs.data(), kds.data(), kms.data(), n_w, qc.data(), qd.data(), qm.data(), nb,
+                               rows, batch_scalar.data(), ldo);
         for (int64_t t = 0; t < rows; ++t) {
-          const float one = DotQ8Blocks(f.kind, kc.data(), kd.data(), km.data(), qc.data() + t * nb * 32,
-                                        qd.data() + t * nb, qm.data() + t * nb, nb);
-          ASSERT_TRUE(SameBits(batch[t * ldo], batch_scalar[t * ldo])) << QuantTypeName(f.type) << " trial " << trial;
-          ASSERT_TRUE(SameBits(batch[t * ldo], one)) << QuantTypeName(f.type) << " trial " << trial << " t " << t;
+          for (int64_t i = 0; i < ldo; ++i) {
+            const float one = i >= n_w
+                                  ? 7.0f
+                                  : DotQ8Blocks(f.kind, &kcs[i * nb * 32], &kds[i * nb], &kms[i * nb],
+                                                qc.data() + t * nb * 32, qd.data() + t * nb, qm.data() + t * nb, nb);
+            ASSERT_TRUE(SameBits(batch[t * ldo + i], batch_scalar[t * ldo + i]))
+                << QuantTypeName(f.type) << " trial " << trial << " t " << t << " i " << i;
+            ASSERT_TRUE(SameBits(batch[t * ldo + i], one)) << QuantTypeName(f.type) << " trial " << trial << " t " << t;
+          }
         }
       }
     }

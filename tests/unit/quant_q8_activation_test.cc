@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "base/half.h"
 #include "kv/formats/ggml_block_codecs.h"
+#include "quant/ggml_blocks.h"
 #include "quant/q8_activation.h"
 #include "unit/kv_block_test_util.h"
 
@@ -197,6 +200,35 @@ TEST(KvQ8Activation, VecDotMatchesDequantizedDot) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace kvaudit
+
+namespace kvaudit {
+namespace {
+
+// RoundHalfEven (the quantizers' rounding without a libm call) is nearbyint in the default rounding
+// mode, bit for bit: every float bit pattern at a stride co-prime to 2^32, every half-integer and
+// its neighbours below 1024 in magnitude (the ties), signed zeros, the 2^23 edge, infinities, NaN.
+TEST(QuantRounding, RoundHalfEvenIsNearbyintBitForBit) {
+  auto same = [](float v) {
+    const float want = std::nearbyint(v), got = ggml::RoundHalfEven(v);
+    if (std::isnan(want)) return std::isnan(got);
+    return std::memcmp(&want, &got, sizeof want) == 0;
+  };
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 7919) {
+    float v;
+    const uint32_t b32 = static_cast<uint32_t>(bits);
+    std::memcpy(&v, &b32, sizeof v);
+    ASSERT_TRUE(same(v)) << "bits " << b32;
+  }
+  for (int i = -2048; i <= 2048; ++i) {
+    const float tie = 0.5f * static_cast<float>(i);
+    for (float v : {tie, std::nextafter(tie, -INFINITY), std::nextafter(tie, INFINITY)}) ASSERT_TRUE(same(v)) << v;
+  }
+  for (float v : {0.0f, -0.0f, 8388607.5f, -8388607.5f, 8388608.0f, 4194304.5f, INFINITY, -INFINITY, NAN})
+    ASSERT_TRUE(same(v)) << v;
 }
 
 }  // namespace

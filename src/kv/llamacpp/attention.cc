@@ -329,13 +329,8 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
       sc.l[r] = static_cast<float>(static_cast<double>(sc.l[r]) + sum);
     }
     // VKQ [rows, hd] += P [rows, kn] · V_tile [kn, hd], in ascending key order (ggml_vec_mad_f32)
-    for (int r = 0; r < rows; ++r) {
-      float* a = &sc.acc[static_cast<size_t>(r) * hd];
-      const float* pr = &sc.s[static_cast<size_t>(r) * kTileKv];
-      for (int j = 0; j < kn; ++j) {
-        if (pr[j] != 0.0f) MadF32(a, &sc.vt[static_cast<size_t>(j) * hd], pr[j], hd);
-      }
-    }
+    for (int r = 0; r < rows; ++r)
+      MadRowsF32(&sc.acc[static_cast<size_t>(r) * hd], sc.vt.data(), &sc.s[static_cast<size_t>(r) * kTileKv], kn, hd);
   }
   Finish(sh, sc, rows, hd, out);
 }

@@ -34,11 +34,17 @@ void ConvertQRow(KvFormat k, const float* q, int hd, ggml::BlockCodes out);
 
 // V accumulation (ggml_vec_mad_f32 / ggml_vec_scale_f32: acc = fma(v, s, acc) / acc *= s) and the
 // f16-accumulator twins (ggml_vec_mad_f16 / ggml_vec_scale_f16: the same, rounded to fp16 RNE after
-// every call). hd % 16 == 0 for the SIMD versions (else they defer to scalar).
+// every call). hd % 16 == 0 (AVX-512) or hd % 8 == 0 (AVX2) for the SIMD versions (else they defer
+// to scalar).
 void MadF32(float* acc, const float* v, float s, int hd);
 void ScaleF32(float* acc, float s, int hd);
 void MadF16(float* acc, const float* v, float s, int hd);
 void ScaleF16(float* acc, float s, int hd);
+// MadF32 for keys j = 0 .. kn − 1 in order, skipping p[j] == 0 (a masked or underflowed key):
+// acc [hd] += p[j] · v[j·hd ..]; per element the same fmas in the same order, with acc held in
+// registers across the keys (the tiled path's P·V for one query row).
+void MadRowsF32(float* acc, const float* v, const float* p, int kn, int hd);
+void MadRowsF32Scalar(float* acc, const float* v, const float* p, int kn, int hd);
 void MadF32Scalar(float* acc, const float* v, float s, int hd);
 void ScaleF32Scalar(float* acc, float s, int hd);
 void MadF16Scalar(float* acc, const float* v, float s, int hd);

@@ -157,21 +157,24 @@ void BlockRowsDecode(const WeightView& w, int64_t r0, int64_t r1, Activations& a
   }
 }
 
-// A batch: each weight row expanded once, then dotted with every activation row (their codes,
+// A batch: weight rows expanded 4 at a time, then dotted with every activation row (their codes,
 // scales and sums are stored row after row: DotQ8BlocksBatch's layout).
 void BlockRows(const WeightView& w, int64_t r0, int64_t r1, Activations& a, float* y, int64_t ldy) {
   if (a.n() == 1) return BlockRowsDecode(w, r0, r1, a, y);
+  constexpr int64_t kRows = 4;  // weight rows expanded per call: DotQ8BlocksBatch's tile
   const int64_t k = w.cols, nb = k / kQK;
   const VecDotKind kind = BlockDotKind(w.type, a.n());
   const bool affine = kind == VecDotKind::kAffine;
   const int8_t* qc = affine ? a.Q81Codes(0) : a.Q8().Codes(0);   // [n, k]
   const float* qd = affine ? a.Q81Scales(0) : a.Q8().Scales(0);  // [n, k/32]
   const float* qm = affine ? a.Q81Sums(0) : nullptr;             // [n, k/32]
-  std::vector<int8_t> codes(static_cast<size_t>(k));             // [k] one weight row's codes
-  std::vector<float> d(static_cast<size_t>(nb)), m(d);           // [k/32] its block scales and (q4_1/q5_1) mins
-  for (int64_t r = r0; r < r1; ++r) {
-    GetQuantTraits(w.type).to_codes(w.row(r), k, {codes.data(), d.data(), m.data()});
-    DotQ8BlocksBatch(kind, codes.data(), d.data(), affine ? m.data() : nullptr, qc, qd, qm, nb, a.n(), y + r, ldy);
+  std::vector<int8_t> codes(static_cast<size_t>(kRows * k));     // [4, k] the weight rows' codes
+  std::vector<float> d(static_cast<size_t>(kRows * nb)), m(d);   // [4, k/32] their block scales and (q4_1/q5_1) mins
+  for (int64_t r = r0; r < r1; r += kRows) {
+    const int64_t n_w = std::min(kRows, r1 - r);
+    for (int64_t i = 0; i < n_w; ++i)
+      GetQuantTraits(w.type).to_codes(w.row(r + i), k, {&codes[i * k], &d[i * nb], &m[i * nb]});
+    DotQ8BlocksBatch(kind, codes.data(), d.data(), affine ? m.data() : nullptr, n_w, qc, qd, qm, nb, a.n(), y + r, ldy);
   }
 }
 

@@ -148,12 +148,15 @@ void DotQ8BlockRowsScalar(QuantType type, VecDotKind kind, const uint8_t* w, int
   for (int64_t i = 0; i < n_rows; ++i) out[i] = DotQ8BlockRowScalar(type, kind, w + i * row_bytes, qc, qd, qm, nb);
 }
 
-void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                            const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, int64_t n_w,
+                            const int8_t* qc, const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out,
+                            int64_t ldo) {
   const bool affine = kind == VecDotKind::kAffine;
-  for (int64_t t = 0; t < n_act; ++t) {
-    out[t * ldo] =
-        DotQ8BlocksScalar(kind, kc, kd, km, qc + t * nb * 32, qd + t * nb, affine ? qm + t * nb : nullptr, nb);
+  for (int64_t i = 0; i < n_w; ++i) {
+    for (int64_t t = 0; t < n_act; ++t) {
+      out[t * ldo + i] = DotQ8BlocksScalar(kind, kc + i * nb * 32, kd + i * nb, affine ? km + i * nb : nullptr,
+                                           qc + t * nb * 32, qd + t * nb, affine ? qm + t * nb : nullptr, nb);
+    }
   }
 }
 
@@ -220,9 +223,10 @@ void DotQ8BlockRows(QuantType type, VecDotKind kind, const uint8_t* w, int64_t r
                     const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out) {
   KVAUDIT_DISPATCH(ggml::DotQ8BlockRows, type, kind, w, row_bytes, n_rows, qc, qd, qm, nb, out);
 }
-void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
-  KVAUDIT_DISPATCH(ggml::DotQ8BlocksBatch, kind, kc, kd, km, qc, qd, qm, nb, n_act, out, ldo);
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, int64_t n_w,
+                      const int8_t* qc, const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out,
+                      int64_t ldo) {
+  KVAUDIT_DISPATCH(ggml::DotQ8BlocksBatch, kind, kc, kd, km, n_w, qc, qd, qm, nb, n_act, out, ldo);
 }
 float Steps8(const float* w, const float* x, int64_t np) { KVAUDIT_DISPATCH(ggml::Steps8, w, x, np); }
 float TinyBlas8(const float* w, const float* x, int64_t n) { KVAUDIT_DISPATCH(ggml::TinyBlas8, w, x, n); }
@@ -302,8 +306,10 @@ void DotQ8Blocks4(const int8_t* kc, const float* kd, const float* km, const int8
 }
 }  // namespace
 
-void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
+namespace {
+// One expanded weight row against all activation rows: 4 at a time (DotQ8Blocks4), then one by one.
+void OneWeightRow(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
+                  const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
   const bool affine = kind == VecDotKind::kAffine;
   int64_t t = 0;
   for (; kind != VecDotKind::kIq4Nl && t + kChains <= n_act; t += kChains) {
@@ -318,14 +324,66 @@ void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const 
         ggml::DotQ8Blocks(kind, kc, kd, km, qc + t * nb * 32, qd + t * nb, affine ? qm + t * nb : nullptr, nb);
   }
 }
+
+constexpr int kTileW = 4, kTileA = 2;  // tinyBLAS_Q0_AVX's AVX2 tile (gemm4xN<2>): 8 accumulators in 16 registers
+
+// kSym outputs of 4 weight rows × 2 activation rows: per block, the 4 weight blocks loaded (and
+// their |codes| formed) once for both activation rows, the 4 scale products d_w·d_x by one vector
+// multiply (each the same f32 product as DotQ8Blocks4's), then per output fma(d_w·d_x, lanes, acc)
+// and Hsum8.
+void Tile4x2(const int8_t* kc, const float* kd, const int8_t* qc, const float* qd, int64_t nb, float* out,
+             int64_t ldo) {
+  __m256 acc[kTileA][kTileW];  // [activation row][weight row] 8 lanes each
+  for (auto& row : acc)
+    for (__m256& a : row) a = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128 dw = _mm_setr_ps(kd[b], kd[nb + b], kd[2 * nb + b], kd[3 * nb + b]);  // [4] the weight rows' d
+    __m256i vx[kTileW], ax[kTileW];                                                    // [weight row] codes, |codes|
+    for (int i = 0; i < kTileW; ++i) {
+      vx[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + (i * nb + b) * 32));
+      ax[i] = _mm256_sign_epi8(vx[i], vx[i]);
+    }
+    for (int j = 0; j < kTileA; ++j) {
+      const __m256i vy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qc + (j * nb + b) * 32));
+      const __m128 d4 = _mm_mul_ps(dw, _mm_set1_ps(qd[j * nb + b]));  // [4] d_w·d_x
+      const __m256 d = _mm256_set_m128(d4, d4);
+      acc[j][0] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0x00), LanesAbs(ax[0], vx[0], vy), acc[j][0]);
+      acc[j][1] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0x55), LanesAbs(ax[1], vx[1], vy), acc[j][1]);
+      acc[j][2] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0xAA), LanesAbs(ax[2], vx[2], vy), acc[j][2]);
+      acc[j][3] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0xFF), LanesAbs(ax[3], vx[3], vy), acc[j][3]);
+    }
+  }
+  for (int j = 0; j < kTileA; ++j)
+    for (int i = 0; i < kTileW; ++i) out[j * ldo + i] = HSum8V(acc[j][i]);
+}
+}  // namespace
+
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, int64_t n_w,
+                      const int8_t* qc, const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out,
+                      int64_t ldo) {
+  int64_t i = 0;
+  for (; kind == VecDotKind::kSym && i + kTileW <= n_w; i += kTileW) {
+    int64_t t = 0;
+    for (; t + kTileA <= n_act; t += kTileA)
+      Tile4x2(kc + i * nb * 32, kd + i * nb, qc + t * nb * 32, qd + t * nb, nb, out + t * ldo + i, ldo);
+    for (int64_t r = i; r < i + kTileW && t < n_act; ++r)  // the last n_act % 2 activation rows
+      OneWeightRow(kind, kc + r * nb * 32, kd + r * nb, nullptr, qc + t * nb * 32, qd + t * nb, nullptr, nb, n_act - t,
+                   out + t * ldo + r, ldo);
+  }
+  const bool affine = kind == VecDotKind::kAffine;
+  for (; i < n_w; ++i)
+    OneWeightRow(kind, kc + i * nb * 32, kd + i * nb, affine ? km + i * nb : nullptr, qc, qd, qm, nb, n_act, out + i,
+                 ldo);
+}
 #else
 float DotQ8Blocks(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
                   const float* qd, const float* qm, int64_t nb) {
   return DotQ8BlocksScalar(kind, kc, kd, km, qc, qd, qm, nb);
 }
-void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo) {
-  DotQ8BlocksBatchScalar(kind, kc, kd, km, qc, qd, qm, nb, n_act, out, ldo);
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, int64_t n_w,
+                      const int8_t* qc, const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out,
+                      int64_t ldo) {
+  DotQ8BlocksBatchScalar(kind, kc, kd, km, n_w, qc, qd, qm, nb, n_act, out, ldo);
 }
 #endif
 

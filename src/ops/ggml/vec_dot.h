@@ -95,13 +95,19 @@ void DotQ8BlockRows(QuantType type, VecDotKind kind, const uint8_t* w, int64_t r
                     const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out);
 void DotQ8BlockRowsScalar(QuantType type, VecDotKind kind, const uint8_t* w, int64_t row_bytes, int64_t n_rows,
                           const int8_t* qc, const float* qd, const float* qm, int64_t nb, float* out);
-// out[t·ldo] = DotQ8Blocks(kind, kc, kd, km, qc + t·nb·32, qd + t·nb, qm + t·nb, nb) for t in
-// [0, n_act): one expanded weight row against a batch's activation rows, stored back to back
-// (codes [n_act, nb·32], scales and (kAffine) sums [n_act, nb]).
-void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                      const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo);
-void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, const int8_t* qc,
-                            const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out, int64_t ldo);
+// out[t·ldo + i] = DotQ8Blocks(kind, kc + i·nb·32, kd + i·nb, km + i·nb, qc + t·nb·32, qd + t·nb,
+// qm + t·nb, nb) for weight row i in [0, n_w) and activation row t in [0, n_act): expanded weight
+// rows (codes [n_w, nb·32], scales and (kAffine) mins [n_w, nb]) against a batch's activation rows,
+// stored back to back (codes [n_act, nb·32], scales and (kAffine) sums [n_act, nb]). The SIMD kernel
+// takes kSym outputs in tiles of 4 weight rows × 2 activation rows (tinyBLAS's AVX2 register tile,
+// gemm4xN<2>: each block loaded once per tile), every output in its own accumulator, so the tiling
+// changes no bit.
+void DotQ8BlocksBatch(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, int64_t n_w,
+                      const int8_t* qc, const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out,
+                      int64_t ldo);
+void DotQ8BlocksBatchScalar(VecDotKind kind, const int8_t* kc, const float* kd, const float* km, int64_t n_w,
+                            const int8_t* qc, const float* qd, const float* qm, int64_t nb, int64_t n_act, float* out,
+                            int64_t ldo);
 
 // ggml_vec_dot_q6_K_q8_K (AVX2 branch): per 256-element super-block, 8 int32 lanes; lane m sums,
 // over the 8 chunks of 32 elements, scale × (code·q8 products of elements 4m..4m+3 of the chunk),
