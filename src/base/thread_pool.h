@@ -55,4 +55,14 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
 };
 
+// fn(begin, end) over [0, n): split across the pool's threads (ParallelFor) when there is a pool and
+// more than one index, else one call on the calling thread (a decode's single row: no hand-off).
+inline void ForRows(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool != nullptr && n > 1) {
+    pool->ParallelFor(n, 1, fn);
+  } else if (n > 0) {
+    fn(0, n);
+  }
+}
+
 }  // namespace kvaudit

@@ -44,21 +44,24 @@ Q8KDot Q8KDotOf(const WeightView& w) {
 }
 
 // The activation rows x [n, k] in each form a product needs (filled on first use).
+// Rows are converted independently, split across the pool's threads (ForRows) when there are several.
 class Activations {
  public:
-  Activations(const float* x, int64_t n, int64_t k) : x_(x), n_(n), k_(k) {}
+  Activations(const float* x, int64_t n, int64_t k, ThreadPool& pool) : x_(x), n_(n), k_(k), pool_(&pool) {}
   int64_t n() const { return n_; }
   const float* F32(int64_t t) const { return x_ + t * k_; }
   const float* F16(int64_t t) {
     if (f16_.empty()) {
       f16_.resize(static_cast<size_t>(n_ * k_));  // from_float = ggml_cpu_fp32_to_fp16 (RNE)
-      for (int64_t i = 0; i < n_ * k_; ++i) f16_[i] = F16ToF32(F32ToF16(x_[i]));
+      ForRows(pool_, n_, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0 * k_; i < r1 * k_; ++i) f16_[i] = F16ToF32(F32ToF16(x_[i]));
+      });
     }
     return f16_.data() + t * k_;
   }
   // q8_0 by the x86 quantize_row_q8_0 (= the repacked gemm's 4x8 quantizer), expanded.
   const Q8_0Activations& Q8() {
-    if (!q8_) q8_ = QuantizeQ8_0Activations(x_, n_, k_);
+    if (!q8_) q8_ = QuantizeQ8_0Activations(x_, n_, k_, pool_);
     return *q8_;
   }
   // q8_1 by the x86 quantize_row_q8_1, expanded: codes [k], block scales d and s = fp16(d·Σq) [k/32].
@@ -68,13 +71,15 @@ class Activations {
   const BlockQ8_K* Q8K(int64_t t) {
     if (q8k_.empty()) {
       q8k_.resize(static_cast<size_t>(n_ * (k_ / kQK_K)));
-      for (int64_t r = 0; r < n_; ++r) QuantizeQ8_KRow(x_ + r * k_, q8k_.data() + r * (k_ / kQK_K), k_);
+      ForRows(pool_, n_, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) QuantizeQ8_KRow(x_ + r * k_, q8k_.data() + r * (k_ / kQK_K), k_);
+      });
     }
     return q8k_.data() + t * (k_ / kQK_K);
   }
   // q8_K as the repacked q4_K path quantizes it (its gemm rows by the 4x8 quantizer).
   const Q4KActivations& Q4K() {
-    if (!q4k_) q4k_ = QuantizeForQ4KRepacked(x_, n_, k_);
+    if (!q4k_) q4k_ = QuantizeForQ4KRepacked(x_, n_, k_, pool_);
     return *q4k_;
   }
 
@@ -85,13 +90,15 @@ class Activations {
     q81_codes_.resize(static_cast<size_t>(n_ * k_));
     q81_d_.resize(static_cast<size_t>(n_ * nb));
     q81_s_.resize(static_cast<size_t>(n_ * nb));
-    for (int64_t r = 0; r < n_; ++r) {
-      QuantizeQ8RowX86Codes(x_ + r * k_, k_, true, {&q81_codes_[r * k_], &q81_d_[r * nb], &q81_s_[r * nb]});
-    }
+    ForRows(pool_, n_, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        QuantizeQ8RowX86Codes(x_ + r * k_, k_, true, {&q81_codes_[r * k_], &q81_d_[r * nb], &q81_s_[r * nb]});
+    });
   }
 
   const float* x_;
   int64_t n_, k_;
+  ThreadPool* pool_;
   std::vector<float> f16_;             // [n, k] f16-rounded values
   std::optional<Q8_0Activations> q8_;  // [n] rows: codes [n, k], scales [n, k/32]
   std::vector<int8_t> q81_codes_;      // [n, k]
@@ -245,7 +252,7 @@ bool Covers(const WeightView& w) {
 
 void LlamaCppMatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, ThreadPool& pool) {
   if (n <= 0 || w.rows() == 0) return;
-  Activations a(x, n, w.cols());
+  Activations a(x, n, w.cols(), pool);
   Prepare(w, a);
   const int64_t ldy = w.rows();
   std::vector<std::pair<int, int64_t>> tiles;  // (part, first row in the part)

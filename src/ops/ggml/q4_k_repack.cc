@@ -31,6 +31,9 @@ constexpr int kSubs = kQK_K / kSub;  // 8 sub-blocks per super-block
 constexpr int kPairs = kSubs / 2;    // the gemm's `sb` loop: two sub-blocks per step
 constexpr int kGemmRowGroup = 4;     // forward_mul_mat quantizes and multiplies rows by 4
 constexpr int kInterleavedRows = 8;  // block_q4_Kx8: the repack needs rows % 8 == 0
+// Super-blocks ahead each row prefetches: 1 measured best on the 1B shape's decode (2 and 4 no
+// better: BENCHMARKS.md "Since that table").
+constexpr int kPrefetchBlocks = 1;
 
 // Why plain int32 sums give the kernels' integers: the kernels form nibble (0..15, unsigned) times
 // code (int8) pairs with maddubs (saturating to int16: |2·15·128| = 3840, never reached) and add 8
@@ -154,19 +157,21 @@ void QuantizeQ8KRow4x8(const float* x, int64_t k, Q8KActivationRow* out) {
   SubBlockSums(out);
 }
 
-Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k) {
+Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k, ThreadPool* pool) {
   KV_CHECK(k % kQK_K == 0 && n >= 0);
   // forward_mul_mat / forward_mul_mat_one_chunk: rows [0, n_gemm) by the 4x8 quantizer and the
   // gemm (which it calls only when nrows > 3, i.e. n_gemm > 0), the rest by from_float and gemv.
   Q4KActivations a;
   a.n_gemm = n - n % kGemmRowGroup;
   a.rows.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    if (i < a.n_gemm)
-      QuantizeQ8KRow4x8(x + i * k, k, &a.rows[i]);
-    else
-      QuantizeQ8KRowRef(x + i * k, k, &a.rows[i]);
-  }
+  ForRows(pool, n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      if (i < a.n_gemm)
+        QuantizeQ8KRow4x8(x + i * k, k, &a.rows[i]);
+      else
+        QuantizeQ8KRowRef(x + i * k, k, &a.rows[i]);
+    }
+  });
   return a;
 }
 
@@ -309,8 +314,9 @@ void GroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* 
     __m128i pair_mins[kGemmRowGroup][kInterleavedRows];      // [activation][row] lane c: Σ m·sum of pair c
     for (int l = 0; l < kInterleavedRows; ++l) {
       if (l < count) {
-        const uint8_t* next = rows[l] + (b + 1) * sizeof(BlockQ4_K);  // the next block: 8 strided streams
-        for (int line = 0; line < 3 && b + 1 < nb; ++line)
+        // 8 strided streams (one per row) defeat the hardware prefetcher: ask for a block ahead.
+        const uint8_t* next = rows[l] + (b + kPrefetchBlocks) * sizeof(BlockQ4_K);
+        for (int line = 0; line < 3 && b + kPrefetchBlocks < nb; ++line)
           _mm_prefetch(reinterpret_cast<const char*>(next + 64 * line), _MM_HINT_T0);
         __m128i mins[kGemmRowGroup];
         RowBlockSums<kNx, kSteps>(rows[l] + b * sizeof(BlockQ4_K), block, lanes[l], mins);

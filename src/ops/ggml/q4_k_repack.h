@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "ops/weight_matrix.h"
 
 namespace kvaudit::ggml {
@@ -45,7 +46,8 @@ struct Q4KActivations {
   std::vector<Q8KActivationRow> rows;  // [n]
   int64_t n_gemm = 0;
 };
-Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k);
+// Rows are independent: with a pool (and n > 1) they are split across its threads, the same bytes.
+Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k, ThreadPool* pool = nullptr);
 
 // Weight rows [r0, r1) of a q4_K weight (w.type == QuantType::kQ4_K, w.rows % 8 == 0) against every
 // activation row: y[i·ldy + r], each output in its kernel's order (the gemm's for i < n_gemm, else

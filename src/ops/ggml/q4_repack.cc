@@ -48,18 +48,20 @@ float RepackedDot(const int8_t* wc, const float* wd, const int8_t* ac, const flo
 
 }  // namespace
 
-Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k) {
+Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k, ThreadPool* pool) {
   KV_CHECK(k % kQK == 0 && n >= 0);
   Q8_0Activations a;
   a.n = n;
   a.k = k;
   a.codes.resize(static_cast<size_t>(n * k));
   a.d.resize(static_cast<size_t>(n * (k / kQK)));
-  std::vector<float> unused(static_cast<size_t>(k / kQK));  // [k/32] q8_0 has no second field
-  for (int64_t i = 0; i < n; ++i) {
-    // forward_mul_mat's 4x8 quantizer (gemm rows) and from_float (gemv rows) alike: the header.
-    QuantizeQ8RowX86Codes(x + i * k, k, false, {a.codes.data() + i * k, a.d.data() + i * (k / kQK), unused.data()});
-  }
+  ForRows(pool, n, [&](int64_t i0, int64_t i1) {
+    std::vector<float> unused(static_cast<size_t>(k / kQK));  // [k/32] q8_0 has no second field
+    for (int64_t i = i0; i < i1; ++i) {
+      // forward_mul_mat's 4x8 quantizer (gemm rows) and from_float (gemv rows) alike: the header.
+      QuantizeQ8RowX86Codes(x + i * k, k, false, {a.codes.data() + i * k, a.d.data() + i * (k / kQK), unused.data()});
+    }
+  });
   return a;
 }
 

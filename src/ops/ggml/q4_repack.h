@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "ops/weight_matrix.h"
 #include "quant/ggml_blocks.h"
 
@@ -45,7 +46,8 @@ struct Q8_0Activations {
   const int8_t* Codes(int64_t i) const { return codes.data() + i * k; }
   const float* Scales(int64_t i) const { return d.data() + i * (k / kQK); }
 };
-Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k);
+// Rows are independent: with a pool (and n > 1) they are split across its threads, the same bytes.
+Q8_0Activations QuantizeQ8_0Activations(const float* x, int64_t n, int64_t k, ThreadPool* pool = nullptr);
 
 // Whether llama.cpp repacks this weight on x86: q4_0, iq4_nl or mxfp4 with rows % 8 == 0
 // (ggml_repack_get_optimal_repack_type: mxfp4_8x8_q8_0 where AVX2 is).
