@@ -1,5 +1,5 @@
 // Emulation of llama.cpp's repacked q4_K product on x86; the dispatch and the per-output order are
-// in the header. One group of 8 weight rows against one activation row (Q4KGroupRow: the integer
+// in the header. One group of 8 weight rows against up to 4 activation rows (Q4KGroupRows: the integer
 // sums and the f32 steps, the rows in the lanes as the kernels hold them) and the 4x8 quantizer are
 // SIMD kernels of each kernel path (base/isa_passes.h) with scalar twins. Sources:
 //   ggml-org/llama.cpp:ggml/src/ggml-cpu/repack.cpp@de3ff815 (forward_mul_mat, make_block_q4_Kx8)
@@ -31,8 +31,8 @@ constexpr int kSubs = kQK_K / kSub;  // 8 sub-blocks per super-block
 constexpr int kPairs = kSubs / 2;    // the gemm's `sb` loop: two sub-blocks per step
 constexpr int kGemmRowGroup = 4;     // forward_mul_mat quantizes and multiplies rows by 4
 constexpr int kInterleavedRows = 8;  // block_q4_Kx8: the repack needs rows % 8 == 0
-// Super-blocks ahead each row prefetches: 1 measured best on the 1B shape's decode (2 and 4 no
-// better: BENCHMARKS.md "Since that table").
+// Super-blocks ahead each row prefetches: 1 measured best on the 1B shape's decode (2 no better, 4
+// slower: BENCHMARKS.md, the opening section).
 constexpr int kPrefetchBlocks = 1;
 
 // Why plain int32 sums give the kernels' integers: the kernels form nibble (0..15, unsigned) times
