@@ -17,7 +17,11 @@
 namespace kvaudit::ggml {
 namespace {
 
-constexpr int64_t kRowTile = 16;  // output rows per work item
+// Output rows per work item: a batch's items are large already (rows × n activation rows); a decode's
+// are one activation row, so it takes 4× as many rows per claim (fewer hand-offs between the threads:
+// 17–21 → 21–23 tokens/s on the 1B shape, BENCHMARKS.md's opening section). No output depends on the
+// split.
+constexpr int64_t kRowTile = 16, kDecodeRowTile = 64;
 
 // The 32-element block types whose activations are q8_0 (type_traits_cpu vec_dot_type) or q8_1.
 bool IsQ8_0Block(QuantType t) {
@@ -254,7 +258,7 @@ void LlamaCppMatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, 
   if (n <= 0 || w.rows() == 0) return;
   Activations a(x, n, w.cols(), pool);
   Prepare(w, a);
-  const int64_t ldy = w.rows();
+  const int64_t ldy = w.rows(), tile = n == 1 ? kDecodeRowTile : kRowTile;
   std::vector<std::pair<int, int64_t>> tiles;  // (part, first row in the part)
   std::vector<int64_t> base;                   // [parts] first output column of each part
   int64_t col = 0;
@@ -266,12 +270,12 @@ void LlamaCppMatMul(const float* x, int64_t n, const WeightMatrix& w, float* y, 
       ExactPart(x, n, part, y + base[p], ldy, pool);
       continue;
     }
-    for (int64_t r = 0; r < part.rows; r += kRowTile) tiles.emplace_back(p, r);
+    for (int64_t r = 0; r < part.rows; r += tile) tiles.emplace_back(p, r);
   }
   pool.ForEachItem(static_cast<int>(tiles.size()), [&](int item, int) {
     const auto [p, r0] = tiles[item];
     const WeightView& part = w.parts()[p];
-    PartRows(part, r0, std::min(part.rows, r0 + kRowTile), a, y + base[p], ldy);
+    PartRows(part, r0, std::min(part.rows, r0 + tile), a, y + base[p], ldy);
   });
 }
 
