@@ -179,13 +179,19 @@ void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, i
   KV_CHECK_MSG(w.type == QuantType::kQ4_K, "Q4KRepackedRows: the weight is not q4_K");
   KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
   const int64_t nb = w.cols / kQK_K, n = static_cast<int64_t>(a.rows.size());
-  const uint8_t* group[kInterleavedRows] = {};  // [8] the group's rows as stored
+  const uint8_t* group[kInterleavedRows] = {};      // [8] the group's rows as stored
+  const uint8_t* following[kInterleavedRows] = {};  // [8] the next group's (null past the matrix)
   for (int64_t r = r0; r < r1; r += kInterleavedRows) {
     const int count = static_cast<int>(std::min<int64_t>(kInterleavedRows, r1 - r));
-    for (int l = 0; l < count; ++l) group[l] = w.row(r + l);
+    for (int l = 0; l < kInterleavedRows; ++l) {
+      if (l < count) group[l] = w.row(r + l);
+      following[l] = r + kInterleavedRows + l < w.rows ? w.row(r + kInterleavedRows + l) : nullptr;
+    }
     for (int64_t i = 0; i < n;) {  // the gemm's rows 4 at a time (n_gemm % 4 == 0), then the gemv's one by one
       const int n_x = i < a.n_gemm ? kGemmRowGroup : 1;
-      Q4KGroupRows(group, count, &a.rows[i], n_x, nb, i < a.n_gemm ? kPairs : 1, y + i * ldy + r, ldy);
+      // The next group is prefetched during the group's last pass only (its earlier passes hit the cache).
+      Q4KGroupRows(group, count, &a.rows[i], n_x, nb, i < a.n_gemm ? kPairs : 1, y + i * ldy + r, ldy,
+                   i + n_x == n ? following : nullptr);
       i += n_x;
     }
   }
@@ -203,8 +209,8 @@ void Q4KRepackedMatMul(const float* x, int64_t n, const WeightView& w, float* y)
 namespace kvaudit::ggml {
 float QuantizeBlock4x8(const float* x, int8_t* q) { KVAUDIT_DISPATCH(ggml::QuantizeBlock4x8, x, q); }
 void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
-                  float* y, int64_t ldy) {
-  KVAUDIT_DISPATCH(ggml::Q4KGroupRows, rows, count, x, n_x, nb, steps, y, ldy);
+                  float* y, int64_t ldy, const uint8_t* const following[8]) {
+  KVAUDIT_DISPATCH(ggml::Q4KGroupRows, rows, count, x, n_x, nb, steps, y, ldy, following);
 }
 }  // namespace kvaudit::ggml
 
@@ -298,7 +304,8 @@ inline void RowBlockSums(const uint8_t* blk, const RowBlock& x, __m256i lanes[kG
 // hold them.
 namespace {
 template <int kNx, int kSteps>
-void GroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int64_t nb, float* y, int64_t ldy) {
+void GroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int64_t nb, float* y, int64_t ldy,
+               const uint8_t* const following[8]) {
   constexpr int n_x = kNx, steps = kSteps;
   __m256 acc[kGemmRowGroup], acc_min[kGemmRowGroup];  // [n_x] 8 lanes: the group's rows
   for (int a = 0; a < n_x; ++a) acc[a] = acc_min[a] = _mm256_setzero_ps();
@@ -318,6 +325,11 @@ void GroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* 
         const uint8_t* next = rows[l] + (b + kPrefetchBlocks) * sizeof(BlockQ4_K);
         for (int line = 0; line < 3 && b + kPrefetchBlocks < nb; ++line)
           _mm_prefetch(reinterpret_cast<const char*>(next + 64 * line), _MM_HINT_T0);
+        if (following != nullptr && following[l] != nullptr) {  // the same block of the next group's row l
+          const uint8_t* later = following[l] + b * sizeof(BlockQ4_K);
+          for (int line = 0; line < 3; ++line)
+            _mm_prefetch(reinterpret_cast<const char*>(later + 64 * line), _MM_HINT_T1);
+        }
         __m128i mins[kGemmRowGroup];
         RowBlockSums<kNx, kSteps>(rows[l] + b * sizeof(BlockQ4_K), block, lanes[l], mins);
         for (int a = 0; a < n_x; ++a) pair_mins[a][l] = mins[a];
@@ -356,13 +368,14 @@ void GroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* 
 // One instance per activation count and step count: the loops over them unrolled (the decode's
 // gemv is <1, 1>, the prefill's gemm <4, 4>).
 void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
-                  float* y, int64_t ldy) {
+                  float* y, int64_t ldy, const uint8_t* const following[8]) {
   KV_CHECK((n_x >= 1 && n_x <= kGemmRowGroup) && (steps == 1 || steps == kPairs));
-  using Kernel = void (*)(const uint8_t* const*, int, const Q8KActivationRow*, int64_t, float*, int64_t);
+  using Kernel =
+      void (*)(const uint8_t* const*, int, const Q8KActivationRow*, int64_t, float*, int64_t, const uint8_t* const*);
   static constexpr Kernel kKernels[2][kGemmRowGroup] = {
       {GroupRows<1, 1>, GroupRows<2, 1>, GroupRows<3, 1>, GroupRows<4, 1>},
       {GroupRows<1, kPairs>, GroupRows<2, kPairs>, GroupRows<3, kPairs>, GroupRows<4, kPairs>}};
-  kKernels[steps == kPairs][n_x - 1](rows, count, x, nb, y, ldy);
+  kKernels[steps == kPairs][n_x - 1](rows, count, x, nb, y, ldy, following);
 }
 
 // ggml_quantize_mat_q8_K_4x8's AVX2 branch for one row's super-block: max |x| over 8 lanes (exact
@@ -400,7 +413,8 @@ float QuantizeBlock4x8(const float* x, int8_t* q) {
 #else
 float QuantizeBlock4x8(const float* x, int8_t* q) { return QuantizeBlock4x8Scalar(x, q); }
 void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
-                  float* y, int64_t ldy) {
+                  float* y, int64_t ldy, const uint8_t* const following[8]) {
+  (void)following;  // a hint for the SIMD kernel's prefetch
   Q4KGroupRowsScalar(rows, count, x, n_x, nb, steps, y, ldy);
 }
 #endif

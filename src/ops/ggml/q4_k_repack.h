@@ -84,8 +84,11 @@ float QuantizeBlock4x8Scalar(const float* x, int8_t* q);
 // activation rows (the gemm's 4 rows share only the weight's unpacking). Lanes past count are
 // computed from zeros and not written. A SIMD kernel of each kernel path; the scalar twin gives the
 // same bits.
+// following (null, or [8] with nulls) names the rows of the group computed next: the SIMD kernel
+// prefetches them block by block (llama.cpp reads block_q4_Kx8 as one stream; 8 row streams need the
+// help), which changes no bit.
 void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb, int steps,
-                  float* y, int64_t ldy);
+                  float* y, int64_t ldy, const uint8_t* const following[8] = nullptr);
 void Q4KGroupRowsScalar(const uint8_t* const rows[8], int count, const Q8KActivationRow* x, int n_x, int64_t nb,
                         int steps, float* y, int64_t ldy);
 
