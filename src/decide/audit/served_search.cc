@@ -19,6 +19,7 @@
 #include "model/model.h"
 #include "probe/instance.h"
 #include "probe/session.h"
+#include "run/provenance.h"
 #include "run/run_dir.h"
 #include "run/windows.h"
 
@@ -159,22 +160,13 @@ Expected<ServedSearchPlan> ServedSearchPlan::Make(RecommendOptions o) {
 
 namespace {
 
-// `word` as one shell word: as it is when it holds nothing a shell reads, else single-quoted (a
-// single quote inside written '\'').
-std::string ShellWord(const std::string& word) {
-  if (!word.empty() && word.find_first_of(" \t\n'\"\\$`|&;<>()*?[]#~") == std::string::npos) return word;
-  std::string out = "'";
-  for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 // The template for `c` with {port} left for the user: the command that deploys it, pasteable into a
 // shell.
 std::string DeployCommand(const ServedSearchPlan& plan, const ServedCandidate& c) {
   const Expected<std::vector<std::string>> words =
       FillServeCommand(plan.words, {{"port", "{port}"}, {"k", c.k}, {"v", c.v}, {"name", c.spec}}, "--serve-cmd");
   std::string out;
-  for (const std::string& w : words ? *words : plan.words) out += (out.empty() ? "" : " ") + ShellWord(w);
+  for (const std::string& w : words ? *words : plan.words) out += (out.empty() ? "" : " ") + ShellQuote(w);
   return out;
 }
 
