@@ -1,6 +1,7 @@
 #include "eval/runner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <span>
 
@@ -94,6 +95,63 @@ Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, Thre
           }
         }
       });
+    }
+    KV_RETURN_IF_ERROR(on_window(std::move(rec)));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Window w alone, for one group: its caches built, run beside the baseline, freed on return.
+Expected<WindowRecord> RunGroup(const Model& model, KvCache* baseline, const ConfigCacheMaker& make_config,
+                                const ConfigGroup& group, ThreadPool& pool,
+                                const std::vector<std::vector<int32_t>>& windows, size_t w,
+                                const FidelityRunOptions& options) {
+  std::vector<std::unique_ptr<KvCache>> owned;  // [group.count]
+  std::vector<KvCache*> caches{baseline};       // [1 + group.count]
+  for (size_t i = 0; i < group.count; ++i) {
+    KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> cache, make_config(group.first + i));
+    caches.push_back(cache.get());
+    owned.push_back(std::move(cache));
+  }
+  std::vector<bool> only(windows.size(), true);
+  only[w] = false;
+  WindowRecord rec;
+  KV_RETURN_IF_ERROR(RunFidelity(model, caches, pool, windows, only, options, [&](WindowRecord&& r) {
+    rec = std::move(r);
+    return Status::Ok();
+  }));
+  return rec;
+}
+
+}  // namespace
+
+Status RunFidelityInGroups(const Model& model, KvCache* baseline, const ConfigCacheMaker& make_config,
+                           std::span<const ConfigGroup> groups, ThreadPool& pool,
+                           const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip,
+                           const FidelityRunOptions& options, const std::function<Status(WindowRecord&&)>& on_window) {
+  KV_CHECK(!groups.empty() && options.n_topk == 0 && !options.begin_window && skip.size() == windows.size());
+  KV_CHECK((baseline != nullptr) != static_cast<bool>(options.reference_rows) && groups.front().first == 0);
+  const size_t n_cfg = groups.back().first + groups.back().count;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    if (skip[w]) continue;
+    WindowRecord rec;  // the first group's window, tokens and baseline; every group's configurations
+    for (const ConfigGroup& g : groups) {
+      KV_ASSIGN_OR_RETURN(WindowRecord part, RunGroup(model, baseline, make_config, g, pool, windows, w, options));
+      KV_CHECK(part.configs.size() == g.count);
+      if (&g == &groups.front()) {
+        std::vector<WindowRecord::Config> configs = std::move(part.configs);
+        rec = std::move(part);
+        rec.configs.assign(n_cfg, {});
+        std::move(configs.begin(), configs.end(), rec.configs.begin() + static_cast<std::ptrdiff_t>(g.first));
+        continue;
+      }
+      // Every run of the baseline is the same bits (a forward pass depends only on its tokens and cache).
+      KV_CHECK(part.nll_base.size() == rec.nll_base.size());
+      KV_CHECK(rec.nll_base.empty() ||
+               std::memcmp(part.nll_base.data(), rec.nll_base.data(), rec.nll_base.size() * sizeof(double)) == 0);
+      std::move(part.configs.begin(), part.configs.end(), rec.configs.begin() + static_cast<std::ptrdiff_t>(g.first));
     }
     KV_RETURN_IF_ERROR(on_window(std::move(rec)));
   }

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "eval/config_groups.h"
 #include "eval/fidelity_metrics.h"
 #include "eval/topk_fidelity.h"
 #include "model/kv_cache.h"
@@ -43,5 +45,18 @@ struct FidelityRunOptions {
 Status RunFidelity(const Model& model, const std::vector<KvCache*>& caches, ThreadPool& pool,
                    const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip,
                    const FidelityRunOptions& options, const std::function<Status(WindowRecord&&)>& on_window);
+
+// RunFidelity with the in-process configurations in groups (eval/config_groups.h): each window
+// runs each group in turn beside its own run of the baseline (null with options.reference_rows),
+// make_config(i) building and reserving configuration i's cache (0-based) for that group, freed
+// before the next group's are built. on_window receives each window's record with every
+// configuration in order, bitwise what RunFidelity gives over all of them at once with the same
+// options.chunk. Neither options.n_topk nor options.begin_window (the attention diagnosis, whose
+// shadows run beside every configuration) is taken.
+using ConfigCacheMaker = std::function<Expected<std::unique_ptr<KvCache>>(size_t config)>;
+Status RunFidelityInGroups(const Model& model, KvCache* baseline, const ConfigCacheMaker& make_config,
+                           std::span<const ConfigGroup> groups, ThreadPool& pool,
+                           const std::vector<std::vector<int32_t>>& windows, const std::vector<bool>& skip,
+                           const FidelityRunOptions& options, const std::function<Status(WindowRecord&&)>& on_window);
 
 }  // namespace kvaudit

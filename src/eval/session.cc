@@ -308,14 +308,15 @@ Expected<EvalSessionResult> EvalSession::Run() {
   const KvConfigs& configs = plan_.configs;
   // [1 + n_configs]; none when every side is an endpoint (the model may have no weights).
   std::vector<std::unique_ptr<KvCache>> caches;
-  if (plan_.reference) {  // the baseline is frozen: no baseline cache
-    caches.push_back(nullptr);
-    for (size_t i = 1; i <= configs.n_configs(); ++i) {
-      KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> c, configs.MakeCache(i, plan_.max_len));
+  std::vector<ConfigGroup> groups;  // more than one: caches[1..] hold no storage, each group's are built per window
+  if (!plan_.remote.baseline()) {
+    KV_ASSIGN_OR_RETURN(groups, PlanGroups());
+    const bool grouped = groups.size() > 1;
+    if (plan_.reference) caches.push_back(nullptr);  // the baseline is frozen: no baseline cache
+    for (size_t i = plan_.reference ? 1 : 0; i <= configs.n_configs(); ++i) {
+      KV_ASSIGN_OR_RETURN(std::unique_ptr<KvCache> c, configs.MakeCache(i, plan_.max_len, grouped && i > 0 ? 0 : -1));
       caches.push_back(std::move(c));
     }
-  } else if (!plan_.remote.baseline()) {
-    KV_ASSIGN_OR_RETURN(caches, configs.MakeCaches(plan_.max_len));
   }
   // The attention diagnosis: one shadow cache per configuration, fed the baseline's rows.
   std::vector<std::unique_ptr<KvCache>> shadows;  // [n_configs]
@@ -338,7 +339,7 @@ Expected<EvalSessionResult> EvalSession::Run() {
   const int threads = plan_.info.threads;
   if (job.sharded())
     KV_RETURN_IF_ERROR(job.WriteShard(EvalSummaryInputsToJson(inputs), ShardRunJson({}, 0, threads), false));
-  KV_RETURN_IF_ERROR(RunWindows(job, cache_ptrs, shadow_ptrs, &records));
+  KV_RETURN_IF_ERROR(RunWindows(job, cache_ptrs, shadow_ptrs, groups, &records));
   if (!plan_.options.jsonl.empty())
     KV_RETURN_IF_ERROR(WritePositionsJsonl(plan_.options.jsonl, records));  // a shard: its windows
   EvalSessionResult out;
@@ -357,11 +358,29 @@ Expected<EvalSessionResult> EvalSession::Run() {
   return out;
 }
 
+int EvalSession::Chunk(size_t n_caches) const {
+  const int chunk = LogitsChunk(std::max<size_t>(n_caches, 1), plan_.runtime.model->config().vocab_size);
+  return plan_.options.ubatch > 0 ? std::min(chunk, plan_.options.ubatch) : chunk;
+}
+
+Expected<std::vector<ConfigGroup>> EvalSession::PlanGroups() const {
+  const size_t n = plan_.configs.n_configs();
+  if (n < 2 || !plan_.remote.configs().empty() || plan_.options.attn_samples > 0) return std::vector<ConfigGroup>{};
+  const Model& model = *plan_.runtime.model;
+  const uint64_t mapped = model.weights().mappings.empty() ? 0 : model.weights().bytes();
+  KV_ASSIGN_OR_RETURN(const ConfigMemory memory,
+                      MeasureConfigMemory(plan_.configs, model.config(), plan_.max_len, Chunk(1 + n),
+                                          plan_.reference != nullptr, mapped, plan_.options.memory_limit));
+  const std::vector<ConfigGroup> groups = GroupConfigs(memory.config_bytes, memory.budget);
+  if (groups.size() > 1) std::fprintf(stderr, "kvaudit: %s\n", GroupingNote(memory, groups).c_str());
+  return groups;
+}
+
 // Runs the windows this run owns that *records (read back from the journal) does not hold, each
 // journaled as it finishes; *records ends in ascending window order (a resumed run must sum in
 // the same order as a fresh one).
 Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_in, std::vector<KvCache*> shadows,
-                               std::vector<WindowRecord>* records) {
+                               const std::vector<ConfigGroup>& groups, std::vector<WindowRecord>* records) {
   const auto& windows = plan_.windows;
   std::vector<bool> skip(windows.size(), true);  // done, or another shard's
   for (size_t w = 0; w < windows.size(); ++w) skip[w] = !job.owned()[w];
@@ -380,8 +399,7 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
   FidelityRunOptions run;
   run.score_from = plan_.options.score_from;
   run.context = plan_.info.ctx;
-  run.chunk = LogitsChunk(std::max<size_t>(caches.size(), 1), plan_.runtime.model->config().vocab_size);
-  if (plan_.options.ubatch > 0) run.chunk = std::min(run.chunk, plan_.options.ubatch);
+  run.chunk = Chunk(caches.size());
   if (diag) run.begin_window = [&](int w, int n) { diag->BeginWindow(w, n - 1); };  // the last token is never run
   auto on_window = [&](WindowRecord&& rec) -> Status {
     if (diag) rec.attention = diag->TakeWindow();
@@ -414,7 +432,13 @@ Status EvalSession::RunWindows(JobRun& job, const std::vector<KvCache*>& caches_
       const size_t first = std::min(static_cast<size_t>(std::max(run.score_from, 0)), ids.empty() ? 0 : ids.size() - 1);
       return FetchTopKRows(remote, ids, k, first);
     };
-    st = RunFidelity(*plan_.runtime.model, caches, *plan_.runtime.pool, windows, skip, run, on_window);
+    if (groups.size() > 1) {
+      const ConfigCacheMaker make = [&](size_t i) { return plan_.configs.MakeCache(i + 1, plan_.max_len); };
+      st = RunFidelityInGroups(*plan_.runtime.model, caches[0], make, groups, *plan_.runtime.pool, windows, skip, run,
+                               on_window);
+    } else {
+      st = RunFidelity(*plan_.runtime.model, caches, *plan_.runtime.pool, windows, skip, run, on_window);
+    }
   }
   bar.Finish();
   KV_RETURN_IF_ERROR(st);

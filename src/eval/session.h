@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "endpoint/remote_configs.h"
+#include "eval/config_groups.h"
 #include "eval/reference_file.h"
 #include "eval/report.h"
 #include "eval/summary.h"
@@ -117,9 +118,16 @@ class EvalSession {
   Expected<EvalSessionResult> Run();
 
  private:
+  // groups: more than one when the configurations run in groups (eval/config_groups.h); then
+  // caches[1..] hold no storage and each group's caches are built per window.
   Status RunWindows(JobRun& job, const std::vector<KvCache*>& caches, std::vector<KvCache*> shadows,
-                    std::vector<WindowRecord>* records);
-  size_t n_configs() const;  // in-process + endpoints
+                    const std::vector<ConfigGroup>& groups, std::vector<WindowRecord>* records);
+  // The groups the in-process configurations run in: one (all at once) when their caches fit the
+  // memory, or when a configuration runs beside something that needs all of them at once (the
+  // attention diagnosis' shadows, an endpoint's rows).
+  Expected<std::vector<ConfigGroup>> PlanGroups() const;
+  int Chunk(size_t n_caches) const;  // positions per lockstep forward call
+  size_t n_configs() const;          // in-process + endpoints
   EvalSummaryInputs SummaryInputs(const std::vector<std::unique_ptr<KvCache>>& caches) const;
   // [n_windows] tokens: a window's compute is linear in its length (docs/scale-out.md).
   std::vector<int64_t> WindowCosts() const;

@@ -3,6 +3,7 @@
 // add their own; the flags are one meaning across commands (docs/cli.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "run/kv_configs.h"
@@ -20,6 +21,10 @@ struct JobOptions {
   bool restart = false;  // discard what out holds instead of resuming it
   // --shard I/N (docs/scale-out.md): run only this shard's units and write DIR/shard.json.
   ShardSpec shard;
+  // The memory the job's caches and their runs may hold at once, in bytes; 0 = what the machine has
+  // available (base/system_memory.h). An eval whose configurations need more runs them in groups
+  // (eval/config_groups.h); tests set it to force groups.
+  uint64_t memory_limit = 0;
 };
 
 // The options of a stage that `job` runs in DIR/sub (audit's eval/, recommend's sensitivity/):

@@ -43,6 +43,20 @@ Forward::Forward(const Model& model, KvCache& cache, ThreadPool& pool, int conte
   }
 }
 
+uint64_t Forward::ActivationBytes(const ModelConfig& c) {
+  const uint64_t C = kMaxChunk, d = static_cast<uint64_t>(c.d_model), q = static_cast<uint64_t>(c.q_dim()),
+                 kv = static_cast<uint64_t>(c.kv_dim());
+  const uint64_t ffn = c.is_moe() ? 0 : 3 * static_cast<uint64_t>(c.d_ff);  // gu_ and act_
+  const uint64_t floats = C * (3 * d + 2 * q + 2 * kv + q + 3 * kv + ffn);  // x h proj, q attn, k kpre v, qkv
+  return floats * sizeof(float) + (c.is_moe() ? MoeFfn::BufferBytes(c, kMaxChunk) : 0);
+}
+
+uint64_t Forward::activation_bytes() const {
+  uint64_t b = moe_ ? moe_->buffer_bytes() : 0;
+  for (const AlignedBuffer* p : {&x_, &h_, &qkv_, &q_, &k_, &kpre_, &v_, &attn_, &proj_, &gu_, &act_}) b += p->bytes();
+  return b;
+}
+
 void Forward::Run(std::span<const int32_t> tokens, int pos0, float* logits, bool all_logits) {
   const int n = static_cast<int>(tokens.size());
   KV_CHECK(n > 0 && pos0 >= 0);

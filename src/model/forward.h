@@ -44,6 +44,13 @@ class Forward {
   // Token ids must be in [0, vocab) (callers reject bad input; checked here as an invariant).
   void Run(std::span<const int32_t> tokens, int pos0, float* logits, bool all_logits);
 
+  // The bytes of the activation buffers a Forward of this model holds (a chunk of kMaxChunk
+  // positions; a MoE model's expert buffers too), and those this one holds: equal (tested). What
+  // each cache run of a job holds beside its cache and its logits, known before it is built
+  // (docs/architecture.md "Peak memory of the jobs").
+  static uint64_t ActivationBytes(const ModelConfig& c);
+  uint64_t activation_bytes() const;
+
   // Debug hook (tests): called for every layer and chunk with k (after RoPE) and v, both
   // [n, n_kv_heads, head_dim], for positions pos0 .. pos0+n-1.
   using KvObserver = std::function<void(int layer, int pos0, int n, const float* k, const float* v)>;

@@ -24,6 +24,19 @@ MoeFfn::MoeFfn(const ModelConfig& c, int max_tokens, bool llamacpp) : c_(c), lla
   slot_out_.Resize(C * k * c.d_model);
 }
 
+uint64_t MoeFfn::BufferBytes(const ModelConfig& c, int max_tokens) {
+  const uint64_t C = static_cast<uint64_t>(max_tokens), k = static_cast<uint64_t>(c.n_experts_used);
+  const uint64_t floats = C * (c.n_experts + k + 2 * c.d_model + 3 * c.expert_ff + k * c.d_model);
+  const uint64_t ints = C * (k + 1);
+  return floats * sizeof(float) + ints * sizeof(int32_t);
+}
+
+uint64_t MoeFfn::buffer_bytes() const {
+  uint64_t b = (selected_.size() + slot_of_.size()) * sizeof(int32_t);
+  for (const AlignedBuffer* p : {&probs_, &weights_, &xin_, &gu_, &act_, &eout_, &slot_out_}) b += p->bytes();
+  return b;
+}
+
 void MoeFfn::Run(const LayerWeights& w, const float* h, int n, float* out, ThreadPool& pool) {
   KV_CHECK(static_cast<int64_t>(slot_of_.size()) >= n);
   Route(w, h, n, pool);

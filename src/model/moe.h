@@ -40,6 +40,11 @@ class MoeFfn {
   const int32_t* selected() const { return selected_.data(); }
   const float* weights() const { return weights_.data(); }
 
+  // The bytes of the buffers a MoeFfn for max_tokens tokens holds (the constructor's sizes), and
+  // those this one holds: equal (tested), so that a job can plan its memory before it builds one.
+  static uint64_t BufferBytes(const ModelConfig& c, int max_tokens);
+  uint64_t buffer_bytes() const;
+
  private:
   void Route(const LayerWeights& w, const float* h, int n, ThreadPool& pool);
   void RouteToken(float* probs, int32_t* sel, float* wts) const;

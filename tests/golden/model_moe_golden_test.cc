@@ -124,6 +124,18 @@ TEST_P(MoeGoldenTest, GreedyContinuationThroughDecode) {
   EXPECT_EQ(std::vector<int32_t>(seq.begin() + 16, seq.end()), g.greedy);
 }
 
+// A job plans its memory from Forward::ActivationBytes before it builds a Forward: the figure is
+// what one holds, expert buffers included.
+TEST_P(MoeGoldenTest, ActivationBytesAreTheBuffersAForwardHolds) {
+  auto model = Model::Load(testing::ReadLlamaCppGolden(GetParam()).dir + "/model.gguf");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ThreadPool pool(1);
+  auto cache = MakeF32Cache((*model)->config(), 256);
+  const Forward fwd(**model, *cache, pool);
+  EXPECT_EQ(fwd.activation_bytes(), Forward::ActivationBytes((*model)->config()));
+  EXPECT_GT(MoeFfn::BufferBytes((*model)->config(), Forward::kMaxChunk), 0u);
+}
+
 // Bitwise: prefill = token-by-token decode; 1 thread = 2 threads; in place = converted at load.
 TEST_P(MoeGoldenTest, PrefillDecodeThreadsAndLoadPathsAgreeBitwise) {
   const testing::LlamaCppGolden g = testing::ReadLlamaCppGolden(GetParam());

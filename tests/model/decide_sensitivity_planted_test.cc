@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "decide/sensitivity/sensitivity.h"
 #include "decide/sensitivity/sensitivity_report.h"
@@ -42,13 +44,15 @@ fs::path WriteModel(const std::string& tag, bool planted) {
 // Random token ids: the model has no tokenizer, and a random model has no preferred text.
 std::vector<std::vector<int32_t>> Windows(int n, int len) { return testing::RandomWindows(n, len, 256, 7); }
 
-SensitivityResult RunSensitivity(const fs::path& model, const std::string& stage, const fs::path& out) {
+// memory_limit: JobOptions' (0: the machine's).
+SensitivityResult RunSensitivity(const fs::path& model, const std::string& stage, const fs::path& out,
+                                 uint64_t memory_limit = 0) {
   auto runtime = ModelRuntime::Load(model.string(), 2);
   EXPECT_TRUE(runtime.ok()) << runtime.error().message;
   SensitivityOptions o;
   o.model = model.string(), o.data = "random token ids", o.formats = {"q4_0"}, o.stage = stage;
   o.target = "native";  // the planted costs are the native engine's
-  o.ctx = 256, o.attn_samples = 32, o.out = out.string();
+  o.ctx = 256, o.attn_samples = 32, o.out = out.string(), o.memory_limit = memory_limit;
   auto plan = SensitivityPlan::FromWindows(o, std::move(*runtime), Windows(4, 256));
   EXPECT_TRUE(plan.ok()) << plan.error().message;
   auto r = SensitivitySession(*plan).Run();
@@ -85,6 +89,33 @@ TEST(SensitivityPlanted, OutlierKeysOfOneLayerRankFirstEndToEndAndByProxy) {
   EXPECT_EQ(a.parts[kPlantedPart].one_at_a_time->summary.overall.kld_mean, kld);
   EXPECT_EQ(a.parts[RankOneAtATime(a)[0]].part.name(), "L2.K");
   fs::remove_all(out), fs::remove_all(planted), fs::remove_all(plain);
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A parts stage whose caches do not fit the memory runs its configurations in groups, the baseline
+// computed once per group (eval/config_groups.h): the same numbers and the same journal. Forced
+// here with a memory limit that fits no configuration beside another: 16 groups of one.
+TEST(SensitivityPlanted, PartsStageInGroupsOfOneGivesTheSameNumbers) {
+  const fs::path planted = WriteModel("groups", true);
+  const fs::path out = testing::MakeTempDir("groups-out");
+  const SensitivityResult together = RunSensitivity(planted, "full", out / "together");
+  ::testing::internal::CaptureStderr();
+  const SensitivityResult grouped = RunSensitivity(planted, "full", out / "grouped", /*memory_limit=*/1);
+  const std::string note = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(note.find("the 16 configurations' caches need"), std::string::npos) << note;
+  EXPECT_NE(note.find("they run in 16 groups of at most 1"), std::string::npos) << note;
+  ASSERT_TRUE(together.results.contains("formats"));
+  EXPECT_EQ(together.results["formats"], grouped.results["formats"]);
+  const std::string journal = ReadFile(out / "together" / "full" / "progress.jsonl");
+  EXPECT_GT(journal.size(), 1000u);
+  EXPECT_EQ(journal, ReadFile(out / "grouped" / "full" / "progress.jsonl"));
+  fs::remove_all(out), fs::remove_all(planted);
 }
 
 }  // namespace

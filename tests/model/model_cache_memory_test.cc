@@ -11,6 +11,7 @@
 
 #include "kv/make_cache.h"
 #include "kv/store/chunked_rows.h"
+#include "model/forward.h"
 #include "model/model.h"
 #include "run/cache_generator.h"
 #include "support/bundled_model.h"
@@ -86,6 +87,20 @@ TEST(ShortGenerate, F32HoldsTwoMebibytesInsteadOf32) {
   const Generated g = Generate("k=f32,v=f32", 64, true);
   EXPECT_EQ(g.cache->bytes_reserved(), uint64_t{2} << 20);  // 256 positions × 8 KiB
   EXPECT_EQ(g.cache->bytes_per_token() * 4096, uint64_t{32} << 20);
+}
+
+// A job plans its memory from Forward::ActivationBytes before it builds a Forward (eval's
+// configuration groups, eval/config_groups.h): the figure is what one holds.
+TEST(ForwardMemory, ActivationBytesAreTheBuffersAForwardHolds) {
+  const ModelConfig& c = Bundled().config();
+  auto cache = MakeCache(c, CacheConfig::Parse("k=q8_0,v=q8_0").value(), nullptr, 256);
+  ASSERT_TRUE(cache.ok());
+  ThreadPool pool(1);
+  const Forward fwd(Bundled(), **cache, pool);
+  EXPECT_EQ(fwd.activation_bytes(), Forward::ActivationBytes(c));
+  // (3 d_model + 3 q_dim + 5 kv_dim + 3 d_ff) · 512 · 4 (docs/architecture.md "Peak memory of the jobs")
+  const uint64_t docs = (3ull * c.d_model + 3ull * c.q_dim() + 5ull * c.kv_dim() + 3ull * c.d_ff) * 512 * 4;
+  EXPECT_EQ(Forward::ActivationBytes(c), docs);
 }
 
 }  // namespace
