@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
                  arithmetic.c_str());
     return 2;
   }
+  if (what != "all" && what != "pp" && what != "tg0" && what != "tgd") {
+    std::fprintf(stderr, "forward_bench: unknown test '%s'; hint: all, pp, tg0 or tgd\n", what.c_str());
+    return 2;
+  }
   const bool f32_weights = arithmetic == "f32";
   const bool do_pp = what == "all" || what == "pp", do_tg0 = what == "all" || what == "tg0";
   const bool do_tgd = (what == "all" || what == "tgd") && depth > 0;

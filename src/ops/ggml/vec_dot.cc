@@ -253,6 +253,7 @@ inline __m256 LanesAbs(__m256i ax, __m256i vx, __m256i vy) {
   const __m256i dot = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(vy, vx));
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(dot, _mm256_set1_epi16(1)));
 }
+inline __m256i Load32(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 inline __m256 LanesF(__m256i vx, const int8_t* y) {
   return LanesAbs(_mm256_sign_epi8(vx, vx), vx, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y)));
 }
@@ -327,10 +328,12 @@ void OneWeightRow(VecDotKind kind, const int8_t* kc, const float* kd, const floa
 
 constexpr int kTileW = 4, kTileA = 2;  // tinyBLAS_Q0_AVX's AVX2 tile (gemm4xN<2>): 8 accumulators in 16 registers
 
-// kSym outputs of 4 weight rows × 2 activation rows: per block, the 4 weight blocks loaded (and
-// their |codes| formed) once for both activation rows, the 4 scale products d_w·d_x by one vector
-// multiply (each the same f32 product as DotQ8Blocks4's), then per output fma(d_w·d_x, lanes, acc)
-// and Hsum8.
+// kSym outputs of 4 weight rows × 2 activation rows: per block, the 4 scale products d_w·d_x by
+// one vector multiply (each the same f32 product as DotQ8Blocks4's), then per output fma(d_w·d_x,
+// lanes, acc) and Hsum8. The 8 accumulators must stay in registers: the codes are re-read from L1
+// for each product (as tinyBLAS_Q0_AVX::gemm4xN's loads are, which GCC folds into vpsignb's memory
+// operand) rather than held, since holding the 4 weight rows' codes and |codes| as well spilled 4
+// accumulators to the stack, each block's fma then waiting on a store and a reload.
 void Tile4x2(const int8_t* kc, const float* kd, const int8_t* qc, const float* qd, int64_t nb, float* out,
              int64_t ldo) {
   __m256 acc[kTileA][kTileW];  // [activation row][weight row] 8 lanes each
@@ -338,19 +341,15 @@ void Tile4x2(const int8_t* kc, const float* kd, const int8_t* qc, const float* q
     for (__m256& a : row) a = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const __m128 dw = _mm_setr_ps(kd[b], kd[nb + b], kd[2 * nb + b], kd[3 * nb + b]);  // [4] the weight rows' d
-    __m256i vx[kTileW], ax[kTileW];                                                    // [weight row] codes, |codes|
-    for (int i = 0; i < kTileW; ++i) {
-      vx[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kc + (i * nb + b) * 32));
-      ax[i] = _mm256_sign_epi8(vx[i], vx[i]);
-    }
+    const int8_t* w[kTileW] = {kc + b * 32, kc + (nb + b) * 32, kc + (2 * nb + b) * 32, kc + (3 * nb + b) * 32};
     for (int j = 0; j < kTileA; ++j) {
-      const __m256i vy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qc + (j * nb + b) * 32));
+      const int8_t* y = qc + (j * nb + b) * 32;
       const __m128 d4 = _mm_mul_ps(dw, _mm_set1_ps(qd[j * nb + b]));  // [4] d_w·d_x
       const __m256 d = _mm256_set_m128(d4, d4);
-      acc[j][0] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0x00), LanesAbs(ax[0], vx[0], vy), acc[j][0]);
-      acc[j][1] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0x55), LanesAbs(ax[1], vx[1], vy), acc[j][1]);
-      acc[j][2] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0xAA), LanesAbs(ax[2], vx[2], vy), acc[j][2]);
-      acc[j][3] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0xFF), LanesAbs(ax[3], vx[3], vy), acc[j][3]);
+      acc[j][0] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0x00), LanesF(Load32(w[0]), y), acc[j][0]);
+      acc[j][1] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0x55), LanesF(Load32(w[1]), y), acc[j][1]);
+      acc[j][2] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0xAA), LanesF(Load32(w[2]), y), acc[j][2]);
+      acc[j][3] = _mm256_fmadd_ps(_mm256_shuffle_ps(d, d, 0xFF), LanesF(Load32(w[3]), y), acc[j][3]);
     }
   }
   for (int j = 0; j < kTileA; ++j)
