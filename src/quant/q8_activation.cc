@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "quant/block_formats.h"
@@ -14,13 +15,38 @@ namespace {
 
 constexpr int kQK = ggml::kQK;
 
-// One q8 block's codes; returns Σq. x86 = 127/amax and round-half-even, ref = 1/d and roundf.
+// x86's MAXPS / MAXSS per lane: SRC1 > SRC2 ? SRC1 : SRC2, so an unordered pair (a NaN on either
+// side) gives the second operand (Intel SDM, MAXPS).
+inline float MaxPs(float a, float b) { return a > b ? a : b; }
+
+// The AVX2 branch's max(|x|) of a block, in its order: 8 lanes over the 4 vectors of 8, then the
+// halves (extractf128 hi against lo), movehl, movehdup (arch/x86/quants.c quantize_row_q8_0).
+float AbsMaxX86(const float* x) {
+  float lane[8];  // [8] maxAbs
+  for (int l = 0; l < 8; ++l) lane[l] = std::fabs(x[l]);
+  for (int v = 1; v < 4; ++v)
+    for (int l = 0; l < 8; ++l) lane[l] = MaxPs(lane[l], std::fabs(x[8 * v + l]));
+  float m4[4];  // [4] max4 = max(hi, lo)
+  for (int l = 0; l < 4; ++l) m4[l] = MaxPs(lane[4 + l], lane[l]);
+  const float m0 = MaxPs(m4[0], m4[2]), m1 = MaxPs(m4[1], m4[3]);  // max(max4, movehl(max4, max4))
+  return MaxPs(m0, m1);                                            // max_ss(max4, movehdup(max4))
+}
+
+// cvtps2dq of an integral value, then packs_epi32 and packs_epi16: NaN, ±inf and values outside
+// int32 give INT32_MIN ("integer indefinite"), and everything saturates to int8.
+inline int8_t PackedI8(float v) {
+  const int32_t i = (v > -2147483904.0f && v < 2147483648.0f) ? static_cast<int32_t>(v) : INT32_MIN;
+  return static_cast<int8_t>(std::clamp(i, -128, 127));
+}
+
+// One q8 block's codes; returns Σq. x86 = the AVX2 branch (127/amax, round half to even, packs),
+// ref = quantize_row_q8_1_ref (1/d, roundf, C's conversion to int8).
 int QuantizeCodes(const float* x, int8_t* qs, float amax, bool x86) {
   int sum = 0;
   if (x86) {
     const float id = amax != 0.0f ? 127.f / amax : 0.0f;
     // Round half to even = _mm256_round_ps(_MM_ROUND_NEAREST).
-    for (int j = 0; j < kQK; ++j) qs[j] = ggml::TruncF32ToI8(ggml::RoundHalfEven(x[j] * id));
+    for (int j = 0; j < kQK; ++j) qs[j] = PackedI8(ggml::RoundHalfEven(x[j] * id));
   } else {
     const float d = amax / 127;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -34,7 +60,7 @@ void QuantizeQ8(const float* x, uint8_t* dst, int64_t n, bool q8_1, bool x86) {
   const int bytes = q8_1 ? 36 : 34;
   const int qs_off = q8_1 ? 4 : 2;
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK, dst += bytes) {
-    const float amax = ggml::AbsMaxMacro(x);
+    const float amax = x86 ? AbsMaxX86(x) : ggml::AbsMaxMacro(x);
     const float d = amax / 127;  // both variants: maxScalar / 127.f
     int8_t qs[kQK];              // [32]
     const int sum = QuantizeCodes(x, qs, amax, x86);
@@ -59,7 +85,7 @@ void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x,
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, false, true); }
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n) { QuantizeQ8(x, dst, n, true, true); }
 
-void QuantizeQ8RowX86Codes(const float* x, int64_t n, bool q8_1, ggml::BlockCodes out) {
+void QuantizeQ8RowX86CodesScalar(const float* x, int64_t n, bool q8_1, ggml::BlockCodes out) {
   const int qs_off = q8_1 ? 4 : 2;
   uint8_t block[36];  // one q8_0 (34 B) or q8_1 (36 B) block
   for (int64_t b = 0; b < n / kQK; ++b) {

@@ -24,15 +24,20 @@ void QuantizeQ8_1RowRef(const float* x, uint8_t* dst, int64_t n);
 
 // ggml-cpu/arch/x86/quants.c quantize_row_q8_0 / quantize_row_q8_1 (AVX/AVX2 branch; AVX-512
 // builds compile it too): d = amax/127, id = 127/amax (not 1/d), q = round half to EVEN
-// (_mm256_round_ps(_MM_ROUND_NEAREST)); q8_1's s = fp16(d·Σq). This is what the CPU FA path
-// applies to Q on x86 (and what from_float applies to q8_0 K/V rows written by ggml_set_rows).
+// (_mm256_round_ps(_MM_ROUND_NEAREST)); q8_1's s = fp16(d·Σq). amax in the branch's lane order
+// with MAXPS's NaN rule, codes by cvtps2dq and saturating packs (a NaN or ±inf product: -128). This is what the CPU FA
+// path applies to Q on x86 (and what from_float applies to q8_0 K/V rows written by ggml_set_rows).
 void QuantizeQ8_0RowX86(const float* x, uint8_t* dst, int64_t n);
 void QuantizeQ8_1RowX86(const float* x, uint8_t* dst, int64_t n);
 
 // The x86 q8_0 / q8_1 rows above in expanded form, as llama.cpp's integer dots read them: codes [n],
 // d [n/32] (fp16 -> f32) and, q8_1 only, m [n/32] = s = fp16(d·Σq) (q8_0 leaves m untouched).
 // The one conversion of activations (weights, engine=llama.cpp) and queries (its flash attention).
+// On the AVX2 and AVX-512 paths the AVX2 branch's own instructions (quant/q8_activation_simd.cc);
+// the scalar twin computes each step as those instructions do (MAXPS's operand order on a NaN,
+// cvtps2dq's INT32_MIN, the packs' saturation), so the two agree bit for bit on every input.
 void QuantizeQ8RowX86Codes(const float* x, int64_t n, bool q8_1, ggml::BlockCodes out);
+void QuantizeQ8RowX86CodesScalar(const float* x, int64_t n, bool q8_1, ggml::BlockCodes out);
 
 // ggml-quants.c quantize_row_q8_K_ref, which the x86 quantize_row_q8_K calls (arch/x86/quants.c):
 // the activation rows of every K-quant weight product. Per 256 values: `max` = the value of largest
