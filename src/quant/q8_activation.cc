@@ -1,5 +1,6 @@
-// llama.cpp's activation quantizers and integer vec_dots (q8_activation.h). Scalar only, as
-// ggml's *_generic reference functions are: compiled once, for the baseline, on every kernel path.
+// llama.cpp's activation quantizers and integer vec_dots (q8_activation.h), scalar, as ggml's
+// *_generic reference functions are: compiled once, for the baseline, on every kernel path. The
+// expanded x86 quantizer's SIMD twin is quant/q8_activation_simd.cc.
 #include "quant/q8_activation.h"
 
 #include <algorithm>
