@@ -295,8 +295,13 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
     }
     // KQ [rows, kn] = Q [rows, hd] · K_tileᵀ (Q not rounded: the tiled path copies Q as f32). f32
     // accumulation in the canonical dot order (ops/dot.h); ggml's simd_gemm order is not emulated.
+    // Only the keys a row sees: a masked score is replaced by −inf below whatever its dot, and each
+    // dot is the same bits alone (DotRowsF32), so a causal prefill skips the keys after each row.
     for (int r = 0; r < rows; ++r) {
-      DotRowsF32(q + static_cast<int64_t>(r) * hd, sc.kt.data(), hd, kn, hd, &sc.s[static_cast<size_t>(r) * kTileKv]);
+      const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), k0), hi = std::min(p, k1 - 1);
+      if (lo > hi) continue;
+      DotRowsF32(q + static_cast<int64_t>(r) * hd, &sc.kt[static_cast<size_t>(lo - k0) * hd], hd, hi - lo + 1, hd,
+                 &sc.s[static_cast<size_t>(r) * kTileKv + (lo - k0)]);
     }
     for (int r = 0; r < rows; ++r) {
       const int p = p0 + r / G, lo = std::max(FirstKey(sh, p), k0), hi = std::min(p, k1 - 1);
