@@ -11,6 +11,7 @@
 #include "kv/formats/format_table.h"
 #include "ops/ggml/vec_dot.h"
 #include "quant/q8_activation.h"
+#include "kv/llamacpp/expf.h"
 #include "kv/llamacpp/fa_tile.h"
 #include "kv/llamacpp/flash_attn.h"
 #include "ops/dot.h"
@@ -325,12 +326,14 @@ void TiledRows(const FaShape& sh, const HeadKv& kv, const float* q, int nt, int 
         sc.l[r] *= ms;
       }
       sc.m[r] = m_new;
+      // exp of the seen scores by ExpBatch (libm's expf bit for bit, 8 at a time), the masked 0.
+      float shifted[kTileKv];  // [hi − lo + 1] the seen scores − m_new
+      const int a = lo - k0, na = hi - lo + 1;
+      for (int j = 0; j < na; ++j) shifted[j] = sr[a + j] == kNegInf ? kNegInf : sr[a + j] - m_new;  // exp(−inf) = 0
+      std::fill(sr, sr + kn, 0.0f);
+      ExpBatch(shifted, sr + a, na);
       double sum = 0.0;  // ggml_vec_soft_max_f32 returns a ggml_float (double) sum
-      for (int j = 0; j < kn; ++j) {
-        const float e = sr[j] == kNegInf ? 0.0f : std::exp(sr[j] - m_new);
-        sr[j] = e;
-        sum += e;
-      }
+      for (int j = 0; j < kn; ++j) sum += sr[j];
       sc.l[r] = static_cast<float>(static_cast<double>(sc.l[r]) + sum);
     }
     // VKQ [rows, hd] += P [rows, kn] · V_tile [kn, hd], in ascending key order (ggml_vec_mad_f32)
