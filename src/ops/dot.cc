@@ -68,8 +68,34 @@ float DotF32(const float* a, const float* b, int64_t n) {
   }
   return ReduceAdd16Avx2(lo, hi);
 }
+// 4 rows at a time: each row's 16 lanes as DotF32 accumulates them, then the 4 rows' reductions
+// side by side in ReduceAdd16Avx2's tree (b = lo + hi, c_i = b_i + b_{i+4}, d_i = c_i + c_{i+2},
+// d_0 + d_1), one store of 4 results: the same additions per row, so DotF32's bits.
 void DotRowsF32(const float* a, const float* rows, int64_t stride, int64_t m, int64_t n, float* out) {
-  for (int64_t j = 0; j < m; ++j) out[j] = DotF32(a, rows + j * stride, n);
+  const int64_t full = n / 16 * 16;
+  int64_t j = 0;
+  for (; j + 4 <= m && full == n; j += 4) {
+    __m256 lo[4], hi[4];  // [row] lanes 0-7 and 8-15
+    for (int r = 0; r < 4; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+    const float* b = rows + j * stride;
+    for (int64_t i = 0; i < n; i += 16) {
+      const __m256 a0 = _mm256_loadu_ps(a + i), a1 = _mm256_loadu_ps(a + i + 8);
+      for (int r = 0; r < 4; ++r) {
+        lo[r] = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b + r * stride + i), lo[r]);
+        hi[r] = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b + r * stride + i + 8), hi[r]);
+      }
+    }
+    __m128 c[4];  // [row] c_i = b_i + b_{i+4}
+    for (int r = 0; r < 4; ++r) {
+      const __m256 bsum = _mm256_add_ps(lo[r], hi[r]);
+      c[r] = _mm_add_ps(_mm256_castps256_ps128(bsum), _mm256_extractf128_ps(bsum, 1));
+    }
+    // [d0, d0', d1, d1'] of rows (0, 1) and (2, 3): d_i = c_i + c_{i+2}
+    const __m128 d01 = _mm_add_ps(_mm_unpacklo_ps(c[0], c[1]), _mm_unpackhi_ps(c[0], c[1]));
+    const __m128 d23 = _mm_add_ps(_mm_unpacklo_ps(c[2], c[3]), _mm_unpackhi_ps(c[2], c[3]));
+    _mm_storeu_ps(out + j, _mm_add_ps(_mm_movelh_ps(d01, d23), _mm_movehl_ps(d23, d01)));  // d_0 + d_1 per row
+  }
+  for (; j < m; ++j) out[j] = DotF32(a, rows + j * stride, n);
 }
 #else
 float DotF32(const float* a, const float* b, int64_t n) { return DotCanonicalScalar(a, b, n); }
