@@ -12,6 +12,7 @@
 #include "kv/config/cache_config.h"
 #include "kv/make_cache.h"
 #include "model/forward.h"
+#include "run/kv_configs.h"
 #include "run/topk_row.h"
 #include "support/bundled_model.h"
 #include "support/tiny_llama.h"
@@ -125,6 +126,39 @@ TEST(EvalConfigGroups, GroupsOfOneAgainstAFrozenBaseline) {
   };
   const Runs r = RunBoth({{0, 1}, {1, 1}, {2, 1}, {3, 1}}, {false, false, false}, run, true);
   ExpectSameRecords(r.together, r.grouped);
+}
+
+// What a group plan counts: each cache at the window length rounded up to whole 256-position
+// chunks (what its reservation holds), plus one run's activations and chunk of logits; the budget
+// is the limit less the baseline's and an eighth.
+TEST(EvalConfigGroups, MemoryCountsEachCacheItsRunAndTheBaseline) {
+  KvConfigOptions o;
+  o.kv = {"k=q8_0,v=q8_0", "k=q4_0,v=q4_0"};
+  ThreadPool pool(1);
+  auto configs = KvConfigs::Prepare(Bundled(), o, pool);
+  ASSERT_TRUE(configs.ok()) << configs.error().message;
+  const ModelConfig& c = Bundled().config();
+  constexpr uint64_t kLimit = uint64_t{1} << 30;
+  auto m = MeasureConfigMemory(*configs, c, 300, 64, false, 0, kLimit);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const uint64_t run = Forward::ActivationBytes(c) + 64ull * static_cast<uint64_t>(c.vocab_size) * 4;
+  EXPECT_EQ(run, CacheRunBytes(c, 64));
+  const auto per_token = [&](size_t i) { return configs->MakeCache(i, 300, 0).value()->bytes_per_token(); };
+  EXPECT_EQ(m->baseline_bytes, per_token(0) * 512 + run);  // 300 positions: 2 chunks of 256
+  ASSERT_EQ(m->config_bytes.size(), 2u);
+  EXPECT_EQ(m->config_bytes[0], per_token(1) * 512 + run);
+  EXPECT_EQ(m->config_bytes[1], per_token(2) * 512 + run);
+  EXPECT_LT(m->config_bytes[1], m->config_bytes[0]);  // q4_0 holds less than q8_0
+  EXPECT_EQ(m->limit, kLimit);
+  EXPECT_EQ(m->budget, kLimit - m->baseline_bytes - kLimit / 8);
+  // A frozen baseline holds nothing here; the machine's memory when no limit is given.
+  auto frozen = MeasureConfigMemory(*configs, c, 300, 64, true, 0, kLimit);
+  ASSERT_TRUE(frozen.ok());
+  EXPECT_EQ(frozen->baseline_bytes, 0u);
+  EXPECT_EQ(frozen->budget, kLimit - kLimit / 8);
+  auto machine = MeasureConfigMemory(*configs, c, 300, 64, false, 0, 0);
+  ASSERT_TRUE(machine.ok());
+  EXPECT_GT(machine->limit, 0u);
 }
 
 }  // namespace
