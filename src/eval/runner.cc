@@ -115,7 +115,7 @@ Expected<WindowRecord> RunGroup(const Model& model, KvCache* baseline, const Con
     caches.push_back(cache.get());
     owned.push_back(std::move(cache));
   }
-  std::vector<bool> only(windows.size(), true);
+  std::vector<bool> only(windows.size(), true);  // [n_windows] every window but w skipped
   only[w] = false;
   WindowRecord rec;
   KV_RETURN_IF_ERROR(RunFidelity(model, caches, pool, windows, only, options, [&](WindowRecord&& r) {
