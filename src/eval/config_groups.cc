@@ -3,18 +3,18 @@
 #include <numeric>
 
 #include "base/system_memory.h"
+#include "kv/store/chunked_rows.h"
 #include "kv/store/reservation.h"
 #include "model/forward.h"
 
 namespace kvaudit {
 namespace {
 
-// A cache's storage grows in chunks of 256 positions (kv/store/chunked_rows.h): a reservation of
-// n positions holds ⌈n / 256⌉ chunks.
-constexpr uint64_t kChunkPositions = 256;
-
+// A cache's storage grows in chunks of kCacheChunk positions: a reservation of n positions holds
+// ⌈n / kCacheChunk⌉ chunks.
 uint64_t CacheBytes(const KvCache& cache, int max_len) {
-  const uint64_t positions = (static_cast<uint64_t>(max_len) + kChunkPositions - 1) / kChunkPositions * kChunkPositions;
+  const uint64_t chunk = kCacheChunk;
+  const uint64_t positions = (static_cast<uint64_t>(max_len) + chunk - 1) / chunk * chunk;
   return cache.bytes_per_token() * positions;
 }
 

@@ -33,12 +33,9 @@ float AbsMaxX86(const float* x) {
   return MaxPs(m0, m1);                                            // max_ss(max4, movehdup(max4))
 }
 
-// cvtps2dq of an integral value, then packs_epi32 and packs_epi16: NaN, ±inf and values outside
-// int32 give INT32_MIN ("integer indefinite"), and everything saturates to int8.
-inline int8_t PackedI8(float v) {
-  const int32_t i = (v > -2147483904.0f && v < 2147483648.0f) ? static_cast<int32_t>(v) : INT32_MIN;
-  return static_cast<int8_t>(std::clamp(i, -128, 127));
-}
+// cvtps2dq of an integral value (= truncation, with NaN, ±inf and values outside int32 giving
+// INT32_MIN: TruncF32ToI32), then packs_epi32 and packs_epi16: saturation to int8.
+inline int8_t PackedI8(float v) { return static_cast<int8_t>(std::clamp(ggml::TruncF32ToI32(v), -128, 127)); }
 
 // One q8 block's codes; returns Σq. x86 = the AVX2 branch (127/amax, round half to even, packs),
 // ref = quantize_row_q8_1_ref (1/d, roundf, C's conversion to int8).
