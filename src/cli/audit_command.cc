@@ -72,7 +72,7 @@ CommandRunner AddAuditCommand(CLI::App& app) {
   AddWindowFlags(app, o.windows, o.first_window);
   AddCalibWindowsFlag(app, o.calib_windows);
   AddAttnSamplesFlag(app, o.attn_samples, "the eval's per layer and KV head diagnosis (0 = off)");
-  AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
+  AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, 2048, 4096, capped at the target context");
   app.add_flag("--bench", o.bench,
                "also measure decode tokens/s per configuration (this engine's speed, not the deployment's)");
   app.add_option("--bench-depth", o.bench_depth, "the depth of --bench's decode steps (default: the target context)")

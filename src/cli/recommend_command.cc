@@ -51,7 +51,7 @@ void AddRecommendFlags(CLI::App& app, RecommendOptions& o) {
   app.add_option("--verify-points", o.verify_points, "per-layer front points verified under the budget")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
-  AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, ... up to the target context");
+  AddProbeSizeFlags(app, o.probe_lengths, o.probe_n, "512, 1024, 2048, 4096, capped at the target context");
 }
 
 void AddServedSearchFlags(CLI::App& app, RecommendOptions& o) {

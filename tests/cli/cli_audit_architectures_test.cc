@@ -33,6 +33,8 @@ TEST_P(AuditArchitectureTest, RunsEndToEnd) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;  // a verdict, not an error
   EXPECT_NE(r.out.find("no signal: needle: the baseline passes 0 of"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("recommendation under --budget 0.6xf16"), std::string::npos) << r.out;
+  // The probes reach the target context (--lengths 512 at --ctx 512): no line says they stop short.
+  EXPECT_EQ(r.out.find("probes ran up to"), std::string::npos) << r.out;
 
   const json j = json::parse(testing::ReadFile((dir / "results.json").string()), nullptr, false);
   ASSERT_FALSE(j.is_discarded());

@@ -82,6 +82,13 @@ TEST(AuditCliTest, VerdictBlockResultsGateAgreementAndResume) {
     EXPECT_NE(r.out.find(family + ": the baseline passes 0 of"), std::string::npos) << r.out;
   }
   EXPECT_NE(r.out.find("\nno signal: "), std::string::npos) << r.out;
+  // The probes' lengths are in the header, and a target context longer than the longest probe is
+  // said once: the probe verdicts cover prompts up to it (--lengths 128 here, the context 256).
+  EXPECT_NE(r.out.find("; probes: needle exact constraint drift at 128 tokens\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nprobes ran up to 128 tokens of the target context 256: nothing was probed beyond 128 "
+                       "(--lengths with 256 probes it; the longest length costs the most).\n"),
+            std::string::npos)
+      << r.out;
   // summary.md names the context the verdicts are for, as the verdict block does.
   const std::string summary = ReadFile((out / "summary.md").string());
   EXPECT_NE(summary.find("Policy `strict`, target context: 256 tokens;"), std::string::npos) << summary;

@@ -56,7 +56,7 @@ struct AuditOptions : JobOptions {
   int windows = 4, first_window = 0;  // the eval windows (and the recommendation's held-out set)
   int calib_windows = 0;  // the recommendation's calibration windows, right after them (0: recommend's default)
   int attn_samples = 16;  // the eval's attention diagnosis (per layer and KV head)
-  std::vector<int> probe_lengths;  // empty: 512, 1024, ... up to the target context
+  std::vector<int> probe_lengths;  // empty: 512, 1024, 2048, 4096, capped at the target context
   int probe_n = 1;
   bool bench = false;   // also measure decode tokens/s per configuration (run/decode_speed.h)
   int bench_depth = 0;  // 0: the target context minus the timed steps

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "decide/recommend/recommend_report.h"
+#include "probe/instance.h"
 #include "base/text_columns.h"
 #include "run/provenance.h"
 #include "run/run_dir.h"
@@ -85,6 +86,25 @@ std::string NoSignalLine(const AuditResult& r) {
   return "no signal: " + JoinWith(families, "; ") +
          ". The model fails these probes with the full-precision cache, so they cannot show a loss; their criteria "
          "are skipped, not passed.\n";
+}
+
+// The probes' prompt lengths, "512-4096 tokens" (custom probes bring their own).
+std::string ProbeLengthsText(const std::vector<int>& lengths) {
+  if (lengths.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(lengths.begin(), lengths.end());
+  return " at " + (*lo == *hi ? std::to_string(*hi) : std::to_string(*lo) + "-" + std::to_string(*hi)) + " tokens";
+}
+
+// When the longest probe is shorter than the target context (and the model's context leaves room
+// for a longer one), the verdict's probe criteria say nothing about the context beyond it: the
+// default lengths stop at 4096 (probe/instance.h DefaultProbeLengths), once.
+std::string ProbeReachLine(const std::vector<int>& lengths, int target_ctx, int model_ctx) {
+  if (lengths.empty()) return "";
+  const int longest = *std::max_element(lengths.begin(), lengths.end());
+  if (longest >= std::min(target_ctx, model_ctx - kProbeAnswerReserve)) return "";
+  return "probes ran up to " + std::to_string(longest) + " tokens of the target context " + std::to_string(target_ctx) +
+         ": nothing was probed beyond " + std::to_string(longest) + " (--lengths with " + std::to_string(target_ctx) +
+         " probes it; the longest length costs the most).\n";
 }
 
 std::string PointLine(const VerifiedPoint& p, const RecommendResult& rec) {
@@ -225,7 +245,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
                   std::to_string(r.target_ctx) + ", " + TargetHeader(plan) + " ===\n";
   s += "eval: windows " + std::to_string(o.first_window) + "-" + std::to_string(o.first_window + o.windows - 1) +
        " of " + o.data + " (" + std::to_string(o.ctx) + " tokens each), against " + r.baseline +
-       "; probes: " + JoinWith(r.probe_families, " ") + "\n\n";
+       "; probes: " + JoinWith(r.probe_families, " ") + ProbeLengthsText(plan.probe.lengths) + "\n\n";
   s += PadColumn("configuration", 36) + PadColumn("bytes/token", 12) + PadColumn("% of f16", 9) +
        PadColumn("GiB at " + std::to_string(r.target_ctx), 12) + (r.bench.empty() ? "" : PadColumn("tok/s*", 8)) +
        PadColumn("verdict", 14) + PadColumn("safe up to", 24) + "first failure\n";
@@ -247,7 +267,7 @@ std::string AuditText(const AuditResult& r, const AuditPlan& plan) {
          std::to_string(r.bench_options.rounds) + " rounds of " + std::to_string(r.bench_options.tokens) +
          " steps; baseline " + r.baseline + ": " + FormatNumber("%.0f", r.bench[0].tokens_per_s) + "\n";
   }
-  s += "\n" + NoSignalLine(r);
+  s += "\n" + NoSignalLine(r) + ProbeReachLine(plan.probe.lengths, r.target_ctx, r.config.max_ctx);
   if (const std::string note = r.gate.InconclusiveNote(); !note.empty()) s += note + ".\n";
   for (const AuditConfig& c : r.configs) {
     if (c.verdict.lost_custom_probes.empty()) continue;

@@ -53,7 +53,7 @@ struct RecommendOptions : JobOptions {
   std::string stage = "auto";      // sensitivity --stage
   int attn_samples = 32;           // the proxy's diagnosis samples
   int verify_points = 3;           // per-layer points verified under the budget
-  std::vector<int> probe_lengths;  // empty: 512, 1024, ... up to the target context
+  std::vector<int> probe_lengths;  // empty: 512, 1024, 2048, 4096, capped at the target context
   int probe_n = 1;                 // probe instances per cell
   // Configurations whose engine approximations round 3 verifies too (audit: its deploy choice).
   std::vector<CacheConfig> also_approximate;
