@@ -3,11 +3,13 @@
 // Prints the median of `reps` (default 5) runs of: prefill of N tokens (one sequence, last-token
 // logits, as llama-bench pp), decode of 128 tokens at depth 0 and at depth D (as llama-bench tg /
 // -d D); for a dense model, the weight bytes one decode step reads and decode's GB/s of them. `what` (default "all") =
-// pp | tg0 | tgd runs one of them only (for perf stat/record). Token ids are deterministic pseudo-random; speed does
-// not depend on them. `arithmetic` (the weight products): stored (default: the native engine's exact products on the
-// weights as stored), f32 (the same, the matrices dequantized to f32 at load: WeightLoadOptions::dequantize_at_load),
-// or llama.cpp (engine=llama.cpp: llama.cpp's weight arithmetic, ops/ggml/llamacpp_matmul.h, and its flash attention
-// over an f32 cache). Any other value is an error (exit 2). The model line names it.
+// pp | tg0 | tgd runs one of them only (for perf stat/record); ppall is pp with every position's logits, in chunks of
+// Forward::kMaxChunk, as eval scores a window (the output matrix applied to every row, not only the last). Token ids
+// are deterministic pseudo-random; speed does not depend on them. `arithmetic` (the weight products): stored (default:
+// the native engine's exact products on the weights as stored), f32 (the same, the matrices dequantized to f32 at load:
+// WeightLoadOptions::dequantize_at_load), or llama.cpp (engine=llama.cpp: llama.cpp's weight arithmetic,
+// ops/ggml/llamacpp_matmul.h, and its flash attention over an f32 cache). Any other value is an error (exit 2). The
+// model line names it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,12 +52,13 @@ int main(int argc, char** argv) {
                  arithmetic.c_str());
     return 2;
   }
-  if (what != "all" && what != "pp" && what != "tg0" && what != "tgd") {
-    std::fprintf(stderr, "forward_bench: unknown test '%s'; hint: all, pp, tg0 or tgd\n", what.c_str());
+  if (what != "all" && what != "pp" && what != "ppall" && what != "tg0" && what != "tgd") {
+    std::fprintf(stderr, "forward_bench: unknown test '%s'; hint: all, pp, ppall, tg0 or tgd\n", what.c_str());
     return 2;
   }
   const bool f32_weights = arithmetic == "f32";
-  const bool do_pp = what == "all" || what == "pp", do_tg0 = what == "all" || what == "tg0";
+  const bool every_logit = what == "ppall";
+  const bool do_pp = what == "all" || what == "pp" || every_logit, do_tg0 = what == "all" || what == "tg0";
   const bool do_tgd = (what == "all" || what == "tgd") && depth > 0;
   const int n_decode = 128;
   auto model = Model::Load(path, {.dequantize_at_load = f32_weights});
@@ -74,7 +77,8 @@ int main(int argc, char** argv) {
   std::vector<int32_t> ids(std::max(n_prefill, depth + n_decode));
   uint32_t s = 12345;
   for (int32_t& t : ids) t = static_cast<int32_t>((s = s * 1664525u + 1013904223u) >> 8) % c.vocab_size;
-  std::vector<float> logits(c.vocab_size);
+  // [kMaxChunk][vocab] with ppall (a chunk's rows, as eval holds them), else [vocab]
+  std::vector<float> logits(static_cast<size_t>(every_logit ? Forward::kMaxChunk : 1) * c.vocab_size);
 
   std::vector<double> pp, tg0, tgd;
   for (int rep = 0; rep < reps; ++rep) {
@@ -82,7 +86,14 @@ int main(int argc, char** argv) {
     if (do_pp) {
       cache->Reset();
       t = Now();
-      fwd.Run(std::span<const int32_t>(ids.data(), n_prefill), 0, logits.data(), false);
+      if (every_logit) {
+        for (int p0 = 0; p0 < n_prefill; p0 += Forward::kMaxChunk) {
+          const int n = std::min(Forward::kMaxChunk, n_prefill - p0);
+          fwd.Run(std::span<const int32_t>(&ids[p0], n), p0, logits.data(), true);
+        }
+      } else {
+        fwd.Run(std::span<const int32_t>(ids.data(), n_prefill), 0, logits.data(), false);
+      }
       pp.push_back(n_prefill / (Now() - t));
     }
     if (do_tg0) {
@@ -114,7 +125,8 @@ int main(int argc, char** argv) {
   std::printf("model %s (weights %s), arithmetic %s, %d threads, f32 KV cache, median of %d\n", path.c_str(),
               (*model)->weights().storage_summary().c_str(), arithmetic.c_str(), threads, reps);
   if (do_pp)
-    std::printf("prefill %d tokens: %s tokens/s  [%s]\n", n_prefill, rate(Median(pp)).c_str(), all(pp).c_str());
+    std::printf("prefill %d tokens%s: %s tokens/s  [%s]\n", n_prefill, every_logit ? " (every position's logits)" : "",
+                rate(Median(pp)).c_str(), all(pp).c_str());
   if (do_tg0) {
     std::printf("decode %d tokens at depth 0: %s tokens/s  [%s]\n", n_decode, rate(Median(tg0)).c_str(),
                 all(tg0).c_str());
