@@ -5,8 +5,8 @@
 // sample). Without --budget (the recommendation's work is planned only when its stage runs). The
 // input of the long-context cost model (bench/longctx_cost.py; docs/scale-out.md "Cost model").
 //   audit_work MODEL DATA CTX WINDOWS WORKLOAD LENGTHS [SPEC ...]
-// LENGTHS: the probe lengths, comma-separated (--lengths), or "default" (512, 1024, ... up to the
-// target context).
+// LENGTHS: the probe lengths, comma-separated (--lengths), or "default" (512, 1024, 2048, 4096,
+// capped at the target context).
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -15,7 +15,6 @@
 
 #include "decide/audit/audit.h"
 #include "probe/plan.h"
-#include "probe/units.h"
 
 using namespace kvaudit;
 

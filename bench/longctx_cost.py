@@ -35,11 +35,14 @@ import statistics
 import subprocess
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = ["k=f32,v=f32,engine=llama.cpp", "k=q8_0,v=q8_0,engine=llama.cpp", "k=q4_0,v=q4_0,engine=llama.cpp"]
 
 
 def run(cmd):
-    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    """Runs from the repository root (scripts/, data/); main() makes every path given absolute."""
+    return subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True).stdout
 
 
 def ours_rate(build, model, n, what):
@@ -196,7 +199,10 @@ def cost(a):
     specs = [SPECS[0]] + a.specs
 
     def unit_s(u):
-        per_run = u["runs"] // len(specs) if u["runs"] % len(specs) == 0 else 1
+        if u["runs"] % len(specs):
+            raise SystemExit(f"{u['id']}: {u['runs']} cache runs, not a multiple of the {len(specs)} caches priced "
+                             "(the baseline and --specs); give one --specs entry per configuration audited")
+        per_run = u["runs"] // len(specs)  # a variance prompt runs once per sample
         every = u["stage"] == "eval"
         return per_run * sum(model.run_s(s, u["prompt"], u["generated"], every) for s in specs)
 
@@ -245,6 +251,11 @@ def main():
     co.add_argument("--windows", type=lambda s: [int(x) for x in s.split(",")], default=[8192, 32768])
     co.add_argument("--nodes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4, 8, 16])
     a = ap.parse_args()
+    for key in ("build", "save", "load", "model", "work"):  # the JSON names a model by its absolute path
+        if getattr(a, key, ""):
+            setattr(a, key, os.path.abspath(getattr(a, key)))
+    if a.cmd == "measure":
+        a.models = [os.path.abspath(m) for m in a.models]
     {"measure": measure, "window": window, "logits": logits, "cost": cost}[a.cmd](a)
 
 
