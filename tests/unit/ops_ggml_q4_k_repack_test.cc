@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "base/half.h"
 #include "base/isa.h"
+#include "ops/ggml/q4_k_lanes.h"
 #include "ops/ggml/q4_k_repack.h"
 #include "ops/weight_matrix.h"
 #include "quant/ggml_blocks.h"
@@ -122,51 +124,96 @@ TEST(Q4KRepack, Quantize4x8SimdIsItsScalarTwinOnEveryPath) {
   });
 }
 
-// Q4KGroupRows on every kernel path against its scalar twin, gemm (4 steps) and gemv (1 step), 1 to
-// 8 weight rows in the group against 1 to 4 activation rows: random rows, and blocks at the bounds
-// of the integer sums (nibbles all 0xF, scales and mins all 63, codes all -128 or 127: a gemv's
-// |Σ sc·dot| then passes 2^24, where its f32 conversion rounds), d from 2^-14 to 2^14; the same bits
-// in every output, and nothing written past the group's rows.
+// One group of 8 q4_K rows against 1 to 4 activation rows, gemm (4 steps) or gemv (1 step): random
+// rows, and blocks at the bounds of the integer sums (nibbles all 0xF, scales and mins all 63, codes
+// all -128 or 127: a gemv's |Σ sc·dot| then passes 2^24, where its f32 conversion rounds), d from
+// 2^-14 to 2^14.
+struct GroupCase {
+  int64_t nb = 0;
+  int steps = 0, count = 0, n_x = 0;
+  std::vector<uint8_t> w;                 // [8 rows × nb × 144]
+  std::vector<ggml::Q8KActivationRow> x;  // [n_x]
+  const uint8_t* rows[8] = {};            // [8] row r's blocks in w
+};
+GroupCase RandomGroupCase(testing::Rng& rng, int trial) {
+  GroupCase g;
+  g.nb = 1 + rng.Below(6);
+  g.steps = trial % 2 == 0 ? 4 : 1, g.count = 1 + static_cast<int>(rng.Below(8));
+  g.n_x = 1 + static_cast<int>(rng.Below(4));
+  g.w = RandomQ4K(8, g.nb * kBlock, 900 + trial);
+  g.x.resize(g.n_x);
+  for (ggml::Q8KActivationRow& xa : g.x) {
+    xa.d.resize(g.nb), xa.qs.resize(g.nb * kBlock), xa.sub_sums.assign(g.nb * 8, 0);
+    for (int64_t b = 0; b < g.nb; ++b) {
+      const uint32_t mode = rng.Below(4);
+      xa.d[b] = testing::RandomF32Scale(rng);
+      for (int64_t i = 0; i < kBlock; ++i) {
+        xa.qs[b * kBlock + i] = mode == 1   ? int8_t{-128}
+                                : mode == 2 ? int8_t{127}
+                                            : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
+        xa.sub_sums[b * 8 + i / 32] += xa.qs[b * kBlock + i];
+      }
+    }
+  }
+  for (int64_t b = 0; b < g.nb; ++b) {
+    const uint32_t mode = rng.Below(3);
+    for (int r = 0; r < 8 && mode != 0; ++r) {
+      uint8_t* blk = &g.w[(r * g.nb + b) * kBlockBytes];
+      if (mode == 1) std::memset(blk + kQsOff, 0xFF, kBlock / 2), std::memset(blk + kScaleOff, 0xFF, 12);
+      ggml::StoreF16(blk, std::ldexp(1.0f, static_cast<int>(rng.Below(29)) - 14));
+    }
+  }
+  for (int r = 0; r < 8; ++r) g.rows[r] = &g.w[r * g.nb * kBlockBytes];
+  return g;
+}
+
+std::string Describe(const GroupCase& g, int trial) {
+  return "trial " + std::to_string(trial) + ", " + std::to_string(g.count) + " rows, " + std::to_string(g.n_x) +
+         " activation rows, " + std::to_string(g.steps) + " steps";
+}
+
+// Outputs [4 activation rows, ldy 9] start at 7: nothing may be written past the group's rows.
+void ExpectOnlyGroupWritten(const std::vector<float>& y, const GroupCase& g) {
+  for (int a = 0; a < 4; ++a)
+    for (int l = (a < g.n_x ? g.count : 0); l < 9; ++l) ASSERT_EQ(y[a * 9 + l], 7.0f) << a << " " << l;
+}
+
+// Q4KGroupRows on every kernel path against its scalar twin: the same bits in every output.
 TEST(Q4KRepack, GroupRowsSimdIsItsScalarTwinOnEveryPath) {
   ForEachSupportedIsa([&](Isa isa) {
     SCOPED_TRACE(IsaName(isa));
     testing::Rng rng(405);
     for (int trial = 0; trial < 1500; ++trial) {
-      const int64_t nb = 1 + rng.Below(6);
-      const int steps = trial % 2 == 0 ? 4 : 1, count = 1 + static_cast<int>(rng.Below(8));
-      const int n_x = 1 + static_cast<int>(rng.Below(4));
-      std::vector<uint8_t> w = RandomQ4K(8, nb * kBlock, 900 + trial);  // [8 rows × nb × 144]
-      std::vector<ggml::Q8KActivationRow> x(n_x);
-      for (ggml::Q8KActivationRow& xa : x) {
-        xa.d.resize(nb), xa.qs.resize(nb * kBlock), xa.sub_sums.assign(nb * 8, 0);
-        for (int64_t b = 0; b < nb; ++b) {
-          const uint32_t mode = rng.Below(4);
-          xa.d[b] = testing::RandomF32Scale(rng);
-          for (int64_t i = 0; i < kBlock; ++i) {
-            xa.qs[b * kBlock + i] = mode == 1   ? int8_t{-128}
-                                    : mode == 2 ? int8_t{127}
-                                                : static_cast<int8_t>(static_cast<int>(rng.Below(256)) - 128);
-            xa.sub_sums[b * 8 + i / 32] += xa.qs[b * kBlock + i];
-          }
-        }
-      }
-      for (int64_t b = 0; b < nb; ++b) {
-        const uint32_t mode = rng.Below(3);
-        for (int r = 0; r < 8 && mode != 0; ++r) {
-          uint8_t* blk = &w[(r * nb + b) * kBlockBytes];
-          if (mode == 1) std::memset(blk + kQsOff, 0xFF, kBlock / 2), std::memset(blk + kScaleOff, 0xFF, 12);
-          ggml::StoreF16(blk, std::ldexp(1.0f, static_cast<int>(rng.Below(29)) - 14));
-        }
-      }
-      const uint8_t* rows[8];  // [8] row r's blocks
-      for (int r = 0; r < 8; ++r) rows[r] = &w[r * nb * kBlockBytes];
+      const GroupCase g = RandomGroupCase(rng, trial);
       std::vector<float> simd(4 * 9, 7.0f), scalar(simd);  // [4 activation rows, ldy 9]
-      ggml::Q4KGroupRows(rows, count, x.data(), n_x, nb, steps, simd.data(), 9);
-      ggml::Q4KGroupRowsScalar(rows, count, x.data(), n_x, nb, steps, scalar.data(), 9);
-      ASSERT_TRUE(SameBits(simd.data(), scalar.data(), 4 * 9))
-          << "trial " << trial << ", " << count << " rows, " << n_x << " activation rows, " << steps << " steps";
-      for (int a = 0; a < 4; ++a)
-        for (int l = (a < n_x ? count : 0); l < 9; ++l) ASSERT_EQ(simd[a * 9 + l], 7.0f) << a << " " << l;
+      ggml::Q4KGroupRows(g.rows, g.count, g.x.data(), g.n_x, g.nb, g.steps, simd.data(), 9);
+      ggml::Q4KGroupRowsScalar(g.rows, g.count, g.x.data(), g.n_x, g.nb, g.steps, scalar.data(), 9);
+      ASSERT_TRUE(SameBits(simd.data(), scalar.data(), 4 * 9)) << Describe(g, trial);
+      ExpectOnlyGroupWritten(simd, g);
+    }
+  });
+}
+
+// The lanes' packing on every kernel path writes its scalar twin's bytes, and the lanes' product on
+// the packed group (every path, and its scalar twin) gives Q4KGroupRowsScalar's bits: the two
+// layouts are one arithmetic.
+TEST(Q4KRepack, LanesGiveTheGroupRowsBitsOnEveryPath) {
+  ForEachSupportedIsa([&](Isa isa) {
+    SCOPED_TRACE(IsaName(isa));
+    testing::Rng rng(407);
+    for (int trial = 0; trial < 1500; ++trial) {
+      const GroupCase g = RandomGroupCase(rng, trial);
+      std::vector<uint8_t> packed(g.nb * ggml::kQ4KLaneBlockBytes, 0xAB), twin(packed.size(), 0xCD);
+      ggml::PackQ4KLanes(g.rows, g.count, g.nb, packed.data());
+      ggml::PackQ4KLanesScalar(g.rows, g.count, g.nb, twin.data());
+      ASSERT_EQ(packed, twin) << Describe(g, trial);
+      std::vector<float> lanes(4 * 9, 7.0f), lanes_scalar(lanes), group(lanes);  // [4 activation rows, ldy 9]
+      ggml::Q4KLaneRows(packed.data(), g.count, g.x.data(), g.n_x, g.nb, g.steps, lanes.data(), 9);
+      ggml::Q4KLaneRowsScalar(packed.data(), g.count, g.x.data(), g.n_x, g.nb, g.steps, lanes_scalar.data(), 9);
+      ggml::Q4KGroupRowsScalar(g.rows, g.count, g.x.data(), g.n_x, g.nb, g.steps, group.data(), 9);
+      ASSERT_TRUE(SameBits(lanes.data(), group.data(), 4 * 9)) << Describe(g, trial);
+      ASSERT_TRUE(SameBits(lanes_scalar.data(), group.data(), 4 * 9)) << Describe(g, trial);
+      ExpectOnlyGroupWritten(lanes, g);
     }
   });
 }
@@ -209,9 +256,11 @@ TEST(Q4KRepack, GemmAndGemvOfTheSameRowsAgreeWithinTheirBounds) {
   EXPECT_GT(differ, 0) << "the gemm (4 fmas per super-block) and gemv (1) orders should differ somewhere";
 }
 
-// Row i's output depends only on x[i], the weights and whether i < n - n % 4 (gemm) or not (gemv).
+// Row i's output depends only on x[i], the weights and whether i < n - n % 4 (gemm) or not (gemv),
+// and not on which layout multiplies it: n = 19 and n = 8 run on the packed lanes (8 rows or more),
+// n <= 7 on the rows as stored.
 TEST(Q4KRepack, EachRowIsBitwiseTheSameInAnySplitThatKeepsItsKernel) {
-  const int64_t rows = 16, cols = 512, n = 11;  // rows 0..7: gemm; 8..10: gemv
+  const int64_t rows = 16, cols = 512, n = 19;  // rows 0..15: gemm; 16..18: gemv
   const std::vector<uint8_t> wb = RandomQ4K(rows, cols, 31);
   const WeightView w = ViewOf(wb, rows, cols);
   const std::vector<float> x = testing::NormalRows(n, cols, 32);  // [n, cols]
@@ -219,17 +268,17 @@ TEST(Q4KRepack, EachRowIsBitwiseTheSameInAnySplitThatKeepsItsKernel) {
   auto rows_of = [&](int64_t i0, int64_t count) {
     return std::vector<float>(x.begin() + i0 * cols, x.begin() + (i0 + count) * cols);
   };
-  for (int64_t g = 0; g < 8; g += 4) {  // each group of 4 alone: gemm again
+  for (int64_t g = 0; g < 16; g += 4) {  // each group of 4 alone: gemm again
     EXPECT_TRUE(SameBits(MatMul(rows_of(g, 4), 4, w).data(), &all[g * rows], 4 * rows)) << "gemm group " << g;
   }
   EXPECT_TRUE(SameBits(MatMul(rows_of(0, 8), 8, w).data(), all.data(), 8 * rows));
-  EXPECT_TRUE(SameBits(MatMul(rows_of(8, 3), 3, w).data(), &all[8 * rows], 3 * rows));  // n < 4: all gemv
-  for (int64_t i = 8; i < n; ++i) {
+  EXPECT_TRUE(SameBits(MatMul(rows_of(16, 3), 3, w).data(), &all[16 * rows], 3 * rows));  // n < 4: all gemv
+  for (int64_t i = 16; i < n; ++i) {
     EXPECT_TRUE(SameBits(MatMul(rows_of(i, 1), 1, w).data(), &all[i * rows], rows)) << "gemv row " << i;
   }
   // Rows 4..7 as the gemm's rows (n = 8) and as gemv rows (n = 7: rows 4..6) differ somewhere.
-  const std::vector<float> seven = MatMul(rows_of(0, 7), 7, w);
-  EXPECT_FALSE(SameBits(&seven[4 * rows], &all[4 * rows], 3 * rows));
+  const std::vector<float> eight = MatMul(rows_of(0, 8), 8, w), seven = MatMul(rows_of(0, 7), 7, w);
+  EXPECT_FALSE(SameBits(&seven[4 * rows], &eight[4 * rows], 3 * rows));
 }
 
 TEST(Q4KRepack, RowMapsPickTheStoredRows) {

@@ -19,6 +19,8 @@
 
 #include "base/half.h"
 #include "base/status.h"
+#include "ops/aligned_buffer.h"
+#include "ops/ggml/q4_k_lanes.h"
 #include "quant/ggml_blocks.h"
 #include "quant/q8_activation.h"
 #include "quant/quant_type.h"
@@ -26,11 +28,9 @@
 namespace kvaudit::ggml {
 namespace {
 
-constexpr int kSub = 32;             // elements per sub-block (one 6-bit scale and min each)
-constexpr int kSubs = kQK_K / kSub;  // 8 sub-blocks per super-block
-constexpr int kPairs = kSubs / 2;    // the gemm's `sb` loop: two sub-blocks per step
-constexpr int kGemmRowGroup = 4;     // forward_mul_mat quantizes and multiplies rows by 4
-constexpr int kInterleavedRows = 8;  // block_q4_Kx8: the repack needs rows % 8 == 0
+constexpr int kSub = kQ4KSubBlock, kSubs = kQ4KSubBlocks, kPairs = kQ4KPairs;  // q4_k_repack.h
+constexpr int kGemmRowGroup = kQ4KGemmRowGroup, kInterleavedRows = kQ4KInterleavedRows;
+static_assert(kSubs * kSub == kQK_K);
 // Super-blocks ahead each row prefetches: 1 measured best on the 1B shape's decode (2 no better, 4
 // slower: BENCHMARKS.md, the opening section).
 constexpr int kPrefetchBlocks = 1;
@@ -175,10 +175,37 @@ Q4KActivations QuantizeForQ4KRepacked(const float* x, int64_t n, int64_t k, Thre
   return a;
 }
 
+namespace {
+// From this many activation rows on, each group of 8 rows is packed once (q4_k_lanes.h) and
+// multiplied with its rows in lanes; below, Q4KGroupRows reads the rows as stored. Measured by
+// bench/q4k_lanes_bench on the 1B shape's 8192 x 2048 and 2048 x 8192 weights (BENCHMARKS.md): at 4
+// rows the packing eats the gain (0.94-1.06x), from 8 the lanes win (1.12-1.16x), at 64 1.43-1.46x.
+constexpr int64_t kLaneMinRows = 8;
+
+// Q4KRepackedRows with each group packed first: the same outputs, the same bits.
+void LaneGroupRows(const Q4KActivations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  const int64_t nb = w.cols / kQK_K, n = static_cast<int64_t>(a.rows.size());
+  AlignedBuffer packed(nb * kQ4KLaneBlockBytes / static_cast<int64_t>(sizeof(float)));  // [nb packed blocks]
+  uint8_t* bytes = reinterpret_cast<uint8_t*>(packed.data());
+  const uint8_t* group[kInterleavedRows] = {};  // [8] the group's rows as stored
+  for (int64_t r = r0; r < r1; r += kInterleavedRows) {
+    const int count = static_cast<int>(std::min<int64_t>(kInterleavedRows, r1 - r));
+    for (int l = 0; l < count; ++l) group[l] = w.row(r + l);
+    PackQ4KLanes(group, count, nb, bytes);
+    for (int64_t i = 0; i < n;) {  // the gemm's rows 4 at a time (n_gemm % 4 == 0), then the gemv's one by one
+      const int n_x = i < a.n_gemm ? kGemmRowGroup : 1;
+      Q4KLaneRows(bytes, count, &a.rows[i], n_x, nb, i < a.n_gemm ? kPairs : 1, y + i * ldy + r, ldy);
+      i += n_x;
+    }
+  }
+}
+}  // namespace
+
 void Q4KRepackedRows(const Q4KActivations& a, const WeightView& w, int64_t r0, int64_t r1, float* y, int64_t ldy) {
   KV_CHECK_MSG(w.type == QuantType::kQ4_K, "Q4KRepackedRows: the weight is not q4_K");
   KV_CHECK_MSG(w.rows % kInterleavedRows == 0, "Q4KRepackedRows: llama.cpp repacks q4_K only for rows % 8 == 0");
   const int64_t nb = w.cols / kQK_K, n = static_cast<int64_t>(a.rows.size());
+  if (n >= kLaneMinRows) return LaneGroupRows(a, w, r0, r1, y, ldy);
   const uint8_t* group[kInterleavedRows] = {};      // [8] the group's rows as stored
   const uint8_t* following[kInterleavedRows] = {};  // [8] the next group's (null past the matrix)
   for (int64_t r = r0; r < r1; r += kInterleavedRows) {

@@ -33,6 +33,13 @@
 
 namespace kvaudit::ggml {
 
+// block_q4_K as the kernels walk it, and the groups block_q4_Kx8 interleaves.
+inline constexpr int kQ4KSubBlock = 32;              // elements per sub-block (one scale, one min)
+inline constexpr int kQ4KSubBlocks = 8;              // sub-blocks per super-block (QK_K / 32)
+inline constexpr int kQ4KPairs = kQ4KSubBlocks / 2;  // the gemm's `sb` loop: two sub-blocks a step
+inline constexpr int kQ4KGemmRowGroup = 4;           // forward_mul_mat's activation rows per gemm call
+inline constexpr int kQ4KInterleavedRows = 8;        // weight rows per block_q4_Kx8
+
 // An activation row in q8_K as the repacked kernels read it.
 struct Q8KActivationRow {
   std::vector<float> d;           // [k / 256] the block scale
