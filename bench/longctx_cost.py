@@ -14,6 +14,8 @@ per model, in llama.cpp's arithmetic (engine=llama.cpp, the audit's default targ
   - prefill attention alone, one layer in the model's shape, per cache spec and --attn-ctx length
     (prefill_attention_bench CTX 1 2 MODEL SPEC...), times the model's layers;
   - one whole prefill at --check-ctx, the model's check.
+--attention-from EARLIER.json takes the attention terms from an earlier measurement of the same
+models instead (they time the attention alone, which a change to the weight products leaves as it is).
 One eval window as the audit runs it (its eval stage under the default target llama.cpp: an f32
 baseline, q8_0 and q4_0, --attn-samples 16), timed whole, with its peak RSS (results.json's run):
   python3 bench/longctx_cost.py window --build B --save M.json --model MODEL.gguf --ctx CTX [--attn-samples 0]
@@ -86,7 +88,12 @@ def measure(a):
         m["prefill_all"] = {"tokens": a.prompts[0], "kvaudit": ours_rate(a.build, model, a.prompts[0], "ppall")}
         print(f"prefill {a.prompts[0]} with every logit: {m['prefill_all']['kvaudit']:.2f} tokens/s", flush=True)
         print(f"decode at depth 0: {m['decode']:.2f} tokens/s", flush=True)
-        for ctx in a.attn_ctx:
+        if a.attention_from:  # the attention alone does not depend on the weight products: reuse its terms
+            with open(a.attention_from) as f:
+                earlier = json.load(f)
+            m["attention"] = earlier["models"][model]["attention"]
+            m["attention_from"] = f"{a.attention_from}: kvaudit {earlier['kvaudit']}, {earlier['started']}"
+        for ctx in [] if a.attention_from else a.attn_ctx:
             m["attention"][str(ctx)] = attention(a.build, model, ctx)
             print(f"attention {ctx}: {m['attention'][str(ctx)]} ({stamp()})", flush=True)
         if a.check_ctx:
@@ -197,6 +204,10 @@ def cost(a):
         return
     units = [json.loads(line) for line in open(a.work)]
     specs = [SPECS[0]] + a.specs
+    unknown = [s for s in a.specs if s not in model.attn]
+    if unknown:
+        raise SystemExit(f"--specs {' '.join(unknown)}: no attention measured for it; the measured caches: "
+                         f"{' '.join(SPECS[1:])}")
 
     def unit_s(u):
         if u["runs"] % len(specs):
@@ -231,6 +242,8 @@ def main():
     me.add_argument("--prompts", type=lambda s: [int(x) for x in s.split(",")], default=[512, 2048])
     me.add_argument("--attn-ctx", type=lambda s: [int(x) for x in s.split(",")], default=[4096, 8192, 16384])
     me.add_argument("--check-ctx", type=int, default=0)
+    me.add_argument("--attention-from", default="",
+                    help="an earlier --save of the same models: its attention terms, not measured again")
     me.add_argument("models", nargs="+")
     wi = sub.add_parser("window")
     wi.add_argument("--build", required=True)
@@ -251,7 +264,7 @@ def main():
     co.add_argument("--windows", type=lambda s: [int(x) for x in s.split(",")], default=[8192, 32768])
     co.add_argument("--nodes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4, 8, 16])
     a = ap.parse_args()
-    for key in ("build", "save", "load", "model", "work"):  # the JSON names a model by its absolute path
+    for key in ("build", "save", "load", "model", "work", "attention_from"):  # the JSON names a model by its absolute path
         if getattr(a, key, ""):
             setattr(a, key, os.path.abspath(getattr(a, key)))
     if a.cmd == "measure":
