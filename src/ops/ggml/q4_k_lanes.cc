@@ -132,7 +132,9 @@ void Q4KLaneRows(const uint8_t* packed, int count, const Q8KActivationRow* x, in
 namespace ggml {
 using namespace ::kvaudit::ggml;  // the scalar twins; this path's kernels below hide the dispatchers
 
-#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass
+#if defined(KVAUDIT_ISA_AVX2)               // also the AVX-512 pass
+#include "ops/ggml/q4_k_scales_avx2.inl.h"  // RowScales
+
 namespace {
 inline __m256i LoadI(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 inline void StoreI(uint8_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
@@ -163,9 +165,11 @@ inline __m256i WordBytesToI16(__m256i words, int lo, int hi) {
   return _mm256_shuffle_epi8(words, _mm256_set_m128i(m, m));
 }
 
-// The packing of one super-block: the qs words transposed, the scale words decoded for 8 rows at
+// The packing of super-block b: the qs words transposed, the scale words decoded for 8 rows at
 // once (ScaleMinK4Words, byte-parallel) and spread to int16 pairs, d and dmin widened by F16C.
-void PackBlock(const uint8_t* const blk[8], uint8_t* p) {
+void PackBlock(const uint8_t* const rows[8], int count, int64_t b, uint8_t* p) {
+  const uint8_t* blk[kLanes];  // [8] super-block b of each row (kZeroBlock past count)
+  for (int l = 0; l < kLanes; ++l) blk[l] = BlockOf(rows, count, l, b);
   for (int c = 0; c < kQ4KPairs; ++c) {
     __m256i r[kLanes];  // [8] row l's qs[32c .. 32c + 31]
     for (int l = 0; l < kLanes; ++l) r[l] = LoadI(blk[l] + offsetof(BlockQ4_K, qs) + 32 * c);
@@ -173,12 +177,10 @@ void PackBlock(const uint8_t* const blk[8], uint8_t* p) {
     for (int j = 0; j < kChunks; ++j) StoreI(p + kQsAt + 32 * (kChunks * c + j), r[j]);
   }
   uint32_t sm[4][kLanes];  // [word][lane] ScaleMinK4Words of each row
-  uint32_t dd[kLanes];     // [lane] d | dmin << 16
   for (int l = 0; l < kLanes; ++l) {
     uint32_t w[4];
     ScaleMinK4Words(blk[l] + offsetof(BlockQ4_K, scales), w);
     for (int k = 0; k < 4; ++k) sm[k][l] = w[k];
-    dd[l] = LoadU32(blk[l]);
   }
   const __m256i sc03 = LoadI(reinterpret_cast<const uint8_t*>(sm[0])),
                 sc47 = LoadI(reinterpret_cast<const uint8_t*>(sm[1]));
@@ -192,13 +194,10 @@ void PackBlock(const uint8_t* const blk[8], uint8_t* p) {
     StoreI(p + kMinsAt + 32 * c, WordBytesToI16(m03, 2 * c, 2 * c + 1));
     StoreI(p + kMinsAt + 32 * (c + 2), WordBytesToI16(m47, 2 * c, 2 * c + 1));
   }
-  const __m256i words = LoadI(reinterpret_cast<const uint8_t*>(dd));
-  const auto halves = [](__m256i v) {  // 8 lanes of 16 bits -> one xmm of 8 fp16
-    return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  };
-  _mm256_storeu_ps(reinterpret_cast<float*>(p + kDAt),
-                   _mm256_cvtph_ps(halves(_mm256_and_si256(words, _mm256_set1_epi32(0xFFFF)))));
-  _mm256_storeu_ps(reinterpret_cast<float*>(p + kDminAt), _mm256_cvtph_ps(halves(_mm256_srli_epi32(words, 16))));
+  __m256 d, dmin;
+  RowScales(rows, count, b, &d, &dmin);
+  _mm256_storeu_ps(reinterpret_cast<float*>(p + kDAt), d);
+  _mm256_storeu_ps(reinterpret_cast<float*>(p + kDminAt), dmin);
 }
 
 // Broadcasts the 4 codes at q to every 32-bit lane.
@@ -273,11 +272,7 @@ void LaneRows(const uint8_t* packed, int count, const Q8KActivationRow* x, int64
 
 void PackQ4KLanes(const uint8_t* const rows[8], int count, int64_t nb, uint8_t* out) {
   KV_CHECK(count >= 1 && count <= kLanes);
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk[kLanes];  // [8] super-block b of each row (kZeroBlock past count)
-    for (int l = 0; l < kLanes; ++l) blk[l] = BlockOf(rows, count, l, b);
-    PackBlock(blk, out + b * kQ4KLaneBlockBytes);
-  }
+  for (int64_t b = 0; b < nb; ++b) PackBlock(rows, count, b, out + b * kQ4KLaneBlockBytes);
 }
 
 // One instance per activation count and step count, as Q4KGroupRows.

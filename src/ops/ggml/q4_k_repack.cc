@@ -245,7 +245,9 @@ void Q4KGroupRows(const uint8_t* const rows[8], int count, const Q8KActivationRo
 namespace ggml {
 using namespace ::kvaudit::ggml;  // the scalar twin; this path's kernel below hides the dispatcher
 
-#if defined(KVAUDIT_ISA_AVX2)  // also the AVX-512 pass
+#if defined(KVAUDIT_ISA_AVX2)               // also the AVX-512 pass
+#include "ops/ggml/q4_k_scales_avx2.inl.h"  // RowScales
+
 namespace {
 // Lane l of the result = the sum of v[l]'s 8 lanes: three rounds of hadd_epi32 and one add of the
 // 128-bit halves (integer adds: exact in any order).
@@ -269,18 +271,6 @@ inline void TransposeMins(const __m128i pm[8], __m256i out[kPairs]) {
   const __m256i t2 = _mm256_unpackhi_epi32(m[0], m[1]), t3 = _mm256_unpackhi_epi32(m[2], m[3]);
   out[0] = _mm256_unpacklo_epi64(t0, t1), out[1] = _mm256_unpackhi_epi64(t0, t1);
   out[2] = _mm256_unpacklo_epi64(t2, t3), out[3] = _mm256_unpackhi_epi64(t2, t3);
-}
-
-// d_w and dmin_w of super-block b of the 8 rows (lanes past count: 0) as f32: the first word of a
-// block_q4_K is d | dmin << 16; fp16 -> f32 by F16C (exact).
-inline void RowScales(const uint8_t* const rows[8], int count, int64_t b, __m256* d, __m256* dmin) {
-  const auto word = [&](int l) { return l < count ? static_cast<int>(LoadU32(rows[l] + b * sizeof(BlockQ4_K))) : 0; };
-  const __m256i dd = _mm256_setr_epi32(word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7));
-  const auto halves = [](__m256i v) {  // 8 lanes of 16 bits -> one xmm of 8 fp16
-    return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  };
-  *d = _mm256_cvtph_ps(halves(_mm256_and_si256(dd, _mm256_set1_epi32(0xFFFF))));
-  *dmin = _mm256_cvtph_ps(halves(_mm256_srli_epi32(dd, 16)));
 }
 
 // One weight row's super-block against the n_x activation rows' codes: per activation row a and
